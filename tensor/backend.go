@@ -1,0 +1,127 @@
+package tensor
+
+// Backend runs tensor operations on one device. Operations are coarse and fused, the way llm.c's
+// kernels are: on a GPU every op is a dispatch and on a CPU every op is a pass over memory.
+//
+// Conventions every implementation follows:
+//   - Dimensions are passed explicitly; tensors are dense row-major views and an op reads and
+//     writes exactly the elements its dimensions describe, starting at each view's offset.
+//   - Forward ops overwrite their outputs. Backward ops ACCUMULATE (+=) into every gradient they
+//     write, so a tape can run them in reverse over shared gradients (residuals, tied weights).
+//     Scratch arguments are overwritten.
+//   - Ops may be queued; errors from queued work (device lost, ...) are returned by Sync and by
+//     the next Download. Ops panic only on programming errors (wrong sizes or dtypes), never on
+//     user input, which the callers validate.
+//   - Results are deterministic: the same inputs on the same backend give bitwise-equal outputs.
+type Backend interface {
+	// Name identifies the backend and device, e.g. "cpu" or "vulkan:0 (NVIDIA H100)".
+	Name() string
+
+	// Alloc returns zero-filled storage for n elements.
+	Alloc(dtype DType, n int) (Storage, error)
+	// Free releases storage early; storage not freed is reclaimed with the backend.
+	Free(s Storage)
+	// Upload copies host values into a tensor of matching size.
+	Upload(dst *Tensor, src []float32) error
+	UploadInt32(dst *Tensor, src []int32) error
+	// Download waits for queued work and copies a tensor into a host slice of matching size.
+	Download(dst []float32, src *Tensor) error
+	DownloadInt32(dst []int32, src *Tensor) error
+	// Sync waits until all queued work has finished.
+	Sync() error
+
+	// Fill sets every element of x to v.
+	Fill(x *Tensor, v float32)
+	// Copy copies src into dst (same size; float32 or int32).
+	Copy(dst, src *Tensor)
+	// Add sets out = a + b elementwise (out may alias a or b).
+	Add(out, a, b *Tensor)
+	// Mul sets out = a * b elementwise (out may alias a or b).
+	Mul(out, a, b *Tensor)
+	// Axpy sets y += alpha * x.
+	Axpy(y *Tensor, alpha float32, x *Tensor)
+	// Scale sets x *= s.
+	Scale(x *Tensor, s float32)
+	// Sum sets out[0] = sum of x (a one-element tensor, so the result can stay on the device).
+	Sum(out, x *Tensor)
+	// SumSquares sets out[0] = sum of x*x over all of x (for global-norm clipping).
+	SumSquares(out, x *Tensor)
+
+	// MatMul computes out = op(a) @ op(b) (+ bias) for p.Batch independent matrices, where
+	// op(a) is (M,K) and op(b) is (K,N). A is stored (M,K), or (K,M) when p.TransA; B is stored
+	// (K,N), or (N,K) when p.TransB. bias may be nil, else it has N elements added to every
+	// row. With p.Accumulate the product is added to out instead of overwriting it.
+	// Batch strides are M*K, K*N and M*N elements.
+	MatMul(out, a, b, bias *Tensor, p MatMulParams)
+	// BiasBackward accumulates dbias[j] += sum over the N rows of dout[i, j], dout (N, C).
+	BiasBackward(dbias, dout *Tensor, N, C int)
+
+	// LayerNormForward normalises each of N rows of C values: out = (x-mean)*rstd*w + b, with
+	// eps 1e-5, saving mean and rstd (N each) for the backward.
+	LayerNormForward(out, mean, rstd, inp, weight, bias *Tensor, N, C int)
+	// LayerNormBackward accumulates into dinp, dweight and dbias.
+	LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *Tensor, N, C int)
+
+	// GeluForward applies GELU with the tanh approximation elementwise.
+	GeluForward(out, inp *Tensor)
+	// GeluBackward accumulates dinp += gelu'(inp) * dout.
+	GeluBackward(dinp, inp, dout *Tensor)
+
+	// AttentionForward runs fused causal multi-head attention. qkv is (B,T,3C) holding q, k, v
+	// (each C = NH heads of C/NH); out is (B,T,C); att (B,NH,T,T) receives the softmax
+	// probabilities (scale 1/sqrt(C/NH)) for the backward; entries above the diagonal are 0.
+	AttentionForward(out, att, qkv *Tensor, B, T, C, NH int)
+	// AttentionBackward accumulates into dqkv (B,T,3C). scratch has B*NH*T*T elements.
+	AttentionBackward(dqkv, scratch, dout, qkv, att *Tensor, B, T, C, NH int)
+	// AttentionDecode is inference attention with a KV cache. qkv (B,Tq,3C) holds the q, k, v of
+	// Tq new positions pos..pos+Tq-1; their k and v are written into kcache and vcache
+	// (B,maxT,C each) at those positions, then each new query attends causally over cache
+	// positions 0..its own. out is (B,Tq,C).
+	AttentionDecode(out, kcache, vcache, qkv *Tensor, B, Tq, pos, maxT, C, NH int)
+
+	// EncoderForward sets out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; tokens is int32 (B,T).
+	EncoderForward(out, tokens, wte, wpe *Tensor, B, T, C int)
+	// EncoderBackward accumulates dwte[tokens[b,t],:] += dout[b,t,:] and dwpe[t,:] += dout[b,t,:].
+	EncoderBackward(dwte, dwpe, dout, tokens *Tensor, B, T, C int)
+
+	// CrossEntropyForward computes, for each of N rows of Vp logits, the softmax over the
+	// first V into probs (N,Vp; padded entries 0) and losses[i] = -log probs[i, targets[i]].
+	// targets is int32 (N).
+	CrossEntropyForward(losses, probs, logits, targets *Tensor, N, V, Vp int)
+	// CrossEntropyBackward accumulates dlogits[i,v] += (probs[i,v] - [v==targets[i]]) * dlosses[i]
+	// for v < V; padded columns are untouched.
+	CrossEntropyBackward(dlogits, probs, targets, dlosses *Tensor, N, V, Vp int)
+
+	// LogSoftmaxGather computes, for each of N rows of Vp logits and z = logits[:V]/temperature,
+	// logp[i] = log_softmax(z)[targets[i]] and, when entropy is not nil, entropy[i] = -sum p log p.
+	LogSoftmaxGather(logp, entropy, logits, targets *Tensor, N, V, Vp int, temperature float32)
+	// LogSoftmaxGatherBackward accumulates into dlogits (N,Vp) the gradient of
+	// sum_i dlogp[i]*logp[i] + dentropy[i]*entropy[i]; dentropy may be nil.
+	LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *Tensor, N, V, Vp int, temperature float32)
+
+	// Dropout sets mask[i] = 0 or 1/(1-p) from a counter-based hash of (seed, i), identical on
+	// every backend, and out = inp * mask.
+	Dropout(out, mask, inp *Tensor, p float32, seed uint64)
+
+	// AdamW updates params in place with llm.c's AdamW: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g²,
+	// p -= lr (m̂/(sqrt(v̂)+eps) + wd p), with m̂ and v̂ bias-corrected at step p.Step (from 1).
+	// When p.GradSumSq is not nil it holds the sum of squared gradients and the gradient is
+	// first scaled by min(1, MaxNorm/(sqrt(sumsq)+1e-6)) (global-norm clipping on the device).
+	AdamW(params, grads, m, v *Tensor, p AdamWParams)
+}
+
+// MatMulParams describes a (batched) matrix product; see Backend.MatMul.
+type MatMulParams struct {
+	M, N, K        int
+	TransA, TransB bool
+	Accumulate     bool
+	Batch          int // 0 or 1: a single product
+}
+
+// AdamWParams are the hyper-parameters of one AdamW step; see Backend.AdamW.
+type AdamWParams struct {
+	LR, Beta1, Beta2, Eps, WeightDecay float32
+	Step                               int // 1-based
+	GradSumSq                          *Tensor
+	MaxNorm                            float32
+}
