@@ -1,0 +1,272 @@
+// Package cpu implements tensor.Backend on the CPU. It is the numerical reference for the
+// project: its kernels follow llm.c's CPU reference (train_gpt2.c) operation by operation.
+//
+// Every op is split into chunks whose boundaries depend only on the op's dimensions, never on
+// the number of workers, and every reduction combines per-chunk or per-column partials in a
+// fixed order. Results are therefore bitwise identical run to run and for any thread count.
+// Ops on one Backend are serialised; a Backend may be shared by goroutines.
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Backend is the CPU implementation of tensor.Backend.
+type Backend struct {
+	mu      sync.Mutex
+	threads int
+	pool    *pool
+
+	// Per-op argument blocks, reused so that dispatching an op allocates nothing.
+	ew      ewJob
+	red     reduceJob
+	adam    adamJob
+	ln      lnJob
+	colj    colJob
+	attF    attFwdJob
+	attB    attBwdJob
+	attD    attDecJob
+	enc     encJob
+	xent    xentJob
+	lsg     lsgJob
+	partial []float64
+	scratch [][]float32 // per worker
+}
+
+var _ tensor.Backend = (*Backend)(nil)
+
+// New returns a CPU backend with runtime.GOMAXPROCS(0) workers.
+func New() *Backend { return NewWithThreads(runtime.GOMAXPROCS(0)) }
+
+// NewWithThreads returns a CPU backend with n workers (at least 1). Matrix products run in
+// package gemm, which schedules its own threads.
+func NewWithThreads(n int) *Backend {
+	if n < 1 {
+		n = 1
+	}
+	return &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n)}
+}
+
+// Threads reports the number of workers.
+func (b *Backend) Threads() int { return b.threads }
+
+// Close stops the workers. The backend must not be used afterwards.
+func (b *Backend) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pool.close()
+	b.pool = newPool(1)
+	b.threads = 1
+}
+
+// Name implements tensor.Backend.
+func (b *Backend) Name() string { return "cpu" }
+
+type storage struct {
+	be *Backend
+	dt tensor.DType
+	f  []float32
+	i  []int32
+}
+
+func (s *storage) Backend() tensor.Backend { return s.be }
+func (s *storage) DType() tensor.DType     { return s.dt }
+func (s *storage) Len() int {
+	if s.dt == tensor.Int32 {
+		return len(s.i)
+	}
+	return len(s.f)
+}
+
+// Alloc implements tensor.Backend.
+func (b *Backend) Alloc(dtype tensor.DType, n int) (tensor.Storage, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("cpu: cannot allocate %d elements", n)
+	}
+	switch dtype {
+	case tensor.Float32:
+		return &storage{be: b, dt: dtype, f: make([]float32, n)}, nil
+	case tensor.Int32:
+		return &storage{be: b, dt: dtype, i: make([]int32, n)}, nil
+	}
+	return nil, fmt.Errorf("cpu: unsupported dtype %v", dtype)
+}
+
+// Free implements tensor.Backend.
+func (b *Backend) Free(s tensor.Storage) {
+	if st, ok := s.(*storage); ok {
+		st.f, st.i = nil, nil
+	}
+}
+
+// Upload implements tensor.Backend.
+func (b *Backend) Upload(dst *tensor.Tensor, src []float32) error {
+	d, err := viewF32(dst)
+	if err != nil {
+		return err
+	}
+	if len(d) != len(src) {
+		return fmt.Errorf("cpu: upload of %d values into tensor %v of %d elements", len(src), dst.Shape, len(d))
+	}
+	copy(d, src)
+	return nil
+}
+
+// UploadInt32 implements tensor.Backend.
+func (b *Backend) UploadInt32(dst *tensor.Tensor, src []int32) error {
+	d, err := viewI32(dst)
+	if err != nil {
+		return err
+	}
+	if len(d) != len(src) {
+		return fmt.Errorf("cpu: upload of %d values into tensor %v of %d elements", len(src), dst.Shape, len(d))
+	}
+	copy(d, src)
+	return nil
+}
+
+// Download implements tensor.Backend.
+func (b *Backend) Download(dst []float32, src *tensor.Tensor) error {
+	s, err := viewF32(src)
+	if err != nil {
+		return err
+	}
+	if len(s) != len(dst) {
+		return fmt.Errorf("cpu: download of tensor %v (%d elements) into %d values", src.Shape, len(s), len(dst))
+	}
+	copy(dst, s)
+	return nil
+}
+
+// DownloadInt32 implements tensor.Backend.
+func (b *Backend) DownloadInt32(dst []int32, src *tensor.Tensor) error {
+	s, err := viewI32(src)
+	if err != nil {
+		return err
+	}
+	if len(s) != len(dst) {
+		return fmt.Errorf("cpu: download of tensor %v (%d elements) into %d values", src.Shape, len(s), len(dst))
+	}
+	copy(dst, s)
+	return nil
+}
+
+// Sync implements tensor.Backend; CPU ops finish before they return.
+func (b *Backend) Sync() error { return nil }
+
+func viewF32(t *tensor.Tensor) ([]float32, error) {
+	if t == nil {
+		return nil, fmt.Errorf("cpu: nil tensor")
+	}
+	st, ok := t.Storage.(*storage)
+	if !ok {
+		return nil, fmt.Errorf("cpu: tensor %v is not in CPU storage", t.Shape)
+	}
+	if st.dt != tensor.Float32 {
+		return nil, fmt.Errorf("cpu: tensor %v is %v, want float32", t.Shape, st.dt)
+	}
+	n := t.Numel()
+	if t.Offset < 0 || t.Offset+n > len(st.f) {
+		return nil, fmt.Errorf("cpu: view [%d,%d) outside storage of %d elements", t.Offset, t.Offset+n, len(st.f))
+	}
+	return st.f[t.Offset : t.Offset+n : t.Offset+n], nil
+}
+
+func viewI32(t *tensor.Tensor) ([]int32, error) {
+	if t == nil {
+		return nil, fmt.Errorf("cpu: nil tensor")
+	}
+	st, ok := t.Storage.(*storage)
+	if !ok {
+		return nil, fmt.Errorf("cpu: tensor %v is not in CPU storage", t.Shape)
+	}
+	if st.dt != tensor.Int32 {
+		return nil, fmt.Errorf("cpu: tensor %v is %v, want int32", t.Shape, st.dt)
+	}
+	n := t.Numel()
+	if t.Offset < 0 || t.Offset+n > len(st.i) {
+		return nil, fmt.Errorf("cpu: view [%d,%d) outside storage of %d elements", t.Offset, t.Offset+n, len(st.i))
+	}
+	return st.i[t.Offset : t.Offset+n : t.Offset+n], nil
+}
+
+// Float32s returns the elements of a float32 CPU tensor view without copying. It panics if t
+// is not a float32 tensor in CPU storage.
+func Float32s(t *tensor.Tensor) []float32 {
+	s, err := viewF32(t)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Int32s returns the elements of an int32 CPU tensor view without copying. It panics if t is
+// not an int32 tensor in CPU storage.
+func Int32s(t *tensor.Tensor) []int32 {
+	s, err := viewI32(t)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// f32 returns the first n elements of t for op, panicking on a programming error.
+func f32(op, arg string, t *tensor.Tensor, n int) []float32 {
+	s, err := viewF32(t)
+	if err != nil {
+		panic(fmt.Sprintf("cpu: %s: %s: %v", op, arg, err))
+	}
+	if len(s) < n {
+		panic(fmt.Sprintf("cpu: %s: %s has %d elements, needs %d", op, arg, len(s), n))
+	}
+	return s[:n:n]
+}
+
+func i32(op, arg string, t *tensor.Tensor, n int) []int32 {
+	s, err := viewI32(t)
+	if err != nil {
+		panic(fmt.Sprintf("cpu: %s: %s: %v", op, arg, err))
+	}
+	if len(s) < n {
+		panic(fmt.Sprintf("cpu: %s: %s has %d elements, needs %d", op, arg, len(s), n))
+	}
+	return s[:n:n]
+}
+
+func dims(op string, d ...int) {
+	for _, v := range d {
+		if v < 0 {
+			panic(fmt.Sprintf("cpu: %s: negative dimension in %v", op, d))
+		}
+	}
+}
+
+// workerScratch makes each worker's scratch at least n floats (before dispatch).
+func (b *Backend) workerScratch(n int) {
+	for w := range b.scratch {
+		if len(b.scratch[w]) < n {
+			b.scratch[w] = make([]float32, n)
+		}
+	}
+}
+
+// Chunk sizes are fixed so the split (and any reduction order) never depends on the thread count.
+const (
+	ewChunk  = 16384 // elements per chunk of an elementwise op
+	colChunk = 32    // columns per chunk of a column-parallel reduction
+	rowWork  = 16384 // approximate elements of work per chunk of a row-parallel op
+)
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// rowsPer is the number of rows per chunk for rows of cost elements each.
+func rowsPer(cost int) int {
+	if cost <= 0 {
+		return rowWork
+	}
+	return max(1, rowWork/cost)
+}

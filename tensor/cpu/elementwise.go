@@ -1,0 +1,320 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+type ewKind uint8
+
+const (
+	ewFill ewKind = iota
+	ewCopy
+	ewCopyI32
+	ewAdd
+	ewMul
+	ewAxpy
+	ewScale
+	ewGeluF
+	ewGeluB
+	ewDropout
+)
+
+// ewJob is an elementwise op over n elements in chunks of ewChunk.
+type ewJob struct {
+	kind      ewKind
+	n         int
+	out, x, y []float32
+	oi, xi    []int32
+	alpha     float32
+	seed      uint64
+}
+
+func (j *ewJob) run(_, c int) {
+	lo := c * ewChunk
+	hi := min(lo+ewChunk, j.n)
+	switch j.kind {
+	case ewFill:
+		o := j.out[lo:hi]
+		for i := range o {
+			o[i] = j.alpha
+		}
+	case ewCopy:
+		copy(j.out[lo:hi], j.x[lo:hi])
+	case ewCopyI32:
+		copy(j.oi[lo:hi], j.xi[lo:hi])
+	case ewAdd:
+		o, x, y := j.out[lo:hi], j.x[lo:hi], j.y[lo:hi]
+		for i := range o {
+			o[i] = x[i] + y[i]
+		}
+	case ewMul:
+		o, x, y := j.out[lo:hi], j.x[lo:hi], j.y[lo:hi]
+		for i := range o {
+			o[i] = x[i] * y[i]
+		}
+	case ewAxpy:
+		o, x, a := j.out[lo:hi], j.x[lo:hi], j.alpha
+		for i := range o {
+			o[i] += a * x[i]
+		}
+	case ewScale:
+		o, a := j.out[lo:hi], j.alpha
+		for i := range o {
+			o[i] *= a
+		}
+	case ewGeluF:
+		geluForward(j.out[lo:hi], j.x[lo:hi])
+	case ewGeluB:
+		geluBackward(j.out[lo:hi], j.x[lo:hi], j.y[lo:hi])
+	case ewDropout:
+		// out = inp * mask; mask in j.y
+		o, x, m, p := j.out[lo:hi], j.x[lo:hi], j.y[lo:hi], j.alpha
+		for i := range o {
+			s := tensor.DropoutScale(j.seed, uint32(lo+i), p)
+			m[i] = s
+			o[i] = x[i] * s
+		}
+	}
+}
+
+func (b *Backend) runEW(n int) {
+	b.pool.do(&b.ew, ceilDiv(n, ewChunk))
+	b.ew = ewJob{}
+}
+
+// Fill implements tensor.Backend.
+func (b *Backend) Fill(x *tensor.Tensor, v float32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := x.Numel()
+	b.ew = ewJob{kind: ewFill, n: n, out: f32("Fill", "x", x, n), alpha: v}
+	b.runEW(n)
+}
+
+// Copy implements tensor.Backend.
+func (b *Backend) Copy(dst, src *tensor.Tensor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := dst.Numel()
+	if src.Numel() != n {
+		panic(fmt.Sprintf("cpu: Copy: dst %v and src %v differ in size", dst.Shape, src.Shape))
+	}
+	if dst.DType() == tensor.Int32 {
+		b.ew = ewJob{kind: ewCopyI32, n: n, oi: i32("Copy", "dst", dst, n), xi: i32("Copy", "src", src, n)}
+	} else {
+		b.ew = ewJob{kind: ewCopy, n: n, out: f32("Copy", "dst", dst, n), x: f32("Copy", "src", src, n)}
+	}
+	b.runEW(n)
+}
+
+func (b *Backend) binary(op string, k ewKind, out, x, y *tensor.Tensor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := out.Numel()
+	b.ew = ewJob{kind: k, n: n, out: f32(op, "out", out, n), x: f32(op, "a", x, n), y: f32(op, "b", y, n)}
+	b.runEW(n)
+}
+
+// Add implements tensor.Backend.
+func (b *Backend) Add(out, x, y *tensor.Tensor) { b.binary("Add", ewAdd, out, x, y) }
+
+// Mul implements tensor.Backend.
+func (b *Backend) Mul(out, x, y *tensor.Tensor) { b.binary("Mul", ewMul, out, x, y) }
+
+// Axpy implements tensor.Backend.
+func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := y.Numel()
+	b.ew = ewJob{kind: ewAxpy, n: n, out: f32("Axpy", "y", y, n), x: f32("Axpy", "x", x, n), alpha: alpha}
+	b.runEW(n)
+}
+
+// Scale implements tensor.Backend.
+func (b *Backend) Scale(x *tensor.Tensor, s float32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := x.Numel()
+	b.ew = ewJob{kind: ewScale, n: n, out: f32("Scale", "x", x, n), alpha: s}
+	b.runEW(n)
+}
+
+// GeluForward implements tensor.Backend.
+func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := out.Numel()
+	b.ew = ewJob{kind: ewGeluF, n: n, out: f32("GeluForward", "out", out, n), x: f32("GeluForward", "inp", inp, n)}
+	b.runEW(n)
+}
+
+// GeluBackward implements tensor.Backend.
+func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := dinp.Numel()
+	b.ew = ewJob{kind: ewGeluB, n: n, out: f32("GeluBackward", "dinp", dinp, n),
+		x: f32("GeluBackward", "inp", inp, n), y: f32("GeluBackward", "dout", dout, n)}
+	b.runEW(n)
+}
+
+// Dropout implements tensor.Backend.
+func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := out.Numel()
+	b.ew = ewJob{kind: ewDropout, n: n, out: f32("Dropout", "out", out, n), x: f32("Dropout", "inp", inp, n),
+		y: f32("Dropout", "mask", mask, n), alpha: p, seed: seed}
+	b.runEW(n)
+}
+
+// geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2/pi).
+var geluScale = float32(math.Sqrt(2 / math.Pi))
+
+// tanhf and coshf round the float64 results, matching C's correctly rounded float functions.
+func tanhf(x float32) float32 { return float32(math.Tanh(float64(x))) }
+func coshf(x float32) float32 { return float32(math.Cosh(float64(x))) }
+func expf(x float32) float32  { return float32(math.Exp(float64(x))) }
+func logf(x float32) float32  { return float32(math.Log(float64(x))) }
+func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+func geluForward(out, inp []float32) {
+	out = out[:len(inp)]
+	for i, x := range inp {
+		cube := 0.044715 * x * x * x
+		out[i] = 0.5 * x * (1 + tanhf(geluScale*(x+cube)))
+	}
+}
+
+func geluBackward(dinp, inp, dout []float32) {
+	dinp = dinp[:len(inp)]
+	dout = dout[:len(inp)]
+	for i, x := range inp {
+		cube := 0.044715 * x * x * x
+		arg := geluScale * (x + cube)
+		th := tanhf(arg)
+		ch := coshf(arg)
+		sech := 1 / (ch * ch)
+		grad := 0.5*(1+th) + x*0.5*sech*geluScale*(1+3*0.044715*x*x)
+		dinp[i] += grad * dout[i]
+	}
+}
+
+// reduceJob sums x (or x*x) in fixed chunks into float64 partials. Float64 is used because
+// these reductions span whole parameter sets (~1e8 values for a global gradient norm).
+type reduceJob struct {
+	x       []float32
+	squares bool
+	part    []float64
+}
+
+func (j *reduceJob) run(_, c int) {
+	lo := c * ewChunk
+	hi := min(lo+ewChunk, len(j.x))
+	x := j.x[lo:hi]
+	var s0, s1, s2, s3 float64
+	i := 0
+	if j.squares {
+		for ; i+4 <= len(x); i += 4 {
+			a, b, cc, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+			s0 += a * a
+			s1 += b * b
+			s2 += cc * cc
+			s3 += d * d
+		}
+		for ; i < len(x); i++ {
+			v := float64(x[i])
+			s0 += v * v
+		}
+	} else {
+		for ; i+4 <= len(x); i += 4 {
+			s0 += float64(x[i])
+			s1 += float64(x[i+1])
+			s2 += float64(x[i+2])
+			s3 += float64(x[i+3])
+		}
+		for ; i < len(x); i++ {
+			s0 += float64(x[i])
+		}
+	}
+	j.part[c] = (s0 + s1) + (s2 + s3)
+}
+
+func (b *Backend) reduce(op string, out, x *tensor.Tensor, squares bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o := f32(op, "out", out, 1)
+	n := x.Numel()
+	nc := ceilDiv(n, ewChunk)
+	if len(b.partial) < nc {
+		b.partial = make([]float64, nc)
+	}
+	b.red = reduceJob{x: f32(op, "x", x, n), squares: squares, part: b.partial[:nc]}
+	b.pool.do(&b.red, nc)
+	var s float64
+	for _, p := range b.partial[:nc] {
+		s += p
+	}
+	o[0] = float32(s)
+	b.red = reduceJob{}
+}
+
+// Sum implements tensor.Backend.
+func (b *Backend) Sum(out, x *tensor.Tensor) { b.reduce("Sum", out, x, false) }
+
+// SumSquares implements tensor.Backend.
+func (b *Backend) SumSquares(out, x *tensor.Tensor) { b.reduce("SumSquares", out, x, true) }
+
+// adamJob is llm.c's AdamW update over chunks of ewChunk parameters.
+type adamJob struct {
+	p, g, m, v                      []float32
+	lr, b1, b2, eps, wd, c1, c2, gs float32
+}
+
+func (j *adamJob) run(_, c int) {
+	lo := c * ewChunk
+	hi := min(lo+ewChunk, len(j.p))
+	p, g, m, v := j.p[lo:hi], j.g[lo:hi], j.m[lo:hi], j.v[lo:hi]
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	b1, b2, gs := j.b1, j.b2, j.gs
+	for i := range p {
+		param := p[i]
+		grad := g[i] * gs
+		mi := b1*m[i] + (1-b1)*grad
+		vi := b2*v[i] + (1-b2)*grad*grad
+		mhat := mi / j.c1
+		vhat := vi / j.c2
+		m[i] = mi
+		v[i] = vi
+		p[i] -= j.lr * (mhat/(sqrtf(vhat)+j.eps) + j.wd*param)
+	}
+}
+
+// AdamW implements tensor.Backend.
+func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p.Step < 1 {
+		panic(fmt.Sprintf("cpu: AdamW: step %d, want >= 1", p.Step))
+	}
+	n := params.Numel()
+	gs := float32(1)
+	if p.GradSumSq != nil && p.MaxNorm > 0 {
+		norm := sqrtf(f32("AdamW", "GradSumSq", p.GradSumSq, 1)[0])
+		if s := p.MaxNorm / (norm + 1e-6); s < 1 {
+			gs = s
+		}
+	}
+	b.adam = adamJob{
+		p: f32("AdamW", "params", params, n), g: f32("AdamW", "grads", grads, n),
+		m: f32("AdamW", "m", m, n), v: f32("AdamW", "v", v, n),
+		lr: p.LR, b1: p.Beta1, b2: p.Beta2, eps: p.Eps, wd: p.WeightDecay, gs: gs,
+		c1: 1 - float32(math.Pow(float64(p.Beta1), float64(p.Step))),
+		c2: 1 - float32(math.Pow(float64(p.Beta2), float64(p.Step))),
+	}
+	b.pool.do(&b.adam, ceilDiv(n, ewChunk))
+	b.adam = adamJob{}
+}

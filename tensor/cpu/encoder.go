@@ -1,0 +1,75 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+type encJob struct {
+	T, C, rows    int
+	n             int
+	out, wte, wpe []float32
+	tokens        []int32
+}
+
+func (j *encJob) run(_, c int) {
+	lo := c * j.rows
+	hi := min(lo+j.rows, j.n)
+	C := j.C
+	for r := lo; r < hi; r++ {
+		ix := int(j.tokens[r])
+		t := r % j.T
+		o := j.out[r*C : (r+1)*C]
+		we := j.wte[ix*C : (ix+1)*C]
+		wp := j.wpe[t*C : (t+1)*C]
+		we, wp = we[:len(o)], wp[:len(o)]
+		for i := range o {
+			o[i] = we[i] + wp[i]
+		}
+	}
+}
+
+func vocabRows(op, arg string, t *tensor.Tensor, C int) int {
+	if C == 0 {
+		panic(fmt.Sprintf("cpu: %s: C is 0", op))
+	}
+	return t.Numel() / C
+}
+
+// EncoderForward implements tensor.Backend.
+func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "EncoderForward"
+	dims(op, B, T, C)
+	if B*T == 0 {
+		return
+	}
+	tok := i32(op, "tokens", tokens, B*T)
+	V := vocabRows(op, "wte", wte, C)
+	checkTokens(op, tok, V)
+	b.enc = encJob{T: T, C: C, rows: rowsPer(2 * C), n: B * T,
+		out: f32(op, "out", out, B*T*C), wte: f32(op, "wte", wte, V*C), wpe: f32(op, "wpe", wpe, T*C), tokens: tok}
+	b.pool.do(&b.enc, ceilDiv(B*T, b.enc.rows))
+	b.enc = encJob{}
+}
+
+// EncoderBackward implements tensor.Backend. Chunks own columns and visit positions in order,
+// so repeated tokens accumulate in the same order as llm.c's loop.
+func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T, C int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "EncoderBackward"
+	dims(op, B, T, C)
+	if B*T == 0 {
+		return
+	}
+	tok := i32(op, "tokens", tokens, B*T)
+	V := vocabRows(op, "dwte", dwte, C)
+	checkTokens(op, tok, V)
+	b.colj = colJob{kind: colEncoder, rows: B * T, C: C, T: T, tokens: tok,
+		dout: f32(op, "dout", dout, B*T*C), d1: f32(op, "dwte", dwte, V*C), d2: f32(op, "dwpe", dwpe, T*C)}
+	b.pool.do(&b.colj, ceilDiv(C, colChunk))
+	b.colj = colJob{}
+}

@@ -1,0 +1,108 @@
+package cpu
+
+import "github.com/vkgrad/vkgrad/tensor"
+
+// lnJob runs LayerNorm forward or the dinp part of the backward over chunks of rows.
+type lnJob struct {
+	backward          bool
+	N, C, rows        int
+	out, inp, w, bias []float32
+	mean, rstd        []float32
+	dinp, dout        []float32
+}
+
+func (j *lnJob) run(_, c int) {
+	lo := c * j.rows
+	hi := min(lo+j.rows, j.N)
+	C := j.C
+	for r := lo; r < hi; r++ {
+		x := j.inp[r*C : (r+1)*C]
+		if j.backward {
+			lnBackwardRow(j.dinp[r*C:(r+1)*C], j.dout[r*C:(r+1)*C], x, j.w, j.mean[r], j.rstd[r])
+		} else {
+			j.mean[r], j.rstd[r] = lnForwardRow(j.out[r*C:(r+1)*C], x, j.w, j.bias)
+		}
+	}
+}
+
+// lnForwardRow follows llm.c's layernorm_forward: float32 sums, biased variance, eps 1e-5.
+func lnForwardRow(out, x, w, bias []float32) (float32, float32) {
+	C := len(x)
+	out, w, bias = out[:C], w[:C], bias[:C]
+	var m float32
+	for _, v := range x {
+		m += v
+	}
+	m /= float32(C)
+	var v float32
+	for _, xi := range x {
+		d := xi - m
+		v += d * d
+	}
+	v /= float32(C)
+	s := 1 / sqrtf(v+1e-5)
+	for i, xi := range x {
+		out[i] = (s*(xi-m))*w[i] + bias[i]
+	}
+	return m, s
+}
+
+// lnBackwardRow accumulates the input gradient of one row (llm.c's layernorm_backward).
+func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
+	C := len(x)
+	dinp, dout, w = dinp[:C], dout[:C], w[:C]
+	var dnormMean, dnormNormMean float32
+	for i, xi := range x {
+		norm := (xi - m) * s
+		dn := w[i] * dout[i]
+		dnormMean += dn
+		dnormNormMean += dn * norm
+	}
+	dnormMean /= float32(C)
+	dnormNormMean /= float32(C)
+	for i, xi := range x {
+		norm := (xi - m) * s
+		dn := w[i] * dout[i]
+		dval := dn
+		dval -= dnormMean
+		dval -= norm * dnormNormMean
+		dval *= s
+		dinp[i] += dval
+	}
+}
+
+// LayerNormForward implements tensor.Backend.
+func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "LayerNormForward"
+	dims(op, N, C)
+	b.ln = lnJob{N: N, C: C, rows: rowsPer(3 * C),
+		out: f32(op, "out", out, N*C), inp: f32(op, "inp", inp, N*C),
+		w: f32(op, "weight", weight, C), bias: f32(op, "bias", bias, C),
+		mean: f32(op, "mean", mean, N), rstd: f32(op, "rstd", rstd, N)}
+	if C > 0 {
+		b.pool.do(&b.ln, ceilDiv(N, b.ln.rows))
+	}
+	b.ln = lnJob{}
+}
+
+// LayerNormBackward implements tensor.Backend. The input gradient is computed row-parallel;
+// dweight and dbias column-parallel, each column summing rows in order as llm.c does.
+func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *tensor.Tensor, N, C int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "LayerNormBackward"
+	dims(op, N, C)
+	b.ln = lnJob{backward: true, N: N, C: C, rows: rowsPer(4 * C),
+		dinp: f32(op, "dinp", dinp, N*C), dout: f32(op, "dout", dout, N*C), inp: f32(op, "inp", inp, N*C),
+		w: f32(op, "weight", weight, C), mean: f32(op, "mean", mean, N), rstd: f32(op, "rstd", rstd, N)}
+	if C > 0 {
+		b.pool.do(&b.ln, ceilDiv(N, b.ln.rows))
+	}
+	b.colj = colJob{kind: colLayerNorm, rows: N, C: C, dout: b.ln.dout, inp: b.ln.inp,
+		mean: b.ln.mean, rstd: b.ln.rstd, d1: f32(op, "dweight", dweight, C), d2: f32(op, "dbias", dbias, C)}
+	b.pool.do(&b.colj, ceilDiv(C, colChunk))
+	b.ln = lnJob{}
+	b.colj = colJob{}
+}

@@ -1,0 +1,144 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
+)
+
+// MatMul implements tensor.Backend through gemm.Sgemm. Without Accumulate, a bias is written
+// into out first and the product added to it (beta = 1), as llm.c starts each sum at the bias.
+func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	M, N, K := p.M, p.N, p.K
+	dims("MatMul", M, N, K, p.Batch)
+	batch := max(p.Batch, 1)
+	A := f32("MatMul", "a", a, batch*M*K)
+	B := f32("MatMul", "b", bm, batch*K*N)
+	C := f32("MatMul", "out", out, batch*M*N)
+	var bs []float32
+	if bias != nil {
+		bs = f32("MatMul", "bias", bias, N)
+	}
+	lda, ldb := K, N
+	if p.TransA {
+		lda = M
+	}
+	if p.TransB {
+		ldb = K
+	}
+	for z := 0; z < batch; z++ {
+		c := C[z*M*N : (z+1)*M*N]
+		beta := float32(0)
+		if p.Accumulate {
+			beta = 1
+		} else if bs != nil {
+			for i := 0; i < M; i++ {
+				copy(c[i*N:(i+1)*N], bs)
+			}
+			beta = 1
+		}
+		if M > 0 && N > 0 {
+			if K == 0 {
+				if beta == 0 {
+					clear(c)
+				}
+			} else {
+				gemm.Sgemm(p.TransA, p.TransB, M, N, K, 1, A[z*M*K:(z+1)*M*K], lda, B[z*K*N:(z+1)*K*N], ldb, beta, c, N)
+			}
+		}
+		if p.Accumulate && bs != nil {
+			for i := 0; i < M; i++ {
+				row := c[i*N : (i+1)*N]
+				for j := range row {
+					row[j] += bs[j]
+				}
+			}
+		}
+	}
+}
+
+type colKind uint8
+
+const (
+	colBias colKind = iota
+	colLayerNorm
+	colEncoder
+)
+
+// colJob accumulates over rows into per-column results, each chunk owning colChunk columns and
+// visiting rows in order: the same order of additions as llm.c's single-threaded loops.
+type colJob struct {
+	kind       colKind
+	rows, C    int
+	dout, inp  []float32
+	mean, rstd []float32
+	d1, d2     []float32 // dbias; dweight, dbias; dwte, dwpe
+	tokens     []int32
+	T          int
+}
+
+func (j *colJob) run(_, c int) {
+	lo := c * colChunk
+	hi := min(lo+colChunk, j.C)
+	C := j.C
+	switch j.kind {
+	case colBias:
+		db := j.d1[lo:hi]
+		for r := 0; r < j.rows; r++ {
+			d := j.dout[r*C+lo : r*C+hi]
+			d = d[:len(db)]
+			for i := range db {
+				db[i] += d[i]
+			}
+		}
+	case colLayerNorm:
+		dw, db := j.d1[lo:hi], j.d2[lo:hi]
+		db = db[:len(dw)]
+		for r := 0; r < j.rows; r++ {
+			x := j.inp[r*C+lo : r*C+hi]
+			d := j.dout[r*C+lo : r*C+hi]
+			x, d = x[:len(dw)], d[:len(dw)]
+			m, s := j.mean[r], j.rstd[r]
+			for i := range dw {
+				norm := (x[i] - m) * s
+				db[i] += d[i]
+				dw[i] += norm * d[i]
+			}
+		}
+	case colEncoder:
+		for r := 0; r < j.rows; r++ {
+			ix := int(j.tokens[r])
+			t := r % j.T
+			d := j.dout[r*C+lo : r*C+hi]
+			wte := j.d1[ix*C+lo : ix*C+hi]
+			wpe := j.d2[t*C+lo : t*C+hi]
+			wte, wpe = wte[:len(d)], wpe[:len(d)]
+			for i := range d {
+				wte[i] += d[i]
+				wpe[i] += d[i]
+			}
+		}
+	}
+}
+
+// BiasBackward implements tensor.Backend.
+func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dims("BiasBackward", N, C)
+	b.colj = colJob{kind: colBias, rows: N, C: C, d1: f32("BiasBackward", "dbias", dbias, C),
+		dout: f32("BiasBackward", "dout", dout, N*C)}
+	b.pool.do(&b.colj, ceilDiv(C, colChunk))
+	b.colj = colJob{}
+}
+
+func checkTokens(op string, tok []int32, V int) {
+	for i, t := range tok {
+		if t < 0 || int(t) >= V {
+			panic(fmt.Sprintf("cpu: %s: token %d at position %d outside [0,%d)", op, t, i, V))
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package cpu
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// job is one parallel operation split into numbered chunks. run(w, i) computes chunk i on
+// worker w; chunks write disjoint outputs (or per-chunk partials), so which worker runs a
+// chunk never changes the result.
+type job interface {
+	run(w, i int)
+}
+
+// pool is a fixed set of persistent workers. Jobs are handed over through pre-made channels
+// and an interface holding a pointer, so dispatching allocates nothing.
+type pool struct {
+	n       int
+	wake    []chan struct{}
+	done    sync.WaitGroup
+	cur     job
+	nchunks int64
+	next    atomic.Int64
+}
+
+func newPool(n int) *pool {
+	p := &pool{n: n, wake: make([]chan struct{}, n)}
+	for w := 1; w < n; w++ {
+		p.wake[w] = make(chan struct{}, 1)
+		go p.loop(w)
+	}
+	return p
+}
+
+func (p *pool) loop(w int) {
+	for range p.wake[w] {
+		p.work(w)
+		p.done.Done()
+	}
+}
+
+func (p *pool) work(w int) {
+	for {
+		i := p.next.Add(1) - 1
+		if i >= p.nchunks {
+			return
+		}
+		p.cur.run(w, int(i))
+	}
+}
+
+// do runs chunks 0..n-1 of j on the calling goroutine (worker 0) and the helpers.
+func (p *pool) do(j job, n int) {
+	if n <= 0 {
+		return
+	}
+	if n == 1 || p.n == 1 {
+		for i := 0; i < n; i++ {
+			j.run(0, i)
+		}
+		return
+	}
+	p.cur = j
+	p.nchunks = int64(n)
+	p.next.Store(0)
+	k := min(p.n-1, n-1)
+	p.done.Add(k)
+	for w := 1; w <= k; w++ {
+		p.wake[w] <- struct{}{}
+	}
+	p.work(0)
+	p.done.Wait()
+	p.cur = nil
+}
+
+func (p *pool) close() {
+	for w := 1; w < p.n; w++ {
+		close(p.wake[w])
+	}
+}

@@ -1,0 +1,212 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+type xentJob struct {
+	backward        bool
+	N, V, Vp, rows  int
+	losses, probs   []float32
+	logits, dlogits []float32
+	dlosses         []float32
+	targets         []int32
+}
+
+func (j *xentJob) run(_, c int) {
+	lo := c * j.rows
+	hi := min(lo+j.rows, j.N)
+	V, Vp := j.V, j.Vp
+	for r := lo; r < hi; r++ {
+		probs := j.probs[r*Vp : (r+1)*Vp]
+		ix := int(j.targets[r])
+		if j.backward {
+			d := j.dlogits[r*Vp : r*Vp+V]
+			p := probs[:V]
+			dl := j.dlosses[r]
+			for i, pi := range p {
+				g := pi
+				if i == ix {
+					g -= 1
+				}
+				d[i] += g * dl
+			}
+			continue
+		}
+		// llm.c's softmax_forward and crossentropy_forward.
+		l := j.logits[r*Vp : r*Vp+V]
+		maxv := float32(math.Inf(-1))
+		for _, v := range l {
+			if v > maxv {
+				maxv = v
+			}
+		}
+		var sum float32
+		p := probs[:V]
+		for i, v := range l {
+			e := expf(v - maxv)
+			p[i] = e
+			sum += e
+		}
+		for i := range p {
+			p[i] /= sum
+		}
+		clear(probs[V:])
+		j.losses[r] = -logf(p[ix])
+	}
+}
+
+func checkTargets(op string, tg []int32, V int) {
+	for i, t := range tg {
+		if t < 0 || int(t) >= V {
+			panic(fmt.Sprintf("cpu: %s: target %d of row %d outside [0,%d)", op, t, i, V))
+		}
+	}
+}
+
+func checkVocab(op string, V, Vp int) {
+	if V < 1 || V > Vp {
+		panic(fmt.Sprintf("cpu: %s: V=%d must be in [1, Vp=%d]", op, V, Vp))
+	}
+}
+
+// CrossEntropyForward implements tensor.Backend.
+func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "CrossEntropyForward"
+	dims(op, N)
+	checkVocab(op, V, Vp)
+	tg := i32(op, "targets", targets, N)
+	checkTargets(op, tg, V)
+	b.xent = xentJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * Vp), targets: tg,
+		losses: f32(op, "losses", losses, N), probs: f32(op, "probs", probs, N*Vp), logits: f32(op, "logits", logits, N*Vp)}
+	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
+	b.xent = xentJob{}
+}
+
+// CrossEntropyBackward implements tensor.Backend.
+func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.Tensor, N, V, Vp int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "CrossEntropyBackward"
+	dims(op, N)
+	checkVocab(op, V, Vp)
+	tg := i32(op, "targets", targets, N)
+	checkTargets(op, tg, V)
+	b.xent = xentJob{backward: true, N: N, V: V, Vp: Vp, rows: rowsPer(2 * Vp), targets: tg,
+		dlogits: f32(op, "dlogits", dlogits, N*Vp), probs: f32(op, "probs", probs, N*Vp), dlosses: f32(op, "dlosses", dlosses, N)}
+	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
+	b.xent = xentJob{}
+}
+
+// lsgJob computes log-softmax at a temperature, gathered at the targets, with the entropy.
+// Its row sums run in float64: the RL losses compare log-probs of the same tokens from two
+// passes and the entropy is a small difference of 50k-term sums, so float32 sums lose digits.
+type lsgJob struct {
+	backward        bool
+	N, V, Vp, rows  int
+	invT            float64
+	logp, ent       []float32
+	logits, dlogits []float32
+	dlogp, dent     []float32
+	targets         []int32
+}
+
+// lsgStats returns the maximum of z = logits/T, the log-normaliser of z - max and the entropy.
+func lsgStats(l []float32, invT float64) (zmax, logZ, H float64) {
+	zmax = math.Inf(-1)
+	for _, v := range l {
+		if z := float64(v) * invT; z > zmax {
+			zmax = z
+		}
+	}
+	var s, a float64
+	for _, v := range l {
+		zs := float64(v)*invT - zmax
+		e := math.Exp(zs)
+		s += e
+		a += e * zs
+	}
+	logZ = math.Log(s)
+	return zmax, logZ, logZ - a/s
+}
+
+func (j *lsgJob) run(_, c int) {
+	lo := c * j.rows
+	hi := min(lo+j.rows, j.N)
+	V, Vp := j.V, j.Vp
+	for r := lo; r < hi; r++ {
+		l := j.logits[r*Vp : r*Vp+V]
+		ix := int(j.targets[r])
+		zmax, logZ, H := lsgStats(l, j.invT)
+		if !j.backward {
+			j.logp[r] = float32(float64(l[ix])*j.invT - zmax - logZ)
+			if j.ent != nil {
+				j.ent[r] = float32(H)
+			}
+			continue
+		}
+		// d logp_t/dz_i = [i==t] - p_i;  dH/dz_i = -p_i (log p_i + H); dz/dlogits = 1/T.
+		dlp := float64(j.dlogp[r])
+		var de float64
+		if j.dent != nil {
+			de = float64(j.dent[r])
+		}
+		d := j.dlogits[r*Vp : r*Vp+V]
+		for i, v := range l {
+			lp := float64(v)*j.invT - zmax - logZ
+			p := math.Exp(lp)
+			g := -dlp * p
+			if i == ix {
+				g += dlp
+			}
+			g -= de * p * (lp + H)
+			d[i] += float32(g * j.invT)
+		}
+	}
+}
+
+func (b *Backend) lsgCommon(op string, targets *tensor.Tensor, N, V, Vp int, temperature float32) []int32 {
+	dims(op, N)
+	checkVocab(op, V, Vp)
+	if !(temperature > 0) || math.IsInf(float64(temperature), 0) {
+		panic(fmt.Sprintf("cpu: %s: temperature %v, want a positive finite value", op, temperature))
+	}
+	tg := i32(op, "targets", targets, N)
+	checkTargets(op, tg, V)
+	return tg
+}
+
+// LogSoftmaxGather implements tensor.Backend.
+func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "LogSoftmaxGather"
+	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
+	b.lsg = lsgJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * V), invT: 1 / float64(temperature), targets: tg,
+		logp: f32(op, "logp", logp, N), logits: f32(op, "logits", logits, N*Vp)}
+	if entropy != nil {
+		b.lsg.ent = f32(op, "entropy", entropy, N)
+	}
+	b.pool.do(&b.lsg, ceilDiv(N, b.lsg.rows))
+	b.lsg = lsgJob{}
+}
+
+// LogSoftmaxGatherBackward implements tensor.Backend.
+func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	const op = "LogSoftmaxGatherBackward"
+	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
+	b.lsg = lsgJob{backward: true, N: N, V: V, Vp: Vp, rows: rowsPer(5 * V), invT: 1 / float64(temperature), targets: tg,
+		dlogits: f32(op, "dlogits", dlogits, N*Vp), logits: f32(op, "logits", logits, N*Vp), dlogp: f32(op, "dlogp", dlogp, N)}
+	if dentropy != nil {
+		b.lsg.dent = f32(op, "dentropy", dentropy, N)
+	}
+	b.pool.do(&b.lsg, ceilDiv(N, b.lsg.rows))
+	b.lsg = lsgJob{}
+}
