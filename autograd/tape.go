@@ -1,0 +1,112 @@
+// Package autograd is a small tape autograd over tensor.Backend.
+//
+// Ops run their forward kernel at once and, while the tape records, append a node holding a
+// backward function and its operands. Backward runs the nodes in reverse. The built-in ops store
+// a static backward function plus operands in a reused node slice, so a steady-state training
+// step records without heap allocations; Record accepts arbitrary closures for everything else.
+//
+// With recording off (NoGrad, or a nil tape) the very same forward kernels run, so values with and
+// without the tape are bitwise equal.
+package autograd
+
+import "github.com/vkgrad/vkgrad/tensor"
+
+// Var is a tensor value with an optional gradient of the same shape. Backward ops accumulate into
+// Grad; a nil Grad means no gradient is wanted for that value.
+type Var struct {
+	Value *tensor.Tensor
+	Grad  *tensor.Tensor
+}
+
+// NewVar allocates a zero-filled float32 value, and a gradient when requiresGrad.
+func NewVar(b tensor.Backend, requiresGrad bool, shape ...int) (*Var, error) {
+	v, err := tensor.New(b, tensor.Float32, shape...)
+	if err != nil {
+		return nil, err
+	}
+	out := &Var{Value: v}
+	if requiresGrad {
+		if out.Grad, err = tensor.New(b, tensor.Float32, shape...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// View returns a Var viewing the same elements of value and gradient.
+func (v *Var) View(offset int, shape ...int) *Var {
+	out := &Var{Value: v.Value.View(offset, shape...)}
+	if v.Grad != nil {
+		out.Grad = v.Grad.View(offset, shape...)
+	}
+	return out
+}
+
+// node is one recorded op: a backward function with no captured state and its operands, so
+// recording allocates nothing once the tape's slice has grown.
+type node struct {
+	backward func(n *node)
+	vars     [6]*Var
+	ts       [3]*tensor.Tensor
+	ints     [6]int
+	f        float32
+	mm       tensor.MatMulParams
+	closure  func()
+}
+
+// Tape records backward work during a forward pass.
+type Tape struct {
+	nodes     []node
+	recording bool
+}
+
+// NewTape returns a tape that records.
+func NewTape() *Tape { return &Tape{recording: true} }
+
+// Recording reports whether ops called with this tape record their backward.
+func (t *Tape) Recording() bool { return t != nil && t.recording }
+
+// Len is the number of recorded nodes.
+func (t *Tape) Len() int { return len(t.nodes) }
+
+// Record appends an arbitrary backward closure.
+func (t *Tape) Record(backward func()) {
+	if t.Recording() {
+		t.nodes = append(t.nodes, node{backward: runClosure, closure: backward})
+	}
+}
+
+func runClosure(n *node) { n.closure() }
+
+func (t *Tape) push(n node) {
+	if t.Recording() {
+		t.nodes = append(t.nodes, n)
+	}
+}
+
+// Backward runs the recorded nodes in reverse order, then clears the tape. The caller seeds the
+// output gradients first (e.g. fills dloss with 1/N).
+func (t *Tape) Backward() {
+	for i := len(t.nodes) - 1; i >= 0; i-- {
+		t.nodes[i].backward(&t.nodes[i])
+	}
+	t.Reset()
+}
+
+// Reset forgets the recorded nodes, keeping capacity.
+func (t *Tape) Reset() {
+	clear(t.nodes)
+	t.nodes = t.nodes[:0]
+}
+
+// NoGrad runs fn with recording switched off and restores the previous state afterwards.
+func NoGrad(t *Tape, fn func()) {
+	if t == nil {
+		fn()
+		return
+	}
+	prev := t.recording
+	t.recording = false
+	defer func() { t.recording = prev }()
+	fn()
+}

@@ -1,0 +1,130 @@
+package gpt2
+
+import (
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// activations are the forward values (and their gradients) of one (B, T) batch, allocated once
+// and reused every step, so training allocates nothing per step.
+type activations struct {
+	B, T     int
+	withGrad bool
+
+	values, grads *tensor.Tensor // flat buffers behind every Var below
+
+	inputs, targets *tensor.Tensor // int32 (B*T)
+	encoded         *autograd.Var  // (B*T, C)
+	layers          []layerActs
+	lnf             *autograd.Var // (B*T, C), the final hidden states
+	lnfMean         *tensor.Tensor
+	lnfRstd         *tensor.Tensor
+	logits          *autograd.Var // (B*T, Vp)
+	probs           *tensor.Tensor
+	losses          *autograd.Var // (B*T)
+	logp, entropy   *autograd.Var // (B*T)
+	attScratch      *tensor.Tensor
+
+	hostLosses []float32
+	hostTokens []int32
+}
+
+type layerActs struct {
+	ln1, qkv, atty, attproj, residual2, ln2, fch, fchGelu, fcproj, residual3 *autograd.Var
+	ln1Mean, ln1Rstd, ln2Mean, ln2Rstd, att                                  *tensor.Tensor
+}
+
+// actLayout hands out consecutive regions of the value and gradient buffers.
+type actLayout struct {
+	values, grads *tensor.Tensor
+	offV, offG    int
+}
+
+func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
+	n := tensor.Shape(shape).Numel()
+	out := &autograd.Var{}
+	if a.values != nil {
+		out.Value = a.values.View(a.offV, shape...)
+	}
+	a.offV += n
+	if withGrad {
+		if a.grads != nil {
+			out.Grad = a.grads.View(a.offG, shape...)
+		}
+		a.offG += n
+	}
+	return out
+}
+
+func (a *actLayout) t(shape ...int) *tensor.Tensor { return a.v(false, shape...).Value }
+
+// layout assigns every activation its region; called once with nil buffers to size them and
+// once more to bind the views.
+func (acts *activations) layout(cfg Config, l *actLayout) {
+	B, T, C, NH, Vp, L := acts.B, acts.T, cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize, cfg.NumLayers
+	BT := B * T
+	g := acts.withGrad
+	acts.encoded = l.v(g, BT, C)
+	acts.layers = make([]layerActs, L)
+	for i := range acts.layers {
+		la := &acts.layers[i]
+		la.ln1 = l.v(g, BT, C)
+		la.ln1Mean, la.ln1Rstd = l.t(BT), l.t(BT)
+		la.qkv = l.v(g, BT, 3*C)
+		la.att = l.t(B, NH, T, T)
+		la.atty = l.v(g, BT, C)
+		la.attproj = l.v(g, BT, C)
+		la.residual2 = l.v(g, BT, C)
+		la.ln2 = l.v(g, BT, C)
+		la.ln2Mean, la.ln2Rstd = l.t(BT), l.t(BT)
+		la.fch = l.v(g, BT, 4*C)
+		la.fchGelu = l.v(g, BT, 4*C)
+		la.fcproj = l.v(g, BT, C)
+		la.residual3 = l.v(g, BT, C)
+	}
+	acts.lnf = l.v(g, BT, C)
+	acts.lnfMean, acts.lnfRstd = l.t(BT), l.t(BT)
+	acts.logits = l.v(g, BT, Vp)
+	acts.probs = l.t(BT, Vp)
+	acts.losses = l.v(g, BT)
+	acts.logp = l.v(g, BT)
+	acts.entropy = l.v(g, BT)
+	if g {
+		acts.attScratch = l.t(B, NH, T, T)
+	}
+}
+
+func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*activations, error) {
+	acts := &activations{B: B, T: T, withGrad: withGrad}
+	sizing := &actLayout{}
+	acts.layout(cfg, sizing)
+	var err error
+	bind := &actLayout{}
+	if bind.values, err = tensor.New(b, tensor.Float32, sizing.offV); err != nil {
+		return nil, err
+	}
+	if withGrad {
+		if bind.grads, err = tensor.New(b, tensor.Float32, sizing.offG); err != nil {
+			return nil, err
+		}
+	}
+	acts.layout(cfg, bind)
+	acts.values, acts.grads = bind.values, bind.grads
+	if acts.inputs, err = tensor.New(b, tensor.Int32, B*T); err != nil {
+		return nil, err
+	}
+	if acts.targets, err = tensor.New(b, tensor.Int32, B*T); err != nil {
+		return nil, err
+	}
+	acts.hostLosses = make([]float32, B*T)
+	acts.hostTokens = make([]int32, B*T)
+	return acts, nil
+}
+
+func (acts *activations) free(b tensor.Backend) {
+	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.inputs, acts.targets} {
+		if t != nil {
+			b.Free(t.Storage)
+		}
+	}
+}

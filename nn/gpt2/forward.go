@@ -1,0 +1,192 @@
+package gpt2
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// checkTokens reports the first id outside [0, V); what names the argument in the error.
+func (m *Model) checkTokens(what string, ids []int32, B, T int) error {
+	if len(ids) != B*T {
+		return fmt.Errorf("gpt2: %s has %d tokens, want B*T = %d*%d = %d", what, len(ids), B, T, B*T)
+	}
+	for i, id := range ids {
+		if id < 0 || int(id) >= m.Config.VocabSize {
+			return fmt.Errorf("gpt2: %s[%d] (batch row %d, position %d) is token id %d, outside the vocabulary [0, %d)", what, i, i/T, i%T, id, m.Config.VocabSize)
+		}
+	}
+	return nil
+}
+
+// ensureActs lays out activations for (B, T), reusing the buffers when they are large enough.
+func (m *Model) ensureActs(B, T int, withGrad bool) error {
+	if B <= 0 || T <= 0 {
+		return fmt.Errorf("gpt2: batch size %d and sequence length %d must be positive", B, T)
+	}
+	if T > m.Config.MaxSeqLen {
+		return fmt.Errorf("gpt2: sequence length %d exceeds the model's max_seq_len %d", T, m.Config.MaxSeqLen)
+	}
+	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
+		return nil
+	}
+	withGrad = withGrad || (m.acts != nil && m.acts.withGrad)
+	next := &activations{B: B, T: T, withGrad: withGrad}
+	sizing := &actLayout{}
+	next.layout(m.Config, sizing)
+	if old := m.acts; old != nil && old.values.Numel() >= sizing.offV && (!withGrad || (old.grads != nil && old.grads.Numel() >= sizing.offG)) && old.inputs.Numel() >= B*T {
+		bind := &actLayout{values: old.values, grads: old.grads}
+		next.layout(m.Config, bind)
+		next.values, next.grads = old.values, old.grads
+		next.inputs, next.targets = old.inputs.View(0, B*T), old.targets.View(0, B*T)
+		next.hostLosses, next.hostTokens = old.hostLosses[:B*T], old.hostTokens[:B*T]
+		m.acts = next
+		return nil
+	}
+	if m.acts != nil {
+		m.acts.free(m.Backend)
+		m.acts = nil
+	}
+	a, err := newActivations(m.Backend, m.Config, B, T, withGrad)
+	if err != nil {
+		return fmt.Errorf("gpt2: allocating activations for B=%d T=%d: %w", B, T, err)
+	}
+	m.acts = a
+	return nil
+}
+
+// Forward runs GPT-2 on inputs (B*T token ids, row-major) up to the logits (B*T, Vp). When tp
+// records, gradients must be enabled and the backward of every op is recorded.
+func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
+	if tp.Recording() && m.Grads == nil {
+		return fmt.Errorf("gpt2: recording a tape needs gradients; call EnableGrads first")
+	}
+	if err := m.checkTokens("inputs", inputs, B, T); err != nil {
+		return err
+	}
+	if err := m.ensureActs(B, T, tp.Recording()); err != nil {
+		return err
+	}
+	a := m.acts
+	if err := m.Backend.UploadInt32(a.inputs, inputs); err != nil {
+		return err
+	}
+	m.forwardTrunk(tp)
+	C, Vp := m.Config.Channels, m.Config.PaddedVocabSize
+	autograd.MatMul(tp, a.logits, a.lnf, m.wte, nil, tensor.MatMulParams{M: B * T, N: Vp, K: C, TransB: true})
+	return nil
+}
+
+func (m *Model) forwardTrunk(tp *autograd.Tape) {
+	a := m.acts
+	B, T, C, NH := a.B, a.T, m.Config.Channels, m.Config.NumHeads
+	BT := B * T
+	autograd.Encoder(tp, a.encoded, a.inputs, m.wte, m.wpe, B, T, C)
+	residual := a.encoded
+	for l := range m.layers {
+		lp, la := &m.layers[l], &a.layers[l]
+		autograd.LayerNorm(tp, la.ln1, la.ln1Mean, la.ln1Rstd, residual, lp.ln1w, lp.ln1b, BT, C)
+		autograd.MatMul(tp, la.qkv, la.ln1, lp.qkvw, lp.qkvb, tensor.MatMulParams{M: BT, N: 3 * C, K: C, TransB: true})
+		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, C, NH)
+		autograd.MatMul(tp, la.attproj, la.atty, lp.attprojw, lp.attprojb, tensor.MatMulParams{M: BT, N: C, K: C, TransB: true})
+		autograd.Add(tp, la.residual2, residual, la.attproj)
+		autograd.LayerNorm(tp, la.ln2, la.ln2Mean, la.ln2Rstd, la.residual2, lp.ln2w, lp.ln2b, BT, C)
+		autograd.MatMul(tp, la.fch, la.ln2, lp.fcw, lp.fcb, tensor.MatMulParams{M: BT, N: 4 * C, K: C, TransB: true})
+		autograd.Gelu(tp, la.fchGelu, la.fch)
+		autograd.MatMul(tp, la.fcproj, la.fchGelu, lp.fcprojw, lp.fcprojb, tensor.MatMulParams{M: BT, N: C, K: 4 * C, TransB: true})
+		autograd.Add(tp, la.residual3, la.residual2, la.fcproj)
+		residual = la.residual3
+	}
+	autograd.LayerNorm(tp, a.lnf, a.lnfMean, a.lnfRstd, residual, m.lnfw, m.lnfb, BT, C)
+}
+
+// ForwardLoss runs Forward and the cross-entropy against targets, returning the mean loss
+// (summed in float32 in row order, as llm.c does).
+func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error) {
+	if err := m.checkTokens("targets", targets, B, T); err != nil {
+		return 0, err
+	}
+	if err := m.Forward(tp, inputs, B, T); err != nil {
+		return 0, err
+	}
+	a := m.acts
+	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
+		return 0, err
+	}
+	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
+	autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, Vp)
+	return m.MeanLoss()
+}
+
+// MeanLoss downloads the per-token losses of the last ForwardLoss and averages them.
+func (m *Model) MeanLoss() (float32, error) {
+	a := m.acts
+	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
+		return 0, err
+	}
+	var sum float32
+	for _, l := range a.hostLosses {
+		sum += l
+	}
+	return sum / float32(len(a.hostLosses)), nil
+}
+
+// TokenLosses returns the per-token losses of the last ForwardLoss (host copy, reused).
+func (m *Model) TokenLosses() []float32 { return m.acts.hostLosses }
+
+// ZeroActGrads clears the activation gradients; call it before seeding output gradients.
+func (m *Model) ZeroActGrads() {
+	if m.acts != nil && m.acts.grads != nil {
+		m.Backend.Fill(m.acts.grads, 0)
+	}
+}
+
+// ZeroGrad clears the parameter gradients.
+func (m *Model) ZeroGrad() {
+	if m.Grads != nil {
+		m.Backend.Fill(m.Grads, 0)
+	}
+}
+
+// Backward back-propagates the mean loss of the last recorded ForwardLoss, accumulating into the
+// parameter gradients.
+func (m *Model) Backward(tp *autograd.Tape) error {
+	if m.acts == nil || m.acts.grads == nil || tp.Len() == 0 {
+		return fmt.Errorf("gpt2: Backward needs a ForwardLoss recorded on the tape")
+	}
+	m.ZeroActGrads()
+	a := m.acts
+	m.Backend.Fill(a.losses.Grad, 1/float32(a.B*a.T))
+	tp.Backward()
+	return nil
+}
+
+// LogProbs computes, after Forward, the log-probability of each target token under the softmax
+// of logits/temperature (and the entropy of that distribution). The returned Vars (B*T) are the
+// model's own buffers: seed their Grad after ZeroActGrads and run the tape to back-propagate.
+func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, temperature float32) (logp, entropy *autograd.Var, err error) {
+	a := m.acts
+	if a == nil {
+		return nil, nil, fmt.Errorf("gpt2: LogProbs needs a Forward first")
+	}
+	if !(temperature > 0) {
+		return nil, nil, fmt.Errorf("gpt2: temperature %v must be positive", temperature)
+	}
+	if err := m.checkTokens("targets", targets, a.B, a.T); err != nil {
+		return nil, nil, err
+	}
+	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
+		return nil, nil, err
+	}
+	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
+	autograd.LogSoftmaxGather(tp, a.logp, a.entropy, a.logits, a.targets, a.B*a.T, V, Vp, temperature)
+	return a.logp, a.entropy, nil
+}
+
+// Hidden returns the final hidden states (B*T, C) of the last Forward: the input of the lm head
+// and of value heads.
+func (m *Model) Hidden() *autograd.Var { return m.acts.lnf }
+
+// Logits returns the logits (B*T, Vp) of the last Forward.
+func (m *Model) Logits() *autograd.Var { return m.acts.logits }
