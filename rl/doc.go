@@ -1,0 +1,61 @@
+// Package rl holds the host-side mathematics of reinforcement-learning fine-tuning: masks,
+// sampled-token log-probs, KL estimators, GRPO and PPO losses with their exact gradients,
+// GAE, KL controllers, per-step diagnostics, and rewards. The model runs on a tensor backend
+// and produces per-token log-probs (and values for PPO); the trainer copies those small
+// rows x tokens arrays to the host, this package computes advantages, the loss, d loss / d
+// log-prob (and d loss / d value) per token in float64, and the trainer back-propagates them
+// through the model. Everything here is deterministic and checked against oracles computed
+// with PyTorch autograd following Hugging Face TRL (see oracle_test.go).
+//
+// # Masks
+//
+// Completions are right-padded rows. The response mask is 1 from the first completion token
+// up to and including the first EOS (or to the generated length), and the loss mask is the
+// response mask minus forced tokens (tokens a template or schema dictated: they carry no
+// learning signal, E[g] = 0, but add variance). Masks are built by position, never by token
+// value: GPT-2's EOS and PAD share id 50256, so masking by value either drops the EOS the
+// policy chose to emit or keeps padding in the loss.
+//
+// # GRPO
+//
+// Advantages are per group of completions of one prompt, A = (r - mean_group) / (std + 1e-4)
+// with Bessel-corrected std of the group, of the batch, or no division (scale_rewards). Per
+// token, ratio = exp(logp - old_logp) and
+//
+//	l_t = -min(ratio*A, clip(ratio, 1-eps_low, 1+eps_high)*A) + beta*KL_t - entropy_coef*H_t
+//
+// where KL_t is k1, k2 or k3 (k3 = exp(ref-logp) - (ref-logp) - 1, TRL's choice). Losses are
+// aggregated over the loss mask: grpo = mean over rows of the row mean, bnpo/dapo = sum over
+// tokens / number of tokens, dr_grpo = sum / (rows * max_completion_length). The gradient
+// d loss / d logp_t is exact: -A*ratio*w_t where the unclipped branch is the minimum, 0 where
+// the clip holds, plus beta*dKL/dlogp*w_t, with w_t the aggregation weight.
+//
+// Log-probs must be computed at the sampling temperature (and, optionally, under the
+// sampler's top-k/top-p truncation) or the first-iteration ratio is not 1 and the objective
+// optimises a distribution other than the one sampled. A per-token ratio bound drops tokens
+// whose ratio is implausible (misaligned or stale tokens) and counts them; a step with too few
+// learnable tokens, or too small a learnable fraction, is skipped with a reason; a KL hard cap
+// skips the step or stops training.
+//
+// # PPO
+//
+// Per-token rewards are -kl_coef*KL_t (old vs reference, k1 or k3) on response tokens, plus
+// the score (minus missing_eos_penalty for rows without an EOS) at the last response token.
+// GAE(gamma, lambda) runs over the response mask with terminal value 0; returns are advantages
+// plus old values; advantages are optionally whitened over the response mask. The policy loss
+// is the clipped surrogate averaged over the loss mask, the value loss half the clipped squared
+// error averaged over the response mask, and loss = pg + vf_coef*vf. The KL coefficient comes
+// from a fixed or an adaptive (Ziegler et al.) controller.
+//
+// # Diagnostics
+//
+// Each step reports what makes the failure modes visible: reward mean/std and the fraction of
+// groups with zero reward spread (no signal), clip ratios (low, high, region), active and
+// clipped fractions, mean ratio by advantage sign and ratio quantiles (a mean ratio far from 1
+// at the first iteration means misaligned tokens or a temperature mismatch), KL (k1/k2/k3) and
+// the KL share of the loss, advantage spread, learnable-token fraction, completion lengths,
+// value loss and explained variance.
+//
+// Rewards never fail silently: a reward function that errors makes the step fail with the
+// reward's name, instead of a dummy score that would inject a fake learning signal.
+package rl
