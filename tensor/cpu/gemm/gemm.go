@@ -1,33 +1,337 @@
 // Package gemm is the CPU single-precision matrix multiply behind tensor/cpu's MatMul.
+//
+// The product is computed GotoBLAS-style: op(B) is packed into panels of nr columns (nr
+// contiguous values per k) and a register-blocked micro-kernel multiplies an mr-row strip of
+// op(A), read in place through a row and a k stride, by one panel. K is cut into blocks of kc
+// so a panel stays in the L1 cache. Work is split over the output only: each C tile is summed
+// by one goroutine, in a fixed order over K, so the result is the same bits for any number of
+// threads and any schedule.
 package gemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Block sizes. kc bounds the packed B panel (kc*nr floats) so it stays in L1; minFlopsPerThread
+// keeps small products on the calling goroutine, where waking a worker would cost more than it saves.
+const (
+	kcBlock           = 256
+	maxMR             = 8
+	maxNR             = 48
+	minFlopsPerThread = 1 << 17
+)
+
+var threads atomic.Int32
+
+// SetThreads sets how many goroutines Sgemm uses; n <= 0 restores the default,
+// runtime.GOMAXPROCS(0). Results do not depend on it.
+func SetThreads(n int) {
+	if n < 0 {
+		n = 0
+	}
+	threads.Store(int32(n))
+}
+
+// Threads returns the number of goroutines Sgemm uses.
+func Threads() int {
+	if n := int(threads.Load()); n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Validate reports whether the arguments describe a valid Sgemm call: non-negative sizes,
+// leading dimensions at least the stored row length, and slices long enough for the rows
+// they hold. The error names the argument that is wrong.
+func Validate(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
+	}
+	check := func(name string, s []float32, ld, rows, cols int) error {
+		if ld < max(1, cols) {
+			return fmt.Errorf("gemm: ld%s=%d is less than the %d columns of stored %s (%dx%d)", name, ld, cols, name, rows, cols)
+		}
+		if rows == 0 || cols == 0 {
+			return nil
+		}
+		if need := (rows-1)*ld + cols; len(s) < need {
+			return fmt.Errorf("gemm: %s has %d elements, its %dx%d layout with ld%s=%d needs %d", name, len(s), rows, cols, name, ld, need)
+		}
+		return nil
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	if err := check("a", a, lda, ar, ac); err != nil {
+		return err
+	}
+	if err := check("b", b, ldb, br, bc); err != nil {
+		return err
+	}
+	return check("c", c, ldc, m, n)
+}
 
 // Sgemm computes C = alpha * op(A) @ op(B) + beta * C, BLAS-style and row-major: op(A) is
 // (m,k), stored (m,k) with row stride lda, or (k,m) when transA; op(B) is (k,n), stored (k,n)
 // with row stride ldb, or (n,k) when transB; C is (m,n) with row stride ldc. With beta == 0, C
 // is overwritten without being read. It uses all cores and is deterministic.
+//
+// Invalid arguments are a programming error and panic with Validate's message; callers taking
+// shapes from users should call Validate first.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if err := Validate(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		panic(err)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	j := jobPool.Get().(*job)
+	*j = job{
+		transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, beta: beta,
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
+		kern: active,
+	}
+	j.plan(Threads())
+	j.run()
+	j.a, j.b, j.c = nil, nil, nil
+	jobPool.Put(j)
+}
+
+// scaleC sets C = beta*C; beta == 0 writes zeros without reading C (which may hold NaNs).
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
 	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var s float32
-			for p := 0; p < k; p++ {
-				var av, bv float32
-				if transA {
-					av = a[p*lda+i]
-				} else {
-					av = a[i*lda+p]
-				}
-				if transB {
-					bv = b[j*ldb+p]
-				} else {
-					bv = b[p*ldb+j]
-				}
-				s += av * bv
-			}
-			if beta == 0 {
-				c[i*ldc+j] = alpha * s
-			} else {
-				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+		} else if beta != 1 {
+			for j := range row {
+				row[j] *= beta
 			}
 		}
 	}
+}
+
+// job is one Sgemm call: its arguments, its split into tasks (blocks of C), and the counter
+// from which goroutines claim tasks.
+type job struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	kern           *microKernel
+
+	mc, nc  int // rows and columns of C per task
+	tn      int // tasks along n
+	ntasks  int
+	workers int
+	next    atomic.Int64
+	wg      sync.WaitGroup
+}
+
+var jobPool = sync.Pool{New: func() any { return new(job) }}
+
+// plan splits C into tasks: all rows (up to 512) by a few column panels, enough tasks for
+// dynamic balancing across the workers. Task boundaries are multiples of the kernel's tile
+// so every C element is computed by the same code path whatever the split.
+func (j *job) plan(nthreads int) {
+	mr, nr := j.kern.mr, j.kern.nr
+	rowTiles := (j.m + mr - 1) / mr
+	colTiles := (j.n + nr - 1) / nr
+	mcTiles := min(rowTiles, 512/mr)
+	tm := (rowTiles + mcTiles - 1) / mcTiles
+	flops := 2 * float64(j.m) * float64(j.n) * float64(j.k)
+	workers := max(1, min(nthreads, int(flops/minFlopsPerThread)))
+	// Aim for about four tasks per worker, but keep a task at least 4 panels wide (or the
+	// whole of N) and at most 16 so its panels stay in L2.
+	want := 4 * workers
+	ncTiles := colTiles
+	if tm < want {
+		ncTiles = (colTiles*tm + want - 1) / want
+	}
+	ncTiles = max(1, min(ncTiles, 16))
+	if colTiles >= 4 {
+		ncTiles = max(ncTiles, min(4, colTiles))
+	}
+	j.mc, j.nc = mcTiles*mr, ncTiles*nr
+	j.tn = (colTiles + ncTiles - 1) / ncTiles
+	j.ntasks = tm * j.tn
+	j.workers = min(workers, j.ntasks)
+}
+
+// run executes the job on the calling goroutine and workers-1 pool goroutines.
+func (j *job) run() {
+	j.next.Store(0)
+	if j.workers > 1 {
+		startWorkers(j.workers - 1)
+		j.wg.Add(j.workers - 1)
+		for i := 1; i < j.workers; i++ {
+			jobs <- j
+		}
+	}
+	ws := wsPool.Get().(*workspace)
+	j.work(ws)
+	wsPool.Put(ws)
+	if j.workers > 1 {
+		j.wg.Wait()
+	}
+}
+
+// work claims and computes tasks until none are left.
+func (j *job) work(ws *workspace) {
+	for {
+		t := int(j.next.Add(1) - 1)
+		if t >= j.ntasks {
+			return
+		}
+		ti, tj := t/j.tn, t%j.tn
+		i0, j0 := ti*j.mc, tj*j.nc
+		j.block(ws, i0, min(j.m, i0+j.mc), j0, min(j.n, j0+j.nc))
+	}
+}
+
+// block computes C[i0:i1, j0:j1].
+func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
+	kern := j.kern
+	mr, nr := kern.mr, kern.nr
+	for pc := 0; pc < j.k; pc += kcBlock {
+		kb := min(kcBlock, j.k-pc)
+		beta := j.beta
+		if pc > 0 {
+			beta = 1
+		}
+		for jr := j0; jr < j1; jr += nr {
+			nrr := min(nr, j1-jr)
+			packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
+			for ir := i0; ir < i1; ir += mr {
+				mrr := min(mr, i1-ir)
+				var ap *float32
+				var rs, ks int
+				switch {
+				case mrr < mr:
+					packAEdge(ws.ap[:kb*mr], j.a, j.lda, j.transA, ir, mrr, mr, pc, kb)
+					ap, rs, ks = &ws.ap[0], 1, mr
+				case j.transA:
+					ap, rs, ks = &j.a[pc*j.lda+ir], 1, j.lda
+				default:
+					ap, rs, ks = &j.a[ir*j.lda+pc], j.lda, 1
+				}
+				if mrr == mr && nrr == nr {
+					kern.fn(kb, ap, rs, ks, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)
+					continue
+				}
+				// Edge tile: compute the full tile into scratch, then merge the valid part.
+				kern.fn(kb, ap, rs, ks, &ws.bp[0], &ws.tile[0], nr, j.alpha, 0)
+				for i := 0; i < mrr; i++ {
+					src := ws.tile[i*nr : i*nr+nrr]
+					dst := j.c[(ir+i)*j.ldc+jr : (ir+i)*j.ldc+jr+nrr]
+					if beta == 0 {
+						copy(dst, src)
+					} else {
+						for x, v := range src {
+							dst[x] = v + beta*dst[x]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packB writes op(B)[pc:pc+kb, jr:jr+nrr] into dst as kb rows of nr values, zero-padding
+// columns nrr..nr.
+func packB(dst, b []float32, ldb int, transB bool, pc, kb, jr, nrr, nr int) {
+	if !transB {
+		for p := 0; p < kb; p++ {
+			row := dst[p*nr : p*nr+nr]
+			off := (pc+p)*ldb + jr
+			copy(row, b[off:off+nrr])
+			clear(row[nrr:])
+		}
+		return
+	}
+	if nrr == nr && packBT(dst, b, ldb, pc, kb, jr, nr) {
+		return
+	}
+	for jj := 0; jj < nrr; jj++ {
+		off := (jr+jj)*ldb + pc
+		src := b[off : off+kb]
+		d := dst[jj:]
+		for p, v := range src {
+			d[p*nr] = v
+		}
+	}
+	if nrr < nr {
+		for p := 0; p < kb; p++ {
+			clear(dst[p*nr+nrr : p*nr+nr])
+		}
+	}
+}
+
+// packAEdge writes rows ir..ir+mrr of op(A)[:, pc:pc+kb] into dst as kb groups of mr values
+// (row stride 1, k stride mr), zero-padding rows mrr..mr, for the last partial strip of rows.
+func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) {
+	for p := 0; p < kb; p++ {
+		g := dst[p*mr : p*mr+mr]
+		for i := 0; i < mrr; i++ {
+			if transA {
+				g[i] = a[(pc+p)*lda+ir+i]
+			} else {
+				g[i] = a[(ir+i)*lda+pc+p]
+			}
+		}
+		clear(g[mrr:])
+	}
+}
+
+// workspace holds one goroutine's packing buffers, reused across calls.
+type workspace struct {
+	bp   []float32 // packed B panel, kcBlock*maxNR
+	ap   []float32 // packed partial A strip, kcBlock*maxMR
+	tile []float32 // edge tile scratch, maxMR*maxNR
+}
+
+func newWorkspace() *workspace {
+	return &workspace{
+		bp:   make([]float32, kcBlock*maxNR),
+		ap:   make([]float32, kcBlock*maxMR),
+		tile: make([]float32, maxMR*maxNR),
+	}
+}
+
+var wsPool = sync.Pool{New: func() any { return newWorkspace() }}
+
+// The worker pool: goroutines that each own a workspace and serve jobs for the life of the
+// process, so a call starts no goroutines and allocates nothing.
+var (
+	workersMu sync.Mutex
+	nWorkers  int
+	jobs      = make(chan *job, 256)
+)
+
+func startWorkers(n int) {
+	workersMu.Lock()
+	for ; nWorkers < n; nWorkers++ {
+		go func() {
+			ws := newWorkspace()
+			for j := range jobs {
+				j.work(ws)
+				j.wg.Done()
+			}
+		}()
+	}
+	workersMu.Unlock()
 }

@@ -1,0 +1,274 @@
+package gemm
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+type shape struct{ m, n, k int }
+
+// testShapes cover single elements, sizes that are not multiples of any tile, K longer than
+// one kc block, and products big enough to be split across threads.
+var testShapes = []shape{
+	{1, 1, 1}, {1, 7, 3}, {7, 1, 5}, {7, 33, 1}, {8, 48, 256}, {9, 49, 257},
+	{33, 65, 17}, {257, 33, 7}, {17, 257, 300}, {64, 96, 520}, {3, 100, 513},
+	{100, 3, 40}, {130, 200, 70}, {256, 480, 64},
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.Float64()*2 - 1)
+	}
+	return s
+}
+
+// operands builds A, B and C for a shape with leading dimensions padded past the row length.
+type operands struct {
+	transA, transB bool
+	m, n, k        int
+	a, b, c        []float32
+	lda, ldb, ldc  int
+}
+
+func newOperands(r *rand.Rand, s shape, transA, transB bool) *operands {
+	o := &operands{transA: transA, transB: transB, m: s.m, n: s.n, k: s.k}
+	ar, ac := s.m, s.k
+	if transA {
+		ar, ac = s.k, s.m
+	}
+	br, bc := s.k, s.n
+	if transB {
+		br, bc = s.n, s.k
+	}
+	o.lda, o.ldb, o.ldc = ac+3, bc+5, s.n+2
+	o.a = randSlice(r, (ar-1)*o.lda+ac)
+	o.b = randSlice(r, (br-1)*o.ldb+bc)
+	o.c = randSlice(r, s.m*o.ldc)
+	return o
+}
+
+func (o *operands) at(i, p int) float64 {
+	if o.transA {
+		return float64(o.a[p*o.lda+i])
+	}
+	return float64(o.a[i*o.lda+p])
+}
+
+func (o *operands) bt(p, j int) float64 {
+	if o.transB {
+		return float64(o.b[j*o.ldb+p])
+	}
+	return float64(o.b[p*o.ldb+j])
+}
+
+// reference returns alpha*op(A)op(B) + beta*C in float64 and, per element, the sum of the
+// magnitudes of its terms, which bounds float32 rounding error.
+func (o *operands) reference(alpha, beta float32) (want, mag []float64) {
+	want = make([]float64, o.m*o.n)
+	mag = make([]float64, o.m*o.n)
+	for i := 0; i < o.m; i++ {
+		for j := 0; j < o.n; j++ {
+			var s, sa float64
+			for p := 0; p < o.k; p++ {
+				t := o.at(i, p) * o.bt(p, j)
+				s += t
+				sa += math.Abs(t)
+			}
+			w := float64(alpha) * s
+			ma := math.Abs(float64(alpha)) * sa
+			if beta != 0 {
+				cv := float64(beta) * float64(o.c[i*o.ldc+j])
+				w += cv
+				ma += math.Abs(cv)
+			}
+			want[i*o.n+j], mag[i*o.n+j] = w, ma
+		}
+	}
+	return want, mag
+}
+
+func (o *operands) run(alpha, beta float32) []float32 {
+	c := append([]float32(nil), o.c...)
+	Sgemm(o.transA, o.transB, o.m, o.n, o.k, alpha, o.a, o.lda, o.b, o.ldb, beta, c, o.ldc)
+	return c
+}
+
+func useKernel(t testing.TB, k *microKernel) {
+	old := active
+	active = k
+	t.Cleanup(func() { active = old })
+}
+
+func useThreads(t testing.TB, n int) {
+	old := int(threads.Load())
+	SetThreads(n)
+	t.Cleanup(func() { SetThreads(old) })
+}
+
+func TestSgemmMatchesReference(t *testing.T) {
+	scales := []struct{ alpha, beta float32 }{{1, 0}, {1, 1}, {-0.5, 2}, {1.5, -1}}
+	for _, kern := range kernels {
+		t.Run(kern.name, func(t *testing.T) {
+			useKernel(t, kern)
+			r := rand.New(rand.NewPCG(1, 2))
+			for _, s := range testShapes {
+				for tr := 0; tr < 4; tr++ {
+					o := newOperands(r, s, tr&1 != 0, tr&2 != 0)
+					for _, sc := range scales {
+						got := o.run(sc.alpha, sc.beta)
+						want, mag := o.reference(sc.alpha, sc.beta)
+						// Any summation order is within (k+2)*eps of the magnitude sum.
+						tol := float64(o.k+4) * 0x1p-24
+						for i := 0; i < o.m; i++ {
+							for j := 0; j < o.ldc; j++ {
+								g := got[i*o.ldc+j]
+								if j >= o.n {
+									if g != o.c[i*o.ldc+j] {
+										t.Fatalf("%+v transA=%v transB=%v: padding C[%d,%d] changed", s, o.transA, o.transB, i, j)
+									}
+									continue
+								}
+								w, m := want[i*o.n+j], mag[i*o.n+j]
+								if d := math.Abs(float64(g) - w); d > tol*m+1e-30 {
+									t.Fatalf("%+v transA=%v transB=%v alpha=%v beta=%v: C[%d,%d]=%v want %v (err %.3g > %.3g)",
+										s, o.transA, o.transB, sc.alpha, sc.beta, i, j, g, w, d, tol*m)
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestKernelsAgree compares every kernel with the portable one on a GPT-2-like shape.
+func TestKernelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	s := shape{96, 200, 768}
+	for tr := 0; tr < 4; tr++ {
+		o := newOperands(r, s, tr&1 != 0, tr&2 != 0)
+		old := active
+		active = goKernel
+		ref := o.run(1, 0.5)
+		active = old
+		for _, kern := range kernels {
+			active = kern
+			got := o.run(1, 0.5)
+			active = old
+			tol := 1e-5 * math.Sqrt(float64(s.k))
+			for i := range got {
+				d := math.Abs(float64(got[i] - ref[i]))
+				if d > tol*math.Max(1, math.Abs(float64(ref[i]))) {
+					t.Fatalf("%s vs go, transA=%v transB=%v: element %d: %v vs %v", kern.name, o.transA, o.transB, i, got[i], ref[i])
+				}
+			}
+		}
+	}
+}
+
+// TestDeterministic checks that results are the same bits across runs and thread counts.
+func TestDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, kern := range kernels {
+		useKernel(t, kern)
+		for _, s := range []shape{{256, 480, 300}, {131, 517, 600}} {
+			o := newOperands(r, s, false, true)
+			useThreads(t, 1)
+			ref := o.run(1, 1)
+			for _, n := range []int{2, 3, 2, 5} {
+				SetThreads(n)
+				got := o.run(1, 1)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
+						t.Fatalf("%s %+v: %d threads differ from 1 at %d: %v vs %v", kern.name, s, n, i, got[i], ref[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestBetaZeroOverwritesNaN(t *testing.T) {
+	for _, kern := range kernels {
+		useKernel(t, kern)
+		r := rand.New(rand.NewPCG(7, 8))
+		o := newOperands(r, shape{19, 53, 31}, false, false)
+		for i := range o.c {
+			o.c[i] = float32(math.NaN())
+		}
+		got := o.run(2, 0)
+		want, _ := o.reference(2, 0)
+		for i := 0; i < o.m; i++ {
+			for j := 0; j < o.n; j++ {
+				if g := got[i*o.ldc+j]; math.IsNaN(float64(g)) || math.Abs(float64(g)-want[i*o.n+j]) > 1e-4 {
+					t.Fatalf("%s: C[%d,%d]=%v want %v", kern.name, i, j, g, want[i*o.n+j])
+				}
+			}
+		}
+	}
+}
+
+func TestAlphaZeroAndEmptyK(t *testing.T) {
+	c := []float32{1, 2, 3, 4}
+	a := []float32{float32(math.NaN()), 1}
+	Sgemm(false, false, 2, 2, 1, 0, a, 1, []float32{5, 6}, 2, 3, c, 2)
+	if c[0] != 3 || c[3] != 12 {
+		t.Fatalf("alpha=0: C=%v want beta*C", c)
+	}
+	Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 0, c, 2)
+	for _, v := range c {
+		if v != 0 {
+			t.Fatalf("k=0, beta=0: C=%v want zeros", c)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	buf := make([]float32, 100)
+	cases := []struct {
+		name                   string
+		transA, transB         bool
+		m, n, k, lda, ldb, ldc int
+		a, b, c                []float32
+		want                   string
+	}{
+		{"negative", false, false, -1, 2, 2, 2, 2, 2, buf, buf, buf, "negative size"},
+		{"lda", false, false, 2, 2, 3, 2, 2, 2, buf, buf, buf, "lda=2"},
+		{"ldaT", true, false, 4, 2, 3, 3, 2, 2, buf, buf, buf, "lda=3"},
+		{"ldbT", false, true, 2, 5, 3, 3, 2, 5, buf, buf, buf, "ldb=2"},
+		{"shortA", false, false, 4, 2, 3, 3, 2, 2, buf[:10], buf, buf, "a has 10 elements"},
+		{"shortB", false, true, 4, 2, 3, 3, 3, 2, buf, buf[:5], buf, "b has 5 elements"},
+		{"shortC", false, false, 4, 2, 3, 3, 2, 3, buf, buf, buf[:10], "c has 10 elements"},
+	}
+	for _, tc := range cases {
+		err := Validate(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.a, tc.lda, tc.b, tc.ldb, tc.c, tc.ldc)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	if err := Validate(true, true, 3, 4, 5, buf[:(5-1)*3+3], 3, buf[:(4-1)*6+5], 6, buf[:(3-1)*4+4], 4); err != nil {
+		t.Errorf("valid call rejected: %v", err)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(error).Error(), "c has") {
+			t.Errorf("Sgemm with a short C: recovered %v, want a panic naming c", r)
+		}
+	}()
+	Sgemm(false, false, 4, 2, 3, 1, buf, 3, buf, 2, 0, buf[:3], 2)
+}
+
+func TestNoAllocs(t *testing.T) {
+	useThreads(t, 2)
+	r := rand.New(rand.NewPCG(9, 10))
+	o := newOperands(r, shape{64, 200, 130}, false, true)
+	c := append([]float32(nil), o.c...)
+	f := func() { Sgemm(false, true, o.m, o.n, o.k, 1, o.a, o.lda, o.b, o.ldb, 0, c, o.ldc) }
+	f()
+	if n := testing.AllocsPerRun(20, f); n > 0 {
+		t.Fatalf("Sgemm allocated %v times per call", n)
+	}
+}

@@ -1,0 +1,63 @@
+package gemm
+
+import "unsafe"
+
+// microKernel multiplies an mr-row strip of op(A) by a packed panel of op(B) over k steps
+// and stores C = alpha*acc + beta*C for the mr x nr tile (C is not read when beta == 0).
+// Row i of the strip at step p is a[i*rs + p*ks] (element strides), the panel value for
+// column j at step p is b[p*nr + j], and row i of the tile starts at c[i*ldc].
+type microKernel struct {
+	name   string
+	mr, nr int
+	fn     func(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
+}
+
+// goKernel is the portable kernel: a 4x4 tile of scalar accumulators.
+var goKernel = &microKernel{name: "go", mr: 4, nr: 4, fn: kernGo4x4}
+
+// active is the kernel Sgemm uses: the best one this CPU supports, chosen at init.
+var active = goKernel
+
+func kernGo4x4(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32) {
+	as := unsafe.Slice(a, 3*rs+(k-1)*ks+1)
+	bs := unsafe.Slice(b, 4*k)
+	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
+	for p := 0; p < k; p++ {
+		bp := bs[p*4 : p*4+4 : p*4+4]
+		b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+		o := p * ks
+		a0, a1, a2, a3 := as[o], as[o+rs], as[o+2*rs], as[o+3*rs]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	cs := unsafe.Slice(c, 3*ldc+4)
+	store4(cs[0:4:4], c00, c01, c02, c03, alpha, beta)
+	store4(cs[ldc:ldc+4:ldc+4], c10, c11, c12, c13, alpha, beta)
+	store4(cs[2*ldc:2*ldc+4:2*ldc+4], c20, c21, c22, c23, alpha, beta)
+	store4(cs[3*ldc:3*ldc+4:3*ldc+4], c30, c31, c32, c33, alpha, beta)
+}
+
+func store4(c []float32, v0, v1, v2, v3, alpha, beta float32) {
+	if beta == 0 {
+		c[0], c[1], c[2], c[3] = alpha*v0, alpha*v1, alpha*v2, alpha*v3
+		return
+	}
+	c[0] = alpha*v0 + beta*c[0]
+	c[1] = alpha*v1 + beta*c[1]
+	c[2] = alpha*v2 + beta*c[2]
+	c[3] = alpha*v3 + beta*c[3]
+}

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package gemm
+
+// kernels lists the kernels this build can run, best first.
+var kernels = []*microKernel{goKernel}
+
+// packBT has no vector version here; packB falls back to its scalar loop.
+func packBT(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
