@@ -1,0 +1,371 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// DeviceType is a VkPhysicalDeviceType.
+type DeviceType uint32
+
+const (
+	DeviceOther      DeviceType = physicalDeviceTypeOther
+	DeviceIntegrated DeviceType = physicalDeviceTypeIntegratedGPU
+	DeviceDiscrete   DeviceType = physicalDeviceTypeDiscreteGPU
+	DeviceVirtual    DeviceType = physicalDeviceTypeVirtualGPU
+	DeviceCPU        DeviceType = physicalDeviceTypeCPU
+)
+
+func (t DeviceType) String() string {
+	switch t {
+	case DeviceIntegrated:
+		return "integrated"
+	case DeviceDiscrete:
+		return "discrete"
+	case DeviceVirtual:
+		return "virtual"
+	case DeviceCPU:
+		return "cpu"
+	}
+	return "other"
+}
+
+// MemoryHeap is one VkMemoryHeap.
+type MemoryHeap struct {
+	Size        uint64 // bytes
+	DeviceLocal bool
+}
+
+// DeviceInfo describes a physical device: everything `vkgrad devices` shows and the limits the
+// runtime relies on.
+type DeviceInfo struct {
+	Index         int // position in vkEnumeratePhysicalDevices order: the N of vulkan:N
+	Name          string
+	Type          DeviceType
+	VendorID      uint32
+	DeviceID      uint32
+	Vendor        string // a name for VendorID, or its hex value
+	DriverName    string // VkPhysicalDeviceDriverProperties, empty before Vulkan 1.2 without the extension
+	DriverInfo    string
+	DriverVersion uint32 // vendor-specific packing; see DriverVersionString
+	APIVersion    uint32 // packed; see APIVersionString
+	UUID          [16]byte
+	Heaps         []MemoryHeap
+	SubgroupSize  uint32
+	Float16       bool // shaderFloat16
+
+	MaxStorageBufferRange           uint32
+	MaxComputeWorkGroupSize         [3]uint32
+	MaxComputeWorkGroupCount        [3]uint32
+	MaxComputeWorkGroupInvocations  uint32
+	MaxComputeSharedMemorySize      uint32
+	MaxPushConstantsSize            uint32
+	MinStorageBufferOffsetAlignment uint64
+	TimestampPeriod                 float32 // nanoseconds per timestamp tick
+	TimestampBits                   uint32  // valid bits of the compute queue's timestamps, 0 if none
+
+	ComputeQueueFamily int    // -1 when the device has no compute queue
+	Unusable           string // why vkgrad cannot use this device, empty when it can
+	extensions         map[string]bool
+}
+
+// APIVersionString formats the device's Vulkan version, e.g. "1.3.230".
+func (d DeviceInfo) APIVersionString() string { return versionString(d.APIVersion) }
+
+// DriverVersionString decodes the driver version with the vendor's packing where known.
+func (d DeviceInfo) DriverVersionString() string {
+	v := d.DriverVersion
+	switch d.VendorID {
+	case 0x10DE: // NVIDIA: 10.8.8.6 bits
+		return fmt.Sprintf("%d.%d.%d.%d", v>>22&0x3ff, v>>14&0xff, v>>6&0xff, v&0x3f)
+	case 0x8086: // Intel on Windows: 18.14 bits; elsewhere Mesa uses the Vulkan packing
+		if strings.Contains(strings.ToLower(d.DriverName), "windows") {
+			return fmt.Sprintf("%d.%d", v>>14, v&0x3fff)
+		}
+	}
+	return versionString(v)
+}
+
+// DeviceLocalBytes is the total size of the device-local heaps.
+func (d DeviceInfo) DeviceLocalBytes() uint64 {
+	var n uint64
+	for _, h := range d.Heaps {
+		if h.DeviceLocal {
+			n += h.Size
+		}
+	}
+	return n
+}
+
+var vendorNames = map[uint32]string{
+	0x1002:  "AMD",
+	0x1010:  "Imagination",
+	0x106B:  "Apple",
+	0x10DE:  "NVIDIA",
+	0x13B5:  "ARM",
+	0x14E4:  "Broadcom",
+	0x1AE0:  "Google",
+	0x5143:  "Qualcomm",
+	0x8086:  "Intel",
+	0x10001: "Vivante",
+	0x10002: "VeriSilicon",
+	0x10003: "Kazan",
+	0x10004: "Codeplay",
+	0x10005: "Mesa",
+	0x10006: "PoCL",
+	0x10007: "Mobileye",
+}
+
+// VendorName names a PCI or Khronos vendor id, or formats it in hex.
+func VendorName(id uint32) string {
+	if n, ok := vendorNames[id]; ok {
+		return n
+	}
+	return fmt.Sprintf("0x%04x", id)
+}
+
+// Devices lists the Vulkan devices the loader reports, with their properties. It returns an
+// error wrapping ErrNoLoader when no loader is installed.
+func Devices() ([]DeviceInfo, error) {
+	inst, err := NewInstance(InstanceOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Close()
+	return inst.Devices()
+}
+
+// physicalDevices returns the handles in enumeration order.
+func (i *Instance) physicalDevices() ([]uintptr, error) {
+	var n uint32
+	if err := check("vkEnumeratePhysicalDevices", call(i.fn.EnumeratePhysicalDevices, i.handle, uintptr(unsafe.Pointer(&n)), 0)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	hs := make([]uintptr, n)
+	if err := check("vkEnumeratePhysicalDevices", call(i.fn.EnumeratePhysicalDevices, i.handle, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&hs[0])))); err != nil {
+		return nil, err
+	}
+	return hs[:n], nil
+}
+
+// Devices lists this instance's physical devices.
+func (i *Instance) Devices() ([]DeviceInfo, error) {
+	hs, err := i.physicalDevices()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeviceInfo, len(hs))
+	for k, h := range hs {
+		d, err := i.describe(h)
+		if err != nil {
+			return nil, fmt.Errorf("vk: device %d: %w", k, err)
+		}
+		d.Index = k
+		out[k] = d
+	}
+	return out, nil
+}
+
+func (i *Instance) deviceExtensions(pd uintptr) (map[string]bool, error) {
+	var n uint32
+	if err := check("vkEnumerateDeviceExtensionProperties", call(i.fn.EnumerateDeviceExtensionProperties, pd, 0, uintptr(unsafe.Pointer(&n)), 0)); err != nil {
+		return nil, err
+	}
+	props := make([]extensionProperties, n+1)
+	if err := check("vkEnumerateDeviceExtensionProperties", call(i.fn.EnumerateDeviceExtensionProperties, pd, 0, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0])))); err != nil {
+		return nil, err
+	}
+	m := map[string]bool{}
+	for _, p := range props[:n] {
+		m[gostr(p.ExtensionName[:])] = true
+	}
+	return m, nil
+}
+
+func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
+	var d DeviceInfo
+	exts, err := i.deviceExtensions(pd)
+	if err != nil {
+		return d, err
+	}
+	d.extensions = exts
+	var base physicalDeviceProperties
+	callPtr(i.fn.GetPhysicalDeviceProperties, pd, uintptr(unsafe.Pointer(&base)))
+	d.APIVersion = base.ApiVersion
+	hasV12 := base.ApiVersion >= apiVersion(1, 2, 0) && i.version >= apiVersion(1, 2, 0)
+
+	subgroup := &physicalDeviceSubgroupProperties{SType: stPhysicalDeviceSubgroupProperties}
+	ids := &physicalDeviceIDProperties{SType: stPhysicalDeviceIDProperties, PNext: unsafe.Pointer(subgroup)}
+	driver := &physicalDeviceDriverProperties{SType: stPhysicalDeviceDriverProperties}
+	props := &physicalDeviceProperties2{SType: stPhysicalDeviceProperties2, PNext: unsafe.Pointer(ids)}
+	if hasV12 || exts["VK_KHR_driver_properties"] {
+		driver.PNext = unsafe.Pointer(ids)
+		props.PNext = unsafe.Pointer(driver)
+	}
+	fp16 := &physicalDeviceShaderFloat16Int8Features{SType: stPhysicalDeviceShaderFloat16Int8}
+	feats := &physicalDeviceFeatures2{SType: stPhysicalDeviceFeatures2}
+	if hasV12 || exts["VK_KHR_shader_float16_int8"] {
+		feats.PNext = unsafe.Pointer(fp16)
+	}
+	if base.ApiVersion >= apiVersion(1, 1, 0) {
+		callPtr(i.fn.GetPhysicalDeviceProperties2, pd, uintptr(unsafe.Pointer(props)))
+		callPtr(i.fn.GetPhysicalDeviceFeatures2, pd, uintptr(unsafe.Pointer(feats)))
+	} else {
+		props.Properties = base
+		d.Unusable = "Vulkan " + versionString(base.ApiVersion) + " (vkgrad needs 1.1)"
+	}
+	p := &props.Properties
+	d.Name = gostr(p.DeviceName[:])
+	d.Type = DeviceType(p.DeviceType)
+	d.VendorID, d.DeviceID = p.VendorID, p.DeviceID
+	d.Vendor = VendorName(p.VendorID)
+	d.DriverVersion = p.DriverVersion
+	d.DriverName = gostr(driver.DriverName[:])
+	d.DriverInfo = gostr(driver.DriverInfo[:])
+	d.UUID = ids.DeviceUUID
+	d.SubgroupSize = subgroup.SubgroupSize
+	d.Float16 = fp16.ShaderFloat16 != 0
+	l := &p.Limits
+	d.MaxStorageBufferRange = l.MaxStorageBufferRange
+	d.MaxComputeWorkGroupSize = l.MaxComputeWorkGroupSize
+	d.MaxComputeWorkGroupCount = l.MaxComputeWorkGroupCount
+	d.MaxComputeWorkGroupInvocations = l.MaxComputeWorkGroupInvocations
+	d.MaxComputeSharedMemorySize = l.MaxComputeSharedMemorySize
+	d.MaxPushConstantsSize = l.MaxPushConstantsSize
+	d.MinStorageBufferOffsetAlignment = l.MinStorageBufferOffsetAlignment
+	d.TimestampPeriod = l.TimestampPeriod
+
+	var mem physicalDeviceMemoryProperties
+	callPtr(i.fn.GetPhysicalDeviceMemoryProperties, pd, uintptr(unsafe.Pointer(&mem)))
+	for _, h := range mem.MemoryHeaps[:min(mem.MemoryHeapCount, 16)] {
+		d.Heaps = append(d.Heaps, MemoryHeap{Size: h.Size, DeviceLocal: h.Flags&memoryHeapDeviceLocal != 0})
+	}
+
+	d.ComputeQueueFamily = -1
+	var nq uint32
+	callPtr(i.fn.GetPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nq)), 0)
+	if nq > 0 {
+		qs := make([]queueFamilyProperties, nq)
+		callPtr(i.fn.GetPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nq)), uintptr(unsafe.Pointer(&qs[0])))
+		// Prefer a family with timestamps; among those the first, which is usually the
+		// universal queue that the driver optimises most.
+		for k, q := range qs[:nq] {
+			if q.QueueFlags&queueCompute == 0 || q.QueueCount == 0 {
+				continue
+			}
+			if d.ComputeQueueFamily < 0 || (d.TimestampBits == 0 && q.TimestampValidBits > 0) {
+				d.ComputeQueueFamily = k
+				d.TimestampBits = q.TimestampValidBits
+			}
+		}
+	}
+	if d.ComputeQueueFamily < 0 && d.Unusable == "" {
+		d.Unusable = "no compute queue"
+	}
+	return d, nil
+}
+
+// Select picks a device for a --device value: "auto" takes the first discrete GPU, else the
+// first integrated, else the first virtual GPU, and never a CPU implementation such as
+// lavapipe; "vulkan" does the same but falls back to a CPU implementation when that is all
+// there is; "vulkan:N" takes device N. It returns the index into devs and a one-line reason.
+func Select(devs []DeviceInfo, spec string) (int, string, error) {
+	switch {
+	case spec == "auto" || spec == "vulkan":
+		for _, want := range []DeviceType{DeviceDiscrete, DeviceIntegrated, DeviceVirtual} {
+			for k, d := range devs {
+				if d.Type == want && d.Unusable == "" {
+					return k, fmt.Sprintf("%s: vulkan:%d (%s), the first usable %s GPU", spec, k, d.Name, want), nil
+				}
+			}
+		}
+		var skipped []string
+		for k, d := range devs {
+			if d.Unusable != "" {
+				skipped = append(skipped, fmt.Sprintf("vulkan:%d %s: %s", k, d.Name, d.Unusable))
+				continue
+			}
+			if spec == "vulkan" {
+				return k, fmt.Sprintf("vulkan: vulkan:%d (%s), a %s device, the only kind present", k, d.Name, d.Type), nil
+			}
+			skipped = append(skipped, fmt.Sprintf("vulkan:%d %s is a %s device (ask for it with --device vulkan:%d)", k, d.Name, d.Type, k))
+		}
+		if len(skipped) == 0 {
+			return -1, "", fmt.Errorf("%w: --device %s: the loader lists no devices", ErrNoDevice, spec)
+		}
+		return -1, "", fmt.Errorf("%w: --device %s: no usable GPU; %s", ErrNoDevice, spec, strings.Join(skipped, "; "))
+	case strings.HasPrefix(spec, "vulkan:"):
+		n, err := strconv.Atoi(spec[len("vulkan:"):])
+		if err != nil || n < 0 {
+			return -1, "", fmt.Errorf("vk: --device %q: expected vulkan:N with N a device index", spec)
+		}
+		if n >= len(devs) {
+			return -1, "", fmt.Errorf("%w: --device %s: only %d Vulkan device(s) present", ErrNoDevice, spec, len(devs))
+		}
+		if devs[n].Unusable != "" {
+			return -1, "", fmt.Errorf("vk: --device %s (%s) is unusable: %s", spec, devs[n].Name, devs[n].Unusable)
+		}
+		return n, fmt.Sprintf("%s: %s (%s), as asked", spec, devs[n].Name, devs[n].Type), nil
+	}
+	return -1, "", fmt.Errorf("vk: --device %q is not a Vulkan device (want auto, vulkan or vulkan:N)", spec)
+}
+
+// IsUnavailable reports whether err means Vulkan cannot be used here at all (no loader, no
+// device), the case in which callers fall back to the CPU.
+func IsUnavailable(err error) bool {
+	return errors.Is(err, ErrNoLoader) || errors.Is(err, ErrNoDevice)
+}
+
+// Describe formats a device for `vkgrad devices`: a header line and indented detail lines.
+func Describe(d DeviceInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "vulkan:%d  %s  [%s]\n", d.Index, d.Name, d.Type)
+	fmt.Fprintf(&b, "  vendor    %s (0x%04x), device 0x%04x\n", d.Vendor, d.VendorID, d.DeviceID)
+	drv := d.DriverName
+	if d.DriverInfo != "" {
+		drv += " " + d.DriverInfo
+	}
+	if drv == "" {
+		drv = "(driver name not reported)"
+	}
+	fmt.Fprintf(&b, "  driver    %s, version %s\n", drv, d.DriverVersionString())
+	fmt.Fprintf(&b, "  api       Vulkan %s\n", d.APIVersionString())
+	for k, h := range d.Heaps {
+		kind := "host"
+		if h.DeviceLocal {
+			kind = "device-local"
+		}
+		fmt.Fprintf(&b, "  heap %d    %s %s\n", k, formatBytes(h.Size), kind)
+	}
+	fp16 := "no"
+	if d.Float16 {
+		fp16 = "yes"
+	}
+	fmt.Fprintf(&b, "  compute   subgroup %d, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
+		d.SubgroupSize, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
+		d.MaxComputeWorkGroupInvocations, formatBytes(uint64(d.MaxComputeSharedMemorySize)))
+	fmt.Fprintf(&b, "  limits    storage buffer range %s, offset alignment %d, timestamp period %g ns",
+		formatBytes(uint64(d.MaxStorageBufferRange)), d.MinStorageBufferOffsetAlignment, d.TimestampPeriod)
+	if d.Unusable != "" {
+		fmt.Fprintf(&b, "\n  unusable  %s", d.Unusable)
+	}
+	return b.String()
+}
+
+func formatBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
