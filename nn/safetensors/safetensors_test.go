@@ -375,3 +375,52 @@ func TestWriteErrors(t *testing.T) {
 		t.Errorf("failing writer: error %v, want disk full", err)
 	}
 }
+
+func TestWriteFill(t *testing.T) {
+	const n = 40_001 // several fill chunks
+	calls := 0
+	fill := func(start int, dst []float32) {
+		calls++
+		for i := range dst {
+			dst[i] = float32(start+i) * 0.5
+		}
+	}
+	p := filepath.Join(t.TempDir(), "fill.safetensors")
+	tensors := []Tensor{
+		{Name: "f", DType: F32, Shape: []int{n}, F32Fill: fill},
+		{Name: "b", DType: BF16, Shape: []int{7, 3}, F32Fill: fill},
+	}
+	if err := WriteFile(p, tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls < 4 {
+		t.Errorf("fill called %d times, want one call per chunk", calls)
+	}
+	f, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := f.Float32("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != float32(i)*0.5 {
+			t.Fatalf("f[%d] = %v, want %v", i, v, float32(i)*0.5)
+		}
+	}
+	b, err := f.Float32("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range b {
+		if v != float32(i)*0.5 { // small halves are exact in bf16
+			t.Fatalf("b[%d] = %v, want %v", i, v, float32(i)*0.5)
+		}
+	}
+	both := Tensor{Name: "x", DType: F32, Shape: []int{1}, F32Data: []float32{1}, F32Fill: fill}
+	if err := Write(&bytes.Buffer{}, []Tensor{both}, nil); err == nil || !strings.Contains(err.Error(), `tensor "x": both F32Data and F32Fill given`) {
+		t.Errorf("both data and fill: %v", err)
+	}
+}

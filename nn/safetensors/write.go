@@ -11,12 +11,17 @@ import (
 )
 
 // Tensor is one tensor to write. DType picks the stored type and the data field it reads:
-// F32 and BF16 (rounded to nearest even) store F32Data, I32 stores I32Data, I64 stores I64Data.
+// F32 and BF16 (rounded to nearest even) store F32Data, or when that is nil what F32Fill
+// produces; I32 stores I32Data and I64 stores I64Data.
 type Tensor struct {
 	Name    string
 	DType   DType
 	Shape   []int
 	F32Data []float32
+	// F32Fill, used instead of F32Data, fills dst with elements [start, start+len(dst)), so a
+	// tensor that exists only as a view of other data (a transpose, say) is written without
+	// materialising it.
+	F32Fill func(start int, dst []float32)
 	I32Data []int32
 	I64Data []int64
 }
@@ -26,9 +31,15 @@ func NewF32(name string, shape []int, data []float32) Tensor {
 	return Tensor{Name: name, DType: F32, Shape: shape, F32Data: data}
 }
 
-func (t Tensor) dataLen() (int, error) {
+func (t Tensor) dataLen(numel int) (int, error) {
 	switch t.DType {
 	case F32, BF16:
+		if t.F32Fill != nil {
+			if t.F32Data != nil {
+				return 0, fmt.Errorf("tensor %q: both F32Data and F32Fill given", t.Name)
+			}
+			return numel, nil
+		}
 		return len(t.F32Data), nil
 	case I32:
 		return len(t.I32Data), nil
@@ -58,16 +69,16 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 		if _, dup := hdr[t.Name]; dup {
 			return fmt.Errorf("safetensors: tensor %q given twice", t.Name)
 		}
-		n, err := t.dataLen()
-		if err != nil {
-			return fmt.Errorf("safetensors: %w", err)
-		}
 		numel := 1
 		for _, d := range t.Shape {
 			if d < 0 {
 				return fmt.Errorf("safetensors: tensor %q: shape %v has a negative dimension", t.Name, t.Shape)
 			}
 			numel *= d
+		}
+		n, err := t.dataLen(numel)
+		if err != nil {
+			return fmt.Errorf("safetensors: %w", err)
 		}
 		if numel != n {
 			return fmt.Errorf("safetensors: tensor %q: shape %v has %d elements but %d values were given", t.Name, t.Shape, numel, n)
@@ -93,50 +104,73 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(js)))
 	bw.Write(lenBuf[:])
 	bw.Write(js)
-	// Encode into a scratch chunk rather than calling Write per element.
-	scratch := make([]byte, 0, 1<<16)
-	flush := func() {
-		bw.Write(scratch)
-		scratch = scratch[:0]
-	}
+	enc := encoder{w: bw, buf: make([]byte, 0, 1<<16)}
+	var fillBuf []float32
 	for _, t := range tensors {
-		switch t.DType {
-		case F32:
-			for _, v := range t.F32Data {
-				scratch = binary.LittleEndian.AppendUint32(scratch, math.Float32bits(v))
-				if len(scratch) > cap(scratch)-8 {
-					flush()
-				}
+		switch {
+		case t.F32Fill != nil:
+			// Produce the tensor a chunk at a time; each chunk goes out before the next is made.
+			if fillBuf == nil {
+				fillBuf = make([]float32, 1<<14)
 			}
-		case BF16:
-			for _, v := range t.F32Data {
-				scratch = binary.LittleEndian.AppendUint16(scratch, Float32ToBF16(v))
-				if len(scratch) > cap(scratch)-8 {
-					flush()
-				}
+			numel := 1
+			for _, d := range t.Shape {
+				numel *= d
 			}
-		case I32:
+			for start := 0; start < numel; start += len(fillBuf) {
+				part := fillBuf[:min(len(fillBuf), numel-start)]
+				t.F32Fill(start, part)
+				enc.floats(t.DType, part)
+			}
+		case t.DType == F32 || t.DType == BF16:
+			enc.floats(t.DType, t.F32Data)
+		case t.DType == I32:
 			for _, v := range t.I32Data {
-				scratch = binary.LittleEndian.AppendUint32(scratch, uint32(v))
-				if len(scratch) > cap(scratch)-8 {
-					flush()
-				}
+				enc.buf = binary.LittleEndian.AppendUint32(enc.buf, uint32(v))
+				enc.maybeFlush()
 			}
-		case I64:
+		case t.DType == I64:
 			for _, v := range t.I64Data {
-				scratch = binary.LittleEndian.AppendUint64(scratch, uint64(v))
-				if len(scratch) > cap(scratch)-8 {
-					flush()
-				}
+				enc.buf = binary.LittleEndian.AppendUint64(enc.buf, uint64(v))
+				enc.maybeFlush()
 			}
 		}
 	}
-	flush()
+	enc.flush()
 	// bufio.Writer keeps the first error; Flush reports it.
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("safetensors: writing: %w", err)
 	}
 	return nil
+}
+
+// encoder batches element encodings into one buffer rather than calling Write per element.
+type encoder struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func (e *encoder) flush() {
+	e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+}
+
+// maybeFlush flushes when another element of up to 8 bytes might not fit.
+func (e *encoder) maybeFlush() {
+	if len(e.buf) > cap(e.buf)-8 {
+		e.flush()
+	}
+}
+
+func (e *encoder) floats(dt DType, data []float32) {
+	for _, v := range data {
+		if dt == BF16 {
+			e.buf = binary.LittleEndian.AppendUint16(e.buf, Float32ToBF16(v))
+		} else {
+			e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(v))
+		}
+		e.maybeFlush()
+	}
 }
 
 // WriteFile writes a safetensors file at path (not atomically; see nn/checkpoint for that).
