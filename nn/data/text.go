@@ -1,0 +1,409 @@
+package data
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vkgrad/vkgrad/nn/tokenizer"
+)
+
+// TextSource is a raw-text corpus: one file, or a folder walked recursively. Files are taken
+// in sorted order of their slash-separated relative paths, so a corpus always tokenises to the
+// same stream. Entries whose names start with "." are skipped below the root, and so are files
+// that are not valid UTF-8 or contain NUL bytes (binaries).
+type TextSource struct {
+	// Path is a file or a folder.
+	Path string
+	// Extensions keeps only files whose names end with one of these (".go", "txt"; case
+	// insensitive). Empty keeps every file. Ignored when Path is a file.
+	Extensions []string
+	// SkipDirs names folders not to descend into, e.g. "testdata".
+	SkipDirs []string
+	// MaxBytes caps the text read; the file that crosses the cap is cut at its last newline
+	// within it. 0 reads everything.
+	MaxBytes int64
+}
+
+// TextFile is one file of a TextSource.
+type TextFile struct {
+	Path    string    // as found on disk
+	Rel     string    // slash-separated, relative to the source folder
+	Size    int64     // bytes
+	ModTime time.Time // last modification
+}
+
+// LoadOptions controls TextSource.Load.
+type LoadOptions struct {
+	// CacheDir keeps the tokenised corpus as an llm.c token file named by a hash of the file
+	// list, sizes and modification times, so an unchanged corpus is read back instead of
+	// tokenised again. Empty disables the cache.
+	CacheDir string
+	// Workers tokenising in parallel; 0 uses GOMAXPROCS. The result does not depend on it.
+	Workers int
+	// Progress, when set, is called from the calling goroutine as tokenisation advances, with
+	// the bytes done so far and the total.
+	Progress func(doneBytes, totalBytes int64)
+	// Tokenizer defaults to GPT-2.
+	Tokenizer *tokenizer.Tokenizer
+}
+
+// Corpus is a tokenised TextSource: each document (file) is preceded by the EOT token, as in
+// llm.c's data preparation, so a model learns to start a document after EOT.
+type Corpus struct {
+	Tokens    []int32
+	Files     []string // relative paths of the files whose text is in Tokens, in order
+	Skipped   []string // relative paths of files skipped as binary or not UTF-8
+	Bytes     int64    // bytes of text tokenised
+	Truncated bool     // MaxBytes cut the corpus short
+	CachePath string   // the token cache used or written; empty without a cache
+	FromCache bool     // Tokens were read from CachePath
+}
+
+// List returns the files of the source in the order they are tokenised.
+func (s TextSource) List() ([]TextFile, error) {
+	if s.Path == "" {
+		return nil, errors.New("text source: no path given")
+	}
+	if s.MaxBytes < 0 {
+		return nil, fmt.Errorf("text source %s: max bytes %d is negative", s.Path, s.MaxBytes)
+	}
+	exts, err := normaliseExts(s.Extensions)
+	if err != nil {
+		return nil, fmt.Errorf("text source %s: %w", s.Path, err)
+	}
+	st, err := os.Stat(s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("text source: %w", err)
+	}
+	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("text source %s: not a regular file or folder", s.Path)
+		}
+		return []TextFile{{Path: s.Path, Rel: filepath.Base(s.Path), Size: st.Size(), ModTime: st.ModTime()}}, nil
+	}
+	var files []TextFile
+	err = filepath.WalkDir(s.Path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == s.Path {
+			return nil
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if slices.Contains(s.SkipDirs, name) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !matchExt(name, exts) {
+			return nil
+		}
+		info, err := os.Stat(p) // follows a symlinked file
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.Path, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("text source %s: %w", s.Path, err)
+	}
+	if len(files) == 0 {
+		what := "no files"
+		if len(exts) > 0 {
+			what = fmt.Sprintf("no files ending in %s", strings.Join(exts, ", "))
+		}
+		return nil, fmt.Errorf("text source %s: %s (folder walked recursively, hidden entries skipped)", s.Path, what)
+	}
+	slices.SortFunc(files, func(a, b TextFile) int { return strings.Compare(a.Rel, b.Rel) })
+	return files, nil
+}
+
+func normaliseExts(exts []string) ([]string, error) {
+	out := make([]string, 0, len(exts))
+	for _, e := range exts {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" || e == "." {
+			return nil, fmt.Errorf("empty entry in the extension filter %q", exts)
+		}
+		if !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func matchExt(name string, exts []string) bool {
+	if len(exts) == 0 {
+		return true
+	}
+	lower := strings.ToLower(name)
+	for _, e := range exts {
+		if strings.HasSuffix(lower, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheKey hashes everything that decides the token stream.
+func (s TextSource) cacheKey(files []TextFile, tokName string) (string, error) {
+	abs, err := filepath.Abs(s.Path)
+	if err != nil {
+		return "", fmt.Errorf("text source %s: %w", s.Path, err)
+	}
+	exts, _ := normaliseExts(s.Extensions)
+	h := sha256.New()
+	fmt.Fprintf(h, "vkgrad text corpus v1\ntokenizer %s\nroot %s\nexts %q\nskip %q\nmax %d\n", tokName, abs, exts, s.SkipDirs, s.MaxBytes)
+	for _, f := range files {
+		fmt.Fprintf(h, "%q %d %d\n", f.Rel, f.Size, f.ModTime.UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// cacheMeta sits beside the cached token file and describes it.
+type cacheMeta struct {
+	Files     []string `json:"files"`
+	Skipped   []string `json:"skipped"`
+	Bytes     int64    `json:"bytes"`
+	Truncated bool     `json:"truncated"`
+	Tokens    int      `json:"tokens"`
+}
+
+// Load tokenises the source, or reads it from the cache when the files are unchanged.
+func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
+	files, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	tok := opt.Tokenizer
+	if tok == nil {
+		if tok, err = tokenizer.GPT2(); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Workers < 0 {
+		return nil, fmt.Errorf("text source %s: %d workers", s.Path, opt.Workers)
+	}
+	var cachePath, metaPath string
+	if opt.CacheDir != "" {
+		key, err := s.cacheKey(files, tokenizer.Name)
+		if err != nil {
+			return nil, err
+		}
+		cachePath = filepath.Join(opt.CacheDir, "tokens-"+key+".bin")
+		metaPath = filepath.Join(opt.CacheDir, "tokens-"+key+".json")
+		if c, ok := readCache(cachePath, metaPath); ok {
+			return c, nil
+		}
+	}
+
+	c := &Corpus{CachePath: cachePath}
+	var docs []string
+	for _, f := range files {
+		b, err := os.ReadFile(f.Path)
+		if err != nil {
+			return nil, fmt.Errorf("text source %s: %w", s.Path, err)
+		}
+		if isBinary(b) {
+			c.Skipped = append(c.Skipped, f.Rel)
+			continue
+		}
+		if s.MaxBytes > 0 && c.Bytes+int64(len(b)) > s.MaxBytes {
+			c.Truncated = true
+			if i := bytes.LastIndexByte(b[:s.MaxBytes-c.Bytes], '\n'); i >= 0 {
+				b = b[:i+1]
+			} else {
+				b = nil
+			}
+		}
+		if len(b) > 0 {
+			docs = append(docs, string(b))
+			c.Files = append(c.Files, f.Rel)
+			c.Bytes += int64(len(b))
+		}
+		if c.Truncated {
+			break
+		}
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("text source %s: no text: %d files found, %d skipped as binary, the rest empty or beyond max bytes %d", s.Path, len(files), len(c.Skipped), s.MaxBytes)
+	}
+	c.Tokens = encodeDocs(tok, docs, opt.Workers, c.Bytes, opt.Progress)
+
+	if cachePath != "" {
+		if err := os.MkdirAll(opt.CacheDir, 0o755); err != nil {
+			return nil, fmt.Errorf("token cache: %w", err)
+		}
+		if err := WriteTokenFile(cachePath, c.Tokens); err != nil {
+			return nil, fmt.Errorf("token cache: %w", err)
+		}
+		meta, _ := json.MarshalIndent(cacheMeta{c.Files, c.Skipped, c.Bytes, c.Truncated, len(c.Tokens)}, "", " ")
+		if err := writeFileAtomic(metaPath, meta); err != nil {
+			return nil, fmt.Errorf("token cache: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// readCache returns the cached corpus when both files are present and agree; anything else
+// means tokenising again.
+func readCache(tokPath, metaPath string) (*Corpus, bool) {
+	raw, err := os.ReadFile(metaPath)
+	if err != nil {
+		return nil, false
+	}
+	var m cacheMeta
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	toks, err := ReadTokenFile(tokPath)
+	if err != nil || len(toks) != m.Tokens {
+		return nil, false
+	}
+	return &Corpus{Tokens: toks, Files: m.Files, Skipped: m.Skipped, Bytes: m.Bytes, Truncated: m.Truncated,
+		CachePath: tokPath, FromCache: true}, true
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// isBinary reports a file that is not text: a NUL byte in its first 8 KiB (as git decides), or
+// invalid UTF-8 anywhere.
+func isBinary(b []byte) bool {
+	return bytes.IndexByte(b[:min(len(b), 8192)], 0) >= 0 || !utf8.Valid(b)
+}
+
+// chunkTarget is the size of the pieces large documents are cut into for parallel encoding.
+var chunkTarget = 256 << 10
+
+// encodeDocs tokenises docs, each preceded by EOT, in parallel; the result equals encoding
+// each document whole, one after another.
+func encodeDocs(tok *tokenizer.Tokenizer, docs []string, workers int, total int64, progress func(int64, int64)) []int32 {
+	type job struct {
+		text string
+		eot  bool // the first chunk of a document carries the document's EOT
+	}
+	var jobs []job
+	for _, d := range docs {
+		for i, c := range splitSafe(d, chunkTarget) {
+			jobs = append(jobs, job{c, i == 0})
+		}
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(jobs))
+	results := make([][]int32, len(jobs))
+	next := make(chan int)
+	done := make(chan int64)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				var out []int32
+				if jobs[i].eot {
+					out = append(out, tokenizer.EOT)
+				}
+				results[i] = append(out, tok.Encode(jobs[i].text)...)
+				done <- int64(len(jobs[i].text))
+			}
+		})
+	}
+	go func() {
+		for i := range jobs {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(done)
+	}()
+	var doneBytes int64
+	for n := range done {
+		doneBytes += n
+		if progress != nil {
+			progress(doneBytes, total)
+		}
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	out := make([]int32, 0, n)
+	for _, r := range results {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// splitSafe cuts s into pieces of about target bytes at places where GPT-2's pre-tokenizer
+// splits anyway, so encoding the pieces separately gives the same tokens as encoding s whole.
+// Such a place is right after a lone "\n" that sits between two printable non-space ASCII
+// characters: the pattern's pieces never join a newline with a non-space character, and a
+// single newline is its own piece whether or not text follows it.
+func splitSafe(s string, target int) []string {
+	var out []string
+	for len(s) > target {
+		cut := -1
+		for i := target; i < len(s) && cut < 0; i++ {
+			if isCut(s, i) {
+				cut = i
+			}
+		}
+		if cut < 0 {
+			break
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return append(out, s)
+}
+
+func isCut(s string, i int) bool {
+	return i >= 2 && i < len(s) && s[i-1] == '\n' && printable(s[i-2]) && printable(s[i])
+}
+
+func printable(c byte) bool { return c > ' ' && c < 0x7f }

@@ -1,0 +1,126 @@
+// Package data reads and writes training data: llm.c token files, raw-text corpora tokenised
+// once and cached, and a Loader that cuts a token stream into (B,T) batches with a
+// train/validation split, seeded shuffling and a resumable position.
+package data
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// llm.c token file layout: a header of 256 little-endian int32 [magic, version, ntok, 0...],
+// then ntok uint16 tokens.
+const (
+	TokenFileMagic   = 20240520
+	TokenFileVersion = 1
+	headerInts       = 256
+	headerBytes      = headerInts * 4
+)
+
+// ReadTokenFile reads an llm.c token file.
+func ReadTokenFile(path string) ([]int32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("token file %s: is a directory", path)
+	}
+	size := st.Size()
+	if size < headerBytes {
+		return nil, fmt.Errorf("token file %s: %d bytes is shorter than the %d-byte header", path, size, headerBytes)
+	}
+	var hdr [headerBytes]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return nil, fmt.Errorf("token file %s: reading header: %w", path, err)
+	}
+	magic := int32(binary.LittleEndian.Uint32(hdr[0:]))
+	version := int32(binary.LittleEndian.Uint32(hdr[4:]))
+	ntok := int64(int32(binary.LittleEndian.Uint32(hdr[8:])))
+	switch {
+	case magic != TokenFileMagic:
+		return nil, fmt.Errorf("token file %s: magic %d, want %d (not an llm.c token file)", path, magic, TokenFileMagic)
+	case version != TokenFileVersion:
+		return nil, fmt.Errorf("token file %s: version %d, want %d", path, version, TokenFileVersion)
+	case ntok < 0:
+		return nil, fmt.Errorf("token file %s: negative token count %d in header", path, ntok)
+	}
+	want := headerBytes + 2*ntok
+	if size < want {
+		return nil, fmt.Errorf("token file %s: truncated: header says %d tokens (%d bytes) but the file has %d bytes", path, ntok, want, size)
+	}
+	if size > want {
+		return nil, fmt.Errorf("token file %s: %d trailing bytes after the %d tokens the header declares", path, size-want, ntok)
+	}
+	raw := make([]byte, 2*ntok)
+	if _, err := io.ReadFull(f, raw); err != nil {
+		return nil, fmt.Errorf("token file %s: reading tokens: %w", path, err)
+	}
+	out := make([]int32, ntok)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint16(raw[2*i:]))
+	}
+	return out, nil
+}
+
+// WriteTokenFile writes tokens as an llm.c token file. It writes a temporary file beside path
+// and renames it, so a crash never leaves a half-written file under path.
+func WriteTokenFile(path string, tokens []int32) error {
+	if int64(len(tokens)) > math.MaxInt32 {
+		return fmt.Errorf("token file %s: %d tokens exceed the format's limit of %d", path, len(tokens), math.MaxInt32)
+	}
+	for i, t := range tokens {
+		if t < 0 || t > math.MaxUint16 {
+			return fmt.Errorf("token file %s: token %d at position %d does not fit the format's uint16", path, t, i)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	var hdr [headerBytes]byte
+	binary.LittleEndian.PutUint32(hdr[0:], TokenFileMagic)
+	binary.LittleEndian.PutUint32(hdr[4:], TokenFileVersion)
+	binary.LittleEndian.PutUint32(hdr[8:], uint32(len(tokens)))
+	w.Write(hdr[:])
+	var b [2]byte
+	for _, t := range tokens {
+		binary.LittleEndian.PutUint16(b[:], uint16(t))
+		w.Write(b[:])
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("token file %s: %w", path, err)
+	}
+	ok = true
+	return nil
+}
