@@ -240,7 +240,7 @@ func i32(op, arg string, t *tensor.Tensor, n int) []int32 {
 func dims(op string, d ...int) {
 	for _, v := range d {
 		if v < 0 {
-			panic(fmt.Sprintf("cpu: %s: negative dimension in %v", op, d))
+			panic(fmt.Sprintf("cpu: %s: negative dimension %d", op, v)) // v, not d, so d stays on the stack
 		}
 	}
 }
