@@ -1,0 +1,48 @@
+// Package shaders holds vkgrad's GLSL compute shaders (*.comp) and their SPIR-V (*.spv),
+// compiled by glslc and committed so that users need no shader compiler.
+//
+// Conventions every shader follows:
+//   - layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in; the runtime sets
+//     the workgroup size through specialization constants 0..2.
+//   - set 0 holds bindings 0..n, each a `buffer` array of float, int or uint.
+//   - a push-constant block holds element counts, dimensions and the element offset of every
+//     binding: descriptor offsets must be aligned to minStorageBufferOffsetAlignment, so the
+//     runtime binds an aligned window and passes the rest of the offset here.
+//   - one-dimensional elementwise kernels loop with a grid stride, so any n fits in the
+//     device's maximum workgroup count.
+package shaders
+
+//go:generate go run compile.go
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+//go:embed *.spv
+var files embed.FS
+
+// Lookup returns the SPIR-V of the named shader ("add" for add.spv).
+func Lookup(name string) ([]byte, error) {
+	b, err := files.ReadFile(name + ".spv")
+	if err != nil {
+		return nil, fmt.Errorf("shaders: no shader named %q", name)
+	}
+	return b, nil
+}
+
+// Names lists the embedded shaders, sorted.
+func Names() []string {
+	ents, _ := fs.ReadDir(files, ".")
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".spv"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
