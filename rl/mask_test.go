@@ -1,0 +1,76 @@
+package rl
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const eos = 50256
+
+func TestBuildMasksByPosition(t *testing.T) {
+	comps := [][]int{
+		{11, 12, eos, eos, eos},   // EOS then padding with the same id
+		{eos, eos, eos, eos, eos}, // immediate EOS: one response token
+		{11, 12, 13, 14, 15},      // truncated
+		{11, 12, eos, eos, eos},   // generated 2 tokens only: truncated before the EOS
+	}
+	m, err := BuildMasks(comps, []int{5, 5, 5, 2}, eos, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{1, 1, 1, 0, 0}, {1, 0, 0, 0, 0}, {1, 1, 1, 1, 1}, {1, 1, 0, 0, 0}}
+	if !reflect.DeepEqual(m.Response, want) || !reflect.DeepEqual(m.Loss, want) {
+		t.Errorf("response %v loss %v, want %v", m.Response, m.Loss, want)
+	}
+	if !reflect.DeepEqual(m.Truncated, []bool{false, false, true, true}) || !reflect.DeepEqual(m.Lengths, []int{3, 1, 5, 2}) {
+		t.Errorf("truncated %v lengths %v", m.Truncated, m.Lengths)
+	}
+}
+
+func TestBuildMasksForced(t *testing.T) {
+	comps := [][]int{{7, 8, 9, eos, eos}, {7, 7, eos, eos, eos}}
+	// A token set containing EOS forces only the response's EOS, never the padding.
+	m, err := BuildMasks(comps, nil, eos, ForcedTokenSet{7: true, eos: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]float64{{0, 1, 1, 0, 0}, {0, 0, 0, 0, 0}}; !reflect.DeepEqual(m.Loss, want) {
+		t.Errorf("loss %v, want %v", m.Loss, want)
+	}
+	if m.ForcedTokens != 5 {
+		t.Errorf("forced %d, want 5", m.ForcedTokens)
+	}
+	// A template forces a position only when the sampled token follows the format.
+	tmpl := ForcedTemplate{{Free, 8, Free, eos}, {Free, 8, eos}}
+	m, err = BuildMasks(comps, nil, eos, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]float64{{1, 0, 1, 0, 0}, {1, 1, 0, 0, 0}}; !reflect.DeepEqual(m.Loss, want) {
+		t.Errorf("template loss %v, want %v", m.Loss, want)
+	}
+	bad := ForcedFunc(func(int, []int) ([]bool, error) { return []bool{true}, nil })
+	if _, err := BuildMasks(comps, nil, eos, bad); err == nil || !strings.Contains(err.Error(), "row 0") {
+		t.Errorf("err %v", err)
+	}
+	if _, err := BuildMasks(comps, []int{6, 1}, eos, nil); err == nil || !strings.Contains(err.Error(), "generated lengths[0]") {
+		t.Errorf("err %v", err)
+	}
+	if _, err := BuildMasks(comps, nil, eos, ForcedTemplate{{1}}); err == nil || !strings.Contains(err.Error(), "row 1") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestTokenAlignment(t *testing.T) {
+	a := [][]int{{1, 2, 3}, {4, 5, 6}}
+	b := [][]int{{1, 2, 9}, {4, 5, 0}}
+	mask := [][]float64{{1, 1, 1}, {1, 1, 0}}
+	got, err := TokenAlignment(a, b, mask)
+	if err != nil || got != 0.8 {
+		t.Errorf("alignment %v err %v, want 0.8", got, err)
+	}
+	if _, err := TokenAlignment(a, b[:1], mask); err == nil {
+		t.Error("row mismatch accepted")
+	}
+}
