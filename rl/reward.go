@@ -1,0 +1,180 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// EOSText is how GPT-2's end-of-text token decodes. Trainers pass a completion to rewards as
+// the decoded response tokens, EOS included when the policy emitted one, so a reward can
+// require a completion to end properly.
+const EOSText = "<|endoftext|>"
+
+// Meta carries a prompt's metadata to the reward (the reference answer, the task name, ...).
+type Meta map[string]string
+
+// Reward scores one completion of a prompt. An error means the reward could not be computed
+// (bad metadata, a failed checker): it is reported, never replaced by a dummy score, because a
+// made-up score injects a learning signal that has nothing to do with the task.
+type Reward interface {
+	Name() string
+	Score(prompt, completion string, meta Meta) (float64, error)
+}
+
+// RewardFunc adapts a function to Reward.
+type RewardFunc struct {
+	RewardName string
+	Fn         func(prompt, completion string, meta Meta) (float64, error)
+}
+
+// Name implements Reward.
+func (f RewardFunc) Name() string { return f.RewardName }
+
+// Score implements Reward.
+func (f RewardFunc) Score(prompt, completion string, meta Meta) (float64, error) {
+	return f.Fn(prompt, completion, meta)
+}
+
+// ExactMatch scores 1 when the completion equals meta[Field] followed by EOSText (when
+// RequireEOS), else 0. With TrimSpace, surrounding whitespace of the answer part is ignored.
+type ExactMatch struct {
+	Field      string // metadata key of the reference answer, e.g. "answer"
+	RequireEOS bool
+	TrimSpace  bool
+}
+
+// Name implements Reward.
+func (e ExactMatch) Name() string { return "exact_match" }
+
+// Score implements Reward.
+func (e ExactMatch) Score(_, completion string, meta Meta) (float64, error) {
+	want, ok := meta[e.Field]
+	if !ok {
+		return 0, fmt.Errorf("metadata has no %q field", e.Field)
+	}
+	got, hadEOS := strings.CutSuffix(completion, EOSText)
+	if e.RequireEOS && !hadEOS {
+		return 0, nil
+	}
+	if e.TrimSpace {
+		got, want = strings.TrimSpace(got), strings.TrimSpace(want)
+	}
+	if got == want {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// FormatRegexp scores 1 when the whole completion matches Pattern, else 0.
+type FormatRegexp struct {
+	Pattern *regexp.Regexp
+}
+
+// NewFormatRegexp compiles pattern, anchored at both ends.
+func NewFormatRegexp(pattern string) (FormatRegexp, error) {
+	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
+	if err != nil {
+		return FormatRegexp{}, fmt.Errorf("format reward pattern %q: %w", pattern, err)
+	}
+	return FormatRegexp{Pattern: re}, nil
+}
+
+// Name implements Reward.
+func (f FormatRegexp) Name() string { return "format" }
+
+// Score implements Reward.
+func (f FormatRegexp) Score(_, completion string, _ Meta) (float64, error) {
+	if f.Pattern == nil {
+		return 0, fmt.Errorf("no pattern")
+	}
+	if f.Pattern.MatchString(completion) {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// Weighted is one term of a combined reward.
+type Weighted struct {
+	Reward Reward
+	Weight float64
+}
+
+// Combined sums weighted rewards.
+type Combined struct {
+	parts []Weighted
+}
+
+// NewCombined checks that every term has a reward, a unique name and a finite weight.
+func NewCombined(parts ...Weighted) (*Combined, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("combined reward: no rewards")
+	}
+	seen := map[string]bool{}
+	for i, p := range parts {
+		if p.Reward == nil {
+			return nil, fmt.Errorf("combined reward: term %d has no reward", i)
+		}
+		n := p.Reward.Name()
+		if n == "" {
+			return nil, fmt.Errorf("combined reward: term %d has an empty name", i)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("combined reward: name %q used twice", n)
+		}
+		seen[n] = true
+		if math.IsNaN(p.Weight) || math.IsInf(p.Weight, 0) {
+			return nil, fmt.Errorf("combined reward: weight of %q is %v", n, p.Weight)
+		}
+	}
+	return &Combined{parts: append([]Weighted(nil), parts...)}, nil
+}
+
+// Names returns the terms' names in order.
+func (c *Combined) Names() []string {
+	out := make([]string, len(c.parts))
+	for i, p := range c.parts {
+		out[i] = p.Reward.Name()
+	}
+	return out
+}
+
+// RewardBatch holds the scores of a batch of completions.
+type RewardBatch struct {
+	Total     []float64            // weighted sum per completion
+	PerReward map[string][]float64 // unweighted score of each term per completion
+	Means     map[string]float64   // mean unweighted score of each term (for diagnostics)
+}
+
+// ScoreBatch scores completions[i] of prompts[i] with metas[i]. The first failing reward stops
+// the batch with an error naming the reward and the row; non-finite scores are errors too.
+func (c *Combined) ScoreBatch(prompts, completions []string, metas []Meta) (*RewardBatch, error) {
+	n := len(completions)
+	if len(prompts) != n || len(metas) != n {
+		return nil, fmt.Errorf("reward batch: %d prompts, %d completions, %d metadata", len(prompts), n, len(metas))
+	}
+	b := &RewardBatch{Total: make([]float64, n), PerReward: map[string][]float64{}, Means: map[string]float64{}}
+	for _, p := range c.parts {
+		name := p.Reward.Name()
+		scores := make([]float64, n)
+		var sum float64
+		for i := range completions {
+			s, err := p.Reward.Score(prompts[i], completions[i], metas[i])
+			if err != nil {
+				return nil, fmt.Errorf("reward %q, row %d: %w", name, i, err)
+			}
+			if math.IsNaN(s) || math.IsInf(s, 0) {
+				return nil, fmt.Errorf("reward %q, row %d: score %v is not finite", name, i, s)
+			}
+			scores[i] = s
+			sum += s
+			b.Total[i] += p.Weight * s
+		}
+		b.PerReward[name] = scores
+		if n > 0 {
+			b.Means[name] = sum / float64(n)
+		}
+	}
+	return b, nil
+}

@@ -1,0 +1,74 @@
+package rl
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestCombinedReward(t *testing.T) {
+	format, err := NewFormatRegexp(`( \d)+` + EOSText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCombined(
+		Weighted{ExactMatch{Field: "answer", RequireEOS: true}, 1},
+		Weighted{format, 0.25},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas := []Meta{{"answer": " 3 5"}, {"answer": " 3 5"}, {"answer": " 3 5"}, {"answer": " 3 5"}}
+	comps := []string{" 3 5" + EOSText, " 3 6" + EOSText, " 3 5", "x" + EOSText}
+	b, err := c.ScoreBatch(make([]string, 4), comps, metas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1.25, 0.25, 0, 0}
+	for i := range want {
+		if math.Abs(b.Total[i]-want[i]) > 1e-15 {
+			t.Errorf("total[%d] = %v, want %v", i, b.Total[i], want[i])
+		}
+	}
+	if b.Means["exact_match"] != 0.25 || b.Means["format"] != 0.5 {
+		t.Errorf("means %v", b.Means)
+	}
+}
+
+func TestRewardErrorsAreNamed(t *testing.T) {
+	boom := RewardFunc{RewardName: "checker", Fn: func(_, c string, _ Meta) (float64, error) {
+		if c == "bad" {
+			return 0, errors.New("timed out")
+		}
+		return 1, nil
+	}}
+	nan := RewardFunc{RewardName: "nan", Fn: func(string, string, Meta) (float64, error) { return math.NaN(), nil }}
+	c, _ := NewCombined(Weighted{boom, 1})
+	_, err := c.ScoreBatch([]string{"", ""}, []string{"ok", "bad"}, []Meta{nil, nil})
+	if err == nil || !strings.Contains(err.Error(), `reward "checker", row 1: timed out`) {
+		t.Errorf("err %v", err)
+	}
+	c, _ = NewCombined(Weighted{nan, 1})
+	if _, err := c.ScoreBatch([]string{""}, []string{""}, []Meta{nil}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
+		t.Errorf("err %v", err)
+	}
+	if _, err := (ExactMatch{Field: "answer"}).Score("", "", Meta{}); err == nil || !strings.Contains(err.Error(), "answer") {
+		t.Errorf("missing field: err %v", err)
+	}
+	if _, err := NewCombined(Weighted{boom, 1}, Weighted{boom, 2}); err == nil {
+		t.Error("duplicate names accepted")
+	}
+	if _, err := NewCombined(Weighted{boom, math.Inf(1)}); err == nil {
+		t.Error("infinite weight accepted")
+	}
+	if _, err := NewCombined(Weighted{nil, 1}); err == nil {
+		t.Error("nil reward accepted")
+	}
+	if _, err := NewFormatRegexp("("); err == nil {
+		t.Error("bad pattern accepted")
+	}
+	if _, err := c.ScoreBatch([]string{""}, []string{"", ""}, []Meta{nil}); err == nil {
+		t.Error("length mismatch accepted")
+	}
+}
