@@ -1,0 +1,202 @@
+package cpu
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// GPT-2 124M shapes at B=4, T=64.
+const (
+	bB, bT, bC, bNH = 4, 64, 768, 12
+	bV, bVp         = 50257, 50304
+	bN              = bB * bT
+)
+
+func benchTensor(b *testing.B, be *Backend, n int, scale float64) *tensor.Tensor {
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	t, err := tensor.FromSlice(be, randn(r, n, scale), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+func benchTokens(b *testing.B, be *Backend, n, V int) *tensor.Tensor {
+	t, err := tensor.FromInt32(be, randTokens(rand.New(rand.NewPCG(uint64(n), 2)), n, V), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+// measure runs fn b.N times and reports GB/s for bytes moved and GFLOP/s for flops per call.
+func measure(b *testing.B, bytes, flops float64, fn func()) {
+	fn()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		fn()
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	if bytes > 0 {
+		b.ReportMetric(bytes/sec/1e9, "GB/s")
+	}
+	if flops > 0 {
+		b.ReportMetric(flops/sec/1e9, "GFLOP/s")
+	}
+}
+
+func BenchmarkLayerNorm(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x, out := benchTensor(b, be, bN*bC, 1), benchTensor(b, be, bN*bC, 0)
+	w, bias := benchTensor(b, be, bC, 1), benchTensor(b, be, bC, 1)
+	mean, rstd := benchTensor(b, be, bN, 0), benchTensor(b, be, bN, 0)
+	measure(b, 4*2*bN*bC, 0, func() { be.LayerNormForward(out, mean, rstd, x, w, bias, bN, bC) })
+}
+
+func BenchmarkLayerNormBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x, dout, dx := benchTensor(b, be, bN*bC, 1), benchTensor(b, be, bN*bC, 1), benchTensor(b, be, bN*bC, 0)
+	w, dw, db := benchTensor(b, be, bC, 1), benchTensor(b, be, bC, 0), benchTensor(b, be, bC, 0)
+	mean, rstd := benchTensor(b, be, bN, 0), benchTensor(b, be, bN, 0)
+	be.LayerNormForward(dx, mean, rstd, x, w, dw, bN, bC)
+	// x, dout read twice (rows, then columns); dinp read and written.
+	measure(b, 4*6*bN*bC, 0, func() { be.LayerNormBackward(dx, dw, db, dout, x, w, mean, rstd, bN, bC) })
+}
+
+func BenchmarkGelu(b *testing.B) {
+	be := New()
+	defer be.Close()
+	n := bN * 4 * bC
+	x, out := benchTensor(b, be, n, 1), benchTensor(b, be, n, 0)
+	measure(b, 4*2*float64(n), 0, func() { be.GeluForward(out, x) })
+}
+
+func BenchmarkGeluBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	n := bN * 4 * bC
+	x, d, dx := benchTensor(b, be, n, 1), benchTensor(b, be, n, 1), benchTensor(b, be, n, 0)
+	measure(b, 4*4*float64(n), 0, func() { be.GeluBackward(dx, x, d) })
+}
+
+// attnFlops counts the multiply-adds of q·k and att·v over the causal triangle (2 flops each).
+const attnFlops = 2 * 2 * bB * bNH * (bT * (bT + 1) / 2) * (bC / bNH)
+
+func BenchmarkAttention(b *testing.B) {
+	be := New()
+	defer be.Close()
+	qkv, out, att := benchTensor(b, be, bN*3*bC, 1), benchTensor(b, be, bN*bC, 0), benchTensor(b, be, bB*bNH*bT*bT, 0)
+	measure(b, 0, attnFlops, func() { be.AttentionForward(out, att, qkv, bB, bT, bC, bNH) })
+}
+
+func BenchmarkAttentionBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	qkv, out, att := benchTensor(b, be, bN*3*bC, 1), benchTensor(b, be, bN*bC, 0), benchTensor(b, be, bB*bNH*bT*bT, 0)
+	dqkv, scratch, dout := benchTensor(b, be, bN*3*bC, 0), benchTensor(b, be, bB*bNH*bT*bT, 0), benchTensor(b, be, bN*bC, 1)
+	be.AttentionForward(out, att, qkv, bB, bT, bC, bNH)
+	measure(b, 0, 2*attnFlops, func() { be.AttentionBackward(dqkv, scratch, dout, qkv, att, bB, bT, bC, bNH) })
+}
+
+func BenchmarkAttentionDecode(b *testing.B) {
+	be := New()
+	defer be.Close()
+	const maxT = 1024
+	kc, vc := benchTensor(b, be, bB*maxT*bC, 1), benchTensor(b, be, bB*maxT*bC, 1)
+	qkv, out := benchTensor(b, be, bB*3*bC, 1), benchTensor(b, be, bB*bC, 0)
+	pos := maxT - 1
+	// Reads every cached key and value once.
+	measure(b, 4*2*bB*maxT*bC, 0, func() { be.AttentionDecode(out, kc, vc, qkv, bB, 1, pos, maxT, bC, bNH) })
+}
+
+func BenchmarkEncoder(b *testing.B) {
+	be := New()
+	defer be.Close()
+	wte, wpe := benchTensor(b, be, bVp*bC, 1), benchTensor(b, be, 1024*bC, 1)
+	tok, out := benchTokens(b, be, bN, bV), benchTensor(b, be, bN*bC, 0)
+	measure(b, 4*3*bN*bC, 0, func() { be.EncoderForward(out, tok, wte, wpe, bB, bT, bC) })
+}
+
+func BenchmarkEncoderBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	dwte, dwpe := benchTensor(b, be, bVp*bC, 0), benchTensor(b, be, 1024*bC, 0)
+	tok, dout := benchTokens(b, be, bN, bV), benchTensor(b, be, bN*bC, 1)
+	measure(b, 4*5*bN*bC, 0, func() { be.EncoderBackward(dwte, dwpe, dout, tok, bB, bT, bC) })
+}
+
+func BenchmarkCrossEntropy(b *testing.B) {
+	be := New()
+	defer be.Close()
+	logits, probs := benchTensor(b, be, bN*bVp, 2), benchTensor(b, be, bN*bVp, 0)
+	tg, losses := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 0)
+	measure(b, 4*2*bN*bVp, 0, func() { be.CrossEntropyForward(losses, probs, logits, tg, bN, bV, bVp) })
+}
+
+func BenchmarkCrossEntropyBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	logits, probs, dl := benchTensor(b, be, bN*bVp, 2), benchTensor(b, be, bN*bVp, 0), benchTensor(b, be, bN*bVp, 0)
+	tg, losses := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 0)
+	be.CrossEntropyForward(losses, probs, logits, tg, bN, bV, bVp)
+	measure(b, 4*3*bN*bVp, 0, func() { be.CrossEntropyBackward(dl, probs, tg, losses, bN, bV, bVp) })
+}
+
+func BenchmarkLogSoftmaxGather(b *testing.B) {
+	be := New()
+	defer be.Close()
+	logits := benchTensor(b, be, bN*bVp, 2)
+	tg, logp, ent := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 0), benchTensor(b, be, bN, 0)
+	measure(b, 4*bN*bVp, 0, func() { be.LogSoftmaxGather(logp, ent, logits, tg, bN, bV, bVp, 0.7) })
+}
+
+func BenchmarkLogSoftmaxGatherBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	logits, dl := benchTensor(b, be, bN*bVp, 2), benchTensor(b, be, bN*bVp, 0)
+	tg, dlogp, dent := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 1), benchTensor(b, be, bN, 1)
+	measure(b, 4*3*bN*bVp, 0, func() {
+		be.LogSoftmaxGatherBackward(dl, logits, tg, dlogp, dent, bN, bV, bVp, 0.7)
+	})
+}
+
+// benchParams is a slice of the 124M parameters, large enough to leave the caches.
+const benchParams = 1 << 23
+
+func BenchmarkAdamW(b *testing.B) {
+	be := New()
+	defer be.Close()
+	p, g := benchTensor(b, be, benchParams, 1), benchTensor(b, be, benchParams, 1)
+	m, v, ss := benchTensor(b, be, benchParams, 0), benchTensor(b, be, benchParams, 0), benchTensor(b, be, 1, 0)
+	be.SumSquares(ss, g)
+	prm := tensor.AdamWParams{LR: 1e-4, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, Step: 1, GradSumSq: ss, MaxNorm: 1}
+	measure(b, 4*7*benchParams, 0, func() { be.AdamW(p, g, m, v, prm) })
+}
+
+func BenchmarkSumSquares(b *testing.B) {
+	be := New()
+	defer be.Close()
+	g, ss := benchTensor(b, be, benchParams, 1), benchTensor(b, be, 1, 0)
+	measure(b, 4*benchParams, 0, func() { be.SumSquares(ss, g) })
+}
+
+func BenchmarkAxpy(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x, y := benchTensor(b, be, benchParams, 1), benchTensor(b, be, benchParams, 1)
+	measure(b, 4*3*benchParams, 0, func() { be.Axpy(y, 0.5, x) })
+}
+
+// BenchmarkMatMul is the attention's qkv projection (llm.c's matmul_forward layout).
+func BenchmarkMatMul(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x, w, bias, out := benchTensor(b, be, bN*bC, 1), benchTensor(b, be, 3*bC*bC, 0.02), benchTensor(b, be, 3*bC, 0.1), benchTensor(b, be, bN*3*bC, 0)
+	p := tensor.MatMulParams{M: bN, N: 3 * bC, K: bC, TransB: true}
+	measure(b, 0, 2*bN*3*bC*bC, func() { be.MatMul(out, x, w, bias, p) })
+}
