@@ -2,8 +2,76 @@
 
 package gemm
 
-// kernels lists the kernels this build can run, best first.
-var kernels = []*microKernel{goKernel}
+import "golang.org/x/sys/cpu"
 
-// packBT has no vector version here; packB falls back to its scalar loop.
-func packBT(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
+//go:noescape
+func kern8x48avx512(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func kern6x16avx2(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+//go:noescape
+func transpose8(dst *float32, dstStride int, src *float32, srcStride int, nblk int)
+
+//go:noescape
+func fmaLoopAVX512(n int)
+
+//go:noescape
+func fmaLoopAVX2(n int)
+
+var (
+	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512}
+	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, fn: kern6x16avx2}
+)
+
+// kernels lists the kernels this CPU can run, best first.
+var kernels = func() []*microKernel {
+	var ks []*microKernel
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, avx512Kernel)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, avx2Kernel)
+	}
+	return append(ks, goKernel)
+}()
+
+func init() { active = kernels[0] }
+
+// packBT packs a full panel of transposed B (nr rows of the stored (n,k) matrix) with 8x8
+// AVX transposes, leaving a k remainder below 8 to scalar code.
+func packBT(dst, b []float32, ldb, pc, kb, jr, nr int) bool {
+	if !cpu.X86.HasAVX || nr%8 != 0 {
+		return false
+	}
+	nblk := kb / 8
+	if nblk > 0 {
+		_ = dst[(8*nblk-1)*nr+nr-1]
+		for g := 0; g < nr; g += 8 {
+			// The last source row read is jr+g+7, up to column pc+8*nblk-1.
+			_ = b[(jr+g+7)*ldb+pc+8*nblk-1]
+			transpose8(&dst[g], nr, &b[(jr+g)*ldb+pc], ldb, nblk)
+		}
+	}
+	for p := 8 * nblk; p < kb; p++ {
+		d := dst[p*nr : p*nr+nr]
+		for jj := range d {
+			d[jj] = b[(jr+jj)*ldb+pc+p]
+		}
+	}
+	return true
+}
+
+// peakLoop runs n iterations of 12 independent FMAs on full-width registers and returns the
+// floating-point operations per iteration, or 0 when the CPU has no FMA unit we use.
+func peakLoop(n int) float64 {
+	switch {
+	case cpu.X86.HasAVX512F:
+		fmaLoopAVX512(n)
+		return 12 * 16 * 2
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		fmaLoopAVX2(n)
+		return 12 * 8 * 2
+	}
+	return 0
+}

@@ -1,0 +1,66 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// gpt2Shapes are the matmuls of one GPT-2 124M training step at B=4, T=64 (256 rows): the
+// forward products with the (out, in) weight transposed, then dX = dY·W and dW = dYᵀ·X.
+var gpt2Shapes = []struct {
+	name           string
+	transA, transB bool
+	m, n, k        int
+}{
+	{"fwd_qkv", false, true, 256, 2304, 768},
+	{"fwd_fc", false, true, 256, 3072, 768},
+	{"fwd_fcproj", false, true, 256, 768, 3072},
+	{"fwd_attproj", false, true, 256, 768, 768},
+	{"fwd_lmhead", false, true, 256, 50304, 768},
+	{"dx_qkv", false, false, 256, 768, 2304},
+	{"dx_fc", false, false, 256, 768, 3072},
+	{"dx_fcproj", false, false, 256, 3072, 768},
+	{"dx_lmhead", false, false, 256, 768, 50304},
+	{"dw_qkv", true, false, 2304, 768, 256},
+	{"dw_fc", true, false, 3072, 768, 256},
+	{"dw_fcproj", true, false, 768, 3072, 256},
+	{"dw_lmhead", true, false, 50304, 768, 256},
+}
+
+var (
+	peakOnce sync.Once
+	peak     float64
+)
+
+func BenchmarkSgemm(b *testing.B) {
+	peakOnce.Do(func() { peak = PeakGFLOPS(Threads()) })
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, s := range gpt2Shapes {
+		b.Run(fmt.Sprintf("%s_%dx%dx%d", s.name, s.m, s.n, s.k), func(b *testing.B) {
+			ar, ac := s.m, s.k
+			if s.transA {
+				ar, ac = s.k, s.m
+			}
+			br, bc := s.k, s.n
+			if s.transB {
+				br, bc = s.n, s.k
+			}
+			a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
+			b.ResetTimer()
+			for b.Loop() {
+				Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+			}
+			gflops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(gflops, "GFLOP/s")
+			b.ReportMetric(gflops/peak, "of_peak")
+		})
+	}
+}
+
+func BenchmarkPeak(b *testing.B) {
+	for b.Loop() {
+		b.ReportMetric(PeakGFLOPS(Threads()), "GFLOP/s")
+	}
+}
