@@ -3,12 +3,13 @@ package rl
 import (
 	"errors"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 func TestCombinedReward(t *testing.T) {
-	format, err := NewFormatRegexp(`( \d)+` + EOSText)
+	format, err := NewFormatRegexp(`( \d)+` + regexp.QuoteMeta(EOSText))
 	if err != nil {
 		t.Fatal(err)
 	}
