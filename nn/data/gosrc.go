@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// DefaultGoSourceBytes caps the default corpus: 16 MiB of Go tokenises in a few seconds on two
-// cores and gives about 6M tokens, plenty for small models.
+// DefaultGoSourceBytes caps the default corpus: 16 MiB of Go is about 8.3M GPT-2 tokens and
+// tokenises in about 2 s on two cores (4 s on one), and is cached after the first run.
 const DefaultGoSourceBytes = 16 << 20
 
 // GoRoot finds the Go installation: $GOROOT, then `go env GOROOT`, then the root this program
