@@ -3,10 +3,12 @@ package data
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,8 +55,8 @@ type LoadOptions struct {
 	CacheDir string
 	// Workers tokenising in parallel; 0 uses GOMAXPROCS. The result does not depend on it.
 	Workers int
-	// Progress, when set, is called from the calling goroutine as tokenisation advances, with
-	// the bytes done so far and the total.
+	// Progress, when set, is called from the calling goroutine about every 1% of the
+	// tokenisation and at its end, with the bytes done so far and the total.
 	Progress func(doneBytes, totalBytes int64)
 	// Tokenizer defaults to GPT-2.
 	Tokenizer *tokenizer.Tokenizer
@@ -70,6 +72,33 @@ type Corpus struct {
 	Truncated bool     // MaxBytes cut the corpus short
 	CachePath string   // the token cache used or written; empty without a cache
 	FromCache bool     // Tokens were read from CachePath
+	TokenFile string   // set when LoadCorpus read an llm.c token file instead of text
+}
+
+// LoadCorpus loads src.Path as an llm.c token file when it is one (recognised by its magic
+// number, whatever its name), and as raw text otherwise.
+func LoadCorpus(src TextSource, opt LoadOptions) (*Corpus, error) {
+	if isTokenFile(src.Path) {
+		toks, err := ReadTokenFile(src.Path)
+		if err != nil {
+			return nil, err
+		}
+		return &Corpus{Tokens: toks, Files: []string{filepath.Base(src.Path)}, TokenFile: src.Path}, nil
+	}
+	return src.Load(opt)
+}
+
+func isTokenFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(b[:]) == TokenFileMagic
 }
 
 // List returns the files of the source in the order they are tokenised.
@@ -361,11 +390,13 @@ func encodeDocs(tok *tokenizer.Tokenizer, docs []string, workers int, total int6
 		wg.Wait()
 		close(done)
 	}()
-	var doneBytes int64
+	// Report about every 1%, so a callback that prints stays quiet enough.
+	var doneBytes, reported int64
 	for n := range done {
 		doneBytes += n
-		if progress != nil {
+		if progress != nil && (doneBytes == total || doneBytes-reported >= total/100) {
 			progress(doneBytes, total)
+			reported = doneBytes
 		}
 	}
 	n := 0

@@ -298,6 +298,30 @@ func TestLoadCache(t *testing.T) {
 	}
 }
 
+func TestLoadCorpusDetectsTokenFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"notes.txt": "Hello world"})
+	bin := filepath.Join(dir, "data.dat") // any name: the magic decides
+	if err := WriteTokenFile(bin, []int32{3, 1, 4}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCorpus(TextSource{Path: bin}, LoadOptions{})
+	if err != nil || c.TokenFile != bin || !slices.Equal(c.Tokens, []int32{3, 1, 4}) {
+		t.Fatalf("token file: %+v %v", c, err)
+	}
+	c, err = LoadCorpus(TextSource{Path: filepath.Join(dir, "notes.txt")}, LoadOptions{})
+	if err != nil || c.TokenFile != "" || !slices.Equal(c.Tokens, []int32{tokenizer.EOT, 15496, 995}) {
+		t.Fatalf("text file: %+v %v", c, err)
+	}
+	// A damaged token file is an error, not text.
+	if err := os.Truncate(bin, 1029); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCorpus(TextSource{Path: bin}, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("truncated token file: %v", err)
+	}
+}
+
 func TestGoSourceCorpus(t *testing.T) {
 	src, err := GoSourceCorpus(300 << 10)
 	if err != nil {
