@@ -1,0 +1,297 @@
+// Package checkpoint is vkgrad's own training checkpoint: a safetensors file whose tensors are
+// the GPT-2 parameters under their llm.c names (wte, wpe, ln1w, ...) plus, optionally, the AdamW
+// moments (adam_m.<name>, adam_v.<name>), and whose "__metadata__" entry "vkgrad" holds a JSON
+// document with the format name, version, model config, step, optimizer hyper-parameters, RNG
+// state and a free-form map for the trainer. Everything a run needs to continue bit for bit.
+//
+// Save is atomic: the file is written under a temporary name in the target's directory, synced,
+// renamed over the target, and the directory synced, so a crash leaves either the old
+// checkpoint or the new one, never a torn file.
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/safetensors"
+)
+
+const (
+	// Format names the file kind in the metadata document.
+	Format = "vkgrad-checkpoint"
+	// Version is the newest document version this package writes and reads.
+	Version = 1
+	// MetadataKey is the "__metadata__" entry holding the JSON document.
+	MetadataKey = "vkgrad"
+
+	prefixM = "adam_m."
+	prefixV = "adam_v."
+)
+
+// Optimizer records the optimizer's hyper-parameters, so a resumed run can check or reuse them.
+type Optimizer struct {
+	Name        string             `json:"name,omitempty"` // e.g. "adamw"
+	LR          float64            `json:"lr"`
+	Beta1       float64            `json:"beta1"`
+	Beta2       float64            `json:"beta2"`
+	Eps         float64            `json:"eps"`
+	WeightDecay float64            `json:"weight_decay"`
+	Extra       map[string]float64 `json:"extra,omitempty"` // schedule, clipping, ...
+}
+
+// State is everything a checkpoint holds.
+type State struct {
+	Config gpt2.Config
+	// Step is the number of optimizer steps taken.
+	Step int
+	// Params is the flat parameter buffer in llm.c order (Config.NumParams values).
+	Params []float32
+	// AdamM and AdamV are the optimizer moments, laid out like Params; both nil when the
+	// checkpoint carries no optimizer state.
+	AdamM, AdamV []float32
+	Optimizer    Optimizer
+	// RNG is the caller's random-generator state, stored exactly.
+	RNG []uint64
+	// Meta is free-form trainer state: data loader position, run config, ...
+	Meta map[string]string
+}
+
+// document is the JSON stored under MetadataKey. RNG words are decimal strings because JSON
+// readers outside Go often parse numbers as float64 and would lose bits of a uint64.
+type document struct {
+	Format    string            `json:"format"`
+	Version   int               `json:"version"`
+	Config    gpt2.Config       `json:"config"`
+	Step      int               `json:"step"`
+	HasAdam   bool              `json:"has_adam"`
+	Optimizer Optimizer         `json:"optimizer"`
+	RNG       []string          `json:"rng,omitempty"`
+	Meta      map[string]string `json:"meta,omitempty"`
+}
+
+// check validates a state before it is written.
+func (st *State) check() error {
+	if st == nil {
+		return fmt.Errorf("nil state")
+	}
+	if err := st.Config.Validate(); err != nil {
+		return err
+	}
+	n := st.Config.NumParams()
+	if len(st.Params) != n {
+		return fmt.Errorf("Params has %d values, config %v has %d parameters", len(st.Params), st.Config, n)
+	}
+	if (st.AdamM == nil) != (st.AdamV == nil) {
+		return fmt.Errorf("AdamM and AdamV must both be set or both be nil")
+	}
+	if st.AdamM != nil && (len(st.AdamM) != n || len(st.AdamV) != n) {
+		return fmt.Errorf("AdamM has %d values and AdamV %d, want %d each for config %v", len(st.AdamM), len(st.AdamV), n, st.Config)
+	}
+	if st.Step < 0 {
+		return fmt.Errorf("step %d is negative", st.Step)
+	}
+	return nil
+}
+
+// encode lays the state out as safetensors tensors and metadata.
+func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
+	doc := document{Format: Format, Version: Version, Config: st.Config, Step: st.Step, HasAdam: st.AdamM != nil,
+		Optimizer: st.Optimizer, Meta: st.Meta}
+	for _, r := range st.RNG {
+		doc.RNG = append(doc.RNG, strconv.FormatUint(r, 10))
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ts []safetensors.Tensor
+	add := func(prefix string, buf []float32) {
+		off := 0
+		for _, s := range st.Config.ParamSpecs() {
+			ts = append(ts, safetensors.NewF32(prefix+s.Name, s.Shape, buf[off:off+s.Numel()]))
+			off += s.Numel()
+		}
+	}
+	add("", st.Params)
+	if st.AdamM != nil {
+		add(prefixM, st.AdamM)
+		add(prefixV, st.AdamV)
+	}
+	return ts, map[string]string{MetadataKey: string(js)}, nil
+}
+
+// Save writes st to path atomically (see the package comment).
+func Save(path string, st *State) error { return save(path, st, nil) }
+
+// save is Save with an optional wrapper around the temporary file's writer, through which
+// tests inject write failures.
+func save(path string, st *State, wrap func(io.Writer) io.Writer) (err error) {
+	if err := st.check(); err != nil {
+		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
+	}
+	tensors, meta, err := encode(st)
+	if err != nil {
+		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
+	}
+	closed, renamed := false, false
+	defer func() {
+		if err != nil && !renamed {
+			if !closed {
+				tmp.Close()
+			}
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("checkpoint: saving %s (previous file left intact): %w", path, err)
+		}
+	}()
+	var w io.Writer = tmp
+	if wrap != nil {
+		w = wrap(tmp)
+	}
+	if err := safetensors.Write(w, tensors, meta); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; a checkpoint is an ordinary file.
+	if err := tmp.Chmod(0o644); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	closed = true
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	renamed = true
+	// The rename is durable only once the directory entry is on disk. Windows cannot sync a
+	// directory handle; its rename is already as durable as it gets.
+	if runtime.GOOS != "windows" {
+		d, err := os.Open(dir)
+		if err != nil {
+			return fmt.Errorf("checkpoint: saved %s but could not sync its directory: %w", path, err)
+		}
+		defer d.Close()
+		if err := d.Sync(); err != nil {
+			return fmt.Errorf("checkpoint: saved %s but could not sync its directory: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// Load reads a checkpoint written by Save.
+func Load(path string) (*State, error) { return load(path, true) }
+
+// Peek reads a checkpoint's metadata (config, step, optimizer, RNG, Meta) and checks its
+// tensors without loading them: Params, AdamM and AdamV are nil.
+func Peek(path string) (*State, error) { return load(path, false) }
+
+func load(path string, withTensors bool) (*State, error) {
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %s is not a readable vkgrad checkpoint: %w", path, err)
+	}
+	defer f.Close()
+	errf := func(format string, a ...any) error {
+		return fmt.Errorf("checkpoint: %s: "+format, append([]any{path}, a...)...)
+	}
+	js, ok := f.Metadata()[MetadataKey]
+	if !ok {
+		return nil, errf("not a vkgrad checkpoint (a safetensors file without %q metadata; Hugging Face models import with nn/hf)", MetadataKey)
+	}
+	var doc document
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		return nil, errf("metadata %q: %v", MetadataKey, err)
+	}
+	switch {
+	case doc.Format != Format:
+		return nil, errf("not a vkgrad checkpoint (metadata format %q, want %q)", doc.Format, Format)
+	case doc.Version > Version:
+		return nil, errf("version %d is newer than this build reads (%d): upgrade vkgrad", doc.Version, Version)
+	case doc.Version < 1:
+		return nil, errf("invalid version %d", doc.Version)
+	case doc.Step < 0:
+		return nil, errf("step %d is negative", doc.Step)
+	}
+	cfg := doc.Config
+	if err := cfg.Validate(); err != nil {
+		return nil, errf("%v", err)
+	}
+	st := &State{Config: cfg, Step: doc.Step, Optimizer: doc.Optimizer, Meta: doc.Meta}
+	for i, s := range doc.RNG {
+		r, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, errf("rng[%d] = %q is not a uint64", i, s)
+		}
+		st.RNG = append(st.RNG, r)
+	}
+
+	// Check every tensor against the config before reading any.
+	specs := cfg.ParamSpecs()
+	prefixes := []string{""}
+	if doc.HasAdam {
+		prefixes = append(prefixes, prefixM, prefixV)
+	}
+	expected := make(map[string]bool)
+	for _, p := range prefixes {
+		for _, s := range specs {
+			name := p + s.Name
+			expected[name] = true
+			t, ok := f.Info(name)
+			if !ok {
+				return nil, errf("tensor %q is missing (config %v)", name, cfg)
+			}
+			if !slices.Equal(t.Shape, s.Shape) {
+				return nil, errf("tensor %q has shape %v, config %v needs %v", name, t.Shape, cfg, s.Shape)
+			}
+		}
+	}
+	for _, n := range f.Names() {
+		if !expected[n] {
+			if !doc.HasAdam && (strings.HasPrefix(n, prefixM) || strings.HasPrefix(n, prefixV)) {
+				return nil, errf("tensor %q present but the metadata says the checkpoint has no optimizer state", n)
+			}
+			return nil, errf("unexpected tensor %q", n)
+		}
+	}
+	if !withTensors {
+		return st, nil
+	}
+	read := func(prefix string) ([]float32, error) {
+		buf := make([]float32, cfg.NumParams())
+		off := 0
+		for _, s := range specs {
+			if err := f.ReadFloat32(prefix+s.Name, buf[off:off+s.Numel()]); err != nil {
+				return nil, fmt.Errorf("checkpoint: %w", err)
+			}
+			off += s.Numel()
+		}
+		return buf, nil
+	}
+	if st.Params, err = read(""); err != nil {
+		return nil, err
+	}
+	if doc.HasAdam {
+		if st.AdamM, err = read(prefixM); err != nil {
+			return nil, err
+		}
+		if st.AdamV, err = read(prefixV); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
