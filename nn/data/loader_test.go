@@ -2,6 +2,7 @@ package data
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -339,4 +340,25 @@ func TestRNGUniform(t *testing.T) {
 			t.Fatalf("bucket %d got %d of 6000", i, c)
 		}
 	}
+}
+
+func ExampleNewLoaders() {
+	tokens := make([]int32, 100)
+	for i := range tokens {
+		tokens[i] = int32(i)
+	}
+	train, val, err := NewLoaders(tokens, LoaderConfig{B: 2, T: 4, MaxT: 8, VocabSize: 100,
+		ValFraction: 0.2, NoShuffle: true, Source: "example"})
+	if err != nil {
+		panic(err)
+	}
+	x, y := train.Next()
+	fmt.Println("train inputs ", x)
+	fmt.Println("train targets", y)
+	x, _ = val.Next()
+	fmt.Println("val inputs   ", x)
+	// Output:
+	// train inputs  [0 1 2 3 4 5 6 7]
+	// train targets [1 2 3 4 5 6 7 8]
+	// val inputs    [80 81 82 83 84 85 86 87]
 }

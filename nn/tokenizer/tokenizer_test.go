@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -211,13 +212,17 @@ func TestStreamingDecoder(t *testing.T) {
 	if !held {
 		t.Fatal("test text has no token splitting a character; it tests nothing")
 	}
-	// An unfinished character is returned by Flush, not lost.
+	// An unfinished character is held back by Add and returned by Flush, not lost.
 	d = tok.NewDecoder()
-	first := ids[0] // "\xe6" or similar partial lead
-	p, _ := tok.Piece(first)
-	s, _ := d.Add(first)
-	if rest := d.Flush(); s+rest != string(p) {
-		t.Fatalf("Add+Flush = %q+%q, want %q", s, rest, p)
+	partial := tok.Encode(" 日")[:1] // " \xe6": a space and the first byte of 日
+	if p, _ := tok.Piece(partial[0]); string(p) != " \xe6" {
+		t.Fatalf("piece %q, want \" \\xe6\"", p)
+	}
+	if s, _ := d.Add(partial[0]); s != " " {
+		t.Fatalf("Add returned %q, want only the space", s)
+	}
+	if rest := d.Flush(); rest != "\xe6" {
+		t.Fatalf("Flush returned %q, want the held byte", rest)
 	}
 	if _, err := d.Add(50257); err == nil {
 		t.Fatal("Decoder accepted id 50257")
@@ -265,4 +270,15 @@ func TestConcurrentEncode(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+func ExampleTokenizer_Encode() {
+	tok, err := GPT2()
+	if err != nil {
+		panic(err)
+	}
+	ids := tok.EncodeSpecial("Hello world<|endoftext|>")
+	text, _ := tok.Decode(ids)
+	fmt.Println(ids, text)
+	// Output: [15496 995 50256] Hello world<|endoftext|>
 }
