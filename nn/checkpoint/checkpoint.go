@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,8 +33,9 @@ const (
 	// MetadataKey is the "__metadata__" entry holding the JSON document.
 	MetadataKey = "vkgrad"
 
-	prefixM = "adam_m."
-	prefixV = "adam_v."
+	prefixM     = "adam_m."
+	prefixV     = "adam_v."
+	prefixExtra = "extra."
 )
 
 // Optimizer records the optimizer's hyper-parameters, so a resumed run can check or reuse them.
@@ -62,6 +64,9 @@ type State struct {
 	RNG []uint64
 	// Meta is free-form trainer state: data loader position, run config, ...
 	Meta map[string]string
+	// Extra holds further float32 buffers by name (a value head and its moments, say), stored
+	// flat as tensors "extra.<name>"; their shapes, if needed, belong in Meta.
+	Extra map[string][]float32
 }
 
 // document is the JSON stored under MetadataKey. RNG words are decimal strings because JSON
@@ -98,6 +103,11 @@ func (st *State) check() error {
 	if st.Step < 0 {
 		return fmt.Errorf("step %d is negative", st.Step)
 	}
+	for name := range st.Extra {
+		if name == "" {
+			return fmt.Errorf("Extra has an empty name")
+		}
+	}
 	return nil
 }
 
@@ -124,6 +134,9 @@ func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
 	if st.AdamM != nil {
 		add(prefixM, st.AdamM)
 		add(prefixV, st.AdamV)
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Extra)) {
+		ts = append(ts, safetensors.NewF32(prefixExtra+name, []int{len(st.Extra[name])}, st.Extra[name]))
 	}
 	return ts, map[string]string{MetadataKey: string(js)}, nil
 }
@@ -197,7 +210,7 @@ func save(path string, st *State, wrap func(io.Writer) io.Writer) (err error) {
 func Load(path string) (*State, error) { return load(path, true) }
 
 // Peek reads a checkpoint's metadata (config, step, optimizer, RNG, Meta) and checks its
-// tensors without loading them: Params, AdamM and AdamV are nil.
+// tensors without loading them: Params, AdamM, AdamV and Extra are nil.
 func Peek(path string) (*State, error) { return load(path, false) }
 
 func load(path string, withTensors bool) (*State, error) {
@@ -260,7 +273,15 @@ func load(path string, withTensors bool) (*State, error) {
 			}
 		}
 	}
+	var extras []string
 	for _, n := range f.Names() {
+		if name, ok := strings.CutPrefix(n, prefixExtra); ok {
+			if t, _ := f.Info(n); len(t.Shape) != 1 {
+				return nil, errf("tensor %q has shape %v, want one dimension", n, t.Shape)
+			}
+			extras = append(extras, name)
+			continue
+		}
 		if !expected[n] {
 			if !doc.HasAdam && (strings.HasPrefix(n, prefixM) || strings.HasPrefix(n, prefixV)) {
 				return nil, errf("tensor %q present but the metadata says the checkpoint has no optimizer state", n)
@@ -291,6 +312,14 @@ func load(path string, withTensors bool) (*State, error) {
 		}
 		if st.AdamV, err = read(prefixV); err != nil {
 			return nil, err
+		}
+	}
+	for _, name := range extras {
+		if st.Extra == nil {
+			st.Extra = make(map[string][]float32, len(extras))
+		}
+		if st.Extra[name], err = f.Float32(prefixExtra + name); err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 	}
 	return st, nil

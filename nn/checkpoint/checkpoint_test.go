@@ -33,6 +33,7 @@ func randomState(seed uint64, adam bool) *State {
 	}
 	if adam {
 		st.AdamM, st.AdamV = vec(), vec()
+		st.Extra = map[string][]float32{"value_head": vec()[:9], "value_head.adam_m": {1, -2}, "empty": {}}
 	}
 	return st
 }
@@ -76,6 +77,12 @@ func checkSame(t *testing.T, got, want *State) {
 		if got.RNG[i] != want.RNG[i] {
 			t.Fatalf("RNG[%d] = %d, want %d", i, got.RNG[i], want.RNG[i])
 		}
+	}
+	if len(got.Extra) != len(want.Extra) {
+		t.Fatalf("Extra has %d buffers, want %d", len(got.Extra), len(want.Extra))
+	}
+	for k, v := range want.Extra {
+		sameBits(t, "Extra["+k+"]", got.Extra[k], v)
 	}
 	if len(got.Meta) != len(want.Meta) {
 		t.Fatalf("Meta %v, want %v", got.Meta, want.Meta)
@@ -212,6 +219,7 @@ func TestSaveErrors(t *testing.T) {
 		{func(s *State) { s.AdamM = s.AdamM[:10] }, "AdamM has 10 values and AdamV 2848, want 2848 each"},
 		{func(s *State) { s.Config.NumHeads = 3 }, "channels 8 must be a positive multiple of num_heads 3"},
 		{func(s *State) { s.Step = -1 }, "step -1 is negative"},
+		{func(s *State) { s.Extra[""] = nil }, "Extra has an empty name"},
 	}
 	for _, c := range cases {
 		st := randomState(1, true)
@@ -292,6 +300,9 @@ func TestLoadErrors(t *testing.T) {
 		{"unexpected tensor", false, func(ts []safetensors.Tensor, m map[string]string) ([]safetensors.Tensor, map[string]string) {
 			return append(ts, safetensors.NewF32("value_head", []int{8}, make([]float32, 8))), m
 		}, `unexpected tensor "value_head"`},
+		{"extra not flat", true, func(ts []safetensors.Tensor, m map[string]string) ([]safetensors.Tensor, map[string]string) {
+			return append(ts, safetensors.NewF32("extra.w", []int{2, 4}, make([]float32, 8))), m
+		}, `tensor "extra.w" has shape [2 4], want one dimension`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -321,5 +332,42 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "absent")); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+func benchState(b *testing.B) *State {
+	c, err := gpt2.Preset("gpt2-mini")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := c.NumParams()
+	st := &State{Config: c, Params: make([]float32, n), AdamM: make([]float32, n), AdamV: make([]float32, n)}
+	for i := range st.Params {
+		st.Params[i] = float32(i%1000) * 1e-3
+	}
+	b.SetBytes(int64(3 * 4 * n))
+	return st
+}
+
+func BenchmarkSave(b *testing.B) {
+	st := benchState(b)
+	p := filepath.Join(b.TempDir(), "c.safetensors")
+	for b.Loop() {
+		if err := Save(p, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	st := benchState(b)
+	p := filepath.Join(b.TempDir(), "c.safetensors")
+	if err := Save(p, st); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Load(p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -422,5 +423,34 @@ func TestWriteFill(t *testing.T) {
 	both := Tensor{Name: "x", DType: F32, Shape: []int{1}, F32Data: []float32{1}, F32Fill: fill}
 	if err := Write(&bytes.Buffer{}, []Tensor{both}, nil); err == nil || !strings.Contains(err.Error(), `tensor "x": both F32Data and F32Fill given`) {
 		t.Errorf("both data and fill: %v", err)
+	}
+}
+
+func BenchmarkWriteF32(b *testing.B) {
+	data := make([]float32, 1<<22)
+	b.SetBytes(4 << 22)
+	for b.Loop() {
+		if err := Write(io.Discard, []Tensor{NewF32("x", []int{len(data)}, data)}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadF32(b *testing.B) {
+	data := make([]float32, 1<<22)
+	p := filepath.Join(b.TempDir(), "r.safetensors")
+	if err := WriteFile(p, []Tensor{NewF32("x", []int{len(data)}, data)}, nil); err != nil {
+		b.Fatal(err)
+	}
+	f, err := Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(4 << 22)
+	for b.Loop() {
+		if err := f.ReadFloat32("x", data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
