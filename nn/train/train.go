@@ -1,0 +1,263 @@
+// Package train is the language-model training loop shared by the `vkgrad train` command and Go
+// programs: batches from nn/data, GPT-2 forward/backward, AdamW with a cosine schedule and
+// clipping, periodic validation, and checkpoints that resume bit for bit on the CPU.
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/data"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Config is everything that decides a run's numbers.
+type Config struct {
+	Batch       int     `json:"batch"`
+	Seq         int     `json:"seq"`
+	Steps       int     `json:"steps"`
+	LR          float32 `json:"lr"`
+	MinLR       float32 `json:"min_lr"`
+	Warmup      int     `json:"warmup"`
+	WeightDecay float32 `json:"weight_decay"`
+	MaxGradNorm float32 `json:"max_grad_norm"`
+	Seed        uint64  `json:"seed"`
+	NoShuffle   bool    `json:"no_shuffle"`
+	ValFraction float64 `json:"val_fraction"`
+	ValBatches  int     `json:"val_batches"` // batches per validation; 0 means all
+}
+
+// DefaultConfig is a setting that trains a small model well on a few million tokens.
+func DefaultConfig() Config {
+	return Config{Batch: 8, Seq: 64, Steps: 300, LR: 3e-3, MinLR: 3e-4, Warmup: 20, WeightDecay: 0,
+		MaxGradNorm: 1, Seed: 1, ValFraction: 0.05, ValBatches: 16}
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Batch < 1:
+		return fmt.Errorf("batch %d must be at least 1", c.Batch)
+	case c.Seq < 1:
+		return fmt.Errorf("seq %d must be at least 1", c.Seq)
+	case c.Steps < 1:
+		return fmt.Errorf("steps %d must be at least 1", c.Steps)
+	case c.ValBatches < 0:
+		return fmt.Errorf("val-batches %d must be non-negative", c.ValBatches)
+	}
+	if err := (optim.Cosine{MaxLR: c.LR, MinLR: c.MinLR, Warmup: c.Warmup, Total: c.Steps}).Validate(); err != nil {
+		return err
+	}
+	return c.adamW().Validate()
+}
+
+func (c Config) adamW() optim.AdamWConfig {
+	a := optim.DefaultAdamW()
+	a.WeightDecay, a.MaxGradNorm = c.WeightDecay, c.MaxGradNorm
+	return a
+}
+
+// StepStats describe one optimizer step.
+type StepStats struct {
+	Step     int     `json:"step"` // 1-based count of steps taken
+	Loss     float32 `json:"loss"`
+	LR       float32 `json:"lr"`
+	GradNorm float32 `json:"grad_norm"`
+	Tokens   int     `json:"tokens"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// Trainer owns a model, its optimizer and the data position.
+type Trainer struct {
+	Config     Config
+	Model      *gpt2.Model
+	Opt        *optim.AdamW
+	Train, Val *data.Loader
+	Step       int // steps taken
+	RNG        *rng.RNG
+
+	tape     *autograd.Tape
+	schedule optim.Cosine
+}
+
+// New builds a trainer for model m over tokens (already validated against the vocabulary by
+// the loader). source names the data in errors.
+func New(m *gpt2.Model, cfg Config, tokens []int32, source string) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Seq > m.Config.MaxSeqLen {
+		return nil, fmt.Errorf("seq %d exceeds the model's max_seq_len %d", cfg.Seq, m.Config.MaxSeqLen)
+	}
+	train, val, err := data.NewLoaders(tokens, data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.Config.MaxSeqLen,
+		VocabSize: m.Config.VocabSize, ValFraction: cfg.ValFraction, ValMode: data.ValInterleaved,
+		Seed: cfg.Seed, NoShuffle: cfg.NoShuffle, Source: source})
+	if err != nil {
+		return nil, err
+	}
+	if err := m.EnableGrads(); err != nil {
+		return nil, err
+	}
+	opt, err := optim.NewAdamW(m.Backend, m.Config.NumParams(), cfg.adamW())
+	if err != nil {
+		return nil, err
+	}
+	return &Trainer{Config: cfg, Model: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
+		tape: autograd.NewTape(), schedule: optim.Cosine{MaxLR: cfg.LR, MinLR: cfg.MinLR, Warmup: cfg.Warmup, Total: cfg.Steps}}, nil
+}
+
+// TrainStep takes one optimizer step on the next training batch.
+func (t *Trainer) TrainStep() (StepStats, error) {
+	start := time.Now()
+	m := t.Model
+	x, y := t.Train.Next()
+	loss, err := m.ForwardLoss(t.tape, x, y, t.Config.Batch, t.Config.Seq)
+	if err != nil {
+		t.tape.Reset()
+		return StepStats{}, err
+	}
+	m.ZeroGrad()
+	if err := m.Backward(t.tape); err != nil {
+		return StepStats{}, err
+	}
+	lr := t.schedule.At(t.Step)
+	t.Opt.Update(m.Params, m.Grads, lr)
+	norm, err := t.Opt.GradNorm()
+	if err != nil {
+		return StepStats{}, err
+	}
+	t.Step++
+	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+		return StepStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)
+	}
+	return StepStats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm, Tokens: t.Config.Batch * t.Config.Seq,
+		Seconds: time.Since(start).Seconds()}, nil
+}
+
+// Evaluate returns the mean loss over the validation batches (the first ValBatches, always the
+// same ones), without recording a tape.
+func (t *Trainer) Evaluate() (float32, error) {
+	if t.Val == nil {
+		return 0, fmt.Errorf("no validation split (val fraction is 0)")
+	}
+	return EvalLoss(t.Model, t.Val, t.Config.Batch, t.Config.Seq, t.Config.ValBatches)
+}
+
+// EvalLoss averages the loss of a model over the first n batches (B, T) of l (all when n is 0 or
+// larger than an epoch), restoring l's position afterwards.
+func EvalLoss(m *gpt2.Model, l *data.Loader, B, T, n int) (float32, error) {
+	saved := l.State()
+	defer l.Restore(saved)
+	l.Reset()
+	if n <= 0 || n > l.BatchesPerEpoch() {
+		n = l.BatchesPerEpoch()
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("validation split holds no full batch")
+	}
+	var sum float64
+	for i := 0; i < n; i++ {
+		x, y := l.Next()
+		loss, err := m.ForwardLoss(nil, x, y, B, T)
+		if err != nil {
+			return 0, err
+		}
+		sum += float64(loss)
+	}
+	return float32(sum / float64(n)), nil
+}
+
+// Meta keys of the trainer's state inside a checkpoint.
+const (
+	metaTrainConfig = "train_config"
+	metaLoader      = "train_loader"
+)
+
+// Save writes a checkpoint with the parameters, the optimizer moments, the step, the RNG and
+// the data position; written atomically by nn/checkpoint.
+func (t *Trainer) Save(path string) error {
+	m := t.Model
+	params, err := m.ParamsToHost()
+	if err != nil {
+		return err
+	}
+	am, err := tensor.ToHost(t.Opt.M)
+	if err != nil {
+		return err
+	}
+	av, err := tensor.ToHost(t.Opt.V)
+	if err != nil {
+		return err
+	}
+	cfgJSON, _ := json.Marshal(t.Config)
+	loaderJSON, _ := json.Marshal(t.Train.State())
+	st := &checkpoint.State{Config: m.Config, Step: t.Step, Params: params, AdamM: am, AdamV: av,
+		Optimizer: checkpoint.Optimizer{Name: "adamw", LR: float64(t.Config.LR), Beta1: float64(t.Opt.Config.Beta1),
+			Beta2: float64(t.Opt.Config.Beta2), Eps: float64(t.Opt.Config.Eps), WeightDecay: float64(t.Opt.Config.WeightDecay),
+			Extra: map[string]float64{"adam_step": float64(t.Opt.Step)}},
+		RNG:  t.RNG.State(),
+		Meta: map[string]string{metaTrainConfig: string(cfgJSON), metaLoader: string(loaderJSON)}}
+	return checkpoint.Save(path, st)
+}
+
+// Restore loads a checkpoint written by Save into a trainer built with the same model config
+// and data: parameters, moments, step, RNG and data position.
+func (t *Trainer) Restore(st *checkpoint.State, path string) error {
+	if st.Config != t.Model.Config {
+		return fmt.Errorf("%s: checkpoint model %v does not match %v", path, st.Config, t.Model.Config)
+	}
+	if st.AdamM == nil || st.AdamV == nil {
+		return fmt.Errorf("%s: checkpoint has no optimizer state to resume from", path)
+	}
+	if err := t.Model.SetParams(st.Params); err != nil {
+		return err
+	}
+	be := t.Model.Backend
+	if err := be.Upload(t.Opt.M, st.AdamM); err != nil {
+		return err
+	}
+	if err := be.Upload(t.Opt.V, st.AdamV); err != nil {
+		return err
+	}
+	t.Step = st.Step
+	t.Opt.Step = st.Step
+	if s, ok := st.Optimizer.Extra["adam_step"]; ok {
+		t.Opt.Step = int(s)
+	}
+	if len(st.RNG) > 0 {
+		if err := t.RNG.SetState(st.RNG); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if raw, ok := st.Meta[metaLoader]; ok {
+		var ls data.LoaderState
+		if err := json.Unmarshal([]byte(raw), &ls); err != nil {
+			return fmt.Errorf("%s: data loader state: %w", path, err)
+		}
+		if err := t.Train.Restore(ls); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// SavedConfig returns the training config stored in a checkpoint by Save, if any.
+func SavedConfig(st *checkpoint.State) (Config, bool, error) {
+	raw, ok := st.Meta[metaTrainConfig]
+	if !ok {
+		return Config{}, false, nil
+	}
+	var c Config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return Config{}, true, fmt.Errorf("train config in checkpoint: %w", err)
+	}
+	return c, true, nil
+}
+
