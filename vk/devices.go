@@ -70,6 +70,7 @@ type DeviceInfo struct {
 	ComputeQueueFamily int    // -1 when the device has no compute queue
 	Unusable           string // why vkgrad cannot use this device, empty when it can
 	extensions         map[string]bool
+	pipelineCacheUUID  [16]byte
 }
 
 // APIVersionString formats the device's Vulkan version, e.g. "1.3.230".
@@ -229,6 +230,7 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.DriverName = gostr(driver.DriverName[:])
 	d.DriverInfo = gostr(driver.DriverInfo[:])
 	d.UUID = ids.DeviceUUID
+	d.pipelineCacheUUID = p.PipelineCacheUUID
 	d.SubgroupSize = subgroup.SubgroupSize
 	d.Float16 = fp16.ShaderFloat16 != 0
 	l := &p.Limits

@@ -1,0 +1,443 @@
+package vk
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+	"unsafe"
+)
+
+const (
+	descriptorSetsPerPool = 512
+	maxQueries            = 4096 // two per dispatch
+	fenceTimeout          = uint64(10 * time.Minute)
+)
+
+// access is a byte range of a block that a recorded command reads or writes.
+type access struct {
+	block  *memBlock
+	lo, hi uint64
+	write  bool
+}
+
+// recorder records commands into one command buffer and submits it at a flush.
+type recorder struct {
+	cmdPool   uint64
+	cmd       uintptr
+	fence     uint64
+	recording bool
+
+	pending   []access // accesses since the last barrier
+	hostRead  bool     // a download copy is recorded: make it visible to the host
+	barriers  int      // statistics
+	dispatchN int
+
+	descPools []uint64
+	descIdx   int
+
+	queryPool uint64
+	queries   uint32
+	names     []string // kernel of each query pair
+	profiling bool
+	profile   map[string]*ProfileEntry
+
+	deferred []*memBlock // dedicated blocks to destroy after the next fence
+}
+
+func (r *recorder) init(d *Device) error {
+	cpci := &commandPoolCreateInfo{SType: stCommandPoolCreateInfo, Flags: commandPoolCreateResetCommandBuffer, QueueFamilyIndex: uint32(d.Info.ComputeQueueFamily)}
+	if err := check("vkCreateCommandPool", call(d.fn.CreateCommandPool, d.handle, uintptr(unsafe.Pointer(cpci)), 0, uintptr(unsafe.Pointer(&r.cmdPool)))); err != nil {
+		return err
+	}
+	cbai := &commandBufferAllocateInfo{SType: stCommandBufferAllocateInfo, CommandPool: r.cmdPool, Level: commandBufferLevelPrimary, CommandBufferCount: 1}
+	if err := check("vkAllocateCommandBuffers", call(d.fn.AllocateCommandBuffers, d.handle, uintptr(unsafe.Pointer(cbai)), uintptr(unsafe.Pointer(&r.cmd)))); err != nil {
+		return err
+	}
+	fci := &fenceCreateInfo{SType: stFenceCreateInfo}
+	if err := check("vkCreateFence", call(d.fn.CreateFence, d.handle, uintptr(unsafe.Pointer(fci)), 0, uintptr(unsafe.Pointer(&r.fence)))); err != nil {
+		return err
+	}
+	r.profile = map[string]*ProfileEntry{}
+	return nil
+}
+
+func (r *recorder) destroy(d *Device) {
+	for _, p := range r.descPools {
+		callPtr(d.fn.DestroyDescriptorPool, d.handle, uintptr(p), 0)
+	}
+	r.descPools = nil
+	if r.queryPool != 0 {
+		callPtr(d.fn.DestroyQueryPool, d.handle, uintptr(r.queryPool), 0)
+	}
+	if r.fence != 0 {
+		callPtr(d.fn.DestroyFence, d.handle, uintptr(r.fence), 0)
+	}
+	if r.cmdPool != 0 {
+		callPtr(d.fn.DestroyCommandPool, d.handle, uintptr(r.cmdPool), 0)
+	}
+	for _, b := range r.deferred {
+		d.pool.destroyBlock(b)
+	}
+	r.deferred = nil
+}
+
+// begin starts the command buffer if it is not recording yet.
+func (d *Device) begin() error {
+	r := &d.rec
+	if d.err != nil {
+		return d.err
+	}
+	if r.recording {
+		return nil
+	}
+	bi := &commandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferUsageOneTimeSubmit}
+	if err := check("vkBeginCommandBuffer", call(d.fn.BeginCommandBuffer, r.cmd, uintptr(unsafe.Pointer(bi)))); err != nil {
+		return d.fail(err)
+	}
+	r.recording = true
+	if r.profiling {
+		callPtr(d.fn.CmdResetQueryPool, r.cmd, uintptr(r.queryPool), 0, maxQueries)
+	}
+	return nil
+}
+
+// hazard inserts a barrier when a new command touches bytes an earlier, unbarriered command
+// wrote, or writes bytes one read: read-after-write, write-after-write and write-after-read.
+func (d *Device) hazard(accs []access) {
+	r := &d.rec
+	need := len(r.pending) > 256 // a long list costs more to scan than a barrier
+	for _, a := range accs {
+		if need {
+			break
+		}
+		for _, p := range r.pending {
+			if p.block == a.block && p.lo < a.hi && a.lo < p.hi && (p.write || a.write) {
+				need = true
+				break
+			}
+		}
+	}
+	if need {
+		mb := &memoryBarrier{
+			SType:         stMemoryBarrier,
+			SrcAccessMask: accessShaderWrite | accessTransferWrite,
+			DstAccessMask: accessShaderRead | accessShaderWrite | accessTransferRead | accessTransferWrite,
+		}
+		stages := uintptr(pipelineStageComputeShader | pipelineStageTransfer)
+		callPtr(d.fn.CmdPipelineBarrier, r.cmd, stages, stages, 0, 1, uintptr(unsafe.Pointer(mb)), 0, 0, 0, 0)
+		r.pending = r.pending[:0]
+		r.barriers++
+	}
+	r.pending = append(r.pending, accs...)
+}
+
+// Window is a binding of part of a buffer: the descriptor covers an aligned byte range and
+// First is the element index, within it, of the first element asked for. Shaders receive
+// First through push constants.
+type Window struct {
+	block    *memBlock
+	off, rng uint64 // the descriptor's aligned offset and range in the block's VkBuffer
+	lo, hi   uint64 // the bytes the shader may touch
+	First    uint32
+}
+
+// Window binds count 4-byte elements of b starting at element elem. It fails when the range
+// runs past the buffer or exceeds the device's maxStorageBufferRange (callers split such
+// work into chunks; see MaxWindowElems).
+func (d *Device) Window(b *Buffer, elem, count int) (Window, error) {
+	if b == nil || b.freed {
+		return Window{}, errors.New("vk: window on a nil or freed buffer")
+	}
+	if elem < 0 || count < 0 || uint64(elem+count)*4 > b.size {
+		return Window{}, fmt.Errorf("vk: window [%d, %d) outside %s of %d elements", elem, elem+count, b.label, b.size/4)
+	}
+	start := b.off + uint64(elem)*4
+	end := start + uint64(count)*4
+	off := alignDown(start, d.Info.MinStorageBufferOffsetAlignment)
+	rng := max(end-off, 4)
+	if rng > uint64(d.Info.MaxStorageBufferRange) {
+		return Window{}, fmt.Errorf("vk: window of %s on %s exceeds maxStorageBufferRange %s", formatBytes(rng), b.label, formatBytes(uint64(d.Info.MaxStorageBufferRange)))
+	}
+	return Window{block: b.block, off: off, rng: rng, lo: start, hi: end, First: uint32((start - off) / 4)}, nil
+}
+
+// MaxWindowElems is the most elements one Window may hold on this device, with room for the
+// alignment slack at its start.
+func (d *Device) MaxWindowElems() int {
+	return int((uint64(d.Info.MaxStorageBufferRange) - d.Info.MinStorageBufferOffsetAlignment) / 4)
+}
+
+// Arg is a Window passed to a kernel binding, marked when the kernel writes it.
+type Arg struct {
+	W     Window
+	Write bool
+}
+
+// Dispatch records k over groups workgroups with the given push constants and bindings
+// (args[i] at binding i). Barriers are inserted as the accesses require.
+func (d *Device) Dispatch(k Kernel, groups [3]uint32, push []uint32, args ...Arg) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dispatchLocked(k, groups, push, args)
+}
+
+func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args []Arg) error {
+	if len(args) != k.Bindings || len(push) != k.Push {
+		return fmt.Errorf("vk: kernel %s takes %d bindings and %d push words, got %d and %d", k.Shader, k.Bindings, k.Push, len(args), len(push))
+	}
+	for i, g := range groups {
+		if g == 0 {
+			return nil
+		}
+		if g > d.Info.MaxComputeWorkGroupCount[i] {
+			return fmt.Errorf("vk: kernel %s: %d workgroups in dimension %d exceed the device's %d", k.Shader, g, i, d.Info.MaxComputeWorkGroupCount[i])
+		}
+	}
+	p, err := d.pipelineFor(k)
+	if err != nil {
+		return err
+	}
+	r := &d.rec
+	if r.profiling && r.queries+2 > maxQueries {
+		if err := d.flushLocked(); err != nil {
+			return err
+		}
+	}
+	if err := d.begin(); err != nil {
+		return err
+	}
+	set, err := d.descriptorSet(p.dsLayout)
+	if err != nil {
+		return err
+	}
+	if k.Bindings > 0 {
+		infos := make([]descriptorBufferInfo, k.Bindings)
+		writes := make([]writeDescriptorSet, k.Bindings)
+		accs := make([]access, k.Bindings)
+		for i, a := range args {
+			infos[i] = descriptorBufferInfo{Buffer: a.W.block.buf, Offset: a.W.off, Range: a.W.rng}
+			writes[i] = writeDescriptorSet{
+				SType: stWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1,
+				DescriptorType: descriptorTypeStorageBuffer, PBufferInfo: unsafe.Pointer(&infos[i]),
+			}
+			accs[i] = access{block: a.W.block, lo: a.W.lo, hi: a.W.hi, write: a.Write}
+		}
+		callPtr(d.fn.UpdateDescriptorSets, d.handle, uintptr(k.Bindings), uintptr(unsafe.Pointer(&writes[0])), 0, 0)
+		d.hazard(accs)
+	}
+	callPtr(d.fn.CmdBindPipeline, r.cmd, pipelineBindPointCompute, uintptr(p.pipe))
+	callPtr(d.fn.CmdBindDescriptorSets, r.cmd, pipelineBindPointCompute, uintptr(p.layout), 0, 1, uintptr(unsafe.Pointer(&set)), 0, 0)
+	if k.Push > 0 {
+		callPtr(d.fn.CmdPushConstants, r.cmd, uintptr(p.layout), shaderStageCompute, 0, uintptr(k.Push*4), uintptr(unsafe.Pointer(&push[0])))
+	}
+	if r.profiling {
+		callPtr(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageTopOfPipe, uintptr(r.queryPool), uintptr(r.queries))
+	}
+	callPtr(d.fn.CmdDispatch, r.cmd, uintptr(groups[0]), uintptr(groups[1]), uintptr(groups[2]))
+	if r.profiling {
+		callPtr(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageBottomOfPipe, uintptr(r.queryPool), uintptr(r.queries+1))
+		r.queries += 2
+		r.names = append(r.names, k.Shader)
+	}
+	r.dispatchN++
+	return nil
+}
+
+// descriptorSet allocates a set for layout from the current pool, moving to a new pool when
+// it is full. Pools are reset after each submission completes.
+func (d *Device) descriptorSet(layout uint64) (uint64, error) {
+	r := &d.rec
+	for {
+		if r.descIdx == len(r.descPools) {
+			size := &descriptorPoolSize{Type: descriptorTypeStorageBuffer, DescriptorCount: descriptorSetsPerPool * 8}
+			ci := &descriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: descriptorSetsPerPool, PoolSizeCount: 1, PPoolSizes: unsafe.Pointer(size)}
+			var pool uint64
+			if err := check("vkCreateDescriptorPool", call(d.fn.CreateDescriptorPool, d.handle, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&pool)))); err != nil {
+				return 0, err
+			}
+			r.descPools = append(r.descPools, pool)
+		}
+		ai := &descriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: r.descPools[r.descIdx], DescriptorSetCount: 1, PSetLayouts: unsafe.Pointer(&layout)}
+		var set uint64
+		res := call(d.fn.AllocateDescriptorSets, d.handle, uintptr(unsafe.Pointer(ai)), uintptr(unsafe.Pointer(&set)))
+		switch res {
+		case success:
+			return set, nil
+		case errOutOfPoolMemory, errFragmentedPool:
+			r.descIdx++
+		default:
+			return 0, check("vkAllocateDescriptorSets", res)
+		}
+	}
+}
+
+// copyRegion records a buffer-to-buffer copy of size bytes.
+func (d *Device) copyRegion(src *memBlock, srcOff uint64, dst *memBlock, dstOff, size uint64) error {
+	if err := d.begin(); err != nil {
+		return err
+	}
+	d.hazard([]access{{block: src, lo: srcOff, hi: srcOff + size}, {block: dst, lo: dstOff, hi: dstOff + size, write: true}})
+	region := &bufferCopy{SrcOffset: srcOff, DstOffset: dstOff, Size: size}
+	callPtr(d.fn.CmdCopyBuffer, d.rec.cmd, uintptr(src.buf), uintptr(dst.buf), 1, uintptr(unsafe.Pointer(region)))
+	return nil
+}
+
+// fillRegion records a fill of size bytes (a multiple of 4) with a repeated 32-bit word.
+func (d *Device) fillRegion(b *memBlock, off, size uint64, word uint32) error {
+	if size == 0 {
+		return nil
+	}
+	if err := d.begin(); err != nil {
+		return err
+	}
+	d.hazard([]access{{block: b, lo: off, hi: off + size, write: true}})
+	callPtr(d.fn.CmdFillBuffer, d.rec.cmd, uintptr(b.buf), uintptr(off), uintptr(size), uintptr(word))
+	return nil
+}
+
+// flushLocked submits the recorded commands, waits for them, and recycles per-submission
+// resources: descriptor pools, the staging ring, deferred frees and timestamp queries.
+func (d *Device) flushLocked() error {
+	if d.err != nil {
+		return d.err
+	}
+	r := &d.rec
+	if !r.recording {
+		return nil
+	}
+	if r.hostRead {
+		mb := &memoryBarrier{SType: stMemoryBarrier, SrcAccessMask: accessTransferWrite | accessShaderWrite, DstAccessMask: accessHostRead}
+		callPtr(d.fn.CmdPipelineBarrier, r.cmd, pipelineStageTransfer|pipelineStageComputeShader, pipelineStageHost, 0, 1, uintptr(unsafe.Pointer(mb)), 0, 0, 0, 0)
+		r.hostRead = false
+	}
+	r.recording = false
+	r.pending = r.pending[:0]
+	if err := check("vkEndCommandBuffer", call(d.fn.EndCommandBuffer, r.cmd)); err != nil {
+		return d.fail(err)
+	}
+	si := &submitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: unsafe.Pointer(&r.cmd)}
+	if err := check("vkQueueSubmit", call(d.fn.QueueSubmit, d.queue, 1, uintptr(unsafe.Pointer(si)), uintptr(r.fence))); err != nil {
+		return d.fail(err)
+	}
+	res := call(d.fn.WaitForFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)), 1, uintptr(fenceTimeout))
+	if res == timeout {
+		// Work still running after minutes means a hung device; treat it as lost.
+		return d.fail(fmt.Errorf("%w: work did not finish within %v", ErrDeviceLost, time.Duration(fenceTimeout)))
+	}
+	if err := check("vkWaitForFences", res); err != nil {
+		return d.fail(err)
+	}
+	callPtr(d.fn.ResetFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)))
+	callPtr(d.fn.ResetCommandBuffer, r.cmd, 0)
+	for _, p := range r.descPools[:min(r.descIdx+1, len(r.descPools))] {
+		callPtr(d.fn.ResetDescriptorPool, d.handle, uintptr(p), 0)
+	}
+	r.descIdx = 0
+	d.stageHead = 0
+	for _, b := range r.deferred {
+		d.pool.destroyBlock(b)
+	}
+	r.deferred = r.deferred[:0]
+	if r.queries > 0 {
+		d.readTimestamps()
+	}
+	return nil
+}
+
+// ProfileEntry is the GPU time spent in one kernel.
+type ProfileEntry struct {
+	Kernel string
+	Count  int
+	Total  time.Duration
+}
+
+// SetProfiling turns per-dispatch timestamp queries on or off (from the next command buffer).
+func (d *Device) SetProfiling(on bool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := &d.rec
+	if on == r.profiling {
+		return nil
+	}
+	if on && d.Info.TimestampBits == 0 {
+		return fmt.Errorf("vk: %s has no timestamps on its compute queue", d.Info.Name)
+	}
+	if err := d.flushLocked(); err != nil {
+		return err
+	}
+	if on && r.queryPool == 0 {
+		ci := &queryPoolCreateInfo{SType: stQueryPoolCreateInfo, QueryType: queryTypeTimestamp, QueryCount: maxQueries}
+		if err := check("vkCreateQueryPool", call(d.fn.CreateQueryPool, d.handle, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&r.queryPool)))); err != nil {
+			return err
+		}
+	}
+	r.profiling = on
+	return nil
+}
+
+func (d *Device) readTimestamps() {
+	r := &d.rec
+	n := r.queries
+	r.queries = 0
+	names := r.names
+	r.names = r.names[:0]
+	ts := make([]uint64, n)
+	res := call(d.fn.GetQueryPoolResults, d.handle, uintptr(r.queryPool), 0, uintptr(n), uintptr(n*8), uintptr(unsafe.Pointer(&ts[0])), 8, queryResult64|queryResultWait)
+	if res != success {
+		return
+	}
+	mask := ^uint64(0)
+	if d.Info.TimestampBits < 64 {
+		mask = 1<<d.Info.TimestampBits - 1
+	}
+	for i, name := range names {
+		ticks := (ts[2*i+1] - ts[2*i]) & mask
+		e := r.profile[name]
+		if e == nil {
+			e = &ProfileEntry{Kernel: name}
+			r.profile[name] = e
+		}
+		e.Count++
+		e.Total += time.Duration(float64(ticks) * float64(d.Info.TimestampPeriod))
+	}
+}
+
+// Profile returns the GPU time per kernel since profiling began or was reset, largest first.
+// Dispatches without a barrier between them may overlap, so times can add up to more than
+// the wall-clock time.
+func (d *Device) Profile() []ProfileEntry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]ProfileEntry, 0, len(d.rec.profile))
+	for _, e := range d.rec.profile {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Total != out[j].Total {
+			return out[i].Total > out[j].Total
+		}
+		return out[i].Kernel < out[j].Kernel
+	})
+	return out
+}
+
+// ResetProfile clears the collected kernel times.
+func (d *Device) ResetProfile() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rec.profile = map[string]*ProfileEntry{}
+}
+
+// RecordStats counts what the recorder has done since the device opened.
+type RecordStats struct {
+	Dispatches int
+	Barriers   int
+}
+
+// RecordStats reports the number of dispatches and barriers recorded so far.
+func (d *Device) RecordStats() RecordStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return RecordStats{Dispatches: d.rec.dispatchN, Barriers: d.rec.barriers}
+}
