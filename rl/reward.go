@@ -7,10 +7,20 @@ import (
 	"strings"
 )
 
-// EOSText is how GPT-2's end-of-text token decodes. Trainers pass a completion to rewards as
-// the decoded response tokens, EOS included when the policy emitted one, so a reward can
-// require a completion to end properly.
+// EOSText is GPT-2's end-of-text token as text. Rewards receive a completion as the decoded
+// response tokens before the EOS, followed by EOSText when the policy emitted an EOS (see
+// CompletionText), so a reward can tell an answer that stopped from one cut off by the length
+// limit.
 const EOSText = "<|endoftext|>"
+
+// CompletionText is the text a reward scores: the decoded tokens before the first EOS, plus
+// EOSText when the row ended with an EOS (not truncated).
+func CompletionText(decodedBeforeEOS string, hasEOS bool) string {
+	if hasEOS {
+		return decodedBeforeEOS + EOSText
+	}
+	return decodedBeforeEOS
+}
 
 // Meta carries a prompt's metadata to the reward (the reference answer, the task name, ...).
 type Meta map[string]string
