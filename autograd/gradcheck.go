@@ -12,7 +12,7 @@ import (
 // GradCheckOptions tune CheckGradients. Zero fields take the defaults below, which suit float32
 // kernels on inputs of order 1.
 //
-// Why these defaults: a central difference has truncation error ~ Eps²·|f”'|/6 and rounding
+// Why these defaults: a central difference has truncation error ~ Eps²·|d³L/dx³|/6 and rounding
 // error ~ u·|L|/Eps, where u ≈ 6e-8 is float32's unit roundoff of the forward's outputs. Their
 // sum is smallest near Eps = u^(1/3) ≈ 4e-3; 1e-2 keeps the rounding part (which grows with the
 // number of outputs an element touches) near 1e-5 at a truncation cost of ~2e-5·|f”'|. What
