@@ -15,7 +15,7 @@ import (
 // Why these defaults: a central difference has truncation error ~ Eps²·|d³L/dx³|/6 and rounding
 // error ~ u·|L|/Eps, where u ≈ 6e-8 is float32's unit roundoff of the forward's outputs. Their
 // sum is smallest near Eps = u^(1/3) ≈ 4e-3; 1e-2 keeps the rounding part (which grows with the
-// number of outputs an element touches) near 1e-5 at a truncation cost of ~2e-5·|f”'|. What
+// number of outputs an element touches) near 1e-5 at a truncation cost of ~2e-5·|d³L/dx³|. What
 // remains is of order 1e-4 for gradients of order 1, so AbsTol 1e-3 and RelTol 1e-2 still catch a
 // wrong factor, sign, index or missing term, which show up as errors of order the gradient itself.
 type GradCheckOptions struct {
