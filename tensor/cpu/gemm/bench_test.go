@@ -64,3 +64,57 @@ func BenchmarkPeak(b *testing.B) {
 		b.ReportMetric(PeakGFLOPS(Threads()), "GFLOP/s")
 	}
 }
+
+// BenchmarkSgemmOneThread measures the kernel on one core against the one-core peak.
+func BenchmarkSgemmOneThread(b *testing.B) {
+	old := int(threads.Load())
+	SetThreads(1)
+	defer SetThreads(old)
+	p1 := PeakGFLOPS(1)
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, s := range gpt2Shapes {
+		if s.m*s.n > 1<<22 {
+			continue // the lm head shapes take too long on one core
+		}
+		b.Run(fmt.Sprintf("%s_%dx%dx%d", s.name, s.m, s.n, s.k), func(b *testing.B) {
+			ar, ac := s.m, s.k
+			if s.transA {
+				ar, ac = s.k, s.m
+			}
+			br, bc := s.k, s.n
+			if s.transB {
+				br, bc = s.n, s.k
+			}
+			a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
+			b.ResetTimer()
+			for b.Loop() {
+				Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+			}
+			gflops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(gflops, "GFLOP/s")
+			b.ReportMetric(gflops/p1, "of_peak")
+		})
+	}
+}
+
+// BenchmarkKernel runs each micro-kernel alone on cache-resident packed operands: the ceiling
+// the blocked product can reach on one core.
+func BenchmarkKernel(b *testing.B) {
+	p1 := PeakGFLOPS(1)
+	for _, kern := range kernels {
+		const kb, calls = 256, 100
+		a := make([]float32, kern.mr*kb)
+		bp := make([]float32, kern.nr*kb)
+		c := make([]float32, kern.mr*kern.nr)
+		b.Run(kern.name, func(b *testing.B) {
+			for b.Loop() {
+				for i := 0; i < calls; i++ {
+					kern.fn(kb, &a[0], 1, kern.mr, &bp[0], &c[0], kern.nr, 1, 1)
+				}
+			}
+			g := 2 * float64(kern.mr*kern.nr*kb) * calls * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(g, "GFLOP/s")
+			b.ReportMetric(g/p1, "of_peak")
+		})
+	}
+}

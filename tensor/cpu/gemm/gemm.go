@@ -17,10 +17,14 @@ import (
 
 // Block sizes. kc bounds the packed B panel (kc*nr floats) so it stays in L1; minFlopsPerThread
 // keeps small products on the calling goroutine, where waking a worker would cost more than it saves.
+var kcBlock = kcBlockDefault
+
 const (
-	kcBlock           = 256
+	kcBlockDefault    = 256
 	maxMR             = 8
 	maxNR             = 48
+	maxMC             = 512
+	maxKC             = 512
 	minFlopsPerThread = 1 << 17
 )
 
@@ -151,7 +155,7 @@ func (j *job) plan(nthreads int) {
 	mr, nr := j.kern.mr, j.kern.nr
 	rowTiles := (j.m + mr - 1) / mr
 	colTiles := (j.n + nr - 1) / nr
-	mcTiles := min(rowTiles, 512/mr)
+	mcTiles := min(rowTiles, maxMC/mr)
 	tm := (rowTiles + mcTiles - 1) / mcTiles
 	flops := 2 * float64(j.m) * float64(j.n) * float64(j.k)
 	workers := max(1, min(nthreads, int(flops/minFlopsPerThread)))
@@ -203,7 +207,9 @@ func (j *job) work(ws *workspace) {
 	}
 }
 
-// block computes C[i0:i1, j0:j1].
+// block computes C[i0:i1, j0:j1]. For each kc block of K it packs the rows' strip of op(A)
+// once (so the kernel reads it contiguously whatever A's layout and stride), then for each
+// column panel packs op(B) and runs the kernel down the rows.
 func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 	kern := j.kern
 	mr, nr := kern.mr, kern.nr
@@ -213,28 +219,26 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 		if pc > 0 {
 			beta = 1
 		}
+		for ir := i0; ir < i1; ir += mr {
+			d := ws.ap[(ir-i0)*kb : (ir-i0+mr)*kb]
+			if mrr := min(mr, i1-ir); mrr < mr {
+				packAEdge(d, j.a, j.lda, j.transA, ir, mrr, mr, pc, kb)
+			} else {
+				packA(d, j.a, j.lda, j.transA, ir, mr, pc, kb)
+			}
+		}
 		for jr := j0; jr < j1; jr += nr {
 			nrr := min(nr, j1-jr)
 			packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
 			for ir := i0; ir < i1; ir += mr {
 				mrr := min(mr, i1-ir)
-				var ap *float32
-				var rs, ks int
-				switch {
-				case mrr < mr:
-					packAEdge(ws.ap[:kb*mr], j.a, j.lda, j.transA, ir, mrr, mr, pc, kb)
-					ap, rs, ks = &ws.ap[0], 1, mr
-				case j.transA:
-					ap, rs, ks = &j.a[pc*j.lda+ir], 1, j.lda
-				default:
-					ap, rs, ks = &j.a[ir*j.lda+pc], j.lda, 1
-				}
+				ap := &ws.ap[(ir-i0)*kb]
 				if mrr == mr && nrr == nr {
-					kern.fn(kb, ap, rs, ks, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)
+					kern.fn(kb, ap, 1, mr, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)
 					continue
 				}
 				// Edge tile: compute the full tile into scratch, then merge the valid part.
-				kern.fn(kb, ap, rs, ks, &ws.bp[0], &ws.tile[0], nr, j.alpha, 0)
+				kern.fn(kb, ap, 1, mr, &ws.bp[0], &ws.tile[0], nr, j.alpha, 0)
 				for i := 0; i < mrr; i++ {
 					src := ws.tile[i*nr : i*nr+nrr]
 					dst := j.c[(ir+i)*j.ldc+jr : (ir+i)*j.ldc+jr+nrr]
@@ -281,6 +285,14 @@ func packB(dst, b []float32, ldb int, transB bool, pc, kb, jr, nrr, nr int) {
 	}
 }
 
+// packA writes rows ir..ir+mr of op(A)[:, pc:pc+kb] into dst as kb groups of mr values.
+func packA(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) {
+	if packAStrip(dst, a, lda, transA, ir, mr, pc, kb) {
+		return
+	}
+	packAEdge(dst, a, lda, transA, ir, mr, mr, pc, kb)
+}
+
 // packAEdge writes rows ir..ir+mrr of op(A)[:, pc:pc+kb] into dst as kb groups of mr values
 // (row stride 1, k stride mr), zero-padding rows mrr..mr, for the last partial strip of rows.
 func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) {
@@ -299,15 +311,15 @@ func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) 
 
 // workspace holds one goroutine's packing buffers, reused across calls.
 type workspace struct {
-	bp   []float32 // packed B panel, kcBlock*maxNR
-	ap   []float32 // packed partial A strip, kcBlock*maxMR
+	bp   []float32 // packed B panel, maxKC*maxNR
+	ap   []float32 // packed A rows of one task, kcBlock*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
 }
 
 func newWorkspace() *workspace {
 	return &workspace{
-		bp:   make([]float32, kcBlock*maxNR),
-		ap:   make([]float32, kcBlock*maxMR),
+		bp:   make([]float32, maxKC*maxNR),
+		ap:   make([]float32, maxKC*(maxMC+maxMR)),
 		tile: make([]float32, maxMR*maxNR),
 	}
 }

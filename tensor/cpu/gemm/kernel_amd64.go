@@ -75,3 +75,32 @@ func peakLoop(n int) float64 {
 	}
 	return 0
 }
+
+//go:noescape
+func copyRows8(dst *float32, src *float32, srcStride int, n int)
+
+// packAStrip packs a full 8-row strip of op(A) with vector copies (transposed A holds the 8
+// values of each k contiguously) or 8x8 transposes; other strip heights use scalar code.
+func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool {
+	if mr != 8 || !cpu.X86.HasAVX {
+		return false
+	}
+	_ = dst[8*kb-1]
+	if transA {
+		_ = a[(pc+kb-1)*lda+ir+7]
+		copyRows8(&dst[0], &a[pc*lda+ir], lda, kb)
+		return true
+	}
+	_ = a[(ir+7)*lda+pc+kb-1]
+	nblk := kb / 8
+	if nblk > 0 {
+		transpose8(&dst[0], 8, &a[ir*lda+pc], lda, nblk)
+	}
+	for p := 8 * nblk; p < kb; p++ {
+		g := dst[p*8 : p*8+8]
+		for i := range g {
+			g[i] = a[(ir+i)*lda+pc+p]
+		}
+	}
+	return true
+}

@@ -35,3 +35,6 @@ func peakLoop(n int) float64 {
 }
 
 var peakSink [12]float32
+
+// packAStrip has no vector version here; packA falls back to scalar code.
+func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool { return false }
