@@ -1,0 +1,136 @@
+// Package load opens a GPT-2 model from any format vkgrad reads, recognising it by content:
+// vkgrad checkpoints, llm.c checkpoints (v3 fp32, v5 bf16), Hugging Face model.safetensors, or a
+// run directory holding one of them.
+package load
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/hf"
+	"github.com/vkgrad/vkgrad/nn/llmc"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Format names what a file was read as.
+type Format string
+
+const (
+	FormatVkgrad      Format = "vkgrad checkpoint"
+	FormatLLMC        Format = "llm.c checkpoint"
+	FormatHuggingFace Format = "Hugging Face safetensors"
+)
+
+// RunCheckpoint is the checkpoint file name inside a run directory.
+const RunCheckpoint = "checkpoint.safetensors"
+
+const llmcMagic = 20240326
+
+// Loaded is a model's configuration and parameters read from disk.
+type Loaded struct {
+	Path   string
+	Format Format
+	Config gpt2.Config
+	Params []float32
+	// State is the whole checkpoint for the vkgrad format (optimizer, step, RNG, ...), else nil.
+	State *checkpoint.State
+}
+
+// Resolve turns a run directory into the checkpoint inside it; files are returned unchanged.
+func Resolve(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return path, nil
+	}
+	for _, name := range []string{RunCheckpoint, "model.safetensors"} {
+		p := filepath.Join(path, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: directory holds neither %s nor model.safetensors", path, RunCheckpoint)
+}
+
+// Read loads a model file of any supported format.
+func Read(path string) (*Loaded, error) {
+	p, err := Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	magic, err := readMagic(p)
+	if err != nil {
+		return nil, err
+	}
+	if magic == llmcMagic {
+		cfg, params, err := llmc.ReadCheckpoint(p)
+		if err != nil {
+			return nil, err
+		}
+		return &Loaded{Path: p, Format: FormatLLMC, Config: cfg, Params: params}, nil
+	}
+	if meta, err := checkpoint.Peek(p); err == nil {
+		st, err := checkpoint.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		return &Loaded{Path: p, Format: FormatVkgrad, Config: meta.Config, Params: st.Params, State: st}, nil
+	} else if isVkgrad(p) {
+		return nil, err
+	}
+	cfg, params, err := hf.Import(p, hf.ImportOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s is neither a vkgrad nor an llm.c checkpoint, and as Hugging Face safetensors: %w", p, err)
+	}
+	return &Loaded{Path: p, Format: FormatHuggingFace, Config: cfg, Params: params}, nil
+}
+
+// Model reads path and places the model on b.
+func Model(path string, b tensor.Backend) (*gpt2.Model, *Loaded, error) {
+	l, err := Read(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := gpt2.New(b, l.Config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
+	}
+	if err := m.SetParams(l.Params); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
+	}
+	return m, l, nil
+}
+
+func readMagic(path string) (uint32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return 0, fmt.Errorf("%s: too short to be a model file (%v)", path, err)
+	}
+	return binary.LittleEndian.Uint32(b[:]), nil
+}
+
+// isVkgrad reports whether a safetensors file claims to be a vkgrad checkpoint, so its errors
+// are reported as such rather than as a failed Hugging Face import.
+func isVkgrad(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, _ := io.ReadFull(f, buf)
+	return bytes.Contains(buf[:n], []byte(checkpoint.Format))
+}
