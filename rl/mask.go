@@ -1,6 +1,9 @@
 package rl
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Masks describes which completion positions count. Rows are right-padded completions (the
 // prompt is not included); columns are completion positions.
@@ -159,4 +162,67 @@ func TokenAlignment(rollout, train [][]int, mask [][]float64) (float64, error) {
 		return 1, nil
 	}
 	return float64(match) / float64(n), nil
+}
+
+// LengthStats summarises completion lengths for the step's diagnostics.
+type LengthStats struct {
+	Mean              float64 `json:"completion_length_mean"`
+	Min               float64 `json:"completion_length_min"`
+	Max               float64 `json:"completion_length_max"`
+	TruncatedFraction float64 `json:"truncated_fraction"` // rows without an EOS
+	ForcedFraction    float64 `json:"forced_fraction"`    // forced tokens / response tokens
+}
+
+// Map returns the statistics keyed by their JSON names.
+func (s LengthStats) Map() map[string]float64 { return structMap(s) }
+
+// Stats returns the masks' length statistics (zeros for an empty batch).
+func (m *Masks) Stats() LengthStats {
+	var s LengthStats
+	if len(m.Lengths) == 0 {
+		return s
+	}
+	s.Min = float64(m.Lengths[0])
+	total := 0
+	for i, l := range m.Lengths {
+		total += l
+		s.Min = min(s.Min, float64(l))
+		s.Max = max(s.Max, float64(l))
+		if m.Truncated[i] {
+			s.TruncatedFraction++
+		}
+	}
+	s.Mean = float64(total) / float64(len(m.Lengths))
+	s.TruncatedFraction /= float64(len(m.Lengths))
+	if total > 0 {
+		s.ForcedFraction = float64(m.ForcedTokens) / float64(total)
+	}
+	return s
+}
+
+// DropNonFinite removes from mask the positions where logp is NaN or infinite (a token outside
+// the truncated top-k/top-p set, for instance), sets logp there to 0 so the arrays pass the
+// losses' input checks, and returns how many masked positions were dropped. Positions off the
+// mask are cleaned too but not counted.
+func DropNonFinite(logp, mask [][]float64) (int, error) {
+	if err := checkMask("mask", mask, len(logp), cols(logp)); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range logp {
+		if len(logp[i]) != len(mask[i]) {
+			return 0, fmt.Errorf("logp: row %d has %d tokens, mask %d", i, len(logp[i]), len(mask[i]))
+		}
+		for t, v := range logp[i] {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				continue
+			}
+			logp[i][t] = 0
+			if mask[i][t] != 0 {
+				mask[i][t] = 0
+				n++
+			}
+		}
+	}
+	return n, nil
 }

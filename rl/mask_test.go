@@ -1,6 +1,7 @@
 package rl
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,5 +73,28 @@ func TestTokenAlignment(t *testing.T) {
 	}
 	if _, err := TokenAlignment(a, b[:1], mask); err == nil {
 		t.Error("row mismatch accepted")
+	}
+}
+
+func TestMaskStatsAndDropNonFinite(t *testing.T) {
+	comps := [][]int{{1, 2, eos, eos}, {1, 1, 1, 1}, {eos, eos, eos, eos}}
+	m, err := BuildMasks(comps, nil, eos, ForcedTokenSet{2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Stats()
+	want := LengthStats{Mean: 8.0 / 3, Min: 1, Max: 4, TruncatedFraction: 1.0 / 3, ForcedFraction: 1.0 / 8}
+	if s != want {
+		t.Errorf("stats %+v, want %+v", s, want)
+	}
+	logp := [][]float64{{-1, math.NaN(), -1, math.Inf(-1)}, {-1, -1, -1, -1}, {-1, -1, -1, -1}}
+	n, err := DropNonFinite(logp, m.Loss)
+	if err != nil || n != 0 {
+		// the NaN sits on a forced (already masked-out) token; the -Inf on padding
+		t.Errorf("dropped %d, err %v; want 0", n, err)
+	}
+	logp[1][2] = math.NaN()
+	if n, _ := DropNonFinite(logp, m.Loss); n != 1 || m.Loss[1][2] != 0 || logp[1][2] != 0 || logp[0][1] != 0 || logp[0][3] != 0 {
+		t.Errorf("dropped %d, loss mask %v, logp %v", n, m.Loss, logp)
 	}
 }

@@ -56,35 +56,46 @@ func TestOracles(t *testing.T) {
 			t.Fatalf("%s: case has no name", f)
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			if c.Tolerance.Abs == 0 && c.Tolerance.Rel == 0 {
-				t.Fatalf("%s: no tolerance given", f)
-			}
-			got, err := runOracle(c)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if len(c.Expected) == 0 {
-				t.Fatalf("%s: no expected values", f)
-			}
-			keys := make([]string, 0, len(c.Expected))
-			for k := range c.Expected {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				var want any
-				if err := json.Unmarshal(c.Expected[k], &want); err != nil {
-					t.Fatalf("expected.%s: %v", k, err)
-				}
-				g, ok := got[k]
-				if !ok {
-					t.Errorf("expected.%s: not produced by the implementation", k)
-					continue
-				}
-				compareValue(t, "expected."+k, want, g, c.Tolerance.Abs, c.Tolerance.Rel)
+			for _, msg := range checkCase(c) {
+				t.Errorf("%s: %s", filepath.Base(f), msg)
 			}
 		})
 	}
+}
+
+// checkCase runs one case and returns every mismatch, including expected keys the
+// implementation does not produce.
+func checkCase(c oracleCase) []string {
+	if c.Tolerance.Abs == 0 && c.Tolerance.Rel == 0 {
+		return []string{"no tolerance given"}
+	}
+	if len(c.Expected) == 0 {
+		return []string{"no expected values"}
+	}
+	got, err := runOracle(c)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	keys := make([]string, 0, len(c.Expected))
+	for k := range c.Expected {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var bad []string
+	for _, k := range keys {
+		var want any
+		if err := json.Unmarshal(c.Expected[k], &want); err != nil {
+			bad = append(bad, fmt.Sprintf("expected.%s: %v", k, err))
+			continue
+		}
+		g, ok := got[k]
+		if !ok {
+			bad = append(bad, fmt.Sprintf("expected.%s: not produced by the implementation", k))
+			continue
+		}
+		bad = append(bad, compareValue("expected."+k, want, g, c.Tolerance.Abs, c.Tolerance.Rel)...)
+	}
+	return bad
 }
 
 func decodeStrict(raw json.RawMessage, v any, what string) error {
@@ -210,43 +221,39 @@ func runOracle(c oracleCase) (map[string]any, error) {
 }
 
 // compareValue walks an expected JSON value (number, null, array, object) against what the
-// implementation produced. null expects NaN (a value that does not exist, e.g. a token outside
-// the truncated set).
-func compareValue(t *testing.T, path string, want, got any, abs, rel float64) {
-	t.Helper()
+// implementation produced and returns one line per mismatch. null expects NaN (a value that
+// does not exist, e.g. a token outside the truncated set).
+func compareValue(path string, want, got any, abs, rel float64) []string {
+	var bad []string
 	switch w := want.(type) {
 	case nil:
 		g, ok := toFloat(got)
 		if !ok || !math.IsNaN(g) {
-			t.Errorf("%s: got %v, want null (absent)", path, got)
+			bad = append(bad, fmt.Sprintf("%s: got %v, want null (absent)", path, got))
 		}
 	case float64:
 		g, ok := toFloat(got)
 		if !ok {
-			t.Errorf("%s: got %T, want a number", path, got)
-			return
+			return []string{fmt.Sprintf("%s: got %T, want a number", path, got)}
 		}
 		if math.IsNaN(g) || math.Abs(g-w) > abs+rel*math.Abs(w) {
-			t.Errorf("%s: got %.12g, want %.12g (|diff| %.3g)", path, g, w, math.Abs(g-w))
+			bad = append(bad, fmt.Sprintf("%s: got %.12g, want %.12g (|diff| %.3g)", path, g, w, math.Abs(g-w)))
 		}
 	case []any:
 		gs, ok := toSlice(got)
 		if !ok {
-			t.Errorf("%s: got %T, want an array", path, got)
-			return
+			return []string{fmt.Sprintf("%s: got %T, want an array", path, got)}
 		}
 		if len(gs) != len(w) {
-			t.Errorf("%s: got %d elements, want %d", path, len(gs), len(w))
-			return
+			return []string{fmt.Sprintf("%s: got %d elements, want %d", path, len(gs), len(w))}
 		}
 		for i := range w {
-			compareValue(t, fmt.Sprintf("%s[%d]", path, i), w[i], gs[i], abs, rel)
+			bad = append(bad, compareValue(fmt.Sprintf("%s[%d]", path, i), w[i], gs[i], abs, rel)...)
 		}
 	case map[string]any:
 		gm, ok := got.(map[string]float64)
 		if !ok {
-			t.Errorf("%s: got %T, want an object", path, got)
-			return
+			return []string{fmt.Sprintf("%s: got %T, want an object", path, got)}
 		}
 		keys := make([]string, 0, len(w))
 		for k := range w {
@@ -256,14 +263,15 @@ func compareValue(t *testing.T, path string, want, got any, abs, rel float64) {
 		for _, k := range keys {
 			g, ok := gm[k]
 			if !ok {
-				t.Errorf("%s.%s: not produced by the implementation", path, k)
+				bad = append(bad, fmt.Sprintf("%s.%s: not produced by the implementation", path, k))
 				continue
 			}
-			compareValue(t, path+"."+k, w[k], g, abs, rel)
+			bad = append(bad, compareValue(path+"."+k, w[k], g, abs, rel)...)
 		}
 	default:
-		t.Errorf("%s: unsupported expected value %T", path, want)
+		bad = append(bad, fmt.Sprintf("%s: unsupported expected value %T", path, want))
 	}
+	return bad
 }
 
 func toFloat(v any) (float64, bool) {

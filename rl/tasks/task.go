@@ -323,3 +323,17 @@ func (tr *TaskReward) Score(prompt, completion string, meta rl.Meta) (float64, e
 	}
 	return s, nil
 }
+
+// Group repeats each prompt g times in a row: the contiguous groups GRPO's advantages expect.
+func Group(prompts []Prompt, g int) ([]Prompt, error) {
+	if g < 1 {
+		return nil, fmt.Errorf("group_size %d: want >= 1", g)
+	}
+	out := make([]Prompt, 0, len(prompts)*g)
+	for _, p := range prompts {
+		for j := 0; j < g; j++ {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

@@ -339,3 +339,21 @@ func TestLoadJSONL(t *testing.T) {
 		t.Errorf("missing file: err %v", err)
 	}
 }
+
+func TestGroup(t *testing.T) {
+	ps := []Prompt{{Text: "a"}, {Text: "b"}}
+	g, err := Group(ps, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range g {
+		got = append(got, p.Text)
+	}
+	if strings.Join(got, "") != "aaabbb" {
+		t.Errorf("grouped %v", got)
+	}
+	if _, err := Group(ps, 0); err == nil || !strings.Contains(err.Error(), "group_size") {
+		t.Errorf("err %v", err)
+	}
+}
