@@ -454,3 +454,38 @@ func BenchmarkReadF32(b *testing.B) {
 		}
 	}
 }
+
+// FuzzOpen: any bytes either fail to open with an error or open and read without panicking.
+func FuzzOpen(f *testing.F) {
+	var b bytes.Buffer
+	Write(&b, []Tensor{NewF32("a", []int{2, 2}, []float32{1, 2, 3, 4}), {Name: "h", DType: BF16, Shape: []int{3}, F32Data: []float32{1, 2, 3}}, {Name: "i", DType: I64, Shape: []int{1}, I64Data: []int64{9}}}, map[string]string{"k": "v"})
+	f.Add(b.Bytes())
+	f.Add([]byte{})
+	f.Add(append(binary.LittleEndian.AppendUint64(nil, 2), "{}"...))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.safetensors")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sf, err := Open(p)
+		if err != nil {
+			return
+		}
+		defer sf.Close()
+		for _, n := range sf.Names() {
+			info, _ := sf.Info(n)
+			sf.Raw(n)
+			switch info.DType {
+			case F32, F16, BF16:
+				if _, err := sf.Float32(n); err != nil {
+					t.Fatalf("tensor %q listed but unreadable: %v", n, err)
+				}
+			case I32:
+				sf.Int32(n)
+			case I64:
+				sf.Int64(n)
+			}
+		}
+	})
+}
