@@ -394,10 +394,10 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 			if needRef {
 				kl, dkl := cfg.KLEstimator.KL(in.Logp[i][t], in.RefLogp[i][t])
 				sumKL += kl
-				for j, e := range []KLEstimator{KLK1, KLK2, KLK3} {
-					v, _ := e.KL(in.Logp[i][t], in.RefLogp[i][t])
-					sumK[j] += v
-				}
+				dd := in.Logp[i][t] - in.RefLogp[i][t]
+				sumK[0] += dd
+				sumK[1] += 0.5 * dd * dd
+				sumK[2] += math.Exp(-dd) + dd - 1
 				if cfg.Beta > 0 {
 					d.KLLoss += w * cfg.Beta * kl
 					g += cfg.Beta * dkl

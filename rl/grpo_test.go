@@ -240,6 +240,9 @@ func TestGRPOKLHardCap(t *testing.T) {
 	if res.Action != Proceed {
 		t.Errorf("under the cap: action %s", res.Action)
 	}
+	if d := res.Diagnostics; d.KLMean != d.KLK3Mean || !(d.KLK2Mean > 0) {
+		t.Errorf("kl_mean %v, k3 mean %v, k2 mean %v", d.KLMean, d.KLK3Mean, d.KLK2Mean)
+	}
 	// KL share: kl_loss / (|pg| + |kl|).
 	d := res.Diagnostics
 	if want := math.Abs(d.KLLoss) / (math.Abs(d.PGLoss) + math.Abs(d.KLLoss)); math.Abs(d.KLShare-want) > 1e-15 || d.KLShare <= 0 {

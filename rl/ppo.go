@@ -257,9 +257,10 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 			d.NoEOSFraction += 1 / float64(n)
 		}
 		d.ScoreMean += in.Scores[i] / float64(n)
-		if last >= 0 {
-			r.TokenRewards[i][last] += score
+		if last < 0 {
+			return nil, fmt.Errorf("response_mask row %d: no response tokens, so score %v has no token to go to", i, in.Scores[i])
 		}
+		r.TokenRewards[i][last] += score
 	}
 	d.KLRefRowSumMean = klRowSum / float64(n)
 	if respN > 0 {

@@ -19,9 +19,6 @@ func randomPPO(seed uint64, n, T int) PPOInputs {
 		in.Scores[i] = r.Normal()
 		in.HasEOS[i] = r.Float64() < 0.5
 		length := 1 + r.Intn(T)
-		if i == 1 {
-			length = 0
-		}
 		for t := 0; t < T; t++ {
 			in.OldLogp[i][t] = -0.1 - 2*r.Float64()
 			in.Logp[i][t] = in.OldLogp[i][t] + 0.3*r.Normal()
@@ -171,6 +168,11 @@ func TestPPOInputErrors(t *testing.T) {
 	in.ResponseMask[0] = []float64{1, 0, 1, 0}
 	in.LossMask[0] = []float64{0, 0, 0, 0}
 	if _, err := PPOLoss(cfg, in); err == nil || !strings.Contains(err.Error(), "gap") {
+		t.Errorf("err %v", err)
+	}
+	in = randomPPO(2, 3, 4)
+	in.ResponseMask[1], in.LossMask[1] = make([]float64, 4), make([]float64, 4)
+	if _, err := PPOLoss(cfg, in); err == nil || !strings.Contains(err.Error(), "row 1: no response tokens") {
 		t.Errorf("err %v", err)
 	}
 	in = randomPPO(2, 3, 4)
