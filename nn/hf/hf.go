@@ -240,7 +240,7 @@ func Import(path string, opts ImportOptions) (gpt2.Config, []float32, error) {
 // numHeads decides the head count: config.json beside the file, else opts, else the table.
 func numHeads(path string, cfg gpt2.Config, opts ImportOptions) (int, error) {
 	if opts.NumHeads < 0 {
-		return 0, fmt.Errorf("hf: number of heads %d must be positive", opts.NumHeads)
+		return 0, fmt.Errorf("hf: importing %s: number of heads %d must be positive", path, opts.NumHeads)
 	}
 	cpath := filepath.Join(filepath.Dir(path), "config.json")
 	b, err := os.ReadFile(cpath)

@@ -296,6 +296,7 @@ func TestImportErrors(t *testing.T) {
 		{"config vs option", same, goodJSON, ImportOptions{NumHeads: 3}, "n_head = 2 disagrees with the 3 heads asked for"},
 		{"heads do not divide", same, "", ImportOptions{NumHeads: 4}, "channels 6 must be a positive multiple of num_heads 4"},
 		{"no head count", same, "", ImportOptions{}, "cannot tell the number of heads for width 6"},
+		{"negative heads", same, "", ImportOptions{NumHeads: -2}, "number of heads -2 must be positive"},
 		{"untied head", extra("lm_head.weight", 7, 6), goodJSON, ImportOptions{}, `tensor "lm_head.weight" differs from "wte.weight"`},
 	}
 	for _, c := range cases {
