@@ -404,3 +404,47 @@ func (a *AdaptiveKL) Update(currentKL float64, nSteps int) {
 	e := math.Min(math.Max(currentKL/a.Target-1, -0.2), 0.2)
 	a.Coef *= 1 + e*float64(nSteps)/a.Horizon
 }
+
+// KLControlConfig selects PPO's KL coefficient controller. Each field becomes a command-line
+// flag.
+type KLControlConfig struct {
+	// Kind is "fixed" (the coefficient never changes) or "adaptive" (it tracks Target).
+	Kind string `json:"kl_control"`
+	// InitCoef is the starting coefficient; >= 0.
+	InitCoef float64 `json:"kl_coef"`
+	// Target is the adaptive controller's per-sequence KL target (nats); > 0 when adaptive.
+	Target float64 `json:"kl_target"`
+	// Horizon is the adaptive controller's time constant in samples; > 0 when adaptive.
+	Horizon float64 `json:"kl_horizon"`
+}
+
+// Validate names the first bad field.
+func (c KLControlConfig) Validate() error {
+	if !(c.InitCoef >= 0) || math.IsInf(c.InitCoef, 0) {
+		return fmt.Errorf("kl_coef %v: want a finite value >= 0", c.InitCoef)
+	}
+	switch c.Kind {
+	case "fixed":
+		return nil
+	case "adaptive":
+		if !(c.Target > 0) || math.IsInf(c.Target, 0) {
+			return fmt.Errorf("kl_target %v: want a finite value > 0 for the adaptive controller", c.Target)
+		}
+		if !(c.Horizon > 0) || math.IsInf(c.Horizon, 0) {
+			return fmt.Errorf("kl_horizon %v: want a finite value > 0 for the adaptive controller", c.Horizon)
+		}
+		return nil
+	}
+	return fmt.Errorf("kl_control %q: want fixed or adaptive", c.Kind)
+}
+
+// New returns the configured controller.
+func (c KLControlConfig) New() (KLController, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Kind == "fixed" {
+		return &FixedKL{Coef: c.InitCoef}, nil
+	}
+	return NewAdaptiveKL(c.InitCoef, c.Target, c.Horizon)
+}

@@ -228,3 +228,30 @@ func TestKLControllers(t *testing.T) {
 		}
 	}
 }
+
+func TestKLControlConfig(t *testing.T) {
+	ctl, err := KLControlConfig{Kind: "adaptive", InitCoef: 0.2, Target: 6, Horizon: 10000}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl.Update(0, 1000) // KL far below target: error clipped to -0.2
+	if want := 0.2 * (1 - 0.2*1000/10000.0); math.Abs(ctl.Value()-want) > 1e-15 {
+		t.Errorf("coef %v, want %v", ctl.Value(), want)
+	}
+	if ctl, err := (KLControlConfig{Kind: "fixed", InitCoef: 0.3}).New(); err != nil || ctl.Value() != 0.3 {
+		t.Errorf("fixed: %v %v", ctl, err)
+	}
+	for _, c := range []struct {
+		cfg  KLControlConfig
+		want string
+	}{
+		{KLControlConfig{Kind: "pid"}, "kl_control"},
+		{KLControlConfig{Kind: "fixed", InitCoef: -1}, "kl_coef"},
+		{KLControlConfig{Kind: "adaptive", InitCoef: 0.1, Horizon: 1}, "kl_target"},
+		{KLControlConfig{Kind: "adaptive", InitCoef: 0.1, Target: 1}, "kl_horizon"},
+	} {
+		if _, err := c.cfg.New(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}

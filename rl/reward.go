@@ -105,6 +105,21 @@ func (f FormatRegexp) Score(_, completion string, _ Meta) (float64, error) {
 	return 0, nil
 }
 
+// EOSBonus scores 1 when the completion ended with an EOS (it stopped on its own rather than
+// running into the length limit), else 0.
+type EOSBonus struct{}
+
+// Name implements Reward.
+func (EOSBonus) Name() string { return "eos" }
+
+// Score implements Reward.
+func (EOSBonus) Score(_, completion string, _ Meta) (float64, error) {
+	if strings.HasSuffix(completion, EOSText) {
+		return 1, nil
+	}
+	return 0, nil
+}
+
 // Weighted is one term of a combined reward.
 type Weighted struct {
 	Reward Reward

@@ -16,6 +16,7 @@ func TestCombinedReward(t *testing.T) {
 	c, err := NewCombined(
 		Weighted{ExactMatch{Field: "answer", RequireEOS: true}, 1},
 		Weighted{format, 0.25},
+		Weighted{EOSBonus{}, -0.5},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -26,13 +27,13 @@ func TestCombinedReward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []float64{1.25, 0.25, 0, 0}
+	want := []float64{0.75, -0.25, 0, -0.5}
 	for i := range want {
 		if math.Abs(b.Total[i]-want[i]) > 1e-15 {
 			t.Errorf("total[%d] = %v, want %v", i, b.Total[i], want[i])
 		}
 	}
-	if b.Means["exact_match"] != 0.25 || b.Means["format"] != 0.5 {
+	if b.Means["exact_match"] != 0.25 || b.Means["format"] != 0.5 || b.Means["eos"] != 0.75 || b.PerReward["eos"][2] != 0 {
 		t.Errorf("means %v", b.Means)
 	}
 }

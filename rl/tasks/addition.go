@@ -18,6 +18,9 @@ type AdditionConfig struct {
 	// runs of digits into multi-digit tokens with no consistent alignment, which makes
 	// arithmetic very hard for a tiny model; with spaces every digit is one token (" 0".." 9").
 	Spaced bool `json:"spaced"`
+	// ReversedAnswer writes the sum least-significant digit first ("1 2 + 3 4 5 =" -> " 7 5 3"),
+	// the order in which a left-to-right model can compute carries; much easier to learn.
+	ReversedAnswer bool `json:"reversed_answer"`
 	// HeldOutFraction of the (a, b) problems form the test split, chosen by a hash of the
 	// problem; in [0, 1).
 	HeldOutFraction float64 `json:"held_out_fraction"`
@@ -60,18 +63,25 @@ func (a *Addition) Name() string { return "addition" }
 
 // Format renders a problem: its prompt and its answer pieces (one per digit when spaced).
 func (a *Addition) Format(x, y int64) Prompt {
-	sum := x + y
+	sumText := strconv.FormatInt(x+y, 10)
+	if a.cfg.ReversedAnswer {
+		b := []byte(sumText)
+		for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+			b[i], b[j] = b[j], b[i]
+		}
+		sumText = string(b)
+	}
 	var text, answer string
 	var pieces []Piece
 	if a.cfg.Spaced {
 		text = spaceDigits(strconv.FormatInt(x, 10)) + " + " + spaceDigits(strconv.FormatInt(y, 10)) + " ="
-		for _, d := range strconv.FormatInt(sum, 10) {
+		for _, d := range sumText {
 			pieces = append(pieces, Piece{Text: " " + string(d)})
 		}
-		answer = " " + spaceDigits(strconv.FormatInt(sum, 10))
+		answer = " " + spaceDigits(sumText)
 	} else {
 		text = fmt.Sprintf("%d+%d=", x, y)
-		answer = strconv.FormatInt(sum, 10)
+		answer = sumText
 		pieces = []Piece{{Text: answer}}
 	}
 	return Prompt{
@@ -97,7 +107,7 @@ func (a *Addition) Sample(r *rng.RNG, split Split) (Prompt, error) {
 
 // Reward implements Task.
 func (a *Addition) Reward() rl.Reward {
-	return AdditionReward{Spaced: a.cfg.Spaced, PartialCredit: a.cfg.PartialCredit}
+	return AdditionReward{Spaced: a.cfg.Spaced, Reversed: a.cfg.ReversedAnswer, PartialCredit: a.cfg.PartialCredit}
 }
 
 // AdditionReward scores 1 for exactly the reference answer followed by EOS (no extra spaces,
@@ -109,6 +119,7 @@ func (a *Addition) Reward() rl.Reward {
 // at most 0.5, so an exact answer always beats any partial one; anything else scores 0.
 type AdditionReward struct {
 	Spaced        bool
+	Reversed      bool // answers are written units digit first
 	PartialCredit bool
 }
 
@@ -119,11 +130,12 @@ func (AdditionReward) Name() string { return "addition" }
 func (ar AdditionReward) Score(_, completion string, meta rl.Meta) (float64, error) {
 	return digitScore(completion, meta, ar.PartialCredit, func(s string) (string, bool) {
 		return parseItems(s, ar.Spaced, func(c byte) bool { return c >= '0' && c <= '9' })
-	}, true)
+	}, !ar.Reversed)
 }
 
 // digitScore implements exact-match scoring with optional partial credit shared by the
-// built-in tasks; alignRight compares items from the end (units digit first).
+// built-in tasks; alignRight compares items from the end (the units digit of a number
+// written most-significant first).
 func digitScore(completion string, meta rl.Meta, partial bool, parse func(string) (string, bool), alignRight bool) (float64, error) {
 	want, ok := meta["answer"]
 	if !ok {

@@ -34,6 +34,15 @@ func TestAdditionFormatAndReward(t *testing.T) {
 	if q := plain.Format(12, 345); q.Text != "12+345=" || q.Answer != "357" {
 		t.Errorf("unspaced prompt %+v", q)
 	}
+	rev := mustAddition(t, AdditionConfig{MinDigits: 1, MaxDigits: 3, Spaced: true, ReversedAnswer: true, PartialCredit: true})
+	q := rev.Format(12, 345)
+	if q.Answer != " 7 5 3" {
+		t.Errorf("reversed answer %q", q.Answer)
+	}
+	// Reversed answers align from the first (units) digit: " 7 5" has two right digits.
+	if s, err := rev.Reward().Score(q.Text, " 7 5"+rl.EOSText, q.Meta); err != nil || math.Abs(s-(0.1+0.4*2/3)) > 1e-15 {
+		t.Errorf("reversed partial credit %v %v", s, err)
+	}
 	strict := AdditionReward{Spaced: true}
 	partial := AdditionReward{Spaced: true, PartialCredit: true}
 	cases := []struct {
