@@ -315,9 +315,12 @@ func Export(path string, cfg gpt2.Config, params []float32) error {
 			rows, cols := shape[0], shape[1]
 			tensors = append(tensors, safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: shape,
 				F32Fill: func(start int, dst []float32) {
+					r, c := start/cols, start%cols
 					for i := range dst {
-						r, c := (start+i)/cols, (start+i)%cols
 						dst[i] = src[c*rows+r]
+						if c++; c == cols {
+							r, c = r+1, 0
+						}
 					}
 				}})
 		}

@@ -349,3 +349,21 @@ func TestExportErrorsAndConfig(t *testing.T) {
 		t.Errorf("config.json %v", doc)
 	}
 }
+
+func BenchmarkExportImport(b *testing.B) {
+	cfg, err := gpt2.Preset("gpt2-mini")
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := randomParams(cfg, 2)
+	p := filepath.Join(b.TempDir(), "model.safetensors")
+	b.SetBytes(int64(4 * len(params)))
+	for b.Loop() {
+		if err := Export(p, cfg, params); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := Import(p, ImportOptions{NumHeads: cfg.NumHeads}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -380,3 +380,24 @@ func TestReadBF16HandBuilt(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkCheckpointRoundTrip(b *testing.B) {
+	cfg, err := gpt2.Preset("gpt2-mini")
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := make([]float32, cfg.NumParams())
+	for i := range params {
+		params[i] = float32(i%977) * 1e-3
+	}
+	p := filepath.Join(b.TempDir(), "model.bin")
+	b.SetBytes(int64(4 * len(params)))
+	for b.Loop() {
+		if err := WriteCheckpoint(p, cfg, params); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := ReadCheckpoint(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // DType is a safetensors element type, spelled as in the header.
@@ -290,6 +291,9 @@ func (sf *File) readAt(t TensorInfo, buf []byte, off int64) error {
 	return nil
 }
 
+// littleEndian reports whether this machine stores numbers as the format does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // chunk is the read granularity of the converting readers: big enough for throughput, small
 // enough that no second copy of a large tensor is ever held.
 const chunk = 1 << 20
@@ -337,6 +341,10 @@ func (sf *File) ReadFloat32(name string, dst []float32) error {
 	var conv func(b []byte, out []float32)
 	switch t.DType {
 	case F32:
+		if littleEndian && len(dst) > 0 {
+			// The stored bytes are the in-memory representation: read straight into dst.
+			return sf.readAt(t, unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), t.Begin)
+		}
 		conv = func(b []byte, out []float32) {
 			for i := range out {
 				out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))

@@ -80,6 +80,18 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("big[%d] = %v, want %v", i, gotBig[i], big[i])
 		}
 	}
+	// The portable decoding path, which big-endian machines take, gives the same bits.
+	littleEndian = false
+	gotBig2, err := f.Float32("big")
+	littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range big {
+		if math.Float32bits(gotBig2[i]) != math.Float32bits(big[i]) {
+			t.Fatalf("portable path: big[%d] = %v, want %v", i, gotBig2[i], big[i])
+		}
+	}
 	gotHalf, err := f.Float32("half")
 	if err != nil {
 		t.Fatal(err)
