@@ -174,12 +174,6 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 // geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2/pi).
 var geluScale = float32(math.Sqrt(2 / math.Pi))
 
-// tanhf and coshf round the float64 results, matching C's correctly rounded float functions.
-func tanhf(x float32) float32 { return float32(math.Tanh(float64(x))) }
-func coshf(x float32) float32 { return float32(math.Cosh(float64(x))) }
-func expf(x float32) float32  { return float32(math.Exp(float64(x))) }
-func logf(x float32) float32  { return float32(math.Log(float64(x))) }
-func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
 func geluForward(out, inp []float32) {
 	out = out[:len(inp)]
@@ -195,8 +189,7 @@ func geluBackward(dinp, inp, dout []float32) {
 	for i, x := range inp {
 		cube := 0.044715 * x * x * x
 		arg := geluScale * (x + cube)
-		th := tanhf(arg)
-		ch := coshf(arg)
+		th, ch := tanhCoshf(arg)
 		sech := 1 / (ch * ch)
 		grad := 0.5*(1+th) + x*0.5*sech*geluScale*(1+3*0.044715*x*x)
 		dinp[i] += grad * dout[i]

@@ -127,7 +127,7 @@ func lsgStats(l []float32, invT float64) (zmax, logZ, H float64) {
 	var s, a float64
 	for _, v := range l {
 		zs := float64(v)*invT - zmax
-		e := math.Exp(zs)
+		e := exp64(zs)
 		s += e
 		a += e * zs
 	}
@@ -159,7 +159,7 @@ func (j *lsgJob) run(_, c int) {
 		d := j.dlogits[r*Vp : r*Vp+V]
 		for i, v := range l {
 			lp := float64(v)*j.invT - zmax - logZ
-			p := math.Exp(lp)
+			p := exp64(lp)
 			g := -dlp * p
 			if i == ix {
 				g += dlp

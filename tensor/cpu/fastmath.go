@@ -1,0 +1,53 @@
+package cpu
+
+import "math"
+
+// Transcendentals evaluate in float64 and round to float32, so they return the correctly
+// rounded float32 result (as glibc's expf/tanhf/coshf do) in all but rare near-ties. They build
+// on math.Exp, whose amd64 assembly is several times faster than math.Tanh and math.Cosh.
+
+func exp64(x float64) float64 { return math.Exp(x) }
+
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// tanh64 returns tanh(y) with relative error below 1e-13.
+func tanh64(y float64) float64 {
+	a := math.Abs(y)
+	var t float64
+	switch {
+	case a < 0.0625:
+		// Series; the first omitted term is below 1e-14 relative.
+		y2 := a * a
+		t = a * (1 + y2*(-1.0/3+y2*(2.0/15+y2*(-17.0/315+y2*(62.0/2835)))))
+	case a < 20:
+		t = 1 - 2/(math.Exp(2*a)+1)
+	case a != a:
+		return y // NaN
+	default:
+		t = 1 // tanh(20) rounds to 1 in float64
+	}
+	if y < 0 {
+		return -t
+	}
+	return t
+}
+
+func tanhf(x float32) float32 { return float32(tanh64(float64(x))) }
+
+// tanhCoshf returns tanhf(x) and coshf(x) from one exponential.
+func tanhCoshf(x float32) (float32, float32) {
+	a := math.Abs(float64(x))
+	if !(a < 20) || a < 0.0625 {
+		return tanhf(x), float32(math.Cosh(float64(x)))
+	}
+	e := math.Exp(a)
+	e2 := e * e
+	t := 1 - 2/(e2+1)
+	if x < 0 {
+		t = -t
+	}
+	return float32(t), float32(0.5 * (e + 1/e))
+}
+
+func logf(x float32) float32  { return float32(math.Log(float64(x))) }
+func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
