@@ -350,7 +350,7 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 	mask := res.EffectiveLossMask
 
 	// Aggregation weights: loss = sum_t w_t * l_t.
-	weight := func(i int) float64 { return 0 }
+	var weight func(row int) float64
 	switch cfg.LossType {
 	case LossGRPO:
 		rowCount := make([]float64, n)
@@ -456,7 +456,6 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 	d.ClipRatioHighMean = frac(nHigh)
 	d.ClipRatioRegionMean = frac(nLow + nHigh)
 	d.ActiveFraction = frac(nActive)
-	d.ClippedFraction = 0
 	if learn > 0 {
 		d.ClippedFraction = 1 - d.ActiveFraction
 	}

@@ -173,3 +173,54 @@ func ComputeTokenLogProbs(logits [][]float64, tokens []int, s Sampling) (TokenLo
 	}
 	return r, nil
 }
+
+// SampledToken is a token drawn by SampleToken with its log-probs.
+type SampledToken struct {
+	Token     int
+	LogProb   float64 // under the full distribution at the temperature
+	Truncated float64 // under the truncated, renormalised distribution it was drawn from
+}
+
+// SampleToken draws a token from logits at the sampling settings s by inverting the CDF of
+// the top-k/top-p truncated distribution at u in [0, 1). A sampler that uses it draws from
+// exactly the distribution ComputeTokenLogProbs describes, so the loss's log-probs match.
+func SampleToken(logits []float64, s Sampling, u float64) (SampledToken, error) {
+	if err := s.Validate(); err != nil {
+		return SampledToken{}, err
+	}
+	if len(logits) == 0 {
+		return SampledToken{}, fmt.Errorf("logits: empty vocabulary")
+	}
+	if !(u >= 0 && u < 1) {
+		return SampledToken{}, fmt.Errorf("uniform draw %v: want a value in [0, 1)", u)
+	}
+	for v, x := range logits {
+		if math.IsNaN(x) || math.IsInf(x, 1) {
+			return SampledToken{}, fmt.Errorf("logits[%d] is %v", v, x)
+		}
+	}
+	lp := LogSoftmax(nil, logits, s.Temperature)
+	keep := KeptSet(nil, lp, s.TopK, s.TopP)
+	var z float64
+	last := -1
+	for v, k := range keep {
+		if k {
+			z += math.Exp(lp[v])
+			last = v
+		}
+	}
+	target := u * z
+	var cum float64
+	tok := last // guards against rounding leaving target beyond the final cumulative sum
+	for v, k := range keep {
+		if !k {
+			continue
+		}
+		cum += math.Exp(lp[v])
+		if target < cum {
+			tok = v
+			break
+		}
+	}
+	return SampledToken{Token: tok, LogProb: lp[tok], Truncated: lp[tok] - math.Log(z)}, nil
+}

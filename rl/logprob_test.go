@@ -120,3 +120,39 @@ func TestQuantile(t *testing.T) {
 		t.Error("empty quantile is not NaN")
 	}
 }
+
+// Inverting the CDF over an even grid of u reproduces the truncated probabilities to within
+// one grid step, and never yields a token outside the kept set.
+func TestSampleTokenMatchesTruncatedDistribution(t *testing.T) {
+	logits := []float64{0.3, 2.1, -1, 1.7, 0.9, -0.2, 1.2}
+	s := Sampling{Temperature: 0.8, TopK: 5, TopP: 0.85}
+	const grid = 20000
+	counts := make([]int, len(logits))
+	for i := 0; i < grid; i++ {
+		st, err := SampleToken(logits, s, (float64(i)+0.5)/grid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[st.Token]++
+	}
+	lp := LogSoftmax(nil, logits, s.Temperature)
+	keep := KeptSet(nil, lp, s.TopK, s.TopP)
+	for v := range logits {
+		want := 0.0
+		if keep[v] {
+			r, _ := ComputeTokenLogProbs([][]float64{logits}, []int{v}, s)
+			want = math.Exp(r.Truncated[0])
+		}
+		if got := float64(counts[v]) / grid; math.Abs(got-want) > 1.0/grid+1e-12 {
+			t.Errorf("token %d drawn with frequency %v, truncated probability %v", v, got, want)
+		}
+	}
+	st, _ := SampleToken(logits, s, 0.5)
+	r, _ := ComputeTokenLogProbs([][]float64{logits}, []int{st.Token}, s)
+	if st.LogProb != r.LogProbs[0] || st.Truncated != r.Truncated[0] {
+		t.Errorf("sampled log-probs %+v, computed %v %v", st, r.LogProbs[0], r.Truncated[0])
+	}
+	if _, err := SampleToken(logits, s, 1); err == nil || !strings.Contains(err.Error(), "uniform") {
+		t.Errorf("u=1: err %v", err)
+	}
+}
