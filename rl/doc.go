@@ -32,7 +32,9 @@
 //
 // Log-probs must be computed at the sampling temperature (and, optionally, under the
 // sampler's top-k/top-p truncation) or the first-iteration ratio is not 1 and the objective
-// optimises a distribution other than the one sampled. A per-token ratio bound drops tokens
+// optimises a distribution other than the one sampled; SampleToken draws from exactly the
+// distribution ComputeTokenLogProbs evaluates, so a sampler built on it cannot drift from the
+// loss. A per-token ratio bound drops tokens
 // whose ratio is implausible (misaligned or stale tokens) and counts them; a step with too few
 // learnable tokens, or too small a learnable fraction, is skipped with a reason; a KL hard cap
 // skips the step or stops training.
@@ -57,5 +59,8 @@
 // value loss and explained variance.
 //
 // Rewards never fail silently: a reward function that errors makes the step fail with the
-// reward's name, instead of a dummy score that would inject a fake learning signal.
+// reward's name, instead of a dummy score that would inject a fake learning signal. A reward
+// sees the decoded completion followed by EOSText when the row ended with an EOS
+// (CompletionText), so "answered and stopped" differs from "cut off by the length limit".
+// Prompt sources and built-in tasks are in the tasks sub-package.
 package rl
