@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/device"
+)
+
+// commonFlags are on every subcommand that computes.
+type commonFlags struct {
+	device  string
+	threads int
+	logJSON bool
+	quiet   bool
+}
+
+func addCommonFlags(fs *pflag.FlagSet) *commonFlags {
+	c := &commonFlags{}
+	fs.StringVar(&c.device, "device", "auto", "where to compute: auto (a GPU through Vulkan if present, else the CPU), cpu, vulkan, vulkan:N")
+	fs.IntVar(&c.threads, "threads", 0, "CPU threads (0: all cores)")
+	fs.BoolVar(&c.logJSON, "log-json", false, "write logs to stderr as JSON lines instead of text")
+	fs.BoolVarP(&c.quiet, "quiet", "q", false, "log warnings and errors only")
+	return c
+}
+
+func (c *commonFlags) logger() zerolog.Logger {
+	var w io.Writer = os.Stderr
+	if !c.logJSON {
+		w = zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !progress.IsTerminal(os.Stderr)}
+	}
+	level := zerolog.InfoLevel
+	if c.quiet {
+		level = zerolog.WarnLevel
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+// backend opens the device and logs the choice in one line.
+func (c *commonFlags) backend(log zerolog.Logger) (tensor.Backend, error) {
+	if c.threads < 0 {
+		return nil, fmt.Errorf("--threads %d must be >= 0", c.threads)
+	}
+	b, reason, err := device.Open(c.device, device.Options{Threads: c.threads})
+	if err != nil {
+		return nil, err
+	}
+	log.Info().Str("device", b.Name()).Msg(reason)
+	return b, nil
+}
+
+func humanCount(n int) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,87 @@
+// Command vkgrad trains, samples, evaluates and verifies GPT-2 models on the CPU or any Vulkan GPU.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// command is one subcommand: its flags are registered on fs by setup, which returns the action.
+type command struct {
+	summary string
+	setup   func(fs *pflag.FlagSet) func(args []string) error
+}
+
+var commands = map[string]command{}
+
+func register(name, summary string, setup func(fs *pflag.FlagSet) func(args []string) error) {
+	commands[name] = command{summary: summary, setup: setup}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "vkgrad trains and fine-tunes GPT-2 models on the CPU or any Vulkan GPU.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: vkgrad <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'vkgrad <command> --help' for the flags of a command.")
+}
+
+// errUsage marks errors already explained by the flag parser.
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" {
+			return run([]string{args[1], "--help"}, stdout, stderr)
+		}
+		usage(stdout)
+		return nil
+	}
+	name := args[0]
+	cmd, ok := commands[name]
+	if !ok {
+		usage(stderr)
+		return fmt.Errorf("unknown command %q", name)
+	}
+	fs := pflag.NewFlagSet("vkgrad "+name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	action := cmd.setup(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "vkgrad %s: %s\n\nUsage: vkgrad %s [flags]\n\nFlags:\n%s", name, cmd.summary, name, fs.FlagUsages())
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return action(fs.Args())
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		msg := err.Error()
+		if errors.Is(err, errUsage) {
+			msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+		}
+		fmt.Fprintf(os.Stderr, "vkgrad: %s\n", msg)
+		os.Exit(1)
+	}
+}

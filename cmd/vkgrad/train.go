@@ -1,0 +1,374 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/data"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/nn/train"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// dataFlags say where training text comes from; they are saved with the run so --resume
+// reloads the same tokens.
+type dataFlags struct {
+	Path     string   `json:"path"`
+	Ext      []string `json:"ext"`
+	MaxBytes int64    `json:"max_bytes"`
+}
+
+type trainFlags struct {
+	common              *commonFlags
+	cfg                 train.Config
+	data                dataFlags
+	preset, init        string
+	runDir, resume      string
+	valEvery, saveEvery int
+	sampleTokens        int
+	samplePrompt        string
+}
+
+func init() {
+	register("train", "train a GPT-2 language model (with no flags: a small model on the Go standard library sources)", func(fs *pflag.FlagSet) func([]string) error {
+		f := &trainFlags{common: addCommonFlags(fs), cfg: train.DefaultConfig()}
+		fs.StringVar(&f.data.Path, "data", "", "training text: a file, a folder, or an llm.c token file (default: the Go standard library sources of the running Go)")
+		fs.StringSliceVar(&f.data.Ext, "ext", nil, "with a folder, read only files with these extensions, e.g. .txt,.md (default: all; .go for the default corpus)")
+		fs.Int64Var(&f.data.MaxBytes, "max-bytes", 0, "read at most this many bytes of text (0: all; 16 MiB for the default corpus)")
+		fs.StringVar(&f.preset, "preset", "gpt2-mini", "model shape for a new model: "+strings.Join(gpt2.PresetNames(), ", "))
+		fs.StringVar(&f.init, "init", "", "start from this model (vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory) instead of a random one")
+		fs.StringVar(&f.resume, "resume", "", "continue an interrupted run from its directory (same data, optimizer state and position)")
+		fs.StringVar(&f.runDir, "run-dir", "", "where to write the checkpoint, metrics and config (default: runs/<preset>-<time>)")
+		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "sequences per step")
+		fs.IntVar(&f.cfg.Seq, "seq", f.cfg.Seq, "tokens per sequence")
+		fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps in total")
+		fs.Float32Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
+		fs.Float32Var(&f.cfg.MinLR, "min-lr", f.cfg.MinLR, "learning rate at the end of the cosine decay")
+		fs.IntVar(&f.cfg.Warmup, "warmup", f.cfg.Warmup, "steps of linear learning-rate warmup")
+		fs.Float32Var(&f.cfg.WeightDecay, "weight-decay", f.cfg.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does)")
+		fs.Float32Var(&f.cfg.MaxGradNorm, "clip", f.cfg.MaxGradNorm, "clip the global gradient norm to this (0: off)")
+		fs.Uint64Var(&f.cfg.Seed, "seed", f.cfg.Seed, "seed for initialisation and data order")
+		fs.BoolVar(&f.cfg.NoShuffle, "no-shuffle", false, "read training sequences in corpus order")
+		fs.Float64Var(&f.cfg.ValFraction, "val-fraction", f.cfg.ValFraction, "share of the tokens held out for validation")
+		fs.IntVar(&f.cfg.ValBatches, "val-batches", f.cfg.ValBatches, "batches per validation (0: the whole split)")
+		fs.IntVar(&f.valEvery, "val-every", 100, "validate every this many steps (0: only at start and end)")
+		fs.IntVar(&f.saveEvery, "save-every", 100, "write the checkpoint every this many steps (0: only at the end)")
+		fs.IntVar(&f.sampleTokens, "sample-tokens", 96, "tokens to sample at the end (0: none)")
+		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
+		return f.run
+	})
+}
+
+// runMeta is written as config.json in the run directory.
+type runMeta struct {
+	Model gpt2.Config  `json:"model"`
+	Train train.Config `json:"train"`
+	Data  dataFlags    `json:"data"`
+	Init  string       `json:"init,omitempty"`
+}
+
+func (f *trainFlags) run(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("train takes no arguments, got %q", args)
+	}
+	log := f.common.logger()
+	if f.valEvery < 0 || f.saveEvery < 0 || f.sampleTokens < 0 {
+		return fmt.Errorf("--val-every, --save-every and --sample-tokens must be >= 0")
+	}
+	be, err := f.common.backend(log)
+	if err != nil {
+		return err
+	}
+	var resumed *load.Loaded
+	if f.resume != "" {
+		if resumed, err = f.loadResume(); err != nil {
+			return err
+		}
+	}
+	m, err := f.model(be, resumed, log)
+	if err != nil {
+		return err
+	}
+	if f.runDir == "" {
+		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(f.runDir, 0o755); err != nil {
+		return fmt.Errorf("--run-dir: %w", err)
+	}
+	tokens, source, err := f.loadData(log)
+	if err != nil {
+		return err
+	}
+	tr, err := train.New(m, f.cfg, tokens, source)
+	if err != nil {
+		return err
+	}
+	if resumed != nil {
+		if err := tr.Restore(resumed.State, resumed.Path); err != nil {
+			return err
+		}
+		log.Info().Int("step", tr.Step).Str("from", resumed.Path).Msg("resumed")
+	}
+	meta := runMeta{Model: m.Config, Train: f.cfg, Data: f.data, Init: f.init}
+	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
+		return err
+	}
+	metrics, closeMetrics, err := openMetrics(filepath.Join(f.runDir, "metrics.jsonl"), resumed != nil)
+	if err != nil {
+		return err
+	}
+	defer closeMetrics()
+	log.Info().Str("model", m.Config.String()).Str("params", humanCount(m.Config.NumParams())).
+		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
+	return f.loop(tr, log, metrics)
+}
+
+func (f *trainFlags) loadResume() (*load.Loaded, error) {
+	l, err := load.Read(f.resume)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	if l.State == nil || l.State.AdamM == nil {
+		return nil, fmt.Errorf("--resume %s: %s is a %s without optimizer state; use --init to start a new run from it", f.resume, l.Path, l.Format)
+	}
+	saved, ok, err := train.SavedConfig(l.State)
+	if err != nil {
+		return nil, fmt.Errorf("--resume %s: %w", l.Path, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("--resume %s: checkpoint holds no training configuration", l.Path)
+	}
+	steps := f.cfg.Steps
+	f.cfg = saved
+	if steps > saved.Steps {
+		f.cfg.Steps = steps
+	}
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(l.Path), "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("--resume: reading the run's config.json: %w", err)
+	}
+	var meta runMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, fmt.Errorf("--resume: %s: %w", filepath.Join(filepath.Dir(l.Path), "config.json"), err)
+	}
+	f.data = meta.Data
+	if f.runDir == "" {
+		f.runDir = filepath.Dir(l.Path)
+	}
+	return l, nil
+}
+
+func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (*gpt2.Model, error) {
+	path := f.init
+	if resumed != nil {
+		m, err := gpt2.New(be, resumed.Config)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil // parameters come with the optimizer state in Restore
+	}
+	if path != "" {
+		m, l, err := load.Model(path, be)
+		if err != nil {
+			return nil, fmt.Errorf("--init: %w", err)
+		}
+		f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
+		log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
+		return m, nil
+	}
+	cfg, err := gpt2.Preset(f.preset)
+	if err != nil {
+		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	m, err := gpt2.New(be, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.InitRandom(f.cfg.Seed)
+}
+
+func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {
+	var src data.TextSource
+	if f.data.Path == "" {
+		maxBytes := f.data.MaxBytes
+		if maxBytes == 0 {
+			maxBytes = data.DefaultGoSourceBytes
+		}
+		s, err := data.GoSourceCorpus(maxBytes)
+		if err != nil {
+			return nil, "", fmt.Errorf("default corpus: %w (pass --data)", err)
+		}
+		src = s
+		log.Info().Str("path", src.Path).Str("max_bytes", humanCount(int(maxBytes))).Msg("corpus: the Go standard library sources")
+	} else {
+		src = data.TextSource{Path: f.data.Path, Extensions: f.data.Ext, MaxBytes: f.data.MaxBytes}
+	}
+	bar := (*progress.Bar)(nil)
+	corpus, err := data.LoadCorpus(src, data.LoadOptions{
+		CacheDir: filepath.Join(filepath.Dir(f.runDir), "cache"),
+		Progress: func(done, total int64) {
+			if bar == nil {
+				bar = progress.New(os.Stderr, int(total))
+			}
+			bar.Update(int(done), "tokenising")
+		},
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("--data: %w", err)
+	}
+	ev := log.Info().Str("tokens", humanCount(len(corpus.Tokens))).Int("files", len(corpus.Files))
+	if corpus.FromCache {
+		ev = ev.Str("cache", corpus.CachePath)
+	}
+	ev.Msg("corpus loaded")
+	return corpus.Tokens, src.Path, nil
+}
+
+func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ckpt := filepath.Join(f.runDir, load.RunCheckpoint)
+	validate := func() (float32, error) {
+		if tr.Val == nil {
+			return float32(math.NaN()), nil
+		}
+		v, err := tr.Evaluate()
+		if err != nil {
+			return 0, err
+		}
+		metrics.Log().Str("kind", "val").Int("step", tr.Step).Float32("val_loss", v).Msg("")
+		return v, nil
+	}
+	start := time.Now()
+	firstVal, err := validate()
+	if err != nil {
+		return err
+	}
+	log.Info().Int("step", tr.Step).Float32("val_loss", firstVal).Msg("validation before training")
+	bar := progress.New(os.Stderr, f.cfg.Steps)
+	tokens := 0
+	for tr.Step < f.cfg.Steps {
+		if ctx.Err() != nil {
+			bar.Clear()
+			if err := tr.Save(ckpt); err != nil {
+				return fmt.Errorf("interrupted, and saving failed: %w", err)
+			}
+			return fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", tr.Step, ckpt, f.runDir)
+		}
+		s, err := tr.TrainStep()
+		if err != nil {
+			bar.Clear()
+			return err
+		}
+		tokens += s.Tokens
+		tps := float64(tokens) / time.Since(start).Seconds()
+		metrics.Log().Str("kind", "train").Int("step", s.Step).Float32("loss", s.Loss).Float32("lr", s.LR).
+			Float32("grad_norm", s.GradNorm).Float64("step_ms", s.Seconds*1e3).Float64("tok_per_s", tps).Msg("")
+		bar.Update(s.Step, fmt.Sprintf("loss %.3f | %.0f tok/s", s.Loss, tps))
+		if f.valEvery > 0 && s.Step%f.valEvery == 0 && s.Step < f.cfg.Steps {
+			v, err := validate()
+			if err != nil {
+				return err
+			}
+			bar.Clear()
+			log.Info().Int("step", s.Step).Float32("val_loss", v).Msg("validation")
+		}
+		if f.saveEvery > 0 && s.Step%f.saveEvery == 0 && s.Step < f.cfg.Steps {
+			if err := tr.Save(ckpt); err != nil {
+				return err
+			}
+		}
+	}
+	finalVal, err := validate()
+	if err != nil {
+		return err
+	}
+	if err := tr.Save(ckpt); err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
+		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
+		Float64("tok_per_s", float64(tokens)/wall.Seconds()).Msg("validation loss")
+	fmt.Fprintf(os.Stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
+		100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
+	if f.sampleTokens > 0 {
+		text, err := sampleText(tr.Model, f.samplePrompt, f.sampleTokens, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
+		if err != nil {
+			return fmt.Errorf("sampling: %w", err)
+		}
+		fmt.Fprintf(os.Stdout, "--- sample ---\n%s\n--------------\n", text)
+	}
+	fmt.Fprintf(os.Stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"))
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func openMetrics(path string, appendTo bool) (zerolog.Logger, func(), error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return zerolog.Nop(), nil, err
+	}
+	return zerolog.New(f).With().Timestamp().Logger(), func() { f.Close() }, nil
+}
+
+// sampleText continues prompt (or a new document when empty) with the KV-cache decoder.
+func sampleText(m *gpt2.Model, prompt string, n int, opt sample.Options, seed uint64) (string, error) {
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		return "", err
+	}
+	ids := []int32{tokenizer.EOT}
+	if prompt != "" {
+		ids = tok.Encode(prompt)
+	}
+	if m.Config.VocabSize < tok.VocabSize() {
+		return "", errors.New("the model's vocabulary is smaller than GPT-2's; it cannot be sampled as text")
+	}
+	limit := min(len(ids)+n, m.Config.MaxSeqLen)
+	d, err := m.NewDecoder(1, limit)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	res, err := sample.Generate(d, [][]int32{ids}, n, tokenizer.EOT, opt, rng.New(seed))
+	if err != nil {
+		return "", err
+	}
+	out, err := tok.Decode(res.Tokens[0])
+	if err != nil {
+		return "", err
+	}
+	return prompt + out, nil
+}

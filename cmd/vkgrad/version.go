@@ -1,0 +1,30 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/pflag"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func init() {
+	register("version", "print the version and build information", func(fs *pflag.FlagSet) func([]string) error {
+		return func([]string) error {
+			rev := ""
+			if info, ok := debug.ReadBuildInfo(); ok {
+				for _, s := range info.Settings {
+					if s.Key == "vcs.revision" {
+						rev = " " + s.Value
+					}
+				}
+			}
+			fmt.Fprintf(os.Stdout, "vkgrad %s%s (%s %s/%s)\n", Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		}
+	})
+}

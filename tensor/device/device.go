@@ -1,0 +1,49 @@
+// Package device turns a device name (auto, cpu, vulkan, vulkan:N) into a tensor.Backend and
+// says, in one line, which device it chose and why.
+package device
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// Options tune the backends.
+type Options struct {
+	// Threads for the CPU backend; 0 uses every core.
+	Threads int
+}
+
+// Open returns the backend named by spec. "auto" picks a discrete, then an integrated GPU
+// through Vulkan and falls back to the CPU; "vulkan" and "vulkan:N" never fall back.
+func Open(spec string, opt Options) (tensor.Backend, string, error) {
+	spec = strings.ToLower(strings.TrimSpace(spec))
+	switch {
+	case spec == "cpu":
+		b := newCPU(opt)
+		return b, fmt.Sprintf("cpu: asked for (%d threads)", b.Threads()), nil
+	case spec == "auto" || spec == "":
+		if b, reason, err := openVulkan("auto"); err == nil {
+			return b, reason, nil
+		} else {
+			c := newCPU(opt)
+			return c, fmt.Sprintf("cpu (%d threads): %v", c.Threads(), err), nil
+		}
+	case spec == "vulkan" || strings.HasPrefix(spec, "vulkan:"):
+		b, reason, err := openVulkan(spec)
+		if err != nil {
+			return nil, "", fmt.Errorf("--device %s: %w", spec, err)
+		}
+		return b, reason, nil
+	}
+	return nil, "", fmt.Errorf("--device %q: want auto, cpu, vulkan or vulkan:N", spec)
+}
+
+func newCPU(opt Options) *cpu.Backend {
+	if opt.Threads > 0 {
+		return cpu.NewWithThreads(opt.Threads)
+	}
+	return cpu.New()
+}
