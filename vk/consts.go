@@ -35,6 +35,8 @@ const (
 	stPhysicalDeviceShaderFloat16Int8   = 1000082000
 	stPhysicalDevice16BitStorage        = 1000083000
 	stDebugUtilsMessengerCreateInfoEXT  = 1000128004
+	stValidationFeaturesEXT             = 1000247000
+	validationFeatureEnableSync         = 4
 	instanceCreateEnumeratePortability  = 0x1
 	debugSeverityWarning                = 0x100
 	debugSeverityError                  = 0x1000

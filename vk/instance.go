@@ -96,7 +96,7 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 		return nil, fmt.Errorf("vk: loader %s supports Vulkan %s; vkgrad needs 1.1 or later", ld.name, versionString(version))
 	}
 
-	exts, err := instanceExtensions(g)
+	exts, err := instanceExtensions(g, "")
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +109,8 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	}
 	inst := &Instance{ld: ld}
 	var dbgInfo *debugUtilsMessengerCreateInfoEXT
+	var features *validationFeaturesEXT
+	syncFeature := uint32(validationFeatureEnableSync)
 	if opts.Validation {
 		layers, err := instanceLayers(g)
 		if err != nil {
@@ -122,6 +124,15 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 		}
 		enabledLayers = append(enabledLayers, validationLayer)
 		enabledExts = append(enabledExts, "VK_EXT_debug_utils")
+		if layerExts, err := instanceExtensions(g, validationLayer); err == nil && layerExts["VK_EXT_validation_features"] {
+			// Synchronization validation also reports missing barriers between dispatches.
+			enabledExts = append(enabledExts, "VK_EXT_validation_features")
+			features = &validationFeaturesEXT{
+				SType:                         stValidationFeaturesEXT,
+				EnabledValidationFeatureCount: 1,
+				PEnabledValidationFeatures:    unsafe.Pointer(&syncFeature),
+			}
+		}
 		debugCallbackOnce.Do(func() { debugCallbackPtr = newCallback(debugCallback) })
 		inst.log = &messageLog{}
 		inst.logID = nextLogID.Add(1)
@@ -159,6 +170,10 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	if dbgInfo != nil {
 		// Chained so that messages from vkCreateInstance itself are caught too.
 		ci.PNext = unsafe.Pointer(dbgInfo)
+		if features != nil {
+			features.PNext = unsafe.Pointer(dbgInfo)
+			ci.PNext = unsafe.Pointer(features)
+		}
 	}
 	if r := call(g.CreateInstance, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&inst.handle))); r != success {
 		inst.dropLog()
@@ -170,6 +185,7 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	runtime.KeepAlive(layerKeep)
 	runtime.KeepAlive(extKeep)
 	runtime.KeepAlive(appName)
+	runtime.KeepAlive(&syncFeature)
 	inst.version = app.ApiVersion
 	if missing := loadFuncs(&inst.fn, func(name string) uintptr { return ld.procAddr(inst.handle, name) }); len(missing) > 0 {
 		inst.Close()
@@ -204,13 +220,19 @@ func cstrArray(ss []string) (unsafe.Pointer, [][]byte) {
 	return unsafe.Pointer(&ptrs[0]), keep
 }
 
-func instanceExtensions(g globalFuncs) (map[string]bool, error) {
+// instanceExtensions lists the loader's instance extensions, or a layer's when layer is set.
+func instanceExtensions(g globalFuncs, layer string) (map[string]bool, error) {
+	var name unsafe.Pointer
+	if layer != "" {
+		c := cstr(layer)
+		name = unsafe.Pointer(&c[0])
+	}
 	var n uint32
-	if err := check("vkEnumerateInstanceExtensionProperties", call(g.EnumerateInstanceExtensionProperties, 0, uintptr(unsafe.Pointer(&n)), 0)); err != nil {
+	if err := check("vkEnumerateInstanceExtensionProperties", call(g.EnumerateInstanceExtensionProperties, uintptr(name), uintptr(unsafe.Pointer(&n)), 0)); err != nil {
 		return nil, err
 	}
 	props := make([]extensionProperties, n+1)
-	if err := check("vkEnumerateInstanceExtensionProperties", call(g.EnumerateInstanceExtensionProperties, 0, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0])))); err != nil {
+	if err := check("vkEnumerateInstanceExtensionProperties", call(g.EnumerateInstanceExtensionProperties, uintptr(name), uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0])))); err != nil {
 		return nil, err
 	}
 	m := map[string]bool{}

@@ -39,7 +39,7 @@ var mirroredStructs = []any{
 	pipelineLayoutCreateInfo{}, descriptorPoolSize{}, descriptorPoolCreateInfo{},
 	descriptorSetAllocateInfo{}, descriptorBufferInfo{}, writeDescriptorSet{},
 	commandPoolCreateInfo{}, commandBufferAllocateInfo{}, commandBufferBeginInfo{},
-	memoryBarrier{}, bufferCopy{}, submitInfo{}, fenceCreateInfo{}, queryPoolCreateInfo{},
+	memoryBarrier{}, bufferCopy{}, submitInfo{}, fenceCreateInfo{}, queryPoolCreateInfo{}, validationFeaturesEXT{},
 }
 
 var mirroredConsts = map[string]int64{
@@ -74,6 +74,8 @@ var mirroredConsts = map[string]int64{
 	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES": stPhysicalDeviceShaderFloat16Int8,
 	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES":       stPhysicalDevice16BitStorage,
 	"VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT":        stDebugUtilsMessengerCreateInfoEXT,
+	"VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT":                      stValidationFeaturesEXT,
+	"VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT":    validationFeatureEnableSync,
 	"VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR":               instanceCreateEnumeratePortability,
 	"VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT":                debugSeverityWarning,
 	"VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT":                  debugSeverityError,

@@ -221,7 +221,9 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 				SType: stWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1,
 				DescriptorType: descriptorTypeStorageBuffer, PBufferInfo: unsafe.Pointer(&infos[i]),
 			}
-			accs[i] = access{block: a.W.block, lo: a.W.lo, hi: a.W.hi, write: a.Write}
+			// The whole descriptor range counts, alignment slack included: that is what the
+			// shader may address, and what synchronization validation checks.
+			accs[i] = access{block: a.W.block, lo: a.W.off, hi: a.W.off + a.W.rng, write: a.Write}
 		}
 		callPtr(d.fn.UpdateDescriptorSets, d.handle, uintptr(k.Bindings), uintptr(unsafe.Pointer(&writes[0])), 0, 0)
 		d.hazard(accs)

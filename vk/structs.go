@@ -634,3 +634,13 @@ type queryPoolCreateInfo struct {
 	QueryCount         uint32
 	PipelineStatistics uint32
 }
+
+// validationFeaturesEXT mirrors VkValidationFeaturesEXT.
+type validationFeaturesEXT struct {
+	SType                          uint32
+	PNext                          unsafe.Pointer
+	EnabledValidationFeatureCount  uint32
+	PEnabledValidationFeatures     unsafe.Pointer
+	DisabledValidationFeatureCount uint32
+	PDisabledValidationFeatures    unsafe.Pointer
+}

@@ -1,0 +1,486 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Backend implements tensor.Backend on a Vulkan device. Ops are recorded into one command
+// buffer and submitted at Sync or at a Download; errors from queued work are returned there.
+type Backend struct {
+	dev    *Device
+	name   string
+	reason string
+	owns   bool
+
+	mu      sync.Mutex
+	err     error   // first error an op could not return
+	scratch *Buffer // reduction partials
+
+	wg        uint32 // workgroup size of the one-dimensional kernels (a power of two)
+	maxGroups uint32 // cap on workgroups per dispatch; kernels loop with a grid stride
+	maxChunk  int    // elements per dispatch, bounded by maxStorageBufferRange
+}
+
+var _ tensor.Backend = (*Backend)(nil)
+
+// NewBackend opens the device chosen by spec ("auto", "vulkan", "vulkan:N"; see Select) and
+// returns a backend on it. Errors for which IsUnavailable is true mean callers should fall
+// back to the CPU.
+func NewBackend(spec string) (*Backend, error) {
+	d, reason, err := Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	b := NewBackendOn(d)
+	b.reason, b.owns = reason, true
+	return b, nil
+}
+
+// NewBackendOn returns a backend on an open device; closing the backend leaves the device
+// open.
+func NewBackendOn(d *Device) *Backend {
+	wg := uint32(256)
+	for wg > d.Info.MaxComputeWorkGroupInvocations || wg > d.Info.MaxComputeWorkGroupSize[0] {
+		wg /= 2
+	}
+	return &Backend{
+		dev:       d,
+		name:      fmt.Sprintf("vulkan:%d (%s)", d.Info.Index, d.Info.Name),
+		wg:        wg,
+		maxGroups: min(d.Info.MaxComputeWorkGroupCount[0], 65535),
+		maxChunk:  d.MaxWindowElems(),
+	}
+}
+
+// Name is "vulkan:N (device name)".
+func (b *Backend) Name() string { return b.name }
+
+// Reason says why NewBackend chose this device.
+func (b *Backend) Reason() string { return b.reason }
+
+// Device is the device the backend runs on (for profiling and statistics).
+func (b *Backend) Device() *Device { return b.dev }
+
+// Close waits for queued work and releases the backend (and its device when NewBackend
+// opened it).
+func (b *Backend) Close() error {
+	err := b.Sync()
+	if b.scratch != nil {
+		b.dev.Free(b.scratch)
+		b.scratch = nil
+	}
+	if b.owns {
+		if cerr := b.dev.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// storage is a tensor.Storage backed by a device buffer.
+type storage struct {
+	be    *Backend
+	buf   *Buffer
+	dtype tensor.DType
+	n     int
+}
+
+func (s *storage) Backend() tensor.Backend { return s.be }
+func (s *storage) DType() tensor.DType     { return s.dtype }
+func (s *storage) Len() int                { return s.n }
+
+// Alloc returns zero-filled device storage for n elements.
+func (b *Backend) Alloc(dtype tensor.DType, n int) (tensor.Storage, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("vk: Alloc of %d elements", n)
+	}
+	if dtype != tensor.Float32 && dtype != tensor.Int32 {
+		return nil, fmt.Errorf("vk: Alloc: unsupported dtype %v", dtype)
+	}
+	buf, err := b.dev.Alloc(uint64(max(n, 1))*4, fmt.Sprintf("%v tensor of %d elements", dtype, n))
+	if err != nil {
+		return nil, err
+	}
+	return &storage{be: b, buf: buf, dtype: dtype, n: n}, nil
+}
+
+// Free releases storage early.
+func (b *Backend) Free(s tensor.Storage) {
+	if st, ok := s.(*storage); ok && st.be == b {
+		b.dev.Free(st.buf)
+	}
+}
+
+// view returns t's storage, checking that it belongs to b and has the dtype; a mismatch is a
+// programming error.
+func (b *Backend) view(t *tensor.Tensor, dtype tensor.DType, op string) *storage {
+	st, ok := t.Storage.(*storage)
+	if !ok || st.be != b {
+		panic(fmt.Sprintf("vk: %s: tensor is not on backend %s", op, b.name))
+	}
+	if st.dtype != dtype {
+		panic(fmt.Sprintf("vk: %s: tensor is %v, want %v", op, st.dtype, dtype))
+	}
+	if t.Offset < 0 || t.Offset+t.Numel() > st.n {
+		panic(fmt.Sprintf("vk: %s: view [%d, %d) outside storage of %d elements", op, t.Offset, t.Offset+t.Numel(), st.n))
+	}
+	return st
+}
+
+func (b *Backend) setErr(err error) {
+	if err == nil {
+		return
+	}
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.mu.Unlock()
+}
+
+func (b *Backend) takeErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Pointer, n int, op string) error {
+	st, ok := dst.Storage.(*storage)
+	if !ok || st.be != b {
+		return fmt.Errorf("vk: %s: destination is not on backend %s", op, b.name)
+	}
+	if st.dtype != dtype {
+		return fmt.Errorf("vk: %s: destination is %v, source %v", op, st.dtype, dtype)
+	}
+	if n != dst.Numel() {
+		return fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, dst.Numel(), dst.Shape)
+	}
+	if n == 0 {
+		return b.takeErr()
+	}
+	if err := b.dev.Upload(st.buf, uint64(dst.Offset)*4, unsafe.Slice((*byte)(src), 4*n)); err != nil {
+		return err
+	}
+	return b.takeErr()
+}
+
+func (b *Backend) download(dst unsafe.Pointer, n int, src *tensor.Tensor, dtype tensor.DType, op string) error {
+	st, ok := src.Storage.(*storage)
+	if !ok || st.be != b {
+		return fmt.Errorf("vk: %s: source is not on backend %s", op, b.name)
+	}
+	if st.dtype != dtype {
+		return fmt.Errorf("vk: %s: source is %v, destination %v", op, st.dtype, dtype)
+	}
+	if n != src.Numel() {
+		return fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, src.Numel(), src.Shape)
+	}
+	if err := b.takeErr(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return b.dev.Sync()
+	}
+	return b.dev.Download(unsafe.Slice((*byte)(dst), 4*n), st.buf, uint64(src.Offset)*4)
+}
+
+// Upload copies host values into a float32 tensor.
+func (b *Backend) Upload(dst *tensor.Tensor, src []float32) error {
+	return b.upload(dst, tensor.Float32, unsafe.Pointer(unsafe.SliceData(src)), len(src), "Upload")
+}
+
+// UploadInt32 copies host values into an int32 tensor.
+func (b *Backend) UploadInt32(dst *tensor.Tensor, src []int32) error {
+	return b.upload(dst, tensor.Int32, unsafe.Pointer(unsafe.SliceData(src)), len(src), "UploadInt32")
+}
+
+// Download waits for queued work and copies a float32 tensor to the host.
+func (b *Backend) Download(dst []float32, src *tensor.Tensor) error {
+	return b.download(unsafe.Pointer(unsafe.SliceData(dst)), len(dst), src, tensor.Float32, "Download")
+}
+
+// DownloadInt32 waits for queued work and copies an int32 tensor to the host.
+func (b *Backend) DownloadInt32(dst []int32, src *tensor.Tensor) error {
+	return b.download(unsafe.Pointer(unsafe.SliceData(dst)), len(dst), src, tensor.Int32, "DownloadInt32")
+}
+
+// Sync waits for all queued work and returns the first error any op met.
+func (b *Backend) Sync() error {
+	if err := b.takeErr(); err != nil {
+		return err
+	}
+	return b.dev.Sync()
+}
+
+// operand is one tensor argument of a one-dimensional kernel.
+type operand struct {
+	st    *storage
+	off   int // element offset of the tensor's view
+	write bool
+}
+
+// run1D dispatches a one-dimensional kernel over n elements in chunks that fit a storage
+// buffer window. push builds the push constants of a chunk from its length and the First of
+// each operand's window.
+func (b *Backend) run1D(k Kernel, n int, ops []operand, push func(cn uint32, first []uint32) []uint32) {
+	k.Local = [3]uint32{b.wg, 1, 1}
+	args := make([]Arg, len(ops))
+	first := make([]uint32, len(ops))
+	for c := 0; c < n; c += b.maxChunk {
+		cn := min(b.maxChunk, n-c)
+		for i, o := range ops {
+			w, err := b.dev.Window(o.st.buf, o.off+c, cn)
+			if err != nil {
+				b.setErr(err)
+				return
+			}
+			args[i] = Arg{W: w, Write: o.write}
+			first[i] = w.First
+		}
+		groups := min(uint32((cn+int(b.wg)-1)/int(b.wg)), b.maxGroups)
+		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, push(uint32(cn), first), args...); err != nil {
+			b.setErr(err)
+			return
+		}
+	}
+}
+
+func sameSize(op string, ts ...*tensor.Tensor) int {
+	n := ts[0].Numel()
+	for _, t := range ts[1:] {
+		if t.Numel() != n {
+			panic(fmt.Sprintf("vk: %s: sizes %d and %d differ", op, n, t.Numel()))
+		}
+	}
+	return n
+}
+
+var (
+	kFill       = Kernel{Shader: "fill", Bindings: 1, Push: 3}
+	kCopy       = Kernel{Shader: "copy", Bindings: 2, Push: 3}
+	kAdd        = Kernel{Shader: "add", Bindings: 3, Push: 4}
+	kMul        = Kernel{Shader: "mul", Bindings: 3, Push: 4}
+	kAxpy       = Kernel{Shader: "axpy", Bindings: 2, Push: 4}
+	kScale      = Kernel{Shader: "scale", Bindings: 1, Push: 3}
+	kSum        = Kernel{Shader: "sum", Bindings: 2, Push: 3}
+	kSumSquares = Kernel{Shader: "sumsquares", Bindings: 2, Push: 3}
+)
+
+// Fill sets every element of x to v (converted to int32 for int32 tensors).
+func (b *Backend) Fill(x *tensor.Tensor, v float32) {
+	st, ok := x.Storage.(*storage)
+	if !ok || st.be != b {
+		panic("vk: Fill: tensor is not on backend " + b.name)
+	}
+	bits := math.Float32bits(v)
+	if st.dtype == tensor.Int32 {
+		bits = uint32(int32(v))
+	}
+	b.view(x, st.dtype, "Fill")
+	b.run1D(kFill, x.Numel(), []operand{{st, x.Offset, true}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], bits}
+	})
+}
+
+// Copy copies src into dst (same size and dtype). Overlapping distinct views of one storage
+// are not supported.
+func (b *Backend) Copy(dst, src *tensor.Tensor) {
+	n := sameSize("Copy", dst, src)
+	s := b.view(src, src.DType(), "Copy")
+	d := b.view(dst, s.dtype, "Copy")
+	b.run1D(kCopy, n, []operand{{d, dst.Offset, true}, {s, src.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], f[1]}
+	})
+}
+
+func (b *Backend) binary(k Kernel, op string, out, x, y *tensor.Tensor) {
+	n := sameSize(op, out, x, y)
+	o, a, c := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op), b.view(y, tensor.Float32, op)
+	b.run1D(k, n, []operand{{o, out.Offset, true}, {a, x.Offset, false}, {c, y.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], f[1], f[2]}
+	})
+}
+
+// Add sets out = a + b.
+func (b *Backend) Add(out, x, y *tensor.Tensor) { b.binary(kAdd, "Add", out, x, y) }
+
+// Mul sets out = a * b.
+func (b *Backend) Mul(out, x, y *tensor.Tensor) { b.binary(kMul, "Mul", out, x, y) }
+
+// Axpy sets y += alpha * x.
+func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
+	n := sameSize("Axpy", y, x)
+	ys, xs := b.view(y, tensor.Float32, "Axpy"), b.view(x, tensor.Float32, "Axpy")
+	b.run1D(kAxpy, n, []operand{{ys, y.Offset, true}, {xs, x.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], f[1], math.Float32bits(alpha)}
+	})
+}
+
+// Scale sets x *= s.
+func (b *Backend) Scale(x *tensor.Tensor, s float32) {
+	xs := b.view(x, tensor.Float32, "Scale")
+	b.run1D(kScale, x.Numel(), []operand{{xs, x.Offset, true}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], math.Float32bits(s)}
+	})
+}
+
+// Sum sets out[0] = sum of x.
+func (b *Backend) Sum(out, x *tensor.Tensor) { b.reduce(kSum, "Sum", out, x) }
+
+// SumSquares sets out[0] = sum of x*x.
+func (b *Backend) SumSquares(out, x *tensor.Tensor) { b.reduce(kSumSquares, "SumSquares", out, x) }
+
+// reduce runs a deterministic two-pass reduction: each chunk of x is reduced by up to
+// maxPartials workgroups into consecutive partials, then one workgroup sums the partials
+// into out[0]. When one workgroup covers all of x the first pass writes out directly.
+func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
+	if out.Numel() != 1 {
+		panic(fmt.Sprintf("vk: %s: out has %d elements, want 1", op, out.Numel()))
+	}
+	ost, xs := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op)
+	n := x.Numel()
+	const maxPartials = 1024
+	k.Local = [3]uint32{b.wg, 1, 1}
+	wg := int(b.wg)
+	groupsFor := func(cn int) int { return max(1, min((cn+wg-1)/wg, maxPartials, int(b.maxGroups))) }
+	outArg := func() (Arg, bool) {
+		w, err := b.dev.Window(ost.buf, out.Offset, 1)
+		if err != nil {
+			b.setErr(err)
+			return Arg{}, false
+		}
+		return Arg{W: w, Write: true}, true
+	}
+	if n <= b.maxChunk && groupsFor(n) == 1 {
+		wo, ok := outArg()
+		if !ok {
+			return
+		}
+		wx, err := b.dev.Window(xs.buf, x.Offset, n)
+		if err != nil {
+			b.setErr(err)
+			return
+		}
+		b.setErr(b.dev.Dispatch(k, [3]uint32{1, 1, 1}, []uint32{uint32(n), wo.W.First, wx.First}, wo, Arg{W: wx}))
+		return
+	}
+	total := 0
+	for c := 0; c < n; c += b.maxChunk {
+		total += groupsFor(min(b.maxChunk, n-c))
+	}
+	scratch, err := b.scratchFor(total)
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	at := 0
+	for c := 0; c < n; c += b.maxChunk {
+		cn := min(b.maxChunk, n-c)
+		g := groupsFor(cn)
+		wp, err1 := b.dev.Window(scratch, at, g)
+		wx, err2 := b.dev.Window(xs.buf, x.Offset+c, cn)
+		if err1 != nil || err2 != nil {
+			b.setErr(firstErr(err1, err2))
+			return
+		}
+		if err := b.dev.Dispatch(k, [3]uint32{uint32(g), 1, 1}, []uint32{uint32(cn), wp.First, wx.First}, Arg{W: wp, Write: true}, Arg{W: wx}); err != nil {
+			b.setErr(err)
+			return
+		}
+		at += g
+	}
+	wo, ok := outArg()
+	if !ok {
+		return
+	}
+	wp, err := b.dev.Window(scratch, 0, total)
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	ks := kSum
+	ks.Local = k.Local
+	b.setErr(b.dev.Dispatch(ks, [3]uint32{1, 1, 1}, []uint32{uint32(total), wo.W.First, wp.First}, wo, Arg{W: wp}))
+}
+
+// scratchFor returns a scratch buffer of at least n floats, growing it when needed. A
+// replaced buffer is freed; queued reductions that use it stay ordered by the barriers.
+func (b *Backend) scratchFor(n int) (*Buffer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.scratch != nil && b.scratch.Size() >= uint64(n)*4 {
+		return b.scratch, nil
+	}
+	if b.scratch != nil {
+		b.dev.Free(b.scratch)
+	}
+	s, err := b.dev.Alloc(uint64(max(n, 1024))*4, "reduction scratch")
+	if err != nil {
+		b.scratch = nil
+		return nil, err
+	}
+	b.scratch = s
+	return s, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func notImplemented(op string) { panic("vk: " + op + " is not implemented on the Vulkan backend yet") }
+
+func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
+	notImplemented("MatMul")
+}
+func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) { notImplemented("BiasBackward") }
+func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
+	notImplemented("LayerNormForward")
+}
+func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *tensor.Tensor, N, C int) {
+	notImplemented("LayerNormBackward")
+}
+func (b *Backend) GeluForward(out, inp *tensor.Tensor)         { notImplemented("GeluForward") }
+func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) { notImplemented("GeluBackward") }
+func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int) {
+	notImplemented("AttentionForward")
+}
+func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor, B, T, C, NH int) {
+	notImplemented("AttentionBackward")
+}
+func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq, pos, maxT, C, NH int) {
+	notImplemented("AttentionDecode")
+}
+func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C int) {
+	notImplemented("EncoderForward")
+}
+func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T, C int) {
+	notImplemented("EncoderBackward")
+}
+func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
+	notImplemented("CrossEntropyForward")
+}
+func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.Tensor, N, V, Vp int) {
+	notImplemented("CrossEntropyBackward")
+}
+func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
+	notImplemented("LogSoftmaxGather")
+}
+func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
+	notImplemented("LogSoftmaxGatherBackward")
+}
+func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64) {
+	notImplemented("Dropout")
+}
+func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams) {
+	notImplemented("AdamW")
+}
