@@ -412,7 +412,10 @@ func TestGradChain(t *testing.T) {
 	gradCheck(t, func(tp *autograd.Tape) *autograd.Var {
 		l, _ := c.forward(tp)
 		return l
-	}, c.inputs(), []string{"w", "bias", "lnw", "lnb", "wte", "wpe"}, autograd.GradCheckOptions{})
+	}, c.inputs(), []string{"w", "bias", "lnw", "lnb", "wte", "wpe"},
+		// Eleven float32 ops deep, the loss carries more rounding noise than one op: differences
+		// measured here are ~4e-4 at best (Eps 5e-3), so the absolute tolerance is doubled.
+		autograd.GradCheckOptions{Eps: 5e-3, AbsTol: 2e-3})
 }
 
 func hostGrads(c *chain) [][]float32 {
