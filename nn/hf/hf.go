@@ -81,8 +81,11 @@ type hfConfig struct {
 // Import reads a Hugging Face GPT-2 model.safetensors (names optionally prefixed with
 // "transformer.") and returns its config and parameters in llm.c order. The config comes from
 // the tensor shapes: C and V from wte, maxT from wpe, L from the highest h.N; see ImportOptions
-// for the head count.
+// for the head count. path may also be a directory holding model.safetensors.
 func Import(path string, opts ImportOptions) (gpt2.Config, []float32, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "model.safetensors")
+	}
 	f, err := safetensors.Open(path)
 	if err != nil {
 		return gpt2.Config{}, nil, fmt.Errorf("hf: %w", err)

@@ -79,6 +79,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err != nil || got != cfg {
 		t.Fatalf("import with config.json: %v, %v; want %v", got, err, cfg)
 	}
+	// A directory stands for the model.safetensors inside it.
+	got, gp, err = Import(dir, ImportOptions{})
+	if err != nil || got != cfg || gp[len(gp)-1] != params[len(params)-1] {
+		t.Fatalf("import of the directory: %v, %v; want %v", got, err, cfg)
+	}
 }
 
 // code gives every element of every hand-built tensor a distinct value.
