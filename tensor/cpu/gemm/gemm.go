@@ -148,32 +148,56 @@ type job struct {
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
 
-// plan splits C into tasks: all rows (up to 512) by a few column panels, enough tasks for
-// dynamic balancing across the workers. Task boundaries are multiples of the kernel's tile
-// so every C element is computed by the same code path whatever the split.
+// plan splits C into a grid of tasks. A task packs its rows of op(A) once per kc block and
+// each of its column panels of op(B), so a grid of tm x tn tasks packs A tn times and B tm
+// times; plan picks the grid with the least estimated time (multiply-adds plus packing,
+// divided by how evenly the tasks share out among the workers). Task boundaries are
+// multiples of the kernel's tile, so every C element is computed by the same code path
+// whatever the split, and the result does not depend on the thread count.
 func (j *job) plan(nthreads int) {
 	mr, nr := j.kern.mr, j.kern.nr
 	rowTiles := (j.m + mr - 1) / mr
 	colTiles := (j.n + nr - 1) / nr
-	mcTiles := min(rowTiles, maxMC/mr)
-	tm := (rowTiles + mcTiles - 1) / mcTiles
 	flops := 2 * float64(j.m) * float64(j.n) * float64(j.k)
 	workers := max(1, min(nthreads, int(flops/minFlopsPerThread)))
-	// Aim for about four tasks per worker, but keep a task at least 4 panels wide (or the
-	// whole of N) and at most 16 so its panels stay in L2.
-	want := 4 * workers
-	ncTiles := colTiles
-	if tm < want {
-		ncTiles = (colTiles*tm + want - 1) / want
+	// Rough cycles per packed element: transposing packs gather, the others copy rows.
+	costA, costB := 0.3, 0.1
+	if j.transA {
+		costA = 0.15
 	}
-	ncTiles = max(1, min(ncTiles, 16))
-	if colTiles >= 4 {
-		ncTiles = max(ncTiles, min(4, colTiles))
+	if j.transB {
+		costB = 0.3
 	}
-	j.mc, j.nc = mcTiles*mr, ncTiles*nr
-	j.tn = (colTiles + ncTiles - 1) / ncTiles
-	j.ntasks = tm * j.tn
-	j.workers = min(workers, j.ntasks)
+	fma := float64(j.m) * float64(j.n) * float64(j.k) / 32
+	packA := float64(j.m) * float64(j.k) * costA
+	packB := float64(j.n) * float64(j.k) * costB
+	want := 1
+	if workers > 1 {
+		want = 2 * workers
+	}
+	tmMin := (rowTiles + maxMC/mr - 1) / (maxMC / mr)
+	best := -1.0
+	for tm := tmMin; tm <= min(rowTiles, tmMin+2*want); tm++ {
+		mcTiles := (rowTiles + tm - 1) / tm
+		tmReal := (rowTiles + mcTiles - 1) / mcTiles
+		for tn := 1; tn <= min(colTiles, 2*want); tn++ {
+			ncTiles := (colTiles + tn - 1) / tn
+			tnReal := (colTiles + ncTiles - 1) / ncTiles
+			tasks := tmReal * tnReal
+			w := min(workers, tasks)
+			rounds := (tasks + w - 1) / w
+			eff := float64(tasks) / float64(rounds*workers)
+			cost := (fma + packA*float64(tnReal) + packB*float64(tmReal)) / eff
+			if tasks < want {
+				// Too few tasks to rebalance when another process takes a core.
+				cost *= 1.5
+			}
+			if best < 0 || cost < best {
+				best = cost
+				j.mc, j.nc, j.tn, j.ntasks, j.workers = mcTiles*mr, ncTiles*nr, tnReal, tasks, w
+			}
+		}
+	}
 }
 
 // run executes the job on the calling goroutine and workers-1 pool goroutines.

@@ -275,3 +275,26 @@ func TestNoAllocs(t *testing.T) {
 		t.Fatalf("Sgemm allocated %v times per call", n)
 	}
 }
+
+// TestPlanCoversC checks the task grid tiles C exactly, with tile-aligned boundaries and rows
+// per task within the L2 budget, for a range of shapes and thread counts.
+func TestPlanCoversC(t *testing.T) {
+	for _, kern := range kernels {
+		for _, s := range []shape{{1, 1, 1}, {256, 50304, 768}, {50304, 768, 256}, {7, 3000, 5}, {3000, 7, 5}, {256, 768, 50304}, {1000, 1000, 1000}} {
+			for _, nt := range []int{1, 2, 3, 8} {
+				j := &job{m: s.m, n: s.n, k: s.k, kern: kern}
+				j.plan(nt)
+				if j.mc%kern.mr != 0 || j.nc%kern.nr != 0 || j.mc > maxMC || j.mc <= 0 || j.nc <= 0 {
+					t.Fatalf("%s %+v threads=%d: mc=%d nc=%d not tile multiples within bounds", kern.name, s, nt, j.mc, j.nc)
+				}
+				tm := (s.m + j.mc - 1) / j.mc
+				if tn := (s.n + j.nc - 1) / j.nc; tn != j.tn || tm*tn != j.ntasks {
+					t.Fatalf("%s %+v threads=%d: grid %dx%d but tn=%d ntasks=%d", kern.name, s, nt, tm, tn, j.tn, j.ntasks)
+				}
+				if j.workers < 1 || j.workers > nt || j.workers > j.ntasks {
+					t.Fatalf("%s %+v threads=%d: %d workers for %d tasks", kern.name, s, nt, j.workers, j.ntasks)
+				}
+			}
+		}
+	}
+}
