@@ -141,7 +141,8 @@ func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
 	return ts, map[string]string{MetadataKey: string(js)}, nil
 }
 
-// Save writes st to path atomically (see the package comment).
+// Save writes st to path atomically (see the package comment). The temporary file is
+// ".<name>.tmp-*" beside the target; only a crash of the whole process can leave one behind.
 func Save(path string, st *State) error { return save(path, st, nil) }
 
 // save is Save with an optional wrapper around the temporary file's writer, through which
@@ -166,7 +167,7 @@ func save(path string, st *State, wrap func(io.Writer) io.Writer) (err error) {
 				tmp.Close()
 			}
 			os.Remove(tmp.Name())
-			err = fmt.Errorf("checkpoint: saving %s (previous file left intact): %w", path, err)
+			err = fmt.Errorf("checkpoint: saving %s (any previous file is untouched): %w", path, err)
 		}
 	}()
 	var w io.Writer = tmp

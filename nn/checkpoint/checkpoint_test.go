@@ -157,7 +157,7 @@ func TestCrashSafety(t *testing.T) {
 	b := randomState(2, true)
 	for _, n := range []int{0, 100, 5000, 30000} { // inside the header, early data, later data (the file is ~34 kB)
 		err := save(p, b, func(w io.Writer) io.Writer { return &failAfter{w: w, n: n} })
-		if err == nil || !strings.Contains(err.Error(), "injected: no space left on device") || !strings.Contains(err.Error(), "previous file left intact") {
+		if err == nil || !strings.Contains(err.Error(), "injected: no space left on device") || !strings.Contains(err.Error(), "any previous file is untouched") {
 			t.Fatalf("failing write after %d bytes: error %v", n, err)
 		}
 		got, err := Load(p)
