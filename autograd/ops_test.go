@@ -593,3 +593,20 @@ func TestCheckGradientsSamples(t *testing.T) {
 		t.Fatalf("two runs with the same seed differ: %+v vs %+v", res[0], res2[0])
 	}
 }
+
+// A Var with a nil Grad means no gradient is wanted for it, not that nothing downstream is:
+// an entropy-only objective (logp without a gradient, entropy with one) must still reach the
+// logits.
+func TestLogSoftmaxGatherEntropyOnlyGradient(t *testing.T) {
+	be := cpu.New()
+	const N, V, Vp = 3, 6, 8
+	r := rng.New(12)
+	logits := newVar(t, be, r, 0, 1.5, N, Vp)
+	targets := ints(t, be, 1, 5, 0)
+	gradCheck(t, func(tp *autograd.Tape) *autograd.Var {
+		logp := &autograd.Var{Value: scratch(be, N)}
+		ent := zeros(be, N)
+		autograd.LogSoftmaxGather(tp, logp, ent, logits, targets, N, V, Vp, 1.1)
+		return ent
+	}, []*autograd.Var{logits}, []string{"logits"}, autograd.GradCheckOptions{})
+}

@@ -257,6 +257,8 @@ func TestBadInput(t *testing.T) {
 			[]string{"has 5 tokens", "want B*T", "14"}},
 		{"zero batch", func() error { return m.Forward(nil, nil, 0, tapeT) },
 			[]string{"batch size 0", "positive"}},
+		{"negative B and T", func() error { return m.Forward(nil, inputs[:2], -1, -2) },
+			[]string{"batch size -1", "sequence length -2", "positive"}},
 		{"target id = V", func() error {
 			_, err := m.ForwardLoss(nil, inputs, with(targets, 3, int32(V)), tapeB, tapeT)
 			return err
