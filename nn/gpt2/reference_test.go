@@ -167,6 +167,39 @@ func (r *refGPT2) forward(p []float64, inputs, targets []int32, B, T int) ([][]f
 	return logits, loss / float64(B*T)
 }
 
+// refLogProb returns log softmax(logits[:V]/temp)[target] and the entropy of that distribution.
+func refLogProb(logits []float64, target int, temp float64) (logp, entropy float64) {
+	z := make([]float64, len(logits))
+	zmax := math.Inf(-1)
+	for i, v := range logits {
+		z[i] = v / temp
+		zmax = max(zmax, z[i])
+	}
+	sum := 0.0
+	for _, zi := range z {
+		sum += math.Exp(zi - zmax)
+	}
+	logZ := zmax + math.Log(sum)
+	for _, zi := range z {
+		entropy -= math.Exp(zi-logZ) * (zi - logZ)
+	}
+	return z[target] - logZ, entropy
+}
+
+// rlTemp and rlWeights define the RL-style objective sum_i a_i logp_i + b_i H_i checked below,
+// with log-probs at a sampling temperature as the RL losses use them.
+const rlTemp = 0.8
+
+func rlWeights(n int) (a, b []float32) {
+	r := rng.New(99)
+	a, b = make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i] = (2*r.Float32() - 1) / float32(n)
+		b[i] = (2*r.Float32() - 1) / float32(n)
+	}
+	return a, b
+}
+
 type refCase struct {
 	cfg  gpt2.Config
 	B, T int
@@ -274,91 +307,143 @@ func TestReferenceForward(t *testing.T) {
 			if maxAbs < 1 || refLoss < 1 {
 				t.Fatalf("degenerate case: max |logit| %v, loss %v", maxAbs, refLoss)
 			}
+			logp, ent, err := m.LogProbs(nil, tg, rlTemp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp, _ := tensor.ToHost(logp.Value)
+			h, _ := tensor.ToHost(ent.Value)
+			lpDiff, hDiff := 0.0, 0.0
+			for i, row := range refLogits {
+				wantLp, wantH := refLogProb(row[:c.cfg.VocabSize], int(tg[i]), rlTemp)
+				lpDiff = max(lpDiff, math.Abs(float64(lp[i])-wantLp))
+				hDiff = max(hDiff, math.Abs(float64(h[i])-wantH))
+			}
+			t.Logf("logp at T=%v max |diff| %.3g, entropy max |diff| %.3g", rlTemp, lpDiff, hDiff)
+			if lpDiff > 1e-5 || hDiff > 1e-5 {
+				t.Fatalf("logp max |diff| %v, entropy max |diff| %v, want <= 1e-5", lpDiff, hDiff)
+			}
 		})
 	}
 }
 
 // TestReferenceGradients compares the model's backward with central differences of the float64
-// reference loss. In float64 a step of 1e-5 leaves truncation (~1e-10) and rounding (~1e-11)
+// reference, for the mean loss and for an RL objective over log-probs and entropies. In float64 a step of 1e-5 leaves truncation (~1e-10) and rounding (~1e-11)
 // errors far below float32's, so the difference measures the float32 gradient alone. An element
 // passes when |g - fd| <= 1e-3 * max(|fd|, 1e-2 * max |g| over its tensor): relative 1e-3 for
 // the large elements, and an absolute floor for those that are small by cancellation.
 func TestReferenceGradients(t *testing.T) {
 	const samples, h = 16, 1e-5
 	for _, c := range refCases() {
-		t.Run(c.String(), func(t *testing.T) {
-			cfg := c.cfg
-			r := rng.New(22)
-			p := refParams(cfg, 2)
-			in, tg := refTokens(c.B*c.T, cfg.VocabSize, r), refTokens(c.B*c.T, cfg.VocabSize, r)
-			m := newRefModel(t, c, p)
-			m.ZeroGrad()
-			tp := autograd.NewTape()
-			if _, err := m.ForwardLoss(tp, in, tg, c.B, c.T); err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Backward(tp); err != nil {
-				t.Fatal(err)
-			}
-			g, err := m.GradsToHost()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref := newRef(cfg)
-			p64 := to64(p)
-			refLoss := func() float64 {
-				_, l := ref.forward(p64, in, tg, c.B, c.T)
-				return l
-			}
-			C := cfg.Channels
-			worstRel, off := 0.0, 0
-			for _, s := range cfg.ParamSpecs() {
-				gs := g[off : off+s.Numel()]
-				// Rows no token reaches get exactly zero: the padded vocabulary and positions >= T.
-				live := s.Numel()
-				switch s.Name {
-				case "wte":
-					live = cfg.VocabSize * C
-				case "wpe":
-					live = c.T * C
-				}
-				for i := live; i < len(gs); i++ {
-					if gs[i] != 0 {
-						t.Fatalf("%s[%d] (row %d) has gradient %v, want exactly 0", s.Name, i, i/C, gs[i])
-					}
-				}
-				scale := 0.0
-				for _, v := range gs[:live] {
-					scale = max(scale, math.Abs(float64(v)))
-				}
-				if scale == 0 {
-					t.Fatalf("%s: gradient is all zero", s.Name)
-				}
-				maxAbs, maxRel := 0.0, 0.0
-				n := min(samples, live)
-				for k := range n {
-					i := (k*live)/n + r.Intn(live/n) // one element per stratum, all when live <= samples
-					x := p64[off+i]
-					p64[off+i] = x + h
-					lp := refLoss()
-					p64[off+i] = x - h
-					lm := refLoss()
-					p64[off+i] = x
-					fd := (lp - lm) / (2 * h)
-					diff := math.Abs(float64(gs[i]) - fd)
-					rel := diff / max(math.Abs(fd), 1e-2*scale)
-					maxAbs, maxRel = max(maxAbs, diff), max(maxRel, rel)
-					if rel > 1e-3 {
-						t.Errorf("%s[%d]: model %.8g, float64 finite difference %.8g (rel err %.3g)", s.Name, i, gs[i], fd, rel)
-					}
-				}
-				worstRel = max(worstRel, maxRel)
-				t.Logf("%-8s %d samples: max abs err %.3g, max rel err %.3g (max |grad| %.3g)", s.Name, n, maxAbs, maxRel, scale)
-				off += s.Numel()
-			}
-			t.Logf("worst relative error over all 16 tensors: %.3g", worstRel)
-		})
+		for _, objective := range []string{"loss", "logprobs"} {
+			t.Run(c.String()+"_"+objective, func(t *testing.T) {
+				refGradients(t, c, objective, samples, h)
+			})
+		}
 	}
+}
+
+// refGradients checks one case: objective "loss" is the mean cross-entropy through ForwardLoss
+// and Backward; "logprobs" is sum_i a_i logp_i + b_i H_i through LogProbs at rlTemp, seeded by
+// hand as an RL trainer does.
+func refGradients(t *testing.T, c refCase, objective string, samples int, h float64) {
+	cfg := c.cfg
+	r := rng.New(22)
+	p := refParams(cfg, 2)
+	in, tg := refTokens(c.B*c.T, cfg.VocabSize, r), refTokens(c.B*c.T, cfg.VocabSize, r)
+	m := newRefModel(t, c, p)
+	m.ZeroGrad()
+	tp := autograd.NewTape()
+	wa, wb := rlWeights(c.B * c.T)
+	if objective == "loss" {
+		if _, err := m.ForwardLoss(tp, in, tg, c.B, c.T); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Backward(tp); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		if err := m.Forward(tp, in, c.B, c.T); err != nil {
+			t.Fatal(err)
+		}
+		logp, ent, err := m.LogProbs(tp, tg, rlTemp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.ZeroActGrads()
+		if err := m.Backend.Upload(logp.Grad, wa); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Backend.Upload(ent.Grad, wb); err != nil {
+			t.Fatal(err)
+		}
+		tp.Backward()
+	}
+	g, err := m.GradsToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := newRef(cfg)
+	p64 := to64(p)
+	refLoss := func() float64 {
+		logits, l := ref.forward(p64, in, tg, c.B, c.T)
+		if objective == "loss" {
+			return l
+		}
+		obj := 0.0
+		for i, row := range logits {
+			lp, ent := refLogProb(row[:cfg.VocabSize], int(tg[i]), rlTemp)
+			obj += float64(wa[i])*lp + float64(wb[i])*ent
+		}
+		return obj
+	}
+	C := cfg.Channels
+	worstRel, off := 0.0, 0
+	for _, s := range cfg.ParamSpecs() {
+		gs := g[off : off+s.Numel()]
+		// Rows no token reaches get exactly zero: the padded vocabulary and positions >= T.
+		live := s.Numel()
+		switch s.Name {
+		case "wte":
+			live = cfg.VocabSize * C
+		case "wpe":
+			live = c.T * C
+		}
+		for i := live; i < len(gs); i++ {
+			if gs[i] != 0 {
+				t.Fatalf("%s[%d] (row %d) has gradient %v, want exactly 0", s.Name, i, i/C, gs[i])
+			}
+		}
+		scale := 0.0
+		for _, v := range gs[:live] {
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		if scale == 0 {
+			t.Fatalf("%s: gradient is all zero", s.Name)
+		}
+		maxAbs, maxRel := 0.0, 0.0
+		n := min(samples, live)
+		for k := range n {
+			i := (k*live)/n + r.Intn(live/n) // one element per stratum, all when live <= samples
+			x := p64[off+i]
+			p64[off+i] = x + h
+			lp := refLoss()
+			p64[off+i] = x - h
+			lm := refLoss()
+			p64[off+i] = x
+			fd := (lp - lm) / (2 * h)
+			diff := math.Abs(float64(gs[i]) - fd)
+			rel := diff / max(math.Abs(fd), 1e-2*scale)
+			maxAbs, maxRel = max(maxAbs, diff), max(maxRel, rel)
+			if rel > 1e-3 {
+				t.Errorf("%s[%d]: model %.8g, float64 finite difference %.8g (rel err %.3g)", s.Name, i, gs[i], fd, rel)
+			}
+		}
+		worstRel = max(worstRel, maxRel)
+		t.Logf("%-8s %d samples: max abs err %.3g, max rel err %.3g (max |grad| %.3g)", s.Name, n, maxAbs, maxRel, scale)
+		off += s.Numel()
+	}
+	t.Logf("worst relative error over all 16 tensors: %.3g", worstRel)
 }
 
 // TestReferenceAdamW runs three training steps with weight decay and repeats each AdamW update
