@@ -63,8 +63,15 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if testDev != nil {
+		inst := testDev.Instance()
+		before := len(inst.ValidationMessages())
 		if err := testDev.Close(); err != nil && code == 0 {
 			println("closing test device:", err.Error())
+			code = 1
+		}
+		// Messages at teardown report leaked or misused objects.
+		for _, m := range inst.ValidationMessages()[before:] {
+			println("validation at close:", m)
 			code = 1
 		}
 	}
