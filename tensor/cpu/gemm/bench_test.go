@@ -123,3 +123,26 @@ func BenchmarkKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSgemmFewRows runs the lm head for a few rows, as in a decoding step: memory-bound,
+// so it reports the rate at which the weight is read.
+func BenchmarkSgemmFewRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n, k = 50304, 768
+	bm := randSlice(r, n*k)
+	for _, transB := range []bool{true, false} {
+		for _, m := range []int{1, 4, 8, 16, 32} {
+			b.Run(fmt.Sprintf("transB=%v/m=%d", transB, m), func(b *testing.B) {
+				a, c := randSlice(r, m*k), make([]float32, m*n)
+				ldb := k
+				if !transB {
+					ldb = n
+				}
+				for b.Loop() {
+					Sgemm(false, transB, m, n, k, 1, a, k, bm, ldb, 0, c, n)
+				}
+				b.ReportMetric(float64(n*k*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "weight_GB/s")
+			})
+		}
+	}
+}

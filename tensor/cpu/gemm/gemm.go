@@ -108,7 +108,11 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 		kern: active,
 	}
-	j.plan(Threads())
+	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil {
+		j.planDot(Threads())
+	} else {
+		j.plan(Threads())
+	}
 	j.run()
 	j.a, j.b, j.c = nil, nil, nil
 	jobPool.Put(j)
@@ -138,8 +142,9 @@ type job struct {
 	lda, ldb, ldc  int
 	kern           *microKernel
 
-	mc, nc  int // rows and columns of C per task
-	tn      int // tasks along n
+	dot     bool // computed by dotBlock, by columns
+	mc, nc  int  // rows and columns of C per task
+	tn      int  // tasks along n
 	ntasks  int
 	workers int
 	next    atomic.Int64
@@ -200,6 +205,93 @@ func (j *job) plan(nthreads int) {
 	}
 }
 
+// dotMaxRows is the most rows of C computed with the kernel's dot product.
+const dotMaxRows = 16
+
+// planDot splits C by columns, in groups of 4, for dotBlock.
+func (j *job) planDot(nthreads int) {
+	flops := 2 * float64(j.m) * float64(j.n) * float64(j.k)
+	workers := max(1, min(nthreads, int(flops/minFlopsPerThread)))
+	groups := (j.n + 3) / 4
+	perTask := max(1, (groups+4*workers-1)/(4*workers))
+	j.dot = true
+	j.mc, j.nc = j.m, 4*perTask
+	j.tn = (groups + perTask - 1) / perTask
+	j.ntasks = j.tn
+	j.workers = min(workers, j.ntasks)
+}
+
+// dotBlock computes C[:, j0:j1] for a product of few rows with B transposed, as dot
+// products of op(A)'s rows with B's rows, four of each at a time; each group of four B rows
+// is read from memory once and from L1 for the other groups of A rows.
+func (j *job) dotBlock(ws *workspace, j0, j1 int) {
+	m, k := j.m, j.k
+	var rows [dotMaxRows + 3][]float32
+	if j.transA {
+		// op(A)'s rows are columns of the stored A: gather them once for this task.
+		if cap(ws.arows) < m*k {
+			ws.arows = make([]float32, m*k)
+		}
+		buf := ws.arows[:m*k]
+		for p := 0; p < k; p++ {
+			src := j.a[p*j.lda : p*j.lda+m]
+			for i, v := range src {
+				buf[i*k+p] = v
+			}
+		}
+		for i := 0; i < m; i++ {
+			rows[i] = buf[i*k : i*k+k]
+		}
+	} else {
+		for i := 0; i < m; i++ {
+			rows[i] = j.a[i*j.lda : i*j.lda+k]
+		}
+	}
+	for i := m; i < len(rows); i++ {
+		rows[i] = rows[0] // computed and discarded
+	}
+	k16 := k &^ 15
+	var out [16]float32
+	for jc := j0; jc < j1; jc += 4 {
+		g := min(4, j1-jc)
+		for ig := 0; ig < m; ig += 4 {
+			r := rows[ig : ig+4]
+			mg := min(4, m-ig)
+			if g == 4 {
+				_ = j.b[(jc+3)*j.ldb+k-1]
+				j.kern.dot(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &j.b[jc*j.ldb], j.ldb, &out[0])
+			} else {
+				out = [16]float32{}
+				for x := 0; x < g; x++ {
+					brow := j.b[(jc+x)*j.ldb : (jc+x)*j.ldb+k16]
+					for i := 0; i < mg; i++ {
+						var s float32
+						for p, v := range brow {
+							s += r[i][p] * v
+						}
+						out[4*i+x] = s
+					}
+				}
+			}
+			for x := 0; x < g; x++ {
+				brow := j.b[(jc+x)*j.ldb+k16 : (jc+x)*j.ldb+k]
+				for i := 0; i < mg; i++ {
+					s := out[4*i+x]
+					for p, v := range brow {
+						s += r[i][k16+p] * v
+					}
+					ci := (ig+i)*j.ldc + jc + x
+					if j.beta == 0 {
+						j.c[ci] = j.alpha * s
+					} else {
+						j.c[ci] = j.alpha*s + j.beta*j.c[ci]
+					}
+				}
+			}
+		}
+	}
+}
+
 // run executes the job on the calling goroutine and workers-1 pool goroutines.
 func (j *job) run() {
 	j.next.Store(0)
@@ -227,6 +319,10 @@ func (j *job) work(ws *workspace) {
 		}
 		ti, tj := t/j.tn, t%j.tn
 		i0, j0 := ti*j.mc, tj*j.nc
+		if j.dot {
+			j.dotBlock(ws, j0, min(j.n, j0+j.nc))
+			continue
+		}
 		j.block(ws, i0, min(j.m, i0+j.mc), j0, min(j.n, j0+j.nc))
 	}
 }
@@ -338,6 +434,8 @@ type workspace struct {
 	bp   []float32 // packed B panel, maxKC*maxNR
 	ap   []float32 // packed A rows of one task, kcBlock*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
+	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand.
+	arows []float32
 }
 
 func newWorkspace() *workspace {

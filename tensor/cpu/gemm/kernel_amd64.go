@@ -11,6 +11,9 @@ func kern8x48avx512(k int, a *float32, rs, ks int, b *float32, c *float32, ldc i
 func kern6x16avx2(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
+func dot4x4avx512(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
+
+//go:noescape
 func transpose8(dst *float32, dstStride int, src *float32, srcStride int, nblk int)
 
 //go:noescape
@@ -20,7 +23,7 @@ func fmaLoopAVX512(n int)
 func fmaLoopAVX2(n int)
 
 var (
-	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512}
+	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512, dot: dot4x4avx512}
 	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, fn: kern6x16avx2}
 )
 
