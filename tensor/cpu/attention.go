@@ -19,16 +19,34 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 	hs := len(q)
 	out = out[:hs]
 	maxv := float32(math.Inf(-1))
-	for t2 := range att {
+	n := len(att)
+	t2 := 0
+	// Four keys at a time: four independent sums, each in llm.c's order.
+	for ; t2+4 <= n; t2 += 4 {
+		o := t2 * stride
+		k0 := k[o : o+hs]
+		k1 := k[o+stride : o+stride+hs]
+		k2 := k[o+2*stride : o+2*stride+hs]
+		k3 := k[o+3*stride : o+3*stride+hs]
+		var s0, s1, s2, s3 float32
+		for i, qi := range q {
+			s0 += qi * k0[i]
+			s1 += qi * k1[i]
+			s2 += qi * k2[i]
+			s3 += qi * k3[i]
+		}
+		a := att[t2 : t2+4 : t2+4]
+		a[0], a[1], a[2], a[3] = s0*scale, s1*scale, s2*scale, s3*scale
+		maxv = max(maxv, a[0], a[1], a[2], a[3])
+	}
+	for ; t2 < n; t2++ {
 		kt := k[t2*stride : t2*stride+hs]
 		var val float32
 		for i, qi := range q {
 			val += qi * kt[i]
 		}
 		val *= scale
-		if val > maxv {
-			maxv = val
-		}
+		maxv = max(maxv, val)
 		att[t2] = val
 	}
 	var sum float32
@@ -114,7 +132,23 @@ func (j *attBwdJob) run(_, bh int) {
 		clear(datt[t+1:])
 		datt = datt[:t+1]
 		do := j.dout[(b*T+t)*C+h*hs : (b*T+t)*C+(h+1)*hs]
-		for t2 := range att {
+		t2 := 0
+		for ; t2+2 <= len(att); t2 += 2 {
+			// Two positions at a time for independent sums; each in llm.c's order.
+			off := base + t2*C3 + 2*C + h*hs
+			v0, v1 := j.qkv[off:off+hs], j.qkv[off+C3:off+C3+hs]
+			dv0, dv1 := j.dqkv[off:off+hs], j.dqkv[off+C3:off+C3+hs]
+			a0, a1 := att[t2], att[t2+1]
+			var s0, s1 float32
+			for i, d := range do {
+				s0 += v0[i] * d
+				dv0[i] += a0 * d
+				s1 += v1[i] * d
+				dv1[i] += a1 * d
+			}
+			datt[t2], datt[t2+1] = s0, s1
+		}
+		for ; t2 < len(att); t2++ {
 			off := base + t2*C3 + 2*C + h*hs
 			v := j.qkv[off : off+hs]
 			dv := j.dqkv[off : off+hs]

@@ -174,7 +174,6 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 // geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2/pi).
 var geluScale = float32(math.Sqrt(2 / math.Pi))
 
-
 func geluForward(out, inp []float32) {
 	out = out[:len(inp)]
 	for i, x := range inp {

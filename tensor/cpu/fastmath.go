@@ -13,40 +13,39 @@ func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
 // tanh64 returns tanh(y) with relative error below 1e-13.
 func tanh64(y float64) float64 {
 	a := math.Abs(y)
-	var t float64
 	switch {
 	case a < 0.0625:
 		// Series; the first omitted term is below 1e-14 relative.
 		y2 := a * a
-		t = a * (1 + y2*(-1.0/3+y2*(2.0/15+y2*(-17.0/315+y2*(62.0/2835)))))
+		return math.Copysign(a*(1+y2*(-1.0/3+y2*(2.0/15+y2*(-17.0/315+y2*(62.0/2835))))), y)
 	case a < 20:
-		t = 1 - 2/(math.Exp(2*a)+1)
+		e := math.Exp(a)
+		return math.Copysign(1-2/(e*e+1), y)
 	case a != a:
 		return y // NaN
-	default:
-		t = 1 // tanh(20) rounds to 1 in float64
 	}
-	if y < 0 {
-		return -t
-	}
-	return t
+	return math.Copysign(1, y) // tanh(20) rounds to 1 in float64
 }
 
-func tanhf(x float32) float32 { return float32(tanh64(float64(x))) }
+// tanhf is inlined into loops; the common case is branch-free apart from the range test (a
+// data-dependent sign branch here costs more than the exponential).
+func tanhf(x float32) float32 {
+	a := math.Abs(float64(x))
+	if !(a >= 0.0625 && a < 20) {
+		return float32(tanh64(float64(x)))
+	}
+	e := math.Exp(a)
+	return float32(math.Copysign(1-2/(e*e+1), float64(x)))
+}
 
 // tanhCoshf returns tanhf(x) and coshf(x) from one exponential.
 func tanhCoshf(x float32) (float32, float32) {
 	a := math.Abs(float64(x))
-	if !(a < 20) || a < 0.0625 {
-		return tanhf(x), float32(math.Cosh(float64(x)))
+	if !(a >= 0.0625 && a < 20) {
+		return float32(tanh64(float64(x))), float32(math.Cosh(float64(x)))
 	}
 	e := math.Exp(a)
-	e2 := e * e
-	t := 1 - 2/(e2+1)
-	if x < 0 {
-		t = -t
-	}
-	return float32(t), float32(0.5 * (e + 1/e))
+	return float32(math.Copysign(1-2/(e*e+1), float64(x))), float32(0.5 * (e + 1/e))
 }
 
 func logf(x float32) float32  { return float32(math.Log(float64(x))) }
