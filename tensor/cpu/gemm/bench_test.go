@@ -41,7 +41,7 @@ func measurePeaks() {
 		peakAll = PeakGFLOPS(Threads())
 		c0 := cpuTime()
 		const n = 1 << 22
-		flops := peakLoop(n) * n
+		flops := kernels[0].peak(n) * n
 		if d := cpuTime() - c0; d > 0 {
 			peakCore = flops / d.Seconds() / 1e9
 		}
@@ -96,17 +96,22 @@ func BenchmarkSgemmOneThread(b *testing.B) {
 	benchShapes(b, true)
 }
 
+// BenchmarkPeak measures the FMA peak of each kernel's vector width on all threads.
 func BenchmarkPeak(b *testing.B) {
-	for b.Loop() {
-		b.ReportMetric(PeakGFLOPS(Threads()), "GFLOP/s")
+	for _, kern := range kernels {
+		b.Run(kern.name, func(b *testing.B) {
+			for b.Loop() {
+				b.ReportMetric(kern.peakGFLOPS(Threads()), "GFLOP/s")
+			}
+		})
 	}
 }
 
 // BenchmarkKernel runs each micro-kernel alone on cache-resident packed operands: the ceiling
 // the blocked product can reach on one core.
 func BenchmarkKernel(b *testing.B) {
-	p1 := PeakGFLOPS(1)
 	for _, kern := range kernels {
+		p1 := kern.peakGFLOPS(1)
 		const kb, calls = 256, 100
 		a := make([]float32, kern.mr*kb)
 		bp := make([]float32, kern.nr*kb)

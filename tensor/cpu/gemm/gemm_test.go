@@ -177,7 +177,7 @@ func TestDeterministic(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, kern := range kernels {
 		useKernel(t, kern)
-		for _, s := range []shape{{256, 480, 300}, {131, 517, 600}} {
+		for _, s := range []shape{{256, 480, 300}, {131, 517, 600}, {5, 4099, 300}} {
 			o := newOperands(r, s, false, true)
 			useThreads(t, 1)
 			ref := o.run(1, 1)

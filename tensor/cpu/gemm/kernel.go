@@ -15,10 +15,13 @@ type microKernel struct {
 	// i, j < 4, k16 a multiple of 16. Reading B's rows in place avoids transposing all of B
 	// for a handful of rows.
 	dot func(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
+	// peak runs n iterations of a register-only multiply-add loop at the kernel's vector
+	// width and returns the floating-point operations per iteration.
+	peak func(n int) float64
 }
 
 // goKernel is the portable kernel: a 4x4 tile of scalar accumulators.
-var goKernel = &microKernel{name: "go", mr: 4, nr: 4, fn: kernGo4x4}
+var goKernel = &microKernel{name: "go", mr: 4, nr: 4, fn: kernGo4x4, peak: peakLoopGo}
 
 // active is the kernel Sgemm uses: the best one this CPU supports, chosen at init.
 var active = goKernel
@@ -66,3 +69,31 @@ func store4(c []float32, v0, v1, v2, v3, alpha, beta float32) {
 	c[2] = alpha*v2 + beta*c[2]
 	c[3] = alpha*v3 + beta*c[3]
 }
+
+// peakLoopGo runs n iterations of 12 independent scalar multiply-adds and returns the
+// floating-point operations per iteration.
+func peakLoopGo(n int) float64 {
+	var s [12]float32
+	for i := range s {
+		s[i] = float32(i)
+	}
+	const m, a = 0.999, 1e-3
+	for it := 0; it < n; it++ {
+		s[0] = s[0]*m + a
+		s[1] = s[1]*m + a
+		s[2] = s[2]*m + a
+		s[3] = s[3]*m + a
+		s[4] = s[4]*m + a
+		s[5] = s[5]*m + a
+		s[6] = s[6]*m + a
+		s[7] = s[7]*m + a
+		s[8] = s[8]*m + a
+		s[9] = s[9]*m + a
+		s[10] = s[10]*m + a
+		s[11] = s[11]*m + a
+	}
+	peakSink = s
+	return 12 * 2
+}
+
+var peakSink [12]float32

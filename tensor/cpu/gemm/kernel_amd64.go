@@ -23,8 +23,8 @@ func fmaLoopAVX512(n int)
 func fmaLoopAVX2(n int)
 
 var (
-	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512, dot: dot4x4avx512}
-	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, fn: kern6x16avx2}
+	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512, dot: dot4x4avx512, peak: peakAVX512}
+	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, fn: kern6x16avx2, peak: peakAVX2}
 )
 
 // kernels lists the kernels this CPU can run, best first.
@@ -65,18 +65,14 @@ func packBT(dst, b []float32, ldb, pc, kb, jr, nr int) bool {
 	return true
 }
 
-// peakLoop runs n iterations of 12 independent FMAs on full-width registers and returns the
-// floating-point operations per iteration, or 0 when the CPU has no FMA unit we use.
-func peakLoop(n int) float64 {
-	switch {
-	case cpu.X86.HasAVX512F:
-		fmaLoopAVX512(n)
-		return 12 * 16 * 2
-	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
-		fmaLoopAVX2(n)
-		return 12 * 8 * 2
-	}
-	return 0
+func peakAVX512(n int) float64 {
+	fmaLoopAVX512(n)
+	return 12 * 16 * 2
+}
+
+func peakAVX2(n int) float64 {
+	fmaLoopAVX2(n)
+	return 12 * 8 * 2
 }
 
 //go:noescape

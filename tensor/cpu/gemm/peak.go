@@ -12,9 +12,15 @@ import (
 // builds without assembly). It takes about 0.1 s; comparing a product's GFLOP/s with it in
 // the same process gives the fraction of peak despite clock and load changes.
 func PeakGFLOPS(threads int) float64 {
+	return kernels[0].peakGFLOPS(threads)
+}
+
+// peakGFLOPS measures the FMA throughput at the kernel's vector width.
+func (kern *microKernel) peakGFLOPS(threads int) float64 {
 	if threads <= 0 {
 		threads = Threads()
 	}
+	peakLoop := kern.peak
 	// Calibrate the iteration count to about 20 ms on one thread.
 	n := 1 << 14
 	for {
