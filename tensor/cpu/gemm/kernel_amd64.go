@@ -4,6 +4,8 @@ package gemm
 
 import "golang.org/x/sys/cpu"
 
+//go:generate go run asm_gen.go
+
 //go:noescape
 func kern8x48avx512(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
 
