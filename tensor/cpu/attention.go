@@ -49,12 +49,7 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 		maxv = max(maxv, val)
 		att[t2] = val
 	}
-	var sum float32
-	for t2, a := range att {
-		e := expf(a - maxv)
-		sum += e
-		att[t2] = e
-	}
+	sum := expShiftSum(att, maxv)
 	var inv float32
 	if sum != 0 {
 		inv = 1 / sum

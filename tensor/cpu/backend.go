@@ -22,19 +22,20 @@ type Backend struct {
 	pool    *pool
 
 	// Per-op argument blocks, reused so that dispatching an op allocates nothing.
-	ew      ewJob
-	red     reduceJob
-	adam    adamJob
-	ln      lnJob
-	colj    colJob
-	attF    attFwdJob
-	attB    attBwdJob
-	attD    attDecJob
-	enc     encJob
-	xent    xentJob
-	lsg     lsgJob
-	partial []float64
-	scratch [][]float32 // per worker
+	ew        ewJob
+	red       reduceJob
+	adam      adamJob
+	ln        lnJob
+	colj      colJob
+	attF      attFwdJob
+	attB      attBwdJob
+	attD      attDecJob
+	enc       encJob
+	xent      xentJob
+	lsg       lsgJob
+	partial   []float64
+	scratch   [][]float32 // per worker
+	scratch64 [][]float64 // per worker
 }
 
 var _ tensor.Backend = (*Backend)(nil)
@@ -48,7 +49,7 @@ func NewWithThreads(n int) *Backend {
 	if n < 1 {
 		n = 1
 	}
-	return &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n)}
+	return &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n), scratch64: make([][]float64, n)}
 }
 
 // Threads reports the number of workers.
@@ -250,6 +251,15 @@ func (b *Backend) workerScratch(n int) {
 	for w := range b.scratch {
 		if len(b.scratch[w]) < n {
 			b.scratch[w] = make([]float32, n)
+		}
+	}
+}
+
+// workerScratch64 makes each worker's float64 scratch at least n values (before dispatch).
+func (b *Backend) workerScratch64(n int) {
+	for w := range b.scratch64 {
+		if len(b.scratch64[w]) < n {
+			b.scratch64[w] = make([]float64, n)
 		}
 	}
 }

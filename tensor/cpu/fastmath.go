@@ -50,3 +50,34 @@ func tanhCoshf(x float32) (float32, float32) {
 
 func logf(x float32) float32  { return float32(math.Log(float64(x))) }
 func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+// expSliceGo is the portable expSlice: math.Exp with the vector kernel's clamp to [-708, 709].
+func expSliceGo(x []float64) {
+	for i, v := range x {
+		x[i] = math.Exp(min(max(v, -708), 709))
+	}
+}
+
+// expBlock is the number of values a loop hands to expSlice at a time (a stack buffer).
+const expBlock = 256
+
+// expShiftSum sets x[i] = expf(x[i] - shift) and returns their float32 sum, added in order as
+// llm.c's softmax loops do.
+func expShiftSum(x []float32, shift float32) float32 {
+	var buf [expBlock]float64
+	var sum float32
+	for lo := 0; lo < len(x); lo += expBlock {
+		xs := x[lo:min(lo+expBlock, len(x))]
+		b := buf[:len(xs)]
+		for i, v := range xs {
+			b[i] = float64(v - shift)
+		}
+		expSlice(b)
+		for i, e := range b {
+			f := float32(e)
+			xs[i] = f
+			sum += f
+		}
+	}
+	return sum
+}

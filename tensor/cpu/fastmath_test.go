@@ -58,3 +58,41 @@ func TestFastMath(t *testing.T) {
 	}
 	t.Logf("not correctly rounded: exp %d, tanh %d, cosh %d of %d", expMiss, tanhMiss, coshMiss, n)
 }
+
+// TestExpSlice checks the vector exponential (and its portable twin) against math.Exp,
+// including lengths that leave a tail and the clamped and NaN inputs.
+func TestExpSlice(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, impl := range []struct {
+		name string
+		fn   func([]float64)
+	}{{"expSlice", expSlice}, {"expSliceGo", expSliceGo}} {
+		for _, n := range []int{1, 3, 4, 7, 1001} {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = (r.Float64()*2 - 1) * 700
+				if i%3 == 0 {
+					x[i] /= 100
+				}
+			}
+			want := make([]float64, n)
+			for i, v := range x {
+				want[i] = math.Exp(v)
+			}
+			impl.fn(x)
+			for i := range x {
+				if math.Abs(x[i]-want[i]) > 1e-14*want[i] {
+					t.Fatalf("%s n=%d: [%d] = %v, want %v", impl.name, n, i, x[i], want[i])
+				}
+			}
+		}
+		x := []float64{math.NaN(), math.Inf(-1), -1e6, -708, 0, 709, math.Inf(1), math.Copysign(0, -1)}
+		impl.fn(x)
+		want := []float64{math.NaN(), math.Exp(-708), math.Exp(-708), math.Exp(-708), 1, math.Exp(709), math.Exp(709), 1}
+		for i := range x {
+			if !(x[i] == want[i] || math.Abs(x[i]-want[i]) <= 1e-14*want[i]) && !(math.IsNaN(x[i]) && math.IsNaN(want[i])) {
+				t.Errorf("%s special [%d] = %v, want %v", impl.name, i, x[i], want[i])
+			}
+		}
+	}
+}

@@ -44,13 +44,9 @@ func (j *xentJob) run(_, c int) {
 				maxv = v
 			}
 		}
-		var sum float32
 		p := probs[:V]
-		for i, v := range l {
-			e := expf(v - maxv)
-			p[i] = e
-			sum += e
-		}
+		copy(p, l)
+		sum := expShiftSum(p, maxv)
 		for i := range p {
 			p[i] /= sum
 		}
@@ -114,35 +110,53 @@ type lsgJob struct {
 	logits, dlogits []float32
 	dlogp, dent     []float32
 	targets         []int32
+	scratch         [][]float64
 }
 
-// lsgStats returns the maximum of z = logits/T, the log-normaliser of z - max and the entropy.
-func lsgStats(l []float32, invT float64) (zmax, logZ, H float64) {
-	zmax = math.Inf(-1)
-	for _, v := range l {
-		if z := float64(v) * invT; z > zmax {
-			zmax = z
-		}
+// lsgRow sets e[i] = exp(z_i - zmax) for z = l*invT and returns zmax, the normaliser S = sum e,
+// log S and the entropy H = log S - sum(e (z - zmax)) / S.
+func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
+	e = e[:len(l)]
+	m0, m1, m2, m3 := l[0], l[0], l[0], l[0]
+	i := 0
+	for ; i+4 <= len(l); i += 4 {
+		m0, m1, m2, m3 = max(m0, l[i]), max(m1, l[i+1]), max(m2, l[i+2]), max(m3, l[i+3])
 	}
-	var s, a float64
-	for _, v := range l {
-		zs := float64(v)*invT - zmax
-		e := exp64(zs)
-		s += e
-		a += e * zs
+	for ; i < len(l); i++ {
+		m0 = max(m0, l[i])
 	}
-	logZ = math.Log(s)
-	return zmax, logZ, logZ - a/s
+	// invT > 0, so the largest logit gives the largest z.
+	zmax = float64(max(m0, m1, m2, m3)) * invT
+	for i, v := range l {
+		e[i] = float64(v)*invT - zmax
+	}
+	expSlice(e)
+	var s0, s1, a0, a1 float64
+	i = 0
+	for ; i+2 <= len(l); i += 2 {
+		s0 += e[i]
+		s1 += e[i+1]
+		a0 += e[i] * (float64(l[i])*invT - zmax)
+		a1 += e[i+1] * (float64(l[i+1])*invT - zmax)
+	}
+	for ; i < len(l); i++ {
+		s0 += e[i]
+		a0 += e[i] * (float64(l[i])*invT - zmax)
+	}
+	S = s0 + s1
+	logZ = math.Log(S)
+	return zmax, S, logZ, logZ - (a0+a1)/S
 }
 
-func (j *lsgJob) run(_, c int) {
+func (j *lsgJob) run(w, c int) {
 	lo := c * j.rows
 	hi := min(lo+j.rows, j.N)
 	V, Vp := j.V, j.Vp
+	e := j.scratch[w][:V]
 	for r := lo; r < hi; r++ {
 		l := j.logits[r*Vp : r*Vp+V]
 		ix := int(j.targets[r])
-		zmax, logZ, H := lsgStats(l, j.invT)
+		zmax, S, logZ, H := lsgRow(l, j.invT, e)
 		if !j.backward {
 			j.logp[r] = float32(float64(l[ix])*j.invT - zmax - logZ)
 			if j.ent != nil {
@@ -157,14 +171,14 @@ func (j *lsgJob) run(_, c int) {
 			de = float64(j.dent[r])
 		}
 		d := j.dlogits[r*Vp : r*Vp+V]
+		invS := 1 / S
 		for i, v := range l {
 			lp := float64(v)*j.invT - zmax - logZ
-			p := exp64(lp)
-			g := -dlp * p
+			p := e[i] * invS
+			g := -dlp*p - de*p*(lp+H)
 			if i == ix {
 				g += dlp
 			}
-			g -= de * p * (lp + H)
 			d[i] += float32(g * j.invT)
 		}
 	}
@@ -187,7 +201,8 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor
 	defer b.mu.Unlock()
 	const op = "LogSoftmaxGather"
 	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
-	b.lsg = lsgJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * V), invT: 1 / float64(temperature), targets: tg,
+	b.workerScratch64(V)
+	b.lsg = lsgJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * V), invT: 1 / float64(temperature), targets: tg, scratch: b.scratch64,
 		logp: f32(op, "logp", logp, N), logits: f32(op, "logits", logits, N*Vp)}
 	if entropy != nil {
 		b.lsg.ent = f32(op, "entropy", entropy, N)
@@ -202,7 +217,8 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dent
 	defer b.mu.Unlock()
 	const op = "LogSoftmaxGatherBackward"
 	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
-	b.lsg = lsgJob{backward: true, N: N, V: V, Vp: Vp, rows: rowsPer(5 * V), invT: 1 / float64(temperature), targets: tg,
+	b.workerScratch64(V)
+	b.lsg = lsgJob{backward: true, N: N, V: V, Vp: Vp, rows: rowsPer(5 * V), invT: 1 / float64(temperature), targets: tg, scratch: b.scratch64,
 		dlogits: f32(op, "dlogits", dlogits, N*Vp), logits: f32(op, "logits", logits, N*Vp), dlogp: f32(op, "dlogp", dlogp, N)}
 	if dentropy != nil {
 		b.lsg.dent = f32(op, "dentropy", dentropy, N)
