@@ -174,24 +174,66 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 // geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2/pi).
 var geluScale = float32(math.Sqrt(2 / math.Pi))
 
+// geluArgs fills u[i] = GELU_SCALING_FACTOR*(x + 0.044715x³) (float32, as llm.c) and
+// e[i] = exp(|u[i]|), from which tanh and cosh follow.
+func geluArgs(u []float32, e []float64, x []float32) {
+	u, e = u[:len(x)], e[:len(x)]
+	for i, xi := range x {
+		cube := 0.044715 * xi * xi * xi
+		ui := geluScale * (xi + cube)
+		u[i] = ui
+		e[i] = math.Abs(float64(ui))
+	}
+	expSlice(e)
+}
+
+// tanhFromExp returns tanhf(u) given e = exp(|u|); outside the range where 1 - 2/(e²+1) is
+// accurate it falls back to tanh64.
+func tanhFromExp(u float32, e float64) float32 {
+	if a := math.Abs(float64(u)); !(a >= 0.0625 && a < 20) {
+		return float32(tanh64(float64(u)))
+	}
+	return float32(math.Copysign(1-2/(e*e+1), float64(u)))
+}
+
 func geluForward(out, inp []float32) {
 	out = out[:len(inp)]
-	for i, x := range inp {
-		cube := 0.044715 * x * x * x
-		out[i] = 0.5 * x * (1 + tanhf(geluScale*(x+cube)))
+	var ub [expBlock]float32
+	var eb [expBlock]float64
+	for lo := 0; lo < len(inp); lo += expBlock {
+		x := inp[lo:min(lo+expBlock, len(inp))]
+		o := out[lo : lo+len(x)]
+		u, e := ub[:len(x)], eb[:len(x)]
+		geluArgs(u, e, x)
+		for i, xi := range x {
+			o[i] = 0.5 * xi * (1 + tanhFromExp(u[i], e[i]))
+		}
 	}
 }
 
+// geluBackward follows llm.c's gelu_backward, sech² included as 1/(coshf*coshf) in float32.
 func geluBackward(dinp, inp, dout []float32) {
 	dinp = dinp[:len(inp)]
 	dout = dout[:len(inp)]
-	for i, x := range inp {
-		cube := 0.044715 * x * x * x
-		arg := geluScale * (x + cube)
-		th, ch := tanhCoshf(arg)
-		sech := 1 / (ch * ch)
-		grad := 0.5*(1+th) + x*0.5*sech*geluScale*(1+3*0.044715*x*x)
-		dinp[i] += grad * dout[i]
+	var ub [expBlock]float32
+	var eb [expBlock]float64
+	for lo := 0; lo < len(inp); lo += expBlock {
+		x := inp[lo:min(lo+expBlock, len(inp))]
+		di, do := dinp[lo:lo+len(x)], dout[lo:lo+len(x)]
+		u, e := ub[:len(x)], eb[:len(x)]
+		geluArgs(u, e, x)
+		for i, xi := range x {
+			th := tanhFromExp(u[i], e[i])
+			var ch float32
+			if a := math.Abs(float64(u[i])); a >= 0.0625 && a < 20 {
+				ch = float32(0.5 * (e[i] + 1/e[i]))
+			} else {
+				ch = float32(math.Cosh(float64(u[i])))
+			}
+			sech := 1 / (ch * ch)
+			grad := 0.5*(1+th) + xi*0.5*sech*geluScale*(1+3*0.044715*xi*xi)
+			di[i] += grad * do[i]
+		}
 	}
 }
 
