@@ -123,7 +123,7 @@ func (p *memPool) newBlock(size uint64, host bool, label string) (*memBlock, err
 		return nil, err
 	}
 	if host {
-		if err := check("vkMapMemory", call(d.fn.MapMemory, d.handle, uintptr(b.mem), 0, uintptr(wholeSize), 0, uintptr(unsafe.Pointer(&b.mapped)))); err != nil {
+		if err := check("vkMapMemory", call(d.fn.MapMemory, d.handle, uintptr(b.mem), 0, ^uintptr(0), 0, uintptr(unsafe.Pointer(&b.mapped)))); err != nil {
 			p.destroyBlock(b)
 			return nil, p.oomError(err, size, label)
 		}

@@ -11,8 +11,11 @@ import (
 const (
 	descriptorSetsPerPool = 512
 	maxQueries            = 4096 // two per dispatch
-	fenceTimeout          = uint64(10 * time.Minute)
+	fenceTimeout          = 10 * time.Minute
 )
+
+// fenceTimeoutNS is a variable so that the 64-bit value compiles on 32-bit targets too.
+var fenceTimeoutNS = uint64(fenceTimeout)
 
 // access is a byte range of a block that a recorded command reads or writes.
 type access struct {
@@ -322,10 +325,10 @@ func (d *Device) flushLocked() error {
 	if err := check("vkQueueSubmit", call(d.fn.QueueSubmit, d.queue, 1, uintptr(unsafe.Pointer(si)), uintptr(r.fence))); err != nil {
 		return d.fail(err)
 	}
-	res := call(d.fn.WaitForFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)), 1, uintptr(fenceTimeout))
+	res := call(d.fn.WaitForFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)), 1, uintptr(fenceTimeoutNS))
 	if res == timeout {
 		// Work still running after minutes means a hung device; treat it as lost.
-		return d.fail(fmt.Errorf("%w: work did not finish within %v", ErrDeviceLost, time.Duration(fenceTimeout)))
+		return d.fail(fmt.Errorf("%w: work did not finish within %v", ErrDeviceLost, fenceTimeout))
 	}
 	if err := check("vkWaitForFences", res); err != nil {
 		return d.fail(err)
