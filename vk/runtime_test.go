@@ -230,3 +230,39 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDeviceLostIsSticky injects a device-lost result and checks that every later operation
+// reports it instead of touching the device.
+func TestDeviceLostIsSticky(t *testing.T) {
+	t.Setenv("VKGRAD_VALIDATION", "")
+	d, _, err := Open(testDeviceSpec())
+	requireVulkan(t, err)
+	b := NewBackendOn(d)
+	x, err := tensor.New(b, tensor.Float32, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.fail(check("vkQueueSubmit", errDeviceLost))
+	d.mu.Unlock()
+	b.Fill(x, 1) // queued op: its error surfaces at Sync
+	if err := b.Sync(); !errors.Is(err, ErrDeviceLost) {
+		t.Errorf("Sync after loss: %v", err)
+	}
+	if err := b.Download(make([]float32, 16), x); !errors.Is(err, ErrDeviceLost) {
+		t.Errorf("Download after loss: %v", err)
+	}
+	if _, err := b.Alloc(tensor.Float32, 4); !errors.Is(err, ErrDeviceLost) {
+		t.Errorf("Alloc after loss: %v", err)
+	}
+	if !strings.Contains(d.Err().Error(), d.Info.Name) {
+		t.Errorf("device error %q does not name the device", d.Err())
+	}
+	b.Close()
+	if err := d.Close(); err != nil {
+		t.Errorf("Close after loss: %v", err)
+	}
+}

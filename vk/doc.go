@@ -1,0 +1,37 @@
+// Package vk is vkgrad's Vulkan compute runtime and the Vulkan implementation of
+// tensor.Backend. It needs no cgo: the loader (libvulkan.so.1, vulkan-1.dll,
+// libvulkan.1.dylib or MoltenVK) is opened at run time with purego, and the small compute
+// subset of the API is bound by hand (structs.go, checked against vulkan_core.h by
+// layout_test.go). Without a loader or device the entry points return errors for which
+// IsUnavailable is true, so callers can fall back to the CPU.
+//
+// Layers, bottom up:
+//
+//   - Instance: API 1.1+, portability enumeration for MoltenVK, and with VKGRAD_VALIDATION=1
+//     the Khronos validation layer (including synchronization validation) whose messages are
+//     collected by Instance.ValidationMessages.
+//   - Devices, Select, Describe: what `vkgrad devices` shows and how --device picks one.
+//   - Device: one compute queue; a pool that sub-allocates tensors from large device-local
+//     blocks (best fit, coalescing free lists, dedicated blocks for big tensors); a
+//     host-visible staging ring for Upload and Download; pipelines built from the embedded
+//     SPIR-V of package shaders, specialised for their workgroup size and kept in an on-disk
+//     pipeline cache; and a recorder that puts every dispatch into one command buffer,
+//     inserts a barrier only before a dispatch that touches bytes an unbarriered earlier one
+//     wrote (or writes bytes one read), and submits at Sync or at a host read.
+//   - Backend: tensor.Backend on a Device.
+//
+// Adding a kernel: write shaders/NAME.comp following the conventions in package shaders,
+// run `go generate ./shaders`, then bind each tensor with Device.Window (which aligns the
+// descriptor offset and returns the element offset the shader must add, Window.First) and
+// record it with Device.Dispatch, passing the First values in the push constants:
+//
+//	k := Kernel{Shader: "add", Bindings: 3, Push: 4, Local: [3]uint32{256, 1, 1}}
+//	wo, _ := d.Window(outBuf, outOff, n)
+//	wa, _ := d.Window(aBuf, aOff, n)
+//	wb, _ := d.Window(bBuf, bOff, n)
+//	err := d.Dispatch(k, [3]uint32{groups, 1, 1}, []uint32{uint32(n), wo.First, wa.First, wb.First},
+//		Arg{W: wo, Write: true}, Arg{W: wa}, Arg{W: wb})
+//
+// A window may span at most MaxWindowElems elements (maxStorageBufferRange); larger tensors
+// are processed in chunks, as Backend's one-dimensional ops do.
+package vk
