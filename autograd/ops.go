@@ -152,14 +152,28 @@ func LogSoftmaxGather(t *Tape, logp, entropy, logits *Var, targets *tensor.Tenso
 
 func logSoftmaxGatherBackward(n *node) {
 	logp, entropy, logits := n.vars[0], n.vars[1], n.vars[2]
-	if logp.Grad == nil || logits.Grad == nil {
+	dlogp, dentropy := logp.Grad, grad(entropy)
+	if logits.Grad == nil || (dlogp == nil && dentropy == nil) {
 		return
 	}
-	backendOf(logp).LogSoftmaxGatherBackward(logits.Grad, logits.Value, n.ts[0], logp.Grad, grad(entropy), n.ints[0], n.ints[1], n.ints[2], n.f)
+	be := backendOf(logits)
+	if dlogp == nil {
+		// An entropy-only objective: the kernel always reads dlogp, so give it zeros.
+		zeros, err := tensor.New(be, tensor.Float32, n.ints[0])
+		if err != nil {
+			panic(fmt.Sprintf("autograd: LogSoftmaxGather backward: %v", err))
+		}
+		defer be.Free(zeros.Storage) // released once queued work is done (Backend.Free)
+		dlogp = zeros
+	}
+	be.LogSoftmaxGatherBackward(logits.Grad, logits.Value, n.ts[0], dlogp, dentropy, n.ints[0], n.ints[1], n.ints[2], n.f)
 }
 
-// Add sets out = a + b.
+// Add sets out = a + b. out must not be a or b: its gradient would be counted twice.
 func Add(t *Tape, out, a, b *Var) {
+	if out == a || out == b {
+		panic("autograd: Add output must be a new Var, not one of its inputs")
+	}
 	backendOf(out).Add(out.Value, a.Value, b.Value)
 	if t.Recording() {
 		t.push(node{backward: addBackward, vars: [6]*Var{out, a, b}})

@@ -67,7 +67,12 @@ func NewTape() *Tape { return &Tape{recording: true} }
 func (t *Tape) Recording() bool { return t != nil && t.recording }
 
 // Len is the number of recorded nodes.
-func (t *Tape) Len() int { return len(t.nodes) }
+func (t *Tape) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.nodes)
+}
 
 // Record appends an arbitrary backward closure.
 func (t *Tape) Record(backward func()) {
@@ -87,6 +92,9 @@ func (t *Tape) push(n node) {
 // Backward runs the recorded nodes in reverse order, then clears the tape. The caller seeds the
 // output gradients first (e.g. fills dloss with 1/N).
 func (t *Tape) Backward() {
+	if t == nil {
+		return
+	}
 	for i := len(t.nodes) - 1; i >= 0; i-- {
 		t.nodes[i].backward(&t.nodes[i])
 	}
@@ -95,6 +103,9 @@ func (t *Tape) Backward() {
 
 // Reset forgets the recorded nodes, keeping capacity.
 func (t *Tape) Reset() {
+	if t == nil {
+		return
+	}
 	clear(t.nodes)
 	t.nodes = t.nodes[:0]
 }

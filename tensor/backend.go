@@ -19,7 +19,8 @@ type Backend interface {
 
 	// Alloc returns zero-filled storage for n elements.
 	Alloc(dtype DType, n int) (Storage, error)
-	// Free releases storage early; storage not freed is reclaimed with the backend.
+	// Free releases storage early; storage not freed is reclaimed with the backend. Queued ops
+	// that still use the storage complete normally: a device backend defers the release.
 	Free(s Storage)
 	// Upload copies host values into a tensor of matching size.
 	Upload(dst *Tensor, src []float32) error

@@ -42,15 +42,19 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'vkgrad <command> --help' for the flags of a command.")
 }
 
+// stdout receives a command's results (logs go to stderr); tests capture it.
+var stdout io.Writer = os.Stdout
+
 // errUsage marks errors already explained by the flag parser.
 var errUsage = errors.New("usage")
 
-func run(args []string, stdout, stderr io.Writer) error {
+func run(args []string, out, stderr io.Writer) error {
+	stdout = out
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 && args[0] == "help" {
-			return run([]string{args[1], "--help"}, stdout, stderr)
+			return run([]string{args[1], "--help"}, out, stderr)
 		}
-		usage(stdout)
+		usage(out)
 		return nil
 	}
 	name := args[0]

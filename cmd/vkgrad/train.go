@@ -306,16 +306,16 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
 		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
 		Float64("tok_per_s", float64(tokens)/wall.Seconds()).Msg("validation loss")
-	fmt.Fprintf(os.Stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
+	fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
 		100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
 	if f.sampleTokens > 0 {
 		text, err := sampleText(tr.Model, f.samplePrompt, f.sampleTokens, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("sampling: %w", err)
 		}
-		fmt.Fprintf(os.Stdout, "--- sample ---\n%s\n--------------\n", text)
+		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", text)
 	}
-	fmt.Fprintf(os.Stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"))
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"))
 	return nil
 }
 

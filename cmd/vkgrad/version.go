@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 
@@ -23,7 +22,7 @@ func init() {
 					}
 				}
 			}
-			fmt.Fprintf(os.Stdout, "vkgrad %s%s (%s %s/%s)\n", Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(stdout, "vkgrad %s%s (%s %s/%s)\n", Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		}
 	})

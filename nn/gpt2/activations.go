@@ -14,6 +14,8 @@ type activations struct {
 	values, grads *tensor.Tensor // flat buffers behind every Var below
 
 	inputs, targets *tensor.Tensor // int32 (B*T)
+	lpTargets       *tensor.Tensor // int32 (B*T), LogProbs' targets
+	lossRecorded    bool           // a ForwardLoss is on the tape, ready for Backward
 	encoded         *autograd.Var  // (B*T, C)
 	layers          []layerActs
 	lnf             *autograd.Var // (B*T, C), the final hidden states
@@ -116,13 +118,16 @@ func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*act
 	if acts.targets, err = tensor.New(b, tensor.Int32, B*T); err != nil {
 		return nil, err
 	}
+	if acts.lpTargets, err = tensor.New(b, tensor.Int32, B*T); err != nil {
+		return nil, err
+	}
 	acts.hostLosses = make([]float32, B*T)
 	acts.hostTokens = make([]int32, B*T)
 	return acts, nil
 }
 
 func (acts *activations) free(b tensor.Backend) {
-	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.inputs, acts.targets} {
+	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.inputs, acts.targets, acts.lpTargets} {
 		if t != nil {
 			b.Free(t.Storage)
 		}

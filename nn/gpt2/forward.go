@@ -2,6 +2,7 @@ package gpt2
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -35,12 +36,15 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	next := &activations{B: B, T: T, withGrad: withGrad}
 	sizing := &actLayout{}
 	next.layout(m.Config, sizing)
-	if old := m.acts; old != nil && old.values.Numel() >= sizing.offV && (!withGrad || (old.grads != nil && old.grads.Numel() >= sizing.offG)) && old.inputs.Numel() >= B*T {
-		bind := &actLayout{values: old.values, grads: old.grads}
+	if old := m.acts; old != nil && fits(old.values, sizing.offV) && (!withGrad || fits(old.grads, sizing.offG)) && fits(old.inputs, B*T) {
+		bind := &actLayout{values: whole(old.values), grads: whole(old.grads)}
 		next.layout(m.Config, bind)
-		next.values, next.grads = old.values, old.grads
-		next.inputs, next.targets = old.inputs.View(0, B*T), old.targets.View(0, B*T)
-		next.hostLosses, next.hostTokens = old.hostLosses[:B*T], old.hostTokens[:B*T]
+		next.values, next.grads = bind.values, bind.grads
+		next.inputs, next.targets, next.lpTargets = whole(old.inputs).View(0, B*T), whole(old.targets).View(0, B*T), whole(old.lpTargets).View(0, B*T)
+		next.hostLosses, next.hostTokens = make([]float32, B*T), make([]int32, B*T)
+		if cap(old.hostLosses) >= B*T {
+			next.hostLosses, next.hostTokens = old.hostLosses[:B*T], old.hostTokens[:B*T]
+		}
 		m.acts = next
 		return nil
 	}
@@ -54,6 +58,18 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	}
 	m.acts = a
 	return nil
+}
+
+// fits reports whether t's storage holds at least n elements.
+func fits(t *tensor.Tensor, n int) bool { return t != nil && t.Storage.Len() >= n }
+
+// whole is a flat view of all of t's storage (nil stays nil), so buffers shrunk for one batch
+// shape can grow back for the next without reallocating.
+func whole(t *tensor.Tensor) *tensor.Tensor {
+	if t == nil {
+		return nil
+	}
+	return &tensor.Tensor{Storage: t.Storage, Shape: tensor.Shape{t.Storage.Len()}}
 }
 
 // Forward runs GPT-2 on inputs (B*T token ids, row-major) up to the logits (B*T, Vp). When tp
@@ -72,6 +88,7 @@ func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
 	if err := m.Backend.UploadInt32(a.inputs, inputs); err != nil {
 		return err
 	}
+	a.lossRecorded = false
 	m.forwardTrunk(tp)
 	C, Vp := m.Config.Channels, m.Config.PaddedVocabSize
 	autograd.MatMul(tp, a.logits, a.lnf, m.wte, nil, tensor.MatMulParams{M: B * T, N: Vp, K: C, TransB: true})
@@ -116,6 +133,7 @@ func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int
 	}
 	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
 	autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, Vp)
+	a.lossRecorded = tp.Recording()
 	return m.MeanLoss()
 }
 
@@ -152,9 +170,10 @@ func (m *Model) ZeroGrad() {
 // Backward back-propagates the mean loss of the last recorded ForwardLoss, accumulating into the
 // parameter gradients.
 func (m *Model) Backward(tp *autograd.Tape) error {
-	if m.acts == nil || m.acts.grads == nil || tp.Len() == 0 {
+	if m.acts == nil || m.acts.grads == nil || tp.Len() == 0 || !m.acts.lossRecorded {
 		return fmt.Errorf("gpt2: Backward needs a ForwardLoss recorded on the tape")
 	}
+	m.acts.lossRecorded = false
 	m.ZeroActGrads()
 	a := m.acts
 	m.Backend.Fill(a.losses.Grad, 1/float32(a.B*a.T))
@@ -170,17 +189,18 @@ func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, temperature float32
 	if a == nil {
 		return nil, nil, fmt.Errorf("gpt2: LogProbs needs a Forward first")
 	}
-	if !(temperature > 0) {
-		return nil, nil, fmt.Errorf("gpt2: temperature %v must be positive", temperature)
+	if !(temperature > 0) || math.IsInf(float64(temperature), 1) {
+		return nil, nil, fmt.Errorf("gpt2: temperature %v must be positive and finite", temperature)
 	}
 	if err := m.checkTokens("targets", targets, a.B, a.T); err != nil {
 		return nil, nil, err
 	}
-	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
+	// Its own targets buffer: a recorded CrossEntropy still reads a.targets in its backward.
+	if err := m.Backend.UploadInt32(a.lpTargets, targets); err != nil {
 		return nil, nil, err
 	}
 	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
-	autograd.LogSoftmaxGather(tp, a.logp, a.entropy, a.logits, a.targets, a.B*a.T, V, Vp, temperature)
+	autograd.LogSoftmaxGather(tp, a.logp, a.entropy, a.logits, a.lpTargets, a.B*a.T, V, Vp, temperature)
 	return a.logp, a.entropy, nil
 }
 

@@ -323,3 +323,37 @@ func TestLogProbsInfiniteTemperature(t *testing.T) {
 	})
 	wantErr(t, "LogProbs temperature +Inf", err, "temperature")
 }
+
+// TestShapeChangesReuseBuffers runs batches of several shapes through one model and checks each
+// against a fresh model, so re-laid-out activation buffers never leak values between shapes.
+func TestShapeChangesReuseBuffers(t *testing.T) {
+	cfg := gpt2.Config{MaxSeqLen: 16, VocabSize: 37, PaddedVocabSize: 40, NumLayers: 1, NumHeads: 2, Channels: 8}
+	shared, err := gpt2.New(cpu.New(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.InitRandom(3); err != nil {
+		t.Fatal(err)
+	}
+	params, _ := shared.ParamsToHost()
+	for _, shape := range [][2]int{{2, 16}, {1, 5}, {3, 7}, {2, 16}, {4, 9}} {
+		B, T := shape[0], shape[1]
+		ids := make([]int32, B*T)
+		for i := range ids {
+			ids[i] = int32((i*7 + B) % cfg.VocabSize)
+		}
+		got, err := shared.ForwardLoss(nil, ids, ids, B, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, _ := gpt2.New(cpu.New(), cfg)
+		fresh.SetParams(params)
+		want, err := fresh.ForwardLoss(nil, ids, ids, B, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("B=%d T=%d: loss %v after other shapes, %v fresh", B, T, got, want)
+		}
+	}
+}

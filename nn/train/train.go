@@ -260,4 +260,3 @@ func SavedConfig(st *checkpoint.State) (Config, bool, error) {
 	}
 	return c, true, nil
 }
-

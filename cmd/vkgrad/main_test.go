@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/data"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+)
+
+func runCLI(args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	err := run(args, &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+func TestHelpForEveryCommand(t *testing.T) {
+	out, err := runCLI("--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range commands {
+		if !strings.Contains(out, name) {
+			t.Errorf("top-level help does not list %s", name)
+		}
+		help, err := runCLI(name, "--help")
+		if err != nil {
+			t.Errorf("%s --help: %v", name, err)
+		}
+		if !strings.Contains(help, c.summary) || !strings.Contains(help, "Flags:") {
+			t.Errorf("%s --help:\n%s", name, help)
+		}
+	}
+	if _, err := runCLI("nonsense"); err == nil || !strings.Contains(err.Error(), "nonsense") {
+		t.Errorf("unknown command: %v", err)
+	}
+}
+
+func TestVerifyFixture(t *testing.T) {
+	dir := filepath.Join(testutil.FixturesDir(t), "llmc")
+	out, err := runCLI("verify", "llmc", "--device", "cpu", "-q",
+		"--model", filepath.Join(dir, "tiny_ckpt.bin"), "--state", filepath.Join(dir, "tiny_state.bin"),
+		"--losses", filepath.Join(dir, "tiny_losses.txt"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "PASS") {
+		t.Errorf("no PASS line:\n%s", out)
+	}
+	// A wrong learning rate makes the step losses diverge: the command must fail.
+	out, err = runCLI("verify", "llmc", "--device", "cpu", "-q", "--lr", "0.01",
+		"--model", filepath.Join(dir, "tiny_ckpt.bin"), "--state", filepath.Join(dir, "tiny_state.bin"),
+		"--losses", filepath.Join(dir, "tiny_losses.txt"))
+	if err == nil || !strings.Contains(out, "FAIL") {
+		t.Errorf("lr 0.01 against losses made with 1e-3 passed:\n%s", out)
+	}
+}
+
+// TestBadInput runs the commands on broken files and flags: each must fail with a message that
+// names the problem, never panic.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	fixtures := filepath.Join(testutil.FixturesDir(t), "llmc")
+	ckpt, _ := os.ReadFile(filepath.Join(fixtures, "tiny_ckpt.bin"))
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badMagic := append([]byte(nil), ckpt...)
+	binary.LittleEndian.PutUint32(badMagic, 12345)
+	badVersion := append([]byte(nil), ckpt...)
+	binary.LittleEndian.PutUint32(badVersion[4:], 9)
+	truncated := write("truncated.bin", ckpt[:len(ckpt)/2])
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+
+	// A vkgrad checkpoint whose config does not fit its tensors.
+	cfg := gpt2.Config{MaxSeqLen: 8, VocabSize: 30, PaddedVocabSize: 32, NumLayers: 1, NumHeads: 2, Channels: 8}
+	mismatched := filepath.Join(dir, "mismatch.safetensors")
+	if err := checkpoint.Save(mismatched, &checkpoint.State{Config: cfg, Params: make([]float32, cfg.NumParams())}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(mismatched)
+	// The metadata is JSON inside a JSON string, so its quotes are escaped.
+	edited := bytes.Replace(raw, []byte(`\"channels\":8`), []byte(`\"channels\":6`), 1)
+	if bytes.Equal(edited, raw) {
+		t.Fatal("test setup: channels field not found in the checkpoint metadata")
+	}
+	write("mismatch.safetensors", edited)
+
+	// A token file with an id past the tiny model's vocabulary of 500.
+	tokFile := filepath.Join(dir, "tokens.bin")
+	toks := make([]int32, 4000)
+	for i := range toks {
+		toks[i] = int32(i % 400)
+	}
+	toks[1234] = 600
+	if err := data.WriteTokenFile(tokFile, toks); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"wrong magic", []string{"sample", "--model", write("magic.bin", badMagic)}, "magic.bin"},
+		{"wrong version", []string{"sample", "--model", write("version.bin", badVersion)}, "version"},
+		{"truncated", []string{"sample", "--model", truncated}, "truncated.bin"},
+		{"config mismatch", []string{"sample", "--model", mismatched}, "wte"},
+		{"empty data folder", []string{"train", "--data", empty, "--run-dir", filepath.Join(dir, "run1")}, "empty"},
+		{"token id >= V", []string{"train", "--init", filepath.Join(fixtures, "tiny_ckpt.bin"), "--data", tokFile, "--seq", "32", "--run-dir", filepath.Join(dir, "run2")}, "600"},
+		{"seq > maxT", []string{"train", "--init", filepath.Join(fixtures, "tiny_ckpt.bin"), "--data", tokFile, "--seq", "65", "--run-dir", filepath.Join(dir, "run3")}, "65"},
+		{"bad device", []string{"train", "--device", "tpu"}, "tpu"},
+		{"bad preset", []string{"train", "--preset", "gpt5"}, "gpt5"},
+		{"bad temperature", []string{"sample", "--model", filepath.Join(fixtures, "tiny_ckpt.bin"), "--temperature", "-1"}, "temperature"},
+		{"verify without files", []string{"verify", "llmc"}, "--model"},
+		{"missing file", []string{"eval", "--model", filepath.Join(dir, "nope.bin")}, "nope.bin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			if c.name != "bad device" {
+				args = append(args, "--device", "cpu", "-q")
+			}
+			out, err := runCLI(args...)
+			if err == nil {
+				t.Fatalf("succeeded:\n%s", out)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}

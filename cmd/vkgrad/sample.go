@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/nn/tokenizer"
+)
+
+func init() {
+	register("sample", "generate text from a model with a KV cache", func(fs *pflag.FlagSet) func([]string) error {
+		common := addCommonFlags(fs)
+		var (
+			model, prompt string
+			n, count      int
+			seed          uint64
+			opt           = sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}
+		)
+		fs.StringVar(&model, "model", "", "model to sample from: vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory (required)")
+		fs.StringVar(&prompt, "prompt", "", "text to continue (default: the start of a new document)")
+		fs.IntVarP(&n, "tokens", "n", 128, "tokens to generate per sample")
+		fs.IntVar(&count, "count", 1, "number of samples, generated as one batch")
+		fs.Float32Var(&opt.Temperature, "temperature", opt.Temperature, "sampling temperature (0: greedy)")
+		fs.IntVar(&opt.TopK, "top-k", opt.TopK, "keep only the k most likely tokens (0: all)")
+		fs.Float32Var(&opt.TopP, "top-p", opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
+		fs.Uint64Var(&seed, "seed", 1, "random seed")
+		return func(args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("sample takes no arguments, got %q (use --prompt)", args)
+			}
+			if model == "" {
+				return fmt.Errorf("sample needs --model")
+			}
+			if n < 1 || count < 1 {
+				return fmt.Errorf("--tokens %d and --count %d must be at least 1", n, count)
+			}
+			if err := opt.Validate(); err != nil {
+				return fmt.Errorf("sampling options: %w", err)
+			}
+			log := common.logger()
+			be, err := common.backend(log)
+			if err != nil {
+				return err
+			}
+			m, l, err := load.Model(model, be)
+			if err != nil {
+				return err
+			}
+			tok, err := tokenizer.GPT2()
+			if err != nil {
+				return err
+			}
+			if m.Config.VocabSize < tok.VocabSize() {
+				return fmt.Errorf("%s: vocabulary of %d is smaller than GPT-2's %d; it cannot be sampled as text", l.Path, m.Config.VocabSize, tok.VocabSize())
+			}
+			ids := []int32{tokenizer.EOT}
+			if prompt != "" {
+				ids = tok.Encode(prompt)
+			}
+			if len(ids) >= m.Config.MaxSeqLen {
+				return fmt.Errorf("--prompt is %d tokens; the model's context is %d", len(ids), m.Config.MaxSeqLen)
+			}
+			limit := min(len(ids)+n, m.Config.MaxSeqLen)
+			if len(ids)+n > limit {
+				log.Warn().Int("tokens", limit-len(ids)).Msg("the model's context limits the sample length")
+			}
+			d, err := m.NewDecoder(count, limit)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			prompts := make([][]int32, count)
+			for i := range prompts {
+				prompts[i] = ids
+			}
+			start := time.Now()
+			res, err := sample.Generate(d, prompts, n, tokenizer.EOT, opt, rng.New(seed))
+			if err != nil {
+				return err
+			}
+			elapsed := time.Since(start)
+			total := 0
+			for i, toks := range res.Tokens {
+				text, err := tok.Decode(toks)
+				if err != nil {
+					return err
+				}
+				if count > 1 {
+					fmt.Fprintf(stdout, "--- sample %d ---\n", i+1)
+				}
+				fmt.Fprintf(stdout, "%s%s\n", prompt, text)
+				total += len(toks)
+			}
+			log.Info().Int("tokens", total).Float64("tok_per_s", float64(total)/elapsed.Seconds()).Msg("sampled")
+			return nil
+		}
+	})
+}
