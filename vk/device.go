@@ -28,9 +28,10 @@ type Device struct {
 	staging   *Buffer // host-visible ring for uploads and downloads
 	stageHead uint64  // bytes of the ring used by the commands recorded so far
 
-	pipelines  map[pipelineKey]*pipeline
-	pcache     uint64
-	pcachePath string
+	pipelines    map[pipelineKey]*pipeline
+	pcache       uint64
+	pcachePath   string
+	pcacheLoaded bool // the cache was seeded from pcachePath
 
 	rec recorder
 }

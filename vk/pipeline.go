@@ -160,7 +160,9 @@ func (d *Device) openPipelineCache() {
 		ci.InitialDataSize = uintptr(len(data))
 		ci.PInitialData = unsafe.Pointer(&data[0])
 	}
-	if call(d.fn.CreatePipelineCache, d.handle, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&d.pcache))) != success {
+	if call(d.fn.CreatePipelineCache, d.handle, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&d.pcache))) == success {
+		d.pcacheLoaded = len(data) > 0
+	} else {
 		d.pcache = 0
 		if len(data) > 0 { // a cache the driver rejects: start empty
 			ci.InitialDataSize, ci.PInitialData = 0, nil
