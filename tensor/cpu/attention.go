@@ -28,6 +28,7 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 		k1 := k[o+stride : o+stride+hs]
 		k2 := k[o+2*stride : o+2*stride+hs]
 		k3 := k[o+3*stride : o+3*stride+hs]
+		k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)] // bounds-check hints
 		var s0, s1, s2, s3 float32
 		for i, qi := range q {
 			s0 += qi * k0[i]
@@ -41,6 +42,7 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 	}
 	for ; t2 < n; t2++ {
 		kt := k[t2*stride : t2*stride+hs]
+		kt = kt[:len(q)]
 		var val float32
 		for i, qi := range q {
 			val += qi * kt[i]
@@ -58,9 +60,28 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 		att[t2] *= inv
 	}
 	clear(out)
-	for t2, a := range att {
+	// Four values per pass over out; each out[i] still adds positions in order.
+	t2 = 0
+	for ; t2+4 <= n; t2 += 4 {
+		o := t2 * stride
+		v0 := v[o : o+hs]
+		v1 := v[o+stride : o+stride+hs]
+		v2 := v[o+2*stride : o+2*stride+hs]
+		v3 := v[o+3*stride : o+3*stride+hs]
+		v0, v1, v2, v3 = v0[:len(out)], v1[:len(out)], v2[:len(out)], v3[:len(out)]
+		a0, a1, a2, a3 := att[t2], att[t2+1], att[t2+2], att[t2+3]
+		for i, acc := range out {
+			acc += a0 * v0[i]
+			acc += a1 * v1[i]
+			acc += a2 * v2[i]
+			acc += a3 * v3[i]
+			out[i] = acc
+		}
+	}
+	for ; t2 < n; t2++ {
 		vt := v[t2*stride : t2*stride+hs]
 		vt = vt[:hs]
+		a := att[t2]
 		for i := range out {
 			out[i] += a * vt[i]
 		}
@@ -133,6 +154,7 @@ func (j *attBwdJob) run(_, bh int) {
 			off := base + t2*C3 + 2*C + h*hs
 			v0, v1 := j.qkv[off:off+hs], j.qkv[off+C3:off+C3+hs]
 			dv0, dv1 := j.dqkv[off:off+hs], j.dqkv[off+C3:off+C3+hs]
+			v0, v1, dv0, dv1 = v0[:len(do)], v1[:len(do)], dv0[:len(do)], dv1[:len(do)]
 			a0, a1 := att[t2], att[t2+1]
 			var s0, s1 float32
 			for i, d := range do {
@@ -147,6 +169,7 @@ func (j *attBwdJob) run(_, bh int) {
 			off := base + t2*C3 + 2*C + h*hs
 			v := j.qkv[off : off+hs]
 			dv := j.dqkv[off : off+hs]
+			v, dv = v[:len(do)], dv[:len(do)]
 			a := att[t2]
 			var s float32
 			for i, d := range do {
@@ -163,13 +186,32 @@ func (j *attBwdJob) run(_, bh int) {
 			datt[t2] = a * (datt[t2] - dot)
 		}
 		qo := base + t*C3 + h*hs
-		q := j.qkv[qo : qo+hs]
 		dq := j.dqkv[qo : qo+hs]
-		for t2, dp := range datt {
+		q := j.qkv[qo : qo+hs]
+		q = q[:len(dq)]
+		t2 = 0
+		for ; t2+2 <= len(datt); t2 += 2 {
+			// dq[i] stays in a register across two positions, added in order.
+			off := base + t2*C3 + C + h*hs
+			k0, k1 := j.qkv[off:off+hs], j.qkv[off+C3:off+C3+hs]
+			dk0, dk1 := j.dqkv[off:off+hs], j.dqkv[off+C3:off+C3+hs]
+			k0, k1, dk0, dk1 = k0[:len(dq)], k1[:len(dq)], dk0[:len(dq)], dk1[:len(dq)]
+			ds0, ds1 := datt[t2]*j.scale, datt[t2+1]*j.scale
+			for i, acc := range dq {
+				qi := q[i]
+				acc += k0[i] * ds0
+				acc += k1[i] * ds1
+				dq[i] = acc
+				dk0[i] += qi * ds0
+				dk1[i] += qi * ds1
+			}
+		}
+		for ; t2 < len(datt); t2++ {
 			off := base + t2*C3 + C + h*hs
 			k := j.qkv[off : off+hs]
 			dk := j.dqkv[off : off+hs]
-			ds := dp * j.scale
+			k, dk = k[:len(dq)], dk[:len(dq)]
+			ds := datt[t2] * j.scale
 			for i := range dq {
 				dq[i] += k[i] * ds
 				dk[i] += q[i] * ds

@@ -70,10 +70,17 @@ func (j *ewJob) run(_, c int) {
 	case ewGeluB:
 		geluBackward(j.out[lo:hi], j.x[lo:hi], j.y[lo:hi])
 	case ewDropout:
-		// out = inp * mask; mask in j.y
+		// tensor.DropoutScale with the seed's key hoisted out of the loop; a test checks every
+		// mask value against tensor.DropoutScale.
 		o, x, m, p := j.out[lo:hi], j.x[lo:hi], j.y[lo:hi], j.alpha
+		x, m = x[:len(o)], m[:len(o)]
+		key := tensor.Hash32(uint32(j.seed) ^ tensor.Hash32(uint32(j.seed>>32)))
+		keep := 1 / (1 - p)
 		for i := range o {
-			s := tensor.DropoutScale(j.seed, uint32(lo+i), p)
+			s := keep
+			if float32(tensor.Hash32(uint32(lo+i)^key)>>8)*(1.0/(1<<24)) < p {
+				s = 0
+			}
 			m[i] = s
 			o[i] = x[i] * s
 		}
