@@ -26,25 +26,18 @@ func rowAddr(i int) string {
 }
 
 // kernel emits an mr x (nvec*vw) micro-kernel on registers named reg (Z or Y) of vw floats.
+// The k loop is unrolled twice; an odd k finishes with one more step.
 func kernel(name string, mr, nvec int, reg string, vw int) {
 	nr := nvec * vw
 	nacc := mr * nvec
-	e("// func %s(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)", name)
-	e("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	e("// func %s(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)", name)
+	e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
 	e("\tMOVQ k+0(FP), CX")
 	e("\tMOVQ a+8(FP), R8")
-	e("\tMOVQ rs+16(FP), R9")
-	e("\tMOVQ ks+24(FP), R12")
-	e("\tMOVQ b+32(FP), SI")
-	e("\tMOVQ c+40(FP), DI")
-	e("\tMOVQ ldc+48(FP), DX")
-	e("\tSHLQ $2, R9")
-	e("\tSHLQ $2, R12")
+	e("\tMOVQ b+16(FP), SI")
+	e("\tMOVQ c+24(FP), DI")
+	e("\tMOVQ ldc+32(FP), DX")
 	e("\tSHLQ $2, DX")
-	e("\tLEAQ (R8)(R9*2), R10")
-	e("\tADDQ R9, R10")
-	e("\tLEAQ (R10)(R9*2), R11")
-	e("\tADDQ R9, R11")
 	// Start fetching the C tile now so the final update does not wait on it.
 	e("\tMOVQ DI, BX")
 	for i := 0; i < mr; i++ {
@@ -60,32 +53,42 @@ func kernel(name string, mr, nvec int, reg string, vw int) {
 	}
 	breg := func(v int) int { return nacc + v }
 	bc := []int{nacc + nvec, nacc + nvec + 1} // broadcast registers, alternated
-	e("loop:")
-	for v := 0; v < nvec; v++ {
-		e("\tVMOVUPS %d(SI), %s%d", 4*vw*v, reg, breg(v))
-	}
-	for i := 0; i < mr; i++ {
-		r := bc[i%2]
-		e("\tVBROADCASTSS %s, %s%d", rowAddr(i), reg, r)
+	step := func(u int) {
 		for v := 0; v < nvec; v++ {
-			e("\tVFMADD231PS %s%d, %s%d, %s%d", reg, breg(v), reg, r, reg, i*nvec+v)
+			e("\tVMOVUPS %d(SI), %s%d", 4*nr*u+4*vw*v, reg, breg(v))
+		}
+		for i := 0; i < mr; i++ {
+			r := bc[i%2]
+			e("\tVBROADCASTSS %d(R8), %s%d", 4*mr*u+4*i, reg, r)
+			for v := 0; v < nvec; v++ {
+				e("\tVFMADD231PS %s%d, %s%d, %s%d", reg, breg(v), reg, r, reg, i*nvec+v)
+			}
 		}
 	}
-	e("\tADDQ $%d, SI", 4*nr)
-	e("\tADDQ R12, R8")
-	e("\tADDQ R12, R10")
-	e("\tADDQ R12, R11")
+	e("\tMOVQ CX, AX")
+	e("\tSHRQ $1, CX")
+	e("\tJZ tail")
+	e("loop:")
+	step(0)
+	step(1)
+	e("\tADDQ $%d, SI", 8*nr)
+	e("\tADDQ $%d, R8", 8*mr)
 	e("\tDECQ CX")
 	e("\tJNZ loop")
+	e("tail:")
+	e("\tTESTQ $1, AX")
+	e("\tJZ scale")
+	step(0)
+	e("scale:")
 	al, be := nacc+nvec, nacc+nvec+1
-	e("\tVBROADCASTSS alpha+56(FP), %s%d", reg, al)
+	e("\tVBROADCASTSS alpha+40(FP), %s%d", reg, al)
 	for i := 0; i < nacc; i++ {
 		e("\tVMULPS %s%d, %s%d, %s%d", reg, al, reg, i, reg, i)
 	}
-	e("\tMOVL beta+60(FP), AX")
+	e("\tMOVL beta+44(FP), AX")
 	e("\tANDL $0x7fffffff, AX")
 	e("\tJZ store")
-	e("\tVBROADCASTSS beta+60(FP), %s%d", reg, be)
+	e("\tVBROADCASTSS beta+44(FP), %s%d", reg, be)
 	e("\tMOVQ DI, BX")
 	for i := 0; i < mr; i++ {
 		for v := 0; v < nvec; v++ {

@@ -119,7 +119,7 @@ func BenchmarkKernel(b *testing.B) {
 		b.Run(kern.name, func(b *testing.B) {
 			for b.Loop() {
 				for i := 0; i < calls; i++ {
-					kern.fn(kb, &a[0], 1, kern.mr, &bp[0], &c[0], kern.nr, 1, 1)
+					kern.fn(kb, &a[0], &bp[0], &c[0], kern.nr, 1, 1)
 				}
 			}
 			g := 2 * float64(kern.mr*kern.nr*kb) * calls * float64(b.N) / b.Elapsed().Seconds() / 1e9

@@ -1,11 +1,14 @@
 // Package gemm is the CPU single-precision matrix multiply behind tensor/cpu's MatMul.
 //
-// The product is computed GotoBLAS-style: op(B) is packed into panels of nr columns (nr
-// contiguous values per k) and a register-blocked micro-kernel multiplies an mr-row strip of
-// op(A), read in place through a row and a k stride, by one panel. K is cut into blocks of kc
-// so a panel stays in the L1 cache. Work is split over the output only: each C tile is summed
-// by one goroutine, in a fixed order over K, so the result is the same bits for any number of
-// threads and any schedule.
+// The product is computed GotoBLAS-style. A task (a block of C) packs, for each kc block of
+// K, its rows of op(A) into strips of mr rows, then packs op(B) one panel of nr columns at a
+// time (small enough to stay in L1) and runs a register-blocked micro-kernel down the strips.
+// Vector kernels in assembly (AVX-512, AVX2+FMA) are chosen at run time; a portable Go kernel
+// serves other architectures and the purego build tag. Products of a few rows with B
+// transposed (decoding steps) take a dot-product path instead, which reads B in place.
+//
+// Work is split over C only: each element is summed by one goroutine in a fixed order over
+// K, so the result is the same bits for any number of threads and any schedule.
 package gemm
 
 import (
@@ -354,11 +357,11 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 				mrr := min(mr, i1-ir)
 				ap := &ws.ap[(ir-i0)*kb]
 				if mrr == mr && nrr == nr {
-					kern.fn(kb, ap, 1, mr, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)
+					kern.fn(kb, ap, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)
 					continue
 				}
 				// Edge tile: compute the full tile into scratch, then merge the valid part.
-				kern.fn(kb, ap, 1, mr, &ws.bp[0], &ws.tile[0], nr, j.alpha, 0)
+				kern.fn(kb, ap, &ws.bp[0], &ws.tile[0], nr, j.alpha, 0)
 				for i := 0; i < mrr; i++ {
 					src := ws.tile[i*nr : i*nr+nrr]
 					dst := j.c[(ir+i)*j.ldc+jr : (ir+i)*j.ldc+jr+nrr]
@@ -432,7 +435,7 @@ func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) 
 // workspace holds one goroutine's packing buffers, reused across calls.
 type workspace struct {
 	bp   []float32 // packed B panel, maxKC*maxNR
-	ap   []float32 // packed A rows of one task, kcBlock*maxMC
+	ap   []float32 // packed A rows of one task, maxKC*(maxMC+maxMR)
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand.
 	arows []float32

@@ -2,14 +2,14 @@ package gemm
 
 import "unsafe"
 
-// microKernel multiplies an mr-row strip of op(A) by a packed panel of op(B) over k steps
-// and stores C = alpha*acc + beta*C for the mr x nr tile (C is not read when beta == 0).
-// Row i of the strip at step p is a[i*rs + p*ks] (element strides), the panel value for
-// column j at step p is b[p*nr + j], and row i of the tile starts at c[i*ldc].
+// microKernel multiplies a packed strip of op(A) by a packed panel of op(B) over k steps and
+// stores C = alpha*acc + beta*C for the mr x nr tile (C is not read when beta == 0). Row i
+// of the strip at step p is a[p*mr + i], column j of the panel is b[p*nr + j], and row i of
+// the tile starts at c[i*ldc].
 type microKernel struct {
 	name   string
 	mr, nr int
-	fn     func(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
+	fn     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
 	// dot, where not nil, serves products of at most 4 rows with B transposed (a decoding
 	// step's matrix-vector products): out[4i+j] = sum over p < k16 of ai[p]*b[j*ldb+p] for
 	// i, j < 4, k16 a multiple of 16. Reading B's rows in place avoids transposing all of B
@@ -26,15 +26,15 @@ var goKernel = &microKernel{name: "go", mr: 4, nr: 4, fn: kernGo4x4, peak: peakL
 // active is the kernel Sgemm uses: the best one this CPU supports, chosen at init.
 var active = goKernel
 
-func kernGo4x4(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32) {
-	as := unsafe.Slice(a, 3*rs+(k-1)*ks+1)
+func kernGo4x4(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32) {
+	as := unsafe.Slice(a, 4*k)
 	bs := unsafe.Slice(b, 4*k)
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
 	for p := 0; p < k; p++ {
 		bp := bs[p*4 : p*4+4 : p*4+4]
 		b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
-		o := p * ks
-		a0, a1, a2, a3 := as[o], as[o+rs], as[o+2*rs], as[o+3*rs]
+		ap := as[p*4 : p*4+4 : p*4+4]
+		a0, a1, a2, a3 := ap[0], ap[1], ap[2], ap[3]
 		c00 += a0 * b0
 		c01 += a0 * b1
 		c02 += a0 * b2

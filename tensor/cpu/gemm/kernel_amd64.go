@@ -7,10 +7,10 @@ import "golang.org/x/sys/cpu"
 //go:generate go run asm_gen.go
 
 //go:noescape
-func kern8x48avx512(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
+func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
-func kern6x16avx2(k int, a *float32, rs, ks int, b *float32, c *float32, ldc int, alpha, beta float32)
+func kern6x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
 
 //go:noescape
 func dot4x4avx512(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
