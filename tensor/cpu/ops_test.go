@@ -135,6 +135,14 @@ func TestLayerNorm(t *testing.T) {
 		near(t, name+" out", Float32s(out), wo, 1e-5, 1e-4)
 		near(t, name+" mean", Float32s(mean), wm, 1e-6, 1e-5)
 		near(t, name+" rstd", Float32s(rstd), wr, 1e-6, 1e-4)
+		// Rows computed four at a time must equal the one-row kernel bit for bit.
+		for i := 0; i < N; i++ {
+			o := make([]float32, C)
+			m, s := lnForwardRow(o, xa[i*C:(i+1)*C], wa, ba)
+			if !bitsEqual(o, Float32s(out)[i*C:(i+1)*C]) || m != Float32s(mean)[i] || s != Float32s(rstd)[i] {
+				t.Fatalf("%s: row %d differs from lnForwardRow", name, i)
+			}
+		}
 
 		da := randn(r, N*C, 1)
 		dx0, dw0, db0 := randn(r, N*C, 1), randn(r, C, 1), randn(r, C, 1)
