@@ -193,10 +193,13 @@ func peak(name, reg string) {
 	e("")
 }
 
-func copyRows8() {
-	e("// func copyRows8(dst *float32, src *float32, srcStride int, n int)")
-	e("// Copies n groups of 8 floats from src + i*srcStride to dst + 8i.")
-	e("TEXT ·copyRows8(SB), NOSPLIT, $0-32")
+// copyRows emits a copy of n rows of nvec vectors (registers reg, vw floats each) from a
+// strided source to a contiguous destination: packing a panel of B that is not transposed.
+func copyRows(name string, nvec int, reg string, vw int) {
+	width := nvec * vw
+	e("// func %s(dst *float32, src *float32, srcStride int, n int)", name)
+	e("// Copies n rows of %d floats from src + i*srcStride to dst + %di.", width, width)
+	e("TEXT ·%s(SB), NOSPLIT, $0-32", name)
 	e("\tMOVQ dst+0(FP), DI")
 	e("\tMOVQ src+8(FP), SI")
 	e("\tMOVQ srcStride+16(FP), DX")
@@ -205,10 +208,14 @@ func copyRows8() {
 	e("\tTESTQ CX, CX")
 	e("\tJZ cdone")
 	e("cloop:")
-	e("\tVMOVUPS (SI), Y0")
-	e("\tVMOVUPS Y0, (DI)")
+	for v := 0; v < nvec; v++ {
+		e("\tVMOVUPS %d(SI), %s%d", 4*vw*v, reg, v)
+	}
+	for v := 0; v < nvec; v++ {
+		e("\tVMOVUPS %s%d, %d(DI)", reg, v, 4*vw*v)
+	}
 	e("\tADDQ DX, SI")
-	e("\tADDQ $32, DI")
+	e("\tADDQ $%d, DI", 4*width)
 	e("\tDECQ CX")
 	e("\tJNZ cloop")
 	e("cdone:")
@@ -290,7 +297,9 @@ func main() {
 	transpose8()
 	peak("fmaLoopAVX512", "Z")
 	peak("fmaLoopAVX2", "Y")
-	copyRows8()
+	copyRows("copyRows8", 1, "Y", 8)
+	copyRows("copyRows16", 2, "Y", 8)
+	copyRows("copyRows48", 3, "Z", 16)
 	dot4x4()
 	if err := os.WriteFile("kernel_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -382,6 +382,9 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 // columns nrr..nr.
 func packB(dst, b []float32, ldb int, transB bool, pc, kb, jr, nrr, nr int) {
 	if !transB {
+		if nrr == nr && packBRows(dst, b, ldb, pc, kb, jr, nr) {
+			return
+		}
 		for p := 0; p < kb; p++ {
 			row := dst[p*nr : p*nr+nr]
 			off := (pc+p)*ldb + jr

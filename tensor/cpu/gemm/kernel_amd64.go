@@ -80,6 +80,27 @@ func peakAVX2(n int) float64 {
 //go:noescape
 func copyRows8(dst *float32, src *float32, srcStride int, n int)
 
+//go:noescape
+func copyRows16(dst *float32, src *float32, srcStride int, n int)
+
+//go:noescape
+func copyRows48(dst *float32, src *float32, srcStride int, n int)
+
+// packBRows packs a full panel of B not transposed (kb rows of nr floats) with vector copies.
+func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool {
+	_ = dst[kb*nr-1]
+	_ = b[(pc+kb-1)*ldb+jr+nr-1]
+	switch {
+	case nr == 48 && cpu.X86.HasAVX512F:
+		copyRows48(&dst[0], &b[pc*ldb+jr], ldb, kb)
+	case nr == 16 && cpu.X86.HasAVX:
+		copyRows16(&dst[0], &b[pc*ldb+jr], ldb, kb)
+	default:
+		return false
+	}
+	return true
+}
+
 // packAStrip packs a full 8-row strip of op(A) with vector copies (transposed A holds the 8
 // values of each k contiguously) or 8x8 transposes; other strip heights use scalar code.
 func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool {

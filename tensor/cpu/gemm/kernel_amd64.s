@@ -583,7 +583,7 @@ ploop:
 	RET
 
 // func copyRows8(dst *float32, src *float32, srcStride int, n int)
-// Copies n groups of 8 floats from src + i*srcStride to dst + 8i.
+// Copies n rows of 8 floats from src + i*srcStride to dst + 8i.
 TEXT ·copyRows8(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -593,10 +593,58 @@ TEXT ·copyRows8(SB), NOSPLIT, $0-32
 	TESTQ CX, CX
 	JZ cdone
 cloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS Y0, (DI)
+	VMOVUPS 0(SI), Y0
+	VMOVUPS Y0, 0(DI)
 	ADDQ DX, SI
 	ADDQ $32, DI
+	DECQ CX
+	JNZ cloop
+cdone:
+	VZEROUPPER
+	RET
+
+// func copyRows16(dst *float32, src *float32, srcStride int, n int)
+// Copies n rows of 16 floats from src + i*srcStride to dst + 16i.
+TEXT ·copyRows16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ srcStride+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHLQ $2, DX
+	TESTQ CX, CX
+	JZ cdone
+cloop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ DX, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ cloop
+cdone:
+	VZEROUPPER
+	RET
+
+// func copyRows48(dst *float32, src *float32, srcStride int, n int)
+// Copies n rows of 48 floats from src + i*srcStride to dst + 48i.
+TEXT ·copyRows48(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ srcStride+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHLQ $2, DX
+	TESTQ CX, CX
+	JZ cdone
+cloop:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	ADDQ DX, SI
+	ADDQ $192, DI
 	DECQ CX
 	JNZ cloop
 cdone:

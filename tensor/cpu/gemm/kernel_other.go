@@ -10,3 +10,6 @@ func packBT(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
 
 // packAStrip has no vector version here; packA falls back to scalar code.
 func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool { return false }
+
+// packBRows has no vector version here; packB falls back to copy.
+func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
