@@ -109,8 +109,10 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 // stagingSize is the size of the upload/download ring: large enough that typical transfers
 // need one submission, small next to device memory.
 func stagingSize(info DeviceInfo) uint64 {
-	const size = 64 << 20
-	return size
+	if info.DeviceLocalBytes() < 1<<30 {
+		return 16 << 20
+	}
+	return 64 << 20
 }
 
 // Open creates an instance (with validation when VKGRAD_VALIDATION=1), selects a device by
