@@ -51,7 +51,7 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 		maxv = max(maxv, val)
 		att[t2] = val
 	}
-	sum := expShiftSum(att, maxv)
+	sum := expShiftSum(att, att, maxv)
 	var inv float32
 	if sum != 0 {
 		inv = 1 / sum

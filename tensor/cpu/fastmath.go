@@ -61,23 +61,40 @@ func expSliceGo(x []float64) {
 // expBlock is the number of values a loop hands to expSlice at a time (a stack buffer).
 const expBlock = 256
 
-// expShiftSum sets x[i] = expf(x[i] - shift) and returns their float32 sum, added in order as
-// llm.c's softmax loops do.
-func expShiftSum(x []float32, shift float32) float32 {
+// expShiftSum sets dst[i] = expf(src[i] - shift) and returns their float32 sum, added in order
+// as llm.c's softmax loops do. dst may be src.
+func expShiftSum(dst, src []float32, shift float32) float32 {
+	dst = dst[:len(src)]
 	var buf [expBlock]float64
 	var sum float32
-	for lo := 0; lo < len(x); lo += expBlock {
-		xs := x[lo:min(lo+expBlock, len(x))]
+	for lo := 0; lo < len(src); lo += expBlock {
+		xs := src[lo:min(lo+expBlock, len(src))]
 		b := buf[:len(xs)]
 		for i, v := range xs {
 			b[i] = float64(v - shift)
 		}
 		expSlice(b)
+		d := dst[lo : lo+len(b)]
 		for i, e := range b {
 			f := float32(e)
-			xs[i] = f
+			d[i] = f
 			sum += f
 		}
 	}
 	return sum
+}
+
+// maxf32 returns the largest of x (NaN if any is NaN); max is exact, so the four running
+// maxima give the same result as a sequential scan.
+func maxf32(x []float32) float32 {
+	m0 := float32(math.Inf(-1))
+	m1, m2, m3 := m0, m0, m0
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m0, m1, m2, m3 = max(m0, x[i]), max(m1, x[i+1]), max(m2, x[i+2]), max(m3, x[i+3])
+	}
+	for ; i < len(x); i++ {
+		m0 = max(m0, x[i])
+	}
+	return max(m0, m1, m2, m3)
 }

@@ -38,15 +38,9 @@ func (j *xentJob) run(_, c int) {
 		}
 		// llm.c's softmax_forward and crossentropy_forward.
 		l := j.logits[r*Vp : r*Vp+V]
-		maxv := float32(math.Inf(-1))
-		for _, v := range l {
-			if v > maxv {
-				maxv = v
-			}
-		}
+		maxv := maxf32(l)
 		p := probs[:V]
-		copy(p, l)
-		sum := expShiftSum(p, maxv)
+		sum := expShiftSum(p, l, maxv)
 		for i := range p {
 			p[i] /= sum
 		}
@@ -117,22 +111,14 @@ type lsgJob struct {
 // log S and the entropy H = log S - sum(e (z - zmax)) / S.
 func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
 	e = e[:len(l)]
-	m0, m1, m2, m3 := l[0], l[0], l[0], l[0]
-	i := 0
-	for ; i+4 <= len(l); i += 4 {
-		m0, m1, m2, m3 = max(m0, l[i]), max(m1, l[i+1]), max(m2, l[i+2]), max(m3, l[i+3])
-	}
-	for ; i < len(l); i++ {
-		m0 = max(m0, l[i])
-	}
 	// invT > 0, so the largest logit gives the largest z.
-	zmax = float64(max(m0, m1, m2, m3)) * invT
+	zmax = float64(maxf32(l)) * invT
 	for i, v := range l {
 		e[i] = float64(v)*invT - zmax
 	}
 	expSlice(e)
 	var s0, s1, a0, a1 float64
-	i = 0
+	i := 0
 	for ; i+2 <= len(l); i += 2 {
 		s0 += e[i]
 		s1 += e[i+1]
