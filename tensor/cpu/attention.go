@@ -122,7 +122,7 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	checkHeads(op, C, NH)
 	b.attF = attFwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(C / NH),
 		out: f32(op, "out", out, B*T*C), att: f32(op, "att", att, B*NH*T*T), qkv: f32(op, "qkv", qkv, B*T*3*C)}
-	b.pool.do(&b.attF, B*NH*T)
+	b.pool.doWork(&b.attF, B*NH*T, B*NH*T*(T+1)*C/NH)
 	b.attF = attFwdJob{}
 }
 
@@ -231,7 +231,7 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor
 	b.attB = attBwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(C / NH),
 		dqkv: f32(op, "dqkv", dqkv, B*T*3*C), scratch: f32(op, "scratch", scratch, B*NH*T*T),
 		dout: f32(op, "dout", dout, B*T*C), qkv: f32(op, "qkv", qkv, B*T*3*C), att: f32(op, "att", att, B*NH*T*T)}
-	b.pool.do(&b.attB, B*NH)
+	b.pool.doWork(&b.attB, B*NH, 2*B*NH*T*(T+1)*C/NH)
 	b.attB = attBwdJob{}
 }
 
@@ -279,6 +279,6 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	b.workerScratch(maxT)
 	b.attD = attDecJob{Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(C / NH),
 		out: f32(op, "out", out, B*Tq*C), kc: kc, vc: vc, qkv: x, scratch: b.scratch}
-	b.pool.do(&b.attD, B*NH*Tq)
+	b.pool.doWork(&b.attD, B*NH*Tq, 2*B*Tq*(pos+Tq)*C)
 	b.attD = attDecJob{}
 }

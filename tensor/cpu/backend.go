@@ -266,9 +266,10 @@ func (b *Backend) workerScratch64(n int) {
 
 // Chunk sizes are fixed so the split (and any reduction order) never depends on the thread count.
 const (
-	ewChunk  = 16384 // elements per chunk of an elementwise op
-	colChunk = 32    // columns per chunk of a column-parallel reduction
-	rowWork  = 16384 // approximate elements of work per chunk of a row-parallel op
+	ewChunk      = 16384 // elements per chunk of reductions and AdamW
+	ewChunkCheap = 65536 // elements per chunk of memory-bound elementwise ops
+	colChunk     = 32    // columns per chunk of a column-parallel reduction
+	rowWork      = 16384 // approximate elements of work per chunk of a row-parallel op
 )
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -22,10 +22,10 @@ const (
 	ewDropout
 )
 
-// ewJob is an elementwise op over n elements in chunks of ewChunk.
+// ewJob is an elementwise op over n elements in chunks of chunk elements.
 type ewJob struct {
 	kind      ewKind
-	n         int
+	n, chunk  int
 	out, x, y []float32
 	oi, xi    []int32
 	alpha     float32
@@ -33,8 +33,8 @@ type ewJob struct {
 }
 
 func (j *ewJob) run(_, c int) {
-	lo := c * ewChunk
-	hi := min(lo+ewChunk, j.n)
+	lo := c * j.chunk
+	hi := min(lo+j.chunk, j.n)
 	switch j.kind {
 	case ewFill:
 		o := j.out[lo:hi]
@@ -87,8 +87,14 @@ func (j *ewJob) run(_, c int) {
 	}
 }
 
+// runEW runs b.ew. Chunks are sized so that each is worth waking a worker for (a wake-up
+// costs microseconds): large for memory-bound ops, smaller for the transcendental ones.
 func (b *Backend) runEW(n int) {
-	b.pool.do(&b.ew, ceilDiv(n, ewChunk))
+	b.ew.chunk = ewChunkCheap
+	if b.ew.kind == ewGeluF || b.ew.kind == ewGeluB || b.ew.kind == ewDropout {
+		b.ew.chunk = ewChunk / 2
+	}
+	b.pool.do(&b.ew, ceilDiv(n, b.ew.chunk))
 	b.ew = ewJob{}
 }
 

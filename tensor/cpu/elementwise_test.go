@@ -9,7 +9,7 @@ import (
 )
 
 // Sizes that cover a single short chunk and several chunks with a ragged tail.
-var ewSizes = []int{1, 37, 3*ewChunk + 11}
+var ewSizes = []int{1, 37, 3*ewChunk + 11, 2*ewChunkCheap + 5}
 
 func TestElementwise(t *testing.T) {
 	b := NewWithThreads(3)

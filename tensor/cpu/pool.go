@@ -73,6 +73,22 @@ func (p *pool) do(j job, n int) {
 	p.cur = nil
 }
 
+// minParallelWork is the least work (in multiply-adds or element visits) worth waking
+// workers for; a wake-up costs microseconds.
+const minParallelWork = 1 << 16
+
+// doWork is do for a job whose total work is known: small jobs run on the caller alone. The
+// chunks are the same either way, so the results are too.
+func (p *pool) doWork(j job, n, work int) {
+	if work < minParallelWork {
+		for i := 0; i < n; i++ {
+			j.run(0, i)
+		}
+		return
+	}
+	p.do(j, n)
+}
+
 func (p *pool) close() {
 	for w := 1; w < p.n; w++ {
 		close(p.wake[w])
