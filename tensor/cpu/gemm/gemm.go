@@ -18,16 +18,15 @@ import (
 	"sync/atomic"
 )
 
-// Block sizes. kc bounds the packed B panel (kc*nr floats) so it stays in L1; minFlopsPerThread
-// keeps small products on the calling goroutine, where waking a worker would cost more than it saves.
-var kcBlock = kcBlockDefault
-
+// Block sizes. kcBlock bounds a packed B panel (kcBlock*nr floats, 48 KiB at nr=48) so it
+// stays in L1 while the kernel runs down the strips; maxMC bounds a task's packed rows of A
+// (maxMC*kcBlock floats, 512 KiB) so they stay in L2. minFlopsPerThread keeps small products on
+// the calling goroutine, where waking a worker would cost more than it saves.
 const (
-	kcBlockDefault    = 256
+	kcBlock           = 256
 	maxMR             = 8
 	maxNR             = 48
 	maxMC             = 512
-	maxKC             = 512
 	minFlopsPerThread = 1 << 17
 )
 
@@ -437,8 +436,8 @@ func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) 
 
 // workspace holds one goroutine's packing buffers, reused across calls.
 type workspace struct {
-	bp   []float32 // packed B panel, maxKC*maxNR
-	ap   []float32 // packed A rows of one task, maxKC*(maxMC+maxMR)
+	bp   []float32 // packed B panel, kcBlock*maxNR
+	ap   []float32 // packed A rows of one task, kcBlock*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand.
 	arows []float32
@@ -446,8 +445,8 @@ type workspace struct {
 
 func newWorkspace() *workspace {
 	return &workspace{
-		bp:   make([]float32, maxKC*maxNR),
-		ap:   make([]float32, maxKC*(maxMC+maxMR)),
+		bp:   make([]float32, kcBlock*maxNR),
+		ap:   make([]float32, kcBlock*maxMC),
 		tile: make([]float32, maxMR*maxNR),
 	}
 }
