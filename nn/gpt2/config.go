@@ -132,3 +132,16 @@ func PresetNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// MatmulParams counts the parameters that take part in matrix products (the transformer blocks
+// and the tied lm head), the N of the usual 6*N FLOPs-per-token estimate.
+func (c Config) MatmulParams() int {
+	C := c.Channels
+	return 12*c.NumLayers*C*C + c.PaddedVocabSize*C
+}
+
+// TrainFLOPsPerToken estimates the model FLOPs of one token of a training step (forward and
+// backward) at sequence length T: 6*N for the matrix products plus 12*L*C*T for attention.
+func (c Config) TrainFLOPsPerToken(T int) float64 {
+	return 6*float64(c.MatmulParams()) + 12*float64(c.NumLayers*c.Channels*T)
+}

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/train"
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
+)
+
+func init() {
+	register("bench", "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", func(fs *pflag.FlagSet) func([]string) error {
+		common := addCommonFlags(fs)
+		var (
+			preset        string
+			B, T, steps   int
+			warmup        int
+			asJSON        bool
+			batches       []int
+			newTokens     int
+			profileKernel bool
+		)
+		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+fmt.Sprint(gpt2.PresetNames()))
+		fs.IntVar(&B, "batch", 4, "bench train: sequences per step")
+		fs.IntVar(&T, "seq", 64, "bench train: tokens per sequence")
+		fs.IntVar(&steps, "steps", 5, "measured repetitions (steps, products or generations)")
+		fs.IntVar(&warmup, "warmup", 1, "unmeasured repetitions first")
+		fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+		fs.IntSliceVar(&batches, "batches", []int{1, 8}, "bench sample: batch sizes")
+		fs.IntVar(&newTokens, "tokens", 32, "bench sample: tokens generated per row")
+		fs.BoolVar(&profileKernel, "profile", false, "print time per kernel (Vulkan devices)")
+		return func(args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
+			}
+			if steps < 1 || warmup < 0 {
+				return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
+			}
+			log := common.logger()
+			be, err := common.backend(log)
+			if err != nil {
+				return err
+			}
+			cfg, err := gpt2.Preset(preset)
+			if err != nil {
+				return fmt.Errorf("--preset: %w", err)
+			}
+			if p, ok := be.(kernelProfiler); ok && profileKernel {
+				p.SetProfiling(true)
+			}
+			var report map[string]any
+			switch args[0] {
+			case "train":
+				report, err = benchTrain(be, cfg, B, T, steps, warmup)
+			case "matmul":
+				report, err = benchMatmul(be, cfg, B*T, steps, warmup)
+			case "sample":
+				report, err = benchSample(be, cfg, batches, newTokens, steps)
+			default:
+				return fmt.Errorf("unknown benchmark %q: want train, matmul or sample", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			if profileKernel {
+				report["profile"] = kernelProfile(be)
+			}
+			report["preset"], report["device"] = preset, be.Name()
+			if asJSON {
+				raw, _ := json.Marshal(report)
+				fmt.Fprintln(stdout, string(raw))
+				return nil
+			}
+			printBench(report)
+			return nil
+		}
+	})
+}
+
+// peak measures the machine's FMA peak in this process (CPU backends only).
+func peak(be tensor.Backend) (gflops float64, threads int) {
+	c, ok := be.(*cpu.Backend)
+	if !ok {
+		return 0, 0
+	}
+	return gemm.PeakGFLOPS(c.Threads()), c.Threads()
+}
+
+func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int) (map[string]any, error) {
+	m, err := gpt2.New(be, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.InitRandom(1); err != nil {
+		return nil, err
+	}
+	r := rng.New(2)
+	tokens := make([]int32, (warmup+steps+1)*B*(T+1)+1)
+	for i := range tokens {
+		tokens[i] = int32(r.Intn(cfg.VocabSize))
+	}
+	tc := train.DefaultConfig()
+	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup = B, T, 1<<30, 0, 0
+	tr, err := train.New(m, tc, tokens, "random tokens")
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < warmup; i++ {
+		if _, err := tr.TrainStep(); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	for i := 0; i < steps; i++ {
+		if _, err := tr.TrainStep(); err != nil {
+			return nil, err
+		}
+	}
+	if err := be.Sync(); err != nil {
+		return nil, err
+	}
+	perStep := time.Since(start).Seconds() / float64(steps)
+	flops := cfg.TrainFLOPsPerToken(T) * float64(B*T)
+	rep := map[string]any{"bench": "train", "batch": B, "seq": T, "steps": steps,
+		"ms_per_step": perStep * 1e3, "tokens_per_s": float64(B*T) / perStep,
+		"model_gflop_per_step": flops / 1e9, "achieved_gflops": flops / perStep / 1e9,
+		"peak_rss_bytes": sysinfo.PeakRSS()}
+	if p, th := peak(be); p > 0 {
+		rep["peak_gflops"], rep["peak_threads"] = p, th
+		rep["peak_fraction"] = flops / perStep / 1e9 / p
+	}
+	return rep, nil
+}
+
+// benchMatmul times GPT-2's training products at M rows: forward (x @ Wᵀ) and both backward forms.
+func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[string]any, error) {
+	C, Vp := cfg.Channels, cfg.PaddedVocabSize
+	type shape struct {
+		name    string
+		p       tensor.MatMulParams
+		a, b, o int // element counts
+	}
+	var shapes []shape
+	for _, nk := range [][2]int{{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}, {Vp, C}} {
+		N, K := nk[0], nk[1]
+		shapes = append(shapes,
+			shape{fmt.Sprintf("fwd %dx%dx%d (B^T)", M, K, N), tensor.MatMulParams{M: M, N: N, K: K, TransB: true}, M * K, N * K, M * N},
+			shape{fmt.Sprintf("dA  %dx%dx%d", M, N, K), tensor.MatMulParams{M: M, N: K, K: N}, M * N, N * K, M * K},
+			shape{fmt.Sprintf("dB  %dx%dx%d (A^T)", N, M, K), tensor.MatMulParams{M: N, N: K, K: M, TransA: true}, M * N, M * K, N * K})
+	}
+	p, th := peak(be)
+	var rows []map[string]any
+	for _, s := range shapes {
+		a, err := tensor.New(be, tensor.Float32, s.a)
+		if err != nil {
+			return nil, err
+		}
+		b, err := tensor.New(be, tensor.Float32, s.b)
+		if err != nil {
+			return nil, err
+		}
+		o, err := tensor.New(be, tensor.Float32, s.o)
+		if err != nil {
+			return nil, err
+		}
+		be.Fill(a, 0.5)
+		be.Fill(b, 0.25)
+		for i := 0; i < warmup; i++ {
+			be.MatMul(o, a, b, nil, s.p)
+		}
+		if err := be.Sync(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		for i := 0; i < steps; i++ {
+			be.MatMul(o, a, b, nil, s.p)
+		}
+		if err := be.Sync(); err != nil {
+			return nil, err
+		}
+		sec := time.Since(start).Seconds() / float64(steps)
+		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / sec / 1e9
+		row := map[string]any{"shape": s.name, "ms": sec * 1e3, "gflops": g}
+		if p > 0 {
+			row["peak_fraction"] = g / p
+		}
+		rows = append(rows, row)
+		for _, t := range []*tensor.Tensor{a, b, o} {
+			be.Free(t.Storage)
+		}
+	}
+	rep := map[string]any{"bench": "matmul", "rows": rows, "peak_rss_bytes": sysinfo.PeakRSS()}
+	if p > 0 {
+		rep["peak_gflops"], rep["peak_threads"] = p, th
+	}
+	return rep, nil
+}
+
+// benchSample times KV-cache decoding: each new token reads every weight once, so the rate is
+// bounded by memory bandwidth, measured here with a streaming read.
+func benchSample(be tensor.Backend, cfg gpt2.Config, batches []int, newTokens, reps int) (map[string]any, error) {
+	m, err := gpt2.New(be, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.InitRandom(1); err != nil {
+		return nil, err
+	}
+	const prompt = 16
+	if prompt+newTokens > cfg.MaxSeqLen {
+		return nil, fmt.Errorf("--tokens %d: prompt + tokens exceed the context of %d", newTokens, cfg.MaxSeqLen)
+	}
+	bw := sysinfo.ReadBandwidth(512 << 20)
+	weightBytes := 4 * float64(cfg.NumParams()-cfg.MaxSeqLen*cfg.Channels)
+	var rows []map[string]any
+	for _, B := range batches {
+		if B < 1 {
+			return nil, fmt.Errorf("--batches: %d must be >= 1", B)
+		}
+		d, err := m.NewDecoder(B, prompt+newTokens)
+		if err != nil {
+			return nil, err
+		}
+		prompts := make([][]int32, B)
+		for i := range prompts {
+			prompts[i] = make([]int32, prompt)
+			for j := range prompts[i] {
+				prompts[i][j] = int32((i*31 + j*7) % cfg.VocabSize)
+			}
+		}
+		best := 0.0
+		for r := 0; r < reps; r++ {
+			if _, err := d.Step(flatten(prompts), prompt); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			next := make([]int32, B)
+			for t := 0; t < newTokens-1; t++ {
+				if _, err := d.Step(next, 1); err != nil {
+					return nil, err
+				}
+			}
+			stepsPerS := float64(newTokens-1) / time.Since(start).Seconds()
+			best = max(best, stepsPerS)
+			d.Reset()
+		}
+		d.Close()
+		row := map[string]any{"batch": B, "tokens_per_s": best * float64(B), "steps_per_s": best,
+			"weight_gb_per_s": best * weightBytes / 1e9, "bandwidth_fraction": best * weightBytes / bw}
+		rows = append(rows, row)
+	}
+	return map[string]any{"bench": "sample", "rows": rows, "read_bandwidth_gb_per_s": bw / 1e9,
+		"weight_bytes": weightBytes, "peak_rss_bytes": sysinfo.PeakRSS()}, nil
+}
+
+func flatten(rows [][]int32) []int32 {
+	var out []int32
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// kernelProfiler is implemented by backends that time their kernels.
+type kernelProfiler interface {
+	SetProfiling(on bool)
+	KernelProfile() []map[string]any
+}
+
+func kernelProfile(be tensor.Backend) any {
+	if p, ok := be.(kernelProfiler); ok {
+		return p.KernelProfile()
+	}
+	return "kernel timing needs a Vulkan device"
+}
+
+func printBench(r map[string]any) {
+	fmt.Fprintf(stdout, "%s on %s, preset %s\n", r["bench"], r["device"], r["preset"])
+	if rows, ok := r["rows"].([]map[string]any); ok {
+		for _, row := range rows {
+			raw, _ := json.Marshal(row)
+			fmt.Fprintf(stdout, "  %s\n", raw)
+		}
+	}
+	keys := []string{"batch", "seq", "steps", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
+		"peak_gflops", "peak_threads", "peak_fraction", "read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
+	for _, k := range keys {
+		if v, ok := r[k]; ok {
+			switch x := v.(type) {
+			case float64:
+				fmt.Fprintf(stdout, "  %-22s %.4g\n", k, x)
+			default:
+				fmt.Fprintf(stdout, "  %-22s %v\n", k, x)
+			}
+		}
+	}
+	if p, ok := r["profile"]; ok {
+		raw, _ := json.MarshalIndent(p, "  ", "  ")
+		fmt.Fprintf(stdout, "  profile %s\n", raw)
+	}
+}
