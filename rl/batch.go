@@ -1,0 +1,201 @@
+package rl
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// seqBatch lays prompt+completion rows out for a forward pass: rows right-padded to a common
+// length, inputs = sequence[:-1], targets = sequence[1:], so the log-prob at flat index
+// pos[i][j] is that of completion token j of row i given everything before it. Rows are split
+// into micro-batches that run one forward each.
+type seqBatch struct {
+	N, W int
+	mbs  []microBatch
+	// at[i] locates row i: its micro-batch and its index inside it.
+	at [][2]int
+}
+
+type microBatch struct {
+	rows            []int
+	B, T            int
+	inputs, targets []int32
+	pos             [][]int // per local row, flat index of completion position j (-1 past the row)
+	host            []float32
+}
+
+// newSeqBatch builds the batch for rows prompt[i] ++ completion[i][:lens[i]]. Padding holds
+// pad, which the masks exclude. microRows caps the rows per forward (0: all in one).
+func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, pad int32, microRows, maxSeqLen int) (*seqBatch, error) {
+	n := len(prompts)
+	if n == 0 {
+		return nil, fmt.Errorf("batch: no rows")
+	}
+	W := 0
+	for _, c := range completions {
+		W = max(W, len(c))
+	}
+	sb := &seqBatch{N: n, W: W, at: make([][2]int, n)}
+	if microRows <= 0 || microRows > n {
+		microRows = n
+	}
+	for start := 0; start < n; start += microRows {
+		end := min(start+microRows, n)
+		mb := microBatch{B: end - start}
+		for i := start; i < end; i++ {
+			mb.rows = append(mb.rows, i)
+			if lens[i] < 1 {
+				return nil, fmt.Errorf("batch: row %d has no completion token", i)
+			}
+			mb.T = max(mb.T, len(prompts[i])+lens[i]-1)
+		}
+		if mb.T > maxSeqLen {
+			return nil, fmt.Errorf("batch: a row of %d positions exceeds the model's max_seq_len %d", mb.T, maxSeqLen)
+		}
+		mb.inputs = make([]int32, mb.B*mb.T)
+		mb.targets = make([]int32, mb.B*mb.T)
+		mb.host = make([]float32, mb.B*mb.T)
+		mb.pos = make([][]int, mb.B)
+		for k, i := range mb.rows {
+			seq := append(append([]int32(nil), prompts[i]...), make([]int32, lens[i])...)
+			for j := 0; j < lens[i]; j++ {
+				seq[len(prompts[i])+j] = int32(completions[i][j])
+			}
+			row := k * mb.T
+			for t := 0; t < mb.T; t++ {
+				mb.inputs[row+t], mb.targets[row+t] = pad, pad
+				if t+1 < len(seq) {
+					mb.inputs[row+t], mb.targets[row+t] = seq[t], seq[t+1]
+				}
+			}
+			mb.pos[k] = make([]int, W)
+			for j := range W {
+				mb.pos[k][j] = -1
+				if j < lens[i] {
+					mb.pos[k][j] = row + len(prompts[i]) - 1 + j
+				}
+			}
+			sb.at[i] = [2]int{len(sb.mbs), k}
+		}
+		sb.mbs = append(sb.mbs, mb)
+	}
+	return sb, nil
+}
+
+// trainTokens returns, for every row and completion position, the target token the forward
+// pass is trained on (pad past the row): compared with the rollout by TokenAlignment.
+func (sb *seqBatch) trainTokens(pad int) [][]int {
+	out := make([][]int, sb.N)
+	for i := range out {
+		mb := &sb.mbs[sb.at[i][0]]
+		out[i] = make([]int, sb.W)
+		for j, p := range mb.pos[sb.at[i][1]] {
+			out[i][j] = pad
+			if p >= 0 {
+				out[i][j] = int(mb.targets[p])
+			}
+		}
+	}
+	return out
+}
+
+// gather downloads a (B*T) tensor of micro-batch mb into rows of dst (N x W).
+func (sb *seqBatch) gather(mb *microBatch, src *tensor.Tensor, dst [][]float64) error {
+	if err := src.Backend().Download(mb.host, src); err != nil {
+		return err
+	}
+	for k, i := range mb.rows {
+		for j, p := range mb.pos[k] {
+			if p >= 0 {
+				dst[i][j] = float64(mb.host[p])
+			} else {
+				dst[i][j] = 0
+			}
+		}
+	}
+	return nil
+}
+
+// scatter uploads rows of src (N x W) into a (B*T) tensor of micro-batch mb, zero elsewhere.
+func (sb *seqBatch) scatter(mb *microBatch, src [][]float64, dst *tensor.Tensor) error {
+	clear(mb.host)
+	for k, i := range mb.rows {
+		for j, p := range mb.pos[k] {
+			if p >= 0 {
+				mb.host[p] = float32(src[i][j])
+			}
+		}
+	}
+	return dst.Backend().Upload(dst, mb.host)
+}
+
+// seqOut are per-token outputs of a forward pass over a seqBatch, N x W on the host.
+type seqOut struct {
+	Logp, Entropy, Values [][]float64
+}
+
+func newSeqOut(n, w int, values bool) *seqOut {
+	o := &seqOut{Logp: zeros(n, w), Entropy: zeros(n, w)}
+	if values {
+		o.Values = zeros(n, w)
+	}
+	return o
+}
+
+// forwardMB runs m over micro-batch mb, recording on tp when it records, and returns the
+// log-prob and entropy Vars at the temperature. When vh is set it also returns the values,
+// the head recorded on headTp; detach keeps the value gradient out of the model.
+func forwardMB(m *gpt2.Model, tp *autograd.Tape, mb *microBatch, temperature float64, vh *ValueHead, headTp *autograd.Tape, vhTrain bool, vhSeed uint64, detach bool) (logp, ent, values *autograd.Var, err error) {
+	if err := m.Forward(tp, mb.inputs, mb.B, mb.T); err != nil {
+		return nil, nil, nil, err
+	}
+	logp, ent, err = m.LogProbs(tp, mb.targets, float32(temperature))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if vh != nil {
+		values, err = vh.Forward(headTp, m.Hidden(), mb.B*mb.T, vhTrain, vhSeed, detach)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return logp, ent, values, nil
+}
+
+// collect downloads a micro-batch's outputs into out.
+func (sb *seqBatch) collect(mb *microBatch, out *seqOut, logp, ent, values *autograd.Var) error {
+	if err := sb.gather(mb, logp.Value, out.Logp); err != nil {
+		return err
+	}
+	if err := sb.gather(mb, ent.Value, out.Entropy); err != nil {
+		return err
+	}
+	if values != nil && out.Values != nil {
+		return sb.gather(mb, values.Value, out.Values)
+	}
+	return nil
+}
+
+// evalNoGrad runs every micro-batch without recording and collects the outputs; values use
+// the head's dropout when train is set (mask seeds from seed).
+func (sb *seqBatch) evalNoGrad(m *gpt2.Model, temperature float64, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
+	out := newSeqOut(sb.N, sb.W, vh != nil)
+	for b := range sb.mbs {
+		mb := &sb.mbs[b]
+		var s uint64
+		if seed != nil {
+			s = seed(b)
+		}
+		logp, ent, values, err := forwardMB(m, nil, mb, temperature, vh, nil, train, s, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := sb.collect(mb, out, logp, ent, values); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,160 @@
+package rl
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+)
+
+// GRPOTrainerConfig is a GRPO run: the shared training options and the loss's options.
+type GRPOTrainerConfig struct {
+	Train TrainConfig `json:"train"`
+	// GRPO holds the loss options; its MaxCompletionLength is set from Train.Rollout.MaxNewTokens.
+	GRPO GRPOConfig `json:"grpo"`
+}
+
+// DefaultGRPOTrainerConfig pairs DefaultTrainConfig with DefaultGRPOConfig.
+func DefaultGRPOTrainerConfig() GRPOTrainerConfig {
+	return GRPOTrainerConfig{Train: DefaultTrainConfig(), GRPO: DefaultGRPOConfig()}
+}
+
+// Validate names the first bad field.
+func (c GRPOTrainerConfig) Validate() error {
+	if err := c.Train.Validate(); err != nil {
+		return err
+	}
+	g := c.GRPO
+	g.MaxCompletionLength = c.Train.Rollout.MaxNewTokens
+	return g.Validate()
+}
+
+// GRPOTrainer samples groups of completions per prompt, scores them, and updates the policy
+// with the GRPO loss (see GRPOLoss).
+type GRPOTrainer struct {
+	*core
+	Config GRPOTrainerConfig
+}
+
+// NewGRPOTrainer builds a trainer for policy (gradients are enabled here). Prompts come from
+// prompts, completions are decoded with tok and scored by reward. A frozen reference copy is
+// made when Beta > 0 or a KL hard cap is set.
+func NewGRPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
+	cfg.GRPO.MaxCompletionLength = cfg.Train.Rollout.MaxNewTokens
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	needRef := cfg.GRPO.Beta > 0 || cfg.GRPO.KLHardCap > 0
+	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
+	if err != nil {
+		return nil, err
+	}
+	return &GRPOTrainer{core: c, Config: cfg}, nil
+}
+
+// Policy is the model being trained.
+func (t *GRPOTrainer) Policy() *gpt2.Model { return t.policy }
+
+// Reference is the frozen reference model, nil when the config needs none.
+func (t *GRPOTrainer) Reference() *Reference { return t.ref }
+
+// Steps is the number of steps taken.
+func (t *GRPOTrainer) Steps() int { return t.step }
+
+// Notes are one-off remarks about the configuration (to log at the start of a run).
+func (t *GRPOTrainer) Notes() []string { return t.notes }
+
+// Stopped returns the reason training was stopped (KL hard cap with kl_cap_action stop), or "".
+func (t *GRPOTrainer) Stopped() string { return t.stopped }
+
+// TrainStep samples one batch (PromptsPerStep prompts x GroupSize completions), computes old
+// and reference log-probs, and runs Mu updates with the GRPO loss. Skipped updates are not
+// applied; a Stop action ends training (later calls fail).
+func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
+	if t.stopped != "" {
+		return nil, fmt.Errorf("training was stopped at step %d: %s", t.step, t.stopped)
+	}
+	start := time.Now()
+	cfg := t.Config
+	ro, rb, err := t.drawRollout(cfg.GRPO.GroupSize)
+	if err != nil {
+		return nil, err
+	}
+	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start)}
+	m := map[string]float64{}
+	sb, _, err := t.batchFor(ro, m)
+	if err != nil {
+		return nil, err
+	}
+	var ref *seqOut
+	if t.ref != nil {
+		if ref, err = sb.evalNoGrad(t.ref.Model, cfg.Train.Rollout.Sampling.Temperature, nil, false, nil); err != nil {
+			return nil, fmt.Errorf("reference log-probs: %w", err)
+		}
+	}
+	var old *seqOut
+	sum := map[string]float64{}
+	var gradNormSum float64
+	applied, computed, mismatches := 0, 0, 0
+	for k := 0; k < cfg.Train.Mu; k++ {
+		var res *GRPOResult
+		cur, g, gn, mm, err := t.update(sb, nil, true, k, func(cur *seqOut) (*grads, error) {
+			if old == nil {
+				old = cur // the policy before any update: the first ratio is exactly 1
+			}
+			in := GRPOInputs{Rewards: rb.Total, Logp: cur.Logp, OldLogp: old.Logp, ResponseMask: ro.Masks.Response,
+				LossMask: ro.Masks.Loss, Entropy: cur.Entropy}
+			if ref != nil {
+				in.RefLogp = ref.Logp
+			}
+			var err error
+			if res, err = GRPOLoss(cfg.GRPO, in); err != nil {
+				return nil, err
+			}
+			return &grads{Logp: res.GradLogp, Entropy: res.GradEntropy, Proceed: res.Action == Proceed}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			sampleMismatch(m, ro, cur.Logp)
+		}
+		mismatches += mm
+		computed++
+		meanInto(sum, res.Diagnostics.Map())
+		sum["loss"] += res.Loss
+		if !g.Proceed {
+			if rep.Action == Proceed {
+				rep.Action, rep.Reason = res.Action, res.Reason
+			}
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("update %d of step %d: %s (%s)", k+1, t.step+1, res.Action, res.Reason))
+			break
+		}
+		applied++
+		gradNormSum += gn
+	}
+	for k, v := range sum {
+		m[k] = v / float64(computed)
+	}
+	if applied > 0 {
+		m["grad_norm"] = gradNormSum / float64(applied)
+	}
+	m["updates_applied"] = float64(applied)
+	m["recompute_mismatch"] = float64(mismatches)
+	m["lr"] = float64(t.sched.At(t.step))
+	addPrefixed(m, "reward/", rb.Means)
+	if rep.Action == Stop {
+		t.stopped = rep.Reason
+	}
+	if err := t.finishStep(m); err != nil {
+		return nil, err
+	}
+	m["step"] = float64(t.step)
+	rep.Metrics = m
+	rep.Warnings = append(rep.Warnings, warnings(m)...)
+	if m["kl_mean"] > cfg.GRPO.KLHardCap && cfg.GRPO.KLHardCap > 0 && rep.Action == Proceed {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("mean KL %.4g past kl_hard_cap %.4g", m["kl_mean"], cfg.GRPO.KLHardCap))
+	}
+	rep.Seconds = since(start)
+	return rep, finite(m)
+}

@@ -1,0 +1,291 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+)
+
+// PPOTrainerConfig is a PPO run: shared options, the loss, the KL controller and the critic.
+type PPOTrainerConfig struct {
+	Train TrainConfig `json:"train"`
+	// PPO holds the loss options; its KLCoef is taken from the controller every step.
+	PPO       PPOConfig       `json:"ppo"`
+	KLControl KLControlConfig `json:"kl_control"`
+	ValueHead ValueHeadConfig `json:"value_head"`
+	// SamplesPerPrompt is the number of completions per prompt; >= 1.
+	SamplesPerPrompt int `json:"samples_per_prompt"`
+	// CriticWarmup is the number of first steps that train only the value head (policy frozen).
+	CriticWarmup int `json:"critic_warmup"`
+	// ValueLR is the value head's learning rate; 0 uses the policy's schedule.
+	ValueLR float64 `json:"value_lr"`
+}
+
+// DefaultPPOTrainerConfig pairs DefaultTrainConfig with TRL's PPO defaults.
+func DefaultPPOTrainerConfig() PPOTrainerConfig {
+	p := DefaultPPOConfig()
+	return PPOTrainerConfig{Train: DefaultTrainConfig(), PPO: p,
+		KLControl: KLControlConfig{Kind: "fixed", InitCoef: p.KLCoef, Target: 6, Horizon: 10000},
+		ValueHead: DefaultValueHeadConfig(), SamplesPerPrompt: 1}
+}
+
+// Validate names the first bad field.
+func (c PPOTrainerConfig) Validate() error {
+	if err := c.Train.Validate(); err != nil {
+		return err
+	}
+	if err := c.PPO.Validate(); err != nil {
+		return err
+	}
+	if err := c.KLControl.Validate(); err != nil {
+		return err
+	}
+	if err := c.ValueHead.Validate(); err != nil {
+		return err
+	}
+	if c.SamplesPerPrompt < 1 {
+		return fmt.Errorf("samples_per_prompt %d: want >= 1", c.SamplesPerPrompt)
+	}
+	if c.CriticWarmup < 0 {
+		return fmt.Errorf("critic_warmup %d: want >= 0", c.CriticWarmup)
+	}
+	if !(c.ValueLR >= 0) || math.IsInf(c.ValueLR, 0) {
+		return fmt.Errorf("value_lr %v: want a finite value >= 0 (0: the policy's)", c.ValueLR)
+	}
+	return nil
+}
+
+// PPOTrainer is PPO with a value head on the policy's final hidden states, KL-in-reward
+// against a frozen reference, GAE and clipped policy and value losses.
+type PPOTrainer struct {
+	*core
+	Config PPOTrainerConfig
+	Value  *ValueHead
+	KL     KLController
+}
+
+// NewPPOTrainer builds a trainer for policy with a fresh value head (see SetValueHead to
+// restore a saved one).
+func NewPPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg PPOTrainerConfig) (*PPOTrainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	needRef := cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive"
+	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
+	if err != nil {
+		return nil, err
+	}
+	vh, err := NewValueHead(policy.Backend, policy.Config.Channels, cfg.ValueHead, cfg.Train.adamW())
+	if err != nil {
+		return nil, err
+	}
+	kl, err := cfg.KLControl.New()
+	if err != nil {
+		return nil, err
+	}
+	c.valueLR = cfg.ValueLR
+	return &PPOTrainer{core: c, Config: cfg, Value: vh, KL: kl}, nil
+}
+
+// Policy is the model being trained.
+func (t *PPOTrainer) Policy() *gpt2.Model { return t.policy }
+
+// Reference is the frozen reference model, nil when no KL penalty is configured.
+func (t *PPOTrainer) Reference() *Reference { return t.ref }
+
+// Steps is the number of steps taken.
+func (t *PPOTrainer) Steps() int { return t.step }
+
+// Notes are one-off remarks about the configuration.
+func (t *PPOTrainer) Notes() []string { return t.notes }
+
+// TrainStep samples a batch, computes old log-probs and values (no tape, no dropout) and
+// reference log-probs, then runs Mu PPO epochs over the whole batch. During the critic warm-up
+// only the value head learns.
+func (t *PPOTrainer) TrainStep() (*StepReport, error) {
+	start := time.Now()
+	cfg := t.Config
+	ro, rb, err := t.drawRollout(cfg.SamplesPerPrompt)
+	if err != nil {
+		return nil, err
+	}
+	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start)}
+	m := map[string]float64{}
+	sb, _, err := t.batchFor(ro, m)
+	if err != nil {
+		return nil, err
+	}
+	temp := cfg.Train.Rollout.Sampling.Temperature
+	old, err := sb.evalNoGrad(t.policy, temp, t.Value, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	sampleMismatch(m, ro, old.Logp)
+	ref := old
+	if t.ref != nil {
+		if ref, err = sb.evalNoGrad(t.ref.Model, temp, nil, false, nil); err != nil {
+			return nil, fmt.Errorf("reference log-probs: %w", err)
+		}
+	}
+	hasEOS := make([]bool, ro.Rows())
+	for i, tr := range ro.Masks.Truncated {
+		hasEOS[i] = !tr
+	}
+	pcfg := cfg.PPO
+	pcfg.KLCoef = t.KL.Value()
+	warm := t.step < cfg.CriticWarmup
+	sum := map[string]float64{}
+	var gradNormSum float64
+	mismatches := 0
+	for k := 0; k < cfg.Train.Mu; k++ {
+		var res *PPOResult
+		cur, _, gn, mm, err := t.update(sb, t.Value, !warm, k, func(cur *seqOut) (*grads, error) {
+			in := PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: cur.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
+				Values: cur.Values, OldValues: old.Values, ResponseMask: ro.Masks.Response, LossMask: ro.Masks.Loss,
+				Entropy: cur.Entropy}
+			var err error
+			if res, err = PPOLoss(pcfg, in); err != nil {
+				return nil, err
+			}
+			g := &grads{Values: res.GradValues, Proceed: true}
+			if !warm {
+				g.Logp, g.Entropy = res.GradLogp, res.GradEntropy
+			}
+			return g, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		mismatches += mm
+		gradNormSum += gn
+		meanInto(sum, res.Diagnostics.Map())
+		meanInto(sum, ratioStats(cur.Logp, old.Logp, res.Advantages, ro.Masks.Loss, 1-pcfg.ClipRange, 1+pcfg.ClipRange))
+		sum["loss"] += res.Loss
+	}
+	for k, v := range sum {
+		m[k] = v / float64(cfg.Train.Mu)
+	}
+	m["grad_norm"] = gradNormSum / float64(cfg.Train.Mu)
+	m["kl_coef"] = pcfg.KLCoef
+	m["kl_mean"] = m["kl_ref_mean"]
+	if pen := pcfg.KLCoef * math.Abs(m["kl_ref_row_sum_mean"]); pen > 0 {
+		m["kl_share"] = pen / (pen + meanAbs(rb.Total))
+	} else {
+		m["kl_share"] = 0
+	}
+	m["reward_mean"], m["reward_std"] = meanStd(rb.Total)
+	m["critic_warmup"] = b2f(warm)
+	m["recompute_mismatch"] = float64(mismatches)
+	m["lr"] = float64(t.sched.At(t.step))
+	addPrefixed(m, "reward/", rb.Means)
+	t.KL.Update(m["kl_ref_row_sum_mean"], ro.Rows())
+	if err := t.finishStep(m); err != nil {
+		return nil, err
+	}
+	m["step"] = float64(t.step)
+	rep.Metrics = m
+	rep.Warnings = append(rep.Warnings, warnings(m)...)
+	rep.Seconds = since(start)
+	return rep, finite(m)
+}
+
+// ratioStats are the clip diagnostics of a PPO epoch over the loss mask (per-token advantages).
+func ratioStats(logp, old, adv, mask [][]float64, lo, hi float64) map[string]float64 {
+	var ratios []float64
+	var nLow, nHigh, nActive, nPos, nNeg int
+	var sumPos, sumNeg float64
+	for i := range mask {
+		for t, w := range mask[i] {
+			if w == 0 {
+				continue
+			}
+			r := math.Exp(logp[i][t] - old[i][t])
+			a := adv[i][t]
+			ratios = append(ratios, r)
+			if r >= lo && r <= hi {
+				nActive++
+			}
+			if r < lo && a < 0 {
+				nLow++
+			}
+			if r > hi && a > 0 {
+				nHigh++
+			}
+			if a > 0 {
+				sumPos += r
+				nPos++
+			} else if a < 0 {
+				sumNeg += r
+				nNeg++
+			}
+		}
+	}
+	out := map[string]float64{"active_fraction": 0, "clipped_fraction": 0, "clip_ratio_low_mean": 0, "clip_ratio_high_mean": 0,
+		"clip_ratio_region_mean": 0, "ratio_mean_positive_adv": 1, "ratio_mean_negative_adv": 1, "ratio_p10": 1, "ratio_p50": 1, "ratio_p90": 1,
+		"learnable_tokens": float64(len(ratios))}
+	if n := float64(len(ratios)); n > 0 {
+		out["active_fraction"] = float64(nActive) / n
+		out["clipped_fraction"] = 1 - out["active_fraction"]
+		out["clip_ratio_low_mean"] = float64(nLow) / n
+		out["clip_ratio_high_mean"] = float64(nHigh) / n
+		out["clip_ratio_region_mean"] = float64(nLow+nHigh) / n
+		out["ratio_p10"], out["ratio_p50"], out["ratio_p90"] = Quantile(ratios, 0.1), Quantile(ratios, 0.5), Quantile(ratios, 0.9)
+	}
+	if nPos > 0 {
+		out["ratio_mean_positive_adv"] = sumPos / float64(nPos)
+	}
+	if nNeg > 0 {
+		out["ratio_mean_negative_adv"] = sumNeg / float64(nNeg)
+	}
+	return out
+}
+
+func meanAbs(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += math.Abs(x)
+	}
+	return s / float64(len(xs))
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SaveValueHead adds the value head (parameters and config) to a checkpoint state.
+func (t *PPOTrainer) SaveValueHead(st *checkpoint.State) error {
+	p, err := t.Value.ParamsToHost()
+	if err != nil {
+		return err
+	}
+	if st.Extra == nil {
+		st.Extra = map[string][]float32{}
+	}
+	if st.Meta == nil {
+		st.Meta = map[string]string{}
+	}
+	st.Extra[ValueHeadExtra] = p
+	st.Meta[ValueHeadMeta] = t.Value.MetaJSON()
+	return nil
+}
+
+// LoadValueHead restores a value head saved by SaveValueHead; ok is false when st has none.
+func (t *PPOTrainer) LoadValueHead(st *checkpoint.State) (ok bool, err error) {
+	p, ok := st.Extra[ValueHeadExtra]
+	if !ok {
+		return false, nil
+	}
+	if err := t.Value.SetParams(p); err != nil {
+		return true, fmt.Errorf("checkpoint value head: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,91 @@
+package rl
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/rs/zerolog"
+)
+
+// WriteMetrics writes one JSON object for the step to metrics (every metric, sorted by name,
+// plus action, reason and timings) and each warning as a warn-level line to log.
+func WriteMetrics(metrics, log zerolog.Logger, kind string, rep *StepReport) {
+	ev := metrics.Log().Str("kind", kind).Int("step", rep.Step).Str("action", string(rep.Action))
+	if rep.Reason != "" {
+		ev = ev.Str("reason", rep.Reason)
+	}
+	keys := make([]string, 0, len(rep.Metrics))
+	for k := range rep.Metrics {
+		if k != "step" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ev = ev.Float64(k, rep.Metrics[k])
+	}
+	ev.Float64("step_seconds", rep.Seconds).Float64("rollout_seconds", rep.RolloutSeconds).Msg("")
+	for _, w := range rep.Warnings {
+		log.Warn().Int("step", rep.Step).Msg(w)
+	}
+}
+
+// Summary accumulates step metrics for the table printed at the end of a run.
+type Summary struct {
+	keys                  []string
+	first, last, min, max map[string]float64
+	sum                   map[string]float64
+	n                     map[string]int
+	steps                 int
+	actions               map[Action]int
+}
+
+// DefaultSummaryKeys are the metrics a run's summary shows when present.
+var DefaultSummaryKeys = []string{"reward_mean", "reward_std", "frac_reward_zero_std", "kl_mean", "kl_share", "entropy_mean",
+	"completion_length_mean", "truncated_fraction", "active_fraction", "clip_ratio_region_mean", "ratio_p50", "advantage_std",
+	"loss_token_fraction", "token_alignment", "logp_mismatch_max", "grad_norm", "vf_loss", "explained_variance", "vf_clipfrac"}
+
+// NewSummary tracks keys (DefaultSummaryKeys when none).
+func NewSummary(keys ...string) *Summary {
+	if len(keys) == 0 {
+		keys = DefaultSummaryKeys
+	}
+	return &Summary{keys: keys, first: map[string]float64{}, last: map[string]float64{}, min: map[string]float64{},
+		max: map[string]float64{}, sum: map[string]float64{}, n: map[string]int{}, actions: map[Action]int{}}
+}
+
+// Add records a step.
+func (s *Summary) Add(rep *StepReport) {
+	s.steps++
+	s.actions[rep.Action]++
+	for _, k := range s.keys {
+		v, ok := rep.Metrics[k]
+		if !ok {
+			continue
+		}
+		if s.n[k] == 0 {
+			s.first[k], s.min[k], s.max[k] = v, v, v
+		}
+		s.last[k] = v
+		s.min[k] = math.Min(s.min[k], v)
+		s.max[k] = math.Max(s.max[k], v)
+		s.sum[k] += v
+		s.n[k]++
+	}
+}
+
+// Table writes the summary: for each metric its first, last, mean, min and max over the run.
+func (s *Summary) Table(w io.Writer) {
+	fmt.Fprintf(w, "%-26s %11s %11s %11s %11s %11s\n", "metric", "first", "last", "mean", "min", "max")
+	fmt.Fprintln(w, strings.Repeat("-", 26+5*12))
+	for _, k := range s.keys {
+		if s.n[k] == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-26s %11.4g %11.4g %11.4g %11.4g %11.4g\n", k, s.first[k], s.last[k], s.sum[k]/float64(s.n[k]), s.min[k], s.max[k])
+	}
+	fmt.Fprintf(w, "steps %d: %d applied, %d skipped, %d stopped\n", s.steps, s.actions[Proceed], s.actions[Skip], s.actions[Stop])
+}

@@ -1,0 +1,255 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/sample"
+)
+
+// Tokenizer turns text into token ids and back; nn/tokenizer's GPT-2 tokenizer satisfies it.
+type Tokenizer interface {
+	Encode(text string) []int32
+	Decode(ids []int32) (string, error)
+}
+
+// Prompt is one problem given to the trainer.
+type Prompt struct {
+	Text string
+	// Answer is the reference completion (without the EOS), used by supervised training.
+	Answer string
+	// Meta is passed to the reward (reference answer, task name, ...).
+	Meta Meta
+	// Template is the forced-token template of the completion: the token id each position
+	// must hold by the task's format, or Free (see ForcedTemplate); nil when nothing is forced.
+	Template []int
+}
+
+// PromptSource yields prompts one at a time.
+type PromptSource interface {
+	Next() (Prompt, error)
+}
+
+// PromptFunc adapts a function to PromptSource.
+type PromptFunc func() (Prompt, error)
+
+// Next calls f.
+func (f PromptFunc) Next() (Prompt, error) { return f() }
+
+// RolloutConfig says how completions are sampled.
+type RolloutConfig struct {
+	Sampling Sampling `json:"sampling"`
+	// MaxNewTokens caps the completion length (EOS included); >= 1.
+	MaxNewTokens int `json:"max_new_tokens"`
+	// EOS ends a completion; GPT-2's is 50256.
+	EOS int `json:"eos"`
+	// GenBatch caps the rows decoded together (rows with equal prompt length share a decoder
+	// batch); 0 puts all rows of one prompt length in one batch.
+	GenBatch int `json:"gen_batch"`
+}
+
+// Validate names the first bad field.
+func (c RolloutConfig) Validate() error {
+	if err := c.Sampling.Validate(); err != nil {
+		return err
+	}
+	if c.MaxNewTokens < 1 {
+		return fmt.Errorf("max_new_tokens %d: want >= 1", c.MaxNewTokens)
+	}
+	if c.EOS < 0 {
+		return fmt.Errorf("eos %d: want a token id >= 0", c.EOS)
+	}
+	if c.GenBatch < 0 {
+		return fmt.Errorf("gen_batch %d: want >= 0 (0: no limit)", c.GenBatch)
+	}
+	return nil
+}
+
+// Rollout is a batch of sampled completions, rows right-padded to the longest completion.
+type Rollout struct {
+	Prompts     []Prompt
+	PromptIDs   [][]int32
+	Completions [][]int     // N x W, padded with EOS past each row's generated length
+	GenLens     []int       // tokens generated per row
+	SampleLogp  [][]float64 // log-prob of each token at sampling time (full distribution at the temperature)
+	SampleTrunc [][]float64 // under the truncated distribution actually sampled from
+	Kept        [][]int     // kept-set size at each sampled token
+	Masks       *Masks
+	// Texts are the completions as rewards see them (CompletionText).
+	Texts []string
+}
+
+// Rows is the number of completions.
+func (r *Rollout) Rows() int { return len(r.Completions) }
+
+// Width is the padded completion length.
+func (r *Rollout) Width() int {
+	if len(r.Completions) == 0 {
+		return 0
+	}
+	return len(r.Completions[0])
+}
+
+// Generate samples one completion per prompt with m's KV-cache decoder. Rows are grouped by
+// prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order from r
+// so a seed fixes the whole rollout. Masks are built by position with the prompts' templates.
+func Generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opt := sample.Options{Temperature: float32(cfg.Sampling.Temperature), TopK: cfg.Sampling.TopK, TopP: float32(cfg.Sampling.TopP)}
+	return generate(m, tok, prompts, cfg, opt, r)
+}
+
+// generate is Generate with the sampler's options given directly (temperature 0: greedy).
+func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, opt sample.Options, r *rng.RNG) (*Rollout, error) {
+	n := len(prompts)
+	if n == 0 {
+		return nil, fmt.Errorf("rollout: no prompts")
+	}
+	if cfg.EOS >= m.Config.VocabSize {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
+	}
+	ro := &Rollout{Prompts: prompts, PromptIDs: make([][]int32, n), GenLens: make([]int, n)}
+	maxT := m.Config.MaxSeqLen
+	for i, p := range prompts {
+		ids := tok.Encode(p.Text)
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("prompt %d: %q encodes to no tokens", i, p.Text)
+		}
+		if len(ids) >= maxT {
+			return nil, fmt.Errorf("prompt %d: %d tokens leave no room in the model's context of %d", i, len(ids), maxT)
+		}
+		for _, id := range ids {
+			if int(id) >= m.Config.VocabSize {
+				return nil, fmt.Errorf("prompt %d: token %d outside the model's vocabulary of %d", i, id, m.Config.VocabSize)
+			}
+		}
+		ro.PromptIDs[i] = ids
+	}
+	toks := make([][]int32, n)
+	lps := make([][]float32, n)
+	trs := make([][]float32, n)
+	kept := make([][]int32, n)
+	for _, rows := range groupByLength(ro.PromptIDs, cfg.GenBatch) {
+		P := len(ro.PromptIDs[rows[0]])
+		maxNew := min(cfg.MaxNewTokens, maxT-P)
+		d, err := m.NewDecoder(len(rows), P+maxNew)
+		if err != nil {
+			return nil, err
+		}
+		batch := make([][]int32, len(rows))
+		for k, i := range rows {
+			batch[k] = ro.PromptIDs[i]
+		}
+		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), opt, r)
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range rows {
+			toks[i], lps[i], trs[i], kept[i] = res.Tokens[k], res.LogProbs[k], res.Trunc[k], res.Kept[k]
+		}
+	}
+	W := 0
+	for _, t := range toks {
+		W = max(W, len(t))
+	}
+	ro.Completions = make([][]int, n)
+	ro.SampleLogp, ro.SampleTrunc, ro.Kept = zeros(n, W), zeros(n, W), make([][]int, n)
+	for i := range toks {
+		ro.GenLens[i] = len(toks[i])
+		ro.Completions[i] = make([]int, W)
+		ro.Kept[i] = make([]int, W)
+		for j := range W {
+			ro.Completions[i][j] = cfg.EOS
+			if j < len(toks[i]) {
+				ro.Completions[i][j] = int(toks[i][j])
+				ro.SampleLogp[i][j] = float64(lps[i][j])
+				ro.SampleTrunc[i][j] = float64(trs[i][j])
+				ro.Kept[i][j] = int(kept[i][j])
+			}
+		}
+	}
+	var forced Forced
+	for _, p := range prompts {
+		if p.Template != nil {
+			tp := make(ForcedTemplate, n)
+			for i, q := range prompts {
+				tp[i] = q.Template
+			}
+			forced = tp
+			break
+		}
+	}
+	masks, err := BuildMasks(ro.Completions, ro.GenLens, cfg.EOS, forced)
+	if err != nil {
+		return nil, err
+	}
+	ro.Masks = masks
+	ro.Texts = make([]string, n)
+	for i := range toks {
+		body := toks[i][:masks.Lengths[i]]
+		if !masks.Truncated[i] {
+			body = body[:len(body)-1]
+		}
+		s, err := tok.Decode(body)
+		if err != nil {
+			return nil, fmt.Errorf("decoding completion %d: %w", i, err)
+		}
+		ro.Texts[i] = CompletionText(s, !masks.Truncated[i])
+	}
+	return ro, nil
+}
+
+// groupByLength returns row indices grouped by prompt length (shortest first, rows in order
+// inside a group), each group split into chunks of at most limit rows (0: no limit).
+func groupByLength(ids [][]int32, limit int) [][]int {
+	byLen := map[int][]int{}
+	for i, p := range ids {
+		byLen[len(p)] = append(byLen[len(p)], i)
+	}
+	lens := make([]int, 0, len(byLen))
+	for l := range byLen {
+		lens = append(lens, l)
+	}
+	sort.Ints(lens)
+	var out [][]int
+	for _, l := range lens {
+		rows := byLen[l]
+		for len(rows) > 0 {
+			k := len(rows)
+			if limit > 0 {
+				k = min(k, limit)
+			}
+			out = append(out, rows[:k])
+			rows = rows[k:]
+		}
+	}
+	return out
+}
+
+// LogpMismatch compares sampling-time log-probs with training-time ones over mask: the mean
+// and the largest absolute difference. A gap well above float32 rounding means the sampler and
+// the loss see different distributions (temperature, truncation, or different tokens).
+func LogpMismatch(sampled, train, mask [][]float64) (mean, maxAbs float64) {
+	n := 0
+	for i := range mask {
+		for t, m := range mask[i] {
+			if m == 0 {
+				continue
+			}
+			d := math.Abs(sampled[i][t] - train[i][t])
+			mean += d
+			maxAbs = math.Max(maxAbs, d)
+			n++
+		}
+	}
+	if n > 0 {
+		mean /= float64(n)
+	}
+	return mean, maxAbs
+}

@@ -1,0 +1,190 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/optim"
+)
+
+// SFTConfig configures supervised training on prompt/answer pairs (the warm-up before RL).
+// Each field becomes a command-line flag.
+type SFTConfig struct {
+	Steps int `json:"steps"`
+	// Batch is the number of examples per step; >= 1.
+	Batch       int     `json:"batch"`
+	LR          float64 `json:"lr"`
+	MinLR       float64 `json:"min_lr"`
+	Warmup      int     `json:"warmup"`
+	WeightDecay float64 `json:"weight_decay"`
+	MaxGradNorm float64 `json:"max_grad_norm"`
+	// AnswerOnly puts the loss on the answer tokens and the EOS only; otherwise the prompt's
+	// tokens (after the first) are predicted too.
+	AnswerOnly bool `json:"answer_only"`
+	// EOS is appended to every answer so the model learns to stop.
+	EOS int `json:"eos"`
+}
+
+// DefaultSFTConfig is a setting for small models on the built-in tasks.
+func DefaultSFTConfig() SFTConfig {
+	return SFTConfig{Steps: 1000, Batch: 32, LR: 3e-3, MinLR: 3e-4, Warmup: 50, MaxGradNorm: 1, AnswerOnly: true, EOS: 50256}
+}
+
+// Validate names the first bad field.
+func (c SFTConfig) Validate() error {
+	if c.Steps < 1 {
+		return fmt.Errorf("steps %d: want >= 1", c.Steps)
+	}
+	if c.Batch < 1 {
+		return fmt.Errorf("batch %d: want >= 1", c.Batch)
+	}
+	if err := c.schedule().Validate(); err != nil {
+		return fmt.Errorf("learning rate: %w", err)
+	}
+	if c.EOS < 0 {
+		return fmt.Errorf("eos %d: want >= 0", c.EOS)
+	}
+	return c.adamW().Validate()
+}
+
+func (c SFTConfig) schedule() optim.Cosine {
+	return optim.Cosine{MaxLR: float32(c.LR), MinLR: float32(c.MinLR), Warmup: c.Warmup, Total: c.Steps}
+}
+
+func (c SFTConfig) adamW() optim.AdamWConfig {
+	a := optim.DefaultAdamW()
+	a.WeightDecay, a.MaxGradNorm = float32(c.WeightDecay), float32(c.MaxGradNorm)
+	return a
+}
+
+// SFTStats describe one supervised step.
+type SFTStats struct {
+	Step     int     `json:"step"`
+	Loss     float64 `json:"loss"` // mean negative log-likelihood per loss token
+	LR       float64 `json:"lr"`
+	GradNorm float64 `json:"grad_norm"`
+	Tokens   int     `json:"loss_tokens"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// SFTTrainer trains a model on prompt ++ answer ++ EOS sequences. The prompt and the answer are
+// encoded separately, exactly as the RL rollout sees them (the prompt encoded alone, then the
+// completion token by token).
+type SFTTrainer struct {
+	Config SFTConfig
+	Model  *gpt2.Model
+	Opt    *optim.AdamW
+	Step   int
+
+	tok   Tokenizer
+	src   PromptSource
+	tape  *autograd.Tape
+	sched optim.Cosine
+}
+
+// NewSFTTrainer enables m's gradients and allocates the optimizer.
+func NewSFTTrainer(m *gpt2.Model, tok Tokenizer, src PromptSource, cfg SFTConfig) (*SFTTrainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil || tok == nil || src == nil {
+		return nil, fmt.Errorf("sft: model, tokenizer and prompt source are required")
+	}
+	if cfg.EOS >= m.Config.VocabSize {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
+	}
+	if err := m.EnableGrads(); err != nil {
+		return nil, err
+	}
+	opt, err := optim.NewAdamW(m.Backend, m.Config.NumParams(), cfg.adamW())
+	if err != nil {
+		return nil, err
+	}
+	return &SFTTrainer{Config: cfg, Model: m, Opt: opt, tok: tok, src: src, tape: autograd.NewTape(), sched: cfg.schedule()}, nil
+}
+
+// TrainStep takes one optimizer step on Batch fresh examples.
+func (t *SFTTrainer) TrainStep() (SFTStats, error) {
+	start := time.Now()
+	m, cfg := t.Model, t.Config
+	seqs := make([][]int32, cfg.Batch)
+	starts := make([]int, cfg.Batch) // first target index in the loss
+	T := 0
+	for i := range seqs {
+		p, err := t.src.Next()
+		if err != nil {
+			return SFTStats{}, fmt.Errorf("prompts: %w", err)
+		}
+		pr, ans := t.tok.Encode(p.Text), t.tok.Encode(p.Answer)
+		if len(pr) == 0 {
+			return SFTStats{}, fmt.Errorf("example %q: the prompt encodes to no tokens", p.Text)
+		}
+		seq := append(append(append([]int32(nil), pr...), ans...), int32(cfg.EOS))
+		if len(seq)-1 > m.Config.MaxSeqLen {
+			return SFTStats{}, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), m.Config.MaxSeqLen)
+		}
+		seqs[i] = seq
+		if cfg.AnswerOnly {
+			starts[i] = len(pr) - 1
+		}
+		T = max(T, len(seq)-1)
+	}
+	B := cfg.Batch
+	inputs, targets := make([]int32, B*T), make([]int32, B*T)
+	weight := make([]float32, B*T)
+	count := 0
+	for i, seq := range seqs {
+		for t := 0; t < T; t++ {
+			k := i*T + t
+			inputs[k], targets[k] = int32(cfg.EOS), int32(cfg.EOS)
+			if t+1 < len(seq) {
+				inputs[k], targets[k] = seq[t], seq[t+1]
+				if t >= starts[i] {
+					weight[k] = 1
+					count++
+				}
+			}
+		}
+	}
+	if err := m.Forward(t.tape, inputs, B, T); err != nil {
+		t.tape.Reset()
+		return SFTStats{}, err
+	}
+	logp, _, err := m.LogProbs(t.tape, targets, 1)
+	if err != nil {
+		t.tape.Reset()
+		return SFTStats{}, err
+	}
+	host := make([]float32, B*T)
+	if err := m.Backend.Download(host, logp.Value); err != nil {
+		t.tape.Reset()
+		return SFTStats{}, err
+	}
+	var loss float64
+	for k, w := range weight {
+		loss -= float64(w) * float64(host[k])
+		weight[k] = -w / float32(count)
+	}
+	loss /= float64(count)
+	m.ZeroGrad()
+	m.ZeroActGrads()
+	if err := m.Backend.Upload(logp.Grad, weight); err != nil {
+		t.tape.Reset()
+		return SFTStats{}, err
+	}
+	t.tape.Backward()
+	lr := t.sched.At(t.Step)
+	t.Opt.Update(m.Params, m.Grads, lr)
+	gn, err := t.Opt.GradNorm()
+	if err != nil {
+		return SFTStats{}, err
+	}
+	t.Step++
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return SFTStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)
+	}
+	return SFTStats{Step: t.Step, Loss: loss, LR: float64(lr), GradNorm: float64(gn), Tokens: count, Seconds: since(start)}, nil
+}

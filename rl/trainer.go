@@ -1,0 +1,398 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/optim"
+)
+
+// TrainConfig holds the options the GRPO and PPO trainers share. Each field becomes a
+// command-line flag.
+type TrainConfig struct {
+	// Steps is the number of RL steps (rollout + updates) of a run; >= 1.
+	Steps int `json:"steps"`
+	// PromptsPerStep is the number of distinct prompts sampled per step; >= 1.
+	PromptsPerStep int `json:"prompts_per_step"`
+	// Rollout says how completions are sampled; its temperature is also the loss's.
+	Rollout RolloutConfig `json:"rollout"`
+	// Mu is the number of optimizer updates per rollout batch (GRPO's mu, PPO's epochs); >= 1.
+	// Old log-probs are those of the policy before the first update, so its ratio is exactly 1.
+	Mu int `json:"mu"`
+	// LR is the peak learning rate; MinLR the end of its cosine decay (MinLR = LR: constant).
+	LR    float64 `json:"lr"`
+	MinLR float64 `json:"min_lr"`
+	// Warmup is the number of steps of linear learning-rate warmup.
+	Warmup int `json:"warmup"`
+	// WeightDecay is AdamW's decoupled weight decay.
+	WeightDecay float64 `json:"weight_decay"`
+	// MaxGradNorm clips the global gradient norm before each update; 0 disables.
+	MaxGradNorm float64 `json:"max_grad_norm"`
+	// RefSyncEvery moves the reference model toward the policy every this many steps; 0 never.
+	RefSyncEvery int `json:"ref_sync_every"`
+	// RefMixAlpha is the blend of a sync: ref = alpha*policy + (1-alpha)*ref; 1 copies (an EMA
+	// of the policy is RefSyncEvery 1 with a small alpha). In (0, 1].
+	RefMixAlpha float64 `json:"ref_mix_alpha"`
+	// MicroBatch caps the rows of one forward pass; 0 runs the whole batch at once. With
+	// several micro-batches the log-probs are computed first without a tape, the loss on the
+	// whole batch, then each micro-batch is recomputed with the tape and back-propagated.
+	MicroBatch int `json:"micro_batch"`
+	// Seed fixes the sampling (and the value head's dropout); prompts come from their source.
+	Seed uint64 `json:"seed"`
+}
+
+// DefaultTrainConfig is a setting for small models on the built-in tasks.
+func DefaultTrainConfig() TrainConfig {
+	return TrainConfig{
+		Steps: 100, PromptsPerStep: 16, Mu: 1, LR: 1e-4, MinLR: 1e-4, MaxGradNorm: 1,
+		Rollout:     RolloutConfig{Sampling: Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 16, EOS: 50256},
+		RefMixAlpha: 1, Seed: 1,
+	}
+}
+
+// Validate names the first bad field.
+func (c TrainConfig) Validate() error {
+	if c.Steps < 1 {
+		return fmt.Errorf("steps %d: want >= 1", c.Steps)
+	}
+	if c.PromptsPerStep < 1 {
+		return fmt.Errorf("prompts_per_step %d: want >= 1", c.PromptsPerStep)
+	}
+	if err := c.Rollout.Validate(); err != nil {
+		return err
+	}
+	if c.Mu < 1 {
+		return fmt.Errorf("mu %d: want >= 1", c.Mu)
+	}
+	if err := c.schedule().Validate(); err != nil {
+		return fmt.Errorf("learning rate: %w", err)
+	}
+	if err := c.adamW().Validate(); err != nil {
+		return err
+	}
+	if c.RefSyncEvery < 0 {
+		return fmt.Errorf("ref_sync_every %d: want >= 0 (0: never)", c.RefSyncEvery)
+	}
+	if !(c.RefMixAlpha > 0 && c.RefMixAlpha <= 1) {
+		return fmt.Errorf("ref_mix_alpha %v: want a value in (0, 1]", c.RefMixAlpha)
+	}
+	if c.MicroBatch < 0 {
+		return fmt.Errorf("micro_batch %d: want >= 0 (0: whole batch)", c.MicroBatch)
+	}
+	return nil
+}
+
+func (c TrainConfig) schedule() optim.Cosine {
+	return optim.Cosine{MaxLR: float32(c.LR), MinLR: float32(c.MinLR), Warmup: c.Warmup, Total: c.Steps}
+}
+
+func (c TrainConfig) adamW() optim.AdamWConfig {
+	a := optim.DefaultAdamW()
+	a.WeightDecay, a.MaxGradNorm = float32(c.WeightDecay), float32(c.MaxGradNorm)
+	return a
+}
+
+// StepReport is what one RL step did. Metrics holds every diagnostic under its JSON name
+// (deterministic for a seed on the CPU); timings are kept apart.
+type StepReport struct {
+	Step    int
+	Metrics map[string]float64
+	// Action is Proceed when every update was applied, else the first Skip or Stop, with Reason.
+	Action   Action
+	Reason   string
+	Warnings []string
+	// Seconds is the step's wall time, RolloutSeconds the sampling part of it.
+	Seconds, RolloutSeconds float64
+}
+
+// core is what the GRPO and PPO trainers share: the policy, its optimizer, the reference,
+// prompts, rewards and the sampling RNG.
+type core struct {
+	cfg     TrainConfig
+	policy  *gpt2.Model
+	ref     *Reference
+	opt     *optim.AdamW
+	tok     Tokenizer
+	prompts PromptSource
+	reward  *Combined
+	rng     *rng.RNG
+	tape    *autograd.Tape
+	sched   optim.Cosine
+	step    int
+	stopped string
+	notes   []string
+	valueLR float64 // the value head's learning rate; 0 follows the schedule
+}
+
+func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case policy == nil:
+		return nil, fmt.Errorf("trainer: no policy model")
+	case tok == nil:
+		return nil, fmt.Errorf("trainer: no tokenizer")
+	case prompts == nil:
+		return nil, fmt.Errorf("trainer: no prompt source")
+	case reward == nil:
+		return nil, fmt.Errorf("trainer: no reward")
+	}
+	if cfg.Rollout.EOS >= policy.Config.VocabSize {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.Config.VocabSize)
+	}
+	c := &core{cfg: cfg, policy: policy, tok: tok, prompts: prompts, reward: reward, rng: rng.New(cfg.Seed),
+		tape: autograd.NewTape(), sched: cfg.schedule()}
+	var err error
+	if needRef {
+		if c.ref, err = NewReference(policy); err != nil {
+			return nil, err
+		}
+	}
+	if err := policy.EnableGrads(); err != nil {
+		return nil, err
+	}
+	if c.opt, err = optim.NewAdamW(policy.Backend, policy.Config.NumParams(), cfg.adamW()); err != nil {
+		return nil, err
+	}
+	if s := cfg.Rollout.Sampling; s.TopK > 0 || s.TopP < 1 {
+		c.notes = append(c.notes, fmt.Sprintf("sampling truncates (top_k %d, top_p %v) but the loss's log-probs use the full distribution at the temperature (truncation is not replayed): an off-policy bias", s.TopK, s.TopP))
+	}
+	return c, nil
+}
+
+// drawRollout samples prompts (each repeated per times), completions and rewards.
+func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
+	base := make([]Prompt, c.cfg.PromptsPerStep)
+	for i := range base {
+		p, err := c.prompts.Next()
+		if err != nil {
+			return nil, nil, fmt.Errorf("prompts: %w", err)
+		}
+		base[i] = p
+	}
+	rows := make([]Prompt, 0, len(base)*per)
+	for _, p := range base {
+		for range per {
+			rows = append(rows, p)
+		}
+	}
+	ro, err := Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rollout: %w", err)
+	}
+	texts := make([]string, len(rows))
+	metas := make([]Meta, len(rows))
+	for i, p := range rows {
+		texts[i], metas[i] = p.Text, p.Meta
+	}
+	rb, err := c.reward.ScoreBatch(texts, ro.Texts, metas)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ro, rb, nil
+}
+
+// batchFor lays a rollout out for the forward passes and checks token alignment.
+func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, error) {
+	sb, err := newSeqBatch(ro.PromptIDs, ro.Completions, ro.GenLens, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
+	if err != nil {
+		return nil, 0, err
+	}
+	align, err := TokenAlignment(ro.Completions, sb.trainTokens(c.cfg.Rollout.EOS), ro.Masks.Response)
+	if err != nil {
+		return nil, 0, err
+	}
+	m["token_alignment"] = align
+	for k, v := range ro.Masks.Stats().Map() {
+		m[k] = v
+	}
+	return sb, align, nil
+}
+
+// grads are a loss's per-token gradients; nil fields contribute nothing.
+type grads struct {
+	Logp, Entropy, Values [][]float64
+	Proceed               bool
+}
+
+// update runs one optimizer update on sb: forward (with the tape), fn turns the outputs into
+// gradients, backward, AdamW on the policy (when policyGrad) and on vh (when set). It returns
+// the outputs fn saw. With several micro-batches the outputs are computed without the tape
+// first and each micro-batch is recomputed with it; recomputeMismatch counts log-probs that
+// then differ (0 on a deterministic backend).
+func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn func(cur *seqOut) (*grads, error)) (cur *seqOut, g *grads, gradNorm float64, recomputeMismatch int, err error) {
+	m, tp := c.policy, c.tape
+	mtp := tp
+	if !policyGrad {
+		mtp = nil
+	}
+	seed := func(mb int) uint64 { return c.cfg.Seed*1_000_003 + uint64(c.step)*7919 + uint64(k)*104729 + uint64(mb) }
+	if vh != nil {
+		seed = func(mb int) uint64 {
+			return vh.Config.Seed*1_000_003 + uint64(c.step)*7919 + uint64(k)*104729 + uint64(mb)
+		}
+	}
+	temp := c.cfg.Rollout.Sampling.Temperature
+	backward := func(mb *microBatch, logp, ent, values *autograd.Var) error {
+		if policyGrad {
+			m.ZeroActGrads()
+			if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
+				return err
+			}
+			if g.Entropy != nil {
+				if err := sb.scatter(mb, g.Entropy, ent.Grad); err != nil {
+					return err
+				}
+			}
+		}
+		if vh != nil && g.Values != nil {
+			if err := sb.scatter(mb, g.Values, values.Grad); err != nil {
+				return err
+			}
+		}
+		tp.Backward()
+		return nil
+	}
+	if len(sb.mbs) == 1 {
+		mb := &sb.mbs[0]
+		logp, ent, values, err := forwardMB(m, mtp, mb, temp, vh, tp, true, seed(0), !policyGrad)
+		if err != nil {
+			tp.Reset()
+			return nil, nil, 0, 0, err
+		}
+		cur = newSeqOut(sb.N, sb.W, vh != nil)
+		if err := sb.collect(mb, cur, logp, ent, values); err != nil {
+			tp.Reset()
+			return nil, nil, 0, 0, err
+		}
+		if g, err = fn(cur); err != nil || !g.Proceed {
+			tp.Reset()
+			return cur, g, 0, 0, err
+		}
+		if policyGrad {
+			m.ZeroGrad()
+		}
+		if err := backward(mb, logp, ent, values); err != nil {
+			return nil, nil, 0, 0, err
+		}
+	} else {
+		if cur, err = sb.evalNoGrad(m, temp, vh, true, seed); err != nil {
+			return nil, nil, 0, 0, err
+		}
+		if g, err = fn(cur); err != nil || !g.Proceed {
+			return cur, g, 0, 0, err
+		}
+		if policyGrad {
+			m.ZeroGrad()
+		}
+		check := zeros(sb.N, sb.W)
+		for b := range sb.mbs {
+			mb := &sb.mbs[b]
+			logp, ent, values, err := forwardMB(m, mtp, mb, temp, vh, tp, true, seed(b), !policyGrad)
+			if err != nil {
+				tp.Reset()
+				return nil, nil, 0, 0, err
+			}
+			if err := sb.gather(mb, logp.Value, check); err != nil {
+				tp.Reset()
+				return nil, nil, 0, 0, err
+			}
+			for _, i := range mb.rows {
+				for j := range check[i] {
+					if check[i][j] != cur.Logp[i][j] {
+						recomputeMismatch++
+					}
+				}
+			}
+			if err := backward(mb, logp, ent, values); err != nil {
+				return nil, nil, 0, 0, err
+			}
+		}
+	}
+	lr := c.sched.At(c.step)
+	if policyGrad {
+		c.opt.Update(m.Params, m.Grads, lr)
+		n, err := c.opt.GradNorm()
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		gradNorm = float64(n)
+	}
+	if vh != nil {
+		vlr := lr
+		if c.valueLR > 0 {
+			vlr = float32(c.valueLR)
+		}
+		n, err := vh.Update(vlr)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		if !policyGrad {
+			gradNorm = float64(n)
+		}
+	}
+	return cur, g, gradNorm, recomputeMismatch, nil
+}
+
+// finishStep syncs the reference when due and advances the step counter.
+func (c *core) finishStep(m map[string]float64) error {
+	c.step++
+	if c.ref != nil && c.cfg.RefSyncEvery > 0 && c.step%c.cfg.RefSyncEvery == 0 {
+		if err := c.ref.Sync(c.policy, c.cfg.RefMixAlpha); err != nil {
+			return err
+		}
+	}
+	if c.ref != nil {
+		m["ref_syncs"] = float64(c.ref.Syncs)
+	}
+	return nil
+}
+
+// sampleMismatch adds the gap between sampling-time and training-time log-probs.
+func sampleMismatch(m map[string]float64, ro *Rollout, trainLogp [][]float64) {
+	m["logp_mismatch_mean"], m["logp_mismatch_max"] = LogpMismatch(ro.SampleLogp, trainLogp, ro.Masks.Response)
+}
+
+// warnings lists the conditions the issue asks to flag in the log.
+func warnings(m map[string]float64) []string {
+	var w []string
+	if v, ok := m["active_fraction"]; ok && m["learnable_tokens"] > 0 && v < 0.5 {
+		w = append(w, fmt.Sprintf("active fraction %.3f < 0.5: most tokens sit outside the clip range (too large a step, or stale/misaligned log-probs)", v))
+	}
+	if v, ok := m["token_alignment"]; ok && v < 0.99 {
+		w = append(w, fmt.Sprintf("token alignment %.4f < 0.99: the tokens trained on are not the tokens sampled", v))
+	}
+	if v := m["logp_mismatch_max"]; v > 1e-2 {
+		w = append(w, fmt.Sprintf("sampling and training log-probs differ by up to %.3g", v))
+	}
+	return w
+}
+
+func addPrefixed(dst map[string]float64, prefix string, src map[string]float64) {
+	for k, v := range src {
+		dst[prefix+k] = v
+	}
+}
+
+// meanInto accumulates src into sum for averaging over inner iterations.
+func meanInto(sum map[string]float64, src map[string]float64) {
+	for k, v := range src {
+		sum[k] += v
+	}
+}
+
+func finite(m map[string]float64) error {
+	for k, v := range m {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("metric %s is %v (diverged: lower the learning rate)", k, v)
+		}
+	}
+	return nil
+}
+
+func since(t time.Time) float64 { return time.Since(t).Seconds() }
