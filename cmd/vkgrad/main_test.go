@@ -142,3 +142,16 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestDevices(t *testing.T) {
+	out, err := runCLI("devices")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "threads") || !strings.Contains(out, "--device auto ->") {
+		t.Errorf("devices output:\n%s", out)
+	}
+	if os.Getenv("VKGRAD_REQUIRE_VULKAN") == "1" && !strings.Contains(out, "vulkan:0") {
+		t.Errorf("VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device listed:\n%s", out)
+	}
+}

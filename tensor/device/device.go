@@ -23,7 +23,7 @@ func Open(spec string, opt Options) (tensor.Backend, string, error) {
 	switch {
 	case spec == "cpu":
 		b := newCPU(opt)
-		return b, fmt.Sprintf("cpu: asked for (%d threads)", b.Threads()), nil
+		return b, fmt.Sprintf("cpu: chosen by --device cpu (%d threads)", b.Threads()), nil
 	case spec == "auto" || spec == "":
 		if b, reason, err := openVulkan("auto"); err == nil {
 			return b, reason, nil

@@ -1,12 +1,15 @@
 package device
 
 import (
-	"errors"
-
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/vk"
 )
 
-// openVulkan opens a Vulkan backend; auto never picks a CPU implementation (lavapipe).
+// openVulkan opens a Vulkan backend; vk.Select keeps auto off CPU implementations (lavapipe).
 func openVulkan(spec string) (tensor.Backend, string, error) {
-	return nil, "", errors.New("no Vulkan GPU backend in this build")
+	b, err := vk.NewBackend(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, b.Reason(), nil
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/tensor/device"
+	"github.com/vkgrad/vkgrad/vk"
+)
+
+func init() {
+	register("devices", "list the CPU and every Vulkan device, and which one --device auto picks", func(fs *pflag.FlagSet) func([]string) error {
+		asJSON := fs.Bool("json", false, "print the Vulkan devices as JSON")
+		return func(args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("devices takes no arguments, got %q", args)
+			}
+			devs, verr := vk.Devices()
+			if *asJSON {
+				raw, err := json.MarshalIndent(devs, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, string(raw))
+				return verr
+			}
+			fmt.Fprintf(stdout, "cpu  %d threads (%s/%s)\n", runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+			if verr != nil {
+				fmt.Fprintf(stdout, "vulkan: %v\n", verr)
+			}
+			for _, d := range devs {
+				fmt.Fprintln(stdout, vk.Describe(d))
+			}
+			b, reason, err := device.Open("auto", device.Options{})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "--device auto -> %s: %s\n", b.Name(), reason)
+			return nil
+		}
+	})
+}
