@@ -2,8 +2,10 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -112,4 +114,28 @@ func TestProgrammingErrorsPanic(t *testing.T) {
 	mustPanic(t, func() { Float32s(tok) }, "want float32")
 	mustPanic(t, func() { Int32s(f(2)) }, "want int32")
 	mustPanic(t, func() { b.BiasBackward(f(3), f(6), -2, 3) }, "negative dimension -2")
+}
+
+// TestWorkersStop checks that Close and dropping a backend both stop its worker goroutines.
+func TestWorkersStop(t *testing.T) {
+	base := runtime.NumGoroutine()
+	b := NewWithThreads(6)
+	if g := runtime.NumGoroutine(); g < base+5 {
+		t.Fatalf("%d goroutines after starting 5 workers, %d before", g, base)
+	}
+	b.Close()
+	b.Close()
+	x, _ := tensor.FromSlice(b, []float32{1, 2}, 2)
+	b.Scale(x, 2) // still usable
+	if Float32s(x)[1] != 4 {
+		t.Fatal("Scale after Close")
+	}
+	NewWithThreads(6) // dropped without Close
+	for i := 0; i < 100 && runtime.NumGoroutine() > base; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > base {
+		t.Errorf("%d goroutines remain, %d before", g, base)
+	}
 }

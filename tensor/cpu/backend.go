@@ -49,13 +49,17 @@ func NewWithThreads(n int) *Backend {
 	if n < 1 {
 		n = 1
 	}
-	return &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n), scratch64: make([][]float64, n)}
+	b := &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n), scratch64: make([][]float64, n)}
+	// Workers hold the pool, not the backend, so an unreachable backend's workers are stopped.
+	runtime.AddCleanup(b, func(p *pool) { p.close() }, b.pool)
+	return b
 }
 
 // Threads reports the number of workers.
 func (b *Backend) Threads() int { return b.threads }
 
-// Close stops the workers. The backend must not be used afterwards.
+// Close stops the workers now rather than when the backend becomes unreachable. The backend
+// still works afterwards, on the calling goroutine alone.
 func (b *Backend) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -16,6 +16,7 @@ type job interface {
 // and an interface holding a pointer, so dispatching allocates nothing.
 type pool struct {
 	n       int
+	once    sync.Once
 	wake    []chan struct{}
 	done    sync.WaitGroup
 	cur     job
@@ -89,8 +90,11 @@ func (p *pool) doWork(j job, n, work int) {
 	p.do(j, n)
 }
 
+// close stops the helpers; it may be called more than once.
 func (p *pool) close() {
-	for w := 1; w < p.n; w++ {
-		close(p.wake[w])
-	}
+	p.once.Do(func() {
+		for w := 1; w < p.n; w++ {
+			close(p.wake[w])
+		}
+	})
 }
