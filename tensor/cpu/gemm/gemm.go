@@ -13,6 +13,7 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,9 @@ func Validate(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 		}
 		if rows == 0 || cols == 0 {
 			return nil
+		}
+		if rows-1 > (math.MaxInt-cols)/ld {
+			return fmt.Errorf("gemm: %s's %dx%d layout with ld%s=%d overflows int", name, rows, cols, name, ld)
 		}
 		if need := (rows-1)*ld + cols; len(s) < need {
 			return fmt.Errorf("gemm: %s has %d elements, its %dx%d layout with ld%s=%d needs %d", name, len(s), rows, cols, name, ld, need)
