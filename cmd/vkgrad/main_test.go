@@ -155,3 +155,51 @@ func TestDevices(t *testing.T) {
 		t.Errorf("VKGRAD_REQUIRE_VULKAN=1 but no Vulkan device listed:\n%s", out)
 	}
 }
+
+// TestTrainResumeCLI: `train --steps 6` equals `train --steps 4` then `train --resume --steps 6`,
+// bit for bit, through the command line and the run directory.
+func TestTrainResumeCLI(t *testing.T) {
+	dir := t.TempDir()
+	tokFile := filepath.Join(dir, "tokens.bin")
+	toks := make([]int32, 20000)
+	for i := range toks {
+		toks[i] = int32((i*i + 3*i) % 499)
+	}
+	if err := data.WriteTokenFile(tokFile, toks); err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(testutil.FixturesDir(t), "llmc", "tiny_ckpt.bin")
+	common := []string{"--init", init, "--data", tokFile, "--batch", "2", "--seq", "16", "--sample-tokens", "0",
+		"--device", "cpu", "-q", "--val-batches", "2", "--warmup", "2"}
+	straight := filepath.Join(dir, "straight")
+	if out, err := runCLI(append([]string{"train", "--steps", "6", "--run-dir", straight}, common...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	split := filepath.Join(dir, "split")
+	if out, err := runCLI(append([]string{"train", "--steps", "6", "--stop-at", "4", "--run-dir", split}, common...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if st, err := checkpoint.Load(filepath.Join(split, "checkpoint.safetensors")); err != nil || st.Step != 4 {
+		t.Fatalf("after --stop-at 4: %v, step %v", err, st)
+	}
+	out, err := runCLI("train", "--resume", split, "--sample-tokens", "0", "--device", "cpu", "-q")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	a, err := checkpoint.Load(filepath.Join(split, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := checkpoint.Load(filepath.Join(straight, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Step != 6 || b.Step != 6 {
+		t.Fatalf("steps %d and %d, want 6", a.Step, b.Step)
+	}
+	for i := range a.Params {
+		if a.Params[i] != b.Params[i] || a.AdamM[i] != b.AdamM[i] || a.AdamV[i] != b.AdamV[i] {
+			t.Fatalf("parameter %d differs between the resumed and the straight run", i)
+		}
+	}
+}

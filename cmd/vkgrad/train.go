@@ -41,13 +41,15 @@ type trainFlags struct {
 	preset, init        string
 	runDir, resume      string
 	valEvery, saveEvery int
+	stopAt              int
+	fs                  *pflag.FlagSet
 	sampleTokens        int
 	samplePrompt        string
 }
 
 func init() {
 	register("train", "train a GPT-2 language model (with no flags: a small model on the Go standard library sources)", func(fs *pflag.FlagSet) func([]string) error {
-		f := &trainFlags{common: addCommonFlags(fs), cfg: train.DefaultConfig()}
+		f := &trainFlags{common: addCommonFlags(fs), cfg: train.DefaultConfig(), fs: fs}
 		fs.StringVar(&f.data.Path, "data", "", "training text: a file, a folder, or an llm.c token file (default: the Go standard library sources of the running Go)")
 		fs.StringSliceVar(&f.data.Ext, "ext", nil, "with a folder, read only files with these extensions, e.g. .txt,.md (default: all; .go for the default corpus)")
 		fs.Int64Var(&f.data.MaxBytes, "max-bytes", 0, "read at most this many bytes of text (0: all; 16 MiB for the default corpus)")
@@ -69,6 +71,7 @@ func init() {
 		fs.IntVar(&f.cfg.ValBatches, "val-batches", f.cfg.ValBatches, "batches per validation (0: the whole split)")
 		fs.IntVar(&f.valEvery, "val-every", 100, "validate every this many steps (0: only at start and end)")
 		fs.IntVar(&f.saveEvery, "save-every", 100, "write the checkpoint every this many steps (0: only at the end)")
+		fs.IntVar(&f.stopAt, "stop-at", 0, "save and stop at this step, to be continued later with --resume (0: run to --steps)")
 		fs.IntVar(&f.sampleTokens, "sample-tokens", 96, "tokens to sample at the end (0: none)")
 		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
 		return f.run
@@ -88,8 +91,8 @@ func (f *trainFlags) run(args []string) error {
 		return fmt.Errorf("train takes no arguments, got %q", args)
 	}
 	log := f.common.logger()
-	if f.valEvery < 0 || f.saveEvery < 0 || f.sampleTokens < 0 {
-		return fmt.Errorf("--val-every, --save-every and --sample-tokens must be >= 0")
+	if f.valEvery < 0 || f.saveEvery < 0 || f.sampleTokens < 0 || f.stopAt < 0 {
+		return fmt.Errorf("--val-every, --save-every, --stop-at and --sample-tokens must be >= 0")
 	}
 	be, err := f.common.backend(log)
 	if err != nil {
@@ -140,6 +143,12 @@ func (f *trainFlags) run(args []string) error {
 }
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
+	for _, name := range []string{"data", "ext", "max-bytes", "preset", "init", "batch", "seq", "lr", "min-lr", "warmup",
+		"weight-decay", "clip", "seed", "no-shuffle", "val-fraction", "val-batches"} {
+		if f.fs.Changed(name) {
+			return nil, fmt.Errorf("--%s cannot change when resuming: the run's own setting is used", name)
+		}
+	}
 	l, err := load.Read(f.resume)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -156,7 +165,11 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 	}
 	steps := f.cfg.Steps
 	f.cfg = saved
-	if steps > saved.Steps {
+	if f.fs.Changed("steps") {
+		// Extending a run changes its schedule from here on; it no longer matches a straight run.
+		if steps < l.State.Step {
+			return nil, fmt.Errorf("--steps %d: the run has already taken %d steps", steps, l.State.Step)
+		}
 		f.cfg.Steps = steps
 	}
 	raw, err := os.ReadFile(filepath.Join(filepath.Dir(l.Path), "config.json"))
@@ -264,6 +277,14 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	bar := progress.New(os.Stderr, f.cfg.Steps)
 	tokens := 0
 	for tr.Step < f.cfg.Steps {
+		if f.stopAt > 0 && tr.Step >= f.stopAt {
+			bar.Clear()
+			if err := tr.Save(ckpt); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad train --resume %s\n", tr.Step, f.cfg.Steps, ckpt, f.runDir)
+			return nil
+		}
 		if ctx.Err() != nil {
 			bar.Clear()
 			if err := tr.Save(ckpt); err != nil {

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/tasks"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// taskFlags choose the prompts: built-in tasks mixed by ratio and their options. They are saved
+// in the run's config.json, and a later command started with --init on that run reuses them
+// unless a flag is given.
+type taskFlags struct {
+	Spec     string        `json:"task"`
+	Options  tasks.Options `json:"task_options"`
+	Shuffle  bool          `json:"shuffle_tasks"`
+	DataSeed uint64        `json:"data_seed"`
+	EvalSize int           `json:"eval_size"`
+	EvalSeed uint64        `json:"eval_seed"`
+	EvalMax  int           `json:"eval_max_new_tokens"`
+}
+
+// rlRunMeta is the config.json of an sft, grpo or ppo run.
+type rlRunMeta struct {
+	Command string          `json:"command"`
+	Model   gpt2.Config     `json:"model"`
+	Init    string          `json:"init,omitempty"`
+	Tasks   taskFlags       `json:"tasks"`
+	Config  json.RawMessage `json:"config"`
+}
+
+func defaultTaskFlags() taskFlags {
+	o := tasks.DefaultOptions()
+	o.Addition.MaxDigits = 2
+	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 200, EvalSeed: 12345, EvalMax: 8}
+}
+
+func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
+	fs.StringVar(&t.Spec, "task", t.Spec, "built-in task, or tasks mixed by ratio, e.g. addition:0.8,reverse:0.2 (tasks: "+strings.Join(tasks.BuiltinNames, ", ")+")")
+	a := &t.Options.Addition
+	fs.IntVar(&a.MinDigits, "min-digits", a.MinDigits, "addition: fewest digits of an operand")
+	fs.IntVar(&a.MaxDigits, "max-digits", a.MaxDigits, "addition: most digits of an operand")
+	fs.BoolVar(&a.Spaced, "spaced", a.Spaced, "addition: one token per digit (\"1 2 + 3 4 =\"); --spaced=false writes \"12+34=\"")
+	fs.BoolVar(&a.ReversedAnswer, "reversed-answer", a.ReversedAnswer, "addition: write the sum units digit first (easier to learn)")
+	fs.Float64Var(&a.HeldOutFraction, "held-out-fraction", a.HeldOutFraction, "addition: share of problems held out for evaluation")
+	fs.BoolVar(&a.PartialCredit, "partial-credit", a.PartialCredit, "addition: score well-formed wrong answers 0.1..0.5 by matching digits instead of 0")
+	c := &t.Options.Copy
+	fs.IntVar(&c.MinLen, "copy-min-len", c.MinLen, "copy/reverse: fewest letters")
+	fs.IntVar(&c.MaxLen, "copy-max-len", c.MaxLen, "copy/reverse: most letters")
+	fs.StringVar(&c.Alphabet, "copy-alphabet", c.Alphabet, "copy/reverse: letters to draw from")
+	fs.StringVar(&c.EndMarker, "copy-end-marker", c.EndMarker, "copy/reverse: fixed text after the letters (a forced token; empty for none)")
+	fs.Float64Var(&c.HeldOutFraction, "copy-held-out-fraction", c.HeldOutFraction, "copy/reverse: share of strings held out for evaluation")
+	fs.BoolVar(&c.PartialCredit, "copy-partial-credit", c.PartialCredit, "copy/reverse: score well-formed wrong answers 0.1..0.5 instead of 0")
+	fs.BoolVar(&t.Shuffle, "shuffle-tasks", t.Shuffle, "with several tasks, pick each prompt's task at random by weight (default: exact interleaving by ratio)")
+	fs.Uint64Var(&t.DataSeed, "data-seed", t.DataSeed, "seed of the training prompt stream")
+	fs.IntVar(&t.EvalSize, "eval-size", t.EvalSize, "held-out problems per task for the accuracy before and after (0: no evaluation)")
+	fs.Uint64Var(&t.EvalSeed, "eval-seed", t.EvalSeed, "seed that picks the held-out problems")
+	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation")
+}
+
+// inherit replaces the task flags the user did not set with those of the run that made init.
+func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logger) {
+	if initPath == "" {
+		return
+	}
+	p, err := load.Resolve(initPath)
+	if err != nil {
+		return
+	}
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(p), "config.json"))
+	if err != nil {
+		return
+	}
+	var meta rlRunMeta
+	if json.Unmarshal(raw, &meta) != nil || meta.Tasks.Spec == "" {
+		return
+	}
+	given := map[string]string{}
+	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	*t = meta.Tasks
+	for name, v := range given {
+		_ = setFlag(t, name, v) // only task flags exist in setFlag's set; others fail harmlessly
+	}
+	log.Info().Str("task", t.Spec).Str("from", filepath.Join(filepath.Dir(p), "config.json")).Msg("task options of the initial run")
+}
+
+// setFlag sets one task flag on t by name.
+func setFlag(t *taskFlags, name, value string) error {
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addTaskFlags(fs, t)
+	return fs.Set(name, value)
+}
+
+// taskSetup is everything a command needs from the task flags.
+type taskSetup struct {
+	mix     *tasks.Mix
+	train   rl.PromptSource
+	reward  *rl.Combined
+	heldOut []rl.Prompt
+	enc     tasks.Encoder
+}
+
+func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
+	if t.EvalSize < 0 {
+		return nil, fmt.Errorf("--eval-size %d: want >= 0", t.EvalSize)
+	}
+	if t.EvalMax < 1 {
+		return nil, fmt.Errorf("--eval-max-new-tokens %d: want >= 1", t.EvalMax)
+	}
+	mix, err := tasks.NewMix(t.Spec, t.Options)
+	if err != nil {
+		return nil, fmt.Errorf("--task: %w", err)
+	}
+	enc := tasks.EncoderOf(tok.Encode)
+	src, err := mix.Source(tasks.Train, t.Shuffle, t.DataSeed)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := mix.Reward()
+	if err != nil {
+		return nil, err
+	}
+	reward, err := rl.NewCombined(rl.Weighted{Reward: tr, Weight: 1})
+	if err != nil {
+		return nil, err
+	}
+	s := &taskSetup{mix: mix, train: tasks.RLSource(src, enc), reward: reward, enc: enc}
+	if t.EvalSize > 0 {
+		ps, err := mix.HeldOut(t.EvalSize, t.EvalSeed)
+		if err != nil {
+			return nil, err
+		}
+		if s.heldOut, err = tasks.RLPrompts(ps, enc); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// evaluate reports held-out accuracy (nil when there is no held-out set).
+func (s *taskSetup) evaluate(m *gpt2.Model, t *taskFlags, tok *tokenizer.Tokenizer) (*rl.EvalResult, error) {
+	if len(s.heldOut) == 0 {
+		return nil, nil
+	}
+	return rl.Evaluate(m, tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
+}
+
+func evalLine(r *rl.EvalResult) string {
+	if r == nil {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%.1f%% (%d problems, mean reward %.3f)", 100*r.Accuracy, r.N, r.MeanReward)
+	if len(r.ByTask) > 1 {
+		var parts []string
+		for name, e := range r.ByTask {
+			parts = append(parts, fmt.Sprintf("%s %.1f%%", name, 100*e.Accuracy))
+		}
+		s += " [" + strings.Join(sortedStrings(parts), ", ") + "]"
+	}
+	return s
+}
+
+func sortedStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func logEval(log, metrics zerolog.Logger, step int, when string, r *rl.EvalResult) {
+	if r == nil {
+		return
+	}
+	ev := metrics.Log().Str("kind", "eval").Int("step", step).Str("when", when).Float64("accuracy", r.Accuracy).
+		Float64("mean_reward", r.MeanReward).Int("n", r.N)
+	for name, e := range r.ByTask {
+		ev = ev.Float64("accuracy/"+name, e.Accuracy)
+	}
+	ev.Msg("")
+	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("mean_reward", r.MeanReward).Msg("held-out accuracy " + when)
+}
+
+// addRLTrainFlags registers the options every RL trainer shares.
+func addRLTrainFlags(fs *pflag.FlagSet, c *rl.TrainConfig) {
+	fs.IntVar(&c.Steps, "steps", c.Steps, "RL steps (each: sample a batch, score it, update)")
+	fs.IntVar(&c.PromptsPerStep, "prompts", c.PromptsPerStep, "distinct prompts per step")
+	fs.Float64Var(&c.Rollout.Sampling.Temperature, "temperature", c.Rollout.Sampling.Temperature, "sampling temperature, also used by the loss's log-probs")
+	fs.IntVar(&c.Rollout.Sampling.TopK, "top-k", c.Rollout.Sampling.TopK, "sample from the k most likely tokens (0: all; the loss does not replay the truncation)")
+	fs.Float64Var(&c.Rollout.Sampling.TopP, "top-p", c.Rollout.Sampling.TopP, "sample from the smallest set reaching this probability (1: all; not replayed in the loss)")
+	fs.IntVar(&c.Rollout.MaxNewTokens, "max-new-tokens", c.Rollout.MaxNewTokens, "longest completion, EOS included (also dr_grpo's normaliser)")
+	fs.IntVar(&c.Rollout.GenBatch, "gen-batch", c.Rollout.GenBatch, "most rows decoded together (0: all rows of one prompt length)")
+	fs.IntVar(&c.Mu, "mu", c.Mu, "optimizer updates per batch (GRPO's mu, PPO's epochs); the first uses ratio 1")
+	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
+	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "learning rate at the end of the cosine decay (equal to --lr: constant)")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "steps of linear learning-rate warmup")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "AdamW weight decay")
+	fs.Float64Var(&c.MaxGradNorm, "clip", c.MaxGradNorm, "clip the global gradient norm to this (0: off)")
+	fs.IntVar(&c.RefSyncEvery, "ref-sync-every", c.RefSyncEvery, "move the reference model toward the policy every this many steps (0: never)")
+	fs.Float64Var(&c.RefMixAlpha, "ref-mix-alpha", c.RefMixAlpha, "reference sync blend: ref = alpha*policy + (1-alpha)*ref (1: copy; small alpha with --ref-sync-every 1: an EMA)")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most rows per forward pass (0: the whole batch at once)")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "sampling seed (with --data-seed, fixes the run on the CPU)")
+}
+
+// rlRun is the shared skeleton of the sft, grpo and ppo commands.
+type rlRun struct {
+	common       *commonFlags
+	tasks        taskFlags
+	init         string
+	runDir       string
+	evalEvery    int
+	log, metrics zerolog.Logger
+	closeMetrics func()
+	be           tensor.Backend
+	tok          *tokenizer.Tokenizer
+	setup        *taskSetup
+}
+
+func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
+	fs.StringVar(&r.init, "init", "", initHelp)
+	fs.StringVar(&r.runDir, "run-dir", "", "where to write config.json, metrics.jsonl and the checkpoint (default: runs/<command>-<task>-<time>)")
+	fs.IntVar(&r.evalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
+}
+
+// start opens the backend, tokenizer, tasks, run directory and metrics file.
+func (r *rlRun) start(fs *pflag.FlagSet, command string) error {
+	r.log = r.common.logger()
+	if r.evalEvery < 0 {
+		return fmt.Errorf("--eval-every %d: want >= 0", r.evalEvery)
+	}
+	r.tasks.inherit(fs, r.init, r.log)
+	var err error
+	if r.be, err = r.common.backend(r.log); err != nil {
+		return err
+	}
+	if r.tok, err = tokenizer.GPT2(); err != nil {
+		return err
+	}
+	if r.setup, err = r.tasks.setup(r.tok); err != nil {
+		return err
+	}
+	if r.runDir == "" {
+		name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
+		r.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s", command, name, time.Now().Format("20060102-150405")))
+	}
+	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
+		return fmt.Errorf("--run-dir: %w", err)
+	}
+	r.metrics, r.closeMetrics, err = openMetrics(filepath.Join(r.runDir, "metrics.jsonl"), false)
+	return err
+}
+
+func (r *rlRun) loadInit(required bool) (*gpt2.Model, *load.Loaded, error) {
+	if r.init == "" {
+		if required {
+			return nil, nil, fmt.Errorf("--init is required: the model to fine-tune (a run directory of vkgrad sft, or any checkpoint)")
+		}
+		return nil, nil, nil
+	}
+	m, l, err := load.Model(r.init, r.be)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--init: %w", err)
+	}
+	if m.Config.VocabSize < r.tok.VocabSize() {
+		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than GPT-2's %d", l.Path, m.Config.VocabSize, r.tok.VocabSize())
+	}
+	r.log.Info().Str("format", string(l.Format)).Str("path", l.Path).Str("model", m.Config.String()).Msg("initial model")
+	return m, l, nil
+}
+
+func (r *rlRun) writeConfig(command string, m *gpt2.Model, cfg any) error {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(r.runDir, "config.json"), rlRunMeta{Command: command, Model: m.Config, Init: r.init, Tasks: r.tasks, Config: raw})
+}
+
+// save writes the run's checkpoint (parameters, step, config; extra buffers via add).
+func (r *rlRun) save(m *gpt2.Model, step int, cfg any, add func(*checkpoint.State) error) (string, error) {
+	p, err := m.ParamsToHost()
+	if err != nil {
+		return "", err
+	}
+	raw, _ := json.Marshal(cfg)
+	st := &checkpoint.State{Config: m.Config, Step: step, Params: p, Meta: map[string]string{"rl_config": string(raw)}}
+	if add != nil {
+		if err := add(st); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(r.runDir, load.RunCheckpoint)
+	return path, checkpoint.Save(path, st)
+}
+
+// finish prints the accuracies and where the results are.
+func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt string) {
+	if before != nil && after != nil {
+		fmt.Fprintf(os.Stdout, "held-out accuracy: %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
+			100*(after.Accuracy-before.Accuracy), wall.Round(time.Second))
+	}
+	fmt.Fprintf(os.Stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
+}
