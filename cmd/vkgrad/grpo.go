@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/rl"
+)
+
+// defaultGRPOConfig is tuned for the default addition task after the default sft run.
+func defaultGRPOConfig() rl.GRPOTrainerConfig {
+	c := rl.DefaultGRPOTrainerConfig()
+	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR = 150, 16, 2e-4, 2e-4
+	c.Train.Rollout.MaxNewTokens = 8
+	c.GRPO.GroupSize = 8
+	return c
+}
+
+func addGRPOFlags(fs *pflag.FlagSet, c *rl.GRPOConfig) {
+	fs.IntVar(&c.GroupSize, "group-size", c.GroupSize, "completions sampled per prompt (one group)")
+	fs.StringVar((*string)(&c.LossType), "loss-type", string(c.LossType), "token aggregation: grpo, bnpo, dr_grpo or dapo")
+	fs.StringVar((*string)(&c.ScaleRewards), "scale-rewards", string(c.ScaleRewards), "divide centred rewards by the std of the group, the batch, or none")
+	fs.Float64Var(&c.AdvantageEps, "advantage-eps", c.AdvantageEps, "added to the std before dividing")
+	fs.Float64Var(&c.EpsilonLow, "epsilon-low", c.EpsilonLow, "clip the ratio below at 1-epsilon-low")
+	fs.Float64Var(&c.EpsilonHigh, "epsilon-high", c.EpsilonHigh, "clip the ratio above at 1+epsilon-high (DAPO's clip-higher: 0.28)")
+	fs.Float64Var(&c.Beta, "beta", c.Beta, "weight of the per-token KL penalty against the reference (0: no reference model)")
+	fs.StringVar((*string)(&c.KLEstimator), "kl-estimator", string(c.KLEstimator), "KL estimator for the penalty and diagnostics: k1, k2 or k3")
+	fs.Float64Var(&c.EntropyCoef, "entropy-coef", c.EntropyCoef, "entropy bonus weight (0: off)")
+	fs.Float64Var(&c.MinTokenRatio, "min-token-ratio", c.MinTokenRatio, "drop tokens whose ratio is below this from the loss (0: off)")
+	fs.Float64Var(&c.MaxTokenRatio, "max-token-ratio", c.MaxTokenRatio, "drop tokens whose ratio is above this from the loss (0: off)")
+	fs.IntVar(&c.MinLearnableTokens, "min-learnable-tokens", c.MinLearnableTokens, "skip a step with fewer learnable tokens (0: off)")
+	fs.Float64Var(&c.MinLearnableFraction, "min-learnable-fraction", c.MinLearnableFraction, "skip a step whose learnable share of the response tokens is below this (0: off)")
+	fs.Float64Var(&c.KLHardCap, "kl-hard-cap", c.KLHardCap, "largest mean per-token KL accepted (0: off)")
+	fs.StringVar((*string)(&c.KLCapAction), "kl-cap-action", string(c.KLCapAction), "past the cap: skip the step or stop training")
+}
+
+func init() {
+	register("grpo", "RL fine-tuning with GRPO on a built-in task (start from a vkgrad sft run)", func(fs *pflag.FlagSet) func([]string) error {
+		r := &rlRun{tasks: defaultTaskFlags()}
+		cfg := defaultGRPOConfig()
+		r.common = addCommonFlags(fs)
+		addTaskFlags(fs, &r.tasks)
+		addRunFlags(fs, r, "model to fine-tune: a vkgrad sft run directory or any checkpoint (required)")
+		addRLTrainFlags(fs, &cfg.Train)
+		addGRPOFlags(fs, &cfg.GRPO)
+		return func(args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("grpo takes no arguments, got %q", args)
+			}
+			if err := r.start(fs, "grpo"); err != nil {
+				return err
+			}
+			defer r.closeMetrics()
+			m, _, err := r.loadInit(true)
+			if err != nil {
+				return err
+			}
+			tr, err := rl.NewGRPOTrainer(m, r.tok, r.setup.train, r.setup.reward, cfg)
+			if err != nil {
+				return err
+			}
+			if err := r.writeConfig("grpo", m, cfg); err != nil {
+				return err
+			}
+			return r.loop("grpo", tr, cfg.Train.Steps, cfg, nil)
+		}
+	})
+}
+
+// rlTrainer is what the grpo and ppo commands drive.
+type rlTrainer interface {
+	TrainStep() (*rl.StepReport, error)
+	Policy() *gpt2.Model
+	Notes() []string
+	Steps() int
+}
+
+// loop evaluates, trains for steps, evaluates again, saves and prints the summary.
+func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt func(*checkpoint.State) error) error {
+	m := tr.Policy()
+	for _, n := range tr.Notes() {
+		r.log.Warn().Msg(n)
+	}
+	r.log.Info().Str("model", m.Config.String()).Str("task", r.tasks.Spec).Str("run_dir", r.runDir).Msg(kind)
+	start := time.Now()
+	before, err := r.setup.evaluate(m, &r.tasks, r.tok)
+	if err != nil {
+		return err
+	}
+	logEval(r.log, r.metrics, 0, "before", before)
+	sum := rl.NewSummary()
+	bar := progress.New(os.Stderr, steps)
+	for tr.Steps() < steps {
+		rep, err := tr.TrainStep()
+		if err != nil {
+			bar.Clear()
+			return err
+		}
+		if len(rep.Warnings) > 0 {
+			bar.Clear()
+		}
+		rl.WriteMetrics(r.metrics, r.log, kind, rep)
+		sum.Add(rep)
+		bar.Update(rep.Step, fmt.Sprintf("reward %.3f | kl %.4f", rep.Metrics["reward_mean"], rep.Metrics["kl_mean"]))
+		if rep.Action == rl.Stop {
+			bar.Clear()
+			r.log.Error().Int("step", rep.Step).Msg("training stopped: " + rep.Reason)
+			break
+		}
+		if r.evalEvery > 0 && rep.Step%r.evalEvery == 0 && rep.Step < steps {
+			e, err := r.setup.evaluate(m, &r.tasks, r.tok)
+			if err != nil {
+				return err
+			}
+			bar.Clear()
+			logEval(r.log, r.metrics, rep.Step, "during", e)
+		}
+	}
+	bar.Clear()
+	after, err := r.setup.evaluate(m, &r.tasks, r.tok)
+	if err != nil {
+		return err
+	}
+	logEval(r.log, r.metrics, tr.Steps(), "after", after)
+	ckpt, err := r.save(m, tr.Steps(), cfg, addToCkpt)
+	if err != nil {
+		return err
+	}
+	var table bytes.Buffer
+	sum.Table(&table)
+	if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
+		return err
+	}
+	os.Stdout.Write(table.Bytes())
+	r.finish(before, after, time.Since(start), ckpt)
+	return nil
+}
