@@ -118,24 +118,30 @@ func TestProgrammingErrorsPanic(t *testing.T) {
 
 // TestWorkersStop checks that Close and dropping a backend both stop its worker goroutines.
 func TestWorkersStop(t *testing.T) {
-	base := runtime.NumGoroutine()
 	b := NewWithThreads(6)
-	if g := runtime.NumGoroutine(); g < base+5 {
-		t.Fatalf("%d goroutines after starting 5 workers, %d before", g, base)
+	p := b.pool
+	if n := p.live.Load(); n != 5 {
+		t.Fatalf("%d helpers running, want 5", n)
 	}
 	b.Close()
 	b.Close()
+	waitLive(t, p)
 	x, _ := tensor.FromSlice(b, []float32{1, 2}, 2)
 	b.Scale(x, 2) // still usable
 	if Float32s(x)[1] != 4 {
 		t.Fatal("Scale after Close")
 	}
-	NewWithThreads(6) // dropped without Close
-	for i := 0; i < 100 && runtime.NumGoroutine() > base; i++ {
+	p = NewWithThreads(6).pool // the backend is dropped without Close
+	waitLive(t, p)
+}
+
+func waitLive(t *testing.T, p *pool) {
+	t.Helper()
+	for i := 0; i < 200 && p.live.Load() > 0; i++ {
 		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
-	if g := runtime.NumGoroutine(); g > base {
-		t.Errorf("%d goroutines remain, %d before", g, base)
+	if n := p.live.Load(); n != 0 {
+		t.Errorf("%d helpers still running", n)
 	}
 }

@@ -184,8 +184,9 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 	b.runEW(n)
 }
 
-// geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2/pi).
-var geluScale = float32(math.Sqrt(2 / math.Pi))
+// geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2.0f / M_PI): 2/pi is rounded to float before
+// the square root (one ulp below float32(sqrt(2/pi))).
+var geluScale = float32(math.Sqrt(float64(float32(2 / math.Pi))))
 
 // geluArgs fills u[i] = GELU_SCALING_FACTOR*(x + 0.044715x³) (float32, as llm.c) and
 // e[i] = exp(|u[i]|), from which tanh and cosh follow.
@@ -200,16 +201,7 @@ func geluArgs(u []float32, e []float64, x []float32) {
 	expSlice(e)
 }
 
-// tanhFromExp returns tanhf(u) given e = exp(|u|); outside the range where 1 - 2/(e²+1) is
-// accurate it falls back to tanh64.
-func tanhFromExp(u float32, e float64) float32 {
-	if a := math.Abs(float64(u)); !(a >= 0.0625 && a < 20) {
-		return float32(tanh64(float64(u)))
-	}
-	return float32(math.Copysign(1-2/(e*e+1), float64(u)))
-}
-
-func geluForward(out, inp []float32) {
+func geluForwardGo(out, inp []float32) {
 	out = out[:len(inp)]
 	var ub [expBlock]float32
 	var eb [expBlock]float64
@@ -224,8 +216,8 @@ func geluForward(out, inp []float32) {
 	}
 }
 
-// geluBackward follows llm.c's gelu_backward, sech² included as 1/(coshf*coshf) in float32.
-func geluBackward(dinp, inp, dout []float32) {
+// geluBackwardGo follows llm.c's gelu_backward, sech² included as 1/(coshf*coshf) in float32.
+func geluBackwardGo(dinp, inp, dout []float32) {
 	dinp = dinp[:len(inp)]
 	dout = dout[:len(inp)]
 	var ub [expBlock]float32
@@ -237,12 +229,7 @@ func geluBackward(dinp, inp, dout []float32) {
 		geluArgs(u, e, x)
 		for i, xi := range x {
 			th := tanhFromExp(u[i], e[i])
-			var ch float32
-			if a := math.Abs(float64(u[i])); a >= 0.0625 && a < 20 {
-				ch = float32(0.5 * (e[i] + 1/e[i]))
-			} else {
-				ch = float32(math.Cosh(float64(u[i])))
-			}
+			ch := coshFromExp(e[i])
 			sech := 1 / (ch * ch)
 			grad := 0.5*(1+th) + xi*0.5*sech*geluScale*(1+3*0.044715*xi*xi)
 			di[i] += grad * do[i]

@@ -2,123 +2,297 @@
 
 #include "textflag.h"
 
-// Constants, each repeated in four lanes: log2e, ln2 (hi, lo), the clamp range, then the
-// Taylor coefficients 1/11! .. 1/0!.
-DATA expConsts<>+0(SB)/8, $0x3ff71547652b82fe
-DATA expConsts<>+8(SB)/8, $0x3ff71547652b82fe
-DATA expConsts<>+16(SB)/8, $0x3ff71547652b82fe
-DATA expConsts<>+24(SB)/8, $0x3ff71547652b82fe
-DATA expConsts<>+32(SB)/8, $0x3fe62e42fee00000
-DATA expConsts<>+40(SB)/8, $0x3fe62e42fee00000
-DATA expConsts<>+48(SB)/8, $0x3fe62e42fee00000
-DATA expConsts<>+56(SB)/8, $0x3fe62e42fee00000
-DATA expConsts<>+64(SB)/8, $0x3dea39ef35793c76
-DATA expConsts<>+72(SB)/8, $0x3dea39ef35793c76
-DATA expConsts<>+80(SB)/8, $0x3dea39ef35793c76
-DATA expConsts<>+88(SB)/8, $0x3dea39ef35793c76
-DATA expConsts<>+96(SB)/8, $0xc086200000000000
-DATA expConsts<>+104(SB)/8, $0xc086200000000000
-DATA expConsts<>+112(SB)/8, $0xc086200000000000
-DATA expConsts<>+120(SB)/8, $0xc086200000000000
-DATA expConsts<>+128(SB)/8, $0x4086280000000000
-DATA expConsts<>+136(SB)/8, $0x4086280000000000
-DATA expConsts<>+144(SB)/8, $0x4086280000000000
-DATA expConsts<>+152(SB)/8, $0x4086280000000000
-DATA expConsts<>+160(SB)/8, $0x3e5ae64567f544e4
-DATA expConsts<>+168(SB)/8, $0x3e5ae64567f544e4
-DATA expConsts<>+176(SB)/8, $0x3e5ae64567f544e4
-DATA expConsts<>+184(SB)/8, $0x3e5ae64567f544e4
-DATA expConsts<>+192(SB)/8, $0x3e927e4fb7789f5c
-DATA expConsts<>+200(SB)/8, $0x3e927e4fb7789f5c
-DATA expConsts<>+208(SB)/8, $0x3e927e4fb7789f5c
-DATA expConsts<>+216(SB)/8, $0x3e927e4fb7789f5c
-DATA expConsts<>+224(SB)/8, $0x3ec71de3a556c734
-DATA expConsts<>+232(SB)/8, $0x3ec71de3a556c734
-DATA expConsts<>+240(SB)/8, $0x3ec71de3a556c734
-DATA expConsts<>+248(SB)/8, $0x3ec71de3a556c734
-DATA expConsts<>+256(SB)/8, $0x3efa01a01a01a01a
-DATA expConsts<>+264(SB)/8, $0x3efa01a01a01a01a
-DATA expConsts<>+272(SB)/8, $0x3efa01a01a01a01a
-DATA expConsts<>+280(SB)/8, $0x3efa01a01a01a01a
-DATA expConsts<>+288(SB)/8, $0x3f2a01a01a01a01a
-DATA expConsts<>+296(SB)/8, $0x3f2a01a01a01a01a
-DATA expConsts<>+304(SB)/8, $0x3f2a01a01a01a01a
-DATA expConsts<>+312(SB)/8, $0x3f2a01a01a01a01a
-DATA expConsts<>+320(SB)/8, $0x3f56c16c16c16c17
-DATA expConsts<>+328(SB)/8, $0x3f56c16c16c16c17
-DATA expConsts<>+336(SB)/8, $0x3f56c16c16c16c17
-DATA expConsts<>+344(SB)/8, $0x3f56c16c16c16c17
-DATA expConsts<>+352(SB)/8, $0x3f81111111111111
-DATA expConsts<>+360(SB)/8, $0x3f81111111111111
-DATA expConsts<>+368(SB)/8, $0x3f81111111111111
-DATA expConsts<>+376(SB)/8, $0x3f81111111111111
-DATA expConsts<>+384(SB)/8, $0x3fa5555555555555
-DATA expConsts<>+392(SB)/8, $0x3fa5555555555555
-DATA expConsts<>+400(SB)/8, $0x3fa5555555555555
-DATA expConsts<>+408(SB)/8, $0x3fa5555555555555
-DATA expConsts<>+416(SB)/8, $0x3fc5555555555555
-DATA expConsts<>+424(SB)/8, $0x3fc5555555555555
-DATA expConsts<>+432(SB)/8, $0x3fc5555555555555
-DATA expConsts<>+440(SB)/8, $0x3fc5555555555555
-DATA expConsts<>+448(SB)/8, $0x3fe0000000000000
-DATA expConsts<>+456(SB)/8, $0x3fe0000000000000
-DATA expConsts<>+464(SB)/8, $0x3fe0000000000000
-DATA expConsts<>+472(SB)/8, $0x3fe0000000000000
-DATA expConsts<>+480(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+488(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+496(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+504(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+512(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+520(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+528(SB)/8, $0x3ff0000000000000
-DATA expConsts<>+536(SB)/8, $0x3ff0000000000000
-GLOBL expConsts<>(SB), RODATA|NOPTR, $544
+// Four-lane constants: float64 for the exponential and tanh, float32 for GELU's float32 steps.
+DATA consts<>+0(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+8(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+16(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+24(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+32(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+40(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+48(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+56(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+64(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+72(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+80(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+88(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+96(SB)/8, $0xc086200000000000
+DATA consts<>+104(SB)/8, $0xc086200000000000
+DATA consts<>+112(SB)/8, $0xc086200000000000
+DATA consts<>+120(SB)/8, $0xc086200000000000
+DATA consts<>+128(SB)/8, $0x4086280000000000
+DATA consts<>+136(SB)/8, $0x4086280000000000
+DATA consts<>+144(SB)/8, $0x4086280000000000
+DATA consts<>+152(SB)/8, $0x4086280000000000
+DATA consts<>+160(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+168(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+176(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+184(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+192(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+200(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+208(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+216(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+224(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+232(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+240(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+248(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+256(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+264(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+272(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+280(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+288(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+296(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+304(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+312(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+320(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+328(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+336(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+344(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+352(SB)/8, $0x3f81111111111111
+DATA consts<>+360(SB)/8, $0x3f81111111111111
+DATA consts<>+368(SB)/8, $0x3f81111111111111
+DATA consts<>+376(SB)/8, $0x3f81111111111111
+DATA consts<>+384(SB)/8, $0x3fa5555555555555
+DATA consts<>+392(SB)/8, $0x3fa5555555555555
+DATA consts<>+400(SB)/8, $0x3fa5555555555555
+DATA consts<>+408(SB)/8, $0x3fa5555555555555
+DATA consts<>+416(SB)/8, $0x3fc5555555555555
+DATA consts<>+424(SB)/8, $0x3fc5555555555555
+DATA consts<>+432(SB)/8, $0x3fc5555555555555
+DATA consts<>+440(SB)/8, $0x3fc5555555555555
+DATA consts<>+448(SB)/8, $0x3fe0000000000000
+DATA consts<>+456(SB)/8, $0x3fe0000000000000
+DATA consts<>+464(SB)/8, $0x3fe0000000000000
+DATA consts<>+472(SB)/8, $0x3fe0000000000000
+DATA consts<>+480(SB)/8, $0x3ff0000000000000
+DATA consts<>+488(SB)/8, $0x3ff0000000000000
+DATA consts<>+496(SB)/8, $0x3ff0000000000000
+DATA consts<>+504(SB)/8, $0x3ff0000000000000
+DATA consts<>+512(SB)/8, $0x3ff0000000000000
+DATA consts<>+520(SB)/8, $0x3ff0000000000000
+DATA consts<>+528(SB)/8, $0x3ff0000000000000
+DATA consts<>+536(SB)/8, $0x3ff0000000000000
+DATA consts<>+544(SB)/8, $0x7fffffffffffffff
+DATA consts<>+552(SB)/8, $0x7fffffffffffffff
+DATA consts<>+560(SB)/8, $0x7fffffffffffffff
+DATA consts<>+568(SB)/8, $0x7fffffffffffffff
+DATA consts<>+576(SB)/8, $0x8000000000000000
+DATA consts<>+584(SB)/8, $0x8000000000000000
+DATA consts<>+592(SB)/8, $0x8000000000000000
+DATA consts<>+600(SB)/8, $0x8000000000000000
+DATA consts<>+608(SB)/8, $0x3ff0000000000000
+DATA consts<>+616(SB)/8, $0x3ff0000000000000
+DATA consts<>+624(SB)/8, $0x3ff0000000000000
+DATA consts<>+632(SB)/8, $0x3ff0000000000000
+DATA consts<>+640(SB)/8, $0x4000000000000000
+DATA consts<>+648(SB)/8, $0x4000000000000000
+DATA consts<>+656(SB)/8, $0x4000000000000000
+DATA consts<>+664(SB)/8, $0x4000000000000000
+DATA consts<>+672(SB)/8, $0x3fe0000000000000
+DATA consts<>+680(SB)/8, $0x3fe0000000000000
+DATA consts<>+688(SB)/8, $0x3fe0000000000000
+DATA consts<>+696(SB)/8, $0x3fe0000000000000
+DATA consts<>+704(SB)/8, $0x3fb0000000000000
+DATA consts<>+712(SB)/8, $0x3fb0000000000000
+DATA consts<>+720(SB)/8, $0x3fb0000000000000
+DATA consts<>+728(SB)/8, $0x3fb0000000000000
+DATA consts<>+736(SB)/8, $0x4034000000000000
+DATA consts<>+744(SB)/8, $0x4034000000000000
+DATA consts<>+752(SB)/8, $0x4034000000000000
+DATA consts<>+760(SB)/8, $0x4034000000000000
+DATA consts<>+768(SB)/8, $0xbfd5555555555555
+DATA consts<>+776(SB)/8, $0xbfd5555555555555
+DATA consts<>+784(SB)/8, $0xbfd5555555555555
+DATA consts<>+792(SB)/8, $0xbfd5555555555555
+DATA consts<>+800(SB)/8, $0x3fc1111111111111
+DATA consts<>+808(SB)/8, $0x3fc1111111111111
+DATA consts<>+816(SB)/8, $0x3fc1111111111111
+DATA consts<>+824(SB)/8, $0x3fc1111111111111
+DATA consts<>+832(SB)/8, $0xbfaba1ba1ba1ba1c
+DATA consts<>+840(SB)/8, $0xbfaba1ba1ba1ba1c
+DATA consts<>+848(SB)/8, $0xbfaba1ba1ba1ba1c
+DATA consts<>+856(SB)/8, $0xbfaba1ba1ba1ba1c
+DATA consts<>+864(SB)/8, $0x3f9664f4882c10fa
+DATA consts<>+872(SB)/8, $0x3f9664f4882c10fa
+DATA consts<>+880(SB)/8, $0x3f9664f4882c10fa
+DATA consts<>+888(SB)/8, $0x3f9664f4882c10fa
+DATA consts<>+896(SB)/4, $0x3d372713
+DATA consts<>+900(SB)/4, $0x3d372713
+DATA consts<>+904(SB)/4, $0x3d372713
+DATA consts<>+908(SB)/4, $0x3d372713
+DATA consts<>+912(SB)/4, $0x3f4c4229
+DATA consts<>+916(SB)/4, $0x3f4c4229
+DATA consts<>+920(SB)/4, $0x3f4c4229
+DATA consts<>+924(SB)/4, $0x3f4c4229
+DATA consts<>+928(SB)/4, $0x3f000000
+DATA consts<>+932(SB)/4, $0x3f000000
+DATA consts<>+936(SB)/4, $0x3f000000
+DATA consts<>+940(SB)/4, $0x3f000000
+DATA consts<>+944(SB)/4, $0x3f800000
+DATA consts<>+948(SB)/4, $0x3f800000
+DATA consts<>+952(SB)/4, $0x3f800000
+DATA consts<>+956(SB)/4, $0x3f800000
+DATA consts<>+960(SB)/4, $0x3e095d4f
+DATA consts<>+964(SB)/4, $0x3e095d4f
+DATA consts<>+968(SB)/4, $0x3e095d4f
+DATA consts<>+972(SB)/4, $0x3e095d4f
+GLOBL consts<>(SB), RODATA|NOPTR, $976
 
+// EXP4 sets Y3 = e^Y0 (four float64): 2^k e^r with k = round(x log2e), |r| <= ln2/2 and e^r
+// by its Taylor series to r^11 (relative error below 1e-14). Arguments are clamped to
+// [-708, 709]; NaN stays NaN. Needs Y10..Y14 = log2e, ln2hi, ln2lo, -708, 709; clobbers Y1, Y2,
+// Y4, Y5. Every kernel uses this one sequence, so they agree bit for bit.
+#define EXP4 \
+	VMAXPD Y0, Y13, Y1; \
+	VMINPD Y1, Y14, Y1; \
+	VMULPD Y10, Y1, Y2; \
+	VROUNDPD $0, Y2, Y2; \
+	VFNMADD231PD Y11, Y2, Y1; \
+	VFNMADD231PD Y12, Y2, Y1; \
+	VMOVUPD consts<>+160(SB), Y3; \
+	VFMADD213PD consts<>+192(SB), Y1, Y3; \
+	VFMADD213PD consts<>+224(SB), Y1, Y3; \
+	VFMADD213PD consts<>+256(SB), Y1, Y3; \
+	VFMADD213PD consts<>+288(SB), Y1, Y3; \
+	VFMADD213PD consts<>+320(SB), Y1, Y3; \
+	VFMADD213PD consts<>+352(SB), Y1, Y3; \
+	VFMADD213PD consts<>+384(SB), Y1, Y3; \
+	VFMADD213PD consts<>+416(SB), Y1, Y3; \
+	VFMADD213PD consts<>+448(SB), Y1, Y3; \
+	VFMADD213PD consts<>+480(SB), Y1, Y3; \
+	VFMADD213PD consts<>+512(SB), Y1, Y3; \
+	VCVTPD2DQY Y2, X4; \
+	VPMOVSXDQ X4, Y4; \
+	VPSLLQ $52, Y4, Y4; \
+	VPADDQ Y4, Y3, Y3; \
+	VCMPPD $3, Y0, Y0, Y5; \
+	VBLENDVPD Y5, Y0, Y3, Y3;
+
+#define EXPCONSTS \
+	VMOVUPD consts<>+0(SB), Y10; \
+	VMOVUPD consts<>+32(SB), Y11; \
+	VMOVUPD consts<>+64(SB), Y12; \
+	VMOVUPD consts<>+96(SB), Y13; \
+	VMOVUPD consts<>+128(SB), Y14;
 
 // func expAVX2(x *float64, n int)
-// x[i] = e^x[i] for n (a multiple of 4) values: 2^k e^r with k = round(x log2e) and
-// |r| <= ln2/2, e^r by its Taylor series to r^11 (relative error below 1e-14). NaN stays NaN;
-// arguments are clamped to [-708, 709], so the result is never subnormal or infinite.
+// x[i] = e^x[i] for n (a multiple of 4) values.
 TEXT ·expAVX2(SB), NOSPLIT, $0-16
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
-	VMOVUPD expConsts<>+0(SB), Y10
-	VMOVUPD expConsts<>+32(SB), Y11
-	VMOVUPD expConsts<>+64(SB), Y12
-	VMOVUPD expConsts<>+96(SB), Y13
-	VMOVUPD expConsts<>+128(SB), Y14
-loop:
+	EXPCONSTS
+expLoop:
 	CMPQ CX, $4
-	JL done
+	JL   expDone
 	VMOVUPD (DI), Y0
-	VMAXPD Y0, Y13, Y1          // max(lo, x); NaN x passes through
-	VMINPD Y1, Y14, Y1          // min(hi, .)
-	VMULPD Y10, Y1, Y2
-	VROUNDPD $0, Y2, Y2         // k, to nearest
-	VFNMADD231PD Y11, Y2, Y1    // r = x - k ln2hi
-	VFNMADD231PD Y12, Y2, Y1    // r -= k ln2lo
-	VMOVUPD expConsts<>+160(SB), Y3
-	VFMADD213PD expConsts<>+192(SB), Y1, Y3
-	VFMADD213PD expConsts<>+224(SB), Y1, Y3
-	VFMADD213PD expConsts<>+256(SB), Y1, Y3
-	VFMADD213PD expConsts<>+288(SB), Y1, Y3
-	VFMADD213PD expConsts<>+320(SB), Y1, Y3
-	VFMADD213PD expConsts<>+352(SB), Y1, Y3
-	VFMADD213PD expConsts<>+384(SB), Y1, Y3
-	VFMADD213PD expConsts<>+416(SB), Y1, Y3
-	VFMADD213PD expConsts<>+448(SB), Y1, Y3
-	VFMADD213PD expConsts<>+480(SB), Y1, Y3
-	VFMADD213PD expConsts<>+512(SB), Y1, Y3
-	VCVTPD2DQY Y2, X4
-	VPMOVSXDQ X4, Y4
-	VPSLLQ $52, Y4, Y4
-	VPADDQ Y4, Y3, Y3           // scale by 2^k in the exponent field
-	VCMPPD $3, Y0, Y0, Y5       // unordered: x is NaN
-	VBLENDVPD Y5, Y0, Y3, Y3
+	EXP4
 	VMOVUPD Y3, (DI)
 	ADDQ $32, DI
 	SUBQ $4, CX
-	JMP loop
-done:
+	JMP  expLoop
+expDone:
+	VZEROUPPER
+	RET
+
+// GELUTANH loads four x from (SI) into X6 and sets Y1 = tanh(u) (float64) for llm.c's GELU
+// argument u = sqrt(2/pi) (x + 0.044715 x^3) (float32), Y3 = e^|u|. It is tanhFromExp and
+// geluArgs step for step, without fused multiply-adds.
+#define GELUTANH \
+	VMOVUPS (SI), X6; \
+	VMULPS consts<>+896(SB), X6, X7; \
+	VMULPS X6, X7, X7; \
+	VMULPS X6, X7, X7; \
+	VADDPS X7, X6, X7; \
+	VMULPS consts<>+912(SB), X7, X7; \
+	VCVTPS2PD X7, Y8; \
+	VANDPD consts<>+544(SB), Y8, Y0; \
+	EXP4; \
+	VMULPD Y3, Y3, Y1; \
+	VADDPD consts<>+608(SB), Y1, Y1; \
+	VMOVUPD consts<>+640(SB), Y2; \
+	VDIVPD Y1, Y2, Y2; \
+	VMOVUPD consts<>+608(SB), Y1; \
+	VSUBPD Y2, Y1, Y1; \
+	VCMPPD $0x1D, consts<>+736(SB), Y0, Y2; \
+	VBLENDVPD Y2, consts<>+608(SB), Y1, Y1; \
+	VMULPD Y0, Y0, Y4; \
+	VMULPD consts<>+864(SB), Y4, Y5; \
+	VADDPD consts<>+832(SB), Y5, Y5; \
+	VMULPD Y4, Y5, Y5; \
+	VADDPD consts<>+800(SB), Y5, Y5; \
+	VMULPD Y4, Y5, Y5; \
+	VADDPD consts<>+768(SB), Y5, Y5; \
+	VMULPD Y4, Y5, Y5; \
+	VADDPD consts<>+608(SB), Y5, Y5; \
+	VMULPD Y0, Y5, Y5; \
+	VCMPPD $0x11, consts<>+704(SB), Y0, Y2; \
+	VBLENDVPD Y2, Y5, Y1, Y1; \
+	VANDPD consts<>+544(SB), Y1, Y1; \
+	VANDPD consts<>+576(SB), Y8, Y2; \
+	VORPD Y2, Y1, Y1;
+
+// func geluFwdAVX2(out, x *float32, n int)
+// out = 0.5 x (1 + tanh(u)) for n (a multiple of 4) values, as geluForwardGo.
+TEXT ·geluFwdAVX2(SB), NOSPLIT, $0-24
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	EXPCONSTS
+gfLoop:
+	CMPQ CX, $4
+	JL   gfDone
+	GELUTANH
+	VCVTPD2PSY Y1, X1
+	VMULPS consts<>+928(SB), X6, X2
+	VADDPS consts<>+944(SB), X1, X1
+	VMULPS X1, X2, X2
+	VMOVUPS X2, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JMP  gfLoop
+gfDone:
+	VZEROUPPER
+	RET
+
+// func geluBwdAVX2(dinp, x, dout *float32, n int)
+// dinp += gelu'(x) dout for n (a multiple of 4) values, as geluBackwardGo (llm.c's formula).
+TEXT ·geluBwdAVX2(SB), NOSPLIT, $0-32
+	MOVQ dinp+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dout+16(FP), DX
+	MOVQ n+24(FP), CX
+	EXPCONSTS
+gbLoop:
+	CMPQ CX, $4
+	JL   gbDone
+	GELUTANH
+	VCVTPD2PSY Y1, X1
+	VMOVUPD consts<>+608(SB), Y2
+	VDIVPD Y3, Y2, Y2
+	VADDPD Y2, Y3, Y2
+	VMULPD consts<>+672(SB), Y2, Y2
+	VCVTPD2PSY Y2, X2
+	VMULPS X2, X2, X2
+	VMOVUPS consts<>+944(SB), X4
+	VDIVPS X2, X4, X4
+	VADDPS consts<>+944(SB), X1, X1
+	VMULPS consts<>+928(SB), X1, X1
+	VMULPS consts<>+928(SB), X6, X5
+	VMULPS X4, X5, X5
+	VMULPS consts<>+912(SB), X5, X5
+	VMULPS consts<>+960(SB), X6, X7
+	VMULPS X6, X7, X7
+	VADDPS consts<>+944(SB), X7, X7
+	VMULPS X7, X5, X5
+	VADDPS X5, X1, X1
+	VMULPS (DX), X1, X1
+	VADDPS (DI), X1, X1
+	VMOVUPS X1, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	ADDQ $16, DX
+	SUBQ $4, CX
+	JMP  gbLoop
+gbDone:
 	VZEROUPPER
 	RET

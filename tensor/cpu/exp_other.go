@@ -4,3 +4,6 @@ package cpu
 
 // expSlice sets x[i] = e^x[i].
 func expSlice(x []float64) { expSliceGo(x) }
+
+func geluForward(out, inp []float32)         { geluForwardGo(out, inp) }
+func geluBackward(dinp, inp, dout []float32) { geluBackwardGo(dinp, inp, dout) }

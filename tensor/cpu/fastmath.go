@@ -3,50 +3,36 @@ package cpu
 import "math"
 
 // Transcendentals evaluate in float64 and round to float32, so they return the correctly
-// rounded float32 result (as glibc's expf/tanhf/coshf do) in all but rare near-ties. They build
-// on math.Exp, whose amd64 assembly is several times faster than math.Tanh and math.Cosh.
-
-func exp64(x float64) float64 { return math.Exp(x) }
+// rounded float32 result (as glibc's expf/tanhf/coshf do) in all but rare near-ties.
 
 func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
 
-// tanh64 returns tanh(y) with relative error below 1e-13.
-func tanh64(y float64) float64 {
-	a := math.Abs(y)
+// tanhSeries is tanh(a) for 0 <= a < 1/16; the first omitted term is below 1e-14 relative.
+func tanhSeries(a float64) float64 {
+	y2 := a * a
+	return a * (1 + y2*(-1.0/3+y2*(2.0/15+y2*(-17.0/315+y2*(62.0/2835)))))
+}
+
+// tanhFromExp returns tanh(u) rounded to float32, given e = exp(|u|) from expSlice: the series
+// near 0 (where 1 - 2/(e²+1) cancels), 1 beyond 20, else 1 - 2/(e²+1). NaN stays NaN. The GELU
+// kernels in assembly compute exactly this.
+func tanhFromExp(u float32, e float64) float32 {
+	a := math.Abs(float64(u))
+	var t float64
 	switch {
 	case a < 0.0625:
-		// Series; the first omitted term is below 1e-14 relative.
-		y2 := a * a
-		return math.Copysign(a*(1+y2*(-1.0/3+y2*(2.0/15+y2*(-17.0/315+y2*(62.0/2835))))), y)
-	case a < 20:
-		e := math.Exp(a)
-		return math.Copysign(1-2/(e*e+1), y)
-	case a != a:
-		return y // NaN
+		t = tanhSeries(a)
+	case a >= 20:
+		t = 1
+	default:
+		t = 1 - 2/(e*e+1)
 	}
-	return math.Copysign(1, y) // tanh(20) rounds to 1 in float64
+	return float32(math.Copysign(t, float64(u)))
 }
 
-// tanhf is inlined into loops; the common case is branch-free apart from the range test (a
-// data-dependent sign branch here costs more than the exponential).
-func tanhf(x float32) float32 {
-	a := math.Abs(float64(x))
-	if !(a >= 0.0625 && a < 20) {
-		return float32(tanh64(float64(x)))
-	}
-	e := math.Exp(a)
-	return float32(math.Copysign(1-2/(e*e+1), float64(x)))
-}
-
-// tanhCoshf returns tanhf(x) and coshf(x) from one exponential.
-func tanhCoshf(x float32) (float32, float32) {
-	a := math.Abs(float64(x))
-	if !(a >= 0.0625 && a < 20) {
-		return float32(tanh64(float64(x))), float32(math.Cosh(float64(x)))
-	}
-	e := math.Exp(a)
-	return float32(math.Copysign(1-2/(e*e+1), float64(x))), float32(0.5 * (e + 1/e))
-}
+// coshFromExp returns cosh(u) rounded to float32, given e = exp(|u|) from expSlice (clamped at
+// exp(709), which still rounds to +Inf in float32).
+func coshFromExp(e float64) float32 { return float32(0.5 * (e + 1/e)) }
 
 func logf(x float32) float32  { return float32(math.Log(float64(x))) }
 func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }

@@ -6,57 +6,90 @@ import (
 	"testing"
 )
 
-// TestFastMath checks tanh64 and tanhCoshf against package math and counts the float32 results that are
-// not the correctly rounded ones (rounding the float64 math result stands in for them).
+// TestFastMath checks tanhFromExp and coshFromExp against package math, counting float32
+// results that differ from rounding math's float64 result (a stand-in for correct rounding).
 func TestFastMath(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	const n = 400000
-	var expMiss, tanhMiss, coshMiss int
-	for i := 0; i < n; i++ {
-		x := (r.Float64()*2 - 1) * 720
-		if i%2 == 0 {
-			x /= 8 // dense near the range that matters
+	u := make([]float32, n)
+	for i := range u {
+		u[i] = float32(r.NormFloat64() * 3)
+		if i%4 == 0 {
+			u[i] /= 100 // the series range
 		}
-		want := math.Exp(x)
-		if got := exp64(x); math.Abs(got-want) > 1e-14*want {
-			t.Fatalf("exp64(%v) = %v, want %v", x, got, want)
-		}
-		y := float64(float32(x / 40))
-		if got, want := tanh64(y), math.Tanh(y); math.Abs(got-want) > 1e-15+1e-13*math.Abs(want) {
-			t.Fatalf("tanh64(%v) = %v, want %v", y, got, want)
-		}
-		f := float32(x / 8)
-		if expf(f) != float32(math.Exp(float64(f))) {
-			expMiss++
-		}
-		th, ch := tanhCoshf(f / 4)
-		if th != tanhf(f/4) || th != float32(math.Tanh(float64(f/4))) {
+	}
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-7, 0.0624, 0.0625, -0.0626, 19.99, 20, -20.01,
+		44, 89, 89.5, 200, 1e30, float32(math.Inf(1)), float32(math.Inf(-1))}
+	u = append(u, special...)
+	e := make([]float64, len(u))
+	for i, v := range u {
+		e[i] = math.Abs(float64(v))
+	}
+	expSlice(e)
+	var tanhMiss, coshMiss int
+	for i, v := range u {
+		th, ch := tanhFromExp(v, e[i]), coshFromExp(e[i])
+		wt, wc := float32(math.Tanh(float64(v))), float32(math.Cosh(float64(v)))
+		if th != wt {
+			if i >= n || math.Abs(float64(th-wt)) > 1e-7*math.Abs(float64(wt)) {
+				t.Errorf("tanh(%v) = %v, want %v", v, th, wt)
+			}
 			tanhMiss++
 		}
-		if ch != float32(math.Cosh(float64(f/4))) {
+		if ch != wc {
+			if i >= n || math.Abs(float64(ch-wc)) > 1e-7*math.Abs(float64(wc)) {
+				t.Errorf("cosh(%v) = %v, want %v", v, ch, wc)
+			}
 			coshMiss++
 		}
-	}
-	for _, v := range []float64{0, 1e-300, -1e-12, 1e-6, 0.0624, 0.0626, 19.99, 20, 1e300, math.Inf(1)} {
-		for _, y := range []float64{v, -v} {
-			if got, want := tanh64(y), math.Tanh(y); math.Abs(got-want) > 1e-15+1e-13*math.Abs(want) {
-				t.Errorf("tanh64(%v) = %v, want %v", y, got, want)
-			}
+		if math.Signbit(float64(th)) != math.Signbit(float64(v)) {
+			t.Errorf("tanh(%v) = %v has the wrong sign", v, th)
 		}
 	}
-	for _, x := range []float32{-200, -104, -88, 88.7, 89, float32(math.Inf(1)), float32(math.Inf(-1))} {
-		if got, want := expf(x), float32(math.Exp(float64(x))); got != want {
-			t.Errorf("expf(%v) = %v, want %v", x, got, want)
+	nan := float32(math.NaN())
+	en := []float64{math.NaN()}
+	expSlice(en)
+	if th := tanhFromExp(nan, en[0]); th == th {
+		t.Errorf("tanh(NaN) = %v", th)
+	}
+	// A handful of near-ties may round the other way; more would mean a real error.
+	if tanhMiss > n/10000 || coshMiss > n/10000 {
+		t.Errorf("float32 results not correctly rounded: tanh %d, cosh %d of %d", tanhMiss, coshMiss, n)
+	}
+	t.Logf("not correctly rounded: tanh %d, cosh %d of %d", tanhMiss, coshMiss, n)
+}
+
+// TestGeluKernels checks that geluForward/geluBackward (vector kernels where the CPU has them)
+// give the same bits as the portable geluForwardGo/geluBackwardGo.
+func TestGeluKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	x := make([]float32, 4099)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 2)
+		if i%5 == 0 {
+			x[i] /= 50
 		}
 	}
-	if !math.IsNaN(float64(expf(float32(math.NaN())))) || !math.IsNaN(tanh64(math.NaN())) {
-		t.Error("NaN not propagated")
+	copy(x, []float32{0, float32(math.Copysign(0, -1)), 1e-20, -0.0701, 0.07, 5.9, -5.95, 6, 7, 100, -100,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38})
+	d := make([]float32, len(x))
+	for i := range d {
+		d[i] = float32(r.NormFloat64())
 	}
-	// A handful of ties may round the other way; more would mean a real error.
-	if expMiss > n/10000 || tanhMiss > n/10000 || coshMiss > n/10000 {
-		t.Errorf("float32 results not correctly rounded: exp %d, tanh %d, cosh %d of %d", expMiss, tanhMiss, coshMiss, n)
+	a, b := make([]float32, len(x)), make([]float32, len(x))
+	geluForward(a, x)
+	geluForwardGo(b, x)
+	ga, gb := clone(d), clone(d)
+	geluBackward(ga, x, d)
+	geluBackwardGo(gb, x, d)
+	for i := range x {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+			t.Errorf("gelu(%v): kernel %v, Go %v", x[i], a[i], b[i])
+		}
+		if math.Float32bits(ga[i]) != math.Float32bits(gb[i]) && !(ga[i] != ga[i] && gb[i] != gb[i]) {
+			t.Errorf("gelu'(%v): kernel %v, Go %v", x[i], ga[i], gb[i])
+		}
 	}
-	t.Logf("not correctly rounded: exp %d, tanh %d, cosh %d of %d", expMiss, tanhMiss, coshMiss, n)
 }
 
 // TestExpSlice checks the vector exponential (and its portable twin) against math.Exp,

@@ -22,18 +22,21 @@ type pool struct {
 	cur     job
 	nchunks int64
 	next    atomic.Int64
+	live    atomic.Int32 // running helpers, for tests
 }
 
 func newPool(n int) *pool {
 	p := &pool{n: n, wake: make([]chan struct{}, n)}
 	for w := 1; w < n; w++ {
 		p.wake[w] = make(chan struct{}, 1)
+		p.live.Add(1) // counted before the goroutine starts, so tests see it at once
 		go p.loop(w)
 	}
 	return p
 }
 
 func (p *pool) loop(w int) {
+	defer p.live.Add(-1)
 	for range p.wake[w] {
 		p.work(w)
 		p.done.Done()
