@@ -224,6 +224,36 @@ func copyRows(name string, nvec int, reg string, vw int) {
 	e("")
 }
 
+// prefetchRows emits a loop that asks for rows of a strided matrix to be brought into L2.
+func prefetchRows() {
+	e("// func prefetchRows(src *float32, stride int, rows int, lines int)")
+	e("// Prefetches lines cache lines from the start of each of rows rows stride floats apart.")
+	e("TEXT ·prefetchRows(SB), NOSPLIT, $0-32")
+	e("\tMOVQ src+0(FP), SI")
+	e("\tMOVQ stride+8(FP), DX")
+	e("\tMOVQ rows+16(FP), CX")
+	e("\tMOVQ lines+24(FP), R8")
+	e("\tSHLQ $2, DX")
+	e("\tTESTQ CX, CX")
+	e("\tJZ pdone")
+	e("\tTESTQ R8, R8")
+	e("\tJZ pdone")
+	e("prow:")
+	e("\tMOVQ SI, AX")
+	e("\tMOVQ R8, BX")
+	e("pline:")
+	e("\tPREFETCHT1 (AX)")
+	e("\tADDQ $64, AX")
+	e("\tDECQ BX")
+	e("\tJNZ pline")
+	e("\tADDQ DX, SI")
+	e("\tDECQ CX")
+	e("\tJNZ prow")
+	e("pdone:")
+	e("\tRET")
+	e("")
+}
+
 // dot4x4 emits the AVX-512 4x4 dot-product kernel: 16 accumulators Z0-Z15, A rows in
 // Z16-Z19, B rows in Z20-Z23, then a horizontal sum of each accumulator.
 func dot4x4() {
@@ -301,6 +331,7 @@ func main() {
 	copyRows("copyRows16", 2, "Y", 8)
 	copyRows("copyRows48", 3, "Z", 16)
 	dot4x4()
+	prefetchRows()
 	if err := os.WriteFile("kernel_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -356,7 +356,12 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 		for jr := j0; jr < j1; jr += nr {
 			nrr := min(nr, j1-jr)
 			packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
+			next := jr + nr
+			strips := (i1 - i0 + mr - 1) / mr
 			for ir := i0; ir < i1; ir += mr {
+				if next < j1 {
+					prefetchB(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next), (ir-i0)/mr, strips)
+				}
 				mrr := min(mr, i1-ir)
 				ap := &ws.ap[(ir-i0)*kb]
 				if mrr == mr && nrr == nr {

@@ -86,6 +86,29 @@ func copyRows16(dst *float32, src *float32, srcStride int, n int)
 //go:noescape
 func copyRows48(dst *float32, src *float32, srcStride int, n int)
 
+//go:noescape
+func prefetchRows(src *float32, stride int, rows int, lines int)
+
+// prefetchB asks for part q of parts of the source of a panel of op(B) (columns jr..jr+nrr,
+// rows pc..pc+kb) to be brought into L2. The driver spreads the parts of the next panel over
+// the kernel calls on the current one, so packing it does not wait on memory and the
+// requests do not flood the miss queues.
+func prefetchB(b []float32, ldb int, transB bool, pc, kb, jr, nrr, q, parts int) {
+	if transB {
+		r0, r1 := nrr*q/parts, nrr*(q+1)/parts
+		if r1 > r0 {
+			_ = b[(jr+r1-1)*ldb+pc+kb-1]
+			prefetchRows(&b[(jr+r0)*ldb+pc], ldb, r1-r0, (kb*4+63)/64)
+		}
+		return
+	}
+	r0, r1 := kb*q/parts, kb*(q+1)/parts
+	if r1 > r0 {
+		_ = b[(pc+r1-1)*ldb+jr+nrr-1]
+		prefetchRows(&b[(pc+r0)*ldb+jr], ldb, r1-r0, (nrr*4+63)/64+1)
+	}
+}
+
 // packBRows packs a full panel of B not transposed (kb rows of nr floats) with vector copies.
 func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool {
 	_ = dst[kb*nr-1]

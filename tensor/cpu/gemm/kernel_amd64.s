@@ -865,3 +865,29 @@ reduce:
 	VZEROUPPER
 	RET
 
+// func prefetchRows(src *float32, stride int, rows int, lines int)
+// Prefetches lines cache lines from the start of each of rows rows stride floats apart.
+TEXT ·prefetchRows(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ stride+8(FP), DX
+	MOVQ rows+16(FP), CX
+	MOVQ lines+24(FP), R8
+	SHLQ $2, DX
+	TESTQ CX, CX
+	JZ pdone
+	TESTQ R8, R8
+	JZ pdone
+prow:
+	MOVQ SI, AX
+	MOVQ R8, BX
+pline:
+	PREFETCHT1 (AX)
+	ADDQ $64, AX
+	DECQ BX
+	JNZ pline
+	ADDQ DX, SI
+	DECQ CX
+	JNZ prow
+pdone:
+	RET
+
