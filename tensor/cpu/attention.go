@@ -88,13 +88,87 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 	}
 }
 
+// attnVector selects the vector kernels where the CPU has them and the head size is a multiple
+// of 8; they give the same bits as the portable loops (tests switch it off to compare).
+var attnVector = haveAttnAVX2
+
+func useAttnVector(hs int) bool { return attnVector && hs > 0 && hs%8 == 0 }
+
+// keyBlocks is the number of 8-key blocks holding n keys.
+func keyBlocks(n int) int { return (n + 7) / 8 }
+
+// packKT stores n keys (key t2 at k[t2*stride:], hs values each) as blocks of 8 keys laid out
+// value-major, kt[(blk*hs+i)*8+j] = key blk*8+j's value i, zero past n, so that one vector
+// load holds value i of eight keys.
+func packKT(kt, k []float32, n, stride, hs int) {
+	nb := keyBlocks(n)
+	kt = kt[:nb*hs*8]
+	for blk := 0; blk < nb; blk++ {
+		dst := kt[blk*hs*8 : (blk+1)*hs*8]
+		for j := 0; j < 8; j++ {
+			t2 := blk*8 + j
+			if t2 >= n {
+				for i := 0; i < hs; i++ {
+					dst[i*8+j] = 0
+				}
+				continue
+			}
+			src := k[t2*stride : t2*stride+hs]
+			for i, x := range src {
+				dst[i*8+j] = x
+			}
+		}
+	}
+}
+
+// attendRowVec is attendRow with keys packed by packKT and hs a multiple of 8; tmp holds
+// keyBlocks(len(att))*8 scores.
+func attendRowVec(out, att, q, kt, v []float32, stride int, scale float32, tmp []float32) {
+	n, hs := len(att), len(q)
+	nb := keyBlocks(n)
+	_, _, _ = kt[nb*hs*8-1], tmp[nb*8-1], out[hs-1]
+	_ = v[(n-1)*stride+hs-1]
+	dots8AVX2(&q[0], &kt[0], hs, nb, &tmp[0])
+	maxv := float32(math.Inf(-1))
+	for t2 := range att {
+		val := tmp[t2] * scale
+		maxv = max(maxv, val)
+		att[t2] = val
+	}
+	sum := expShiftSum(att, att, maxv)
+	var inv float32
+	if sum != 0 {
+		inv = 1 / sum
+	}
+	for t2 := range att {
+		att[t2] *= inv
+	}
+	attnAVAVX2(&out[0], &att[0], &v[0], stride, n, hs)
+}
+
+// attPackJob packs each (batch, head)'s keys for the vector forward.
+type attPackJob struct {
+	T, C, NH int
+	qkv, kt  []float32
+}
+
+func (j *attPackJob) run(_, bh int) {
+	T, C, NH := j.T, j.C, j.NH
+	hs := C / NH
+	b, h := bh/NH, bh%NH
+	sz := keyBlocks(T) * hs * 8
+	packKT(j.kt[bh*sz:(bh+1)*sz], j.qkv[b*T*3*C+C+h*hs:], T, 3*C, hs)
+}
+
 type attFwdJob struct {
 	B, T, C, NH   int
 	out, att, qkv []float32
 	scale         float32
+	kt            []float32 // packed keys, or nil for the portable loops
+	scratch       [][]float32
 }
 
-func (j *attFwdJob) run(_, r int) {
+func (j *attFwdJob) run(w, r int) {
 	T, C, NH := j.T, j.C, j.NH
 	hs, C3 := C/NH, 3*C
 	t := r % T
@@ -103,6 +177,14 @@ func (j *attFwdJob) run(_, r int) {
 	base := b * T * C3
 	att := j.att[r*T : (r+1)*T]
 	clear(att[t+1:])
+	if j.kt != nil {
+		sz := keyBlocks(T) * hs * 8
+		bh := r / T
+		o := (b*T + t) * C
+		attendRowVec(j.out[o+h*hs:o+(h+1)*hs], att[:t+1], j.qkv[base+t*C3+h*hs:base+t*C3+(h+1)*hs],
+			j.kt[bh*sz:(bh+1)*sz], j.qkv[base+2*C+h*hs:], C3, j.scale, j.scratch[w])
+		return
+	}
 	attendRow(j.out[(b*T+t)*C+h*hs:(b*T+t)*C+(h+1)*hs], att[:t+1],
 		j.qkv[base+t*C3+h*hs:base+t*C3+(h+1)*hs], j.qkv[base+C+h*hs:], j.qkv[base+2*C+h*hs:], C3, j.scale)
 }
@@ -122,7 +204,19 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	checkHeads(op, C, NH)
 	b.attF = attFwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(C / NH),
 		out: f32(op, "out", out, B*T*C), att: f32(op, "att", att, B*NH*T*T), qkv: f32(op, "qkv", qkv, B*T*3*C)}
-	b.pool.doWork(&b.attF, B*NH*T, B*NH*T*(T+1)*C/NH)
+	work := B * NH * T * (T + 1) * C / NH
+	if hs := C / NH; useAttnVector(hs) && T > 0 {
+		sz := keyBlocks(T) * hs * 8
+		if len(b.attnBuf) < B*NH*sz {
+			b.attnBuf = make([]float32, B*NH*sz)
+		}
+		b.attP = attPackJob{T: T, C: C, NH: NH, qkv: b.attF.qkv, kt: b.attnBuf}
+		b.pool.doWork(&b.attP, B*NH, work)
+		b.attP = attPackJob{}
+		b.workerScratch(keyBlocks(T) * 8)
+		b.attF.kt, b.attF.scratch = b.attnBuf, b.scratch
+	}
+	b.pool.doWork(&b.attF, B*NH*T, work)
 	b.attF = attFwdJob{}
 }
 
@@ -130,21 +224,65 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 // values' gradients accumulate in llm.c's order. The softmax backward uses the O(T) identity
 // dpre[t3] = att[t3] * (datt[t3] - sum_t2 att[t2] datt[t2]) instead of llm.c's O(T^2) loop.
 type attBwdJob struct {
-	B, T, C, NH         int
-	dqkv, scratch, dout []float32
-	qkv, att            []float32
-	scale               float32
+	B, T, C, NH int
+	dqkv, datts []float32
+	dout        []float32
+	qkv, att    []float32
+	scale       float32
+	scratch     [][]float32 // per worker, for the vector kernels; nil for the portable loops
 }
 
-func (j *attBwdJob) run(_, bh int) {
+// runVec is run with the vector kernels: values are packed once per (batch, head) so the
+// gradients of the scores are dot products of eight positions at a time. Every sum keeps the
+// portable loops' order.
+func (j *attBwdJob) runVec(w, b, h, bh, base int) {
+	T, C := j.T, j.C
+	hs, C3 := C/j.NH, 3*C
+	nbT := keyBlocks(T)
+	vt := j.scratch[w][:nbT*hs*8]
+	tmp := j.scratch[w][nbT*hs*8 : nbT*hs*8+nbT*8]
+	packKT(vt, j.qkv[base+2*C+h*hs:], T, C3, hs)
+	voff, koff := base+2*C+h*hs, base+C+h*hs
+	_ = j.dqkv[base+(T-1)*C3+2*C+(h+1)*hs-1]
+	for t := 0; t < T; t++ {
+		row := (bh*T + t) * T
+		att := j.att[row : row+t+1]
+		datt := j.datts[row : row+T]
+		clear(datt[t+1:])
+		datt = datt[:t+1]
+		do := j.dout[(b*T+t)*C+h*hs : (b*T+t)*C+(h+1)*hs]
+		dots8AVX2(&do[0], &vt[0], hs, keyBlocks(t+1), &tmp[0])
+		copy(datt, tmp[:t+1])
+		attnDVAVX2(&j.dqkv[voff], C3, &att[0], &do[0], t+1, hs)
+		var dot float32
+		for t2, a := range att {
+			dot += a * datt[t2]
+		}
+		for t2, a := range att {
+			datt[t2] = a * (datt[t2] - dot)
+		}
+		ds := tmp[:t+1]
+		for t2, d := range datt {
+			ds[t2] = d * j.scale
+		}
+		qo := base + t*C3 + h*hs
+		attnDQDKAVX2(&j.dqkv[qo], &j.qkv[koff], &j.dqkv[koff], C3, &j.qkv[qo], &ds[0], t+1, hs)
+	}
+}
+
+func (j *attBwdJob) run(w, bh int) {
 	T, C, NH := j.T, j.C, j.NH
 	hs, C3 := C/NH, 3*C
 	b, h := bh/NH, bh%NH
 	base := b * T * C3
+	if j.scratch != nil {
+		j.runVec(w, b, h, bh, base)
+		return
+	}
 	for t := 0; t < T; t++ {
 		row := (bh*T + t) * T
 		att := j.att[row : row+t+1]
-		datt := j.scratch[row : row+T]
+		datt := j.datts[row : row+T]
 		clear(datt[t+1:])
 		datt = datt[:t+1]
 		do := j.dout[(b*T+t)*C+h*hs : (b*T+t)*C+(h+1)*hs]
@@ -229,8 +367,12 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor
 	dims(op, B, T, C)
 	checkHeads(op, C, NH)
 	b.attB = attBwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(C / NH),
-		dqkv: f32(op, "dqkv", dqkv, B*T*3*C), scratch: f32(op, "scratch", scratch, B*NH*T*T),
+		dqkv: f32(op, "dqkv", dqkv, B*T*3*C), datts: f32(op, "scratch", scratch, B*NH*T*T),
 		dout: f32(op, "dout", dout, B*T*C), qkv: f32(op, "qkv", qkv, B*T*3*C), att: f32(op, "att", att, B*NH*T*T)}
+	if hs := C / NH; useAttnVector(hs) && T > 0 {
+		b.workerScratch(keyBlocks(T) * (hs + 1) * 8)
+		b.attB.scratch = b.scratch
+	}
 	b.pool.doWork(&b.attB, B*NH, 2*B*NH*T*(T+1)*C/NH)
 	b.attB = attBwdJob{}
 }

@@ -233,7 +233,9 @@ func attentionRef(qkv []float64, B, T, C, NH int) (out, att []float64) {
 	return
 }
 
-var attShapes = [][4]int{{3, 7, 20, 5}, {1, 1, 4, 1}, {2, 5, 6, 3}, {1, 9, 8, 1}}
+// Head sizes 4, 2 and 20 take the portable loops; 8, 16, 40 and 64 the vector kernels where the
+// CPU has them (with T not a multiple of 8 and above 32 for partial and four-block key groups).
+var attShapes = [][4]int{{3, 7, 20, 5}, {1, 1, 4, 1}, {2, 5, 6, 3}, {1, 9, 8, 1}, {2, 13, 32, 2}, {1, 33, 40, 1}, {1, 3, 64, 1}}
 
 func TestAttention(t *testing.T) {
 	b := NewWithThreads(3)
@@ -413,6 +415,38 @@ func TestLogSoftmaxGather(t *testing.T) {
 					return dot(l, dlp) + dot(e, dent)
 				})
 				near(t, name+" dlogits", Float32s(dlogits), plus(d0, fd), 1e-5, 1e-4)
+			}
+		}
+	}
+}
+
+// TestAttentionVectorMatchesPortable checks that the vector kernels give the portable loops' bits.
+func TestAttentionVectorMatchesPortable(t *testing.T) {
+	if !haveAttnAVX2 {
+		t.Skip("no vector attention kernels on this CPU or build")
+	}
+	defer func(v bool) { attnVector = v }(attnVector)
+	b := NewWithThreads(3)
+	defer b.Close()
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, sh := range [][4]int{{2, 37, 64, 2}, {1, 13, 40, 1}, {3, 8, 48, 6}, {1, 1, 8, 1}} {
+		B, T, C, NH := sh[0], sh[1], sh[2], sh[3]
+		qkv := mk(t, b, randn(r, B*T*3*C, 1), B*T*3*C)
+		da := mk(t, b, randn(r, B*T*C, 1), B*T*C)
+		d0 := randn(r, B*T*3*C, 1)
+		var res [2][3][]float32
+		for k, vec := range []bool{true, false} {
+			attnVector = vec
+			out := mk(t, b, make([]float32, B*T*C), B*T*C)
+			att := mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T)
+			dqkv := mk(t, b, clone(d0), B*T*3*C)
+			b.AttentionForward(out, att, qkv, B, T, C, NH)
+			b.AttentionBackward(dqkv, mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T), da, qkv, att, B, T, C, NH)
+			res[k] = [3][]float32{Float32s(out), Float32s(att), Float32s(dqkv)}
+		}
+		for i, name := range []string{"out", "att", "dqkv"} {
+			if !bitsEqual(res[0][i], res[1][i]) {
+				t.Errorf("%v: %s differs between the vector and portable paths", sh, name)
 			}
 		}
 	}
