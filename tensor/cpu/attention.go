@@ -59,6 +59,11 @@ func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
 	for t2 := range att {
 		att[t2] *= inv
 	}
+	if useAttnVector(hs) {
+		_ = v[(n-1)*stride+hs-1]
+		attnAVAVX2(&out[0], &att[0], &v[0], stride, n, hs)
+		return
+	}
 	clear(out)
 	// Four values per pass over out; each out[i] still adds positions in order.
 	t2 = 0
