@@ -59,3 +59,20 @@ func geluBackward(dinp, inp, dout []float32) {
 	}
 	geluBackwardGo(dinp[n:], inp[n:], dout[n:])
 }
+
+//go:noescape
+func divAVX2(x *float32, n int, s float32)
+
+// divScalar sets x[i] /= s.
+func divScalar(x []float32, s float32) {
+	n := 0
+	if haveExpAVX2 {
+		n = len(x) &^ 7
+		if n > 0 {
+			divAVX2(&x[0], n, s)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		x[i] /= s
+	}
+}

@@ -296,3 +296,24 @@ gbLoop:
 gbDone:
 	VZEROUPPER
 	RET
+
+// func divAVX2(x *float32, n int, s float32)
+// x[i] /= s for n (a multiple of 8) values; IEEE division, so the same bits as scalar code.
+TEXT ·divAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+
+divLoop:
+	CMPQ CX, $8
+	JL   divDone
+	VMOVUPS (DI), Y0
+	VDIVPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  divLoop
+
+divDone:
+	VZEROUPPER
+	RET

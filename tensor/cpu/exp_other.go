@@ -7,3 +7,10 @@ func expSlice(x []float64) { expSliceGo(x) }
 
 func geluForward(out, inp []float32)         { geluForwardGo(out, inp) }
 func geluBackward(dinp, inp, dout []float32) { geluBackwardGo(dinp, inp, dout) }
+
+// divScalar sets x[i] /= s.
+func divScalar(x []float32, s float32) {
+	for i := range x {
+		x[i] /= s
+	}
+}

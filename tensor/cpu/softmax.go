@@ -41,9 +41,7 @@ func (j *xentJob) run(_, c int) {
 		maxv := maxf32(l)
 		p := probs[:V]
 		sum := expShiftSum(p, l, maxv)
-		for i := range p {
-			p[i] /= sum
-		}
+		divScalar(p, sum)
 		clear(probs[V:])
 		j.losses[r] = -logf(p[ix])
 	}
@@ -117,21 +115,27 @@ func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
 		e[i] = float64(v)*invT - zmax
 	}
 	expSlice(e)
-	var s0, s1, a0, a1 float64
+	// Four partial sums each: fixed order, so deterministic, and four independent chains.
+	var s0, s1, s2, s3, a0, a1, a2, a3 float64
 	i := 0
-	for ; i+2 <= len(l); i += 2 {
-		s0 += e[i]
-		s1 += e[i+1]
-		a0 += e[i] * (float64(l[i])*invT - zmax)
-		a1 += e[i+1] * (float64(l[i+1])*invT - zmax)
+	for ; i+4 <= len(l); i += 4 {
+		e0, e1, e2, e3 := e[i], e[i+1], e[i+2], e[i+3]
+		s0 += e0
+		s1 += e1
+		s2 += e2
+		s3 += e3
+		a0 += e0 * (float64(l[i])*invT - zmax)
+		a1 += e1 * (float64(l[i+1])*invT - zmax)
+		a2 += e2 * (float64(l[i+2])*invT - zmax)
+		a3 += e3 * (float64(l[i+3])*invT - zmax)
 	}
 	for ; i < len(l); i++ {
 		s0 += e[i]
 		a0 += e[i] * (float64(l[i])*invT - zmax)
 	}
-	S = s0 + s1
+	S = (s0 + s1) + (s2 + s3)
 	logZ = math.Log(S)
-	return zmax, S, logZ, logZ - (a0+a1)/S
+	return zmax, S, logZ, logZ - ((a0+a1)+(a2+a3))/S
 }
 
 func (j *lsgJob) run(w, c int) {
