@@ -1,10 +1,22 @@
 // Package cpu implements tensor.Backend on the CPU. It is the numerical reference for the
-// project: its kernels follow llm.c's CPU reference (train_gpt2.c) operation by operation.
+// project: its kernels follow llm.c's CPU reference (train_gpt2.c) operation by operation, in
+// float32 and in llm.c's order of additions (LayerNorm, softmax and attention sums, bias,
+// weight and embedding gradients), with exponentials and tanh correctly rounded to float32.
+// Where llm.c's loops are not a reference (log-softmax at a temperature, the whole-tensor Sum
+// and SumSquares) sums run in float64.
 //
 // Every op is split into chunks whose boundaries depend only on the op's dimensions, never on
 // the number of workers, and every reduction combines per-chunk or per-column partials in a
 // fixed order. Results are therefore bitwise identical run to run and for any thread count.
-// Ops on one Backend are serialised; a Backend may be shared by goroutines.
+// Ops on one Backend are serialised; a Backend may be shared by goroutines. Matrix products go
+// to package gemm.
+//
+// On amd64 with AVX2 and FMA, vector kernels run the exponential, GELU, attention and the
+// softmax division. Apart from the exponential's polynomial they perform the portable Go
+// loops' operations in the same order without fused multiply-adds, so they give the same bits
+// (tests check this). Built with the purego tag, or on other architectures, the portable
+// loops take math.Exp, so exponential-based results can differ from an AVX2 build in rare
+// float32 roundings.
 package cpu
 
 import (
