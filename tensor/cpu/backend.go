@@ -1,7 +1,8 @@
 // Package cpu implements tensor.Backend on the CPU. It is the numerical reference for the
 // project: its kernels follow llm.c's CPU reference (train_gpt2.c) operation by operation, in
 // float32 and in llm.c's order of additions (LayerNorm, softmax and attention sums, bias,
-// weight and embedding gradients), with exponentials and tanh correctly rounded to float32.
+// weight and embedding gradients). Exponentials and tanh are float64 values accurate to 1e-14
+// rounded to float32, as correctly rounded as glibc's expf and tanhf but for rare near-ties.
 // Where llm.c's loops are not a reference (log-softmax at a temperature, the whole-tensor Sum
 // and SumSquares) sums run in float64.
 //
