@@ -306,12 +306,28 @@ func (b *Backend) SumSquares(out, x *tensor.Tensor) { b.reduce("SumSquares", out
 type adamJob struct {
 	p, g, m, v                      []float32
 	lr, b1, b2, eps, wd, c1, c2, gs float32
+	vector                          bool // use the vector kernel (tests compare both)
 }
+
+// adamVectorOn lets tests run the portable loop where the vector kernel exists.
+var adamVectorOn = true
 
 func (j *adamJob) run(_, c int) {
 	lo := c * ewChunk
 	hi := min(lo+ewChunk, len(j.p))
 	p, g, m, v := j.p[lo:hi], j.g[lo:hi], j.m[lo:hi], j.v[lo:hi]
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	b1, b2, gs := j.b1, j.b2, j.gs
+	if j.vector {
+		c := [10]float32{gs, b1, 1 - b1, b2, 1 - b2, j.c1, j.c2, j.eps, j.wd, j.lr}
+		n := adamVector(p, g, m, v, &c)
+		p, g, m, v = p[n:], g[n:], m[n:], v[n:]
+	}
+	adamScalar(p, g, m, v, j)
+}
+
+// adamScalar is llm.c's update loop, operation for operation.
+func adamScalar(p, g, m, v []float32, j *adamJob) {
 	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
 	b1, b2, gs := j.b1, j.b2, j.gs
 	for i := range p {
@@ -346,8 +362,9 @@ func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams
 		p: f32("AdamW", "params", params, n), g: f32("AdamW", "grads", grads, n),
 		m: f32("AdamW", "m", m, n), v: f32("AdamW", "v", v, n),
 		lr: p.LR, b1: p.Beta1, b2: p.Beta2, eps: p.Eps, wd: p.WeightDecay, gs: gs,
-		c1: 1 - float32(math.Pow(float64(p.Beta1), float64(p.Step))),
-		c2: 1 - float32(math.Pow(float64(p.Beta2), float64(p.Step))),
+		c1:     1 - float32(math.Pow(float64(p.Beta1), float64(p.Step))),
+		c2:     1 - float32(math.Pow(float64(p.Beta2), float64(p.Step))),
+		vector: adamVectorOn,
 	}
 	b.pool.do(&b.adam, ceilDiv(n, ewChunk))
 	b.adam = adamJob{}

@@ -209,3 +209,31 @@ func TestAdamW(t *testing.T) {
 	wp, _, _ := adamRef(pa, ga, ma, va, 0.1, 0.9, 0.999, 1e-8, 0, 2, 1)
 	near(t, "AdamW unclipped", Float32s(p), wp, 1e-6, 1e-6)
 }
+
+// TestAdamWVectorMatchesPortable checks the vector AdamW against the portable loop bit for bit.
+func TestAdamWVectorMatchesPortable(t *testing.T) {
+	defer func(v bool) { adamVectorOn = v }(adamVectorOn)
+	b := NewWithThreads(2)
+	defer b.Close()
+	r := rand.New(rand.NewPCG(37, 38))
+	n := ewChunk + 13
+	pa, ga, ma, va := randn(r, n, 1), randn(r, n, 0.1), randn(r, n, 0.01), randn(r, n, 0.001)
+	for i := range va {
+		va[i] = float32(math.Abs(float64(va[i])))
+	}
+	ga[0], ga[1] = 0, 1e-30
+	var res [2][3][]float32
+	for k, vec := range []bool{true, false} {
+		adamVectorOn = vec
+		p, m, v := mk(t, b, clone(pa), n), mk(t, b, clone(ma), n), mk(t, b, clone(va), n)
+		ss := mk(t, b, []float32{4}, 1)
+		b.AdamW(p, mk(t, b, ga, n), m, v, tensor.AdamWParams{LR: 3e-4, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8,
+			WeightDecay: 0.1, Step: 7, GradSumSq: ss, MaxNorm: 1})
+		res[k] = [3][]float32{Float32s(p), Float32s(m), Float32s(v)}
+	}
+	for i, name := range []string{"params", "m", "v"} {
+		if !bitsEqual(res[0][i], res[1][i]) {
+			t.Errorf("AdamW %s differs between the vector and portable loops", name)
+		}
+	}
+}
