@@ -28,7 +28,7 @@ const (
 	maxMR             = 8
 	maxNR             = 48
 	maxMC             = 512
-	minFlopsPerThread = 1 << 17
+	minFlopsPerThread = 1 << 20
 )
 
 var threads atomic.Int32
@@ -112,7 +112,8 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
-		kern: active,
+		kern:   active,
+		tokens: j.tokens[:0],
 	}
 	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil {
 		j.planDot(Threads())
@@ -155,6 +156,7 @@ type job struct {
 	workers int
 	next    atomic.Int64
 	wg      sync.WaitGroup
+	tokens  []*token // helpers asked to join, kept across calls to reuse the slice
 }
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
@@ -301,18 +303,39 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 // run executes the job on the calling goroutine and workers-1 pool goroutines.
 func (j *job) run() {
 	j.next.Store(0)
-	if j.workers > 1 {
-		startWorkers(j.workers - 1)
-		j.wg.Add(j.workers - 1)
-		for i := 1; i < j.workers; i++ {
-			jobs <- j
+	helpers := j.workers - 1
+	if helpers > 0 {
+		startWorkers(helpers)
+		j.wg.Add(helpers)
+		for range helpers {
+			tk := tokenPool.Get().(*token)
+			tk.job = j
+			tk.state.Store(tokenPending)
+			j.tokens = append(j.tokens, tk)
+			jobs <- tk
 		}
 	}
 	ws := wsPool.Get().(*workspace)
 	j.work(ws)
 	wsPool.Put(ws)
-	if j.workers > 1 {
+	if helpers > 0 {
+		// Every task is claimed. A helper that has not started yet (its core busy with
+		// something else) is not waited for: cancelling its token hands the token to it.
+		for i, tk := range j.tokens {
+			if tk.state.CompareAndSwap(tokenPending, tokenCancelled) {
+				j.wg.Done()
+				j.tokens[i] = nil
+			}
+		}
 		j.wg.Wait()
+		for i, tk := range j.tokens {
+			if tk != nil {
+				tk.job = nil
+				tokenPool.Put(tk)
+			}
+			j.tokens[i] = nil
+		}
+		j.tokens = j.tokens[:0]
 	}
 }
 
@@ -467,15 +490,37 @@ var wsPool = sync.Pool{New: func() any { return newWorkspace() }}
 var (
 	workersMu sync.Mutex
 	nWorkers  int
-	jobs      = make(chan *job, 256)
+	jobs      = make(chan *token, 256)
 )
+
+// A token asks one helper to join a job. The caller cancels it if no helper has taken it by
+// the time the tasks run out. Whoever ends a token's use recycles it: the helper when it
+// finds the token cancelled, the caller after waiting for a helper that started.
+type token struct {
+	job   *job
+	state atomic.Int32
+}
+
+const (
+	tokenPending = iota
+	tokenStarted
+	tokenCancelled
+)
+
+var tokenPool = sync.Pool{New: func() any { return new(token) }}
 
 func startWorkers(n int) {
 	workersMu.Lock()
 	for ; nWorkers < n; nWorkers++ {
 		go func() {
 			ws := newWorkspace()
-			for j := range jobs {
+			for tk := range jobs {
+				if !tk.state.CompareAndSwap(tokenPending, tokenStarted) {
+					tk.job = nil
+					tokenPool.Put(tk)
+					continue
+				}
+				j := tk.job
 				j.work(ws)
 				j.wg.Done()
 			}

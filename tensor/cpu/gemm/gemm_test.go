@@ -1,9 +1,11 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -299,5 +301,45 @@ func TestPlanCoversC(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestConcurrentCalls runs products from several goroutines at once, so helpers arrive late,
+// get cancelled and recycle their tokens while other calls reuse them; every result must
+// match the same product computed alone.
+func TestConcurrentCalls(t *testing.T) {
+	useThreads(t, 3)
+	r := rand.New(rand.NewPCG(11, 12))
+	ops := []*operands{
+		newOperands(r, shape{64, 200, 300}, false, true),
+		newOperands(r, shape{40, 500, 100}, true, false),
+		newOperands(r, shape{5, 2000, 200}, false, true),
+	}
+	want := make([][]float32, len(ops))
+	for i, o := range ops {
+		want[i] = o.run(1, 0.5)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := 0; it < 30; it++ {
+				i := (g + it) % len(ops)
+				got := ops[i].run(1, 0.5)
+				for x := range got {
+					if math.Float32bits(got[x]) != math.Float32bits(want[i][x]) {
+						errs <- fmt.Sprintf("goroutine %d, product %d: element %d is %v, want %v", g, i, x, got[x], want[i][x])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
