@@ -56,10 +56,7 @@ func (j *ewJob) run(_, c int) {
 			o[i] = x[i] * y[i]
 		}
 	case ewAxpy:
-		o, x, a := j.out[lo:hi], j.x[lo:hi], j.alpha
-		for i := range o {
-			o[i] += a * x[i]
-		}
+		axpy(j.out[lo:hi], j.x[lo:hi], j.alpha)
 	case ewScale:
 		o, a := j.out[lo:hi], j.alpha
 		for i := range o {

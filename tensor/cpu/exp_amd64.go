@@ -92,3 +92,21 @@ func adamVector(p, g, m, v []float32, c *[10]float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func axpyAVX2(y, x *float32, n int, a float32)
+
+// axpy sets y[i] += a*x[i].
+func axpy(y, x []float32, a float32) {
+	x = x[:len(y)]
+	n := 0
+	if haveExpAVX2 {
+		n = len(y) &^ 7
+		if n > 0 {
+			axpyAVX2(&y[0], &x[0], n, a)
+		}
+	}
+	for i := n; i < len(y); i++ {
+		y[i] += a * x[i]
+	}
+}

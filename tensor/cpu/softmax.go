@@ -24,16 +24,13 @@ func (j *xentJob) run(_, c int) {
 		probs := j.probs[r*Vp : (r+1)*Vp]
 		ix := int(j.targets[r])
 		if j.backward {
+			// llm.c: dlogits[i] += (p[i] - [i==ix]) * dloss, the target column on its own.
 			d := j.dlogits[r*Vp : r*Vp+V]
 			p := probs[:V]
 			dl := j.dlosses[r]
-			for i, pi := range p {
-				g := pi
-				if i == ix {
-					g -= 1
-				}
-				d[i] += g * dl
-			}
+			axpy(d[:ix], p[:ix], dl)
+			d[ix] += (p[ix] - 1) * dl
+			axpy(d[ix+1:], p[ix+1:], dl)
 			continue
 		}
 		// llm.c's softmax_forward and crossentropy_forward.
