@@ -247,7 +247,7 @@ func TestValidate(t *testing.T) {
 		{"shortA", false, false, 4, 2, 3, 3, 2, 2, buf[:10], buf, buf, "a has 10 elements"},
 		{"shortB", false, true, 4, 2, 3, 3, 3, 2, buf, buf[:5], buf, "b has 5 elements"},
 		{"shortC", false, false, 4, 2, 3, 3, 2, 3, buf, buf, buf[:10], "c has 10 elements"},
-		{"overflow", false, false, 1 << 40, 2, 3, 1 << 40, 2, 2, buf, buf, buf, "overflows int"},
+		{"overflow", false, false, math.MaxInt / 2, 2, 3, math.MaxInt / 2, 2, 2, buf, buf, buf, "overflows int"},
 	}
 	for _, tc := range cases {
 		err := Validate(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.a, tc.lda, tc.b, tc.ldb, tc.c, tc.ldc)
