@@ -41,11 +41,15 @@ var (
 func measurePeaks() {
 	peakOnce.Do(func() {
 		peakAll = PeakGFLOPS(Threads())
-		c0 := cpuTime()
-		const n = 1 << 22
-		flops := kernels[0].peak(n) * n
-		if d := cpuTime() - c0; d > 0 {
-			peakCore = flops / d.Seconds() / 1e9
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for rep := 0; rep < 5; rep++ {
+			const n = 1 << 20
+			c0 := threadCPUTime()
+			flops := kernels[0].peak(n) * n
+			if d := threadCPUTime() - c0; d > 0 {
+				peakCore = max(peakCore, flops/d.Seconds()/1e9)
+			}
 		}
 	})
 }
