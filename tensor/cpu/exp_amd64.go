@@ -110,3 +110,38 @@ func axpy(y, x []float32, a float32) {
 		y[i] += a * x[i]
 	}
 }
+
+//go:noescape
+func lsgStatsAVX2(l *float32, e *float64, n int, invT, zmax float64, sums *[8]float64)
+
+//go:noescape
+func lsgGradAVX2(d *float32, l *float32, e *float64, n int, c *[7]float64)
+
+// lsgVector lets tests run the portable log-softmax loops where the vector kernels exist.
+var lsgVector = true
+
+// lsgStatsVec runs lsgStatsAVX2 on the leading multiple of 4 and reports how many it did.
+func lsgStatsVec(l []float32, e []float64, invT, zmax float64, sums *[8]float64) int {
+	if !haveExpAVX2 || !lsgVector {
+		return 0
+	}
+	n := len(l) &^ 3
+	if n > 0 {
+		_ = e[n-1]
+		lsgStatsAVX2(&l[0], &e[0], n, invT, zmax, sums)
+	}
+	return n
+}
+
+// lsgGradVec runs lsgGradAVX2 on the leading multiple of 4 and reports how many it did.
+func lsgGradVec(d, l []float32, e []float64, c *[7]float64) int {
+	if !haveExpAVX2 || !lsgVector {
+		return 0
+	}
+	n := len(l) &^ 3
+	if n > 0 {
+		_, _ = d[n-1], e[n-1]
+		lsgGradAVX2(&d[0], &l[0], &e[0], n, c)
+	}
+	return n
+}

@@ -24,3 +24,8 @@ func axpy(y, x []float32, a float32) {
 		y[i] += a * x[i]
 	}
 }
+
+var lsgVector = false
+
+func lsgStatsVec(l []float32, e []float64, invT, zmax float64, sums *[8]float64) int { return 0 }
+func lsgGradVec(d, l []float32, e []float64, c *[7]float64) int                      { return 0 }

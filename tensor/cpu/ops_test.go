@@ -451,3 +451,31 @@ func TestAttentionVectorMatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+// TestLogSoftmaxVectorMatchesPortable checks the vector log-softmax kernels against the portable
+// loops bit for bit.
+func TestLogSoftmaxVectorMatchesPortable(t *testing.T) {
+	defer func(v bool) { lsgVector = v }(lsgVector)
+	b := NewWithThreads(2)
+	defer b.Close()
+	r := rand.New(rand.NewPCG(27, 28))
+	const N, V, Vp = 5, 1003, 1008
+	la := randn(r, N*Vp, 3)
+	tg := randTokens(r, N, V)
+	tg[0], tg[1] = 0, V-1
+	logits, targets := mk(t, b, la, N, Vp), mkI(t, b, tg, N)
+	dlp, dent, d0 := mk(t, b, randn(r, N, 1), N), mk(t, b, randn(r, N, 1), N), randn(r, N*Vp, 1)
+	var res [2][3][]float32
+	for k, vec := range []bool{true, false} {
+		lsgVector = vec
+		logp, ent, dl := mk(t, b, make([]float32, N), N), mk(t, b, make([]float32, N), N), mk(t, b, clone(d0), N*Vp)
+		b.LogSoftmaxGather(logp, ent, logits, targets, N, V, Vp, 0.9)
+		b.LogSoftmaxGatherBackward(dl, logits, targets, dlp, dent, N, V, Vp, 0.9)
+		res[k] = [3][]float32{Float32s(logp), Float32s(ent), Float32s(dl)}
+	}
+	for i, name := range []string{"logp", "entropy", "dlogits"} {
+		if !bitsEqual(res[0][i], res[1][i]) {
+			t.Errorf("%s differs between the vector and portable loops", name)
+		}
+	}
+}

@@ -108,13 +108,16 @@ func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
 	e = e[:len(l)]
 	// invT > 0, so the largest logit gives the largest z.
 	zmax = float64(maxf32(l)) * invT
-	for i, v := range l {
-		e[i] = float64(v)*invT - zmax
+	// Four partial sums each, element i going to sum i mod 4 (then the tail to the first):
+	// fixed, so deterministic, and four independent chains. The vector kernel does the same.
+	var sums [8]float64
+	i := lsgStatsVec(l, e, invT, zmax, &sums)
+	for k, v := range l[i:] {
+		e[i+k] = float64(v)*invT - zmax
 	}
-	expSlice(e)
-	// Four partial sums each: fixed order, so deterministic, and four independent chains.
-	var s0, s1, s2, s3, a0, a1, a2, a3 float64
-	i := 0
+	expSlice(e[i:])
+	s0, s1, s2, s3 := sums[0], sums[1], sums[2], sums[3]
+	a0, a1, a2, a3 := sums[4], sums[5], sums[6], sums[7]
 	for ; i+4 <= len(l); i += 4 {
 		e0, e1, e2, e3 := e[i], e[i+1], e[i+2], e[i+3]
 		s0 += e0
@@ -159,15 +162,26 @@ func (j *lsgJob) run(w, c int) {
 		}
 		d := j.dlogits[r*Vp : r*Vp+V]
 		invS := 1 / S
-		for i, v := range l {
-			lp := float64(v)*j.invT - zmax - logZ
-			p := e[i] * invS
-			g := -dlp*p - de*p*(lp+H)
-			if i == ix {
-				g += dlp
-			}
-			d[i] += float32(g * j.invT)
-		}
+		c := [7]float64{j.invT, zmax, logZ, invS, -dlp, de, H}
+		j.grad(d[:ix], l[:ix], e[:ix], &c)
+		j.grad(d[ix+1:], l[ix+1:], e[ix+1:], &c)
+		lp := float64(l[ix])*j.invT - zmax - logZ
+		p := e[ix] * invS
+		d[ix] += float32((-dlp*p - de*p*(lp+H) + dlp) * j.invT)
+	}
+}
+
+// grad accumulates the gradient into d for columns other than the target; c holds invT,
+// zmax, logZ, 1/S, -dlogp, dentropy and H.
+func (j *lsgJob) grad(d, l []float32, e []float64, c *[7]float64) {
+	n := lsgGradVec(d, l, e, c)
+	invT, zmax, logZ, invS, ndlp, de, H := c[0], c[1], c[2], c[3], c[4], c[5], c[6]
+	d, e = d[:len(l)], e[:len(l)]
+	for i := n; i < len(l); i++ {
+		lp := float64(l[i])*invT - zmax - logZ
+		p := e[i] * invS
+		g := ndlp*p - de*p*(lp+H)
+		d[i] += float32(g * invT)
 	}
 }
 
