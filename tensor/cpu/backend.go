@@ -13,7 +13,7 @@
 // to package gemm.
 //
 // On amd64 with AVX2 and FMA, vector kernels run the exponential, GELU, attention, AdamW,
-// Axpy, the cross-entropy gradient and the softmax division. Apart from the exponential's polynomial they perform the portable Go
+// Axpy, log-softmax, the cross-entropy gradient and the softmax division. Apart from the exponential's polynomial they perform the portable Go
 // loops' operations in the same order without fused multiply-adds, so they give the same bits
 // (tests check this). Built with the purego tag, or on other architectures, the portable
 // loops take math.Exp, so exponential-based results can differ from an AVX2 build in rare
