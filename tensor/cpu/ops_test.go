@@ -344,6 +344,14 @@ func TestCrossEntropy(t *testing.T) {
 		wl, wp := crossEntropyRef(to64(la), tg, N, V, Vp)
 		near(t, name+" loss", Float32s(losses), wl, 1e-5, 1e-5)
 		near(t, name+" probs", Float32s(probs), wp, 1e-7, 1e-5)
+		// Rows computed in pairs must equal rows computed alone, bit for bit.
+		for i := 0; i < N; i++ {
+			l1, p1 := mk(t, b, make([]float32, 1), 1), mk(t, b, make([]float32, Vp), Vp)
+			b.CrossEntropyForward(l1, p1, mk(t, b, la[i*Vp:(i+1)*Vp], Vp), mkI(t, b, tg[i:i+1], 1), 1, V, Vp)
+			if Float32s(l1)[0] != Float32s(losses)[i] || !bitsEqual(Float32s(p1), Float32s(probs)[i*Vp:(i+1)*Vp]) {
+				t.Fatalf("%s: row %d alone differs from the batch", name, i)
+			}
+		}
 
 		dl := randn(r, N, 1)
 		d0 := randn(r, N*Vp, 1)
