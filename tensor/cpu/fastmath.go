@@ -5,8 +5,6 @@ import "math"
 // Transcendentals evaluate in float64 and round to float32, so they return the correctly
 // rounded float32 result (as glibc's expf/tanhf/coshf do) in all but rare near-ties.
 
-func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
-
 // tanhSeries is tanh(a) for 0 <= a < 1/16; the first omitted term is below 1e-14 relative.
 func tanhSeries(a float64) float64 {
 	y2 := a * a
