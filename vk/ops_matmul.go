@@ -1,15 +1,395 @@
 package vk
 
-import "github.com/vkgrad/vkgrad/tensor"
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
 
 // Matrix products, bias gradients and the optimizer step.
 
-func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
-	notImplemented("MatMul")
+// The matmul shader's register block and K step (TM, TN, BK in shaders/matmul.comp); its tile is
+// (WY*mmTM) x (WX*mmTN) for a workgroup of WX x WY invocations.
+const (
+	mmTM  = 8
+	mmTN  = 8
+	mmBK  = 8
+	mmPad = 4
+)
+
+// matmul flags (shaders/matmul.comp).
+const (
+	mmTransA   = 1
+	mmTransB   = 2
+	mmBiasInit = 4
+	mmLoadOut  = 8
+	mmBiasEnd  = 16
+)
+
+// mmSmallTiles is the number of large tiles below which a product uses the small tile: few
+// workgroups would leave most of a GPU idle.
+const mmSmallTiles = 96
+
+// mmForceLocal, when set by tests, replaces the workgroup shape chosen from the device limits.
+var mmForceLocal [2]uint32
+
+// mmSharedBytes is the shared memory the matmul shader declares for a WX x WY workgroup.
+func mmSharedBytes(wx, wy uint32) uint32 {
+	return 2 * mmBK * (wy*mmTM + mmPad + wx*mmTN + mmPad) * 4
 }
 
-func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) { notImplemented("BiasBackward") }
+// mmLocal chooses the workgroup shape for an M x N product of batch matrices: 16x16 (128x128
+// tiles) where the device has the invocations and shared memory, else 16x8, else 8x8; 8x8
+// (64x64 tiles) too when the large tiles would be few.
+func (b *Backend) mmLocal(M, N, batch int) [2]uint32 {
+	if mmForceLocal != ([2]uint32{}) {
+		return mmForceLocal
+	}
+	info := &b.dev.Info
+	fits := func(wx, wy uint32) bool {
+		return wx*wy <= info.MaxComputeWorkGroupInvocations && wx <= info.MaxComputeWorkGroupSize[0] &&
+			wy <= info.MaxComputeWorkGroupSize[1] && mmSharedBytes(wx, wy) <= info.MaxComputeSharedMemorySize
+	}
+	for _, l := range [][2]uint32{{16, 16}, {16, 8}} {
+		if !fits(l[0], l[1]) {
+			continue
+		}
+		tiles := mmCeilDiv(M, int(l[1])*mmTM) * mmCeilDiv(N, int(l[0])*mmTN) * batch
+		if tiles >= mmSmallTiles {
+			return l
+		}
+		break
+	}
+	return [2]uint32{8, 8}
+}
 
+func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
+
+// mmSpans are the window lengths, in elements, of one chunk of a product: rows [m0, m0+mc),
+// columns [n0, n0+nc) and depth [k0, k0+kc) touch a contiguous range of each operand whose
+// length depends only on the chunk's sizes and the matrices' row lengths.
+type mmSpans struct{ a, b, out, bias int }
+
+func mmSpan(p tensor.MatMulParams, mc, nc, kc int) mmSpans {
+	M, N, K := p.M, p.N, p.K
+	var s mmSpans
+	if p.TransA { // stored (K, M)
+		s.a = (kc-1)*M + mc
+	} else {
+		s.a = (mc-1)*K + kc
+	}
+	if p.TransB { // stored (N, K)
+		s.b = (nc-1)*K + kc
+	} else {
+		s.b = (kc-1)*N + nc
+	}
+	s.out = (mc-1)*N + nc
+	s.bias = nc
+	return s
+}
+
+// mmPlan splits an M x N x K product into chunks of at most mc x nc x kc whose operands each
+// fit a window of limit elements: each step shrinks the outer (strided) dimension of an
+// operand that does not fit, or its inner one when the outer is already 1. It prefers not to
+// split K, which the shader then finishes in one pass per output. tile sizes round the chunks
+// down to whole tiles.
+func mmPlan(p tensor.MatMulParams, limit, bm, bn, maxM, maxN int) (mc, nc, kc int) {
+	mc, nc, kc = min(p.M, maxM), min(p.N, maxN), max(p.K, 1)
+	shrink := func(outer, inner *int, ld int) {
+		if *outer > 1 {
+			*outer = max(1, (limit-*inner)/ld+1)
+		} else {
+			*inner = limit
+		}
+	}
+	for {
+		s := mmSpan(p, mc, nc, kc)
+		switch {
+		case s.a > limit && p.TransA:
+			shrink(&kc, &mc, p.M)
+		case s.a > limit:
+			shrink(&mc, &kc, p.K)
+		case s.b > limit && p.TransB:
+			shrink(&nc, &kc, p.K)
+		case s.b > limit:
+			shrink(&kc, &nc, p.N)
+		case s.out > limit:
+			shrink(&mc, &nc, p.N)
+		case s.bias > limit:
+			nc = limit
+		default:
+			round := func(c, full, t int) int {
+				if c < full && c > t {
+					return c / t * t
+				}
+				return c
+			}
+			return round(mc, p.M, bm), round(nc, p.N, bn), round(kc, p.K, mmBK)
+		}
+	}
+}
+
+// MatMul computes out = op(a) @ op(bm) (+ bias) for p.Batch products (see tensor.Backend). A
+// product whose operands do not fit a storage-buffer window is computed in chunks: along M and
+// N into disjoint parts of out, and along K, when even one row or column is too long, by
+// passes that each add their part of the sum to out in increasing k.
+func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
+	const op = "MatMul"
+	M, N, K := p.M, p.N, p.K
+	if M < 0 || N < 0 || K < 0 || p.Batch < 0 {
+		panic(fmt.Sprintf("vk: MatMul: negative dimension in M=%d N=%d K=%d batch=%d", M, N, K, p.Batch))
+	}
+	batch := max(p.Batch, 1)
+	need := func(t *tensor.Tensor, arg string, n int) *storage {
+		st := b.view(t, tensor.Float32, op)
+		if t.Numel() < n {
+			panic(fmt.Sprintf("vk: MatMul: %s has %d elements, needs %d", arg, t.Numel(), n))
+		}
+		return st
+	}
+	ost := need(out, "out", batch*M*N)
+	ast := need(a, "a", batch*M*K)
+	bst := need(bm, "b", batch*K*N)
+	var bsst *storage
+	if bias != nil {
+		bsst = need(bias, "bias", N)
+	}
+	if M == 0 || N == 0 {
+		return
+	}
+
+	local := b.mmLocal(M, N, batch)
+	bmT, bnT := int(local[1])*mmTM, int(local[0])*mmTN
+	k := Kernel{Shader: "matmul", Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
+	lim := b.maxChunk
+	maxG := b.dev.Info.MaxComputeWorkGroupCount
+	mc, nc, kc := mmPlan(p, lim, bmT, bnT, int(maxG[1])*bmT, int(maxG[0])*bnT)
+
+	// Whole products that fit a window together go in one dispatch, one batch per z.
+	bg := 1
+	if mc == M && nc == N && kc == max(K, 1) {
+		s := mmSpan(p, M, N, max(K, 1))
+		bg = batch
+		for bg > 1 && ((bg-1)*M*K+s.a > lim || (bg-1)*K*N+s.b > lim || (bg-1)*M*N+s.out > lim) {
+			bg = max(1, bg/2)
+		}
+		bg = min(bg, int(maxG[2]))
+	}
+
+	lda, ldb := K, N
+	if p.TransA {
+		lda = M
+	}
+	if p.TransB {
+		ldb = K
+	}
+	var flags uint32
+	if p.TransA {
+		flags |= mmTransA
+	}
+	if p.TransB {
+		flags |= mmTransB
+	}
+	window := func(st *storage, elem, count int) (Window, bool) {
+		w, err := b.dev.Window(st.buf, elem, count)
+		if err != nil {
+			b.setErr(err)
+			return Window{}, false
+		}
+		return w, true
+	}
+	args := make([]Arg, 4)
+	push := make([]uint32, 14)
+	for z0 := 0; z0 < batch; z0 += bg {
+		zn := min(bg, batch-z0)
+		for m0 := 0; m0 < M; m0 += mc {
+			mn := min(mc, M-m0)
+			for n0 := 0; n0 < N; n0 += nc {
+				nn := min(nc, N-n0)
+				for k0 := 0; k0 == 0 || k0 < K; k0 += kc {
+					kn := min(kc, K-k0)
+					s := mmSpan(p, mn, nn, max(kn, 1))
+					wo, ok := window(ost, out.Offset+z0*M*N+m0*N+n0, (zn-1)*M*N+s.out)
+					if !ok {
+						return
+					}
+					var wa, wb Window
+					if K == 0 { // nothing is read: bind out in their place
+						wa, wb = wo, wo
+					} else {
+						aoff, boff := m0*K+k0, k0*N+n0
+						if p.TransA {
+							aoff = k0*M + m0
+						}
+						if p.TransB {
+							boff = n0*K + k0
+						}
+						if wa, ok = window(ast, a.Offset+z0*M*K+aoff, (zn-1)*M*K+s.a); !ok {
+							return
+						}
+						if wb, ok = window(bst, bm.Offset+z0*K*N+boff, (zn-1)*K*N+s.b); !ok {
+							return
+						}
+					}
+					wbias := wa // unused by the shader when there is no bias
+					f := flags
+					if bias != nil {
+						if wbias, ok = window(bsst, bias.Offset+n0, nn); !ok {
+							return
+						}
+					}
+					first, last := k0 == 0, k0+kc >= K
+					switch {
+					case !first || p.Accumulate:
+						f |= mmLoadOut
+					case bias != nil:
+						f |= mmBiasInit
+					}
+					if last && p.Accumulate && bias != nil {
+						f |= mmBiasEnd
+					}
+					args[0] = Arg{W: wo, Write: true}
+					args[1], args[2], args[3] = Arg{W: wa}, Arg{W: wb}, Arg{W: wbias}
+					push[0], push[1], push[2] = uint32(mn), uint32(nn), uint32(max(kn, 0))
+					push[3], push[4], push[5] = uint32(lda), uint32(ldb), uint32(N)
+					push[6], push[7], push[8], push[9] = wo.First, wa.First, wb.First, wbias.First
+					push[10], push[11], push[12] = uint32(M*N), uint32(M*K), uint32(K*N)
+					push[13] = f
+					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
+					if err := b.dev.Dispatch(k, groups, push, args...); err != nil {
+						b.setErr(err)
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// BiasBackward accumulates dbias[j] += sum over the N rows of dout[i, j]. Workgroups sum blocks
+// of rows into partials, and a second pass adds the partials of each column in order, so the
+// result depends only on N, C and the device's workgroup size.
+func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
+	const op = "BiasBackward"
+	if N < 0 || C < 0 {
+		panic(fmt.Sprintf("vk: BiasBackward: negative dimension in N=%d C=%d", N, C))
+	}
+	dst, ist := b.view(dbias, tensor.Float32, op), b.view(dout, tensor.Float32, op)
+	if dbias.Numel() < C || dout.Numel() < N*C {
+		panic(fmt.Sprintf("vk: BiasBackward: dbias has %d elements and dout %d, need %d and %d", dbias.Numel(), dout.Numel(), C, N*C))
+	}
+	if N == 0 || C == 0 {
+		return
+	}
+	wx := min(32, b.wg)
+	wy := b.wg / wx
+	k := Kernel{Shader: "bias_backward", Bindings: 2, Push: 8, Local: [3]uint32{wx, wy, 1}}
+	lim := b.maxChunk
+	// Chunks of rc rows and cc columns whose span (rc-1)*C + cc fits a window.
+	cc := min(C, lim, int(b.dev.Info.MaxComputeWorkGroupCount[0])*int(wx))
+	rc := min(N, max(1, (lim-cc)/C+1))
+	// Enough row blocks to keep about 512 workgroups busy, each lane adding at least 8 rows.
+	blocks := max(1, min(mmCeilDiv(rc, 8*int(wy)), mmCeilDiv(512, mmCeilDiv(cc, int(wx))), int(b.dev.Info.MaxComputeWorkGroupCount[1])))
+	var scratch *Buffer
+	if blocks > 1 {
+		var err error
+		if scratch, err = b.scratchFor(blocks * cc); err != nil {
+			b.setErr(err)
+			return
+		}
+	}
+	dispatch := func(groups [3]uint32, push []uint32, wo, wi Window) bool {
+		if err := b.dev.Dispatch(k, groups, push, Arg{W: wo, Write: true}, Arg{W: wi}); err != nil {
+			b.setErr(err)
+			return false
+		}
+		return true
+	}
+	for r0 := 0; r0 < N; r0 += rc {
+		rn := min(rc, N-r0)
+		per := mmCeilDiv(rn, blocks)
+		nb := mmCeilDiv(rn, per)
+		for c0 := 0; c0 < C; c0 += cc {
+			cn := min(cc, C-c0)
+			wi, err1 := b.dev.Window(ist.buf, dout.Offset+r0*C+c0, (rn-1)*C+cn)
+			wd, err2 := b.dev.Window(dst.buf, dbias.Offset+c0, cn)
+			if err := firstErr(err1, err2); err != nil {
+				b.setErr(err)
+				return
+			}
+			groups := [3]uint32{uint32(mmCeilDiv(cn, int(wx))), uint32(nb), 1}
+			if nb == 1 {
+				if !dispatch(groups, []uint32{uint32(rn), uint32(cn), uint32(C), 0, uint32(rn), wd.First, wi.First, 1}, wd, wi) {
+					return
+				}
+				continue
+			}
+			wp, err := b.dev.Window(scratch, 0, nb*cn)
+			if err != nil {
+				b.setErr(err)
+				return
+			}
+			if !dispatch(groups, []uint32{uint32(rn), uint32(cn), uint32(C), uint32(cn), uint32(per), wp.First, wi.First, 0}, wp, wi) {
+				return
+			}
+			groups[1] = 1
+			if !dispatch(groups, []uint32{uint32(nb), uint32(cn), uint32(cn), 0, uint32(nb), wd.First, wp.First, 1}, wd, wp) {
+				return
+			}
+		}
+	}
+}
+
+// AdamW updates params in place with llm.c's AdamW (see tensor.Backend). With clipping, the
+// shader reads the gradient's sum of squares from the device, so no host read is needed.
 func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams) {
-	notImplemented("AdamW")
+	const op = "AdamW"
+	if p.Step < 1 {
+		panic(fmt.Sprintf("vk: AdamW: step %d, want >= 1", p.Step))
+	}
+	n := sameSize(op, params, grads, m, v)
+	ps, gs := b.view(params, tensor.Float32, op), b.view(grads, tensor.Float32, op)
+	ms, vs := b.view(m, tensor.Float32, op), b.view(v, tensor.Float32, op)
+	var flags uint32
+	ss, soff := gs, grads.Offset // a dummy binding when not clipping
+	if p.GradSumSq != nil && p.MaxNorm > 0 {
+		if p.GradSumSq.Numel() != 1 {
+			panic(fmt.Sprintf("vk: AdamW: GradSumSq has %d elements, want 1", p.GradSumSq.Numel()))
+		}
+		ss, soff, flags = b.view(p.GradSumSq, tensor.Float32, op), p.GradSumSq.Offset, 1
+	}
+	ws, err := b.dev.Window(ss.buf, soff, 1)
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	// The same float32 roundings as the CPU backend.
+	c1 := 1 - float32(math.Pow(float64(p.Beta1), float64(p.Step)))
+	c2 := 1 - float32(math.Pow(float64(p.Beta2), float64(p.Step)))
+	f := math.Float32bits
+	consts := []uint32{f(p.LR), f(p.Beta1), f(1 - p.Beta1), f(p.Beta2), f(1 - p.Beta2), f(p.Eps), f(p.WeightDecay), f(c1), f(c2), f(p.MaxNorm), flags}
+	k := Kernel{Shader: "adamw", Bindings: 5, Push: 17, Local: [3]uint32{b.wg, 1, 1}}
+	ops := []operand{{ps, params.Offset, true}, {gs, grads.Offset, false}, {ms, m.Offset, true}, {vs, v.Offset, true}}
+	args := make([]Arg, 5)
+	push := make([]uint32, 6, 17)
+	for c := 0; c < n; c += b.maxChunk {
+		cn := min(b.maxChunk, n-c)
+		push[0] = uint32(cn)
+		for i, o := range ops {
+			w, err := b.dev.Window(o.st.buf, o.off+c, cn)
+			if err != nil {
+				b.setErr(err)
+				return
+			}
+			args[i] = Arg{W: w, Write: o.write}
+			push[1+i] = w.First
+		}
+		args[4], push[5] = Arg{W: ws}, ws.First
+		groups := min(uint32(mmCeilDiv(cn, int(b.wg))), b.maxGroups)
+		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, append(push, consts...), args...); err != nil {
+			b.setErr(err)
+			return
+		}
+	}
 }
