@@ -107,7 +107,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	j := jobPool.Get().(*job)
+	j := getJob()
 	*j = job{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta,
@@ -122,7 +122,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	}
 	j.run()
 	j.a, j.b, j.c = nil, nil, nil
-	jobPool.Put(j)
+	putJob(j)
 }
 
 // scaleC sets C = beta*C; beta == 0 writes zeros without reading C (which may hold NaNs).
@@ -159,7 +159,73 @@ type job struct {
 	tokens  []*token // helpers asked to join, kept across calls to reuse the slice
 }
 
-var jobPool = sync.Pool{New: func() any { return new(job) }}
+// Free lists of jobs, workspaces and tokens. Buffered channels rather than sync.Pool: a
+// sync.Pool item put on one P is invisible to a Get on another until it is moved to the
+// shared list, so calls that hop between threads would allocate (a workspace is 560 KiB).
+var (
+	freeJobs       = make(chan *job, 64)
+	freeWorkspaces = make(chan *workspace, 64)
+	freeTokens     = make(chan *token, 256)
+)
+
+func getJob() *job {
+	select {
+	case j := <-freeJobs:
+		return j
+	default:
+		return new(job)
+	}
+}
+
+func putJob(j *job) {
+	select {
+	case freeJobs <- j:
+	default:
+	}
+}
+
+func getWorkspace() *workspace {
+	select {
+	case ws := <-freeWorkspaces:
+		return ws
+	default:
+		return newWorkspace()
+	}
+}
+
+func putWorkspace(ws *workspace) {
+	select {
+	case freeWorkspaces <- ws:
+	default:
+	}
+}
+
+// getToken returns a free token, or nil when every token made is out: then the helpers are
+// so far behind (their cores taken by other processes) that asking them again only adds
+// waiting, and the call recruits fewer of them. The cap bounds the allocations made while
+// late helpers still hold their tokens.
+func getToken() *token {
+	select {
+	case tk := <-freeTokens:
+		return tk
+	default:
+	}
+	if tokensMade.Add(1) > 4*(nWorkers.Load()+1) {
+		tokensMade.Add(-1)
+		return nil
+	}
+	return new(token)
+}
+
+var tokensMade atomic.Int32
+
+func putToken(tk *token) {
+	tk.job = nil
+	select {
+	case freeTokens <- tk:
+	default:
+	}
+}
 
 // plan splits C into a grid of tasks. A task packs its rows of op(A) once per kc block and
 // each of its column panels of op(B), so a grid of tm x tn tasks packs A tn times and B tm
@@ -234,7 +300,9 @@ func (j *job) planDot(nthreads int) {
 // is read from memory once and from L1 for the other groups of A rows.
 func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 	m, k := j.m, j.k
-	var rows [dotMaxRows + 3][]float32
+	// Scratch lives in the workspace: the kernel is called through a function value, so
+	// pointers to locals would escape and allocate.
+	rows, out := &ws.rows, &ws.out
 	if j.transA {
 		// op(A)'s rows are columns of the stored A: gather them once for this task.
 		if cap(ws.arows) < m*k {
@@ -259,7 +327,6 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 		rows[i] = rows[0] // computed and discarded
 	}
 	k16 := k &^ 15
-	var out [16]float32
 	for jc := j0; jc < j1; jc += 4 {
 		g := min(4, j1-jc)
 		for ig := 0; ig < m; ig += 4 {
@@ -269,7 +336,7 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 				_ = j.b[(jc+3)*j.ldb+k-1]
 				j.kern.dot(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &j.b[jc*j.ldb], j.ldb, &out[0])
 			} else {
-				out = [16]float32{}
+				*out = [16]float32{}
 				for x := 0; x < g; x++ {
 					brow := j.b[(jc+x)*j.ldb : (jc+x)*j.ldb+k16]
 					for i := 0; i < mg; i++ {
@@ -306,18 +373,21 @@ func (j *job) run() {
 	helpers := j.workers - 1
 	if helpers > 0 {
 		startWorkers(helpers)
-		j.wg.Add(helpers)
 		for range helpers {
-			tk := tokenPool.Get().(*token)
+			tk := getToken()
+			if tk == nil {
+				break
+			}
 			tk.job = j
 			tk.state.Store(tokenPending)
 			j.tokens = append(j.tokens, tk)
+			j.wg.Add(1)
 			jobs <- tk
 		}
 	}
-	ws := wsPool.Get().(*workspace)
+	ws := getWorkspace()
 	j.work(ws)
-	wsPool.Put(ws)
+	putWorkspace(ws)
 	if helpers > 0 {
 		// Every task is claimed. A helper that has not started yet (its core busy with
 		// something else) is not waited for: cancelling its token hands the token to it.
@@ -330,8 +400,7 @@ func (j *job) run() {
 		j.wg.Wait()
 		for i, tk := range j.tokens {
 			if tk != nil {
-				tk.job = nil
-				tokenPool.Put(tk)
+				putToken(tk)
 			}
 			j.tokens[i] = nil
 		}
@@ -471,8 +540,11 @@ type workspace struct {
 	bp   []float32 // packed B panel, kcBlock*maxNR
 	ap   []float32 // packed A rows of one task, kcBlock*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
-	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand.
+	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand;
+	// rows and out are dotBlock's row slices and kernel output.
 	arows []float32
+	rows  [dotMaxRows + 3][]float32
+	out   [16]float32
 }
 
 func newWorkspace() *workspace {
@@ -483,13 +555,11 @@ func newWorkspace() *workspace {
 	}
 }
 
-var wsPool = sync.Pool{New: func() any { return newWorkspace() }}
-
 // The worker pool: goroutines that each own a workspace and serve jobs for the life of the
 // process, so a call starts no goroutines and allocates nothing.
 var (
 	workersMu sync.Mutex
-	nWorkers  int
+	nWorkers  atomic.Int32
 	jobs      = make(chan *token, 256)
 )
 
@@ -507,17 +577,17 @@ const (
 	tokenCancelled
 )
 
-var tokenPool = sync.Pool{New: func() any { return new(token) }}
-
 func startWorkers(n int) {
+	if int(nWorkers.Load()) >= n {
+		return
+	}
 	workersMu.Lock()
-	for ; nWorkers < n; nWorkers++ {
+	for ; int(nWorkers.Load()) < n; nWorkers.Add(1) {
 		go func() {
 			ws := newWorkspace()
 			for tk := range jobs {
 				if !tk.state.CompareAndSwap(tokenPending, tokenStarted) {
-					tk.job = nil
-					tokenPool.Put(tk)
+					putToken(tk)
 					continue
 				}
 				j := tk.job

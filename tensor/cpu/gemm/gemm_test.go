@@ -272,12 +272,25 @@ func TestNoAllocs(t *testing.T) {
 	}
 	useThreads(t, 2)
 	r := rand.New(rand.NewPCG(9, 10))
-	o := newOperands(r, shape{64, 200, 130}, false, true)
-	c := append([]float32(nil), o.c...)
-	f := func() { Sgemm(false, true, o.m, o.n, o.k, 1, o.a, o.lda, o.b, o.ldb, 0, c, o.ldc) }
-	f()
-	if n := testing.AllocsPerRun(20, f); n > 0 {
-		t.Fatalf("Sgemm allocated %v times per call", n)
+	for _, c := range []struct {
+		s              shape
+		transA, transB bool
+	}{
+		{shape{64, 200, 130}, false, true},
+		{shape{100, 300, 300}, true, false},
+		{shape{3, 2000, 300}, true, true}, // the dot path, gathering A's rows
+	} {
+		o := newOperands(r, c.s, c.transA, c.transB)
+		cm := append([]float32(nil), o.c...)
+		f := func() { Sgemm(o.transA, o.transB, o.m, o.n, o.k, 1, o.a, o.lda, o.b, o.ldb, 0, cm, o.ldc) }
+		// Warm up: the first calls start the helpers and fill the free lists (a helper that
+		// starts late returns its token a little after the call that cancelled it).
+		for range 20 {
+			f()
+		}
+		if n := testing.AllocsPerRun(20, f); n > 0 {
+			t.Errorf("%+v transA=%v transB=%v: Sgemm allocated %v times per call", c.s, c.transA, c.transB, n)
+		}
 	}
 }
 
