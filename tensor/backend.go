@@ -51,7 +51,8 @@ type Backend interface {
 	// MatMul computes out = op(a) @ op(b) (+ bias) for p.Batch independent matrices, where
 	// op(a) is (M,K) and op(b) is (K,N). A is stored (M,K), or (K,M) when p.TransA; B is stored
 	// (K,N), or (N,K) when p.TransB. bias may be nil, else it has N elements added to every
-	// row. With p.Accumulate the product is added to out instead of overwriting it.
+	// row. With p.Accumulate the product (and bias, when given) is added to out instead of
+	// overwriting it.
 	// Batch strides are M*K, K*N and M*N elements.
 	MatMul(out, a, b, bias *Tensor, p MatMulParams)
 	// BiasBackward accumulates dbias[j] += sum over the N rows of dout[i, j], dout (N, C).
@@ -93,7 +94,8 @@ type Backend interface {
 	// for v < V; padded columns are untouched.
 	CrossEntropyBackward(dlogits, probs, targets, dlosses *Tensor, N, V, Vp int)
 
-	// LogSoftmaxGather computes, for each of N rows of Vp logits and z = logits[:V]/temperature,
+	// LogSoftmaxGather computes, for each of N rows of Vp logits and z = logits[:V]/temperature
+	// (temperature positive and finite),
 	// logp[i] = log_softmax(z)[targets[i]] and, when entropy is not nil, entropy[i] = -sum p log p.
 	LogSoftmaxGather(logp, entropy, logits, targets *Tensor, N, V, Vp int, temperature float32)
 	// LogSoftmaxGatherBackward accumulates into dlogits (N,Vp) the gradient of
@@ -107,7 +109,8 @@ type Backend interface {
 	// AdamW updates params in place with llm.c's AdamW: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g²,
 	// p -= lr (m̂/(sqrt(v̂)+eps) + wd p), with m̂ and v̂ bias-corrected at step p.Step (from 1).
 	// When p.GradSumSq is not nil it holds the sum of squared gradients and the gradient is
-	// first scaled by min(1, MaxNorm/(sqrt(sumsq)+1e-6)) (global-norm clipping on the device).
+	// first scaled by min(1, MaxNorm/(sqrt(sumsq)+1e-6)) (global-norm clipping on the device);
+	// grads itself is left unscaled.
 	AdamW(params, grads, m, v *Tensor, p AdamWParams)
 }
 
