@@ -32,7 +32,7 @@ const (
 const mmSmallTiles = 96
 
 // mmForceLocal, when set by tests, replaces the workgroup shape chosen from the device limits.
-var mmForceLocal [2]uint32
+var mmForceLocal = [2]uint32{16, 16}
 
 // mmSharedBytes is the shared memory the matmul shader declares for a WX x WY workgroup.
 func mmSharedBytes(wx, wy uint32) uint32 {
@@ -351,6 +351,9 @@ func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams
 	n := sameSize(op, params, grads, m, v)
 	ps, gs := b.view(params, tensor.Float32, op), b.view(grads, tensor.Float32, op)
 	ms, vs := b.view(m, tensor.Float32, op), b.view(v, tensor.Float32, op)
+	if n == 0 {
+		return
+	}
 	var flags uint32
 	ss, soff := gs, grads.Offset // a dummy binding when not clipping
 	if p.GradSumSq != nil && p.MaxNorm > 0 {

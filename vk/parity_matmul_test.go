@@ -120,6 +120,11 @@ func TestMatMulParity(t *testing.T) {
 			}
 		}
 	}
+	// K = 0: out is the bias, or unchanged plus the bias.
+	for _, f := range mmFlagCombos {
+		checkMatMul(t, vb, cb, mmCase{M: 3, N: 4, K: 0, batch: f.batch, bias: f.bias, accum: f.accum}, uint64(i))
+		i++
+	}
 }
 
 // TestMatMulTileShapes runs products spanning several tiles with each workgroup shape the
