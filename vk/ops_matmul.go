@@ -32,7 +32,7 @@ const (
 const mmSmallTiles = 96
 
 // mmForceLocal, when set by tests, replaces the workgroup shape chosen from the device limits.
-var mmForceLocal = [2]uint32{16, 16}
+var mmForceLocal [2]uint32
 
 // mmSharedBytes is the shared memory the matmul shader declares for a WX x WY workgroup.
 func mmSharedBytes(wx, wy uint32) uint32 {
