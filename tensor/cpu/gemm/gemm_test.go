@@ -356,3 +356,16 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+func TestPeakGFLOPS(t *testing.T) {
+	p1 := PeakGFLOPS(1)
+	if !(p1 > 0.1 && p1 < 1e5) {
+		t.Fatalf("PeakGFLOPS(1) = %v, want a plausible positive rate", p1)
+	}
+	for _, kern := range kernels {
+		// Every kernel's loop reports the operations it ran: 2 per multiply-add lane.
+		if f := kern.peak(1); f <= 0 || f != float64(int(f)) || int(f)%2 != 0 {
+			t.Errorf("%s: peak loop reports %v flops per iteration", kern.name, f)
+		}
+	}
+}
