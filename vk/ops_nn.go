@@ -1,60 +1,402 @@
 package vk
 
-import "github.com/vkgrad/vkgrad/tensor"
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
 
 // The fused neural-network ops: layernorm, GELU, attention, embedding, softmax and losses,
-// dropout.
+// dropout. Each follows the CPU backend (and so llm.c) op for op; the shaders' comments say
+// how. Row-wise ops run one workgroup per row with reductions in shared memory in a fixed
+// tree, and column sums (layernorm's dweight and dbias, the embedding scatter-add) add rows
+// in a fixed order without float atomics, so every result is repeatable bit for bit.
+// Arguments larger than one storage-buffer window are processed in chunks of rows
+// (sequences for attention and the embedding, vocabulary rows for wte).
 
+// notImplemented is kept for ops still being ported elsewhere in the package.
 func notImplemented(op string) { panic("vk: " + op + " is not implemented on the Vulkan backend yet") }
 
+var (
+	kLayerNormForward  = Kernel{Shader: "layernorm_forward", Bindings: 6, Push: 8}
+	kLayerNormBackward = Kernel{Shader: "layernorm_backward", Bindings: 6, Push: 8}
+	kLayerNormPartial  = Kernel{Shader: "layernorm_backward_partial", Bindings: 5, Push: 9}
+	kLayerNormColsum   = Kernel{Shader: "layernorm_backward_colsum", Bindings: 3, Push: 5}
+	kGeluForward       = Kernel{Shader: "gelu_forward", Bindings: 2, Push: 4}
+	kGeluBackward      = Kernel{Shader: "gelu_backward", Bindings: 3, Push: 5}
+	kAttentionForward  = Kernel{Shader: "attention_forward", Bindings: 5, Push: 16}
+	kAttentionQuery    = Kernel{Shader: "attention_backward_query", Bindings: 5, Push: 11}
+	kAttentionKey      = Kernel{Shader: "attention_backward_key", Bindings: 5, Push: 11}
+	kAttentionKVCache  = Kernel{Shader: "attention_kvcache", Bindings: 3, Push: 8}
+	kEncoderForward    = Kernel{Shader: "encoder_forward", Bindings: 4, Push: 9}
+	kEncoderWte        = Kernel{Shader: "encoder_backward_wte", Bindings: 3, Push: 7}
+	kEncoderWpe        = Kernel{Shader: "encoder_backward_wpe", Bindings: 2, Push: 4}
+	kCrossEntropyFwd   = Kernel{Shader: "crossentropy_forward", Bindings: 4, Push: 7}
+	kCrossEntropyBwd   = Kernel{Shader: "crossentropy_backward", Bindings: 4, Push: 7}
+	kLogSoftmaxGather  = Kernel{Shader: "logsoftmax_gather", Bindings: 4, Push: 9}
+	kLogSoftmaxBwd     = Kernel{Shader: "logsoftmax_gather_backward", Bindings: 5, Push: 10}
+	kDropout           = Kernel{Shader: "dropout", Bindings: 3, Push: 8}
+)
+
+// geluScaling is llm.c's GELU_SCALING_FACTOR, sqrtf(2.0f / M_PI), as the CPU backend rounds it.
+var geluScaling = float32(math.Sqrt(float64(float32(2 / math.Pi))))
+
+// attnScale is llm.c's 1.0 / sqrtf(hs), as the CPU backend computes it.
+func attnScale(hs int) float32 {
+	return float32(1 / float64(float32(math.Sqrt(float64(float32(hs))))))
+}
+
+// LayerNormForward normalises N rows of C values, one workgroup per row.
 func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
-	notImplemented("LayerNormForward")
+	const op = "LayerNormForward"
+	nnDims(op, N, C)
+	os, ms, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
+	is, ws, bs := nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C), nnF32(b, op, "bias", bias, C)
+	if C == 0 {
+		return
+	}
+	args := []nnArg{
+		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
+		nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
+	}
+	b.nnRun(kLayerNormForward, op, N, args, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
+	})
 }
 
+// lnBlockRows is the number of consecutive rows whose dweight and dbias terms one invocation
+// of layernorm_backward_partial sums: at least 32, and at most 256 blocks in all.
+func lnBlockRows(N int) int { return max(32, (N+255)/256) }
+
+// LayerNormBackward accumulates into dinp (row-parallel) and into dweight and dbias (column
+// sums: partial sums over fixed blocks of rows, then the blocks in order).
 func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *tensor.Tensor, N, C int) {
-	notImplemented("LayerNormBackward")
+	const op = "LayerNormBackward"
+	nnDims(op, N, C)
+	dis, dws, dbs := nnF32(b, op, "dinp", dinp, N*C), nnF32(b, op, "dweight", dweight, C), nnF32(b, op, "dbias", dbias, C)
+	dos, is, ws := nnF32(b, op, "dout", dout, N*C), nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C)
+	ms, rs := nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
+	if N == 0 || C == 0 {
+		return
+	}
+	b.nnRun(kLayerNormBackward, op, N, []nnArg{
+		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
+		nnWhole(ws, weight, C), nnRows(ms, mean, 1, N, false), nnRows(rs, rstd, 1, N, false),
+	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
+	})
+
+	rb := lnBlockRows(N)
+	blocks := (N + rb - 1) / rb
+	part, err := b.scratchFor(blocks * 2 * C)
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	// Rows of this pass are blocks of rb rows.
+	b.nnRun(kLayerNormPartial, op, blocks, []nnArg{
+		{buf: part, per: 2 * C, n: blocks * 2 * C, write: true},
+		nnRows(dos, dout, rb*C, N*C, false), nnRows(is, inp, rb*C, N*C, false),
+		nnRows(ms, mean, rb, N, false), nnRows(rs, rstd, rb, N, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * C) }, func(r0, cr int, f []uint32) []uint32 {
+		rows := min(cr*rb, N-r0*rb)
+		return []uint32{uint32(rows), uint32(cr), uint32(rb), uint32(C), f[0], f[1], f[2], f[3], f[4]}
+	})
+	b.nnRun(kLayerNormColsum, op, 1, []nnArg{
+		{buf: dws.buf, off: dweight.Offset, n: C, write: true}, {buf: dbs.buf, off: dbias.Offset, n: C, write: true},
+		{buf: part, n: blocks * 2 * C},
+	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(blocks), uint32(C), f[0], f[1], f[2]}
+	})
 }
 
-func (b *Backend) GeluForward(out, inp *tensor.Tensor) { notImplemented("GeluForward") }
+// GeluForward applies GELU (tanh approximation) elementwise.
+func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
+	const op = "GeluForward"
+	n := out.Numel()
+	os, is := nnF32(b, op, "out", out, n), nnF32(b, op, "inp", inp, n)
+	b.run1D(kGeluForward, n, []operand{{os, out.Offset, true}, {is, inp.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], f[1], f32bits(geluScaling)}
+	})
+}
 
-func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) { notImplemented("GeluBackward") }
+// GeluBackward accumulates dinp += gelu'(inp) * dout.
+func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
+	const op = "GeluBackward"
+	n := dinp.Numel()
+	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
+	b.run1D(kGeluBackward, n, []operand{{ds, dinp.Offset, true}, {is, inp.Offset, false}, {os, dout.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
+		return []uint32{cn, f[0], f[1], f[2], f32bits(geluScaling)}
+	})
+}
 
+func checkHeads(op string, C, NH int) {
+	if NH <= 0 || C%NH != 0 {
+		panic(fmt.Sprintf("vk: %s: C=%d not divisible into NH=%d heads", op, C, NH))
+	}
+}
+
+// AttentionForward runs causal attention, one workgroup per (batch, head, position), in
+// chunks of whole sequences.
 func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int) {
-	notImplemented("AttentionForward")
+	const op = "AttentionForward"
+	nnDims(op, B, T, C)
+	checkHeads(op, C, NH)
+	os, as, qs := nnF32(b, op, "out", out, B*T*C), nnF32(b, op, "att", att, B*NH*T*T), nnF32(b, op, "qkv", qkv, B*T*3*C)
+	if B*T*C == 0 {
+		return
+	}
+	hs := C / NH
+	args := []nnArg{
+		nnRows(os, out, T*C, B*T*C, true), nnRows(as, att, NH*T*T, B*NH*T*T, true),
+		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
+	}
+	scale := f32bits(attnScale(hs))
+	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(3 * C), uint32(3 * C), uint32(T * 3 * C), uint32(C),
+			0, uint32(T), f[0], f[1], f[2], f[3] + uint32(C), f[4] + uint32(2*C), scale}
+	})
 }
 
+// AttentionBackward accumulates into dqkv in two passes: per query row (the softmax backward
+// into scratch, then dq), then per key row (dk and dv, summing over the queries that see it).
 func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor, B, T, C, NH int) {
-	notImplemented("AttentionBackward")
+	const op = "AttentionBackward"
+	nnDims(op, B, T, C)
+	checkHeads(op, C, NH)
+	ds, ss := nnF32(b, op, "dqkv", dqkv, B*T*3*C), nnF32(b, op, "scratch", scratch, B*NH*T*T)
+	os, qs, as := nnF32(b, op, "dout", dout, B*T*C), nnF32(b, op, "qkv", qkv, B*T*3*C), nnF32(b, op, "att", att, B*NH*T*T)
+	if B*T*C == 0 {
+		return
+	}
+	hs := C / NH
+	scale := f32bits(attnScale(hs))
+	push := func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(C), f[0], f[1], f[2], f[3], f[4], scale}
+	}
+	groups := func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }
+	args := []nnArg{
+		nnRows(ds, dqkv, T*3*C, B*T*3*C, true), nnRows(ss, scratch, NH*T*T, B*NH*T*T, true),
+		nnRows(os, dout, T*C, B*T*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(as, att, NH*T*T, B*NH*T*T, false),
+	}
+	b.nnRun(kAttentionQuery, op, B, args, groups, push)
+	args[1].write = false
+	b.nnRun(kAttentionKey, op, B, args, groups, push)
 }
 
+// AttentionDecode writes the new keys and values into the caches, then runs the forward's
+// kernel over the caches with a scratch row per query for the probabilities, so that each
+// query's output has the same bits as in AttentionForward over the whole sequence.
 func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq, pos, maxT, C, NH int) {
-	notImplemented("AttentionDecode")
+	const op = "AttentionDecode"
+	nnDims(op, B, Tq, pos, maxT, C)
+	checkHeads(op, C, NH)
+	if pos+Tq > maxT {
+		panic(fmt.Sprintf("vk: %s: positions %d..%d past cache length %d", op, pos, pos+Tq-1, maxT))
+	}
+	os, qs := nnF32(b, op, "out", out, B*Tq*C), nnF32(b, op, "qkv", qkv, B*Tq*3*C)
+	ks, vs := nnF32(b, op, "kcache", kcache, B*maxT*C), nnF32(b, op, "vcache", vcache, B*maxT*C)
+	if B*Tq*C == 0 {
+		return
+	}
+	b.nnRun(kAttentionKVCache, op, B, []nnArg{
+		nnRows(ks, kcache, maxT*C, B*maxT*C, true), nnRows(vs, vcache, maxT*C, B*maxT*C, true),
+		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr * Tq * C), uint32(Tq), uint32(C), uint32(maxT), uint32(pos), f[0], f[1], f[2]}
+	})
+
+	hs := C / NH
+	n := pos + Tq // probabilities per scratch row
+	args := []nnArg{
+		nnRows(os, out, Tq*C, B*Tq*C, true), {per: NH * Tq * n, write: true, reuse: true},
+		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
+	}
+	chunk, err := b.nnChunkRows(op, B, args)
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	if args[1].buf, err = b.scratchFor(chunk * args[1].per); err != nil {
+		b.setErr(err)
+		return
+	}
+	scale := f32bits(attnScale(hs))
+	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * Tq) }, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr * NH * Tq), uint32(Tq), uint32(NH), uint32(hs), uint32(3 * C), uint32(C), uint32(maxT * C), uint32(C),
+			uint32(pos), uint32(n), f[0], f[1], f[2], f[3], f[4], scale}
+	})
 }
 
+// vocabRows is the number of rows of C in an embedding table.
+func vocabRows(op string, t *tensor.Tensor, C int) int {
+	if C == 0 {
+		panic(fmt.Sprintf("vk: %s: C is 0", op))
+	}
+	return t.Numel() / C
+}
+
+// vocabChunks calls f for consecutive ranges of at most one window's rows of a (V, C) table.
+func (b *Backend) vocabChunks(op string, V, C int, f func(v0, vn int)) {
+	per := b.maxChunk / C
+	if per == 0 {
+		b.setErr(fmt.Errorf("vk: %s: an embedding row of %d elements exceeds a storage-buffer window of %d", op, C, b.maxChunk))
+		return
+	}
+	for v0 := 0; v0 < V; v0 += per {
+		f(v0, min(per, V-v0))
+	}
+}
+
+// EncoderForward sets out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]. Token ids outside the table
+// leave their rows of out untouched (the callers validate them).
 func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C int) {
-	notImplemented("EncoderForward")
+	const op = "EncoderForward"
+	nnDims(op, B, T, C)
+	if B*T == 0 {
+		return
+	}
+	V := vocabRows(op, wte, C)
+	os, ts := nnF32(b, op, "out", out, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
+	es, ps := nnF32(b, op, "wte", wte, V*C), nnF32(b, op, "wpe", wpe, T*C)
+	b.vocabChunks(op, V, C, func(v0, vn int) {
+		b.nnRun(kEncoderForward, op, B, []nnArg{
+			nnRows(os, out, T*C, B*T*C, true), nnRows(ts, tokens, T, B*T, false),
+			{buf: es.buf, off: wte.Offset + v0*C, n: vn * C}, nnWhole(ps, wpe, T*C),
+		}, func(cr int) [3]uint32 { return b.nnRowGroups(cr * T) }, func(r0, cr int, f []uint32) []uint32 {
+			return []uint32{uint32(cr * T), uint32(T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2], f[3]}
+		})
+	})
 }
 
+// EncoderBackward accumulates dout into dwte at each position's token and into dwpe at its
+// position. Both add positions in order, as the CPU backend does, so the sums are the same
+// bits; dwte without atomics (see encoder_backward_wte.comp), a window of its rows at a time.
 func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T, C int) {
-	notImplemented("EncoderBackward")
+	const op = "EncoderBackward"
+	nnDims(op, B, T, C)
+	if B*T == 0 {
+		return
+	}
+	V := vocabRows(op, dwte, C)
+	es, ps := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dwpe", dwpe, T*C)
+	os, ts := nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
+	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
+	b.vocabChunks(op, V, C, func(v0, vn int) {
+		b.nnRun(kEncoderWte, op, B, []nnArg{
+			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true},
+			nnRows(ts, tokens, T, B*T, false), nnRows(os, dout, T*C, B*T*C, false),
+		}, func(cr int) [3]uint32 {
+			return [3]uint32{colGroups, uint32(min(cr*T, int(b.maxGroups))), 1}
+		}, func(r0, cr int, f []uint32) []uint32 {
+			return []uint32{uint32(cr * T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
+		})
+	})
+	b.nnRun(kEncoderWpe, op, B, []nnArg{
+		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
+	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(T * C), uint32(cr), f[0], f[1]}
+	})
 }
 
+func checkVocab(op string, V, Vp int) {
+	if V < 1 || V > Vp {
+		panic(fmt.Sprintf("vk: %s: V=%d must be in [1, Vp=%d]", op, V, Vp))
+	}
+}
+
+// CrossEntropyForward computes the softmax of each row's first V logits into probs and the
+// loss at the target, one workgroup per row.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
-	notImplemented("CrossEntropyForward")
+	const op = "CrossEntropyForward"
+	nnDims(op, N)
+	checkVocab(op, V, Vp)
+	ls, ps := nnF32(b, op, "losses", losses, N), nnF32(b, op, "probs", probs, N*Vp)
+	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
+	b.nnRun(kCrossEntropyFwd, op, N, []nnArg{
+		nnRows(ls, losses, 1, N, true), nnRows(ps, probs, Vp, N*Vp, true),
+		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
+	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
+	})
 }
 
+// CrossEntropyBackward accumulates the loss gradient into the first V columns of dlogits.
 func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.Tensor, N, V, Vp int) {
-	notImplemented("CrossEntropyBackward")
+	const op = "CrossEntropyBackward"
+	nnDims(op, N)
+	checkVocab(op, V, Vp)
+	ds, ps := nnF32(b, op, "dlogits", dlogits, N*Vp), nnF32(b, op, "probs", probs, N*Vp)
+	ts, ls := nnI32(b, op, "targets", targets, N), nnF32(b, op, "dlosses", dlosses, N)
+	b.nnRun(kCrossEntropyBwd, op, N, []nnArg{
+		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(ps, probs, Vp, N*Vp, false),
+		nnRows(ts, targets, 1, N, false), nnRows(ls, dlosses, 1, N, false),
+	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
+	})
 }
 
+func invTemperature(op string, temperature float32) float32 {
+	if !(temperature > 0) || math.IsInf(float64(temperature), 0) {
+		panic(fmt.Sprintf("vk: %s: temperature %v, want a positive finite value", op, temperature))
+	}
+	return float32(1 / float64(temperature))
+}
+
+// LogSoftmaxGather computes log-probabilities at the targets at a temperature, and the
+// entropy when entropy is not nil, one workgroup per row with float32 sums.
 func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
-	notImplemented("LogSoftmaxGather")
+	const op = "LogSoftmaxGather"
+	nnDims(op, N)
+	checkVocab(op, V, Vp)
+	invT := invTemperature(op, temperature)
+	lps := nnF32(b, op, "logp", logp, N)
+	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
+	ent, hasEnt := nnRows(lps, logp, 1, N, false), uint32(0) // logp stands in, never written
+	if entropy != nil {
+		ent, hasEnt = nnRows(nnF32(b, op, "entropy", entropy, N), entropy, 1, N, true), 1
+	}
+	b.nnRun(kLogSoftmaxGather, op, N, []nnArg{
+		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
+	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3]}
+	})
 }
 
+// LogSoftmaxGatherBackward accumulates the gradient of the gathered log-probabilities (and of
+// the entropy when dentropy is not nil) into the first V columns of dlogits.
 func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
-	notImplemented("LogSoftmaxGatherBackward")
+	const op = "LogSoftmaxGatherBackward"
+	nnDims(op, N)
+	checkVocab(op, V, Vp)
+	invT := invTemperature(op, temperature)
+	ds, gs := nnF32(b, op, "dlogits", dlogits, N*Vp), nnF32(b, op, "logits", logits, N*Vp)
+	ts, lps := nnI32(b, op, "targets", targets, N), nnF32(b, op, "dlogp", dlogp, N)
+	dent, hasEnt := nnRows(lps, dlogp, 1, N, false), uint32(0) // dlogp stands in, never read
+	if dentropy != nil {
+		dent, hasEnt = nnRows(nnF32(b, op, "dentropy", dentropy, N), dentropy, 1, N, false), 1
+	}
+	b.nnRun(kLogSoftmaxBwd, op, N, []nnArg{
+		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
+		nnRows(lps, dlogp, 1, N, false), dent,
+	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3], f[4]}
+	})
 }
 
+// Dropout sets mask from tensor.DropoutScale's hash of (seed, element index) and out = inp *
+// mask. The seed's key and 1/(1-p) are computed here in float32 as DropoutScale does, so the
+// masks are the same bits; the shader hashes the element indices.
 func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64) {
-	notImplemented("Dropout")
+	const op = "Dropout"
+	n := out.Numel()
+	os, ms, is := nnF32(b, op, "out", out, n), nnF32(b, op, "mask", mask, n), nnF32(b, op, "inp", inp, n)
+	key := tensor.Hash32(uint32(seed) ^ tensor.Hash32(uint32(seed>>32)))
+	keep := 1 / (1 - p)
+	b.nnRun(kDropout, op, n, []nnArg{
+		nnRows(os, out, 1, n, true), nnRows(ms, mask, 1, n, true), nnRows(is, inp, 1, n, false),
+	}, b.nnFlatGroups, func(r0, cr int, f []uint32) []uint32 {
+		return []uint32{uint32(cr), uint32(r0), key, f32bits(p), f32bits(keep), f[0], f[1], f[2]}
+	})
 }

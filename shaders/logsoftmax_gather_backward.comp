@@ -1,0 +1,94 @@
+#version 450
+// logsoftmax_gather_backward: dlogits[row, v] += g_v / T for v < V, the gradient of
+// dlogp*logp + dent*entropy (see logsoftmax_gather, whose reductions this repeats):
+// g_v = dlogp ([v == target] - p_v) - dent p_v (log p_v + H). has_ent 0 means no dentropy.
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+layout(set = 0, binding = 0) buffer Dlogits { float dlogits[]; };
+layout(set = 0, binding = 1) readonly buffer Logits { float logits[]; };
+layout(set = 0, binding = 2) readonly buffer Targets { int targets[]; };
+layout(set = 0, binding = 3) readonly buffer Dlogp { float dlogp[]; };
+layout(set = 0, binding = 4) readonly buffer Dent { float dent[]; };
+layout(push_constant) uniform Params {
+    uint rows;
+    uint V;
+    uint Vp;
+    uint has_ent;
+    float invT;
+    uint off_d;
+    uint off_logits;
+    uint off_tg;
+    uint off_dlogp;
+    uint off_dent;
+} p;
+
+shared float red[gl_WorkGroupSize.x];
+shared float red2[gl_WorkGroupSize.x];
+
+float groupMax(float x) {
+    uint l = gl_LocalInvocationID.x;
+    red[l] = x;
+    barrier();
+    for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {
+        if (l < s) {
+            red[l] = max(red[l], red[l + s]);
+        }
+        barrier();
+    }
+    float r = red[0];
+    barrier();
+    return r;
+}
+
+vec2 groupSum2(float a, float b) {
+    uint l = gl_LocalInvocationID.x;
+    red[l] = a;
+    red2[l] = b;
+    barrier();
+    for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {
+        if (l < s) {
+            red[l] += red[l + s];
+            red2[l] += red2[l + s];
+        }
+        barrier();
+    }
+    vec2 r = vec2(red[0], red2[0]);
+    barrier();
+    return r;
+}
+
+void main() {
+    uint l = gl_LocalInvocationID.x;
+    uint W = gl_WorkGroupSize.x;
+    for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
+        uint l0 = p.off_logits + row * p.Vp;
+        float m = uintBitsToFloat(0xff800000u); // -inf
+        for (uint v = l; v < p.V; v += W) {
+            m = max(m, logits[l0 + v]);
+        }
+        m = groupMax(m);
+        float s = 0.0;
+        float a = 0.0;
+        for (uint v = l; v < p.V; v += W) {
+            float z = (logits[l0 + v] - m) * p.invT;
+            float e = exp(z);
+            s += e;
+            a += e * z;
+        }
+        vec2 sa = groupSum2(s, a);
+        float logZ = log(sa.x);
+        float H = logZ - sa.y / sa.x;
+        float invS = 1.0 / sa.x;
+        float dlp = dlogp[p.off_dlogp + row];
+        float de = p.has_ent != 0 ? dent[p.off_dent + row] : 0.0;
+        uint ix = uint(targets[p.off_tg + row]);
+        for (uint v = l; v < p.V; v += W) {
+            float z = (logits[l0 + v] - m) * p.invT;
+            float pv = exp(z) * invS;
+            float g = -dlp * pv - de * pv * ((z - logZ) + H);
+            if (v == ix) {
+                g += dlp;
+            }
+            dlogits[p.off_d + row * p.Vp + v] += g * p.invT;
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package vk
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// nnArg is one buffer argument of a kernel that runs over rows (logit rows, sequences,
+// blocks of rows): rows [r0, r0+cr) of it are the elements off+per*r0 .. off+per*(r0+cr),
+// clipped to off+n. per 0 binds elements [off, off+n) whole in every chunk; reuse binds
+// per*cr elements from off in every chunk (a scratch each chunk overwrites).
+type nnArg struct {
+	buf   *Buffer
+	off   int
+	per   int
+	n     int
+	write bool
+	reuse bool
+}
+
+// nnRows is a nnArg over a tensor view.
+func nnRows(st *storage, t *tensor.Tensor, per, n int, write bool) nnArg {
+	return nnArg{buf: st.buf, off: t.Offset, per: per, n: n, write: write}
+}
+
+// nnWhole is a nnArg binding n elements of a tensor view in every chunk.
+func nnWhole(st *storage, t *tensor.Tensor, n int) nnArg {
+	return nnArg{buf: st.buf, off: t.Offset, n: n}
+}
+
+// nnChunkRows is the most rows one dispatch may cover so that every argument's window fits in
+// maxStorageBufferRange, or an error when a single row (or a whole argument) does not fit.
+func (b *Backend) nnChunkRows(op string, rows int, args []nnArg) (int, error) {
+	cr := max(rows, 1)
+	for _, a := range args {
+		if a.per == 0 {
+			if a.n > b.maxChunk {
+				return 0, fmt.Errorf("vk: %s: an argument of %d elements exceeds a storage-buffer window of %d", op, a.n, b.maxChunk)
+			}
+			continue
+		}
+		if a.per > b.maxChunk {
+			return 0, fmt.Errorf("vk: %s: a row of %d elements exceeds a storage-buffer window of %d", op, a.per, b.maxChunk)
+		}
+		cr = min(cr, b.maxChunk/a.per)
+	}
+	return cr, nil
+}
+
+// nnRun dispatches k over rows in chunks whose windows fit a storage buffer window.
+// groups gives the workgroup counts for a chunk of cr rows; push builds the push constants
+// from the chunk's first row, its row count and the First of each argument's window.
+func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func(cr int) [3]uint32, push func(r0, cr int, first []uint32) []uint32) {
+	if rows <= 0 {
+		return
+	}
+	k.Local = [3]uint32{b.wg, 1, 1}
+	chunk, err := b.nnChunkRows(op, rows, args)
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	wargs := make([]Arg, len(args))
+	first := make([]uint32, len(args))
+	for r0 := 0; r0 < rows; r0 += chunk {
+		cr := min(chunk, rows-r0)
+		for i, a := range args {
+			lo, hi := a.off, a.off+a.n
+			switch {
+			case a.reuse:
+				hi = a.off + a.per*cr
+			case a.per > 0:
+				lo, hi = a.off+a.per*r0, min(a.off+a.per*(r0+cr), a.off+a.n)
+			}
+			w, err := b.dev.Window(a.buf, lo, hi-lo)
+			if err != nil {
+				b.setErr(err)
+				return
+			}
+			wargs[i] = Arg{W: w, Write: a.write}
+			first[i] = w.First
+		}
+		if err := b.dev.Dispatch(k, groups(cr), push(r0, cr, first), wargs...); err != nil {
+			b.setErr(err)
+			return
+		}
+	}
+}
+
+// nnRowGroups is one workgroup per row, capped (the kernels loop over rows with a stride).
+func (b *Backend) nnRowGroups(rows int) [3]uint32 {
+	return [3]uint32{uint32(min(rows, int(b.maxGroups))), 1, 1}
+}
+
+// nnFlatGroups covers n invocations of the one-dimensional workgroup size, capped.
+func (b *Backend) nnFlatGroups(n int) [3]uint32 {
+	wg := int(b.wg)
+	return [3]uint32{uint32(max(1, min((n+wg-1)/wg, int(b.maxGroups)))), 1, 1}
+}
+
+// nnOperand checks that t is on b with the dtype and at least n elements (fewer is a
+// programming error) and returns its storage.
+func (b *Backend) nnOperand(op, name string, t *tensor.Tensor, dtype tensor.DType, n int) *storage {
+	if t == nil {
+		panic(fmt.Sprintf("vk: %s: %s is nil", op, name))
+	}
+	st := b.view(t, dtype, op)
+	if t.Numel() < n {
+		panic(fmt.Sprintf("vk: %s: %s has %d elements, needs %d", op, name, t.Numel(), n))
+	}
+	return st
+}
+
+func nnF32(b *Backend, op, name string, t *tensor.Tensor, n int) *storage {
+	return b.nnOperand(op, name, t, tensor.Float32, n)
+}
+
+func nnI32(b *Backend, op, name string, t *tensor.Tensor, n int) *storage {
+	return b.nnOperand(op, name, t, tensor.Int32, n)
+}
+
+func nnDims(op string, d ...int) {
+	for _, v := range d {
+		if v < 0 {
+			panic(fmt.Sprintf("vk: %s: negative dimension %d", op, v))
+		}
+	}
+}

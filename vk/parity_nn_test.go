@@ -1,0 +1,486 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// The fused neural-network ops against the CPU reference. Each case runs one op (backward ops
+// twice, so results show that they accumulate) on the CPU and on Vulkan twice: with the
+// device's limits, and with a storage window of a few rows and 3 workgroups, which forces the
+// chunking and the grid-stride loops. Every Vulkan tensor is a view inside a larger buffer of
+// sentinel values, and the sentinels must survive: ops write only inside their views. The
+// device run is repeated to check results are bitwise repeatable.
+
+// nnCheck compares one tensor: |vulkan - cpu| <= atol + rtol*|cpu| elementwise, or bitwise
+// when both are 0.
+type nnCheck struct {
+	name       string
+	atol, rtol float64
+}
+
+type nnCase struct {
+	name   string
+	f      map[string][]float32 // float32 inputs, and the initial values of outputs
+	i      map[string][]int32
+	run    func(be tensor.Backend, x map[string]*tensor.Tensor) // absent names are nil
+	checks []nnCheck
+	// post checks the Vulkan results further (untouched columns, exact masks).
+	post func(t *testing.T, got map[string][]float32)
+	// chunk is the storage window, in elements, of the chunked run.
+	chunk int
+}
+
+const (
+	nnGuardLo  = 3 // sentinels before and after each view
+	nnGuardHi  = 5
+	nnSentinel = float32(-1234.5)
+)
+
+// nnPlace uploads data into a view nnGuardLo elements into a buffer filled with sentinels.
+func nnPlace(t *testing.T, b *Backend, data []float32) (view, full *tensor.Tensor) {
+	t.Helper()
+	n := len(data)
+	full, err := tensor.New(b, tensor.Float32, nnGuardLo+n+nnGuardHi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Fill(full, nnSentinel)
+	view = full.View(nnGuardLo, n)
+	if err := b.Upload(view, data); err != nil {
+		t.Fatal(err)
+	}
+	return view, full
+}
+
+func nnPlaceInt(t *testing.T, b *Backend, data []int32) *tensor.Tensor {
+	t.Helper()
+	full, err := tensor.New(b, tensor.Int32, nnGuardLo+len(data)+nnGuardHi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := full.View(nnGuardLo, len(data))
+	if err := b.UploadInt32(v, data); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// runVulkan runs c on b and returns the checked tensors, after verifying the sentinels.
+func (c nnCase) runVulkan(t *testing.T, b *Backend) map[string][]float32 {
+	t.Helper()
+	x := map[string]*tensor.Tensor{}
+	fulls := map[string]*tensor.Tensor{}
+	for name, data := range c.f {
+		x[name], fulls[name] = nnPlace(t, b, data)
+	}
+	for name, data := range c.i {
+		x[name] = nnPlaceInt(t, b, data)
+	}
+	c.run(b, x)
+	got := map[string][]float32{}
+	for _, ch := range c.checks {
+		got[ch.name] = download(t, b, x[ch.name])
+	}
+	for name, full := range fulls {
+		all := download(t, b, full)
+		n := len(c.f[name])
+		for i, v := range all {
+			if (i < nnGuardLo || i >= nnGuardLo+n) && v != nnSentinel {
+				t.Fatalf("%s: element %d outside the view of %s (%d elements at %d) changed to %g", c.name, i, name, n, nnGuardLo, v)
+			}
+		}
+	}
+	for _, full := range fulls {
+		b.Free(full.Storage)
+	}
+	for _, v := range x {
+		b.Free(v.Storage)
+	}
+	return got
+}
+
+func (c nnCase) runCPU(t *testing.T, cb *cpu.Backend) map[string][]float32 {
+	t.Helper()
+	x := map[string]*tensor.Tensor{}
+	var err error
+	for name, data := range c.f {
+		if x[name], err = tensor.FromSlice(cb, data, len(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range c.i {
+		if x[name], err = tensor.FromInt32(cb, data, len(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.run(cb, x)
+	got := map[string][]float32{}
+	for _, ch := range c.checks {
+		if got[ch.name], err = tensor.ToHost(x[ch.name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
+}
+
+// nnCompare fails when got and want differ beyond the check's bound.
+func nnCompare(t *testing.T, what string, ch nnCheck, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if ch.atol == 0 && ch.rtol == 0 {
+			if math.Float32bits(g) != math.Float32bits(w) {
+				t.Fatalf("%s[%d]: vulkan %g, cpu %g (want the same bits)", what, i, g, w)
+			}
+			continue
+		}
+		d := math.Abs(float64(g) - float64(w))
+		if bound := ch.atol + ch.rtol*math.Abs(float64(w)); !(d <= bound) {
+			t.Fatalf("%s[%d]: vulkan %g, cpu %g (|diff| %.3g > %.3g)", what, i, g, w, d, bound)
+		}
+	}
+}
+
+func TestNNParityWithCPU(t *testing.T) {
+	d := device(t)
+	vb := NewBackendOn(d)
+	defer vb.Close()
+	cb := cpu.New()
+	defer cb.Close()
+	for _, c := range nnCases() {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.runCPU(t, cb)
+			got := c.runVulkan(t, vb)
+			for _, ch := range c.checks {
+				nnCompare(t, ch.name, ch, got[ch.name], want[ch.name])
+			}
+			if c.post != nil {
+				c.post(t, got)
+			}
+			again := c.runVulkan(t, vb)
+			for _, ch := range c.checks {
+				nnCompare(t, ch.name+" (repeated)", nnCheck{name: ch.name}, again[ch.name], got[ch.name])
+			}
+			chunked := NewBackendOn(d)
+			defer chunked.Close()
+			chunked.maxGroups, chunked.maxChunk = 3, c.chunk
+			small := c.runVulkan(t, chunked)
+			for _, ch := range c.checks {
+				nnCompare(t, ch.name+" (chunked)", ch, small[ch.name], want[ch.name])
+			}
+			if c.post != nil {
+				c.post(t, small)
+			}
+			if err := chunked.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func nnRand(r *rand.Rand, n int, scale, shift float32) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())*scale + shift
+	}
+	return v
+}
+
+func nnTokens(r *rand.Rand, n, V int) []int32 {
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = int32(r.IntN(V))
+	}
+	return v
+}
+
+// cpuRun runs f on a fresh CPU backend over host data and returns the named output.
+func cpuRun(f map[string][]float32, i map[string][]int32, out string, run func(be tensor.Backend, x map[string]*tensor.Tensor)) []float32 {
+	cb := cpu.New()
+	defer cb.Close()
+	x := map[string]*tensor.Tensor{}
+	for name, data := range f {
+		x[name], _ = tensor.FromSlice(cb, data, len(data))
+	}
+	for name, data := range i {
+		x[name], _ = tensor.FromInt32(cb, data, len(data))
+	}
+	run(cb, x)
+	v, err := tensor.ToHost(x[out])
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// untouchedColumns checks that columns V..Vp-1 of the (N, Vp) result kept their initial values.
+func untouchedColumns(name string, init []float32, N, V, Vp int) func(t *testing.T, got map[string][]float32) {
+	return func(t *testing.T, got map[string][]float32) {
+		t.Helper()
+		for r := 0; r < N; r++ {
+			for v := V; v < Vp; v++ {
+				if g, w := got[name][r*Vp+v], init[r*Vp+v]; math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("%s[%d, %d] (padding) changed from %g to %g", name, r, v, w, g)
+				}
+			}
+		}
+	}
+}
+
+func nnCases() []nnCase {
+	r := rand.New(rand.NewPCG(11, 12))
+	var cases []nnCase
+
+	// LayerNorm: C below, above and not a multiple of the workgroup size; N over several
+	// blocks of the dweight/dbias partial sums.
+	for _, s := range []struct{ N, C int }{{1, 1}, {2, 3}, {5, 64}, {17, 300}, {40, 33}, {300, 20}} {
+		N, C := s.N, s.C
+		f := map[string][]float32{
+			"out": make([]float32, N*C), "mean": make([]float32, N), "rstd": make([]float32, N),
+			"inp": nnRand(r, N*C, 2, 0.5), "weight": nnRand(r, C, 1, 0), "bias": nnRand(r, C, 1, 0),
+		}
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("LayerNormForward/N=%d,C=%d", N, C), f: f,
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.LayerNormForward(x["out"], x["mean"], x["rstd"], x["inp"], x["weight"], x["bias"], N, C)
+			},
+			// Sums in a different order: a few roundings of values of order 1 (rstd up to 316).
+			checks: []nnCheck{{"out", 2e-5, 2e-5}, {"mean", 1e-6, 1e-5}, {"rstd", 0, 2e-5}},
+			chunk:  C,
+		})
+		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
+			be.LayerNormForward(x["out"], x["mean"], x["rstd"], x["inp"], x["weight"], x["bias"], N, C)
+		}
+		mean := cpuRun(f, nil, "mean", fwd)
+		rstd := cpuRun(f, nil, "rstd", fwd)
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("LayerNormBackward/N=%d,C=%d", N, C),
+			f: map[string][]float32{
+				"dinp": nnRand(r, N*C, 1, 0), "dweight": nnRand(r, C, 1, 0), "dbias": nnRand(r, C, 1, 0),
+				"dout": nnRand(r, N*C, 1, 0), "inp": f["inp"], "weight": f["weight"], "mean": mean, "rstd": rstd,
+			},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.LayerNormBackward(x["dinp"], x["dweight"], x["dbias"], x["dout"], x["inp"], x["weight"], x["mean"], x["rstd"], N, C)
+				}
+			},
+			// dinp is a difference of terms scaled by rstd; dweight and dbias sum N rows.
+			checks: []nnCheck{{"dinp", 1e-4, 1e-5}, {"dweight", 2e-5 * float64(N), 1e-5}, {"dbias", 2e-6 * float64(N), 1e-5}},
+			chunk:  lnBlockRows(N) * C,
+		})
+	}
+
+	// GELU over every branch of the tanh: the series near 0, the exp form, 1 past 20.
+	special := []float32{0, 1e-3, -1e-3, 0.05, -0.05, 0.1, 1, -1, 2.5, -2.5, 5, -5, 10, -10, 30, -30, 100, -100}
+	for _, n := range []int{1, 1000, 4099} {
+		x := nnRand(r, n, 3, 0)
+		copy(x, special[:min(n, len(special))])
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("GeluForward/n=%d", n), f: map[string][]float32{"out": make([]float32, n), "inp": x},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) { be.GeluForward(x["out"], x["inp"]) },
+			// GLSL's exp is accurate to a few ulps: tanh(u), and so gelu(x)/x, within ~3e-7.
+			checks: []nnCheck{{"out", 2e-6, 2e-6}},
+			chunk:  1000,
+		}, nnCase{
+			name: fmt.Sprintf("GeluBackward/n=%d", n),
+			f:    map[string][]float32{"dinp": nnRand(r, n, 1, 0), "inp": x, "dout": nnRand(r, n, 1, 0)},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.GeluBackward(x["dinp"], x["inp"], x["dout"])
+				be.GeluBackward(x["dinp"], x["inp"], x["dout"])
+			},
+			checks: []nnCheck{{"dinp", 2e-6, 2e-6}},
+			chunk:  1000,
+		})
+	}
+
+	// Attention: head sizes below and above the workgroup size (hs=300), 1-sized dims.
+	for _, s := range []struct{ B, T, C, NH int }{{1, 1, 4, 1}, {2, 5, 12, 3}, {3, 17, 12, 3}, {1, 17, 48, 3}, {2, 5, 300, 1}, {2, 17, 6, 1}} {
+		B, T, C, NH := s.B, s.T, s.C, s.NH
+		chunk := max(NH*T*T, T*3*C) // one sequence per chunk
+		f := map[string][]float32{
+			"out": make([]float32, B*T*C), "att": nnRand(r, B*NH*T*T, 1, 0), "qkv": nnRand(r, B*T*3*C, 1, 0),
+		}
+		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
+			be.AttentionForward(x["out"], x["att"], x["qkv"], B, T, C, NH)
+		}
+		name := fmt.Sprintf("B=%d,T=%d,C=%d,NH=%d", B, T, C, NH)
+		cases = append(cases, nnCase{
+			name: "AttentionForward/" + name, f: f, run: fwd,
+			// Probabilities and their weighted sums of unit values: a few roundings of order 1.
+			checks: []nnCheck{{"att", 1e-6, 1e-5}, {"out", 2e-6, 1e-5}},
+			post: func(t *testing.T, got map[string][]float32) {
+				for bh := 0; bh < B*NH; bh++ {
+					for i := 0; i < T; i++ {
+						for j := i + 1; j < T; j++ {
+							if v := got["att"][(bh*T+i)*T+j]; v != 0 {
+								t.Fatalf("att[%d, %d, %d] above the diagonal is %g", bh, i, j, v)
+							}
+						}
+					}
+				}
+			},
+			chunk: chunk,
+		})
+		att := cpuRun(f, nil, "att", fwd)
+		cases = append(cases, nnCase{
+			name: "AttentionBackward/" + name,
+			f: map[string][]float32{
+				"dqkv": nnRand(r, B*T*3*C, 1, 0), "scratch": make([]float32, B*NH*T*T),
+				"dout": nnRand(r, B*T*C, 1, 0), "qkv": f["qkv"], "att": att,
+			},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.AttentionBackward(x["dqkv"], x["scratch"], x["dout"], x["qkv"], x["att"], B, T, C, NH)
+				}
+			},
+			// Sums of up to T products of unit values, in another order.
+			checks: []nnCheck{{"dqkv", 1e-5, 1e-5}},
+			chunk:  chunk,
+		})
+	}
+
+	// Encoder: vocabularies larger than one window of the chunked run, repeated tokens.
+	for _, s := range []struct{ B, T, C, V int }{{1, 1, 1, 1}, {2, 5, 7, 50}, {3, 17, 300, 20}, {2, 17, 3, 4}} {
+		B, T, C, V := s.B, s.T, s.C, s.V
+		tok := nnTokens(r, B*T, V)
+		name := fmt.Sprintf("B=%d,T=%d,C=%d,V=%d", B, T, C, V)
+		cases = append(cases, nnCase{
+			name: "EncoderForward/" + name,
+			f:    map[string][]float32{"out": nnRand(r, B*T*C, 1, 0), "wte": nnRand(r, V*C, 1, 0), "wpe": nnRand(r, T*C, 1, 0)},
+			i:    map[string][]int32{"tokens": tok},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.EncoderForward(x["out"], x["tokens"], x["wte"], x["wpe"], B, T, C)
+			},
+			checks: []nnCheck{{name: "out"}}, // one addition: the same bits
+			chunk:  T * C,
+		}, nnCase{
+			name: "EncoderBackward/" + name,
+			f:    map[string][]float32{"dwte": nnRand(r, V*C, 1, 0), "dwpe": nnRand(r, T*C, 1, 0), "dout": nnRand(r, B*T*C, 1, 0)},
+			i:    map[string][]int32{"tokens": tok},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.EncoderBackward(x["dwte"], x["dwpe"], x["dout"], x["tokens"], B, T, C)
+				}
+			},
+			checks: []nnCheck{{name: "dwte"}, {name: "dwpe"}}, // positions added in the same order
+			chunk:  T * C,
+		})
+	}
+
+	// Softmax rows: V < Vp, V = Vp, a 1-wide vocabulary and GPT-2's padded vocabulary.
+	for _, s := range []struct {
+		N, V, Vp int
+		temp     float32
+	}{{1, 1, 1, 1}, {3, 10, 16, 0.7}, {4, 300, 320, 1}, {2, 777, 777, 2.5}, {2, 50257, 50304, 1}} {
+		N, V, Vp, temp := s.N, s.V, s.Vp, s.temp
+		name := fmt.Sprintf("N=%d,V=%d,Vp=%d", N, V, Vp)
+		tg := nnTokens(r, N, V)
+		logits := nnRand(r, N*Vp, 3, 0)
+		f := map[string][]float32{"losses": make([]float32, N), "probs": nnRand(r, N*Vp, 1, 0), "logits": logits}
+		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
+			be.CrossEntropyForward(x["losses"], x["probs"], x["logits"], x["targets"], N, V, Vp)
+		}
+		cases = append(cases, nnCase{
+			name: "CrossEntropyForward/" + name, f: f, i: map[string][]int32{"targets": tg}, run: fwd,
+			// The CPU adds the V exponentials in sequence in float32 (as llm.c), which drifts by
+			// ~1e-9 V relative (5e-5 at GPT-2's vocabulary); Vulkan sums in a tree. Both shift
+			// every probability of a row alike, and the loss by the same amount in absolute.
+			checks: []nnCheck{{"probs", 1e-9, 2e-5 + 2e-9*float64(V)}, {"losses", 2e-6 + 2e-9*float64(V), 2e-6}},
+			post: func(t *testing.T, got map[string][]float32) {
+				for i := 0; i < N; i++ {
+					for v := V; v < Vp; v++ {
+						if p := got["probs"][i*Vp+v]; p != 0 {
+							t.Fatalf("probs[%d, %d] (padding) = %g, want 0", i, v, p)
+						}
+					}
+				}
+			},
+			chunk: Vp,
+		})
+		probs := cpuRun(f, map[string][]int32{"targets": tg}, "probs", fwd)
+		dlogits := nnRand(r, N*Vp, 1, 0)
+		cases = append(cases, nnCase{
+			name: "CrossEntropyBackward/" + name,
+			f:    map[string][]float32{"dlogits": dlogits, "probs": probs, "dlosses": nnRand(r, N, 1, 0)},
+			i:    map[string][]int32{"targets": tg},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.CrossEntropyBackward(x["dlogits"], x["probs"], x["targets"], x["dlosses"], N, V, Vp)
+				}
+			},
+			checks: []nnCheck{{"dlogits", 1e-6, 1e-6}}, // one product and sum per element
+			post:   untouchedColumns("dlogits", dlogits, N, V, Vp),
+			chunk:  Vp,
+		})
+		for _, withEnt := range []bool{true, false} {
+			ent := map[bool]string{true: "entropy", false: "no entropy"}[withEnt]
+			lf := map[string][]float32{"logp": nnRand(r, N, 1, 0), "logits": logits}
+			checks := []nnCheck{{"logp", 1e-5, 2e-6}}
+			if withEnt {
+				lf["entropy"] = nnRand(r, N, 1, 0)
+				// float32 sums over V terms against the CPU's float64.
+				checks = append(checks, nnCheck{"entropy", 1e-5, 2e-6})
+			}
+			cases = append(cases, nnCase{
+				name: fmt.Sprintf("LogSoftmaxGather/%s,T=%g,%s", name, temp, ent), f: lf,
+				i: map[string][]int32{"targets": tg},
+				run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+					be.LogSoftmaxGather(x["logp"], x["entropy"], x["logits"], x["targets"], N, V, Vp, temp)
+				},
+				checks: checks, chunk: Vp,
+			})
+			dl := nnRand(r, N*Vp, 1, 0)
+			bf := map[string][]float32{"dlogits": dl, "logits": logits, "dlogp": nnRand(r, N, 1, 0)}
+			if withEnt {
+				bf["dentropy"] = nnRand(r, N, 1, 0)
+			}
+			cases = append(cases, nnCase{
+				name: fmt.Sprintf("LogSoftmaxGatherBackward/%s,T=%g,%s", name, temp, ent), f: bf,
+				i: map[string][]int32{"targets": tg},
+				run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+					for range 2 {
+						be.LogSoftmaxGatherBackward(x["dlogits"], x["logits"], x["targets"], x["dlogp"], x["dentropy"], N, V, Vp, temp)
+					}
+				},
+				checks: []nnCheck{{"dlogits", 1e-6, 1e-5}},
+				post:   untouchedColumns("dlogits", dl, N, V, Vp),
+				chunk:  Vp,
+			})
+		}
+	}
+
+	// Dropout: masks and outputs bit for bit, element indices across chunks included.
+	for _, s := range []struct {
+		n    int
+		p    float32
+		seed uint64
+	}{{1, 0.5, 1}, {1000, 0.1, 0xdeadbeef12345678}, {4099, 0.5, 42}, {4099, 0, 7}, {333, 1, 9}} {
+		n, p, seed := s.n, s.p, s.seed
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("Dropout/n=%d,p=%g", n, p),
+			f:    map[string][]float32{"out": make([]float32, n), "mask": make([]float32, n), "inp": nnRand(r, n, 1, 0)},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.Dropout(x["out"], x["mask"], x["inp"], p, seed)
+			},
+			checks: []nnCheck{{name: "mask"}, {name: "out"}},
+			post: func(t *testing.T, got map[string][]float32) {
+				for i, m := range got["mask"] {
+					if w := tensor.DropoutScale(seed, uint32(i), p); math.Float32bits(m) != math.Float32bits(w) {
+						t.Fatalf("mask[%d] = %g, tensor.DropoutScale gives %g", i, m, w)
+					}
+				}
+			},
+			chunk: 1000,
+		})
+	}
+	return cases
+}
