@@ -369,3 +369,13 @@ func TestPeakGFLOPS(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelName(t *testing.T) {
+	if got, want := KernelName(), kernels[0].name; got != want {
+		t.Fatalf("KernelName() = %q, want the best kernel this CPU runs, %q", got, want)
+	}
+	useKernel(t, goKernel)
+	if got := KernelName(); got != "go" {
+		t.Fatalf("KernelName() with the portable kernel = %q", got)
+	}
+}

@@ -97,3 +97,7 @@ func peakLoopGo(n int) float64 {
 }
 
 var peakSink [12]float32
+
+// KernelName names the micro-kernel Sgemm uses on this machine: "avx512", "avx2" or "go"
+// (the portable kernel, used on other architectures and with the purego build tag).
+func KernelName() string { return active.name }
