@@ -484,3 +484,129 @@ func nnCases() []nnCase {
 	}
 	return cases
 }
+
+// TestAttentionDecodeMatchesForward decodes a sequence in steps of several sizes through the
+// KV cache: each step's output must equal AttentionForward over the whole sequence bit for
+// bit (the same kernel over the same keys), the caches must hold exactly the keys and values
+// written so far, and the outputs must agree with the CPU backend's decode.
+func TestAttentionDecodeMatchesForward(t *testing.T) {
+	d := device(t)
+	const B, T, C, NH, maxT = 2, 9, 12, 3, 11
+	r := rand.New(rand.NewPCG(3, 4))
+	qkv := nnRand(r, B*T*3*C, 1, 0)
+	for _, limits := range []string{"device", "chunked"} {
+		t.Run(limits, func(t *testing.T) {
+			vb := NewBackendOn(d)
+			defer vb.Close()
+			if limits == "chunked" {
+				vb.maxGroups, vb.maxChunk = 3, max(NH*T*T, T*3*C, maxT*C) // one sequence per chunk
+			}
+			cb := cpu.New()
+			defer cb.Close()
+			full, _ := nnPlace(t, vb, qkv)
+			out, _ := nnPlace(t, vb, make([]float32, B*T*C))
+			att, _ := nnPlace(t, vb, make([]float32, B*NH*T*T))
+			vb.AttentionForward(out, att, full, B, T, C, NH)
+			want := download(t, vb, out)
+
+			sentinel := make([]float32, B*maxT*C)
+			for i := range sentinel {
+				sentinel[i] = nnSentinel
+			}
+			kc, _ := nnPlace(t, vb, sentinel)
+			vc, _ := nnPlace(t, vb, sentinel)
+			ckc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
+			cvc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
+			pos := 0
+			for _, Tq := range []int{4, 1, 3, 1} {
+				step := make([]float32, B*Tq*3*C)
+				for b := 0; b < B; b++ {
+					copy(step[b*Tq*3*C:(b+1)*Tq*3*C], qkv[(b*T+pos)*3*C:(b*T+pos+Tq)*3*C])
+				}
+				sq, _ := nnPlace(t, vb, step)
+				so, _ := nnPlace(t, vb, make([]float32, B*Tq*C))
+				vb.AttentionDecode(so, kc, vc, sq, B, Tq, pos, maxT, C, NH)
+				got := download(t, vb, so)
+
+				cq, _ := tensor.FromSlice(cb, step, len(step))
+				co, _ := tensor.New(cb, tensor.Float32, B*Tq*C)
+				cb.AttentionDecode(co, ckc, cvc, cq, B, Tq, pos, maxT, C, NH)
+				cgot, _ := tensor.ToHost(co)
+				what := fmt.Sprintf("decode of positions %d..%d", pos, pos+Tq-1)
+				nnCompare(t, what+" against the CPU", nnCheck{atol: 2e-6, rtol: 1e-5}, got, cgot)
+				for b := 0; b < B; b++ {
+					nnCompare(t, fmt.Sprintf("%s, sequence %d, against the forward", what, b), nnCheck{},
+						got[b*Tq*C:(b+1)*Tq*C], want[(b*T+pos)*C:(b*T+pos+Tq)*C])
+				}
+				pos += Tq
+			}
+			for _, c := range []struct {
+				name string
+				v, c *tensor.Tensor
+			}{{"kcache", kc, ckc}, {"vcache", vc, cvc}} {
+				cwant, _ := tensor.ToHost(c.c)
+				nnCompare(t, c.name, nnCheck{}, download(t, vb, c.v), cwant) // copies, sentinels past T
+			}
+		})
+	}
+}
+
+// TestEncoderBeyondStorageWindow runs the embedding on a table larger than the device's
+// maxStorageBufferRange (GPT-2's wte is 154 MB, lavapipe's window 128 MiB), with tokens on both
+// sides of the window boundary.
+func TestEncoderBeyondStorageWindow(t *testing.T) {
+	d := device(t)
+	vb := NewBackendOn(d)
+	defer vb.Close()
+	const C, T = 64, 6
+	V := vb.maxChunk/C + 40
+	wte, err := tensor.New(vb, tensor.Float32, V, C)
+	if err != nil {
+		t.Skipf("no room for a %d-element table: %v", V*C, err)
+	}
+	defer vb.Free(wte.Storage)
+	dwte, err := tensor.New(vb, tensor.Float32, V, C)
+	if err != nil {
+		t.Skipf("no room for a %d-element table: %v", V*C, err)
+	}
+	defer vb.Free(dwte.Storage)
+	r := rand.New(rand.NewPCG(5, 6))
+	tokens := []int32{0, int32(V - 1), int32(V - 30), 3, int32(V - 1), int32(V - 41)}
+	rows := map[int32][]float32{}
+	for _, tok := range tokens {
+		if rows[tok] == nil {
+			rows[tok] = nnRand(r, C, 1, 0)
+			if err := vb.Upload(wte.View(int(tok)*C, C), rows[tok]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wpe := nnRand(r, T*C, 1, 0)
+	dout := nnRand(r, T*C, 1, 0)
+	tv := nnPlaceInt(t, vb, tokens)
+	pv, _ := nnPlace(t, vb, wpe)
+	ov, _ := nnPlace(t, vb, make([]float32, T*C))
+	dov, _ := nnPlace(t, vb, dout)
+	dpv, _ := nnPlace(t, vb, make([]float32, T*C))
+	vb.EncoderForward(ov, tv, wte, pv, 1, T, C)
+	got := download(t, vb, ov)
+	for p, tok := range tokens {
+		for c := 0; c < C; c++ {
+			if w := rows[tok][c] + wpe[p*C+c]; got[p*C+c] != w {
+				t.Fatalf("out[%d, %d] (token %d) = %g, want %g", p, c, tok, got[p*C+c], w)
+			}
+		}
+	}
+	vb.EncoderBackward(dwte, dpv, dov, tv, 1, T, C)
+	for _, tok := range []int32{0, 3, int32(V - 41), int32(V - 40), int32(V - 30), int32(V - 2), int32(V - 1)} {
+		want := make([]float32, C)
+		for p, pt := range tokens {
+			if pt == tok {
+				for c := range want {
+					want[c] += dout[p*C+c]
+				}
+			}
+		}
+		nnCompare(t, fmt.Sprintf("dwte row %d", tok), nnCheck{}, download(t, vb, dwte.View(int(tok)*C, C)), want)
+	}
+}
