@@ -302,8 +302,9 @@ func nnCases() []nnCase {
 		})
 	}
 
-	// Attention: head sizes below and above the workgroup size (hs=300), 1-sized dims.
-	for _, s := range []struct{ B, T, C, NH int }{{1, 1, 4, 1}, {2, 5, 12, 3}, {3, 17, 12, 3}, {1, 17, 48, 3}, {2, 5, 300, 1}, {2, 17, 6, 1}} {
+	// Attention: head sizes below and above the workgroup size (hs=300), sequences longer
+	// than it (T=300), 1-sized dims.
+	for _, s := range []struct{ B, T, C, NH int }{{1, 1, 4, 1}, {2, 5, 12, 3}, {3, 17, 12, 3}, {1, 17, 48, 3}, {2, 5, 300, 1}, {2, 17, 6, 1}, {1, 300, 8, 2}} {
 		B, T, C, NH := s.B, s.T, s.C, s.NH
 		chunk := max(NH*T*T, T*3*C) // one sequence per chunk
 		f := map[string][]float32{
