@@ -27,6 +27,12 @@ const (
 	mmBiasEnd  = 16
 )
 
+// mmMaxK bounds the depth one dispatch sums over; deeper products add to out in passes. Mesa's
+// lavapipe silently ends the loops of an invocation after 65535 iterations in all (about 10
+// per step of BK here), and on GPUs it bounds how long one dispatch can run before a driver's
+// watchdog resets the device.
+const mmMaxK = 16384
+
 // mmSmallTiles is the number of large tiles below which a product uses the small tile: few
 // workgroups would leave most of a GPU idle.
 const mmSmallTiles = 96
@@ -91,11 +97,11 @@ func mmSpan(p tensor.MatMulParams, mc, nc, kc int) mmSpans {
 
 // mmPlan splits an M x N x K product into chunks of at most mc x nc x kc whose operands each
 // fit a window of limit elements: each step shrinks the outer (strided) dimension of an
-// operand that does not fit, or its inner one when the outer is already 1. It prefers not to
-// split K, which the shader then finishes in one pass per output. tile sizes round the chunks
-// down to whole tiles.
+// operand that does not fit, or its inner one when the outer is already 1. It splits K only
+// beyond mmMaxK or where one row or column of an operand exceeds a window. The tile sizes
+// round the chunks down to whole tiles.
 func mmPlan(p tensor.MatMulParams, limit, bm, bn, maxM, maxN int) (mc, nc, kc int) {
-	mc, nc, kc = min(p.M, maxM), min(p.N, maxN), max(p.K, 1)
+	mc, nc, kc = min(p.M, maxM), min(p.N, maxN), min(max(p.K, 1), mmMaxK)
 	shrink := func(outer, inner *int, ld int) {
 		if *outer > 1 {
 			*outer = max(1, (limit-*inner)/ld+1)
@@ -288,7 +294,8 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 	lim := b.maxChunk
 	// Chunks of rc rows and cc columns whose span (rc-1)*C + cc fits a window.
 	cc := min(C, lim, int(b.dev.Info.MaxComputeWorkGroupCount[0])*int(wx))
-	rc := min(N, max(1, (lim-cc)/C+1))
+	// At most 4M rows per chunk keep each lane's loop short (see mmMaxK).
+	rc := min(N, max(1, (lim-cc)/C+1), 1<<22)
 	// Enough row blocks to keep about 512 workgroups busy, each lane adding at least 8 rows.
 	blocks := max(1, min(mmCeilDiv(rc, 8*int(wy)), mmCeilDiv(512, mmCeilDiv(cc, int(wx))), int(b.dev.Info.MaxComputeWorkGroupCount[1])))
 	var scratch *Buffer

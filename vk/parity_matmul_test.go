@@ -146,6 +146,19 @@ func TestMatMulTileShapes(t *testing.T) {
 	}
 }
 
+// TestMatMulLongK sums over more than mmMaxK terms with each workgroup shape: lavapipe would
+// cut a single pass short after 65535 loop iterations, returning partial sums.
+func TestMatMulLongK(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	cb := cpu.New()
+	t.Cleanup(func() { mmForceLocal = [2]uint32{} })
+	for i, local := range [][2]uint32{{16, 16}, {16, 8}, {8, 8}} {
+		mmForceLocal = local
+		checkMatMul(t, vb, cb, mmCase{M: 3, N: 5, K: 70001, tb: i != 1, bias: true, accum: i == 2}, uint64(400+i))
+	}
+}
+
 // TestMatMulChunked forces windows of 1000 elements, so that products split along M, N and K
 // as GPT-2's tied lm head must on lavapipe (wte exceeds maxStorageBufferRange).
 func TestMatMulChunked(t *testing.T) {
@@ -191,7 +204,7 @@ func TestMatMulPlan(t *testing.T) {
 	if n := check(tensor.MatMulParams{M: 4096, N: 50304, K: 768, TransB: true}, window); n > 20 {
 		t.Errorf("lm head forward: %d chunks", n)
 	}
-	if n := check(tensor.MatMulParams{M: 4096, N: 768, K: 50304}, window); n > 20 {
+	if n := check(tensor.MatMulParams{M: 4096, N: 768, K: 50304}, window); n > 32 { // K in passes of mmMaxK
 		t.Errorf("lm head dx: %d chunks", n)
 	}
 	if n := check(tensor.MatMulParams{M: 50304, N: 768, K: 4096, TransA: true, Accumulate: true}, window); n > 20 {
@@ -339,4 +352,22 @@ func TestKernelProfile(t *testing.T) {
 	if math.Abs(share-1) > 0.01 {
 		t.Errorf("shares add up to %g", share)
 	}
+}
+
+// TestMatMulBeyondMaxStorageBufferRange multiplies by an embedding (V x C) larger than one
+// storage-buffer window of the device itself, as GPT-2's tied lm head does: logits = x @ wte^T.
+// The chunking of the other two lm-head products is checked on tiny windows (TestMatMulChunked).
+func TestMatMulBeyondMaxStorageBufferRange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates more than maxStorageBufferRange")
+	}
+	d := device(t)
+	const C = 64
+	V := int(d.Info.MaxStorageBufferRange/4/C) + 64
+	if uint64(V)*C*4*2 > d.Info.DeviceLocalBytes()/2 {
+		t.Skipf("a %d x %d embedding does not fit comfortably in %s", V, C, formatBytes(d.Info.DeviceLocalBytes()))
+	}
+	vb := NewBackendOn(d)
+	defer vb.Close()
+	checkMatMul(t, vb, cpu.New(), mmCase{M: 2, N: V, K: C, tb: true, bias: true}, 300)
 }
