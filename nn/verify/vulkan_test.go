@@ -1,0 +1,28 @@
+package verify
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
+)
+
+// TestLLMCFixtureVulkan is the llm.c parity check on the Vulkan backend.
+func TestLLMCFixtureVulkan(t *testing.T) {
+	be := testutil.Vulkan(t)
+	dir := filepath.Join(testutil.FixturesDir(t), "llmc")
+	r, err := LLMC(be, Options{
+		ModelPath:  filepath.Join(dir, "tiny_ckpt.bin"),
+		StatePath:  filepath.Join(dir, "tiny_state.bin"),
+		LossesPath: filepath.Join(dir, "tiny_losses.txt"),
+		LR:         1e-3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, name := r.GradMaxNormalisedDiff()
+	t.Logf("%s: logits %.3g, loss %.3g, worst grad %s %.3g, steps %.3g", be.Name(), r.LogitsMaxDiff, float64(r.Loss-r.RefLoss), name, g, r.StepMaxDiff)
+	for _, f := range r.Failures {
+		t.Error(f)
+	}
+}
