@@ -35,6 +35,7 @@ type recorder struct {
 	hostRead  bool     // a download copy is recorded: make it visible to the host
 	barriers  int      // statistics
 	dispatchN int
+	submits   int
 
 	descPools []uint64
 	descIdx   int
@@ -325,6 +326,7 @@ func (d *Device) flushLocked() error {
 	if err := check("vkQueueSubmit", call(d.fn.QueueSubmit, d.queue, 1, uintptr(unsafe.Pointer(si)), uintptr(r.fence))); err != nil {
 		return d.fail(err)
 	}
+	r.submits++
 	res := call(d.fn.WaitForFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)), 1, uintptr(fenceTimeoutNS))
 	if res == timeout {
 		// Work still running after minutes means a hung device; treat it as lost.
@@ -438,11 +440,12 @@ func (d *Device) ResetProfile() {
 type RecordStats struct {
 	Dispatches int
 	Barriers   int
+	Submits    int // queue submissions
 }
 
-// RecordStats reports the number of dispatches and barriers recorded so far.
+// RecordStats reports the number of dispatches, barriers and submissions so far.
 func (d *Device) RecordStats() RecordStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return RecordStats{Dispatches: d.rec.dispatchN, Barriers: d.rec.barriers}
+	return RecordStats{Dispatches: d.rec.dispatchN, Barriers: d.rec.barriers, Submits: d.rec.submits}
 }

@@ -121,20 +121,41 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 // ForwardLoss runs Forward and the cross-entropy against targets, returning the mean loss
 // (summed in float32 in row order, as llm.c does).
 func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error) {
-	if err := m.checkTokens("targets", targets, B, T); err != nil {
+	if err := m.ForwardCrossEntropy(tp, inputs, targets, B, T); err != nil {
 		return 0, err
 	}
+	return m.MeanLoss()
+}
+
+// ForwardCrossEntropy is ForwardLoss without reading the loss back: the per-token losses stay
+// on the device (Losses), so a training step can read everything it reports in one transfer.
+func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, B, T int) error {
+	if err := m.checkTokens("targets", targets, B, T); err != nil {
+		return err
+	}
 	if err := m.Forward(tp, inputs, B, T); err != nil {
-		return 0, err
+		return err
 	}
 	a := m.acts
 	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
-		return 0, err
+		return err
 	}
 	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
 	autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, Vp)
 	a.lossRecorded = tp.Recording()
-	return m.MeanLoss()
+	return nil
+}
+
+// Losses returns the per-token losses (B*T) of the last ForwardCrossEntropy, on the device.
+func (m *Model) Losses() *tensor.Tensor { return m.acts.losses.Value }
+
+// MeanOf averages per-token losses on the host in row order, in float32 as llm.c does.
+func MeanOf(losses []float32) float32 {
+	var sum float32
+	for _, l := range losses {
+		sum += l
+	}
+	return sum / float32(len(losses))
 }
 
 // MeanLoss downloads the per-token losses of the last ForwardLoss and averages them.
@@ -143,11 +164,7 @@ func (m *Model) MeanLoss() (float32, error) {
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err
 	}
-	var sum float32
-	for _, l := range a.hostLosses {
-		sum += l
-	}
-	return sum / float32(len(a.hostLosses)), nil
+	return MeanOf(a.hostLosses), nil
 }
 
 // TokenLosses returns the per-token losses of the last ForwardLoss (host copy, reused).

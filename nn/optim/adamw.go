@@ -86,6 +86,10 @@ func (o *AdamW) Update(params, grads *tensor.Tensor, lr float32) {
 	b.AdamW(params, grads, o.M, o.V, p)
 }
 
+// GradSumSq is the device scalar holding the sum of squared gradients of the last Update, for
+// callers that read it together with other results.
+func (o *AdamW) GradSumSq() *tensor.Tensor { return o.sumSq }
+
 // GradNorm returns the global gradient norm (before clipping) measured by the last Update.
 func (o *AdamW) GradNorm() (float32, error) {
 	if err := o.sumSq.Backend().Download(o.host[:], o.sumSq); err != nil {

@@ -85,6 +85,11 @@ type Trainer struct {
 
 	tape     *autograd.Tape
 	schedule optim.Cosine
+	// stats gathers the per-token losses and the gradient sum of squares on the device so a
+	// step reads them back in one transfer (one queue submission per step on a GPU).
+	stats                *tensor.Tensor
+	statLosses, statNorm *tensor.Tensor // views of stats, made once
+	hostStats            []float32
 }
 
 // New builds a trainer for model m over tokens (already validated against the vocabulary by
@@ -109,17 +114,23 @@ func New(m *gpt2.Model, cfg Config, tokens []int32, source string) (*Trainer, er
 	if err != nil {
 		return nil, err
 	}
+	BT := cfg.Batch * cfg.Seq
+	stats, err := tensor.New(m.Backend, tensor.Float32, BT+1)
+	if err != nil {
+		return nil, err
+	}
 	return &Trainer{Config: cfg, Model: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
-		tape: autograd.NewTape(), schedule: optim.Cosine{MaxLR: cfg.LR, MinLR: cfg.MinLR, Warmup: cfg.Warmup, Total: cfg.Steps}}, nil
+		tape: autograd.NewTape(), schedule: optim.Cosine{MaxLR: cfg.LR, MinLR: cfg.MinLR, Warmup: cfg.Warmup, Total: cfg.Steps},
+		stats: stats, statLosses: stats.View(0, BT), statNorm: stats.View(BT, 1), hostStats: make([]float32, BT+1)}, nil
 }
 
 // TrainStep takes one optimizer step on the next training batch.
 func (t *Trainer) TrainStep() (StepStats, error) {
 	start := time.Now()
 	m := t.Model
+	BT := t.Config.Batch * t.Config.Seq
 	x, y := t.Train.Next()
-	loss, err := m.ForwardLoss(t.tape, x, y, t.Config.Batch, t.Config.Seq)
-	if err != nil {
+	if err := m.ForwardCrossEntropy(t.tape, x, y, t.Config.Batch, t.Config.Seq); err != nil {
 		t.tape.Reset()
 		return StepStats{}, err
 	}
@@ -129,10 +140,14 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	}
 	lr := t.schedule.At(t.Step)
 	t.Opt.Update(m.Params, m.Grads, lr)
-	norm, err := t.Opt.GradNorm()
-	if err != nil {
+	be := m.Backend
+	be.Copy(t.statLosses, m.Losses())
+	be.Copy(t.statNorm, t.Opt.GradSumSq())
+	if err := be.Download(t.hostStats, t.stats); err != nil {
 		return StepStats{}, err
 	}
+	loss := gpt2.MeanOf(t.hostStats[:BT])
+	norm := float32(math.Sqrt(float64(t.hostStats[BT])))
 	t.Step++
 	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
 		return StepStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)

@@ -55,3 +55,39 @@ func TestCPUAndVulkanTrainAlike(t *testing.T) {
 	}
 	t.Logf("20 steps on %s: max |loss diff| %.3g (cpu %.4f -> %.4f)", vkb.Name(), worst, a[0], a[len(a)-1])
 }
+
+// TestVulkanStepSteadyState: after a warm-up step, a training step on Vulkan submits to the
+// queue once and allocates no device memory.
+func TestVulkanStepSteadyState(t *testing.T) {
+	vkb := testutil.Vulkan(t)
+	m, err := gpt2.New(vkb, testCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.InitRandom(2)
+	cfg := testConfig()
+	cfg.Steps = 1 << 20
+	tr, err := New(m, cfg, corpus(6000), "test corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.TrainStep(); err != nil {
+		t.Fatal(err)
+	}
+	dev := vkb.Device()
+	mem0, rec0 := dev.MemoryStats(), dev.RecordStats()
+	const steps = 3
+	for i := 0; i < steps; i++ {
+		if _, err := tr.TrainStep(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem1, rec1 := dev.MemoryStats(), dev.RecordStats()
+	if got := rec1.Submits - rec0.Submits; got != steps {
+		t.Errorf("%d queue submissions for %d steps, want one per step", got, steps)
+	}
+	if mem1 != mem0 {
+		t.Errorf("device memory changed across steps: %+v -> %+v", mem0, mem1)
+	}
+	t.Logf("per step: %d dispatches, %d barriers", (rec1.Dispatches-rec0.Dispatches)/steps, (rec1.Barriers-rec0.Barriers)/steps)
+}
