@@ -302,8 +302,26 @@ func printBench(r map[string]any) {
 			}
 		}
 	}
-	if p, ok := r["profile"]; ok {
-		raw, _ := json.MarshalIndent(p, "  ", "  ")
-		fmt.Fprintf(stdout, "  profile %s\n", raw)
+	switch p := r["profile"].(type) {
+	case []map[string]any:
+		fmt.Fprintf(stdout, "\n  %-32s %7s %11s %11s %7s\n", "kernel", "calls", "total ms", "mean us", "share")
+		for _, row := range p {
+			fmt.Fprintf(stdout, "  %-32v %7v %11.3f %11.1f %6.1f%%\n", row["kernel"], row["calls"], row["total_ms"], row["mean_us"], 100*toFloat(row["share"]))
+		}
+	case nil:
+	default:
+		fmt.Fprintf(stdout, "  profile: %v\n", p)
 	}
+}
+
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	case int:
+		return float64(x)
+	}
+	return 0
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,5 +203,39 @@ func TestTrainResumeCLI(t *testing.T) {
 		if a.Params[i] != b.Params[i] || a.AdamM[i] != b.AdamM[i] || a.AdamV[i] != b.AdamV[i] {
 			t.Fatalf("parameter %d differs between the resumed and the straight run", i)
 		}
+	}
+}
+
+// TestBenchJSON runs the training benchmark on a tiny model and checks the JSON report's
+// arithmetic: tokens/s and GFLOP/s follow from the measured step time and the model FLOPs.
+func TestBenchJSON(t *testing.T) {
+	out, err := runCLI("bench", "train", "--preset", "tiny", "--batch", "2", "--seq", "16", "--steps", "2", "--json", "--device", "cpu", "-q")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r map[string]float64
+	line := out[strings.Index(out, "{"):]
+	if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &r); err != nil {
+		// Strings (device, preset) do not fit float64; decode loosely.
+		var loose map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimSpace(line)), &loose); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		r = map[string]float64{}
+		for k, v := range loose {
+			if f, ok := v.(float64); ok {
+				r[k] = f
+			}
+		}
+	}
+	ms, tps := r["ms_per_step"], r["tokens_per_s"]
+	if ms <= 0 || math.Abs(tps-32/(ms/1e3)) > 1e-6*tps {
+		t.Errorf("tokens_per_s %v inconsistent with ms_per_step %v", tps, ms)
+	}
+	if r["peak_gflops"] <= 0 || math.Abs(r["peak_fraction"]-r["achieved_gflops"]/r["peak_gflops"]) > 1e-9 {
+		t.Errorf("peak fraction %v != %v / %v", r["peak_fraction"], r["achieved_gflops"], r["peak_gflops"])
+	}
+	if r["peak_rss_bytes"] <= 0 {
+		t.Error("no peak RSS")
 	}
 }
