@@ -22,4 +22,13 @@ func callPtr(fn uintptr, args ...uintptr) uintptr {
 	return r
 }
 
+// callArgs invokes a Vulkan function with args as they are. It is not go:uintptrescapes (whose
+// call sites each allocate their argument slice), so nothing keeps pointers alive for it:
+// args must be on the heap, and every pointer among them must point into a heap object that
+// stays reachable during the call (see Device.rcall).
+func callArgs(fn uintptr, args []uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}
+
 func newCallback(fn any) uintptr { return purego.NewCallback(fn) }

@@ -20,4 +20,5 @@ func librarySymbol(lib uintptr, name string) (uintptr, error) {
 
 func call(fn uintptr, args ...uintptr) result     { return errInitializationFailed }
 func callPtr(fn uintptr, args ...uintptr) uintptr { return 0 }
+func callArgs(fn uintptr, args []uintptr) uintptr { return 0 }
 func newCallback(fn any) uintptr                  { return 0 }

@@ -12,6 +12,15 @@ const (
 	descriptorSetsPerPool = 512
 	maxQueries            = 4096 // two per dispatch
 	fenceTimeout          = 10 * time.Minute
+
+	// MaxBindings is the most storage buffers a Kernel may bind (descriptor pools hold
+	// descriptorSetsPerPool sets of this many).
+	MaxBindings = 8
+	// MaxPushWords is the most 32-bit push-constant words a Kernel may take: 128 bytes, the
+	// least maxPushConstantsSize a Vulkan device may have.
+	MaxPushWords = 32
+	// maxCallArgs is the most arguments purego passes to a C function.
+	maxCallArgs = 15
 )
 
 // fenceTimeoutNS is a variable so that the 64-bit value compiles on 32-bit targets too.
@@ -47,6 +56,22 @@ type recorder struct {
 	profile   map[string]*ProfileEntry
 
 	deferred []*memBlock // dedicated blocks to destroy after the next fence
+
+	// Scratch of the recording path, so that recording a command allocates nothing: the
+	// structures handed to Vulkan live here, in the Device, rather than in heap objects made
+	// for each call (see rcall).
+	argv      [maxCallArgs]uintptr
+	infos     [MaxBindings]descriptorBufferInfo
+	writes    [MaxBindings]writeDescriptorSet
+	push      [MaxPushWords]uint32
+	set       uint64 // the descriptor set being written and bound
+	layout    uint64 // the set layout being allocated from
+	allocInfo descriptorSetAllocateInfo
+	beginInfo commandBufferBeginInfo
+	barrier   memoryBarrier
+	region    bufferCopy
+	submit    submitInfo
+	stamps    []uint64 // timestamp query results
 }
 
 func (r *recorder) init(d *Device) error {
@@ -86,6 +111,22 @@ func (r *recorder) destroy(d *Device) {
 	r.deferred = nil
 }
 
+// rcall calls a Vulkan function on the recording path without allocating. call and callPtr are
+// go:uintptrescapes, which keeps the objects their pointer arguments point to alive but makes
+// every call site allocate its argument slice; rcall instead copies the arguments into the
+// recorder's buffer, so every pointer among them must point into the Device (the recorder's
+// scratch, r.cmd, r.fence), which stays reachable through the call. The caller holds d.mu.
+func (d *Device) rcall(fn uintptr, args ...uintptr) uintptr {
+	r := &d.rec
+	n := copy(r.argv[:], args)
+	return callArgs(fn, r.argv[:n])
+}
+
+// rcallResult is rcall for a function that returns VkResult.
+func (d *Device) rcallResult(fn uintptr, args ...uintptr) result {
+	return result(int32(d.rcall(fn, args...)))
+}
+
 // begin starts the command buffer if it is not recording yet.
 func (d *Device) begin() error {
 	r := &d.rec
@@ -95,13 +136,13 @@ func (d *Device) begin() error {
 	if r.recording {
 		return nil
 	}
-	bi := &commandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferUsageOneTimeSubmit}
-	if err := check("vkBeginCommandBuffer", call(d.fn.BeginCommandBuffer, r.cmd, uintptr(unsafe.Pointer(bi)))); err != nil {
+	r.beginInfo = commandBufferBeginInfo{SType: stCommandBufferBeginInfo, Flags: commandBufferUsageOneTimeSubmit}
+	if err := check("vkBeginCommandBuffer", d.rcallResult(d.fn.BeginCommandBuffer, r.cmd, uintptr(unsafe.Pointer(&r.beginInfo)))); err != nil {
 		return d.fail(err)
 	}
 	r.recording = true
 	if r.profiling {
-		callPtr(d.fn.CmdResetQueryPool, r.cmd, uintptr(r.queryPool), 0, maxQueries)
+		d.rcall(d.fn.CmdResetQueryPool, r.cmd, uintptr(r.queryPool), 0, maxQueries)
 	}
 	return nil
 }
@@ -123,13 +164,13 @@ func (d *Device) hazard(accs []access) {
 		}
 	}
 	if need {
-		mb := &memoryBarrier{
+		r.barrier = memoryBarrier{
 			SType:         stMemoryBarrier,
 			SrcAccessMask: accessShaderWrite | accessTransferWrite,
 			DstAccessMask: accessShaderRead | accessShaderWrite | accessTransferRead | accessTransferWrite,
 		}
 		stages := uintptr(pipelineStageComputeShader | pipelineStageTransfer)
-		callPtr(d.fn.CmdPipelineBarrier, r.cmd, stages, stages, 0, 1, uintptr(unsafe.Pointer(mb)), 0, 0, 0, 0)
+		d.rcall(d.fn.CmdPipelineBarrier, r.cmd, stages, stages, 0, 1, uintptr(unsafe.Pointer(&r.barrier)), 0, 0, 0, 0)
 		r.pending = r.pending[:0]
 		r.barriers++
 	}
@@ -179,7 +220,9 @@ type Arg struct {
 }
 
 // Dispatch records k over groups workgroups with the given push constants and bindings
-// (args[i] at binding i). Barriers are inserted as the accesses require.
+// (args[i] at binding i). Barriers are inserted as the accesses require. A kernel takes at
+// most MaxBindings bindings and MaxPushWords push words. Dispatch keeps neither push nor args,
+// and once k's pipeline is built it allocates nothing.
 func (d *Device) Dispatch(k Kernel, groups [3]uint32, push []uint32, args ...Arg) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -189,6 +232,9 @@ func (d *Device) Dispatch(k Kernel, groups [3]uint32, push []uint32, args ...Arg
 func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args []Arg) error {
 	if len(args) != k.Bindings || len(push) != k.Push {
 		return fmt.Errorf("vk: kernel %s takes %d bindings and %d push words, got %d and %d", k.Shader, k.Bindings, k.Push, len(args), len(push))
+	}
+	if k.Bindings > MaxBindings || k.Push > MaxPushWords {
+		return fmt.Errorf("vk: kernel %s takes %d bindings and %d push words, more than %d and %d", k.Shader, k.Bindings, k.Push, MaxBindings, MaxPushWords)
 	}
 	for i, g := range groups {
 		if g == 0 {
@@ -211,38 +257,36 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 	if err := d.begin(); err != nil {
 		return err
 	}
-	set, err := d.descriptorSet(p.dsLayout)
-	if err != nil {
+	if err := d.descriptorSet(p.dsLayout); err != nil {
 		return err
 	}
 	if k.Bindings > 0 {
-		infos := make([]descriptorBufferInfo, k.Bindings)
-		writes := make([]writeDescriptorSet, k.Bindings)
-		accs := make([]access, k.Bindings)
+		var accs [MaxBindings]access
 		for i, a := range args {
-			infos[i] = descriptorBufferInfo{Buffer: a.W.block.buf, Offset: a.W.off, Range: a.W.rng}
-			writes[i] = writeDescriptorSet{
-				SType: stWriteDescriptorSet, DstSet: set, DstBinding: uint32(i), DescriptorCount: 1,
-				DescriptorType: descriptorTypeStorageBuffer, PBufferInfo: unsafe.Pointer(&infos[i]),
+			r.infos[i] = descriptorBufferInfo{Buffer: a.W.block.buf, Offset: a.W.off, Range: a.W.rng}
+			r.writes[i] = writeDescriptorSet{
+				SType: stWriteDescriptorSet, DstSet: r.set, DstBinding: uint32(i), DescriptorCount: 1,
+				DescriptorType: descriptorTypeStorageBuffer, PBufferInfo: unsafe.Pointer(&r.infos[i]),
 			}
 			// The whole descriptor range counts, alignment slack included: that is what the
 			// shader may address, and what synchronization validation checks.
 			accs[i] = access{block: a.W.block, lo: a.W.off, hi: a.W.off + a.W.rng, write: a.Write}
 		}
-		callPtr(d.fn.UpdateDescriptorSets, d.handle, uintptr(k.Bindings), uintptr(unsafe.Pointer(&writes[0])), 0, 0)
-		d.hazard(accs)
+		d.rcall(d.fn.UpdateDescriptorSets, d.handle, uintptr(k.Bindings), uintptr(unsafe.Pointer(&r.writes[0])), 0, 0)
+		d.hazard(accs[:k.Bindings])
 	}
-	callPtr(d.fn.CmdBindPipeline, r.cmd, pipelineBindPointCompute, uintptr(p.pipe))
-	callPtr(d.fn.CmdBindDescriptorSets, r.cmd, pipelineBindPointCompute, uintptr(p.layout), 0, 1, uintptr(unsafe.Pointer(&set)), 0, 0)
+	d.rcall(d.fn.CmdBindPipeline, r.cmd, pipelineBindPointCompute, uintptr(p.pipe))
+	d.rcall(d.fn.CmdBindDescriptorSets, r.cmd, pipelineBindPointCompute, uintptr(p.layout), 0, 1, uintptr(unsafe.Pointer(&r.set)), 0, 0)
 	if k.Push > 0 {
-		callPtr(d.fn.CmdPushConstants, r.cmd, uintptr(p.layout), shaderStageCompute, 0, uintptr(k.Push*4), uintptr(unsafe.Pointer(&push[0])))
+		copy(r.push[:], push)
+		d.rcall(d.fn.CmdPushConstants, r.cmd, uintptr(p.layout), shaderStageCompute, 0, uintptr(k.Push*4), uintptr(unsafe.Pointer(&r.push[0])))
 	}
 	if r.profiling {
-		callPtr(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageTopOfPipe, uintptr(r.queryPool), uintptr(r.queries))
+		d.rcall(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageTopOfPipe, uintptr(r.queryPool), uintptr(r.queries))
 	}
-	callPtr(d.fn.CmdDispatch, r.cmd, uintptr(groups[0]), uintptr(groups[1]), uintptr(groups[2]))
+	d.rcall(d.fn.CmdDispatch, r.cmd, uintptr(groups[0]), uintptr(groups[1]), uintptr(groups[2]))
 	if r.profiling {
-		callPtr(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageBottomOfPipe, uintptr(r.queryPool), uintptr(r.queries+1))
+		d.rcall(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageBottomOfPipe, uintptr(r.queryPool), uintptr(r.queries+1))
 		r.queries += 2
 		r.names = append(r.names, k.Shader)
 	}
@@ -250,9 +294,9 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 	return nil
 }
 
-// descriptorSet allocates a set for layout from the current pool, moving to a new pool when
-// it is full. Pools are reset after each submission completes.
-func (d *Device) descriptorSet(layout uint64) (uint64, error) {
+// descriptorSet allocates a set for layout into d.rec.set from the current pool, moving to a
+// new pool when it is full. Pools are reset after each submission completes.
+func (d *Device) descriptorSet(layout uint64) error {
 	r := &d.rec
 	for {
 		if r.descIdx == len(r.descPools) {
@@ -260,20 +304,20 @@ func (d *Device) descriptorSet(layout uint64) (uint64, error) {
 			ci := &descriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: descriptorSetsPerPool, PoolSizeCount: 1, PPoolSizes: unsafe.Pointer(size)}
 			var pool uint64
 			if err := check("vkCreateDescriptorPool", call(d.fn.CreateDescriptorPool, d.handle, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&pool)))); err != nil {
-				return 0, err
+				return err
 			}
 			r.descPools = append(r.descPools, pool)
 		}
-		ai := &descriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: r.descPools[r.descIdx], DescriptorSetCount: 1, PSetLayouts: unsafe.Pointer(&layout)}
-		var set uint64
-		res := call(d.fn.AllocateDescriptorSets, d.handle, uintptr(unsafe.Pointer(ai)), uintptr(unsafe.Pointer(&set)))
+		r.layout = layout
+		r.allocInfo = descriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: r.descPools[r.descIdx], DescriptorSetCount: 1, PSetLayouts: unsafe.Pointer(&r.layout)}
+		res := d.rcallResult(d.fn.AllocateDescriptorSets, d.handle, uintptr(unsafe.Pointer(&r.allocInfo)), uintptr(unsafe.Pointer(&r.set)))
 		switch res {
 		case success:
-			return set, nil
+			return nil
 		case errOutOfPoolMemory, errFragmentedPool:
 			r.descIdx++
 		default:
-			return 0, check("vkAllocateDescriptorSets", res)
+			return check("vkAllocateDescriptorSets", res)
 		}
 	}
 }
@@ -284,8 +328,8 @@ func (d *Device) copyRegion(src *memBlock, srcOff uint64, dst *memBlock, dstOff,
 		return err
 	}
 	d.hazard([]access{{block: src, lo: srcOff, hi: srcOff + size}, {block: dst, lo: dstOff, hi: dstOff + size, write: true}})
-	region := &bufferCopy{SrcOffset: srcOff, DstOffset: dstOff, Size: size}
-	callPtr(d.fn.CmdCopyBuffer, d.rec.cmd, uintptr(src.buf), uintptr(dst.buf), 1, uintptr(unsafe.Pointer(region)))
+	d.rec.region = bufferCopy{SrcOffset: srcOff, DstOffset: dstOff, Size: size}
+	d.rcall(d.fn.CmdCopyBuffer, d.rec.cmd, uintptr(src.buf), uintptr(dst.buf), 1, uintptr(unsafe.Pointer(&d.rec.region)))
 	return nil
 }
 
@@ -298,7 +342,7 @@ func (d *Device) fillRegion(b *memBlock, off, size uint64, word uint32) error {
 		return err
 	}
 	d.hazard([]access{{block: b, lo: off, hi: off + size, write: true}})
-	callPtr(d.fn.CmdFillBuffer, d.rec.cmd, uintptr(b.buf), uintptr(off), uintptr(size), uintptr(word))
+	d.rcall(d.fn.CmdFillBuffer, d.rec.cmd, uintptr(b.buf), uintptr(off), uintptr(size), uintptr(word))
 	return nil
 }
 
@@ -313,21 +357,21 @@ func (d *Device) flushLocked() error {
 		return nil
 	}
 	if r.hostRead {
-		mb := &memoryBarrier{SType: stMemoryBarrier, SrcAccessMask: accessTransferWrite | accessShaderWrite, DstAccessMask: accessHostRead}
-		callPtr(d.fn.CmdPipelineBarrier, r.cmd, pipelineStageTransfer|pipelineStageComputeShader, pipelineStageHost, 0, 1, uintptr(unsafe.Pointer(mb)), 0, 0, 0, 0)
+		r.barrier = memoryBarrier{SType: stMemoryBarrier, SrcAccessMask: accessTransferWrite | accessShaderWrite, DstAccessMask: accessHostRead}
+		d.rcall(d.fn.CmdPipelineBarrier, r.cmd, pipelineStageTransfer|pipelineStageComputeShader, pipelineStageHost, 0, 1, uintptr(unsafe.Pointer(&r.barrier)), 0, 0, 0, 0)
 		r.hostRead = false
 	}
 	r.recording = false
 	r.pending = r.pending[:0]
-	if err := check("vkEndCommandBuffer", call(d.fn.EndCommandBuffer, r.cmd)); err != nil {
+	if err := check("vkEndCommandBuffer", d.rcallResult(d.fn.EndCommandBuffer, r.cmd)); err != nil {
 		return d.fail(err)
 	}
-	si := &submitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: unsafe.Pointer(&r.cmd)}
-	if err := check("vkQueueSubmit", call(d.fn.QueueSubmit, d.queue, 1, uintptr(unsafe.Pointer(si)), uintptr(r.fence))); err != nil {
+	r.submit = submitInfo{SType: stSubmitInfo, CommandBufferCount: 1, PCommandBuffers: unsafe.Pointer(&r.cmd)}
+	if err := check("vkQueueSubmit", d.rcallResult(d.fn.QueueSubmit, d.queue, 1, uintptr(unsafe.Pointer(&r.submit)), uintptr(r.fence))); err != nil {
 		return d.fail(err)
 	}
 	r.submits++
-	res := call(d.fn.WaitForFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)), 1, uintptr(fenceTimeoutNS))
+	res := d.rcallResult(d.fn.WaitForFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)), 1, uintptr(fenceTimeoutNS))
 	if res == timeout {
 		// Work still running after minutes means a hung device; treat it as lost.
 		return d.fail(fmt.Errorf("%w: work did not finish within %v", ErrDeviceLost, fenceTimeout))
@@ -335,10 +379,10 @@ func (d *Device) flushLocked() error {
 	if err := check("vkWaitForFences", res); err != nil {
 		return d.fail(err)
 	}
-	callPtr(d.fn.ResetFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)))
-	callPtr(d.fn.ResetCommandBuffer, r.cmd, 0)
+	d.rcall(d.fn.ResetFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)))
+	d.rcall(d.fn.ResetCommandBuffer, r.cmd, 0)
 	for _, p := range r.descPools[:min(r.descIdx+1, len(r.descPools))] {
-		callPtr(d.fn.ResetDescriptorPool, d.handle, uintptr(p), 0)
+		d.rcall(d.fn.ResetDescriptorPool, d.handle, uintptr(p), 0)
 	}
 	r.descIdx = 0
 	d.stageHead = 0
@@ -389,8 +433,11 @@ func (d *Device) readTimestamps() {
 	r.queries = 0
 	names := r.names
 	r.names = r.names[:0]
-	ts := make([]uint64, n)
-	res := call(d.fn.GetQueryPoolResults, d.handle, uintptr(r.queryPool), 0, uintptr(n), uintptr(n*8), uintptr(unsafe.Pointer(&ts[0])), 8, queryResult64|queryResultWait)
+	if uint32(cap(r.stamps)) < n {
+		r.stamps = make([]uint64, maxQueries)
+	}
+	ts := r.stamps[:n]
+	res := d.rcallResult(d.fn.GetQueryPoolResults, d.handle, uintptr(r.queryPool), 0, uintptr(n), uintptr(n*8), uintptr(unsafe.Pointer(&ts[0])), 8, queryResult64|queryResultWait)
 	if res != success {
 		return
 	}
