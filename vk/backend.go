@@ -226,28 +226,39 @@ type operand struct {
 	st    *storage
 	off   int // element offset of the tensor's view
 	write bool
+	whole int // when > 0, elements [off, off+whole) are bound in every chunk
 }
 
 // run1D dispatches a one-dimensional kernel over n elements in chunks that fit a storage
-// buffer window. push builds the push constants of a chunk from its length and the First of
-// each operand's window.
-func (b *Backend) run1D(k Kernel, n int, ops []operand, push func(cn uint32, first []uint32) []uint32) {
+// buffer window. The push constants of a chunk are its length, the First of each operand's
+// window, then extra.
+func (b *Backend) run1D(k Kernel, n int, ops []operand, extra ...uint32) {
 	k.Local = [3]uint32{b.wg, 1, 1}
-	args := make([]Arg, len(ops))
-	first := make([]uint32, len(ops))
+	var args [MaxBindings]Arg
+	var push [MaxPushWords]uint32
+	np := 1 + len(ops) + len(extra)
+	if len(ops) > MaxBindings || np > MaxPushWords {
+		panic(fmt.Sprintf("vk: kernel %s: %d operands and %d push words", k.Shader, len(ops), np))
+	}
+	copy(push[1+len(ops):], extra)
 	for c := 0; c < n; c += b.maxChunk {
 		cn := min(b.maxChunk, n-c)
+		push[0] = uint32(cn)
 		for i, o := range ops {
-			w, err := b.dev.Window(o.st.buf, o.off+c, cn)
+			lo, count := o.off+c, cn
+			if o.whole > 0 {
+				lo, count = o.off, o.whole
+			}
+			w, err := b.dev.Window(o.st.buf, lo, count)
 			if err != nil {
 				b.setErr(err)
 				return
 			}
 			args[i] = Arg{W: w, Write: o.write}
-			first[i] = w.First
+			push[1+i] = w.First
 		}
 		groups := min(uint32((cn+int(b.wg)-1)/int(b.wg)), b.maxGroups)
-		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, push(uint32(cn), first), args...); err != nil {
+		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, push[:np], args[:len(ops)]...); err != nil {
 			b.setErr(err)
 			return
 		}
@@ -286,9 +297,7 @@ func (b *Backend) Fill(x *tensor.Tensor, v float32) {
 		bits = uint32(int32(v))
 	}
 	b.view(x, st.dtype, "Fill")
-	b.run1D(kFill, x.Numel(), []operand{{st, x.Offset, true}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], bits}
-	})
+	b.run1D(kFill, x.Numel(), []operand{{st: st, off: x.Offset, write: true}}, bits)
 }
 
 // Copy copies src into dst (same size and dtype). Overlapping distinct views of one storage
@@ -297,17 +306,13 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 	n := sameSize("Copy", dst, src)
 	s := b.view(src, src.DType(), "Copy")
 	d := b.view(dst, s.dtype, "Copy")
-	b.run1D(kCopy, n, []operand{{d, dst.Offset, true}, {s, src.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], f[1]}
-	})
+	b.run1D(kCopy, n, []operand{{st: d, off: dst.Offset, write: true}, {st: s, off: src.Offset}})
 }
 
 func (b *Backend) binary(k Kernel, op string, out, x, y *tensor.Tensor) {
 	n := sameSize(op, out, x, y)
 	o, a, c := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op), b.view(y, tensor.Float32, op)
-	b.run1D(k, n, []operand{{o, out.Offset, true}, {a, x.Offset, false}, {c, y.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], f[1], f[2]}
-	})
+	b.run1D(k, n, []operand{{st: o, off: out.Offset, write: true}, {st: a, off: x.Offset}, {st: c, off: y.Offset}})
 }
 
 // Add sets out = a + b.
@@ -320,17 +325,13 @@ func (b *Backend) Mul(out, x, y *tensor.Tensor) { b.binary(kMul, "Mul", out, x, 
 func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
 	n := sameSize("Axpy", y, x)
 	ys, xs := b.view(y, tensor.Float32, "Axpy"), b.view(x, tensor.Float32, "Axpy")
-	b.run1D(kAxpy, n, []operand{{ys, y.Offset, true}, {xs, x.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], f[1], math.Float32bits(alpha)}
-	})
+	b.run1D(kAxpy, n, []operand{{st: ys, off: y.Offset, write: true}, {st: xs, off: x.Offset}}, math.Float32bits(alpha))
 }
 
 // Scale sets x *= s.
 func (b *Backend) Scale(x *tensor.Tensor, s float32) {
 	xs := b.view(x, tensor.Float32, "Scale")
-	b.run1D(kScale, x.Numel(), []operand{{xs, x.Offset, true}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], math.Float32bits(s)}
-	})
+	b.run1D(kScale, x.Numel(), []operand{{st: xs, off: x.Offset, write: true}}, math.Float32bits(s))
 }
 
 // Sum sets out[0] = sum of x.

@@ -48,12 +48,23 @@ func (b *Backend) nnChunkRows(op string, rows int, args []nnArg) (int, error) {
 	return cr, nil
 }
 
+// pushWords are the push constants of a dispatch; the kernel's first Push of them are used.
+type pushWords [MaxPushWords]uint32
+
+// firsts are the First of each argument's window in a chunk, in binding order.
+type firsts [MaxBindings]uint32
+
 // nnRun dispatches k over rows in chunks whose windows fit a storage buffer window.
 // groups gives the workgroup counts for a chunk of cr rows; push builds the push constants
-// from the chunk's first row, its row count and the First of each argument's window.
-func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func(cr int) [3]uint32, push func(r0, cr int, first []uint32) []uint32) {
+// from the chunk's first row, its row count and the First of each argument's window. Both
+// take and return arrays, not slices, so that neither the closures nor their results need
+// the heap.
+func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func(cr int) [3]uint32, push func(r0, cr int, f firsts) pushWords) {
 	if rows <= 0 {
 		return
+	}
+	if len(args) > MaxBindings || k.Push > MaxPushWords {
+		panic(fmt.Sprintf("vk: %s: kernel %s takes %d bindings and %d push words", op, k.Shader, len(args), k.Push))
 	}
 	k.Local = [3]uint32{b.wg, 1, 1}
 	chunk, err := b.nnChunkRows(op, rows, args)
@@ -61,8 +72,8 @@ func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func
 		b.setErr(err)
 		return
 	}
-	wargs := make([]Arg, len(args))
-	first := make([]uint32, len(args))
+	var wargs [MaxBindings]Arg
+	var first firsts
 	for r0 := 0; r0 < rows; r0 += chunk {
 		cr := min(chunk, rows-r0)
 		for i, a := range args {
@@ -81,7 +92,8 @@ func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func
 			wargs[i] = Arg{W: w, Write: a.write}
 			first[i] = w.First
 		}
-		if err := b.dev.Dispatch(k, groups(cr), push(r0, cr, first), wargs...); err != nil {
+		pw := push(r0, cr, first)
+		if err := b.dev.Dispatch(k, groups(cr), pw[:k.Push], wargs[:len(args)]...); err != nil {
 			b.setErr(err)
 			return
 		}

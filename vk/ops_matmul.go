@@ -205,8 +205,8 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		}
 		return w, true
 	}
-	args := make([]Arg, 4)
-	push := make([]uint32, 14)
+	var args [4]Arg
+	var push [14]uint32
 	for z0 := 0; z0 < batch; z0 += bg {
 		zn := min(bg, batch-z0)
 		for m0 := 0; m0 < M; m0 += mc {
@@ -263,7 +263,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					push[10], push[11], push[12] = uint32(M*N), uint32(M*K), uint32(K*N)
 					push[13] = f
 					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
-					if err := b.dev.Dispatch(k, groups, push, args...); err != nil {
+					if err := b.dev.Dispatch(k, groups, push[:], args[:]...); err != nil {
 						b.setErr(err)
 						return
 					}
@@ -348,6 +348,8 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 	}
 }
 
+var kAdamW = Kernel{Shader: "adamw", Bindings: 5, Push: 17}
+
 // AdamW updates params in place with llm.c's AdamW (see tensor.Backend). With clipping, the
 // shader reads the gradient's sum of squares from the device, so no host read is needed.
 func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams) {
@@ -369,37 +371,12 @@ func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams
 		}
 		ss, soff, flags = b.view(p.GradSumSq, tensor.Float32, op), p.GradSumSq.Offset, 1
 	}
-	ws, err := b.dev.Window(ss.buf, soff, 1)
-	if err != nil {
-		b.setErr(err)
-		return
-	}
 	// The same float32 roundings as the CPU backend.
 	c1 := 1 - float32(math.Pow(float64(p.Beta1), float64(p.Step)))
 	c2 := 1 - float32(math.Pow(float64(p.Beta2), float64(p.Step)))
 	f := math.Float32bits
-	consts := []uint32{f(p.LR), f(p.Beta1), f(1 - p.Beta1), f(p.Beta2), f(1 - p.Beta2), f(p.Eps), f(p.WeightDecay), f(c1), f(c2), f(p.MaxNorm), flags}
-	k := Kernel{Shader: "adamw", Bindings: 5, Push: 17, Local: [3]uint32{b.wg, 1, 1}}
-	ops := []operand{{ps, params.Offset, true}, {gs, grads.Offset, false}, {ms, m.Offset, true}, {vs, v.Offset, true}}
-	args := make([]Arg, 5)
-	push := make([]uint32, 6, 17)
-	for c := 0; c < n; c += b.maxChunk {
-		cn := min(b.maxChunk, n-c)
-		push[0] = uint32(cn)
-		for i, o := range ops {
-			w, err := b.dev.Window(o.st.buf, o.off+c, cn)
-			if err != nil {
-				b.setErr(err)
-				return
-			}
-			args[i] = Arg{W: w, Write: o.write}
-			push[1+i] = w.First
-		}
-		args[4], push[5] = Arg{W: ws}, ws.First
-		groups := min(uint32(mmCeilDiv(cn, int(b.wg))), b.maxGroups)
-		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, append(push, consts...), args...); err != nil {
-			b.setErr(err)
-			return
-		}
-	}
+	b.run1D(kAdamW, n, []operand{
+		{st: ps, off: params.Offset, write: true}, {st: gs, off: grads.Offset}, {st: ms, off: m.Offset, write: true},
+		{st: vs, off: v.Offset, write: true}, {st: ss, off: soff, whole: 1},
+	}, f(p.LR), f(p.Beta1), f(1-p.Beta1), f(p.Beta2), f(1-p.Beta2), f(p.Eps), f(p.WeightDecay), f(c1), f(c2), f(p.MaxNorm), flags)
 }

@@ -60,8 +60,8 @@ func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Te
 		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
 		nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
 	}
-	b.nnRun(kLayerNormForward, op, N, args, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
+	b.nnRun(kLayerNormForward, op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
 	})
 }
 
@@ -83,8 +83,8 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 	b.nnRun(kLayerNormBackward, op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(ms, mean, 1, N, false), nnRows(rs, rstd, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
 	})
 
 	rb := lnBlockRows(N)
@@ -99,15 +99,15 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 		{buf: part, per: 2 * C, n: blocks * 2 * C, write: true},
 		nnRows(dos, dout, rb*C, N*C, false), nnRows(is, inp, rb*C, N*C, false),
 		nnRows(ms, mean, rb, N, false), nnRows(rs, rstd, rb, N, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * C) }, func(r0, cr int, f []uint32) []uint32 {
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * C) }, func(r0, cr int, f firsts) pushWords {
 		rows := min(cr*rb, N-r0*rb)
-		return []uint32{uint32(rows), uint32(cr), uint32(rb), uint32(C), f[0], f[1], f[2], f[3], f[4]}
+		return pushWords{uint32(rows), uint32(cr), uint32(rb), uint32(C), f[0], f[1], f[2], f[3], f[4]}
 	})
 	b.nnRun(kLayerNormColsum, op, 1, []nnArg{
 		{buf: dws.buf, off: dweight.Offset, n: C, write: true}, {buf: dbs.buf, off: dbias.Offset, n: C, write: true},
 		{buf: part, n: blocks * 2 * C},
-	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(blocks), uint32(C), f[0], f[1], f[2]}
+	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(blocks), uint32(C), f[0], f[1], f[2]}
 	})
 }
 
@@ -116,9 +116,7 @@ func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
 	const op = "GeluForward"
 	n := out.Numel()
 	os, is := nnF32(b, op, "out", out, n), nnF32(b, op, "inp", inp, n)
-	b.run1D(kGeluForward, n, []operand{{os, out.Offset, true}, {is, inp.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], f[1], f32bits(geluScaling)}
-	})
+	b.run1D(kGeluForward, n, []operand{{st: os, off: out.Offset, write: true}, {st: is, off: inp.Offset}}, f32bits(geluScaling))
 }
 
 // GeluBackward accumulates dinp += gelu'(inp) * dout.
@@ -126,9 +124,7 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 	const op = "GeluBackward"
 	n := dinp.Numel()
 	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
-	b.run1D(kGeluBackward, n, []operand{{ds, dinp.Offset, true}, {is, inp.Offset, false}, {os, dout.Offset, false}}, func(cn uint32, f []uint32) []uint32 {
-		return []uint32{cn, f[0], f[1], f[2], f32bits(geluScaling)}
-	})
+	b.run1D(kGeluBackward, n, []operand{{st: ds, off: dinp.Offset, write: true}, {st: is, off: inp.Offset}, {st: os, off: dout.Offset}}, f32bits(geluScaling))
 }
 
 func checkHeads(op string, C, NH int) {
@@ -153,8 +149,8 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
 	}
 	scale := f32bits(attnScale(hs))
-	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(3 * C), uint32(3 * C), uint32(T * 3 * C), uint32(C),
+	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(3 * C), uint32(3 * C), uint32(T * 3 * C), uint32(C),
 			0, uint32(T), f[0], f[1], f[2], f[3] + uint32(C), f[4] + uint32(2*C), scale}
 	})
 }
@@ -172,8 +168,8 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor
 	}
 	hs := C / NH
 	scale := f32bits(attnScale(hs))
-	push := func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(C), f[0], f[1], f[2], f[3], f[4], scale}
+	push := func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(C), f[0], f[1], f[2], f[3], f[4], scale}
 	}
 	groups := func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }
 	args := []nnArg{
@@ -203,8 +199,8 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	b.nnRun(kAttentionKVCache, op, B, []nnArg{
 		nnRows(ks, kcache, maxT*C, B*maxT*C, true), nnRows(vs, vcache, maxT*C, B*maxT*C, true),
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr * Tq * C), uint32(Tq), uint32(C), uint32(maxT), uint32(pos), f[0], f[1], f[2]}
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr * Tq * C), uint32(Tq), uint32(C), uint32(maxT), uint32(pos), f[0], f[1], f[2]}
 	})
 
 	hs := C / NH
@@ -223,8 +219,8 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		return
 	}
 	scale := f32bits(attnScale(hs))
-	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * Tq) }, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr * NH * Tq), uint32(Tq), uint32(NH), uint32(hs), uint32(3 * C), uint32(C), uint32(maxT * C), uint32(C),
+	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * Tq) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr * NH * Tq), uint32(Tq), uint32(NH), uint32(hs), uint32(3 * C), uint32(C), uint32(maxT * C), uint32(C),
 			uint32(pos), uint32(n), f[0], f[1], f[2], f[3], f[4], scale}
 	})
 }
@@ -264,8 +260,8 @@ func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C i
 		b.nnRun(kEncoderForward, op, B, []nnArg{
 			nnRows(os, out, T*C, B*T*C, true), nnRows(ts, tokens, T, B*T, false),
 			{buf: es.buf, off: wte.Offset + v0*C, n: vn * C}, nnWhole(ps, wpe, T*C),
-		}, func(cr int) [3]uint32 { return b.nnRowGroups(cr * T) }, func(r0, cr int, f []uint32) []uint32 {
-			return []uint32{uint32(cr * T), uint32(T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2], f[3]}
+		}, func(cr int) [3]uint32 { return b.nnRowGroups(cr * T) }, func(r0, cr int, f firsts) pushWords {
+			return pushWords{uint32(cr * T), uint32(T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2], f[3]}
 		})
 	})
 }
@@ -289,14 +285,14 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 			nnRows(ts, tokens, T, B*T, false), nnRows(os, dout, T*C, B*T*C, false),
 		}, func(cr int) [3]uint32 {
 			return [3]uint32{colGroups, uint32(min(cr*T, int(b.maxGroups))), 1}
-		}, func(r0, cr int, f []uint32) []uint32 {
-			return []uint32{uint32(cr * T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
+		}, func(r0, cr int, f firsts) pushWords {
+			return pushWords{uint32(cr * T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
 		})
 	})
 	b.nnRun(kEncoderWpe, op, B, []nnArg{
 		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
-	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(T * C), uint32(cr), f[0], f[1]}
+	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(T * C), uint32(cr), f[0], f[1]}
 	})
 }
 
@@ -317,8 +313,8 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 	b.nnRun(kCrossEntropyFwd, op, N, []nnArg{
 		nnRows(ls, losses, 1, N, true), nnRows(ps, probs, Vp, N*Vp, true),
 		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
 	})
 }
 
@@ -332,8 +328,8 @@ func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.
 	b.nnRun(kCrossEntropyBwd, op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(ps, probs, Vp, N*Vp, false),
 		nnRows(ts, targets, 1, N, false), nnRows(ls, dlosses, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
 	})
 }
 
@@ -359,8 +355,8 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor
 	}
 	b.nnRun(kLogSoftmaxGather, op, N, []nnArg{
 		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3]}
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3]}
 	})
 }
 
@@ -380,8 +376,8 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dent
 	b.nnRun(kLogSoftmaxBwd, op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 		nnRows(lps, dlogp, 1, N, false), dent,
-	}, b.nnRowGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3], f[4]}
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3], f[4]}
 	})
 }
 
@@ -396,7 +392,7 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 	keep := 1 / (1 - p)
 	b.nnRun(kDropout, op, n, []nnArg{
 		nnRows(os, out, 1, n, true), nnRows(ms, mask, 1, n, true), nnRows(is, inp, 1, n, false),
-	}, b.nnFlatGroups, func(r0, cr int, f []uint32) []uint32 {
-		return []uint32{uint32(cr), uint32(r0), key, f32bits(p), f32bits(keep), f[0], f[1], f[2]}
+	}, b.nnFlatGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(r0), key, f32bits(p), f32bits(keep), f[0], f[1], f[2]}
 	})
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package vk
+
+const raceEnabled = false
