@@ -34,4 +34,10 @@
 //
 // A window may span at most MaxWindowElems elements (maxStorageBufferRange); larger tensors
 // are processed in chunks, as Backend's one-dimensional ops do.
+//
+// Once a kernel's pipeline is built, recording and submitting allocate nothing on the Go
+// heap (TestOpsAllocateNothing): the structures handed to Vulkan live in the Device's
+// recorder and C calls on that path go through Device.rcall, and ops keep their operands and
+// push constants in fixed-size arrays (MaxBindings, MaxPushWords) on the stack. Note that a
+// closure that returns a slice, or a slice passed to a function value, escapes to the heap.
 package vk

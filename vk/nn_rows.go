@@ -56,9 +56,9 @@ type firsts [MaxBindings]uint32
 
 // nnRun dispatches k over rows in chunks whose windows fit a storage buffer window.
 // groups gives the workgroup counts for a chunk of cr rows; push builds the push constants
-// from the chunk's first row, its row count and the First of each argument's window. Both
-// take and return arrays, not slices, so that neither the closures nor their results need
-// the heap.
+// from the chunk's first row, its row count and the First of each argument's window. It
+// takes and returns arrays, not slices, so that neither the closures nor what they return
+// need the heap.
 func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func(cr int) [3]uint32, push func(r0, cr int, f firsts) pushWords) {
 	if rows <= 0 {
 		return
