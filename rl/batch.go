@@ -24,7 +24,12 @@ type microBatch struct {
 	B, T            int
 	inputs, targets []int32
 	pos             [][]int // per local row, flat index of completion position j (-1 past the row)
-	host            []float32
+	// sel lists the flat positions of all completion tokens (row by row) and selTargets their
+	// tokens: the only positions the lm head runs on. at[k][j] indexes sel (-1 past the row).
+	sel        []int
+	selTargets []int32
+	at         [][]int
+	host       []float32
 }
 
 // newSeqBatch builds the batch for rows prompt[i] ++ completion[i][:lens[i]]. Padding holds
@@ -57,8 +62,8 @@ func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, pad int32, 
 		}
 		mb.inputs = make([]int32, mb.B*mb.T)
 		mb.targets = make([]int32, mb.B*mb.T)
-		mb.host = make([]float32, mb.B*mb.T)
 		mb.pos = make([][]int, mb.B)
+		mb.at = make([][]int, mb.B)
 		for k, i := range mb.rows {
 			seq := append(append([]int32(nil), prompts[i]...), make([]int32, lens[i])...)
 			for j := 0; j < lens[i]; j++ {
@@ -72,14 +77,19 @@ func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, pad int32, 
 				}
 			}
 			mb.pos[k] = make([]int, W)
+			mb.at[k] = make([]int, W)
 			for j := range W {
-				mb.pos[k][j] = -1
+				mb.pos[k][j], mb.at[k][j] = -1, -1
 				if j < lens[i] {
-					mb.pos[k][j] = row + len(prompts[i]) - 1 + j
+					p := row + len(prompts[i]) - 1 + j
+					mb.pos[k][j], mb.at[k][j] = p, len(mb.sel)
+					mb.sel = append(mb.sel, p)
+					mb.selTargets = append(mb.selTargets, mb.targets[p])
 				}
 			}
 			sb.at[i] = [2]int{len(sb.mbs), k}
 		}
+		mb.host = make([]float32, len(mb.sel))
 		sb.mbs = append(sb.mbs, mb)
 	}
 	return sb, nil
@@ -102,13 +112,13 @@ func (sb *seqBatch) trainTokens(pad int) [][]int {
 	return out
 }
 
-// gather downloads a (B*T) tensor of micro-batch mb into rows of dst (N x W).
+// gather downloads a tensor over micro-batch mb's selected positions into rows of dst (N x W).
 func (sb *seqBatch) gather(mb *microBatch, src *tensor.Tensor, dst [][]float64) error {
 	if err := src.Backend().Download(mb.host, src); err != nil {
 		return err
 	}
 	for k, i := range mb.rows {
-		for j, p := range mb.pos[k] {
+		for j, p := range mb.at[k] {
 			if p >= 0 {
 				dst[i][j] = float64(mb.host[p])
 			} else {
@@ -119,11 +129,11 @@ func (sb *seqBatch) gather(mb *microBatch, src *tensor.Tensor, dst [][]float64) 
 	return nil
 }
 
-// scatter uploads rows of src (N x W) into a (B*T) tensor of micro-batch mb, zero elsewhere.
+// scatter uploads rows of src (N x W) into a tensor over micro-batch mb's selected positions.
 func (sb *seqBatch) scatter(mb *microBatch, src [][]float64, dst *tensor.Tensor) error {
 	clear(mb.host)
 	for k, i := range mb.rows {
-		for j, p := range mb.pos[k] {
+		for j, p := range mb.at[k] {
 			if p >= 0 {
 				mb.host[p] = float32(src[i][j])
 			}
@@ -145,19 +155,28 @@ func newSeqOut(n, w int, values bool) *seqOut {
 	return o
 }
 
+// model is a GPT-2 with the head that evaluates only the completion positions.
+type model struct {
+	*gpt2.Model
+	head *gpt2.SelectedHead
+}
+
+func newModel(m *gpt2.Model) *model { return &model{Model: m, head: m.NewSelectedHead()} }
+
 // forwardMB runs m over micro-batch mb, recording on tp when it records, and returns the
-// log-prob and entropy Vars at the temperature. When vh is set it also returns the values,
-// the head recorded on headTp; detach keeps the value gradient out of the model.
-func forwardMB(m *gpt2.Model, tp *autograd.Tape, mb *microBatch, temperature float64, vh *ValueHead, headTp *autograd.Tape, vhTrain bool, vhSeed uint64, detach bool) (logp, ent, values *autograd.Var, err error) {
-	if err := m.Forward(tp, mb.inputs, mb.B, mb.T); err != nil {
+// log-prob and entropy Vars at the temperature over the selected positions. When vh is set it
+// also returns the values there, the head recorded on headTp; detach keeps the value gradient
+// out of the model.
+func forwardMB(m *model, tp *autograd.Tape, mb *microBatch, temperature float64, vh *ValueHead, headTp *autograd.Tape, vhTrain bool, vhSeed uint64, detach bool) (logp, ent, values *autograd.Var, err error) {
+	if err := m.ForwardTrunk(tp, mb.inputs, mb.B, mb.T); err != nil {
 		return nil, nil, nil, err
 	}
-	logp, ent, err = m.LogProbs(tp, mb.targets, float32(temperature))
+	logp, ent, err = m.head.Forward(tp, mb.sel, mb.selTargets, float32(temperature))
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if vh != nil {
-		values, err = vh.Forward(headTp, m.Hidden(), mb.B*mb.T, vhTrain, vhSeed, detach)
+		values, err = vh.Forward(headTp, m.head.Hidden(len(mb.sel)), len(mb.sel), vhTrain, vhSeed, detach)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -181,7 +200,7 @@ func (sb *seqBatch) collect(mb *microBatch, out *seqOut, logp, ent, values *auto
 
 // evalNoGrad runs every micro-batch without recording and collects the outputs; values use
 // the head's dropout when train is set (mask seeds from seed).
-func (sb *seqBatch) evalNoGrad(m *gpt2.Model, temperature float64, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
+func (sb *seqBatch) evalNoGrad(m *model, temperature float64, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
 	out := newSeqOut(sb.N, sb.W, vh != nil)
 	for b := range sb.mbs {
 		mb := &sb.mbs[b]

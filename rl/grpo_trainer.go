@@ -88,7 +88,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	}
 	var ref *seqOut
 	if t.ref != nil {
-		if ref, err = sb.evalNoGrad(t.ref.Model, cfg.Train.Rollout.Sampling.Temperature, nil, false, nil); err != nil {
+		if ref, err = sb.evalNoGrad(t.refm, cfg.Train.Rollout.Sampling.Temperature, nil, false, nil); err != nil {
 			return nil, fmt.Errorf("reference log-probs: %w", err)
 		}
 	}

@@ -119,14 +119,14 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 		return nil, err
 	}
 	temp := cfg.Train.Rollout.Sampling.Temperature
-	old, err := sb.evalNoGrad(t.policy, temp, t.Value, false, nil)
+	old, err := sb.evalNoGrad(t.pol, temp, t.Value, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	sampleMismatch(m, ro, old.Logp)
 	ref := old
 	if t.ref != nil {
-		if ref, err = sb.evalNoGrad(t.ref.Model, temp, nil, false, nil); err != nil {
+		if ref, err = sb.evalNoGrad(t.refm, temp, nil, false, nil); err != nil {
 			return nil, fmt.Errorf("reference log-probs: %w", err)
 		}
 	}

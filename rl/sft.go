@@ -82,6 +82,7 @@ type SFTTrainer struct {
 	tok   Tokenizer
 	src   PromptSource
 	tape  *autograd.Tape
+	head  *gpt2.SelectedHead
 	sched optim.Cosine
 }
 
@@ -103,7 +104,7 @@ func NewSFTTrainer(m *gpt2.Model, tok Tokenizer, src PromptSource, cfg SFTConfig
 	if err != nil {
 		return nil, err
 	}
-	return &SFTTrainer{Config: cfg, Model: m, Opt: opt, tok: tok, src: src, tape: autograd.NewTape(), sched: cfg.schedule()}, nil
+	return &SFTTrainer{Config: cfg, Model: m, Opt: opt, tok: tok, src: src, tape: autograd.NewTape(), head: m.NewSelectedHead(), sched: cfg.schedule()}, nil
 }
 
 // TrainStep takes one optimizer step on Batch fresh examples.
@@ -133,45 +134,46 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		T = max(T, len(seq)-1)
 	}
 	B := cfg.Batch
-	inputs, targets := make([]int32, B*T), make([]int32, B*T)
-	weight := make([]float32, B*T)
-	count := 0
+	inputs := make([]int32, B*T)
+	var positions []int
+	var targets []int32
 	for i, seq := range seqs {
 		for t := 0; t < T; t++ {
 			k := i*T + t
-			inputs[k], targets[k] = int32(cfg.EOS), int32(cfg.EOS)
+			inputs[k] = int32(cfg.EOS)
 			if t+1 < len(seq) {
-				inputs[k], targets[k] = seq[t], seq[t+1]
+				inputs[k] = seq[t]
 				if t >= starts[i] {
-					weight[k] = 1
-					count++
+					positions = append(positions, k)
+					targets = append(targets, seq[t+1])
 				}
 			}
 		}
 	}
-	if err := m.Forward(t.tape, inputs, B, T); err != nil {
+	count := len(positions)
+	if err := m.ForwardTrunk(t.tape, inputs, B, T); err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}
-	logp, _, err := m.LogProbs(t.tape, targets, 1)
+	logp, _, err := t.head.Forward(t.tape, positions, targets, 1)
 	if err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}
-	host := make([]float32, B*T)
+	host := make([]float32, count)
 	if err := m.Backend.Download(host, logp.Value); err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}
 	var loss float64
-	for k, w := range weight {
-		loss -= float64(w) * float64(host[k])
-		weight[k] = -w / float32(count)
+	for k, v := range host {
+		loss -= float64(v)
+		host[k] = -1 / float32(count)
 	}
 	loss /= float64(count)
 	m.ZeroGrad()
-	m.ZeroActGrads()
-	if err := m.Backend.Upload(logp.Grad, weight); err != nil {
+	m.ZeroTrunkGrads()
+	if err := m.Backend.Upload(logp.Grad, host); err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}

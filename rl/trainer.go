@@ -114,6 +114,8 @@ type StepReport struct {
 type core struct {
 	cfg     TrainConfig
 	policy  *gpt2.Model
+	pol     *model // the policy with its selected-position head
+	refm    *model
 	ref     *Reference
 	opt     *optim.AdamW
 	tok     Tokenizer
@@ -145,13 +147,14 @@ func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Co
 	if cfg.Rollout.EOS >= policy.Config.VocabSize {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.Config.VocabSize)
 	}
-	c := &core{cfg: cfg, policy: policy, tok: tok, prompts: prompts, reward: reward, rng: rng.New(cfg.Seed),
+	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: prompts, reward: reward, rng: rng.New(cfg.Seed),
 		tape: autograd.NewTape(), sched: cfg.schedule()}
 	var err error
 	if needRef {
 		if c.ref, err = NewReference(policy); err != nil {
 			return nil, err
 		}
+		c.refm = newModel(c.ref.Model)
 	}
 	if err := policy.EnableGrads(); err != nil {
 		return nil, err
@@ -226,7 +229,7 @@ type grads struct {
 // first and each micro-batch is recomputed with it; recomputeMismatch counts log-probs that
 // then differ (0 on a deterministic backend).
 func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn func(cur *seqOut) (*grads, error)) (cur *seqOut, g *grads, gradNorm float64, recomputeMismatch int, err error) {
-	m, tp := c.policy, c.tape
+	m, tp := c.pol, c.tape
 	mtp := tp
 	if !policyGrad {
 		mtp = nil
@@ -240,7 +243,7 @@ func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn fu
 	temp := c.cfg.Rollout.Sampling.Temperature
 	backward := func(mb *microBatch, logp, ent, values *autograd.Var) error {
 		if policyGrad {
-			m.ZeroActGrads()
+			m.ZeroTrunkGrads()
 			if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
 				return err
 			}
