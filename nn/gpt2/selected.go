@@ -54,14 +54,14 @@ func (m *Model) ZeroTrunkGrads() {
 // it gathers those rows of the hidden states, runs the lm head on them and LogSoftmaxGather.
 // Its buffers grow to the largest selection seen and are reused.
 type SelectedHead struct {
-	m                  *Model
-	cap                int
-	hidden, logits     *autograd.Var
-	logp, entropy      *autograd.Var
-	targets            *tensor.Tensor
-	hostT              []int32
-	runs               [][3]int // (source row, destination row, length) of each gathered run
-	withGrad           bool
+	m              *Model
+	cap            int
+	hidden, logits *autograd.Var
+	logp, entropy  *autograd.Var
+	targets        *tensor.Tensor
+	hostT          []int32
+	runs           [][3]int // (source row, destination row, length) of each gathered run
+	withGrad       bool
 }
 
 // NewSelectedHead returns a head for m.
