@@ -86,7 +86,7 @@ func countA() *Combined {
 
 func toyTrainConfig() TrainConfig {
 	c := DefaultTrainConfig()
-	c.Steps, c.PromptsPerStep, c.LR, c.MinLR = 30, 4, 1e-2, 1e-2
+	c.Steps, c.PromptsPerStep, c.LR, c.MinLR = 30, 4, 5e-3, 5e-3
 	c.Rollout = RolloutConfig{Sampling: Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 4, EOS: toyEOS}
 	return c
 }
