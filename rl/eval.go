@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/sample"
 )
 
 // EvalConfig says how held-out prompts are answered and scored.
@@ -54,7 +52,7 @@ func Evaluate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, reward *Combined, 
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
 	}
 	rc := RolloutConfig{MaxNewTokens: cfg.MaxNewTokens, EOS: cfg.EOS, GenBatch: cfg.GenBatch}
-	ro, err := generate(m, tok, prompts, rc, sample.Options{Temperature: 0, TopP: 1}, rng.New(0))
+	ro, err := generate(m, tok, prompts, rc, true, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/sample"
 )
 
 // Tokenizer turns text into token ids and back; nn/tokenizer's GPT-2 tokenizer satisfies it.
@@ -95,17 +94,17 @@ func (r *Rollout) Width() int {
 
 // Generate samples one completion per prompt with m's KV-cache decoder. Rows are grouped by
 // prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order from r
-// so a seed fixes the whole rollout. Masks are built by position with the prompts' templates.
+// so a seed fixes the whole rollout. Tokens are drawn from exactly the distribution SampleToken
+// and ComputeTokenLogProbs describe. Masks are built by position with the prompts' templates.
 func Generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	opt := sample.Options{Temperature: float32(cfg.Sampling.Temperature), TopK: cfg.Sampling.TopK, TopP: float32(cfg.Sampling.TopP)}
-	return generate(m, tok, prompts, cfg, opt, r)
+	return generate(m, tok, prompts, cfg, false, r)
 }
 
-// generate is Generate with the sampler's options given directly (temperature 0: greedy).
-func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, opt sample.Options, r *rng.RNG) (*Rollout, error) {
+// generate is Generate, or greedy decoding (cfg.Sampling unused) when greedy is set.
+func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG) (*Rollout, error) {
 	n := len(prompts)
 	if n == 0 {
 		return nil, fmt.Errorf("rollout: no prompts")
@@ -145,13 +144,13 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 		for k, i := range rows {
 			batch[k] = ro.PromptIDs[i]
 		}
-		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), opt, r)
+		res, err := decode(d, batch, maxNew, cfg.EOS, cfg.Sampling, greedy, r)
 		d.Close()
 		if err != nil {
 			return nil, err
 		}
 		for k, i := range rows {
-			toks[i], lps[i], trs[i], kept[i] = res.Tokens[k], res.LogProbs[k], res.Trunc[k], res.Kept[k]
+			toks[i], lps[i], trs[i], kept[i] = res.tokens[k], res.logp[k], res.trunc[k], res.kept[k]
 		}
 	}
 	W := 0
