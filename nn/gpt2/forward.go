@@ -75,6 +75,20 @@ func whole(t *tensor.Tensor) *tensor.Tensor {
 // Forward runs GPT-2 on inputs (B*T token ids, row-major) up to the logits (B*T, Vp). When tp
 // records, gradients must be enabled and the backward of every op is recorded.
 func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
+	if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {
+		return err
+	}
+	a := m.acts
+	C, Vp := m.Config.Channels, m.Config.PaddedVocabSize
+	autograd.MatMul(tp, a.logits, a.lnf, m.wte, nil, tensor.MatMulParams{M: B * T, N: Vp, K: C, TransB: true})
+	return nil
+}
+
+// ForwardTrunk runs GPT-2 on inputs (B*T token ids) up to the final hidden states (Hidden),
+// without the lm head. With SelectedHead the head then runs only where a loss is needed: an
+// RL or answer-only loss uses a few positions per row, and the head (B*T x V logits) is most of
+// a small model's cost.
+func (m *Model) ForwardTrunk(tp *autograd.Tape, inputs []int32, B, T int) error {
 	if tp.Recording() && m.Grads == nil {
 		return fmt.Errorf("gpt2: recording a tape needs gradients; call EnableGrads first")
 	}
@@ -84,14 +98,11 @@ func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
 	if err := m.ensureActs(B, T, tp.Recording()); err != nil {
 		return err
 	}
-	a := m.acts
-	if err := m.Backend.UploadInt32(a.inputs, inputs); err != nil {
+	if err := m.Backend.UploadInt32(m.acts.inputs, inputs); err != nil {
 		return err
 	}
-	a.lossRecorded = false
+	m.acts.lossRecorded = false
 	m.forwardTrunk(tp)
-	C, Vp := m.Config.Channels, m.Config.PaddedVocabSize
-	autograd.MatMul(tp, a.logits, a.lnf, m.wte, nil, tensor.MatMulParams{M: B * T, N: Vp, K: C, TransB: true})
 	return nil
 }
 

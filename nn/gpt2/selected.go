@@ -7,27 +7,6 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// ForwardTrunk runs GPT-2 on inputs (B*T token ids) up to the final hidden states (Hidden),
-// without the lm head. With SelectedHead the head then runs only where a loss is needed: an
-// RL or answer-only loss uses a few positions per row, and the head (B*T x V logits) is most of
-// a small model's cost.
-func (m *Model) ForwardTrunk(tp *autograd.Tape, inputs []int32, B, T int) error {
-	if tp.Recording() && m.Grads == nil {
-		return fmt.Errorf("gpt2: recording a tape needs gradients; call EnableGrads first")
-	}
-	if err := m.checkTokens("inputs", inputs, B, T); err != nil {
-		return err
-	}
-	if err := m.ensureActs(B, T, tp.Recording()); err != nil {
-		return err
-	}
-	if err := m.Backend.UploadInt32(m.acts.inputs, inputs); err != nil {
-		return err
-	}
-	m.forwardTrunk(tp)
-	return nil
-}
-
 // ZeroTrunkGrads clears the gradients of the trunk's activations (what ForwardTrunk records),
 // leaving the full-width logits' gradient untouched: cheaper than ZeroActGrads.
 func (m *Model) ZeroTrunkGrads() {
