@@ -36,7 +36,7 @@ type Config struct {
 
 // DefaultConfig is a setting that trains a small model well on a few million tokens.
 func DefaultConfig() Config {
-	return Config{Batch: 8, Seq: 64, Steps: 300, LR: 3e-3, MinLR: 3e-4, Warmup: 20, WeightDecay: 0,
+	return Config{Batch: 8, Seq: 64, Steps: 600, LR: 3e-3, MinLR: 3e-4, Warmup: 20, WeightDecay: 0,
 		MaxGradNorm: 1, Seed: 1, ValFraction: 0.05, ValBatches: 16}
 }
 
