@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
@@ -18,13 +19,21 @@ type EvalConfig struct {
 	// Success is the reward at or above which an answer counts as correct (1 for the built-in
 	// tasks, whose partial credit stays below it).
 	Success float64 `json:"success"`
+	// Samples is the number of answers sampled per prompt at Sampling (the training
+	// temperature) for the sampled accuracy; 0 evaluates greedily only.
+	Samples  int      `json:"samples"`
+	Sampling Sampling `json:"sampling"`
+	// Seed fixes the sampled answers.
+	Seed uint64 `json:"seed"`
 }
 
 // EvalTask is the result on the prompts of one task (meta["task"]).
 type EvalTask struct {
 	N          int     `json:"n"`
-	Accuracy   float64 `json:"accuracy"`
+	Accuracy   float64 `json:"accuracy"` // greedy answers
 	MeanReward float64 `json:"mean_reward"`
+	// SampledAccuracy is the share of correct answers among Samples sampled per prompt.
+	SampledAccuracy float64 `json:"sampled_accuracy"`
 }
 
 // EvalResult is a greedy evaluation.
@@ -37,7 +46,8 @@ type EvalResult struct {
 }
 
 // Evaluate answers every prompt greedily (temperature 0, so the result does not depend on a
-// seed) and scores the answers with reward.
+// seed) and scores the answers with reward; with cfg.Samples it also samples that many answers
+// per prompt at cfg.Sampling and reports the share that are correct.
 func Evaluate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("evaluate: no prompts")
@@ -51,7 +61,15 @@ func Evaluate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, reward *Combined, 
 	if cfg.EOS < 0 || cfg.EOS >= m.Config.VocabSize {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
 	}
-	rc := RolloutConfig{MaxNewTokens: cfg.MaxNewTokens, EOS: cfg.EOS, GenBatch: cfg.GenBatch}
+	if cfg.Samples < 0 {
+		return nil, fmt.Errorf("samples %d: want >= 0", cfg.Samples)
+	}
+	rc := RolloutConfig{MaxNewTokens: cfg.MaxNewTokens, EOS: cfg.EOS, GenBatch: cfg.GenBatch, Sampling: cfg.Sampling}
+	if cfg.Samples > 0 {
+		if err := rc.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	ro, err := generate(m, tok, prompts, rc, true, nil)
 	if err != nil {
 		return nil, err
@@ -85,17 +103,55 @@ func Evaluate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, reward *Combined, 
 			}
 		}
 	}
-	mk := func(a *acc) EvalTask {
-		return EvalTask{N: a.n, Accuracy: float64(a.ok) / float64(a.n), MeanReward: a.sum / float64(a.n)}
+	sampled := map[string]*acc{}
+	var allS acc
+	if cfg.Samples > 0 {
+		rows := make([]Prompt, 0, len(prompts)*cfg.Samples)
+		for _, p := range prompts {
+			for range cfg.Samples {
+				rows = append(rows, p)
+			}
+		}
+		sro, err := generate(m, tok, rows, rc, false, rng.New(cfg.Seed))
+		if err != nil {
+			return nil, err
+		}
+		texts, metas := make([]string, len(rows)), make([]Meta, len(rows))
+		for i, p := range rows {
+			texts[i], metas[i] = p.Text, p.Meta
+		}
+		srb, err := reward.ScoreBatch(texts, sro.Texts, metas)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range srb.Total {
+			name := rows[i].Meta["task"]
+			if sampled[name] == nil {
+				sampled[name] = &acc{}
+			}
+			for _, a := range []*acc{&allS, sampled[name]} {
+				a.n++
+				if r >= cfg.Success {
+					a.ok++
+				}
+			}
+		}
 	}
-	res.EvalTask = mk(&all)
+	mk := func(a, s *acc) EvalTask {
+		e := EvalTask{N: a.n, Accuracy: float64(a.ok) / float64(a.n), MeanReward: a.sum / float64(a.n)}
+		if s != nil && s.n > 0 {
+			e.SampledAccuracy = float64(s.ok) / float64(s.n)
+		}
+		return e
+	}
+	res.EvalTask = mk(&all, &allS)
 	names := make([]string, 0, len(by))
 	for k := range by {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		res.ByTask[k] = mk(by[k])
+		res.ByTask[k] = mk(by[k], sampled[k])
 	}
 	return res, nil
 }

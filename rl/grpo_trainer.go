@@ -38,13 +38,13 @@ type GRPOTrainer struct {
 
 // NewGRPOTrainer builds a trainer for policy (gradients are enabled here). Prompts come from
 // prompts, completions are decoded with tok and scored by reward. A frozen reference copy is
-// made when Beta > 0 or a KL hard cap is set.
+// made when Beta > 0, a KL hard cap is set, or Train.KLMetrics asks for the KL diagnostics.
 func NewGRPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
 	cfg.GRPO.MaxCompletionLength = cfg.Train.Rollout.MaxNewTokens
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	needRef := cfg.GRPO.Beta > 0 || cfg.GRPO.KLHardCap > 0
+	needRef := cfg.GRPO.Beta > 0 || cfg.GRPO.KLHardCap > 0 || cfg.Train.KLMetrics
 	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
 	if err != nil {
 		return nil, err

@@ -73,7 +73,7 @@ func NewPPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, rewa
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	needRef := cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive"
+	needRef := cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive" || cfg.Train.KLMetrics
 	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func NewPPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, rewa
 // Policy is the model being trained.
 func (t *PPOTrainer) Policy() *gpt2.Model { return t.policy }
 
-// Reference is the frozen reference model, nil when no KL penalty is configured.
+// Reference is the frozen reference model, nil without a KL penalty or KL diagnostics.
 func (t *PPOTrainer) Reference() *Reference { return t.ref }
 
 // Steps is the number of steps taken.

@@ -43,6 +43,8 @@ type TrainConfig struct {
 	MicroBatch int `json:"micro_batch"`
 	// Seed fixes the sampling (and the value head's dropout); prompts come from their source.
 	Seed uint64 `json:"seed"`
+	// KLMetrics keeps a reference model for the KL diagnostics even when no loss term uses it.
+	KLMetrics bool `json:"kl_metrics"`
 }
 
 // DefaultTrainConfig is a setting for small models on the built-in tasks.
@@ -50,7 +52,7 @@ func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
 		Steps: 100, PromptsPerStep: 16, Mu: 1, LR: 1e-4, MinLR: 1e-4, MaxGradNorm: 1,
 		Rollout:     RolloutConfig{Sampling: Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 16, EOS: 50256},
-		RefMixAlpha: 1, Seed: 1,
+		RefMixAlpha: 1, Seed: 1, KLMetrics: true,
 	}
 }
 

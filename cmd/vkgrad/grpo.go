@@ -18,7 +18,7 @@ import (
 // defaultGRPOConfig is tuned for the default addition task after the default sft run.
 func defaultGRPOConfig() rl.GRPOTrainerConfig {
 	c := rl.DefaultGRPOTrainerConfig()
-	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR = 150, 16, 2e-4, 2e-4
+	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 800, 32, 2e-4, 2e-5, 10
 	c.Train.Rollout.MaxNewTokens = 8
 	c.GRPO.GroupSize = 8
 	return c
@@ -55,6 +55,7 @@ func init() {
 			if len(args) > 0 {
 				return fmt.Errorf("grpo takes no arguments, got %q", args)
 			}
+			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
 			if err := r.start(fs, "grpo"); err != nil {
 				return err
 			}
@@ -91,7 +92,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt fu
 	}
 	r.log.Info().Str("model", m.Config.String()).Str("task", r.tasks.Spec).Str("run_dir", r.runDir).Msg(kind)
 	start := time.Now()
-	before, err := r.setup.evaluate(m, &r.tasks, r.tok)
+	before, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt fu
 			break
 		}
 		if r.evalEvery > 0 && rep.Step%r.evalEvery == 0 && rep.Step < steps {
-			e, err := r.setup.evaluate(m, &r.tasks, r.tok)
+			e, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
 			if err != nil {
 				return err
 			}
@@ -125,7 +126,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt fu
 		}
 	}
 	bar.Clear()
-	after, err := r.setup.evaluate(m, &r.tasks, r.tok)
+	after, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
 	if err != nil {
 		return err
 	}

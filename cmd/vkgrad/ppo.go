@@ -60,6 +60,7 @@ func init() {
 			if len(args) > 0 {
 				return fmt.Errorf("ppo takes no arguments, got %q", args)
 			}
+			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
 			if err := r.start(fs, "ppo"); err != nil {
 				return err
 			}

@@ -32,6 +32,8 @@ type taskFlags struct {
 	EvalSize int           `json:"eval_size"`
 	EvalSeed uint64        `json:"eval_seed"`
 	EvalMax  int           `json:"eval_max_new_tokens"`
+	// EvalSamples answers are also sampled per problem at the run's temperature.
+	EvalSamples int `json:"eval_samples"`
 }
 
 // rlRunMeta is the config.json of an sft, grpo or ppo run.
@@ -45,8 +47,8 @@ type rlRunMeta struct {
 
 func defaultTaskFlags() taskFlags {
 	o := tasks.DefaultOptions()
-	o.Addition.MaxDigits = 2
-	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 200, EvalSeed: 12345, EvalMax: 8}
+	o.Addition.MinDigits, o.Addition.MaxDigits = 2, 2
+	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 500, EvalSeed: 12345, EvalMax: 8, EvalSamples: 4}
 }
 
 func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
@@ -70,6 +72,7 @@ func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	fs.IntVar(&t.EvalSize, "eval-size", t.EvalSize, "held-out problems per task for the accuracy before and after (0: no evaluation)")
 	fs.Uint64Var(&t.EvalSeed, "eval-seed", t.EvalSeed, "seed that picks the held-out problems")
 	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation")
+	fs.IntVar(&t.EvalSamples, "eval-samples", t.EvalSamples, "answers sampled per held-out problem at the training temperature for the sampled accuracy (0: greedy only)")
 }
 
 // inherit replaces the task flags the user did not set with those of the run that made init.
@@ -119,6 +122,9 @@ func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
 	if t.EvalSize < 0 {
 		return nil, fmt.Errorf("--eval-size %d: want >= 0", t.EvalSize)
 	}
+	if t.EvalSamples < 0 {
+		return nil, fmt.Errorf("--eval-samples %d: want >= 0", t.EvalSamples)
+	}
 	if t.EvalMax < 1 {
 		return nil, fmt.Errorf("--eval-max-new-tokens %d: want >= 1", t.EvalMax)
 	}
@@ -152,12 +158,14 @@ func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
 	return s, nil
 }
 
-// evaluate reports held-out accuracy (nil when there is no held-out set).
-func (s *taskSetup) evaluate(m *gpt2.Model, t *taskFlags, tok *tokenizer.Tokenizer) (*rl.EvalResult, error) {
+// evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
+// held-out set).
+func (s *taskSetup) evaluate(m *gpt2.Model, t *taskFlags, tok *tokenizer.Tokenizer, temp float64) (*rl.EvalResult, error) {
 	if len(s.heldOut) == 0 {
 		return nil, nil
 	}
-	return rl.Evaluate(m, tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
+	return rl.Evaluate(m, tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: int(tokenizer.EOT), Success: 1,
+		Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed})
 }
 
 func evalLine(r *rl.EvalResult) string {
@@ -190,12 +198,13 @@ func logEval(log, metrics zerolog.Logger, step int, when string, r *rl.EvalResul
 		return
 	}
 	ev := metrics.Log().Str("kind", "eval").Int("step", step).Str("when", when).Float64("accuracy", r.Accuracy).
-		Float64("mean_reward", r.MeanReward).Int("n", r.N)
+		Float64("sampled_accuracy", r.SampledAccuracy).Float64("mean_reward", r.MeanReward).Int("n", r.N)
 	for name, e := range r.ByTask {
-		ev = ev.Float64("accuracy/"+name, e.Accuracy)
+		ev = ev.Float64("accuracy/"+name, e.Accuracy).Float64("sampled_accuracy/"+name, e.SampledAccuracy)
 	}
 	ev.Msg("")
-	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("mean_reward", r.MeanReward).Msg("held-out accuracy " + when)
+	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("sampled_accuracy", r.SampledAccuracy).
+		Float64("mean_reward", r.MeanReward).Msg("held-out accuracy " + when)
 }
 
 // addRLTrainFlags registers the options every RL trainer shares.
@@ -217,6 +226,7 @@ func addRLTrainFlags(fs *pflag.FlagSet, c *rl.TrainConfig) {
 	fs.Float64Var(&c.RefMixAlpha, "ref-mix-alpha", c.RefMixAlpha, "reference sync blend: ref = alpha*policy + (1-alpha)*ref (1: copy; small alpha with --ref-sync-every 1: an EMA)")
 	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most rows per forward pass (0: the whole batch at once)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "sampling seed (with --data-seed, fixes the run on the CPU)")
+	fs.BoolVar(&c.KLMetrics, "kl-metrics", c.KLMetrics, "keep a reference model for the KL diagnostics even when no loss term uses it")
 }
 
 // rlRun is the shared skeleton of the sft, grpo and ppo commands.
@@ -229,6 +239,7 @@ type rlRun struct {
 	log, metrics zerolog.Logger
 	closeMetrics func()
 	be           tensor.Backend
+	evalTemp     float64 // temperature of the sampled accuracy
 	tok          *tokenizer.Tokenizer
 	setup        *taskSetup
 }
@@ -313,8 +324,12 @@ func (r *rlRun) save(m *gpt2.Model, step int, cfg any, add func(*checkpoint.Stat
 // finish prints the accuracies and where the results are.
 func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt string) {
 	if before != nil && after != nil {
-		fmt.Fprintf(os.Stdout, "held-out accuracy: %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
+		fmt.Fprintf(os.Stdout, "held-out accuracy (greedy): %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
 			100*(after.Accuracy-before.Accuracy), wall.Round(time.Second))
+		if r.tasks.EvalSamples > 0 {
+			fmt.Fprintf(os.Stdout, "held-out accuracy (%d samples per problem at temperature %g): %.1f%% -> %.1f%% (%+.1f points)\n",
+				r.tasks.EvalSamples, r.evalTemp, 100*before.SampledAccuracy, 100*after.SampledAccuracy, 100*(after.SampledAccuracy-before.SampledAccuracy))
+		}
 	}
 	fmt.Fprintf(os.Stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
 }

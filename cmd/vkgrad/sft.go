@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -20,6 +21,9 @@ type sftFlags struct {
 	preset string
 	shape  modelShape
 	seed   uint64
+	// examples caps the distinct training problems (a fixed labelled set, reshuffled each
+	// epoch); 0 draws a fresh problem for every example.
+	examples int
 }
 
 // modelShape overrides a preset's dimensions.
@@ -31,13 +35,14 @@ type modelShape struct {
 // accuracy in a few minutes on two cores, leaving room for RL to improve it.
 func defaultSFTConfig() rl.SFTConfig {
 	c := rl.DefaultSFTConfig()
-	c.Steps, c.Batch, c.LR, c.MinLR, c.Warmup = 600, 32, 3e-3, 3e-4, 30
+	c.Steps, c.Batch, c.LR, c.MinLR, c.Warmup = 700, 32, 3e-3, 3e-4, 30
 	return c
 }
 
 func init() {
 	register("sft", "supervised warm-up on a built-in task's generated examples (the start of RL fine-tuning)", func(fs *pflag.FlagSet) func([]string) error {
 		f := &sftFlags{cfg: defaultSFTConfig(), preset: "gpt2-micro", seed: 1}
+		f.evalTemp = 1
 		f.common = addCommonFlags(fs)
 		f.tasks = defaultTaskFlags()
 		addTaskFlags(fs, &f.tasks)
@@ -48,6 +53,7 @@ func init() {
 		fs.IntVar(&f.shape.Channels, "channels", 0, "override the preset's channels (0: keep)")
 		fs.IntVar(&f.shape.Context, "context", 0, "override the preset's context length (0: keep)")
 		fs.Uint64Var(&f.seed, "seed", f.seed, "seed of a new model's initialisation")
+		fs.IntVar(&f.examples, "examples", f.examples, "train on this many distinct problems, reshuffled each epoch (0: a fresh problem every time)")
 		fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps")
 		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "examples per step")
 		fs.Float64Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
@@ -77,7 +83,16 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 			return err
 		}
 	}
-	tr, err := rl.NewSFTTrainer(m, f.tok, f.setup.train, f.cfg)
+	src := f.setup.train
+	if f.examples < 0 {
+		return fmt.Errorf("--examples %d: want >= 0", f.examples)
+	}
+	if f.examples > 0 {
+		if src, err = fixedSet(src, f.examples, f.tasks.DataSeed); err != nil {
+			return fmt.Errorf("--examples: %w", err)
+		}
+	}
+	tr, err := rl.NewSFTTrainer(m, f.tok, src, f.cfg)
 	if err != nil {
 		return err
 	}
@@ -87,7 +102,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 	f.log.Info().Str("model", m.Config.String()).Str("params", humanCount(m.Config.NumParams())).Str("task", f.tasks.Spec).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	start := time.Now()
-	before, err := f.setup.evaluate(m, &f.tasks, f.tok)
+	before, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
 	if err != nil {
 		return err
 	}
@@ -103,7 +118,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
 		if f.evalEvery > 0 && s.Step%f.evalEvery == 0 && s.Step < f.cfg.Steps {
-			r, err := f.setup.evaluate(m, &f.tasks, f.tok)
+			r, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
 			if err != nil {
 				return err
 			}
@@ -112,7 +127,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 		}
 	}
 	bar.Clear()
-	after, err := f.setup.evaluate(m, &f.tasks, f.tok)
+	after, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
 	if err != nil {
 		return err
 	}
@@ -154,4 +169,35 @@ func (f *sftFlags) newModel() (*gpt2.Model, error) {
 		return nil, err
 	}
 	return m, m.InitRandom(f.seed)
+}
+
+// fixedSet draws n distinct problems (by prompt text) from src and cycles over them, in a
+// fresh order each epoch.
+func fixedSet(src rl.PromptSource, n int, seed uint64) (rl.PromptSource, error) {
+	seen := map[string]bool{}
+	var set []rl.Prompt
+	for tries := 0; len(set) < n; tries++ {
+		if tries > 100*n+1000 {
+			return nil, fmt.Errorf("found only %d distinct training problems, want %d", len(set), n)
+		}
+		p, err := src.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !seen[p.Text] {
+			seen[p.Text] = true
+			set = append(set, p)
+		}
+	}
+	r := rng.New(seed)
+	order := r.Perm(n)
+	pos := 0
+	return rl.PromptFunc(func() (rl.Prompt, error) {
+		if pos == n {
+			r.Shuffle(order)
+			pos = 0
+		}
+		pos++
+		return set[order[pos-1]], nil
+	}), nil
 }
