@@ -58,6 +58,24 @@
 // the KL share of the loss, advantage spread, learnable-token fraction, completion lengths,
 // value loss and explained variance.
 //
+// # Trainers
+//
+// GRPOTrainer and PPOTrainer run the whole loop on a gpt2.Model (see Example): prompts from a
+// PromptSource (rl/tasks adapts the built-in tasks), rollouts with the KV-cache decoder (rows
+// grouped by prompt length; temperature, top-k, top-p; stop at EOS or MaxNewTokens; sampling
+// log-probs recorded), rewards, masks by position, then a forward pass over prompt+completion
+// rows (right-padded) whose lm head runs only at completion positions (gpt2.SelectedHead),
+// log-probs at the sampling temperature, the host-side loss of this package, its per-token
+// gradients uploaded into the log-prob (and entropy, value) gradients, the tape's backward and
+// AdamW with clipping. The old log-probs are the policy's before the first of Mu updates, so the
+// first ratio is exactly 1; a frozen Reference model gives exactly the policy's log-probs until
+// the first update (KL exactly 0) and is re-synced every N steps or blended (EMA). Each step
+// returns a StepReport with every diagnostic under its JSON name (WriteMetrics logs it as one
+// JSON line), warnings (active fraction < 0.5, token alignment < 0.99, KL past the cap), and
+// the skip/stop action. On the CPU a fixed seed gives identical metrics run after run.
+// SFTTrainer is the supervised warm-up on prompt/answer pairs (loss on the answer tokens), and
+// Evaluate measures greedy and sampled held-out accuracy.
+//
 // Rewards never fail silently: a reward function that errors makes the step fail with the
 // reward's name, instead of a dummy score that would inject a fake learning signal. A reward
 // sees the decoded completion followed by EOSText when the row ended with an EOS
