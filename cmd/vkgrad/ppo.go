@@ -12,11 +12,11 @@ import (
 // defaultPPOConfig is tuned for the default addition task after the default sft run.
 func defaultPPOConfig() rl.PPOTrainerConfig {
 	c := rl.DefaultPPOTrainerConfig()
-	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR = 150, 64, 2e-4, 2e-4
+	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 600, 64, 4e-4, 4e-5, 10
 	c.Train.Rollout.MaxNewTokens = 8
-	c.Train.Mu = 2
-	c.CriticWarmup = 5
-	c.ValueLR = 1e-3
+	c.SamplesPerPrompt = 4
+	c.CriticWarmup = 10
+	c.ValueLR = 3e-3
 	return c
 }
 

@@ -35,7 +35,7 @@ type modelShape struct {
 // accuracy in a few minutes on two cores, leaving room for RL to improve it.
 func defaultSFTConfig() rl.SFTConfig {
 	c := rl.DefaultSFTConfig()
-	c.Steps, c.Batch, c.LR, c.MinLR, c.Warmup = 700, 32, 3e-3, 3e-4, 30
+	c.Steps, c.Batch, c.LR, c.MinLR, c.Warmup = 800, 32, 3e-3, 3e-4, 30
 	return c
 }
 
