@@ -143,6 +143,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	m["recompute_mismatch"] = float64(mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
 	addPrefixed(m, "reward/", rb.Means)
+	rewardByTask(m, ro, rb.Total)
 	if rep.Action == Stop {
 		t.stopped = rep.Reason
 	}

@@ -181,6 +181,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	m["recompute_mismatch"] = float64(mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
 	addPrefixed(m, "reward/", rb.Means)
+	rewardByTask(m, ro, rb.Total)
 	t.KL.Update(m["kl_ref_row_sum_mean"], ro.Rows())
 	if err := t.finishStep(m); err != nil {
 		return nil, err

@@ -378,6 +378,22 @@ func warnings(m map[string]float64) []string {
 	return w
 }
 
+// rewardByTask adds the mean total reward of the rows of each task (meta["task"]) as
+// "task_reward/<task>" when the batch mixes several tasks.
+func rewardByTask(m map[string]float64, ro *Rollout, total []float64) {
+	sum, n := map[string]float64{}, map[string]int{}
+	for i, p := range ro.Prompts {
+		sum[p.Meta["task"]] += total[i]
+		n[p.Meta["task"]]++
+	}
+	if len(n) < 2 {
+		return
+	}
+	for k, c := range n {
+		m["task_reward/"+k] = sum[k] / float64(c)
+	}
+}
+
 func addPrefixed(dst map[string]float64, prefix string, src map[string]float64) {
 	for k, v := range src {
 		dst[prefix+k] = v

@@ -460,3 +460,17 @@ func TestSFTThenEvaluate(t *testing.T) {
 		t.Fatalf("accuracy %v -> %v, answers %q", before.Accuracy, after.Accuracy, after.Answers)
 	}
 }
+
+func TestRewardByTask(t *testing.T) {
+	ro := &Rollout{Prompts: []Prompt{{Meta: Meta{"task": "a"}}, {Meta: Meta{"task": "b"}}, {Meta: Meta{"task": "a"}}}}
+	m := map[string]float64{}
+	rewardByTask(m, ro, []float64{1, 0.5, 0})
+	if len(m) != 2 || m["task_reward/a"] != 0.5 || m["task_reward/b"] != 0.5 {
+		t.Fatalf("%v", m)
+	}
+	m = map[string]float64{}
+	rewardByTask(m, &Rollout{Prompts: ro.Prompts[:1]}, []float64{1})
+	if len(m) != 0 {
+		t.Fatalf("one task: %v", m)
+	}
+}
