@@ -11,7 +11,9 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/tasks"
 )
 
 // sftFlags configure `vkgrad sft`.
@@ -24,6 +26,11 @@ type sftFlags struct {
 	// examples caps the distinct training problems (a fixed labelled set, reshuffled each
 	// epoch); 0 draws a fresh problem for every example.
 	examples int
+	// stopAt ends training once the greedy accuracy on validation problems (from the training
+	// split, never the held-out set) reaches it, checked every checkEvery steps; 0 disables.
+	stopAt     float64
+	checkEvery int
+	checkSize  int
 }
 
 // modelShape overrides a preset's dimensions.
@@ -35,13 +42,13 @@ type modelShape struct {
 // accuracy in a few minutes on two cores, leaving room for RL to improve it.
 func defaultSFTConfig() rl.SFTConfig {
 	c := rl.DefaultSFTConfig()
-	c.Steps, c.Batch, c.LR, c.MinLR, c.Warmup = 800, 32, 3e-3, 3e-4, 30
+	c.Steps, c.Batch, c.LR, c.MinLR, c.Warmup = 1500, 32, 3e-3, 3e-4, 30
 	return c
 }
 
 func init() {
 	register("sft", "supervised warm-up on a built-in task's generated examples (the start of RL fine-tuning)", func(fs *pflag.FlagSet) func([]string) error {
-		f := &sftFlags{cfg: defaultSFTConfig(), preset: "gpt2-micro", seed: 1}
+		f := &sftFlags{cfg: defaultSFTConfig(), preset: "gpt2-micro", seed: 1, stopAt: 0.6, checkEvery: 25, checkSize: 200}
 		f.evalTemp = 1
 		f.common = addCommonFlags(fs)
 		f.tasks = defaultTaskFlags()
@@ -54,6 +61,9 @@ func init() {
 		fs.IntVar(&f.shape.Context, "context", 0, "override the preset's context length (0: keep)")
 		fs.Uint64Var(&f.seed, "seed", f.seed, "seed of a new model's initialisation")
 		fs.IntVar(&f.examples, "examples", f.examples, "train on this many distinct problems, reshuffled each epoch (0: a fresh problem every time)")
+		fs.Float64Var(&f.stopAt, "stop-at-accuracy", f.stopAt, "stop once the greedy accuracy on validation problems of the training split reaches this (0: run all steps); leaves room for RL to show its gain")
+		fs.IntVar(&f.checkEvery, "check-every", f.checkEvery, "steps between the --stop-at-accuracy checks")
+		fs.IntVar(&f.checkSize, "check-size", f.checkSize, "validation problems per --stop-at-accuracy check")
 		fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps")
 		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "examples per step")
 		fs.Float64Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
@@ -96,6 +106,15 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	var check []rl.Prompt
+	if f.stopAt < 0 || f.stopAt > 1 || f.checkEvery < 1 || f.checkSize < 1 {
+		return fmt.Errorf("--stop-at-accuracy %v, --check-every %d, --check-size %d: want a value in [0, 1] and positive counts", f.stopAt, f.checkEvery, f.checkSize)
+	}
+	if f.stopAt > 0 {
+		if check, err = validationSet(f.setup, f.checkSize, f.tasks.DataSeed); err != nil {
+			return fmt.Errorf("--stop-at-accuracy: %w", err)
+		}
+	}
 	if err := f.writeConfig("sft", m, f.cfg); err != nil {
 		return err
 	}
@@ -117,6 +136,19 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 		f.metrics.Log().Str("kind", "sft").Int("step", s.Step).Float64("loss", s.Loss).Float64("lr", s.LR).
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
+		if len(check) > 0 && s.Step%f.checkEvery == 0 && s.Step < f.cfg.Steps {
+			r, err := rl.Evaluate(m, f.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
+			if err != nil {
+				return err
+			}
+			f.metrics.Log().Str("kind", "sft_check").Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Msg("")
+			if r.Accuracy >= f.stopAt {
+				bar.Clear()
+				f.log.Info().Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.stopAt).
+					Msg("validation accuracy reached --stop-at-accuracy; stopping")
+				break
+			}
+		}
 		if f.evalEvery > 0 && s.Step%f.evalEvery == 0 && s.Step < f.cfg.Steps {
 			r, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
 			if err != nil {
@@ -139,6 +171,35 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 	f.finish(before, after, time.Since(start), ckpt)
 	fmt.Fprintf(os.Stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
 	return nil
+}
+
+// validationSet draws up to n distinct problems of the training split per task (fewer when the
+// split is small), from a stream seeded apart from the training stream's.
+func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
+	var out []rl.Prompt
+	for _, t := range s.mix.Tasks {
+		g, err := tasks.NewGenerator(t, tasks.Train, seed^0x5eed5eed5eed)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for try := 0; len(seen) < n && try < 20*n; try++ {
+			p, err := g.Next()
+			if err != nil {
+				return nil, err
+			}
+			if seen[p.Text] {
+				continue
+			}
+			seen[p.Text] = true
+			rp, err := p.RL(s.enc)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rp)
+		}
+	}
+	return out, nil
 }
 
 func (f *sftFlags) newModel() (*gpt2.Model, error) {
