@@ -62,8 +62,7 @@ func init() {
 			if cfg.Seq == 0 {
 				cfg.Seq = min(64, m.Config.MaxSeqLen)
 			}
-			tf := &trainFlags{data: df, runDir: filepath.Join("runs", "eval")}
-			tokens, source, err := tf.loadData(log)
+			tokens, source, err := loadCorpus(df, filepath.Join("runs", "cache"), log)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
@@ -51,53 +52,75 @@ func init() {
 			if err != nil {
 				return err
 			}
-			tok, err := tokenizer.GPT2()
-			if err != nil {
-				return err
-			}
-			if m.Config.VocabSize < tok.VocabSize() {
-				return fmt.Errorf("%s: vocabulary of %d is smaller than GPT-2's %d; it cannot be sampled as text", l.Path, m.Config.VocabSize, tok.VocabSize())
-			}
-			ids := []int32{tokenizer.EOT}
-			if prompt != "" {
-				ids = tok.Encode(prompt)
-			}
-			if len(ids) >= m.Config.MaxSeqLen {
-				return fmt.Errorf("--prompt is %d tokens; the model's context is %d", len(ids), m.Config.MaxSeqLen)
-			}
-			limit := min(len(ids)+n, m.Config.MaxSeqLen)
-			if len(ids)+n > limit {
-				log.Warn().Int("tokens", limit-len(ids)).Msg("the model's context limits the sample length")
-			}
-			d, err := m.NewDecoder(count, limit)
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			prompts := make([][]int32, count)
-			for i := range prompts {
-				prompts[i] = ids
-			}
 			start := time.Now()
-			res, err := sample.Generate(d, prompts, n, tokenizer.EOT, opt, rng.New(seed))
+			res, err := generateText(m, l.Path, prompt, n, count, opt, seed)
 			if err != nil {
 				return err
 			}
 			elapsed := time.Since(start)
-			total := 0
-			for i, toks := range res.Tokens {
-				text, err := tok.Decode(toks)
-				if err != nil {
-					return err
-				}
+			if res.limited {
+				log.Warn().Int("tokens", res.room).Msg("the model's context limits the sample length")
+			}
+			for i, text := range res.texts {
 				if count > 1 {
 					fmt.Fprintf(stdout, "--- sample %d ---\n", i+1)
 				}
-				fmt.Fprintf(stdout, "%s%s\n", prompt, text)
-				total += len(toks)
+				fmt.Fprintln(stdout, text)
 			}
+			total := res.tokens
 			log.Info().Int("tokens", total).Float64("tok_per_s", float64(total)/elapsed.Seconds()).Msg("sampled")
 			return nil
 		}
 	})
+}
+
+// generated is the outcome of generateText.
+type generated struct {
+	texts   []string // prompt + continuation, one per row
+	tokens  int      // new tokens over all rows
+	limited bool     // the context was shorter than prompt + n
+	room    int      // new tokens the context allows per row
+}
+
+// generateText continues prompt (or a new document when empty) count times as one batch with the
+// KV-cache decoder. path names the model in errors.
+func generateText(m *gpt2.Model, path, prompt string, n, count int, opt sample.Options, seed uint64) (*generated, error) {
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		return nil, err
+	}
+	if m.Config.VocabSize < tok.VocabSize() {
+		return nil, fmt.Errorf("%s: vocabulary of %d is smaller than GPT-2's %d; it cannot be sampled as text", path, m.Config.VocabSize, tok.VocabSize())
+	}
+	ids := []int32{tokenizer.EOT}
+	if prompt != "" {
+		ids = tok.Encode(prompt)
+	}
+	if len(ids) >= m.Config.MaxSeqLen {
+		return nil, fmt.Errorf("--prompt is %d tokens; the model's context is %d", len(ids), m.Config.MaxSeqLen)
+	}
+	limit := min(len(ids)+n, m.Config.MaxSeqLen)
+	d, err := m.NewDecoder(count, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	prompts := make([][]int32, count)
+	for i := range prompts {
+		prompts[i] = ids
+	}
+	res, err := sample.Generate(d, prompts, n, tokenizer.EOT, opt, rng.New(seed))
+	if err != nil {
+		return nil, err
+	}
+	out := &generated{limited: len(ids)+n > limit, room: limit - len(ids)}
+	for _, toks := range res.Tokens {
+		text, err := tok.Decode(toks)
+		if err != nil {
+			return nil, err
+		}
+		out.texts = append(out.texts, prompt+text)
+		out.tokens += len(toks)
+	}
+	return out, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -16,12 +15,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
-	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -217,9 +214,15 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 }
 
 func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {
+	return loadCorpus(f.data, filepath.Join(filepath.Dir(f.runDir), "cache"), log)
+}
+
+// loadCorpus reads the data the flags name (the Go sources by default), tokenising through a
+// cache in cacheDir.
+func loadCorpus(df dataFlags, cacheDir string, log zerolog.Logger) ([]int32, string, error) {
 	var src data.TextSource
-	if f.data.Path == "" {
-		maxBytes := f.data.MaxBytes
+	if df.Path == "" {
+		maxBytes := df.MaxBytes
 		if maxBytes == 0 {
 			maxBytes = data.DefaultGoSourceBytes
 		}
@@ -230,11 +233,11 @@ func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {
 		src = s
 		log.Info().Str("path", src.Path).Str("max_bytes", humanCount(int(maxBytes))).Msg("corpus: the Go standard library sources")
 	} else {
-		src = data.TextSource{Path: f.data.Path, Extensions: f.data.Ext, MaxBytes: f.data.MaxBytes}
+		src = data.TextSource{Path: df.Path, Extensions: df.Ext, MaxBytes: df.MaxBytes}
 	}
 	bar := (*progress.Bar)(nil)
 	corpus, err := data.LoadCorpus(src, data.LoadOptions{
-		CacheDir: filepath.Join(filepath.Dir(f.runDir), "cache"),
+		CacheDir: cacheDir,
 		Progress: func(done, total int64) {
 			if bar == nil {
 				bar = progress.New(os.Stderr, int(total))
@@ -330,11 +333,11 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
 		100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
 	if f.sampleTokens > 0 {
-		text, err := sampleText(tr.Model, f.samplePrompt, f.sampleTokens, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
+		res, err := generateText(tr.Model, f.runDir, f.samplePrompt, f.sampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("sampling: %w", err)
 		}
-		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", text)
+		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", res.texts[0])
 	}
 	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"))
 	return nil
@@ -362,34 +365,4 @@ func openMetrics(path string, appendTo bool) (zerolog.Logger, func(), error) {
 		return zerolog.Nop(), nil, err
 	}
 	return zerolog.New(f).With().Timestamp().Logger(), func() { f.Close() }, nil
-}
-
-// sampleText continues prompt (or a new document when empty) with the KV-cache decoder.
-func sampleText(m *gpt2.Model, prompt string, n int, opt sample.Options, seed uint64) (string, error) {
-	tok, err := tokenizer.GPT2()
-	if err != nil {
-		return "", err
-	}
-	ids := []int32{tokenizer.EOT}
-	if prompt != "" {
-		ids = tok.Encode(prompt)
-	}
-	if m.Config.VocabSize < tok.VocabSize() {
-		return "", errors.New("the model's vocabulary is smaller than GPT-2's; it cannot be sampled as text")
-	}
-	limit := min(len(ids)+n, m.Config.MaxSeqLen)
-	d, err := m.NewDecoder(1, limit)
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	res, err := sample.Generate(d, [][]int32{ids}, n, tokenizer.EOT, opt, rng.New(seed))
-	if err != nil {
-		return "", err
-	}
-	out, err := tok.Decode(res.Tokens[0])
-	if err != nil {
-		return "", err
-	}
-	return prompt + out, nil
 }
