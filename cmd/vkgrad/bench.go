@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +29,7 @@ func init() {
 			batches       []int
 			newTokens     int
 			profileKernel bool
+			cpuProfile    string
 		)
 		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+fmt.Sprint(gpt2.PresetNames()))
 		fs.IntVar(&B, "batch", 4, "bench train: sequences per step")
@@ -36,7 +39,8 @@ func init() {
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 		fs.IntSliceVar(&batches, "batches", []int{1, 8}, "bench sample: batch sizes")
 		fs.IntVar(&newTokens, "tokens", 32, "bench sample: tokens generated per row")
-		fs.BoolVar(&profileKernel, "profile", false, "print time per kernel (Vulkan devices)")
+		fs.BoolVar(&profileKernel, "profile", false, "print time per kernel or op (GPU time on Vulkan, wall time on the CPU)")
+		fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (read it with go tool pprof)")
 		return func(args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
@@ -53,13 +57,26 @@ func init() {
 			if err != nil {
 				return fmt.Errorf("--preset: %w", err)
 			}
-			if p, ok := be.(kernelProfiler); ok && profileKernel {
-				p.SetProfiling(true)
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
+			if args[0] != "train" { // bench train starts it after its warm-up steps
+				if err := startProfile(be, profileKernel); err != nil {
+					return err
+				}
 			}
 			var report map[string]any
 			switch args[0] {
 			case "train":
-				report, err = benchTrain(be, cfg, B, T, steps, warmup)
+				report, err = benchTrain(be, cfg, B, T, steps, warmup, profileKernel)
 			case "matmul":
 				report, err = benchMatmul(be, cfg, B*T, steps, warmup)
 			case "sample":
@@ -94,7 +111,7 @@ func peak(be tensor.Backend) (gflops float64, threads int) {
 	return gemm.PeakGFLOPS(c.Threads()), c.Threads()
 }
 
-func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int) (map[string]any, error) {
+func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
@@ -117,6 +134,9 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int) (ma
 		if _, err := tr.TrainStep(); err != nil {
 			return nil, err
 		}
+	}
+	if err := startProfile(be, profile); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	for i := 0; i < steps; i++ {
@@ -273,6 +293,17 @@ func flatten(rows [][]int32) []int32 {
 type kernelProfiler interface {
 	SetProfiling(on bool)
 	KernelProfile() []map[string]any
+}
+
+// startProfile (re)starts the per-kernel profile, after warm-up so it covers measured work only.
+func startProfile(be tensor.Backend, on bool) error {
+	if p, ok := be.(kernelProfiler); ok && on {
+		if err := be.Sync(); err != nil {
+			return err
+		}
+		p.SetProfiling(true)
+	}
+	return nil
 }
 
 func kernelProfile(be tensor.Backend) any {

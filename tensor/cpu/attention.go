@@ -202,8 +202,7 @@ func checkHeads(op string, C, NH int) {
 
 // AttentionForward implements tensor.Backend. Each (batch, head, position) row is independent.
 func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("AttentionForward"))
 	const op = "AttentionForward"
 	dims(op, B, T, C)
 	checkHeads(op, C, NH)
@@ -366,8 +365,7 @@ func (j *attBwdJob) run(w, bh int) {
 // AttentionBackward implements tensor.Backend. scratch receives the gradient of the
 // pre-softmax scores.
 func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor, B, T, C, NH int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("AttentionBackward"))
 	const op = "AttentionBackward"
 	dims(op, B, T, C)
 	checkHeads(op, C, NH)
@@ -404,8 +402,7 @@ func (j *attDecJob) run(w, r int) {
 // AttentionDecode implements tensor.Backend. It runs the same row kernel as AttentionForward,
 // so a query's output equals the full-sequence forward bit for bit.
 func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq, pos, maxT, C, NH int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("AttentionDecode"))
 	const op = "AttentionDecode"
 	dims(op, B, Tq, pos, maxT, C)
 	checkHeads(op, C, NH)

@@ -51,6 +51,8 @@ type Backend struct {
 	attnBuf   []float32   // packed keys for the vector attention
 	scratch   [][]float32 // per worker
 	scratch64 [][]float64 // per worker
+
+	profile map[string]*opStat // per-op wall time; nil unless SetProfiling(true)
 }
 
 var _ tensor.Backend = (*Backend)(nil)

@@ -97,8 +97,7 @@ func (b *Backend) runEW(n int) {
 
 // Fill implements tensor.Backend.
 func (b *Backend) Fill(x *tensor.Tensor, v float32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("Fill"))
 	n := x.Numel()
 	b.ew = ewJob{kind: ewFill, n: n, out: f32("Fill", "x", x, n), alpha: v}
 	b.runEW(n)
@@ -106,8 +105,7 @@ func (b *Backend) Fill(x *tensor.Tensor, v float32) {
 
 // Copy implements tensor.Backend.
 func (b *Backend) Copy(dst, src *tensor.Tensor) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("Copy"))
 	n := dst.Numel()
 	if src.Numel() != n {
 		panic(fmt.Sprintf("cpu: Copy: dst %v and src %v differ in size", dst.Shape, src.Shape))
@@ -121,8 +119,7 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 }
 
 func (b *Backend) binary(op string, k ewKind, out, x, y *tensor.Tensor) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock(op))
 	n := out.Numel()
 	b.ew = ewJob{kind: k, n: n, out: f32(op, "out", out, n), x: f32(op, "a", x, n), y: f32(op, "b", y, n)}
 	b.runEW(n)
@@ -136,8 +133,7 @@ func (b *Backend) Mul(out, x, y *tensor.Tensor) { b.binary("Mul", ewMul, out, x,
 
 // Axpy implements tensor.Backend.
 func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("Axpy"))
 	n := y.Numel()
 	b.ew = ewJob{kind: ewAxpy, n: n, out: f32("Axpy", "y", y, n), x: f32("Axpy", "x", x, n), alpha: alpha}
 	b.runEW(n)
@@ -145,8 +141,7 @@ func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
 
 // Scale implements tensor.Backend.
 func (b *Backend) Scale(x *tensor.Tensor, s float32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("Scale"))
 	n := x.Numel()
 	b.ew = ewJob{kind: ewScale, n: n, out: f32("Scale", "x", x, n), alpha: s}
 	b.runEW(n)
@@ -154,8 +149,7 @@ func (b *Backend) Scale(x *tensor.Tensor, s float32) {
 
 // GeluForward implements tensor.Backend.
 func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("GeluForward"))
 	n := out.Numel()
 	b.ew = ewJob{kind: ewGeluF, n: n, out: f32("GeluForward", "out", out, n), x: f32("GeluForward", "inp", inp, n)}
 	b.runEW(n)
@@ -163,8 +157,7 @@ func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
 
 // GeluBackward implements tensor.Backend.
 func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("GeluBackward"))
 	n := dinp.Numel()
 	b.ew = ewJob{kind: ewGeluB, n: n, out: f32("GeluBackward", "dinp", dinp, n),
 		x: f32("GeluBackward", "inp", inp, n), y: f32("GeluBackward", "dout", dout, n)}
@@ -173,8 +166,7 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 
 // Dropout implements tensor.Backend.
 func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("Dropout"))
 	n := out.Numel()
 	b.ew = ewJob{kind: ewDropout, n: n, out: f32("Dropout", "out", out, n), x: f32("Dropout", "inp", inp, n),
 		y: f32("Dropout", "mask", mask, n), alpha: p, seed: seed}
@@ -275,8 +267,7 @@ func (j *reduceJob) run(_, c int) {
 }
 
 func (b *Backend) reduce(op string, out, x *tensor.Tensor, squares bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock(op))
 	o := f32(op, "out", out, 1)
 	n := x.Numel()
 	nc := ceilDiv(n, ewChunk)
@@ -342,8 +333,7 @@ func adamScalar(p, g, m, v []float32, j *adamJob) {
 
 // AdamW implements tensor.Backend.
 func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("AdamW"))
 	if p.Step < 1 {
 		panic(fmt.Sprintf("cpu: AdamW: step %d, want >= 1", p.Step))
 	}

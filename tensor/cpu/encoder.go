@@ -39,8 +39,7 @@ func vocabRows(op, arg string, t *tensor.Tensor, C int) int {
 
 // EncoderForward implements tensor.Backend.
 func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("EncoderForward"))
 	const op = "EncoderForward"
 	dims(op, B, T, C)
 	if B*T == 0 {
@@ -58,8 +57,7 @@ func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C i
 // EncoderBackward implements tensor.Backend. Chunks own columns and visit positions in order,
 // so repeated tokens accumulate in the same order as llm.c's loop.
 func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T, C int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("EncoderBackward"))
 	const op = "EncoderBackward"
 	dims(op, B, T, C)
 	if B*T == 0 {

@@ -115,8 +115,7 @@ func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
 
 // LayerNormForward implements tensor.Backend.
 func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("LayerNormForward"))
 	const op = "LayerNormForward"
 	dims(op, N, C)
 	b.ln = lnJob{N: N, C: C, rows: rowsPer(3 * C),
@@ -132,8 +131,7 @@ func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Te
 // LayerNormBackward implements tensor.Backend. The input gradient is computed row-parallel;
 // dweight and dbias column-parallel, each column summing rows in order as llm.c does.
 func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *tensor.Tensor, N, C int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("LayerNormBackward"))
 	const op = "LayerNormBackward"
 	dims(op, N, C)
 	b.ln = lnJob{backward: true, N: N, C: C, rows: rowsPer(4 * C),

@@ -10,8 +10,7 @@ import (
 // MatMul implements tensor.Backend through gemm.Sgemm. Without Accumulate, a bias is written
 // into out first and the product added to it (beta = 1), as llm.c starts each sum at the bias.
 func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lockMatMul(p))
 	M, N, K := p.M, p.N, p.K
 	dims("MatMul", M, N, K, p.Batch)
 	batch := max(p.Batch, 1)
@@ -126,8 +125,7 @@ func (j *colJob) run(_, c int) {
 
 // BiasBackward implements tensor.Backend.
 func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("BiasBackward"))
 	dims("BiasBackward", N, C)
 	b.colj = colJob{kind: colBias, rows: N, C: C, d1: f32("BiasBackward", "dbias", dbias, C),
 		dout: f32("BiasBackward", "dout", dout, N*C)}

@@ -74,8 +74,7 @@ func checkVocab(op string, V, Vp int) {
 
 // CrossEntropyForward implements tensor.Backend.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("CrossEntropyForward"))
 	const op = "CrossEntropyForward"
 	dims(op, N)
 	checkVocab(op, V, Vp)
@@ -89,8 +88,7 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 
 // CrossEntropyBackward implements tensor.Backend.
 func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.Tensor, N, V, Vp int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("CrossEntropyBackward"))
 	const op = "CrossEntropyBackward"
 	dims(op, N)
 	checkVocab(op, V, Vp)
@@ -212,8 +210,7 @@ func (b *Backend) lsgCommon(op string, targets *tensor.Tensor, N, V, Vp int, tem
 
 // LogSoftmaxGather implements tensor.Backend.
 func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("LogSoftmaxGather"))
 	const op = "LogSoftmaxGather"
 	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
 	b.workerScratch64(V)
@@ -228,8 +225,7 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor
 
 // LogSoftmaxGatherBackward implements tensor.Backend.
 func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock(b.lock("LogSoftmaxGatherBackward"))
 	const op = "LogSoftmaxGatherBackward"
 	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
 	b.workerScratch64(V)
