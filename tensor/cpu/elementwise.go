@@ -173,59 +173,6 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 	b.runEW(n)
 }
 
-// geluScale is llm.c's GELU_SCALING_FACTOR, sqrtf(2.0f / M_PI): 2/pi is rounded to float before
-// the square root (one ulp below float32(sqrt(2/pi))).
-var geluScale = float32(math.Sqrt(float64(float32(2 / math.Pi))))
-
-// geluArgs fills u[i] = GELU_SCALING_FACTOR*(x + 0.044715x³) (float32, as llm.c) and
-// e[i] = exp(|u[i]|), from which tanh and cosh follow.
-func geluArgs(u []float32, e []float64, x []float32) {
-	u, e = u[:len(x)], e[:len(x)]
-	for i, xi := range x {
-		cube := 0.044715 * xi * xi * xi
-		ui := geluScale * (xi + cube)
-		u[i] = ui
-		e[i] = math.Abs(float64(ui))
-	}
-	expSlice(e)
-}
-
-func geluForwardGo(out, inp []float32) {
-	out = out[:len(inp)]
-	var ub [expBlock]float32
-	var eb [expBlock]float64
-	for lo := 0; lo < len(inp); lo += expBlock {
-		x := inp[lo:min(lo+expBlock, len(inp))]
-		o := out[lo : lo+len(x)]
-		u, e := ub[:len(x)], eb[:len(x)]
-		geluArgs(u, e, x)
-		for i, xi := range x {
-			o[i] = 0.5 * xi * (1 + tanhFromExp(u[i], e[i]))
-		}
-	}
-}
-
-// geluBackwardGo follows llm.c's gelu_backward, sech² included as 1/(coshf*coshf) in float32.
-func geluBackwardGo(dinp, inp, dout []float32) {
-	dinp = dinp[:len(inp)]
-	dout = dout[:len(inp)]
-	var ub [expBlock]float32
-	var eb [expBlock]float64
-	for lo := 0; lo < len(inp); lo += expBlock {
-		x := inp[lo:min(lo+expBlock, len(inp))]
-		di, do := dinp[lo:lo+len(x)], dout[lo:lo+len(x)]
-		u, e := ub[:len(x)], eb[:len(x)]
-		geluArgs(u, e, x)
-		for i, xi := range x {
-			th := tanhFromExp(u[i], e[i])
-			ch := coshFromExp(e[i])
-			sech := 1 / (ch * ch)
-			grad := 0.5*(1+th) + xi*0.5*sech*geluScale*(1+3*0.044715*xi*xi)
-			di[i] += grad * do[i]
-		}
-	}
-}
-
 // reduceJob sums x (or x*x) in fixed chunks into float64 partials. Float64 is used because
 // these reductions span whole parameter sets (~1e8 values for a global gradient norm).
 type reduceJob struct {

@@ -29,20 +29,20 @@ func expSlice(x []float64) {
 }
 
 //go:noescape
-func geluFwdAVX2(out, x *float32, n int)
+func geluFwd8AVX2(out, x *float32, n int)
 
 //go:noescape
-func geluBwdAVX2(dinp, x, dout *float32, n int)
+func geluBwd8AVX2(dinp, x, dout *float32, n int)
 
-// geluForward runs the vector kernel on whole groups of four and geluForwardGo, which computes
-// the same bits, on the rest.
+// geluForward runs the vector kernel on whole groups of eight and geluForwardGo, which
+// computes the same bits, on the rest.
 func geluForward(out, inp []float32) {
 	n := 0
 	if haveExpAVX2 {
-		n = len(inp) &^ 3
+		n = len(inp) &^ 7
 		if n > 0 {
 			_ = out[n-1]
-			geluFwdAVX2(&out[0], &inp[0], n)
+			geluFwd8AVX2(&out[0], &inp[0], n)
 		}
 	}
 	geluForwardGo(out[n:], inp[n:])
@@ -51,10 +51,10 @@ func geluForward(out, inp []float32) {
 func geluBackward(dinp, inp, dout []float32) {
 	n := 0
 	if haveExpAVX2 {
-		n = len(inp) &^ 3
+		n = len(inp) &^ 7
 		if n > 0 {
 			_, _ = dinp[n-1], dout[n-1]
-			geluBwdAVX2(&dinp[0], &inp[0], &dout[0], n)
+			geluBwd8AVX2(&dinp[0], &inp[0], &dout[0], n)
 		}
 	}
 	geluBackwardGo(dinp[n:], inp[n:], dout[n:])

@@ -5,33 +5,6 @@ import "math"
 // Transcendentals evaluate in float64 and round to float32, so they return the correctly
 // rounded float32 result (as glibc's expf/tanhf/coshf do) in all but rare near-ties.
 
-// tanhSeries is tanh(a) for 0 <= a < 1/16; the first omitted term is below 1e-14 relative.
-func tanhSeries(a float64) float64 {
-	y2 := a * a
-	return a * (1 + y2*(-1.0/3+y2*(2.0/15+y2*(-17.0/315+y2*(62.0/2835)))))
-}
-
-// tanhFromExp returns tanh(u) rounded to float32, given e = exp(|u|) from expSlice: the series
-// near 0 (where 1 - 2/(e²+1) cancels), 1 beyond 20, else 1 - 2/(e²+1). NaN stays NaN. The GELU
-// kernels in assembly compute exactly this.
-func tanhFromExp(u float32, e float64) float32 {
-	a := math.Abs(float64(u))
-	var t float64
-	switch {
-	case a < 0.0625:
-		t = tanhSeries(a)
-	case a >= 20:
-		t = 1
-	default:
-		t = 1 - 2/(e*e+1)
-	}
-	return float32(math.Copysign(t, float64(u)))
-}
-
-// coshFromExp returns cosh(u) rounded to float32, given e = exp(|u|) from expSlice (clamped at
-// exp(709), which still rounds to +Inf in float32).
-func coshFromExp(e float64) float32 { return float32(0.5 * (e + 1/e)) }
-
 func logf(x float32) float32  { return float32(math.Log(float64(x))) }
 func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
