@@ -183,34 +183,7 @@ type reduceJob struct {
 
 func (j *reduceJob) run(_, c int) {
 	lo := c * ewChunk
-	hi := min(lo+ewChunk, len(j.x))
-	x := j.x[lo:hi]
-	var s0, s1, s2, s3 float64
-	i := 0
-	if j.squares {
-		for ; i+4 <= len(x); i += 4 {
-			a, b, cc, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
-			s0 += a * a
-			s1 += b * b
-			s2 += cc * cc
-			s3 += d * d
-		}
-		for ; i < len(x); i++ {
-			v := float64(x[i])
-			s0 += v * v
-		}
-	} else {
-		for ; i+4 <= len(x); i += 4 {
-			s0 += float64(x[i])
-			s1 += float64(x[i+1])
-			s2 += float64(x[i+2])
-			s3 += float64(x[i+3])
-		}
-		for ; i < len(x); i++ {
-			s0 += float64(x[i])
-		}
-	}
-	j.part[c] = (s0 + s1) + (s2 + s3)
+	j.part[c] = sumLanes(j.x[lo:min(lo+ewChunk, len(j.x))], j.squares)
 }
 
 func (b *Backend) reduce(op string, out, x *tensor.Tensor, squares bool) {

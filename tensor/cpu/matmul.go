@@ -85,28 +85,9 @@ func (j *colJob) run(_, c int) {
 	C := j.C
 	switch j.kind {
 	case colBias:
-		db := j.d1[lo:hi]
-		for r := 0; r < j.rows; r++ {
-			d := j.dout[r*C+lo : r*C+hi]
-			d = d[:len(db)]
-			for i := range db {
-				db[i] += d[i]
-			}
-		}
+		colSum(j.d1[lo:hi], j.dout[lo:], j.rows, C)
 	case colLayerNorm:
-		dw, db := j.d1[lo:hi], j.d2[lo:hi]
-		db = db[:len(dw)]
-		for r := 0; r < j.rows; r++ {
-			x := j.inp[r*C+lo : r*C+hi]
-			d := j.dout[r*C+lo : r*C+hi]
-			x, d = x[:len(dw)], d[:len(dw)]
-			m, s := j.mean[r], j.rstd[r]
-			for i := range dw {
-				norm := (x[i] - m) * s
-				db[i] += d[i]
-				dw[i] += norm * d[i]
-			}
-		}
+		lnColSums(j.d1[lo:hi], j.d2[lo:hi], j.inp[lo:], j.dout[lo:], j.mean, j.rstd, j.rows, C)
 	case colEncoder:
 		for r := 0; r < j.rows; r++ {
 			ix := int(j.tokens[r])

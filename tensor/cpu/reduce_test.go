@@ -1,0 +1,70 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randF32(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, portable loop %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestReductionKernels checks the vector reductions against their portable loops bit for bit
+// (lengths and column counts that leave tails), and the sums against float64 references.
+func TestReductionKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{0, 1, 15, 16, 17, 100, 4099} {
+		x := randF32(r, n)
+		for _, sq := range []bool{false, true} {
+			var acc [16]float64
+			got, want := sumLanes(x, sq), sumLanesFrom(x, &acc, sq, 0)
+			if got != want {
+				t.Errorf("sumLanes(n=%d, squares=%v) = %v, portable loop %v", n, sq, got, want)
+			}
+			var ref float64
+			for _, v := range x {
+				if sq {
+					ref += float64(v) * float64(v)
+				} else {
+					ref += float64(v)
+				}
+			}
+			if math.Abs(got-ref) > 1e-12*(1+math.Abs(ref)) {
+				t.Errorf("sumLanes(n=%d, squares=%v) = %v, float64 reference %v", n, sq, got, ref)
+			}
+		}
+	}
+	for _, cols := range []int{1, 31, 32, 33, 96, 101} {
+		for _, rows := range []int{1, 7, 64} {
+			stride := cols + 3
+			d, x := randF32(r, rows*stride), randF32(r, rows*stride)
+			mean, rstd := randF32(r, rows), randF32(r, rows)
+			db := randF32(r, cols)
+			want := clone(db)
+			colSum(db, d, rows, stride)
+			colSumFrom(want, d, rows, stride, 0)
+			sameBits(t, "colSum", db, want)
+
+			dw, db2 := randF32(r, cols), randF32(r, cols)
+			wantW, wantB := clone(dw), clone(db2)
+			lnColSums(dw, db2, x, d, mean, rstd, rows, stride)
+			lnColSumsFrom(wantW, wantB, x, d, mean, rstd, rows, stride, 0)
+			sameBits(t, "lnColSums dweight", dw, wantW)
+			sameBits(t, "lnColSums dbias", db2, wantB)
+		}
+	}
+}
