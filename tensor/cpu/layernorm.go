@@ -15,14 +15,7 @@ func (j *lnJob) run(_, c int) {
 	lo := c * j.rows
 	hi := min(lo+j.rows, j.N)
 	C := j.C
-	r := lo
-	if !j.backward {
-		// Four rows at a time: independent sums, each in llm.c's order.
-		for ; r+4 <= hi; r += 4 {
-			lnForward4(j.out[r*C:(r+4)*C], j.inp[r*C:(r+4)*C], j.w, j.bias, j.mean[r:r+4], j.rstd[r:r+4])
-		}
-	}
-	for ; r < hi; r++ {
+	for r := lo; r < hi; r++ {
 		x := j.inp[r*C : (r+1)*C]
 		if j.backward {
 			lnBackwardRow(j.dinp[r*C:(r+1)*C], j.dout[r*C:(r+1)*C], x, j.w, j.mean[r], j.rstd[r])
@@ -32,82 +25,53 @@ func (j *lnJob) run(_, c int) {
 	}
 }
 
-// lnForwardRow follows llm.c's layernorm_forward: float32 sums, biased variance, eps 1e-5.
-func lnForwardRow(out, x, w, bias []float32) (float32, float32) {
+// lanes8Sum adds eight lane sums in a fixed tree (the vector kernels' horizontal sum).
+func lanes8Sum(a *[8]float32) float32 {
+	return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+}
+
+// lnForwardRowGo is llm.c's layernorm_forward for one row (biased variance, eps 1e-5) with its
+// float32 sums split over eight lanes (element i in lane i%8), as the vector kernel does.
+func lnForwardRowGo(out, x, w, bias []float32) (float32, float32) {
 	C := len(x)
 	out, w, bias = out[:C], w[:C], bias[:C]
-	var m float32
-	for _, v := range x {
-		m += v
+	var acc [8]float32
+	for i, v := range x {
+		acc[i%8] += v
 	}
-	m /= float32(C)
-	var v float32
-	for _, xi := range x {
+	m := lanes8Sum(&acc) / float32(C)
+	acc = [8]float32{}
+	for i, xi := range x {
 		d := xi - m
-		v += d * d
+		acc[i%8] += float32(d * d)
 	}
-	v /= float32(C)
+	v := lanes8Sum(&acc) / float32(C)
 	s := 1 / sqrtf(v+1e-5)
 	for i, xi := range x {
-		out[i] = (s*(xi-m))*w[i] + bias[i]
+		out[i] = float32(float32(s*(xi-m))*w[i]) + bias[i]
 	}
 	return m, s
 }
 
-// lnForward4 is lnForwardRow on four consecutive rows with their sums interleaved.
-func lnForward4(out, x, w, bias, mean, rstd []float32) {
-	C := len(w)
-	x0, x1, x2, x3 := x[:C], x[C:2*C], x[2*C:3*C], x[3*C:4*C]
-	x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
-	var m0, m1, m2, m3 float32
-	for i, v := range x0 {
-		m0 += v
-		m1 += x1[i]
-		m2 += x2[i]
-		m3 += x3[i]
-	}
-	n := float32(C)
-	m0, m1, m2, m3 = m0/n, m1/n, m2/n, m3/n
-	var v0, v1, v2, v3 float32
-	for i, v := range x0 {
-		d0, d1, d2, d3 := v-m0, x1[i]-m1, x2[i]-m2, x3[i]-m3
-		v0 += d0 * d0
-		v1 += d1 * d1
-		v2 += d2 * d2
-		v3 += d3 * d3
-	}
-	s0, s1, s2, s3 := 1/sqrtf(v0/n+1e-5), 1/sqrtf(v1/n+1e-5), 1/sqrtf(v2/n+1e-5), 1/sqrtf(v3/n+1e-5)
-	ms, ss := [4]float32{m0, m1, m2, m3}, [4]float32{s0, s1, s2, s3}
-	for k := range 4 {
-		o, xr := out[k*C:(k+1)*C], x[k*C:(k+1)*C]
-		o, xr, b := o[:len(w)], xr[:len(w)], bias[:len(w)]
-		m, s := ms[k], ss[k]
-		for i, xi := range xr {
-			o[i] = (s*(xi-m))*w[i] + b[i]
-		}
-		mean[k], rstd[k] = m, s
-	}
-}
-
-// lnBackwardRow accumulates the input gradient of one row (llm.c's layernorm_backward).
-func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
+// lnBackwardRowGo accumulates the input gradient of one row (llm.c's layernorm_backward), with
+// the two row sums split over eight lanes as in lnForwardRowGo.
+func lnBackwardRowGo(dinp, dout, x, w []float32, m, s float32) {
 	C := len(x)
 	dinp, dout, w = dinp[:C], dout[:C], w[:C]
-	var dnormMean, dnormNormMean float32
+	var accMean, accNorm [8]float32
 	for i, xi := range x {
-		norm := (xi - m) * s
-		dn := w[i] * dout[i]
-		dnormMean += dn
-		dnormNormMean += dn * norm
+		norm := float32((xi - m) * s)
+		dn := float32(w[i] * dout[i])
+		accMean[i%8] += dn
+		accNorm[i%8] += float32(dn * norm)
 	}
-	dnormMean /= float32(C)
-	dnormNormMean /= float32(C)
+	dnormMean := lanes8Sum(&accMean) / float32(C)
+	dnormNormMean := lanes8Sum(&accNorm) / float32(C)
 	for i, xi := range x {
-		norm := (xi - m) * s
-		dn := w[i] * dout[i]
-		dval := dn
-		dval -= dnormMean
-		dval -= norm * dnormNormMean
+		norm := float32((xi - m) * s)
+		dn := float32(w[i] * dout[i])
+		dval := dn - dnormMean
+		dval -= float32(norm * dnormNormMean)
 		dval *= s
 		dinp[i] += dval
 	}
