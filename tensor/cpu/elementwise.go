@@ -37,9 +37,10 @@ func (j *ewJob) run(_, c int) {
 	hi := min(lo+j.chunk, j.n)
 	switch j.kind {
 	case ewFill:
-		o := j.out[lo:hi]
-		for i := range o {
-			o[i] = j.alpha
+		if j.n >= fillStreamMin {
+			fillStream(j.out[lo:hi], j.alpha)
+		} else {
+			fillLoop(j.out[lo:hi], j.alpha)
 		}
 	case ewCopy:
 		copy(j.out[lo:hi], j.x[lo:hi])
@@ -83,6 +84,10 @@ func (j *ewJob) run(_, c int) {
 		}
 	}
 }
+
+// fillStreamMin is the fill size (elements) from which stores bypass the caches: larger than
+// the last-level cache, the data would be evicted before it is read again anyway.
+const fillStreamMin = 8 << 20
 
 // runEW runs b.ew. Chunks are sized so that each is worth waking a worker for (a wake-up
 // costs microseconds): large for memory-bound ops, smaller for the transcendental ones.

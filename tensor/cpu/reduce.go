@@ -65,3 +65,9 @@ func lnColSumsFrom(dw, db, x, d, mean, rstd []float32, rows, stride, n int) {
 		}
 	}
 }
+
+func fillLoop(x []float32, v float32) {
+	for i := range x {
+		x[i] = v
+	}
+}

@@ -2,6 +2,8 @@
 
 package cpu
 
+import "unsafe"
+
 //go:noescape
 func sumLanesAVX2(x *float32, n int, acc *[16]float64, squares bool)
 
@@ -38,6 +40,25 @@ func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
 	}
 	_, _, _ = dinp[C-1], dout[C-1], w[C-1]
 	lnBwdRowAVX2(&dinp[0], &dout[0], &x[0], &w[0], C, m, s, float32(C))
+}
+
+//go:noescape
+func fillStreamAVX2(x *float32, n int, v float32)
+
+// fillStream sets x[i] = v, with non-temporal stores for the 32-byte aligned middle.
+func fillStream(x []float32, v float32) {
+	head := 0
+	if haveExpAVX2 && len(x) > 0 {
+		head = int((32 - uintptr(unsafe.Pointer(&x[0]))%32) % 32 / 4)
+	}
+	if head >= len(x) || len(x)-head < 8 {
+		fillLoop(x, v)
+		return
+	}
+	n := (len(x) - head) &^ 7
+	fillLoop(x[:head], v)
+	fillStreamAVX2(&x[head], n, v)
+	fillLoop(x[head+n:], v)
 }
 
 // sumLanesVector runs the kernel on the first multiple of 16 elements and returns how many.

@@ -262,3 +262,35 @@ lnbOut:
 	JL   lnbOut
 	VZEROUPPER
 	RET
+
+// func fillStreamAVX2(x *float32, n int, v float32)
+// x[i] = v for n (a multiple of 8) values at a 32-byte aligned x, with non-temporal stores:
+// a large fill then costs one write per line instead of a read and a write.
+TEXT ·fillStreamAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS v+16(FP), Y0
+
+fsLoop:
+	CMPQ CX, $32
+	JL   fsTail
+	VMOVNTPS Y0, 0(DI)
+	VMOVNTPS Y0, 32(DI)
+	VMOVNTPS Y0, 64(DI)
+	VMOVNTPS Y0, 96(DI)
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  fsLoop
+
+fsTail:
+	CMPQ CX, $8
+	JL   fsDone
+	VMOVNTPS Y0, 0(DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  fsTail
+
+fsDone:
+	SFENCE
+	VZEROUPPER
+	RET

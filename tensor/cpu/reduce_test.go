@@ -92,3 +92,34 @@ func TestLayerNormRowKernels(t *testing.T) {
 		sameBits(t, "lnBackwardRow", d, wd)
 	}
 }
+
+// TestFillStream checks the streaming fill on every alignment and length around its vector
+// width, without touching neighbours.
+func TestFillStream(t *testing.T) {
+	buf := make([]float32, 300)
+	for off := range 9 {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 64, 100, 257} {
+			for i := range buf {
+				buf[i] = -1
+			}
+			fillStream(buf[off:off+n], 2.5)
+			for i, v := range buf {
+				want := float32(-1)
+				if i >= off && i < off+n {
+					want = 2.5
+				}
+				if v != want {
+					t.Fatalf("offset %d, length %d: x[%d] = %v, want %v", off, n, i, v, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFillLarge zeroes a gradient-sized buffer (the streaming-store path).
+func BenchmarkFillLarge(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x := benchTensor(b, be, 4*benchParams, 1)
+	measure(b, 4*4*benchParams, 0, func() { be.Fill(x, 0) })
+}
