@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// Four-lane constants: float64 for the exponential and tanh, float32 for GELU's float32 steps.
+// Four-lane float64 constants for the exponential.
 DATA consts<>+0(SB)/8, $0x3ff71547652b82fe
 DATA consts<>+8(SB)/8, $0x3ff71547652b82fe
 DATA consts<>+16(SB)/8, $0x3ff71547652b82fe
@@ -71,71 +71,7 @@ DATA consts<>+512(SB)/8, $0x3ff0000000000000
 DATA consts<>+520(SB)/8, $0x3ff0000000000000
 DATA consts<>+528(SB)/8, $0x3ff0000000000000
 DATA consts<>+536(SB)/8, $0x3ff0000000000000
-DATA consts<>+544(SB)/8, $0x7fffffffffffffff
-DATA consts<>+552(SB)/8, $0x7fffffffffffffff
-DATA consts<>+560(SB)/8, $0x7fffffffffffffff
-DATA consts<>+568(SB)/8, $0x7fffffffffffffff
-DATA consts<>+576(SB)/8, $0x8000000000000000
-DATA consts<>+584(SB)/8, $0x8000000000000000
-DATA consts<>+592(SB)/8, $0x8000000000000000
-DATA consts<>+600(SB)/8, $0x8000000000000000
-DATA consts<>+608(SB)/8, $0x3ff0000000000000
-DATA consts<>+616(SB)/8, $0x3ff0000000000000
-DATA consts<>+624(SB)/8, $0x3ff0000000000000
-DATA consts<>+632(SB)/8, $0x3ff0000000000000
-DATA consts<>+640(SB)/8, $0x4000000000000000
-DATA consts<>+648(SB)/8, $0x4000000000000000
-DATA consts<>+656(SB)/8, $0x4000000000000000
-DATA consts<>+664(SB)/8, $0x4000000000000000
-DATA consts<>+672(SB)/8, $0x3fe0000000000000
-DATA consts<>+680(SB)/8, $0x3fe0000000000000
-DATA consts<>+688(SB)/8, $0x3fe0000000000000
-DATA consts<>+696(SB)/8, $0x3fe0000000000000
-DATA consts<>+704(SB)/8, $0x3fb0000000000000
-DATA consts<>+712(SB)/8, $0x3fb0000000000000
-DATA consts<>+720(SB)/8, $0x3fb0000000000000
-DATA consts<>+728(SB)/8, $0x3fb0000000000000
-DATA consts<>+736(SB)/8, $0x4034000000000000
-DATA consts<>+744(SB)/8, $0x4034000000000000
-DATA consts<>+752(SB)/8, $0x4034000000000000
-DATA consts<>+760(SB)/8, $0x4034000000000000
-DATA consts<>+768(SB)/8, $0xbfd5555555555555
-DATA consts<>+776(SB)/8, $0xbfd5555555555555
-DATA consts<>+784(SB)/8, $0xbfd5555555555555
-DATA consts<>+792(SB)/8, $0xbfd5555555555555
-DATA consts<>+800(SB)/8, $0x3fc1111111111111
-DATA consts<>+808(SB)/8, $0x3fc1111111111111
-DATA consts<>+816(SB)/8, $0x3fc1111111111111
-DATA consts<>+824(SB)/8, $0x3fc1111111111111
-DATA consts<>+832(SB)/8, $0xbfaba1ba1ba1ba1c
-DATA consts<>+840(SB)/8, $0xbfaba1ba1ba1ba1c
-DATA consts<>+848(SB)/8, $0xbfaba1ba1ba1ba1c
-DATA consts<>+856(SB)/8, $0xbfaba1ba1ba1ba1c
-DATA consts<>+864(SB)/8, $0x3f9664f4882c10fa
-DATA consts<>+872(SB)/8, $0x3f9664f4882c10fa
-DATA consts<>+880(SB)/8, $0x3f9664f4882c10fa
-DATA consts<>+888(SB)/8, $0x3f9664f4882c10fa
-DATA consts<>+896(SB)/4, $0x3d372713
-DATA consts<>+900(SB)/4, $0x3d372713
-DATA consts<>+904(SB)/4, $0x3d372713
-DATA consts<>+908(SB)/4, $0x3d372713
-DATA consts<>+912(SB)/4, $0x3f4c4229
-DATA consts<>+916(SB)/4, $0x3f4c4229
-DATA consts<>+920(SB)/4, $0x3f4c4229
-DATA consts<>+924(SB)/4, $0x3f4c4229
-DATA consts<>+928(SB)/4, $0x3f000000
-DATA consts<>+932(SB)/4, $0x3f000000
-DATA consts<>+936(SB)/4, $0x3f000000
-DATA consts<>+940(SB)/4, $0x3f000000
-DATA consts<>+944(SB)/4, $0x3f800000
-DATA consts<>+948(SB)/4, $0x3f800000
-DATA consts<>+952(SB)/4, $0x3f800000
-DATA consts<>+956(SB)/4, $0x3f800000
-DATA consts<>+960(SB)/4, $0x3e095d4f
-DATA consts<>+964(SB)/4, $0x3e095d4f
-DATA consts<>+968(SB)/4, $0x3e095d4f
-DATA consts<>+972(SB)/4, $0x3e095d4f
-GLOBL consts<>(SB), RODATA|NOPTR, $976
+GLOBL consts<>(SB), RODATA|NOPTR, $544
 
 // EXP4 sets Y3 = e^Y0 (four float64): 2^k e^r with k = round(x log2e), |r| <= ln2/2 and e^r
 // by its Taylor series to r^11 (relative error below 1e-14). Arguments are clamped to
