@@ -18,53 +18,47 @@ func expSliceGo(x []float64) {
 // expBlock is the number of values a loop hands to expSlice at a time (a stack buffer).
 const expBlock = 256
 
-// expShiftSum sets dst[i] = expf(src[i] - shift) and returns their float32 sum, added in order
-// as llm.c's softmax loops do. dst may be src.
+// expShiftSum sets dst[i] = e^(src[i] - shift) (expf32) and returns their float32 sum, split
+// over eight lanes (element i in lane i%8) and added with lanes8Sum, as the vector kernel
+// does. dst may be src.
 func expShiftSum(dst, src []float32, shift float32) float32 {
 	dst = dst[:len(src)]
-	var buf [expBlock]float64
-	var sum float32
-	for lo := 0; lo < len(src); lo += expBlock {
-		xs := src[lo:min(lo+expBlock, len(src))]
-		b := buf[:len(xs)]
-		for i, v := range xs {
-			b[i] = float64(v - shift)
-		}
-		expSlice(b)
-		d := dst[lo : lo+len(b)]
-		for i, e := range b {
-			f := float32(e)
-			d[i] = f
-			sum += f
-		}
+	var acc [8]float32
+	n := expShiftSumVector(dst, src, shift, &acc)
+	for i := n; i < len(src); i++ {
+		e := expf32(src[i] - shift)
+		dst[i] = e
+		acc[i%8] += e
 	}
-	return sum
+	return lanes8Sum(&acc)
 }
 
-// expShiftSum2 is expShiftSum on two rows of equal length at once: two independent chains of
-// additions, each in its row's order.
+// expShiftSum2 is expShiftSum on two rows.
 func expShiftSum2(dstA, srcA []float32, shiftA float32, dstB, srcB []float32, shiftB float32) (float32, float32) {
-	dstA, srcB, dstB = dstA[:len(srcA)], srcB[:len(srcA)], dstB[:len(srcA)]
-	var buf [2 * expBlock]float64
-	var sa, sb float32
-	for lo := 0; lo < len(srcA); lo += expBlock {
-		xa := srcA[lo:min(lo+expBlock, len(srcA))]
-		xb := srcB[lo : lo+len(xa)]
-		ba, bb := buf[:len(xa)], buf[expBlock:expBlock+len(xa)]
-		for i, v := range xa {
-			ba[i] = float64(v - shiftA)
-			bb[i] = float64(xb[i] - shiftB)
-		}
-		expSlice(buf[:expBlock+len(xa)]) // both rows (and any gap) in one call
-		da, db := dstA[lo:lo+len(xa)], dstB[lo:lo+len(xa)]
-		for i, e := range ba {
-			fa, fb := float32(e), float32(bb[i])
-			da[i], db[i] = fa, fb
-			sa += fa
-			sb += fb
-		}
+	return expShiftSum(dstA, srcA, shiftA), expShiftSum(dstB, srcB, shiftB)
+}
+
+// expf32 is e^x in float32 steps (within about an ulp, denormal results included): exp32's
+// reduction and polynomial, with 2^k applied in two halves so that k down to -150 works.
+// Below -104 the result is 0 (e^-104 is under half the smallest denormal); NaN stays NaN.
+func expf32(x float32) float32 {
+	if x < -104 {
+		return 0
 	}
-	return sa, sb
+	x = min(x, 89) // beyond 88.73 the result overflows to +Inf either way
+	k := float32(float32(x*exp32Log2e)+exp32Round) - exp32Round
+	r := float32(x-float32(k*exp32Ln2Hi)) - float32(k*exp32Ln2Lo)
+	p := float32(exp32P0*r) + exp32P1
+	p = float32(p*r) + exp32P2
+	p = float32(p*r) + exp32P3
+	p = float32(p*r) + exp32P4
+	p = float32(p*r) + exp32P5
+	p = float32(float32(float32(p*r)*r)+r) + 1
+	ki := int32(k)
+	k1 := ki >> 1
+	k2 := ki - k1
+	p = float32(p * math.Float32frombits(uint32(k1+127)<<23))
+	return p * math.Float32frombits(uint32(k2+127)<<23)
 }
 
 // maxf32 returns the largest of x, skipping NaN as llm.c's `if (v > maxval)` loop does (a NaN
