@@ -2,8 +2,9 @@ package cpu
 
 import "math"
 
-// Transcendentals evaluate in float64 and round to float32, so they return the correctly
-// rounded float32 result (as glibc's expf/tanhf/coshf do) in all but rare near-ties.
+// logf and sqrtf evaluate in float64 and round, so they are correctly rounded. The hot
+// exponentials (softmax, GELU) use float32 polynomials within about an ulp instead, eight lanes
+// at a time; the RL log-softmax keeps float64 exponentials (expSlice) for its small differences.
 
 func logf(x float32) float32  { return float32(math.Log(float64(x))) }
 func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
