@@ -142,11 +142,14 @@ func crossEntropyBackward(n *node) {
 }
 
 // LogSoftmaxGather sets logp[i] = log_softmax(logits[i,:V]/temperature)[targets[i]] and, when
-// entropy is not nil, the entropy of that distribution.
-func LogSoftmaxGather(t *Tape, logp, entropy, logits *Var, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
-	backendOf(logp).LogSoftmaxGather(logp.Value, value(entropy), logits.Value, targets, N, V, Vp, temperature)
+// entropy is not nil, the entropy of that distribution. cutoff, when not nil (float32, N),
+// truncates row i's distribution to the columns whose logit is at least cutoff[i] (and the
+// target), renormalised: the log-prob and entropy of a top-k/top-p sampler's distribution
+// (see tensor.Backend). The cutoff is a constant: no gradient flows into it.
+func LogSoftmaxGather(t *Tape, logp, entropy, logits *Var, targets, cutoff *tensor.Tensor, N, V, Vp int, temperature float32) {
+	backendOf(logp).LogSoftmaxGather(logp.Value, value(entropy), logits.Value, targets, cutoff, N, V, Vp, temperature)
 	if t.Recording() {
-		t.push(node{backward: logSoftmaxGatherBackward, vars: [6]*Var{logp, entropy, logits}, ts: [3]*tensor.Tensor{targets}, ints: [6]int{N, V, Vp}, f: temperature})
+		t.push(node{backward: logSoftmaxGatherBackward, vars: [6]*Var{logp, entropy, logits}, ts: [3]*tensor.Tensor{targets, cutoff}, ints: [6]int{N, V, Vp}, f: temperature})
 	}
 }
 
@@ -166,7 +169,7 @@ func logSoftmaxGatherBackward(n *node) {
 		defer be.Free(zeros.Storage) // released once queued work is done (Backend.Free)
 		dlogp = zeros
 	}
-	be.LogSoftmaxGatherBackward(logits.Grad, logits.Value, n.ts[0], dlogp, dentropy, n.ints[0], n.ints[1], n.ints[2], n.f)
+	be.LogSoftmaxGatherBackward(logits.Grad, logits.Value, n.ts[0], n.ts[1], dlogp, dentropy, n.ints[0], n.ints[1], n.ints[2], n.f)
 }
 
 // Add sets out = a + b. out must not be a or b: its gradient would be counted twice.

@@ -248,16 +248,16 @@ func TestGradLogSoftmaxGather(t *testing.T) {
 					case "entropy-grad":
 						// logp and entropy share one output so L weighs both.
 						both := zeros(be, 2*N)
-						autograd.LogSoftmaxGather(tp, both.View(0, N), both.View(N, N), logits, targets, N, V, Vp, temp)
+						autograd.LogSoftmaxGather(tp, both.View(0, N), both.View(N, N), logits, targets, nil, N, V, Vp, temp)
 						return both
 					case "entropy-no-grad":
 						logp := zeros(be, N)
 						ent := &autograd.Var{Value: scratch(be, N)}
-						autograd.LogSoftmaxGather(tp, logp, ent, logits, targets, N, V, Vp, temp)
+						autograd.LogSoftmaxGather(tp, logp, ent, logits, targets, nil, N, V, Vp, temp)
 						return logp
 					default:
 						logp := zeros(be, N)
-						autograd.LogSoftmaxGather(tp, logp, nil, logits, targets, N, V, Vp, temp)
+						autograd.LogSoftmaxGather(tp, logp, nil, logits, targets, nil, N, V, Vp, temp)
 						return logp
 					}
 				}, []*autograd.Var{logits}, []string{"logits"}, autograd.GradCheckOptions{MaxElements: 100})
@@ -606,7 +606,7 @@ func TestLogSoftmaxGatherEntropyOnlyGradient(t *testing.T) {
 	gradCheck(t, func(tp *autograd.Tape) *autograd.Var {
 		logp := &autograd.Var{Value: scratch(be, N)}
 		ent := zeros(be, N)
-		autograd.LogSoftmaxGather(tp, logp, ent, logits, targets, N, V, Vp, 1.1)
+		autograd.LogSoftmaxGather(tp, logp, ent, logits, targets, nil, N, V, Vp, 1.1)
 		return ent
 	}, []*autograd.Var{logits}, []string{"logits"}, autograd.GradCheckOptions{})
 }

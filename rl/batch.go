@@ -171,7 +171,7 @@ func forwardMB(m *model, tp *autograd.Tape, mb *microBatch, temperature float64,
 	if err := m.ForwardTrunk(tp, mb.inputs, mb.B, mb.T); err != nil {
 		return nil, nil, nil, err
 	}
-	logp, ent, err = m.head.Forward(tp, mb.sel, mb.selTargets, float32(temperature))
+	logp, ent, err = m.head.Forward(tp, mb.sel, mb.selTargets, nil, float32(temperature))
 	if err != nil {
 		return nil, nil, nil, err
 	}

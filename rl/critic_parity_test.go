@@ -45,7 +45,7 @@ func (s snapshot) outputs(t *testing.T, be tensor.Backend, ids []int32, B, T int
 	if err := m.Forward(nil, ids, B, T); err != nil {
 		t.Fatal(err)
 	}
-	lp, _, err := m.LogProbs(nil, targets, 0.7)
+	lp, _, err := m.LogProbs(nil, targets, nil, 0.7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}
-	logp, _, err := t.head.Forward(t.tape, positions, targets, 1)
+	logp, _, err := t.head.Forward(t.tape, positions, targets, nil, 1)
 	if err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err

@@ -97,10 +97,17 @@ type Backend interface {
 	// LogSoftmaxGather computes, for each of N rows of Vp logits and z = logits[:V]/temperature
 	// (temperature positive and finite),
 	// logp[i] = log_softmax(z)[targets[i]] and, when entropy is not nil, entropy[i] = -sum p log p.
-	LogSoftmaxGather(logp, entropy, logits, targets *Tensor, N, V, Vp int, temperature float32)
+	// cutoff, when not nil, is float32 (N) and truncates each row's distribution the way a top-k
+	// or top-p sampler does: the softmax of row i runs over the kept set
+	// K_i = {v < V : logits[i,v] >= cutoff[i]} ∪ {targets[i]} (raw logits, before the
+	// temperature; -Inf keeps every column, NaN is invalid). Columns outside K_i have probability
+	// exactly 0, add nothing to the entropy and receive no gradient. The target is always kept,
+	// so its log-prob stays finite when rounding moves its logit just under the cutoff.
+	LogSoftmaxGather(logp, entropy, logits, targets, cutoff *Tensor, N, V, Vp int, temperature float32)
 	// LogSoftmaxGatherBackward accumulates into dlogits (N,Vp) the gradient of
-	// sum_i dlogp[i]*logp[i] + dentropy[i]*entropy[i]; dentropy may be nil.
-	LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *Tensor, N, V, Vp int, temperature float32)
+	// sum_i dlogp[i]*logp[i] + dentropy[i]*entropy[i] under the same (optionally truncated)
+	// distribution; cutoff and dentropy may be nil.
+	LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlogp, dentropy *Tensor, N, V, Vp int, temperature float32)
 
 	// Dropout sets mask[i] = 0 or 1/(1-p) from a counter-based hash of (seed, i), identical on
 	// every backend, and out = inp * mask.

@@ -84,8 +84,8 @@ func TestOpsAllocateNothing(t *testing.T) {
 				{"EncoderBackward", func() { be.EncoderBackward(wte, wpe, yNC, tokens, B, T, C) }},
 				{"CrossEntropyForward", func() { be.CrossEntropyForward(losses, probs, logits, tokens, N, V, Vp) }},
 				{"CrossEntropyBackward", func() { be.CrossEntropyBackward(logits, probs, tokens, losses, N, V, Vp) }},
-				{"LogSoftmaxGather", func() { be.LogSoftmaxGather(losses, mean, logits, tokens, N, V, Vp, 0.7) }},
-				{"LogSoftmaxGatherBackward", func() { be.LogSoftmaxGatherBackward(probs, logits, tokens, losses, mean, N, V, Vp, 0.7) }},
+				{"LogSoftmaxGather", func() { be.LogSoftmaxGather(losses, mean, logits, tokens, nil, N, V, Vp, 0.7) }},
+				{"LogSoftmaxGatherBackward", func() { be.LogSoftmaxGatherBackward(probs, logits, tokens, nil, losses, mean, N, V, Vp, 0.7) }},
 				{"Dropout", func() { be.Dropout(y, z, x, 0.1, 42) }},
 				{"AdamW", func() {
 					be.AdamW(w, y, m, v, tensor.AdamWParams{

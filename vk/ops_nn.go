@@ -34,8 +34,8 @@ var (
 	kEncoderWpe        = Kernel{Shader: "encoder_backward_wpe", Bindings: 2, Push: 4}
 	kCrossEntropyFwd   = Kernel{Shader: "crossentropy_forward", Bindings: 4, Push: 7}
 	kCrossEntropyBwd   = Kernel{Shader: "crossentropy_backward", Bindings: 4, Push: 7}
-	kLogSoftmaxGather  = Kernel{Shader: "logsoftmax_gather", Bindings: 4, Push: 9}
-	kLogSoftmaxBwd     = Kernel{Shader: "logsoftmax_gather_backward", Bindings: 5, Push: 10}
+	kLogSoftmaxGather  = Kernel{Shader: "logsoftmax_gather", Bindings: 5, Push: 11}
+	kLogSoftmaxBwd     = Kernel{Shader: "logsoftmax_gather_backward", Bindings: 6, Push: 12}
 	kDropout           = Kernel{Shader: "dropout", Bindings: 3, Push: 8}
 )
 
@@ -340,9 +340,19 @@ func invTemperature(op string, temperature float32) float32 {
 	return float32(1 / float64(temperature))
 }
 
+// lsgCutoff binds the per-row cutoff of a truncated LogSoftmaxGather, or stand (never read)
+// with has_cut 0 when cutoff is nil.
+func (b *Backend) lsgCutoff(op string, cutoff *tensor.Tensor, N int, stand nnArg) (nnArg, uint32) {
+	if cutoff == nil {
+		return stand, 0
+	}
+	return nnRows(nnF32(b, op, "cutoff", cutoff, N), cutoff, 1, N, false), 1
+}
+
 // LogSoftmaxGather computes log-probabilities at the targets at a temperature, and the
-// entropy when entropy is not nil, one workgroup per row with float32 sums.
-func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
+// entropy when entropy is not nil, one workgroup per row with float32 sums. With cutoff each
+// row's softmax runs over the columns whose logit is at least its cutoff, and the target.
+func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets, cutoff *tensor.Tensor, N, V, Vp int, temperature float32) {
 	const op = "LogSoftmaxGather"
 	nnDims(op, N)
 	checkVocab(op, V, Vp)
@@ -353,16 +363,18 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor
 	if entropy != nil {
 		ent, hasEnt = nnRows(nnF32(b, op, "entropy", entropy, N), entropy, 1, N, true), 1
 	}
+	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(ts, targets, 1, N, false)) // targets stand in
 	b.nnRun(kLogSoftmaxGather, op, N, []nnArg{
-		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
+		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false), cut,
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3]}
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), hasCut, f[0], f[1], f[2], f[3], f[4]}
 	})
 }
 
 // LogSoftmaxGatherBackward accumulates the gradient of the gathered log-probabilities (and of
-// the entropy when dentropy is not nil) into the first V columns of dlogits.
-func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
+// the entropy when dentropy is not nil) into the first V columns of dlogits, under the
+// distribution LogSoftmaxGather computed (truncated by cutoff when it is not nil).
+func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
 	const op = "LogSoftmaxGatherBackward"
 	nnDims(op, N)
 	checkVocab(op, V, Vp)
@@ -373,11 +385,12 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dent
 	if dentropy != nil {
 		dent, hasEnt = nnRows(nnF32(b, op, "dentropy", dentropy, N), dentropy, 1, N, false), 1
 	}
+	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(lps, dlogp, 1, N, false)) // dlogp stands in
 	b.nnRun(kLogSoftmaxBwd, op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
-		nnRows(lps, dlogp, 1, N, false), dent,
+		nnRows(lps, dlogp, 1, N, false), dent, cut,
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), f[0], f[1], f[2], f[3], f[4]}
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), hasCut, f[0], f[1], f[2], f[3], f[4], f[5]}
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
@@ -201,6 +202,38 @@ func nnTokens(r *rand.Rand, n, V int) []int32 {
 		v[i] = int32(r.IntN(V))
 	}
 	return v
+}
+
+// nnCutoffs returns LogSoftmaxGather cutoffs for N rows of logits, row i of kind i mod 4: a
+// midpoint between two logits (the top few kept), above every logit (only the target kept),
+// a midpoint with the target moved below it (kept anyway), and -Inf (all kept); and the
+// targets, moved where the kind asks.
+func nnCutoffs(r *rand.Rand, logits []float32, tg []int32, N, V, Vp int) ([]float32, []int32) {
+	cut := make([]float32, N)
+	out := append([]int32(nil), tg...)
+	for i := 0; i < N; i++ {
+		row := logits[i*Vp : i*Vp+V]
+		s := append([]float32(nil), row...)
+		sort.Slice(s, func(a, b int) bool { return s[a] > s[b] })
+		switch kind := i % 4; {
+		case kind == 3:
+			cut[i] = float32(math.Inf(-1))
+		case kind == 1 || V < 2:
+			cut[i] = s[0] + 1
+		default:
+			k := 1 + r.IntN(min(V-1, 50)) // keep the k largest
+			cut[i] = (s[k-1] + s[k]) / 2
+			if kind == 2 {
+				for j, v := range row {
+					if v < cut[i] {
+						out[i] = int32(j)
+						break
+					}
+				}
+			}
+		}
+	}
+	return cut, out
 }
 
 // cpuRun runs f on a fresh CPU backend over host data and returns the named output.
@@ -435,7 +468,7 @@ func nnCases() []nnCase {
 				name: fmt.Sprintf("LogSoftmaxGather/%s,T=%g,%s", name, temp, ent), f: lf,
 				i: map[string][]int32{"targets": tg},
 				run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
-					be.LogSoftmaxGather(x["logp"], x["entropy"], x["logits"], x["targets"], N, V, Vp, temp)
+					be.LogSoftmaxGather(x["logp"], x["entropy"], x["logits"], x["targets"], x["cutoff"], N, V, Vp, temp)
 				},
 				checks: checks, chunk: Vp,
 			})
@@ -449,7 +482,7 @@ func nnCases() []nnCase {
 				i: map[string][]int32{"targets": tg},
 				run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 					for range 2 {
-						be.LogSoftmaxGatherBackward(x["dlogits"], x["logits"], x["targets"], x["dlogp"], x["dentropy"], N, V, Vp, temp)
+						be.LogSoftmaxGatherBackward(x["dlogits"], x["logits"], x["targets"], x["cutoff"], x["dlogp"], x["dentropy"], N, V, Vp, temp)
 					}
 				},
 				checks: []nnCheck{{"dlogits", 1e-6, 1e-5}},
@@ -457,6 +490,43 @@ func nnCases() []nnCase {
 				chunk:  Vp,
 			})
 		}
+		// Truncated rows (a replayed top-k/top-p): per-row cutoffs of every kind.
+		cut, ctg := nnCutoffs(r, logits, tg, N, V, Vp)
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("LogSoftmaxGather/%s,T=%g,cutoff", name, temp),
+			f:    map[string][]float32{"logp": nnRand(r, N, 1, 0), "entropy": nnRand(r, N, 1, 0), "logits": logits, "cutoff": cut},
+			i:    map[string][]int32{"targets": ctg},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.LogSoftmaxGather(x["logp"], x["entropy"], x["logits"], x["targets"], x["cutoff"], N, V, Vp, temp)
+			},
+			checks: []nnCheck{{"logp", 1e-5, 2e-6}, {"entropy", 1e-5, 2e-6}},
+			chunk:  Vp,
+		})
+		dl := nnRand(r, N*Vp, 1, 0)
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("LogSoftmaxGatherBackward/%s,T=%g,cutoff", name, temp),
+			f: map[string][]float32{"dlogits": dl, "logits": logits, "dlogp": nnRand(r, N, 1, 0), "dentropy": nnRand(r, N, 1, 0),
+				"cutoff": cut},
+			i: map[string][]int32{"targets": ctg},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.LogSoftmaxGatherBackward(x["dlogits"], x["logits"], x["targets"], x["cutoff"], x["dlogp"], x["dentropy"], N, V, Vp, temp)
+				}
+			},
+			checks: []nnCheck{{"dlogits", 1e-6, 1e-5}},
+			post: func(t *testing.T, got map[string][]float32) {
+				untouchedColumns("dlogits", dl, N, V, Vp)(t, got)
+				for i := 0; i < N; i++ {
+					for v := 0; v < V; v++ {
+						k := i*Vp + v
+						if logits[k] < cut[i] && v != int(ctg[i]) && math.Float32bits(got["dlogits"][k]) != math.Float32bits(dl[k]) {
+							t.Fatalf("dlogits[%d, %d] (below the cutoff) changed from %g to %g", i, v, dl[k], got["dlogits"][k])
+						}
+					}
+				}
+			},
+			chunk: Vp,
+		})
 	}
 
 	// Dropout: masks and outputs bit for bit, element indices across chunks included.

@@ -15,6 +15,7 @@ type activations struct {
 
 	inputs, targets *tensor.Tensor // int32 (B*T)
 	lpTargets       *tensor.Tensor // int32 (B*T), LogProbs' targets
+	lpCutoff        *tensor.Tensor // float32, LogProbs' cutoffs (allocated on first use, may be longer)
 	lossRecorded    bool           // a ForwardLoss is on the tape, ready for Backward
 	encoded         *autograd.Var  // (B*T, C)
 	layers          []layerActs
@@ -127,7 +128,7 @@ func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*act
 }
 
 func (acts *activations) free(b tensor.Backend) {
-	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.inputs, acts.targets, acts.lpTargets} {
+	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.inputs, acts.targets, acts.lpTargets, acts.lpCutoff} {
 		if t != nil {
 			b.Free(t.Storage)
 		}

@@ -41,6 +41,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 		next.layout(m.Config, bind)
 		next.values, next.grads = bind.values, bind.grads
 		next.inputs, next.targets, next.lpTargets = whole(old.inputs).View(0, B*T), whole(old.targets).View(0, B*T), whole(old.lpTargets).View(0, B*T)
+		next.lpCutoff = whole(old.lpCutoff)
 		next.hostLosses, next.hostTokens = make([]float32, B*T), make([]int32, B*T)
 		if cap(old.hostLosses) >= B*T {
 			next.hostLosses, next.hostTokens = old.hostLosses[:B*T], old.hostTokens[:B*T]
@@ -212,7 +213,12 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 // LogProbs computes, after Forward, the log-probability of each target token under the softmax
 // of logits/temperature (and the entropy of that distribution). The returned Vars (B*T) are the
 // model's own buffers: seed their Grad after ZeroActGrads and run the tape to back-propagate.
-func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, temperature float32) (logp, entropy *autograd.Var, err error) {
+//
+// cutoffs, when not nil (B*T values), replays a top-k/top-p sampler's truncation: position i's
+// distribution keeps only the tokens whose logit (before the temperature) is at least
+// cutoffs[i], and its target, renormalised; -Inf keeps every token (see
+// tensor.Backend.LogSoftmaxGather). The entropy is then that of the truncated distribution.
+func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, cutoffs []float32, temperature float32) (logp, entropy *autograd.Var, err error) {
 	a := m.acts
 	if a == nil {
 		return nil, nil, fmt.Errorf("gpt2: LogProbs needs a Forward first")
@@ -223,13 +229,51 @@ func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, temperature float32
 	if err := m.checkTokens("targets", targets, a.B, a.T); err != nil {
 		return nil, nil, err
 	}
+	n := a.B * a.T
+	cut, err := m.uploadCutoffs(&a.lpCutoff, cutoffs, n)
+	if err != nil {
+		return nil, nil, err
+	}
 	// Its own targets buffer: a recorded CrossEntropy still reads a.targets in its backward.
 	if err := m.Backend.UploadInt32(a.lpTargets, targets); err != nil {
 		return nil, nil, err
 	}
 	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
-	autograd.LogSoftmaxGather(tp, a.logp, a.entropy, a.logits, a.lpTargets, a.B*a.T, V, Vp, temperature)
+	autograd.LogSoftmaxGather(tp, a.logp, a.entropy, a.logits, a.lpTargets, cut, n, V, Vp, temperature)
 	return a.logp, a.entropy, nil
+}
+
+// uploadCutoffs checks cutoffs (nil, or n values none of which is NaN), grows *buf to hold n
+// floats when needed and uploads them; it returns the view to pass to LogSoftmaxGather (nil
+// for nil cutoffs).
+func (m *Model) uploadCutoffs(buf **tensor.Tensor, cutoffs []float32, n int) (*tensor.Tensor, error) {
+	if cutoffs == nil {
+		return nil, nil
+	}
+	if len(cutoffs) != n {
+		return nil, fmt.Errorf("gpt2: %d cutoffs for %d positions", len(cutoffs), n)
+	}
+	for i, c := range cutoffs {
+		if c != c {
+			return nil, fmt.Errorf("gpt2: cutoffs[%d] is NaN (-Inf keeps every token)", i)
+		}
+	}
+	if !fits(*buf, n) {
+		if *buf != nil {
+			m.Backend.Free((*buf).Storage)
+			*buf = nil
+		}
+		t, err := tensor.New(m.Backend, tensor.Float32, n)
+		if err != nil {
+			return nil, fmt.Errorf("gpt2: allocating %d cutoffs: %w", n, err)
+		}
+		*buf = t
+	}
+	v := whole(*buf).View(0, n)
+	if err := m.Backend.Upload(v, cutoffs); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // Hidden returns the final hidden states (B*T, C) of the last Forward: the input of the lm head

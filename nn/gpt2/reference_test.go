@@ -307,7 +307,7 @@ func TestReferenceForward(t *testing.T) {
 			if maxAbs < 1 || refLoss < 1 {
 				t.Fatalf("degenerate case: max |logit| %v, loss %v", maxAbs, refLoss)
 			}
-			logp, ent, err := m.LogProbs(nil, tg, rlTemp)
+			logp, ent, err := m.LogProbs(nil, tg, nil, rlTemp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,7 +366,7 @@ func refGradients(t *testing.T, c refCase, objective string, samples int, h floa
 		if err := m.Forward(tp, in, c.B, c.T); err != nil {
 			t.Fatal(err)
 		}
-		logp, ent, err := m.LogProbs(tp, tg, rlTemp)
+		logp, ent, err := m.LogProbs(tp, tg, nil, rlTemp)
 		if err != nil {
 			t.Fatal(err)
 		}

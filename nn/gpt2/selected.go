@@ -38,6 +38,7 @@ type SelectedHead struct {
 	hidden, logits *autograd.Var
 	logp, entropy  *autograd.Var
 	targets        *tensor.Tensor
+	cutoff         *tensor.Tensor // float32, allocated on the first truncated Forward
 	hostT          []int32
 	runs           [][3]int // (source row, destination row, length) of each gathered run
 	withGrad       bool
@@ -85,17 +86,24 @@ func (h *SelectedHead) Free() {
 			be.Free(v.Grad.Storage)
 		}
 	}
-	if h.targets != nil {
-		be.Free(h.targets.Storage)
+	for _, t := range []*tensor.Tensor{h.targets, h.cutoff} {
+		if t != nil {
+			be.Free(t.Storage)
+		}
 	}
-	h.hidden, h.logits, h.logp, h.entropy, h.targets, h.cap = nil, nil, nil, nil, nil, 0
+	h.hidden, h.logits, h.logp, h.entropy, h.targets, h.cutoff, h.cap = nil, nil, nil, nil, nil, nil, 0
 }
 
 // Forward returns, for each k, the log-prob of targets[k] at flat position positions[k] (an
 // index into the last ForwardTrunk's B*T rows) under softmax(logits/temperature), and the
 // entropy there. The Vars (len(positions)) are reused by the next call; seed their Grad and
 // run the tape to back-propagate into the trunk (after ZeroTrunkGrads).
-func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int32, temperature float32) (logp, entropy *autograd.Var, err error) {
+//
+// cutoffs, when not nil (one per position), replays a top-k/top-p sampler's truncation as
+// Model.LogProbs does: position k's distribution keeps the tokens whose logit is at least
+// cutoffs[k] (and targets[k]), renormalised, and the entropy is that of the truncated
+// distribution; -Inf keeps every token.
+func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int32, cutoffs []float32, temperature float32) (logp, entropy *autograd.Var, err error) {
 	m := h.m
 	a := m.acts
 	if a == nil {
@@ -119,6 +127,10 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 	}
 	if err := h.ensure(n, tp.Recording()); err != nil {
 		return nil, nil, fmt.Errorf("gpt2: allocating the selected head for %d positions: %w", n, err)
+	}
+	cut, err := m.uploadCutoffs(&h.cutoff, cutoffs, n)
+	if err != nil {
+		return nil, nil, err
 	}
 	be, C, V, Vp := m.Backend, m.Config.Channels, m.Config.VocabSize, m.Config.PaddedVocabSize
 	h.hostT = append(h.hostT[:0], targets...)
@@ -161,7 +173,7 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 		be.Fill(logp.Grad, 0)
 		be.Fill(entropy.Grad, 0)
 	}
-	autograd.LogSoftmaxGather(tp, logp, entropy, logits, tgt, n, V, Vp, temperature)
+	autograd.LogSoftmaxGather(tp, logp, entropy, logits, tgt, cut, n, V, Vp, temperature)
 	return logp, entropy, nil
 }
 

@@ -27,7 +27,7 @@ func TestSelectedHeadMatchesFullHead(t *testing.T) {
 	if err := full.Forward(tp, inputs, tapeB, tapeT); err != nil {
 		t.Fatal(err)
 	}
-	logp, ent, err := full.LogProbs(tp, targets, tapeTemp)
+	logp, ent, err := full.LogProbs(tp, targets, nil, tapeTemp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSelectedHeadMatchesFullHead(t *testing.T) {
 		if err := m.ForwardTrunk(tp, inputs, tapeB, tapeT); err != nil {
 			t.Fatal(err)
 		}
-		lp, en, err := head.Forward(tp, positions, sel, tapeTemp)
+		lp, en, err := head.Forward(tp, positions, sel, nil, tapeTemp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,10 +87,10 @@ func TestSelectedHeadMatchesFullHead(t *testing.T) {
 			t.Fatalf("parameter gradients differ from the full head's by a relative %g", worst)
 		}
 	}
-	if _, _, err := head.Forward(nil, []int{tapeB * tapeT}, []int32{1}, 1); err == nil {
+	if _, _, err := head.Forward(nil, []int{tapeB * tapeT}, []int32{1}, nil, 1); err == nil {
 		t.Fatal("a position past the batch was accepted")
 	}
-	if _, _, err := head.Forward(nil, []int{0}, []int32{int32(tapeCfg.VocabSize)}, 1); err == nil {
+	if _, _, err := head.Forward(nil, []int{0}, []int32{int32(tapeCfg.VocabSize)}, nil, 1); err == nil {
 		t.Fatal("a target outside the vocabulary was accepted")
 	}
 }

@@ -53,7 +53,7 @@ func pass(t *testing.T, m *gpt2.Model, tp *autograd.Tape, inputs, targets []int3
 	if err := m.Forward(tp, inputs, tapeB, tapeT); err != nil {
 		t.Fatal(err)
 	}
-	logp, ent, err := m.LogProbs(tp, targets, tapeTemp)
+	logp, ent, err := m.LogProbs(tp, targets, nil, tapeTemp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestFrozenReferenceEqualsPolicy(t *testing.T) {
 	// One policy-gradient step on sum(logp): the reference must stay where it was.
 	policy.ZeroActGrads()
 	policy.ZeroGrad()
-	logp, _, err := policy.LogProbs(nil, targets, tapeTemp) // the Vars; the tape already holds the op
+	logp, _, err := policy.LogProbs(nil, targets, nil, tapeTemp) // the Vars; the tape already holds the op
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,23 +268,23 @@ func TestBadInput(t *testing.T) {
 			return err
 		}, []string{"targets[1]", "token id -7"}},
 		{"LogProbs target id = V", func() error {
-			_, _, err := m.LogProbs(nil, with(targets, 2, int32(V)), tapeTemp)
+			_, _, err := m.LogProbs(nil, with(targets, 2, int32(V)), nil, tapeTemp)
 			return err
 		}, []string{"targets[2]", fmt.Sprintf("token id %d", V)}},
 		{"LogProbs wrong length", func() error {
-			_, _, err := m.LogProbs(nil, targets[:3], tapeTemp)
+			_, _, err := m.LogProbs(nil, targets[:3], nil, tapeTemp)
 			return err
 		}, []string{"has 3 tokens"}},
 		{"LogProbs temperature 0", func() error {
-			_, _, err := m.LogProbs(nil, targets, 0)
+			_, _, err := m.LogProbs(nil, targets, nil, 0)
 			return err
 		}, []string{"temperature 0"}},
 		{"LogProbs temperature NaN", func() error {
-			_, _, err := m.LogProbs(nil, targets, float32(math.NaN()))
+			_, _, err := m.LogProbs(nil, targets, nil, float32(math.NaN()))
 			return err
 		}, []string{"temperature NaN"}},
 		{"LogProbs temperature -1", func() error {
-			_, _, err := m.LogProbs(nil, targets, -1)
+			_, _, err := m.LogProbs(nil, targets, nil, -1)
 			return err
 		}, []string{"temperature -1"}},
 		{"SetParams wrong length", func() error { return m.SetParams(make([]float32, 10)) },
@@ -300,7 +300,7 @@ func TestBadInput(t *testing.T) {
 		return bare.Forward(autograd.NewTape(), inputs, tapeB, tapeT)
 	}), "EnableGrads")
 	wantErr(t, "LogProbs before Forward", noPanic(t, "LogProbs before Forward", func() error {
-		_, _, err := bare.LogProbs(nil, targets, 1)
+		_, _, err := bare.LogProbs(nil, targets, nil, 1)
 		return err
 	}), "Forward first")
 	wantErr(t, "Backward with an empty tape", noPanic(t, "Backward with an empty tape", func() error {
@@ -318,7 +318,7 @@ func TestLogProbsInfiniteTemperature(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := noPanic(t, "LogProbs(+Inf)", func() error {
-		_, _, err := m.LogProbs(nil, targets, float32(math.Inf(1)))
+		_, _, err := m.LogProbs(nil, targets, nil, float32(math.Inf(1)))
 		return err
 	})
 	wantErr(t, "LogProbs temperature +Inf", err, "temperature")

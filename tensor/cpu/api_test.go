@@ -106,7 +106,7 @@ func TestProgrammingErrorsPanic(t *testing.T) {
 	mustPanic(t, func() { b.EncoderForward(f(8), tok, f(8), f(8), 1, 2, 4) }, "EncoderForward", "token 5", "[0,2)")
 	mustPanic(t, func() { b.CrossEntropyForward(f(2), f(8), f(8), tok, 2, 4, 4) }, "CrossEntropyForward", "target 5")
 	mustPanic(t, func() { b.CrossEntropyForward(f(2), f(8), f(8), tok, 2, 5, 4) }, "V=5")
-	mustPanic(t, func() { b.LogSoftmaxGather(f(2), nil, f(16), tok, 2, 8, 8, 0) }, "LogSoftmaxGather", "temperature 0")
+	mustPanic(t, func() { b.LogSoftmaxGather(f(2), nil, f(16), tok, nil, 2, 8, 8, 0) }, "LogSoftmaxGather", "temperature 0")
 	mustPanic(t, func() { b.AttentionDecode(f(6), f(12), f(12), f(18), 1, 1, 2, 2, 6, 2) }, "AttentionDecode", "cache length 2")
 	mustPanic(t, func() { b.MatMul(f(6), f(5), f(6), nil, tensor.MatMulParams{M: 2, N: 3, K: 3}) }, "MatMul", "a has 5")
 	mustPanic(t, func() { b.AdamW(f(2), f(2), f(2), f(2), tensor.AdamWParams{}) }, "AdamW", "step 0")

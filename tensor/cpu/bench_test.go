@@ -152,7 +152,7 @@ func BenchmarkLogSoftmaxGather(b *testing.B) {
 	defer be.Close()
 	logits := benchTensor(b, be, bN*bVp, 2)
 	tg, logp, ent := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 0), benchTensor(b, be, bN, 0)
-	measure(b, 4*bN*bVp, 0, func() { be.LogSoftmaxGather(logp, ent, logits, tg, bN, bV, bVp, 0.7) })
+	measure(b, 4*bN*bVp, 0, func() { be.LogSoftmaxGather(logp, ent, logits, tg, nil, bN, bV, bVp, 0.7) })
 }
 
 func BenchmarkLogSoftmaxGatherBackward(b *testing.B) {
@@ -161,7 +161,7 @@ func BenchmarkLogSoftmaxGatherBackward(b *testing.B) {
 	logits, dl := benchTensor(b, be, bN*bVp, 2), benchTensor(b, be, bN*bVp, 0)
 	tg, dlogp, dent := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 1), benchTensor(b, be, bN, 1)
 	measure(b, 4*3*bN*bVp, 0, func() {
-		be.LogSoftmaxGatherBackward(dl, logits, tg, dlogp, dent, bN, bV, bVp, 0.7)
+		be.LogSoftmaxGatherBackward(dl, logits, tg, nil, dlogp, dent, bN, bV, bVp, 0.7)
 	})
 }
 

@@ -82,10 +82,10 @@ func newOpBench(t testing.TB, b *Backend, B, T, C, NH, V, Vp int) *opBench {
 			[]*tensor.Tensor{o.losses, o.probs}},
 		{"CrossEntropyBackward", func() { b.CrossEntropyBackward(o.dlogits, o.probs, o.targets, o.losses, N, V, Vp) },
 			[]*tensor.Tensor{o.dlogits}},
-		{"LogSoftmaxGather", func() { b.LogSoftmaxGather(o.logp, o.ent, o.logits, o.targets, N, V, Vp, 0.8) },
+		{"LogSoftmaxGather", func() { b.LogSoftmaxGather(o.logp, o.ent, o.logits, o.targets, nil, N, V, Vp, 0.8) },
 			[]*tensor.Tensor{o.logp, o.ent}},
 		{"LogSoftmaxGatherBackward", func() {
-			b.LogSoftmaxGatherBackward(o.dlogits, o.logits, o.targets, o.logp, o.ent, N, V, Vp, 0.8)
+			b.LogSoftmaxGatherBackward(o.dlogits, o.logits, o.targets, nil, o.logp, o.ent, N, V, Vp, 0.8)
 		}, []*tensor.Tensor{o.dlogits}},
 		{"Dropout", func() { b.Dropout(o.out, o.mask, o.x, 0.1, 7) }, []*tensor.Tensor{o.out, o.mask}},
 		{"AdamW", func() {

@@ -401,7 +401,7 @@ func TestLogSoftmaxGather(t *testing.T) {
 				if withEnt {
 					ent = mk(t, b, make([]float32, N), N)
 				}
-				b.LogSoftmaxGather(logp, ent, logits, targets, N, V, Vp, temp)
+				b.LogSoftmaxGather(logp, ent, logits, targets, nil, N, V, Vp, temp)
 				wl, we := logSoftmaxRef(to64(la), tg, N, V, Vp, float64(temp))
 				near(t, name+" logp", Float32s(logp), wl, 1e-6, 1e-6)
 				if withEnt {
@@ -417,7 +417,7 @@ func TestLogSoftmaxGather(t *testing.T) {
 				}
 				d0 := randn(r, N*Vp, 1)
 				dlogits := mk(t, b, clone(d0), N*Vp)
-				b.LogSoftmaxGatherBackward(dlogits, logits, targets, mk(t, b, dlp, N), dentT, N, V, Vp, temp)
+				b.LogSoftmaxGatherBackward(dlogits, logits, targets, nil, mk(t, b, dlp, N), dentT, N, V, Vp, temp)
 				fd := fdGrad(to64(la), 1e-6, func(x []float64) float64 {
 					l, e := logSoftmaxRef(x, tg, N, V, Vp, float64(temp))
 					return dot(l, dlp) + dot(e, dent)
@@ -477,8 +477,8 @@ func TestLogSoftmaxVectorMatchesPortable(t *testing.T) {
 	for k, vec := range []bool{true, false} {
 		lsgVector = vec
 		logp, ent, dl := mk(t, b, make([]float32, N), N), mk(t, b, make([]float32, N), N), mk(t, b, clone(d0), N*Vp)
-		b.LogSoftmaxGather(logp, ent, logits, targets, N, V, Vp, 0.9)
-		b.LogSoftmaxGatherBackward(dl, logits, targets, dlp, dent, N, V, Vp, 0.9)
+		b.LogSoftmaxGather(logp, ent, logits, targets, nil, N, V, Vp, 0.9)
+		b.LogSoftmaxGatherBackward(dl, logits, targets, nil, dlp, dent, N, V, Vp, 0.9)
 		res[k] = [3][]float32{Float32s(logp), Float32s(ent), Float32s(dl)}
 	}
 	for i, name := range []string{"logp", "entropy", "dlogits"} {

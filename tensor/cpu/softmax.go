@@ -103,6 +103,8 @@ func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.
 // lsgJob computes log-softmax at a temperature, gathered at the targets, with the entropy.
 // Its row sums run in float64: the RL losses compare log-probs of the same tokens from two
 // passes and the entropy is a small difference of 50k-term sums, so float32 sums lose digits.
+// cut, when set, truncates each row to the columns whose logit is at least the row's cutoff
+// (and the target): see lsgRowCut.
 type lsgJob struct {
 	backward        bool
 	N, V, Vp, rows  int
@@ -110,6 +112,7 @@ type lsgJob struct {
 	logp, ent       []float32
 	logits, dlogits []float32
 	dlogp, dent     []float32
+	cut             []float32
 	targets         []int32
 	scratch         [][]float64
 }
@@ -150,6 +153,62 @@ func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
 	return zmax, S, logZ, logZ - ((a0+a1)+(a2+a3))/S
 }
 
+// lsgRowCut is lsgRow over the kept columns K = {i : l[i] >= cut} ∪ {ix} only: zmax is the
+// largest kept z, e[i] = 0 exactly outside K, and S and the entropy sum only kept terms (an
+// excluded column adds nothing, so no 0·log 0 and no NaN). Only kept columns are
+// exponentiated (a top-k set is a few of 50k), with lsgRow's lanes and order for the sums, so
+// a cutoff that keeps every column gives lsgRow's bits.
+func lsgRowCut(l []float32, invT float64, e []float64, cut float32, ix int) (zmax, S, logZ, H float64) {
+	e = e[:len(l)]
+	top := l[ix]
+	for _, v := range l {
+		if v >= cut && v > top {
+			top = v
+		}
+	}
+	zmax = float64(top) * invT
+	clear(e)
+	var k keptSums
+	k.tail = len(l) &^ 3 // lsgRow's vector part: element i in lane i mod 4; the tail in lane 0
+	for i, v := range l {
+		if v >= cut || i == ix {
+			k.x[k.n], k.idx[k.n] = float64(v)*invT-zmax, i
+			if k.n++; k.n == expBlock {
+				k.flush(e, l, invT, zmax)
+			}
+		}
+	}
+	k.flush(e, l, invT, zmax)
+	S = (k.s[0] + k.s[1]) + (k.s[2] + k.s[3])
+	logZ = math.Log(S)
+	return zmax, S, logZ, logZ - ((k.a[0]+k.a[1])+(k.a[2]+k.a[3]))/S
+}
+
+// keptSums exponentiates kept columns a block at a time and adds them to lsgRow's lanes.
+type keptSums struct {
+	x    [expBlock]float64 // z - zmax, then its exponential
+	idx  [expBlock]int
+	n    int
+	tail int
+	s, a [4]float64
+}
+
+func (k *keptSums) flush(e []float64, l []float32, invT, zmax float64) {
+	x := k.x[:k.n]
+	expSlice(x)
+	for j, ex := range x {
+		i := k.idx[j]
+		e[i] = ex
+		lane := i & 3
+		if i >= k.tail {
+			lane = 0
+		}
+		k.s[lane] += ex
+		k.a[lane] += ex * (float64(l[i])*invT - zmax)
+	}
+	k.n = 0
+}
+
 func (j *lsgJob) run(w, c int) {
 	lo := c * j.rows
 	hi := min(lo+j.rows, j.N)
@@ -158,7 +217,12 @@ func (j *lsgJob) run(w, c int) {
 	for r := lo; r < hi; r++ {
 		l := j.logits[r*Vp : r*Vp+V]
 		ix := int(j.targets[r])
-		zmax, S, logZ, H := lsgRow(l, j.invT, e)
+		var zmax, S, logZ, H float64
+		if j.cut != nil && !math.IsInf(float64(j.cut[r]), -1) {
+			zmax, S, logZ, H = lsgRowCut(l, j.invT, e, j.cut[r], ix)
+		} else {
+			zmax, S, logZ, H = lsgRow(l, j.invT, e)
+		}
 		if !j.backward {
 			j.logp[r] = float32(float64(l[ix])*j.invT - zmax - logZ)
 			if j.ent != nil {
@@ -167,6 +231,7 @@ func (j *lsgJob) run(w, c int) {
 			continue
 		}
 		// d logp_t/dz_i = [i==t] - p_i;  dH/dz_i = -p_i (log p_i + H); dz/dlogits = 1/T.
+		// Outside a truncated row's kept set e_i = 0, so p_i = 0 and the gradient added is 0.
 		dlp := float64(j.dlogp[r])
 		var de float64
 		if j.dent != nil {
@@ -197,7 +262,7 @@ func (j *lsgJob) grad(d, l []float32, e []float64, c *[7]float64) {
 	}
 }
 
-func (b *Backend) lsgCommon(op string, targets *tensor.Tensor, N, V, Vp int, temperature float32) []int32 {
+func (b *Backend) lsgCommon(op string, targets, cutoff *tensor.Tensor, N, V, Vp int, temperature float32) ([]int32, []float32) {
 	dims(op, N)
 	checkVocab(op, V, Vp)
 	if !(temperature > 0) || math.IsInf(float64(temperature), 0) {
@@ -205,16 +270,25 @@ func (b *Backend) lsgCommon(op string, targets *tensor.Tensor, N, V, Vp int, tem
 	}
 	tg := i32(op, "targets", targets, N)
 	checkTargets(op, tg, V)
-	return tg
+	if cutoff == nil {
+		return tg, nil
+	}
+	cut := f32(op, "cutoff", cutoff, N)
+	for i, c := range cut {
+		if c != c {
+			panic(fmt.Sprintf("cpu: %s: cutoff of row %d is NaN (-Inf keeps every column)", op, i))
+		}
+	}
+	return tg, cut
 }
 
 // LogSoftmaxGather implements tensor.Backend.
-func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor, N, V, Vp int, temperature float32) {
+func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets, cutoff *tensor.Tensor, N, V, Vp int, temperature float32) {
 	defer b.unlock(b.lock("LogSoftmaxGather"))
 	const op = "LogSoftmaxGather"
-	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
+	tg, cut := b.lsgCommon(op, targets, cutoff, N, V, Vp, temperature)
 	b.workerScratch64(V)
-	b.lsg = lsgJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * V), invT: 1 / float64(temperature), targets: tg, scratch: b.scratch64,
+	b.lsg = lsgJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * V), invT: 1 / float64(temperature), targets: tg, cut: cut, scratch: b.scratch64,
 		logp: f32(op, "logp", logp, N), logits: f32(op, "logits", logits, N*Vp)}
 	if entropy != nil {
 		b.lsg.ent = f32(op, "entropy", entropy, N)
@@ -224,12 +298,12 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets *tensor.Tensor
 }
 
 // LogSoftmaxGatherBackward implements tensor.Backend.
-func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
+func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlogp, dentropy *tensor.Tensor, N, V, Vp int, temperature float32) {
 	defer b.unlock(b.lock("LogSoftmaxGatherBackward"))
 	const op = "LogSoftmaxGatherBackward"
-	tg := b.lsgCommon(op, targets, N, V, Vp, temperature)
+	tg, cut := b.lsgCommon(op, targets, cutoff, N, V, Vp, temperature)
 	b.workerScratch64(V)
-	b.lsg = lsgJob{backward: true, N: N, V: V, Vp: Vp, rows: rowsPer(5 * V), invT: 1 / float64(temperature), targets: tg, scratch: b.scratch64,
+	b.lsg = lsgJob{backward: true, N: N, V: V, Vp: Vp, rows: rowsPer(5 * V), invT: 1 / float64(temperature), targets: tg, cut: cut, scratch: b.scratch64,
 		dlogits: f32(op, "dlogits", dlogits, N*Vp), logits: f32(op, "logits", logits, N*Vp), dlogp: f32(op, "dlogp", dlogp, N)}
 	if dentropy != nil {
 		b.lsg.dent = f32(op, "dentropy", dentropy, N)
