@@ -28,13 +28,17 @@ type microBatch struct {
 	// tokens: the only positions the lm head runs on. at[k][j] indexes sel (-1 past the row).
 	sel        []int
 	selTargets []int32
-	at         [][]int
-	host       []float32
+	// selCut are the sampler's cutoffs at sel (see Rollout.Cutoff), nil when the truncation is
+	// not replayed.
+	selCut []float32
+	at     [][]int
+	host   []float32
 }
 
 // newSeqBatch builds the batch for rows prompt[i] ++ completion[i][:lens[i]]. Padding holds
-// pad, which the masks exclude. microRows caps the rows per forward (0: all in one).
-func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, pad int32, microRows, maxSeqLen int) (*seqBatch, error) {
+// pad, which the masks exclude. microRows caps the rows per forward (0: all in one). cutoffs
+// (N x W, or nil) are the sampler's per-token cutoffs, replayed by the log-probs.
+func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, cutoffs [][]float32, pad int32, microRows, maxSeqLen int) (*seqBatch, error) {
 	n := len(prompts)
 	if n == 0 {
 		return nil, fmt.Errorf("batch: no rows")
@@ -42,6 +46,9 @@ func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, pad int32, 
 	W := 0
 	for _, c := range completions {
 		W = max(W, len(c))
+	}
+	if cutoffs != nil && len(cutoffs) != n {
+		return nil, fmt.Errorf("batch: %d rows of cutoffs for %d rows", len(cutoffs), n)
 	}
 	sb := &seqBatch{N: n, W: W, at: make([][2]int, n)}
 	if microRows <= 0 || microRows > n {
@@ -85,6 +92,12 @@ func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, pad int32, 
 					mb.pos[k][j], mb.at[k][j] = p, len(mb.sel)
 					mb.sel = append(mb.sel, p)
 					mb.selTargets = append(mb.selTargets, mb.targets[p])
+					if cutoffs != nil {
+						if j >= len(cutoffs[i]) {
+							return nil, fmt.Errorf("batch: row %d has %d cutoffs for %d tokens", i, len(cutoffs[i]), lens[i])
+						}
+						mb.selCut = append(mb.selCut, cutoffs[i][j])
+					}
 				}
 			}
 			sb.at[i] = [2]int{len(sb.mbs), k}
@@ -164,14 +177,14 @@ type model struct {
 func newModel(m *gpt2.Model) *model { return &model{Model: m, head: m.NewSelectedHead()} }
 
 // forwardMB runs m over micro-batch mb, recording on tp when it records, and returns the
-// log-prob and entropy Vars at the temperature over the selected positions. When vh is set it
-// also returns the values there, the head recorded on headTp; detach keeps the value gradient
-// out of the model.
+// log-prob and entropy Vars at the temperature (under the sampler's truncation when mb carries
+// cutoffs) over the selected positions. When vh is set it also returns the values there, the
+// head recorded on headTp; detach keeps the value gradient out of the model.
 func forwardMB(m *model, tp *autograd.Tape, mb *microBatch, temperature float64, vh *ValueHead, headTp *autograd.Tape, vhTrain bool, vhSeed uint64, detach bool) (logp, ent, values *autograd.Var, err error) {
 	if err := m.ForwardTrunk(tp, mb.inputs, mb.B, mb.T); err != nil {
 		return nil, nil, nil, err
 	}
-	logp, ent, err = m.head.Forward(tp, mb.sel, mb.selTargets, nil, float32(temperature))
+	logp, ent, err = m.head.Forward(tp, mb.sel, mb.selTargets, mb.selCut, float32(temperature))
 	if err != nil {
 		return nil, nil, nil, err
 	}

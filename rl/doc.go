@@ -30,14 +30,14 @@
 // d loss / d logp_t is exact: -A*ratio*w_t where the unclipped branch is the minimum, 0 where
 // the clip holds, plus beta*dKL/dlogp*w_t, with w_t the aggregation weight.
 //
-// Log-probs must be computed at the sampling temperature (and, optionally, under the
-// sampler's top-k/top-p truncation) or the first-iteration ratio is not 1 and the objective
-// optimises a distribution other than the one sampled; SampleToken draws from exactly the
-// distribution ComputeTokenLogProbs evaluates, so a sampler built on it cannot drift from the
-// loss. A per-token ratio bound drops tokens
-// whose ratio is implausible (misaligned or stale tokens) and counts them; a step with too few
-// learnable tokens, or too small a learnable fraction, is skipped with a reason; a KL hard cap
-// skips the step or stops training.
+// Log-probs must be computed at the sampling temperature and under the sampler's top-k/top-p
+// truncation or the first-iteration ratio is not 1 and the objective optimises a distribution
+// other than the one sampled; SampleToken draws from exactly the distribution
+// ComputeTokenLogProbs evaluates, so a sampler built on it cannot drift from the loss (see
+// Replaying the truncation). A per-token ratio bound drops tokens whose ratio is implausible
+// (misaligned or stale tokens) and counts them; a step with too few learnable tokens, or too
+// small a learnable fraction, is skipped with a reason; a KL hard cap skips the step or stops
+// training.
 //
 // # PPO
 //
@@ -51,12 +51,32 @@
 //
 // # Diagnostics
 //
-// Each step reports what makes the failure modes visible: reward mean/std and the fraction of
-// groups with zero reward spread (no signal), clip ratios (low, high, region), active and
-// clipped fractions, mean ratio by advantage sign and ratio quantiles (a mean ratio far from 1
-// at the first iteration means misaligned tokens or a temperature mismatch), KL (k1/k2/k3) and
-// the KL share of the loss, advantage spread, learnable-token fraction, completion lengths,
-// value loss and explained variance.
+// Each step reports what makes the failure modes visible: the gap between the sampler's
+// log-probs (of the truncated distribution it drew from) and the training ones
+// (logp_mismatch), reward mean/std and the fraction of groups with zero reward spread (no
+// signal), clip ratios (low, high, region), active and clipped fractions, mean ratio by
+// advantage sign and ratio quantiles (a mean ratio far from 1 at the first iteration means
+// misaligned tokens or a temperature mismatch), KL (k1/k2/k3) and the KL share of the loss,
+// advantage spread, learnable-token fraction, completion lengths, value loss and explained
+// variance.
+//
+// # Replaying the truncation
+//
+// Top-k and top-p both keep the tokens tied with the last one they keep, so the set a token
+// was drawn from is always {v : logit_v >= c} for one raw logit c (before the temperature).
+// The rollout records c per sampled token (Rollout.Cutoff: the midpoint between the smallest
+// kept and the largest dropped logit, so a full forward pass that rounds differently from the
+// KV-cache decoder still selects the same set; -Inf where nothing was dropped). With
+// TrainConfig.ReplayTruncation (on by default; --replay-truncation) the loss's log-probs come
+// from the backend's LogSoftmaxGather with those cutoffs: softmax(logits/T) over the kept set
+// (and the sampled token, which is always kept), renormalised, with probability, entropy term
+// and gradient exactly 0 outside it. Policy, old and reference log-probs all use the
+// rollout's cutoffs, so the training log-probs equal the sampler's truncated ones to float32
+// rounding, the first ratio is exactly 1 and the step-zero KL exactly 0. The KL is then
+// between the truncated policy and the reference truncated to the same sets, and the entropy
+// (reported, and in the entropy bonus) is the truncated distribution's. With replay off the
+// loss sees the full distribution, an off-policy bias shown by a note at the start and by
+// logp_mismatch (about minus the log of the kept mass).
 //
 // # Trainers
 //
@@ -65,9 +85,9 @@
 // grouped by prompt length; temperature, top-k, top-p; stop at EOS or MaxNewTokens; sampling
 // log-probs recorded), rewards, masks by position, then a forward pass over prompt+completion
 // rows (right-padded) whose lm head runs only at completion positions (gpt2.SelectedHead),
-// log-probs at the sampling temperature, the host-side loss of this package, its per-token
-// gradients uploaded into the log-prob (and entropy, value) gradients, the tape's backward and
-// AdamW with clipping. The old log-probs are the policy's before the first of Mu updates, so the
+// log-probs at the sampling temperature (under the replayed truncation), the host-side loss of
+// this package, its per-token gradients uploaded into the log-prob (and entropy, value)
+// gradients, the tape's backward and AdamW with clipping. The old log-probs are the policy's before the first of Mu updates, so the
 // first ratio is exactly 1; a frozen Reference model gives exactly the policy's log-probs until
 // the first update (KL exactly 0) and is re-synced every N steps or blended (EMA). Each step
 // returns a StepReport with every diagnostic under its JSON name (WriteMetrics logs it as one

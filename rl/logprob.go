@@ -16,9 +16,14 @@ type Sampling struct {
 	// TopK keeps the K most probable tokens (ties at the K-th value are kept); 0 disables.
 	TopK int `json:"top_k"`
 	// TopP keeps, after top-k, the smallest prefix of the tokens in descending probability whose
-	// cumulative (renormalised) mass reaches TopP; 1 disables. In (0, 1].
+	// cumulative (renormalised) mass reaches TopP, and the tokens tied with its last one; 1
+	// disables. In (0, 1]. Keeping ties makes the kept set always "every token whose logit is
+	// at least some cutoff", which the loss can replay exactly (TrainConfig.ReplayTruncation).
 	TopP float64 `json:"top_p"`
 }
+
+// truncates reports whether top-k or top-p can drop tokens.
+func (s Sampling) truncates() bool { return s.TopK > 0 || s.TopP < 1 }
 
 // Validate names the first bad field.
 func (s Sampling) Validate() error {
@@ -71,8 +76,8 @@ func EntropyFromLogProbs(lp []float64) float64 {
 }
 
 // KeptSet marks the tokens that survive top-k then top-p truncation of the distribution with
-// log-probs lp (already at the sampling temperature). Order is by descending probability, ties
-// broken by lower token id, so the set is deterministic.
+// log-probs lp (already at the sampling temperature). Both keep the tokens tied with the last
+// one they keep, so the set is {v : lp[v] >= lp of its least probable member}.
 func KeptSet(keep []bool, lp []float64, topK int, topP float64) []bool {
 	n := len(lp)
 	if cap(keep) < n {
@@ -102,7 +107,8 @@ func KeptSet(keep []bool, lp []float64, topK int, topP float64) []bool {
 		for j, i := range idx[:m] {
 			cum += math.Exp(lp[i]) / z
 			if cum >= topP {
-				m = j + 1
+				for m = j + 1; m < n && lp[idx[m]] == lp[i]; m++ { // keep ties at the cut
+				}
 				break
 			}
 		}

@@ -76,7 +76,12 @@ type Rollout struct {
 	SampleLogp  [][]float64 // log-prob of each token at sampling time (full distribution at the temperature)
 	SampleTrunc [][]float64 // under the truncated distribution actually sampled from
 	Kept        [][]int     // kept-set size at each sampled token
-	Masks       *Masks
+	// Cutoff is, at each sampled token, the raw logit (before the temperature) at or above
+	// which tokens were kept: the kept set is {v : logit_v >= Cutoff}. -Inf where nothing was
+	// truncated and past each row's generated length. The trainer hands it to the loss's
+	// log-probs to replay the truncation (TrainConfig.ReplayTruncation).
+	Cutoff [][]float32
+	Masks  *Masks
 	// Texts are the completions as rewards see them (CompletionText).
 	Texts []string
 }
@@ -133,6 +138,7 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 	lps := make([][]float32, n)
 	trs := make([][]float32, n)
 	kept := make([][]int32, n)
+	cuts := make([][]float32, n)
 	for _, rows := range groupByLength(ro.PromptIDs, cfg.GenBatch) {
 		P := len(ro.PromptIDs[rows[0]])
 		maxNew := min(cfg.MaxNewTokens, maxT-P)
@@ -150,7 +156,7 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 			return nil, err
 		}
 		for k, i := range rows {
-			toks[i], lps[i], trs[i], kept[i] = res.tokens[k], res.logp[k], res.trunc[k], res.kept[k]
+			toks[i], lps[i], trs[i], kept[i], cuts[i] = res.tokens[k], res.logp[k], res.trunc[k], res.kept[k], res.cutoff[k]
 		}
 	}
 	W := 0
@@ -158,18 +164,21 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 		W = max(W, len(t))
 	}
 	ro.Completions = make([][]int, n)
-	ro.SampleLogp, ro.SampleTrunc, ro.Kept = zeros(n, W), zeros(n, W), make([][]int, n)
+	ro.SampleLogp, ro.SampleTrunc, ro.Kept, ro.Cutoff = zeros(n, W), zeros(n, W), make([][]int, n), make([][]float32, n)
 	for i := range toks {
 		ro.GenLens[i] = len(toks[i])
 		ro.Completions[i] = make([]int, W)
 		ro.Kept[i] = make([]int, W)
+		ro.Cutoff[i] = make([]float32, W)
 		for j := range W {
 			ro.Completions[i][j] = cfg.EOS
+			ro.Cutoff[i][j] = noCutoff
 			if j < len(toks[i]) {
 				ro.Completions[i][j] = int(toks[i][j])
 				ro.SampleLogp[i][j] = float64(lps[i][j])
 				ro.SampleTrunc[i][j] = float64(trs[i][j])
 				ro.Kept[i][j] = int(kept[i][j])
+				ro.Cutoff[i][j] = cuts[i][j]
 			}
 		}
 	}

@@ -32,7 +32,13 @@ type pick struct {
 	tok             int
 	logp, truncLogp float64
 	kept            int
+	// cutoff is a raw logit (before the temperature) such that the kept set is exactly
+	// {v : logits[v] >= cutoff}: what LogSoftmaxGather needs to replay the truncation. -Inf
+	// when nothing was truncated.
+	cutoff float32
 }
+
+var noCutoff = float32(math.Inf(-1))
 
 func (pk *picker) pick(logits []float32, V int, u float64) pick {
 	if pk.greedy {
@@ -42,7 +48,7 @@ func (pk *picker) pick(logits []float32, V int, u float64) pick {
 				best = v
 			}
 		}
-		return pick{tok: best, kept: 1}
+		return pick{tok: best, kept: 1, cutoff: noCutoff}
 	}
 	invT := 1 / pk.s.Temperature
 	top := logits[0]
@@ -82,7 +88,7 @@ func (pk *picker) pick(logits []float32, V int, u float64) pick {
 			}
 		}
 		lp := float64(logits[choice])*invT - logZ
-		return pick{tok: choice, logp: lp, truncLogp: lp, kept: V}
+		return pick{tok: choice, logp: lp, truncLogp: lp, kept: V, cutoff: noCutoff}
 	}
 	kept := pk.truncate(p)
 	var mass float64
@@ -100,7 +106,35 @@ func (pk *picker) pick(logits []float32, V int, u float64) pick {
 		}
 	}
 	lp := float64(logits[choice])*invT - logZ
-	return pick{tok: choice, logp: lp, truncLogp: lp - math.Log(mass/sum), kept: len(kept)}
+	return pick{tok: choice, logp: lp, truncLogp: lp - math.Log(mass/sum), kept: len(kept), cutoff: keptCutoff(logits[:V], kept)}
+}
+
+// keptCutoff returns a logit c with {v : logits[v] >= c} = kept (token ids, ascending), or -Inf
+// when every token is kept. The kept set of temperature, top-k and top-p (both keeping ties) is
+// the tokens at or above its smallest logit lo; c is the midpoint between lo and the largest
+// excluded logit hi, so logits recomputed with a rounding difference (a full forward pass
+// instead of the KV-cache decoder) below half the gap still select the same set. Where lo and
+// hi are adjacent floats the midpoint rounds to one of them and c is lo.
+func keptCutoff(logits []float32, kept []int) float32 {
+	if len(kept) == len(logits) {
+		return noCutoff
+	}
+	lo := float32(math.Inf(1))
+	hi := float32(math.Inf(-1))
+	k := 0
+	for v, l := range logits {
+		if k < len(kept) && kept[k] == v {
+			lo = min(lo, l)
+			k++
+			continue
+		}
+		hi = max(hi, l)
+	}
+	c := float32((float64(lo) + float64(hi)) / 2)
+	if !(c > hi) || c > lo {
+		c = lo
+	}
+	return c
 }
 
 // truncate returns the kept tokens (top-k with ties at the k-th value, then top-p) in token
@@ -132,7 +166,9 @@ func (pk *picker) truncate(p []float64) []int {
 		for j, v := range order[:m] {
 			cum += p[v] / z
 			if cum >= pk.s.TopP {
-				m = j + 1
+				// Ties at the cut are kept, as top-k keeps them.
+				for m = j + 1; m < len(order) && p[order[m]] == p[v]; m++ {
+				}
 				break
 			}
 		}
@@ -144,9 +180,9 @@ func (pk *picker) truncate(p []float64) []int {
 
 // decoded are the new tokens of one decoder batch.
 type decoded struct {
-	tokens      [][]int32
-	logp, trunc [][]float32
-	kept        [][]int32
+	tokens              [][]int32
+	logp, trunc, cutoff [][]float32
+	kept                [][]int32
 }
 
 // decode continues B equal-length prompts with d, drawing up to maxNew tokens per row (one
@@ -166,7 +202,8 @@ func decode(d *gpt2.Decoder, prompts [][]int32, maxNew, eos int, s Sampling, gre
 	if err != nil {
 		return nil, err
 	}
-	out := &decoded{tokens: make([][]int32, B), logp: make([][]float32, B), trunc: make([][]float32, B), kept: make([][]int32, B)}
+	out := &decoded{tokens: make([][]int32, B), logp: make([][]float32, B), trunc: make([][]float32, B), cutoff: make([][]float32, B),
+		kept: make([][]int32, B)}
 	done := make([]bool, B)
 	next := make([]int32, B)
 	workers := min(runtime.GOMAXPROCS(0), B)
@@ -211,6 +248,7 @@ func decode(d *gpt2.Decoder, prompts [][]int32, maxNew, eos int, s Sampling, gre
 			out.logp[b] = append(out.logp[b], float32(p.logp))
 			out.trunc[b] = append(out.trunc[b], float32(p.truncLogp))
 			out.kept[b] = append(out.kept[b], int32(p.kept))
+			out.cutoff[b] = append(out.cutoff[b], p.cutoff)
 			if p.tok == eos {
 				done[b] = true
 			} else {

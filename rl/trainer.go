@@ -20,6 +20,13 @@ type TrainConfig struct {
 	PromptsPerStep int `json:"prompts_per_step"`
 	// Rollout says how completions are sampled; its temperature is also the loss's.
 	Rollout RolloutConfig `json:"rollout"`
+	// ReplayTruncation makes the loss's log-probs (policy, old and reference alike) those of
+	// the top-k/top-p truncated, renormalised distribution each token was sampled from, so
+	// sampling-time and training-time log-probs agree to rounding and the objective is
+	// on-policy; the entropy (reported and in the entropy bonus) is then the truncated
+	// distribution's. Off, the loss uses the full distribution at the temperature (an
+	// off-policy bias, noted at the start). No effect without top-k or top-p.
+	ReplayTruncation bool `json:"replay_truncation"`
 	// Mu is the number of optimizer updates per rollout batch (GRPO's mu, PPO's epochs); >= 1.
 	// Old log-probs are those of the policy before the first update, so its ratio is exactly 1.
 	Mu int `json:"mu"`
@@ -52,7 +59,7 @@ func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
 		Steps: 100, PromptsPerStep: 16, Mu: 1, LR: 1e-4, MinLR: 1e-4, MaxGradNorm: 1,
 		Rollout:     RolloutConfig{Sampling: Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 16, EOS: 50256},
-		RefMixAlpha: 1, Seed: 1, KLMetrics: true,
+		RefMixAlpha: 1, Seed: 1, KLMetrics: true, ReplayTruncation: true,
 	}
 }
 
@@ -164,8 +171,8 @@ func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Co
 	if c.opt, err = optim.NewAdamW(policy.Backend, policy.Config.NumParams(), cfg.adamW()); err != nil {
 		return nil, err
 	}
-	if s := cfg.Rollout.Sampling; s.TopK > 0 || s.TopP < 1 {
-		c.notes = append(c.notes, fmt.Sprintf("sampling truncates (top_k %d, top_p %v) but the loss's log-probs use the full distribution at the temperature (truncation is not replayed): an off-policy bias", s.TopK, s.TopP))
+	if s := cfg.Rollout.Sampling; s.truncates() && !cfg.ReplayTruncation {
+		c.notes = append(c.notes, fmt.Sprintf("sampling truncates (top_k %d, top_p %v) but the loss's log-probs use the full distribution at the temperature (replay_truncation is off): an off-policy bias", s.TopK, s.TopP))
 	}
 	return c, nil
 }
@@ -202,9 +209,17 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	return ro, rb, nil
 }
 
-// batchFor lays a rollout out for the forward passes and checks token alignment.
+// replays reports whether the loss's log-probs replay the sampler's truncation.
+func (c *core) replays() bool { return c.cfg.ReplayTruncation && c.cfg.Rollout.Sampling.truncates() }
+
+// batchFor lays a rollout out for the forward passes (with the sampler's cutoffs when the
+// truncation is replayed) and checks token alignment.
 func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, error) {
-	sb, err := newSeqBatch(ro.PromptIDs, ro.Completions, ro.GenLens, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
+	var cut [][]float32
+	if c.replays() {
+		cut = ro.Cutoff
+	}
+	sb, err := newSeqBatch(ro.PromptIDs, ro.Completions, ro.GenLens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -358,9 +373,12 @@ func (c *core) finishStep(m map[string]float64) error {
 	return nil
 }
 
-// sampleMismatch adds the gap between sampling-time and training-time log-probs.
+// sampleMismatch adds the gap between the log-probs of the distribution the tokens were
+// sampled from (truncated by top-k/top-p when the sampler truncates) and the training-time
+// log-probs: float32 rounding when the loss sees the sampler's distribution, the log of the
+// kept mass when a truncation is not replayed.
 func sampleMismatch(m map[string]float64, ro *Rollout, trainLogp [][]float64) {
-	m["logp_mismatch_mean"], m["logp_mismatch_max"] = LogpMismatch(ro.SampleLogp, trainLogp, ro.Masks.Response)
+	m["logp_mismatch_mean"], m["logp_mismatch_max"] = LogpMismatch(ro.SampleTrunc, trainLogp, ro.Masks.Response)
 }
 
 // warnings lists the conditions the issue asks to flag in the log.
