@@ -34,11 +34,6 @@ func expShiftSum(dst, src []float32, shift float32) float32 {
 	return lanes8Sum(&acc)
 }
 
-// expShiftSum2 is expShiftSum on two rows.
-func expShiftSum2(dstA, srcA []float32, shiftA float32, dstB, srcB []float32, shiftB float32) (float32, float32) {
-	return expShiftSum(dstA, srcA, shiftA), expShiftSum(dstB, srcB, shiftB)
-}
-
 // expf32 is e^x in float32 steps (within about an ulp, denormal results included): exp32's
 // reduction and polynomial, with 2^k applied in two halves so that k down to -150 works.
 // Below -104 the result is 0 (e^-104 is under half the smallest denormal); NaN stays NaN.

@@ -33,25 +33,10 @@ func (j *xentJob) run(_, c int) {
 			axpy(d[ix+1:], p[ix+1:], dl)
 			continue
 		}
-		// llm.c's softmax_forward and crossentropy_forward; two rows at a time when possible.
+		// llm.c's softmax_forward and crossentropy_forward.
 		l := j.logits[r*Vp : r*Vp+V]
-		maxv := maxf32(l)
 		p := probs[:V]
-		if r+1 < hi {
-			l2 := j.logits[(r+1)*Vp : (r+1)*Vp+V]
-			probs2 := j.probs[(r+1)*Vp : (r+2)*Vp]
-			p2 := probs2[:V]
-			sum, sum2 := expShiftSum2(p, l, maxv, p2, l2, maxf32(l2))
-			divScalar(p, sum)
-			divScalar(p2, sum2)
-			clear(probs[V:])
-			clear(probs2[V:])
-			j.losses[r] = -logf(p[ix])
-			j.losses[r+1] = -logf(p2[j.targets[r+1]])
-			r++
-			continue
-		}
-		sum := expShiftSum(p, l, maxv)
+		sum := expShiftSum(p, l, maxf32(l))
 		divScalar(p, sum)
 		clear(probs[V:])
 		j.losses[r] = -logf(p[ix])
@@ -80,7 +65,7 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 	checkVocab(op, V, Vp)
 	tg := i32(op, "targets", targets, N)
 	checkTargets(op, tg, V)
-	b.xent = xentJob{N: N, V: V, Vp: Vp, rows: max(2, rowsPer(3*Vp)), targets: tg,
+	b.xent = xentJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * Vp), targets: tg,
 		losses: f32(op, "losses", losses, N), probs: f32(op, "probs", probs, N*Vp), logits: f32(op, "logits", logits, N*Vp)}
 	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
 	b.xent = xentJob{}
