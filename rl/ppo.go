@@ -372,6 +372,9 @@ func (f *FixedKL) Value() float64 { return f.Coef }
 // Update implements KLController; it does nothing.
 func (f *FixedKL) Update(float64, int) {}
 
+// SetCoef implements CoefSetter.
+func (f *FixedKL) SetCoef(c float64) { f.Coef = c }
+
 // AdaptiveKL is Ziegler et al.'s proportional controller (as in TRL): the coefficient moves
 // toward Target KL with error clipped to +-0.2, at a rate set by Horizon:
 //
@@ -398,6 +401,9 @@ func NewAdaptiveKL(initCoef, target, horizon float64) (*AdaptiveKL, error) {
 
 // Value implements KLController.
 func (a *AdaptiveKL) Value() float64 { return a.Coef }
+
+// SetCoef implements CoefSetter (restoring a checkpoint).
+func (a *AdaptiveKL) SetCoef(c float64) { a.Coef = c }
 
 // Update implements KLController.
 func (a *AdaptiveKL) Update(currentKL float64, nSteps int) {

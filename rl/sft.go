@@ -80,7 +80,7 @@ type SFTTrainer struct {
 	Step   int
 
 	tok   Tokenizer
-	src   PromptSource
+	src   *countedSource
 	tape  *autograd.Tape
 	head  *gpt2.SelectedHead
 	sched optim.Cosine
@@ -104,7 +104,7 @@ func NewSFTTrainer(m *gpt2.Model, tok Tokenizer, src PromptSource, cfg SFTConfig
 	if err != nil {
 		return nil, err
 	}
-	return &SFTTrainer{Config: cfg, Model: m, Opt: opt, tok: tok, src: src, tape: autograd.NewTape(), head: m.NewSelectedHead(), sched: cfg.schedule()}, nil
+	return &SFTTrainer{Config: cfg, Model: m, Opt: opt, tok: tok, src: &countedSource{src: src}, tape: autograd.NewTape(), head: m.NewSelectedHead(), sched: cfg.schedule()}, nil
 }
 
 // TrainStep takes one optimizer step on Batch fresh examples.

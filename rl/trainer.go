@@ -128,7 +128,7 @@ type core struct {
 	ref     *Reference
 	opt     *optim.AdamW
 	tok     Tokenizer
-	prompts PromptSource
+	prompts *countedSource
 	reward  *Combined
 	rng     *rng.RNG
 	tape    *autograd.Tape
@@ -156,7 +156,7 @@ func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Co
 	if cfg.Rollout.EOS >= policy.Config.VocabSize {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.Config.VocabSize)
 	}
-	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: prompts, reward: reward, rng: rng.New(cfg.Seed),
+	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: &countedSource{src: prompts}, reward: reward, rng: rng.New(cfg.Seed),
 		tape: autograd.NewTape(), sched: cfg.schedule()}
 	var err error
 	if needRef {

@@ -40,15 +40,15 @@ func (p Prompt) RL(enc Encoder) (rl.Prompt, error) {
 	return out, nil
 }
 
-// RLSource adapts a Source to rl.PromptSource, attaching templates encoded by enc.
+// RLSource adapts a Source to rl.PromptSource, attaching templates encoded by enc. When src
+// can save its position (Stateful, a Mixer through all its sources), so can the result (an
+// rl.StatefulSource), and a resumed trainer restores it instead of replaying the stream.
 func RLSource(src Source, enc Encoder) rl.PromptSource {
-	return rl.PromptFunc(func() (rl.Prompt, error) {
-		p, err := src.Next()
-		if err != nil {
-			return rl.Prompt{}, err
-		}
-		return p.RL(enc)
-	})
+	s := rlSource{src: src, enc: enc}
+	if stateful(src) {
+		return statefulRLSource{s}
+	}
+	return s
 }
 
 // RLPrompts converts a list of prompts (an evaluation set, say).
