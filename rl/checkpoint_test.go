@@ -380,3 +380,30 @@ func TestResumeMismatchErrors(t *testing.T) {
 		t.Errorf("grpo checkpoint into sft: %v", err)
 	}
 }
+
+// A summary saved and restored mid-run ends with the same table as one kept in memory.
+func TestSummaryJSONRoundTrip(t *testing.T) {
+	a := NewSummary()
+	rep := func(i int) *StepReport {
+		return &StepReport{Action: []Action{Proceed, Skip}[i%2], Metrics: map[string]float64{"reward_mean": float64(i) / 3, "kl_mean": 1 / float64(i+1)}}
+	}
+	for i := range 3 {
+		a.Add(rep(i))
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewSummary("nothing")
+	if err := json.Unmarshal(raw, b); err != nil {
+		t.Fatal(err)
+	}
+	a.Add(rep(3))
+	b.Add(rep(3))
+	var ta, tb strings.Builder
+	a.Table(&ta)
+	b.Table(&tb)
+	if ta.String() != tb.String() || !strings.Contains(ta.String(), "steps 4: 2 applied, 2 skipped") {
+		t.Fatalf("restored summary:\n%s\nwant:\n%s", tb.String(), ta.String())
+	}
+}

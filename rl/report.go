@@ -1,8 +1,10 @@
 package rl
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"sort"
 	"strings"
@@ -88,4 +90,41 @@ func (s *Summary) Table(w io.Writer) {
 		fmt.Fprintf(w, "%-26s %11.4g %11.4g %11.4g %11.4g %11.4g\n", k, s.first[k], s.last[k], s.sum[k]/float64(s.n[k]), s.min[k], s.max[k])
 	}
 	fmt.Fprintf(w, "steps %d: %d applied, %d skipped, %d stopped\n", s.steps, s.actions[Proceed], s.actions[Skip], s.actions[Stop])
+}
+
+// summaryJSON is a Summary's saved form (for a checkpoint, so a resumed run's table covers the
+// whole run).
+type summaryJSON struct {
+	Keys    []string           `json:"keys"`
+	First   map[string]float64 `json:"first"`
+	Last    map[string]float64 `json:"last"`
+	Min     map[string]float64 `json:"min"`
+	Max     map[string]float64 `json:"max"`
+	Sum     map[string]float64 `json:"sum"`
+	N       map[string]int     `json:"n"`
+	Steps   int                `json:"steps"`
+	Actions map[Action]int     `json:"actions"`
+}
+
+// MarshalJSON saves the summary's running statistics.
+func (s *Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(summaryJSON{Keys: s.keys, First: s.first, Last: s.last, Min: s.min, Max: s.max, Sum: s.sum, N: s.n,
+		Steps: s.steps, Actions: s.actions})
+}
+
+// UnmarshalJSON restores a summary saved by MarshalJSON.
+func (s *Summary) UnmarshalJSON(raw []byte) error {
+	var j summaryJSON
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return err
+	}
+	r := NewSummary(j.Keys...)
+	for dst, src := range map[*map[string]float64]map[string]float64{&r.first: j.First, &r.last: j.Last, &r.min: j.Min, &r.max: j.Max, &r.sum: j.Sum} {
+		maps.Copy(*dst, src)
+	}
+	maps.Copy(r.n, j.N)
+	maps.Copy(r.actions, j.Actions)
+	r.steps = j.Steps
+	*s = *r
+	return nil
 }

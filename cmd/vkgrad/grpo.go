@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
-	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -55,12 +55,14 @@ func init() {
 			if len(args) > 0 {
 				return fmt.Errorf("grpo takes no arguments, got %q", args)
 			}
-			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
-			if err := r.start(fs, "grpo"); err != nil {
+			spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, &cfg) },
+				register: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) }}
+			if err := r.start(fs, "grpo", spec); err != nil {
 				return err
 			}
 			defer r.closeMetrics()
-			m, _, err := r.loadInit(true)
+			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
+			m, _, err := r.model(true)
 			if err != nil {
 				return err
 			}
@@ -68,38 +70,56 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if err := r.restore(tr, cfg.Train.Steps); err != nil {
+				return err
+			}
 			if err := r.writeConfig("grpo", m, cfg); err != nil {
 				return err
 			}
-			return r.loop("grpo", tr, cfg.Train.Steps, cfg, nil)
+			return r.loop("grpo", tr, cfg.Train.Steps)
 		}
 	})
 }
 
 // rlTrainer is what the grpo and ppo commands drive.
 type rlTrainer interface {
+	checkpointer
 	TrainStep() (*rl.StepReport, error)
 	Policy() *gpt2.Model
 	Notes() []string
 	Steps() int
 }
 
-// loop evaluates, trains for steps, evaluates again, saves and prints the summary.
-func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt func(*checkpoint.State) error) error {
+// loop evaluates, trains for steps (saving every --save-every steps, at --stop-at and on an
+// interrupt), evaluates again, saves and prints the summary. A resumed run takes the accuracy
+// before training and the summary so far from its checkpoint.
+func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 	m := tr.Policy()
 	for _, n := range tr.Notes() {
 		r.log.Warn().Msg(n)
 	}
 	r.log.Info().Str("model", m.Config.String()).Str("task", r.tasks.Spec).Str("run_dir", r.runDir).Msg(kind)
+	ctx, stop := interruptContext()
+	defer stop()
 	start := time.Now()
-	before, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
-	if err != nil {
-		return err
+	rs := &runState{summary: rl.NewSummary()}
+	if r.resumed != nil {
+		rs.before = r.resumed.before
+		if r.resumed.summary != nil {
+			rs.summary = r.resumed.summary
+		}
+	} else {
+		var err error
+		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp); err != nil {
+			return err
+		}
+		logEval(r.log, r.metrics, 0, "before", rs.before)
 	}
-	logEval(r.log, r.metrics, 0, "before", before)
-	sum := rl.NewSummary()
 	bar := progress.New(os.Stderr, steps)
 	for tr.Steps() < steps {
+		if stop, err := r.pause(ctx, kind, tr.Steps(), steps, tr, rs, bar); stop {
+			return err
+		}
 		rep, err := tr.TrainStep()
 		if err != nil {
 			bar.Clear()
@@ -109,20 +129,24 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt fu
 			bar.Clear()
 		}
 		rl.WriteMetrics(r.metrics, r.log, kind, rep)
-		sum.Add(rep)
+		rs.summary.Add(rep)
 		bar.Update(rep.Step, fmt.Sprintf("reward %.3f | kl %.4f", rep.Metrics["reward_mean"], rep.Metrics["kl_mean"]))
 		if rep.Action == rl.Stop {
 			bar.Clear()
 			r.log.Error().Int("step", rep.Step).Msg("training stopped: " + rep.Reason)
+			rs.stopped = rep.Reason
 			break
 		}
-		if r.evalEvery > 0 && rep.Step%r.evalEvery == 0 && rep.Step < steps {
+		if r.opts.EvalEvery > 0 && rep.Step%r.opts.EvalEvery == 0 && rep.Step < steps {
 			e, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
 			if err != nil {
 				return err
 			}
 			bar.Clear()
 			logEval(r.log, r.metrics, rep.Step, "during", e)
+		}
+		if err := r.afterStep(ctx, rep.Step, steps, tr, rs); err != nil {
+			return err
 		}
 	}
 	bar.Clear()
@@ -131,16 +155,16 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int, cfg any, addToCkpt fu
 		return err
 	}
 	logEval(r.log, r.metrics, tr.Steps(), "after", after)
-	ckpt, err := r.save(m, tr.Steps(), cfg, addToCkpt)
+	ckpt, err := r.save(tr, rs)
 	if err != nil {
 		return err
 	}
 	var table bytes.Buffer
-	sum.Table(&table)
+	rs.summary.Table(&table)
 	if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
 		return err
 	}
-	os.Stdout.Write(table.Bytes())
-	r.finish(before, after, time.Since(start), ckpt)
+	stdout.Write(table.Bytes())
+	r.finish(rs.before, after, time.Since(start), ckpt)
 	return nil
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -60,12 +60,14 @@ func init() {
 			if len(args) > 0 {
 				return fmt.Errorf("ppo takes no arguments, got %q", args)
 			}
-			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
-			if err := r.start(fs, "ppo"); err != nil {
+			spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, &cfg) },
+				register: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) }}
+			if err := r.start(fs, "ppo", spec); err != nil {
 				return err
 			}
 			defer r.closeMetrics()
-			m, l, err := r.loadInit(true)
+			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
+			m, l, err := r.model(true)
 			if err != nil {
 				return err
 			}
@@ -73,7 +75,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if l.State != nil {
+			if l != nil && l.State != nil {
 				ok, err := tr.LoadValueHead(l.State)
 				if err != nil {
 					return fmt.Errorf("--init %s: %w", l.Path, err)
@@ -82,10 +84,13 @@ func init() {
 					r.log.Info().Msg("value head restored from the initial checkpoint")
 				}
 			}
+			if err := r.restore(tr, cfg.Train.Steps); err != nil {
+				return err
+			}
 			if err := r.writeConfig("ppo", m, cfg); err != nil {
 				return err
 			}
-			return r.loop("ppo", tr, cfg.Train.Steps, cfg, func(st *checkpoint.State) error { return tr.SaveValueHead(st) })
+			return r.loop("ppo", tr, cfg.Train.Steps)
 		}
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
@@ -43,6 +42,7 @@ type rlRunMeta struct {
 	Init    string          `json:"init,omitempty"`
 	Tasks   taskFlags       `json:"tasks"`
 	Config  json.RawMessage `json:"config"`
+	Run     *runOptions     `json:"run,omitempty"`
 }
 
 func defaultTaskFlags() taskFlags {
@@ -236,28 +236,55 @@ type rlRun struct {
 	tasks        taskFlags
 	init         string
 	runDir       string
-	evalEvery    int
+	opts         runOptions
 	log, metrics zerolog.Logger
 	closeMetrics func()
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
 	tok          *tokenizer.Tokenizer
 	setup        *taskSetup
+	// resumed is the run being continued (--resume), nil for a new run.
+	resumed *resumedRun
+}
+
+// runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
+// change a run's numbers, so a resumed run may set them afresh.
+type runOptions struct {
+	// EvalEvery measures held-out accuracy every this many steps (0: before and after only).
+	EvalEvery int `json:"eval_every"`
+	// SaveEvery writes the checkpoint (with the optimizer state, to continue with --resume)
+	// every this many steps; 0 saves only at the end, at --stop-at and on an interrupt.
+	SaveEvery int `json:"save_every"`
+	// StopAt saves and stops before this step, to be continued with --resume; 0 runs to the end.
+	StopAt int `json:"stop_at,omitempty"`
+	// Resume is the run directory (or checkpoint) this invocation continued, if any.
+	Resume string `json:"resume,omitempty"`
 }
 
 func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.StringVar(&r.init, "init", "", initHelp)
-	fs.StringVar(&r.runDir, "run-dir", "", "where to write config.json, metrics.jsonl and the checkpoint (default: runs/<command>-<task>-<time>)")
-	fs.IntVar(&r.evalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
+	fs.StringVar(&r.runDir, "run-dir", "", "where to write config.json, metrics.jsonl and the checkpoint (default: runs/<command>-<task>-<time>; with --resume: the resumed run's directory)")
+	fs.IntVar(&r.opts.EvalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
+	fs.IntVar(&r.opts.SaveEvery, "save-every", 100, "write the checkpoint, with optimizer state to continue from, every this many steps (0: only at the end, at --stop-at and on Ctrl-C)")
+	fs.IntVar(&r.opts.StopAt, "stop-at", 0, "save and stop before this step, to be continued later with --resume (0: run to --steps)")
+	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 }
 
-// start opens the backend, tokenizer, tasks, run directory and metrics file.
-func (r *rlRun) start(fs *pflag.FlagSet, command string) error {
+// start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
+// run's own settings replace the flags first (see loadResume, which spec drives).
+func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error {
 	r.log = r.common.logger()
-	if r.evalEvery < 0 {
-		return fmt.Errorf("--eval-every %d: want >= 0", r.evalEvery)
+	if r.opts.EvalEvery < 0 || r.opts.SaveEvery < 0 || r.opts.StopAt < 0 {
+		return fmt.Errorf("--eval-every %d, --save-every %d, --stop-at %d: want >= 0", r.opts.EvalEvery, r.opts.SaveEvery, r.opts.StopAt)
 	}
-	r.tasks.inherit(fs, r.init, r.log)
+	if r.opts.Resume != "" {
+		var err error
+		if r.resumed, err = r.loadResume(fs, command, spec); err != nil {
+			return err
+		}
+	} else {
+		r.tasks.inherit(fs, r.init, r.log)
+	}
 	var err error
 	if r.be, err = r.common.backend(r.log); err != nil {
 		return err
@@ -275,7 +302,18 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string) error {
 	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
 		return fmt.Errorf("--run-dir: %w", err)
 	}
-	r.metrics, r.closeMetrics, err = openMetrics(filepath.Join(r.runDir, "metrics.jsonl"), false)
+	metricsPath := filepath.Join(r.runDir, "metrics.jsonl")
+	if r.resumed != nil {
+		dropped, err := trimMetrics(metricsPath, r.resumed.State.Step)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		if dropped > 0 {
+			r.log.Warn().Int("lines", dropped).Int("step", r.resumed.State.Step).
+				Msg("dropped metric lines written after the checkpoint (those steps run again)")
+		}
+	}
+	r.metrics, r.closeMetrics, err = openMetrics(metricsPath, r.resumed != nil)
 	return err
 }
 
@@ -297,40 +335,54 @@ func (r *rlRun) loadInit(required bool) (*gpt2.Model, *load.Loaded, error) {
 	return m, l, nil
 }
 
+// model returns the model to train: with --resume one of the run's shape (its parameters come
+// with the trainer's Restore), else --init's (required or not).
+func (r *rlRun) model(required bool) (*gpt2.Model, *load.Loaded, error) {
+	if r.resumed == nil {
+		return r.loadInit(required)
+	}
+	m, err := gpt2.New(r.be, r.resumed.Config)
+	return m, nil, err
+}
+
+// restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
+// the run's total, which must leave a step to take.
+func (r *rlRun) restore(tr checkpointer, steps int) error {
+	res := r.resumed
+	if res == nil {
+		return nil
+	}
+	if res.stopped != "" {
+		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.stopped)
+	}
+	if steps <= res.State.Step {
+		return fmt.Errorf("--resume %s: the run has taken %d of --steps %d; pass a larger --steps to continue it", res.Path, res.State.Step, steps)
+	}
+	if err := tr.Restore(res.State, res.Path); err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	r.log.Info().Int("step", res.State.Step).Int("steps", steps).Str("from", res.Path).Msg("resumed")
+	return nil
+}
+
 func (r *rlRun) writeConfig(command string, m *gpt2.Model, cfg any) error {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(r.runDir, "config.json"), rlRunMeta{Command: command, Model: m.Config, Init: r.init, Tasks: r.tasks, Config: raw})
-}
-
-// save writes the run's checkpoint (parameters, step, config; extra buffers via add).
-func (r *rlRun) save(m *gpt2.Model, step int, cfg any, add func(*checkpoint.State) error) (string, error) {
-	p, err := m.ParamsToHost()
-	if err != nil {
-		return "", err
-	}
-	raw, _ := json.Marshal(cfg)
-	st := &checkpoint.State{Config: m.Config, Step: step, Params: p, Meta: map[string]string{"rl_config": string(raw)}}
-	if add != nil {
-		if err := add(st); err != nil {
-			return "", err
-		}
-	}
-	path := filepath.Join(r.runDir, load.RunCheckpoint)
-	return path, checkpoint.Save(path, st)
+	opts := r.opts
+	return writeJSON(filepath.Join(r.runDir, "config.json"), rlRunMeta{Command: command, Model: m.Config, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts})
 }
 
 // finish prints the accuracies and where the results are.
 func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt string) {
 	if before != nil && after != nil {
-		fmt.Fprintf(os.Stdout, "held-out accuracy (greedy): %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
+		fmt.Fprintf(stdout, "held-out accuracy (greedy): %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
 			100*(after.Accuracy-before.Accuracy), wall.Round(time.Second))
 		if r.tasks.EvalSamples > 0 {
-			fmt.Fprintf(os.Stdout, "held-out accuracy (%d samples per problem at temperature %g): %.1f%% -> %.1f%% (%+.1f points)\n",
+			fmt.Fprintf(stdout, "held-out accuracy (%d samples per problem at temperature %g): %.1f%% -> %.1f%% (%+.1f points)\n",
 				r.tasks.EvalSamples, r.evalTemp, 100*before.SampledAccuracy, 100*after.SampledAccuracy, 100*(after.SampledAccuracy-before.SampledAccuracy))
 		}
 	}
-	fmt.Fprintf(os.Stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -19,23 +20,39 @@ import (
 // sftFlags configure `vkgrad sft`.
 type sftFlags struct {
 	rlRun
-	cfg    rl.SFTConfig
-	preset string
-	shape  modelShape
-	seed   uint64
-	// examples caps the distinct training problems (a fixed labelled set, reshuffled each
+	cfg     rl.SFTConfig
+	sftOpts sftOptions
+}
+
+// sftOptions are sft's settings beyond rl.SFTConfig, saved with it in config.json.
+type sftOptions struct {
+	Preset string     `json:"preset"`
+	Shape  modelShape `json:"shape"`
+	// Seed draws a new model's initialisation.
+	Seed uint64 `json:"seed"`
+	// Examples caps the distinct training problems (a fixed labelled set, reshuffled each
 	// epoch); 0 draws a fresh problem for every example.
-	examples int
-	// stopAt ends training once the greedy accuracy on validation problems (from the training
-	// split, never the held-out set) reaches it, checked every checkEvery steps; 0 disables.
-	stopAt     float64
-	checkEvery int
-	checkSize  int
+	Examples int `json:"examples"`
+	// StopAtAccuracy ends training once the greedy accuracy on validation problems (from the
+	// training split, never the held-out set) reaches it, checked every CheckEvery steps on
+	// CheckSize problems; 0 disables.
+	StopAtAccuracy float64 `json:"stop_at_accuracy"`
+	CheckEvery     int     `json:"check_every"`
+	CheckSize      int     `json:"check_size"`
+}
+
+// sftRunConfig is the "config" of an sft run's config.json.
+type sftRunConfig struct {
+	rl.SFTConfig
+	sftOptions
 }
 
 // modelShape overrides a preset's dimensions.
 type modelShape struct {
-	Layers, Heads, Channels, Context int
+	Layers   int `json:"layers"`
+	Heads    int `json:"heads"`
+	Channels int `json:"channels"`
+	Context  int `json:"context"`
 }
 
 // defaultSFTConfig is tuned so the default run teaches the default addition task to about half
@@ -46,45 +63,65 @@ func defaultSFTConfig() rl.SFTConfig {
 	return c
 }
 
+func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
+	fs.StringVar(&o.Preset, "preset", o.Preset, "shape of a new model: "+strings.Join(gpt2.PresetNames(), ", "))
+	fs.IntVar(&o.Shape.Layers, "layers", o.Shape.Layers, "override the preset's number of layers (0: keep)")
+	fs.IntVar(&o.Shape.Heads, "heads", o.Shape.Heads, "override the preset's attention heads (0: keep)")
+	fs.IntVar(&o.Shape.Channels, "channels", o.Shape.Channels, "override the preset's channels (0: keep)")
+	fs.IntVar(&o.Shape.Context, "context", o.Shape.Context, "override the preset's context length (0: keep)")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of a new model's initialisation")
+	fs.IntVar(&o.Examples, "examples", o.Examples, "train on this many distinct problems, reshuffled each epoch (0: a fresh problem every time)")
+	fs.Float64Var(&o.StopAtAccuracy, "stop-at-accuracy", o.StopAtAccuracy, "stop once the greedy accuracy on validation problems of the training split reaches this (0: run all steps); leaves room for RL to show its gain")
+	fs.IntVar(&o.CheckEvery, "check-every", o.CheckEvery, "steps between the --stop-at-accuracy checks")
+	fs.IntVar(&o.CheckSize, "check-size", o.CheckSize, "validation problems per --stop-at-accuracy check")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "examples per step")
+	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
+	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "learning rate at the end of the cosine decay")
+	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "steps of linear learning-rate warmup")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "AdamW weight decay")
+	fs.Float64Var(&c.MaxGradNorm, "clip", c.MaxGradNorm, "clip the global gradient norm to this (0: off)")
+	fs.BoolVar(&c.AnswerOnly, "answer-only", c.AnswerOnly, "put the loss on the answer tokens and EOS only (--answer-only=false: also the prompt)")
+}
+
 func init() {
 	register("sft", "supervised warm-up on a built-in task's generated examples (the start of RL fine-tuning)", func(fs *pflag.FlagSet) func([]string) error {
-		f := &sftFlags{cfg: defaultSFTConfig(), preset: "gpt2-micro", seed: 1, stopAt: 0.6, checkEvery: 25, checkSize: 200}
+		f := &sftFlags{cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
 		f.evalTemp = 1
 		f.common = addCommonFlags(fs)
 		f.tasks = defaultTaskFlags()
 		addTaskFlags(fs, &f.tasks)
 		addRunFlags(fs, &f.rlRun, "start from this model (checkpoint or run directory) instead of a new one")
-		fs.StringVar(&f.preset, "preset", f.preset, "shape of a new model: "+strings.Join(gpt2.PresetNames(), ", "))
-		fs.IntVar(&f.shape.Layers, "layers", 0, "override the preset's number of layers (0: keep)")
-		fs.IntVar(&f.shape.Heads, "heads", 0, "override the preset's attention heads (0: keep)")
-		fs.IntVar(&f.shape.Channels, "channels", 0, "override the preset's channels (0: keep)")
-		fs.IntVar(&f.shape.Context, "context", 0, "override the preset's context length (0: keep)")
-		fs.Uint64Var(&f.seed, "seed", f.seed, "seed of a new model's initialisation")
-		fs.IntVar(&f.examples, "examples", f.examples, "train on this many distinct problems, reshuffled each epoch (0: a fresh problem every time)")
-		fs.Float64Var(&f.stopAt, "stop-at-accuracy", f.stopAt, "stop once the greedy accuracy on validation problems of the training split reaches this (0: run all steps); leaves room for RL to show its gain")
-		fs.IntVar(&f.checkEvery, "check-every", f.checkEvery, "steps between the --stop-at-accuracy checks")
-		fs.IntVar(&f.checkSize, "check-size", f.checkSize, "validation problems per --stop-at-accuracy check")
-		fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps")
-		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "examples per step")
-		fs.Float64Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
-		fs.Float64Var(&f.cfg.MinLR, "min-lr", f.cfg.MinLR, "learning rate at the end of the cosine decay")
-		fs.IntVar(&f.cfg.Warmup, "warmup", f.cfg.Warmup, "steps of linear learning-rate warmup")
-		fs.Float64Var(&f.cfg.WeightDecay, "weight-decay", f.cfg.WeightDecay, "AdamW weight decay")
-		fs.Float64Var(&f.cfg.MaxGradNorm, "clip", f.cfg.MaxGradNorm, "clip the global gradient norm to this (0: off)")
-		fs.BoolVar(&f.cfg.AnswerOnly, "answer-only", f.cfg.AnswerOnly, "put the loss on the answer tokens and EOS only (--answer-only=false: also the prompt)")
+		addSFTFlags(fs, &f.cfg, &f.sftOpts)
 		return func(args []string) error { return f.run(fs, args) }
 	})
+}
+
+func (f *sftFlags) runConfig() sftRunConfig {
+	return sftRunConfig{SFTConfig: f.cfg, sftOptions: f.sftOpts}
 }
 
 func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("sft takes no arguments, got %q", args)
 	}
-	if err := f.start(fs, "sft"); err != nil {
+	spec := resumeSpec{
+		decode: func(raw json.RawMessage) error {
+			c := f.runConfig()
+			if err := json.Unmarshal(raw, &c); err != nil {
+				return err
+			}
+			f.cfg, f.sftOpts = c.SFTConfig, c.sftOptions
+			return nil
+		},
+		register:  func(fs *pflag.FlagSet) { addSFTFlags(fs, &f.cfg, &f.sftOpts) },
+		mayChange: []string{"stop-at-accuracy", "check-every", "check-size"},
+	}
+	if err := f.start(fs, "sft", spec); err != nil {
 		return err
 	}
 	defer f.closeMetrics()
-	m, _, err := f.loadInit(false)
+	m, _, err := f.model(false)
 	if err != nil {
 		return err
 	}
@@ -94,11 +131,11 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 		}
 	}
 	src := f.setup.train
-	if f.examples < 0 {
-		return fmt.Errorf("--examples %d: want >= 0", f.examples)
+	if f.sftOpts.Examples < 0 {
+		return fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
 	}
-	if f.examples > 0 {
-		if src, err = fixedSet(src, f.examples, f.tasks.DataSeed); err != nil {
+	if f.sftOpts.Examples > 0 {
+		if src, err = fixedSet(src, f.sftOpts.Examples, f.tasks.DataSeed); err != nil {
 			return fmt.Errorf("--examples: %w", err)
 		}
 	}
@@ -107,27 +144,39 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	var check []rl.Prompt
-	if f.stopAt < 0 || f.stopAt > 1 || f.checkEvery < 1 || f.checkSize < 1 {
-		return fmt.Errorf("--stop-at-accuracy %v, --check-every %d, --check-size %d: want a value in [0, 1] and positive counts", f.stopAt, f.checkEvery, f.checkSize)
+	if f.sftOpts.StopAtAccuracy < 0 || f.sftOpts.StopAtAccuracy > 1 || f.sftOpts.CheckEvery < 1 || f.sftOpts.CheckSize < 1 {
+		return fmt.Errorf("--stop-at-accuracy %v, --check-every %d, --check-size %d: want a value in [0, 1] and positive counts", f.sftOpts.StopAtAccuracy, f.sftOpts.CheckEvery, f.sftOpts.CheckSize)
 	}
-	if f.stopAt > 0 {
-		if check, err = validationSet(f.setup, f.checkSize, f.tasks.DataSeed); err != nil {
+	if f.sftOpts.StopAtAccuracy > 0 {
+		if check, err = validationSet(f.setup, f.sftOpts.CheckSize, f.tasks.DataSeed); err != nil {
 			return fmt.Errorf("--stop-at-accuracy: %w", err)
 		}
 	}
-	if err := f.writeConfig("sft", m, f.cfg); err != nil {
+	if err := f.restore(tr, f.cfg.Steps); err != nil {
+		return err
+	}
+	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
 	f.log.Info().Str("model", m.Config.String()).Str("params", humanCount(m.Config.NumParams())).Str("task", f.tasks.Spec).
 		Str("run_dir", f.runDir).Msg("supervised training")
+	ctx, stop := interruptContext()
+	defer stop()
 	start := time.Now()
-	before, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
-	if err != nil {
-		return err
+	rs := &runState{}
+	if f.resumed != nil {
+		rs.before = f.resumed.before
+	} else {
+		if rs.before, err = f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp); err != nil {
+			return err
+		}
+		logEval(f.log, f.metrics, 0, "before", rs.before)
 	}
-	logEval(f.log, f.metrics, 0, "before", before)
 	bar := progress.New(os.Stderr, f.cfg.Steps)
 	for tr.Step < f.cfg.Steps {
+		if stop, err := f.pause(ctx, "sft", tr.Step, f.cfg.Steps, tr, rs, bar); stop {
+			return err
+		}
 		s, err := tr.TrainStep()
 		if err != nil {
 			bar.Clear()
@@ -136,26 +185,30 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 		f.metrics.Log().Str("kind", "sft").Int("step", s.Step).Float64("loss", s.Loss).Float64("lr", s.LR).
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
-		if len(check) > 0 && s.Step%f.checkEvery == 0 && s.Step < f.cfg.Steps {
+		if len(check) > 0 && s.Step%f.sftOpts.CheckEvery == 0 && s.Step < f.cfg.Steps {
 			r, err := rl.Evaluate(m, f.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
 			if err != nil {
 				return err
 			}
 			f.metrics.Log().Str("kind", "sft_check").Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Msg("")
-			if r.Accuracy >= f.stopAt {
+			if r.Accuracy >= f.sftOpts.StopAtAccuracy {
 				bar.Clear()
-				f.log.Info().Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.stopAt).
+				f.log.Info().Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
 					Msg("validation accuracy reached --stop-at-accuracy; stopping")
+				rs.stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
 				break
 			}
 		}
-		if f.evalEvery > 0 && s.Step%f.evalEvery == 0 && s.Step < f.cfg.Steps {
+		if f.opts.EvalEvery > 0 && s.Step%f.opts.EvalEvery == 0 && s.Step < f.cfg.Steps {
 			r, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
 			if err != nil {
 				return err
 			}
 			bar.Clear()
 			logEval(f.log, f.metrics, s.Step, "during", r)
+		}
+		if err := f.afterStep(ctx, s.Step, f.cfg.Steps, tr, rs); err != nil {
+			return err
 		}
 	}
 	bar.Clear()
@@ -164,12 +217,12 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	logEval(f.log, f.metrics, tr.Step, "after", after)
-	ckpt, err := f.save(m, tr.Step, f.cfg, nil)
+	ckpt, err := f.save(tr, rs)
 	if err != nil {
 		return err
 	}
-	f.finish(before, after, time.Since(start), ckpt)
-	fmt.Fprintf(os.Stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
+	f.finish(rs.before, after, time.Since(start), ckpt)
+	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
 	return nil
 }
 
@@ -203,7 +256,7 @@ func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
 }
 
 func (f *sftFlags) newModel() (*gpt2.Model, error) {
-	cfg, err := gpt2.Preset(f.preset)
+	cfg, err := gpt2.Preset(f.sftOpts.Preset)
 	if err != nil {
 		return nil, fmt.Errorf("--preset: %w", err)
 	}
@@ -211,7 +264,7 @@ func (f *sftFlags) newModel() (*gpt2.Model, error) {
 		name string
 		v    int
 		dst  *int
-	}{{"layers", f.shape.Layers, &cfg.NumLayers}, {"heads", f.shape.Heads, &cfg.NumHeads}, {"channels", f.shape.Channels, &cfg.Channels}, {"context", f.shape.Context, &cfg.MaxSeqLen}} {
+	}{{"layers", f.sftOpts.Shape.Layers, &cfg.NumLayers}, {"heads", f.sftOpts.Shape.Heads, &cfg.NumHeads}, {"channels", f.sftOpts.Shape.Channels, &cfg.Channels}, {"context", f.sftOpts.Shape.Context, &cfg.MaxSeqLen}} {
 		if o.v < 0 {
 			return nil, fmt.Errorf("--%s %d: want >= 0", o.name, o.v)
 		}
@@ -223,13 +276,13 @@ func (f *sftFlags) newModel() (*gpt2.Model, error) {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
 	if cfg.VocabSize < f.tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.preset, cfg.VocabSize, f.tok.VocabSize())
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.tok.VocabSize())
 	}
 	m, err := gpt2.New(f.be, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return m, m.InitRandom(f.seed)
+	return m, m.InitRandom(f.sftOpts.Seed)
 }
 
 // fixedSet draws n distinct problems (by prompt text) from src and cycles over them, in a
@@ -251,14 +304,54 @@ func fixedSet(src rl.PromptSource, n int, seed uint64) (rl.PromptSource, error) 
 		}
 	}
 	r := rng.New(seed)
-	order := r.Perm(n)
-	pos := 0
-	return rl.PromptFunc(func() (rl.Prompt, error) {
-		if pos == n {
-			r.Shuffle(order)
-			pos = 0
+	return &fixedSource{set: set, r: r, order: r.Perm(n)}, nil
+}
+
+// fixedSource cycles over a fixed set of problems in a fresh order each epoch; it saves its
+// position (an rl.StatefulSource), so a resumed run continues the same order.
+type fixedSource struct {
+	set   []rl.Prompt
+	r     *rng.RNG
+	order []int
+	pos   int
+}
+
+func (s *fixedSource) Next() (rl.Prompt, error) {
+	if s.pos == len(s.order) {
+		s.r.Shuffle(s.order)
+		s.pos = 0
+	}
+	s.pos++
+	return s.set[s.order[s.pos-1]], nil
+}
+
+type fixedSourceState struct {
+	RNG   []uint64 `json:"rng"`
+	Order []int    `json:"order"`
+	Pos   int      `json:"pos"`
+}
+
+func (s *fixedSource) SourceState() (json.RawMessage, error) {
+	return json.Marshal(fixedSourceState{RNG: s.r.State(), Order: s.order, Pos: s.pos})
+}
+
+func (s *fixedSource) SetSourceState(raw json.RawMessage) error {
+	var st fixedSourceState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("--examples set position: %w", err)
+	}
+	if len(st.Order) != len(s.set) || st.Pos < 0 || st.Pos > len(st.Order) {
+		return fmt.Errorf("--examples set position: order of %d at %d for a set of %d", len(st.Order), st.Pos, len(s.set))
+	}
+	for _, i := range st.Order {
+		if i < 0 || i >= len(s.set) {
+			return fmt.Errorf("--examples set position: index %d outside a set of %d", i, len(s.set))
 		}
-		pos++
-		return set[order[pos-1]], nil
-	}), nil
+	}
+	if err := s.r.SetState(st.RNG); err != nil {
+		return fmt.Errorf("--examples set position: %w", err)
+	}
+	copy(s.order, st.Order)
+	s.pos = st.Pos
+	return nil
 }

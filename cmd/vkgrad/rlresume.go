@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/rl"
+)
+
+// checkpointer is a trainer the sft, grpo and ppo commands save and resume.
+type checkpointer interface {
+	Checkpoint() (*checkpoint.State, error)
+	Restore(st *checkpoint.State, path string) error
+}
+
+// Checkpoint Meta keys the commands add to a trainer's state: the held-out accuracy before
+// training and the summary so far, so a resumed run reports on the whole run, and the reason
+// a run ended before its last step.
+const (
+	metaEvalBefore = "run_eval_before"
+	metaSummary    = "run_summary"
+	metaStopped    = "run_stopped"
+)
+
+// runState is what a command saves beside its trainer.
+type runState struct {
+	before  *rl.EvalResult
+	summary *rl.Summary // nil for sft
+	stopped string
+}
+
+// resumedRun is the run --resume continues: its checkpoint and the command's saved state.
+type resumedRun struct {
+	*load.Loaded
+	runState
+}
+
+// resumeSpec says how a command restores and checks its own settings on --resume.
+type resumeSpec struct {
+	// decode reads config.json's "config" (the command's settings) into the command's config.
+	decode func(raw json.RawMessage) error
+	// register binds the command's own flags to its (now restored) config, so the flags given
+	// on the command line can be compared with the run's settings.
+	register func(fs *pflag.FlagSet)
+	// mayChange lists further flags of the command that a resume may change.
+	mayChange []string
+}
+
+// resumeMayChange are the flags of a run's settings a resume may change: the number of steps
+// (which changes the learning-rate schedule from the resume point on, as `vkgrad train
+// --resume --steps` does). The flags of the machine (--device, --threads), the logs and the run
+// loop (--eval-every, --save-every, --stop-at, --run-dir) are not settings of the run and may
+// always be given.
+var resumeMayChange = []string{"steps"}
+
+// interruptSignals end a run with a checkpoint: Ctrl-C and SIGTERM (what schedulers and
+// container runtimes send before killing a job).
+var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// afterStepHook, when set (by tests), runs after each training step with the run's interrupt
+// context.
+var afterStepHook func(ctx context.Context, step int)
+
+// loadResume reads the run to continue: its checkpoint and config.json, whose settings replace
+// the task flags, --init and the command's config (through spec). A flag given on the command
+// line must agree with the run's setting unless a resume may change it; the error names it.
+func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (*resumedRun, error) {
+	given := map[string]string{}
+	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	l, err := load.Read(r.opts.Resume)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	if l.State == nil {
+		return nil, fmt.Errorf("--resume %s: %s is a %s, not a vkgrad run checkpoint; start a new run from it with --init", r.opts.Resume, l.Path, l.Format)
+	}
+	switch kind := rl.SavedKind(l.State); kind {
+	case command:
+	case "":
+		return nil, fmt.Errorf("--resume %s: %s holds no %s trainer state (optimizer, RNG, prompt position): it was not written by vkgrad %s, or by a version that saved only the model; start a new run from it with --init", r.opts.Resume, l.Path, command, command)
+	default:
+		return nil, fmt.Errorf("--resume %s: %s is the checkpoint of a %s run; continue it with vkgrad %s --resume", r.opts.Resume, l.Path, kind, kind)
+	}
+	dir := filepath.Dir(l.Path)
+	cfgPath := filepath.Join(dir, "config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: reading the run's settings: %w", err)
+	}
+	var meta rlRunMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, fmt.Errorf("--resume: %s: %w", cfgPath, err)
+	}
+	if meta.Command != command {
+		return nil, fmt.Errorf("--resume: %s: command %q, want %q", cfgPath, meta.Command, command)
+	}
+	r.tasks, r.init = meta.Tasks, meta.Init
+	// The run loop's cadence carries over unless given again.
+	if o := meta.Run; o != nil {
+		if _, ok := given["eval-every"]; !ok {
+			r.opts.EvalEvery = o.EvalEvery
+		}
+		if _, ok := given["save-every"]; !ok {
+			r.opts.SaveEvery = o.SaveEvery
+		}
+	}
+	if err := spec.decode(meta.Config); err != nil {
+		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
+	}
+	saved := pflag.NewFlagSet("saved", pflag.ContinueOnError)
+	saved.SetOutput(io.Discard)
+	saved.StringVar(&r.init, "init", r.init, "")
+	addTaskFlags(saved, &r.tasks)
+	spec.register(saved)
+	may := append(slices.Clone(resumeMayChange), spec.mayChange...)
+	names := make([]string, 0, len(given))
+	for name := range given {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		f := saved.Lookup(name)
+		if f == nil {
+			continue // a flag of the machine, the logs or the run loop
+		}
+		if slices.Contains(may, name) {
+			if err := saved.Set(name, given[name]); err != nil {
+				return nil, fmt.Errorf("--%s: %w", name, err)
+			}
+			continue
+		}
+		if f.Value.String() != given[name] {
+			return nil, fmt.Errorf("--%s %s: the run was made with --%s %s, which cannot change when resuming (the continued run would no longer match an uninterrupted one); start a new run with --init %s instead",
+				name, given[name], name, f.Value.String(), dir)
+		}
+	}
+	res := &resumedRun{Loaded: l}
+	m := l.State.Meta
+	if v, ok := m[metaEvalBefore]; ok {
+		if err := json.Unmarshal([]byte(v), &res.before); err != nil {
+			return nil, fmt.Errorf("--resume %s: meta %q: %w", l.Path, metaEvalBefore, err)
+		}
+	}
+	if v, ok := m[metaSummary]; ok {
+		res.summary = rl.NewSummary()
+		if err := json.Unmarshal([]byte(v), res.summary); err != nil {
+			return nil, fmt.Errorf("--resume %s: meta %q: %w", l.Path, metaSummary, err)
+		}
+	}
+	res.stopped = m[metaStopped]
+	if r.runDir == "" {
+		r.runDir = dir
+	}
+	return res, nil
+}
+
+// trimMetrics drops the lines of a metrics file written after step (by a run that crashed
+// after its last checkpoint: those steps run again) and a torn last line; it returns how many
+// it dropped. A missing file is fine.
+func trimMetrics(path string, step int) (int, error) {
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var keep bytes.Buffer
+	dropped := 0
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var rec struct {
+			Step *float64 `json:"step"`
+		}
+		if json.Unmarshal(line, &rec) != nil || (rec.Step != nil && *rec.Step > float64(step)) {
+			dropped++
+			continue
+		}
+		keep.Write(line)
+		keep.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if dropped == 0 {
+		return 0, nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, keep.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	return dropped, os.Rename(tmp, path)
+}
+
+// save writes the run's checkpoint: the trainer's whole state and the command's (rs).
+func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
+	st, err := tr.Checkpoint()
+	if err != nil {
+		return "", err
+	}
+	put := func(key string, v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("saving %s: %w", key, err)
+		}
+		st.Meta[key] = string(raw)
+		return nil
+	}
+	if rs.before != nil {
+		if err := put(metaEvalBefore, rs.before); err != nil {
+			return "", err
+		}
+	}
+	if rs.summary != nil {
+		if err := put(metaSummary, rs.summary); err != nil {
+			return "", err
+		}
+	}
+	if rs.stopped != "" {
+		st.Meta[metaStopped] = rs.stopped
+	}
+	path := filepath.Join(r.runDir, load.RunCheckpoint)
+	return path, checkpoint.Save(path, st)
+}
+
+// interruptContext is cancelled by Ctrl-C or SIGTERM.
+func interruptContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), interruptSignals...)
+}
+
+// pause saves and reports when the run must stop before taking step+1: --stop-at reached, or
+// an interrupt arrived (which makes the command fail, so scripts see it did not finish).
+func (r *rlRun) pause(ctx context.Context, command string, step, steps int, tr checkpointer, rs *runState, bar *progress.Bar) (stop bool, err error) {
+	atStop := r.opts.StopAt > 0 && step >= r.opts.StopAt
+	if !atStop && ctx.Err() == nil {
+		return false, nil
+	}
+	bar.Clear()
+	path, err := r.save(tr, rs)
+	if atStop {
+		if err != nil {
+			return true, err
+		}
+		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad %s --resume %s\n", step, steps, path, command, r.runDir)
+		return true, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("interrupted, and saving failed: %w", err)
+	}
+	return true, fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", step, steps, path, command, r.runDir)
+}
+
+// afterStep saves every --save-every steps (not at the last step, which the end saves) and runs
+// the test hook.
+func (r *rlRun) afterStep(ctx context.Context, step, steps int, tr checkpointer, rs *runState) error {
+	if r.opts.SaveEvery > 0 && step%r.opts.SaveEvery == 0 && step < steps {
+		if _, err := r.save(tr, rs); err != nil {
+			return err
+		}
+	}
+	if afterStepHook != nil {
+		afterStepHook(ctx, step)
+	}
+	return nil
+}
