@@ -96,6 +96,26 @@
 // SFTTrainer is the supervised warm-up on prompt/answer pairs (loss on the answer tokens), and
 // Evaluate measures greedy and sampled held-out accuracy.
 //
+// # Checkpoints and resuming
+//
+// GRPOTrainer, PPOTrainer and SFTTrainer each have Checkpoint (the whole state as a
+// checkpoint.State), Save (Checkpoint written atomically by nn/checkpoint) and Restore. A
+// checkpoint holds everything that carries over from one step to the next: the policy's
+// parameters and AdamW moments and step; the reference model's parameters (ReferenceExtra:
+// syncs and EMA blends move it away from the initial model) and sync count; the sampling RNG
+// (the value head's dropout masks are keyed by the seed and the step); the step, and with it the
+// learning-rate schedule; the prompt stream's position (MetaState: a StatefulSource's own state,
+// else the number of prompts drawn, replayed on restore); GRPO's stop reason; and for PPO the
+// value head's parameters and its own AdamW moments and step and the KL controller's
+// coefficient. The trainer's config is stored under MetaConfig and the kind under MetaTrainer.
+// Restore takes a trainer built afresh with the same model shape, config and prompt source, and
+// checks before changing anything: a different model shape or config field (only the number of
+// steps may change), another kind of trainer, a missing reference or optimizer state are refused
+// with the file and the field named. The restored trainer then takes exactly the steps an
+// uninterrupted one would: on the CPU every metric and parameter is bitwise identical. The
+// built-in task sources (rl/tasks) save their position; `vkgrad sft|grpo|ppo` checkpoint every
+// --save-every steps, at --stop-at and on Ctrl-C or SIGTERM, and continue with --resume.
+//
 // Rewards never fail silently: a reward function that errors makes the step fail with the
 // reward's name, instead of a dummy score that would inject a fake learning signal. A reward
 // sees the decoded completion followed by EOSText when the row ended with an EOS

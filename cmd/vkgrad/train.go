@@ -129,7 +129,14 @@ func (f *trainFlags) run(args []string) error {
 	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
 		return err
 	}
-	metrics, closeMetrics, err := openMetrics(filepath.Join(f.runDir, "metrics.jsonl"), resumed != nil)
+	metricsPath := filepath.Join(f.runDir, "metrics.jsonl")
+	if resumed != nil {
+		// Lines of steps taken after the checkpoint (a crash since the last save) are written again.
+		if _, err := trimMetrics(metricsPath, tr.Step); err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+	}
+	metrics, closeMetrics, err := openMetrics(metricsPath, resumed != nil)
 	if err != nil {
 		return err
 	}
@@ -257,7 +264,7 @@ func loadCorpus(df dataFlags, cacheDir string, log zerolog.Logger) ([]int32, str
 }
 
 func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), interruptSignals...)
 	defer stop()
 	ckpt := filepath.Join(f.runDir, load.RunCheckpoint)
 	validate := func() (float32, error) {
