@@ -223,14 +223,9 @@ func diffJSON(what string, a, b any, skip map[string]bool) string {
 	fa, fb := map[string]any{}, map[string]any{}
 	flatten("", norm(a), fa)
 	flatten("", norm(b), fb)
-	keys := slices.Sorted(maps.Keys(fa))
-	for k := range fb {
-		if _, ok := fa[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	union := maps.Clone(fa)
+	maps.Copy(union, fb)
+	for _, k := range slices.Sorted(maps.Keys(union)) {
 		if skip[k] {
 			continue
 		}

@@ -255,7 +255,8 @@ type runOptions struct {
 	// SaveEvery writes the checkpoint (with the optimizer state, to continue with --resume)
 	// every this many steps; 0 saves only at the end, at --stop-at and on an interrupt.
 	SaveEvery int `json:"save_every"`
-	// StopAt saves and stops before this step, to be continued with --resume; 0 runs to the end.
+	// StopAt saves and stops once this many steps are taken, to be continued with --resume; 0
+	// runs to the end. It is not carried over by a resume.
 	StopAt int `json:"stop_at,omitempty"`
 	// Resume is the run directory (or checkpoint) this invocation continued, if any.
 	Resume string `json:"resume,omitempty"`
@@ -266,7 +267,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.StringVar(&r.runDir, "run-dir", "", "where to write config.json, metrics.jsonl and the checkpoint (default: runs/<command>-<task>-<time>; with --resume: the resumed run's directory)")
 	fs.IntVar(&r.opts.EvalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
 	fs.IntVar(&r.opts.SaveEvery, "save-every", 100, "write the checkpoint, with optimizer state to continue from, every this many steps (0: only at the end, at --stop-at and on Ctrl-C)")
-	fs.IntVar(&r.opts.StopAt, "stop-at", 0, "save and stop before this step, to be continued later with --resume (0: run to --steps)")
+	fs.IntVar(&r.opts.StopAt, "stop-at", 0, "save and stop once this many steps are taken, to be continued later with --resume (0: run to --steps)")
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 }
 
