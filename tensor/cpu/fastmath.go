@@ -41,16 +41,7 @@ func expf32(x float32) float32 {
 	if x < -104 {
 		return 0
 	}
-	x = min(x, 89) // beyond 88.73 the result overflows to +Inf either way
-	k := float32(float32(x*exp32Log2e)+exp32Round) - exp32Round
-	r := float32(x-float32(k*exp32Ln2Hi)) - float32(k*exp32Ln2Lo)
-	p := float32(exp32P0*r) + exp32P1
-	p = float32(p*r) + exp32P2
-	p = float32(p*r) + exp32P3
-	p = float32(p*r) + exp32P4
-	p = float32(p*r) + exp32P5
-	p = float32(float32(float32(p*r)*r)+r) + 1
-	ki := int32(k)
+	p, ki := expPoly(min(x, 89)) // beyond 88.73 the result overflows to +Inf either way
 	k1 := ki >> 1
 	k2 := ki - k1
 	p = float32(p * math.Float32frombits(uint32(k1+127)<<23))

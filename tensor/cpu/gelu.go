@@ -42,15 +42,21 @@ var geluScale = float32(math.Sqrt(float64(float32(2 / math.Pi))))
 
 // exp32 is e^x for 0 <= x <= 2·geluClamp, in float32 steps (about 1 ulp).
 func exp32(x float32) float32 {
-	k := float32(float32(x*exp32Log2e)+exp32Round) - exp32Round
-	r := float32(x-float32(k*exp32Ln2Hi)) - float32(k*exp32Ln2Lo)
-	p := float32(exp32P0*r) + exp32P1
+	p, k := expPoly(x)
+	return p * math.Float32frombits(uint32(k+127)<<23)
+}
+
+// expPoly is exp32's reduction and polynomial: e^x = p·2^k.
+func expPoly(x float32) (p float32, k int32) {
+	kf := float32(float32(x*exp32Log2e)+exp32Round) - exp32Round
+	r := float32(x-float32(kf*exp32Ln2Hi)) - float32(kf*exp32Ln2Lo)
+	p = float32(exp32P0*r) + exp32P1
 	p = float32(p*r) + exp32P2
 	p = float32(p*r) + exp32P3
 	p = float32(p*r) + exp32P4
 	p = float32(p*r) + exp32P5
 	p = float32(float32(float32(p*r)*r)+r) + 1
-	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
+	return p, int32(kf)
 }
 
 // geluU is llm.c's GELU argument sqrt(2/pi)·(x + 0.044715x³).

@@ -221,6 +221,31 @@ DATA gc<>+856(SB)/4, $0xbc11371b
 DATA gc<>+860(SB)/4, $0xbc11371b
 GLOBL gc<>(SB), RODATA|NOPTR, $864
 
+// EXPPOLY8(X, K, R, P) is exp32's reduction and polynomial on eight lanes: K = round(X log2e)
+// (as floats), P = e^r for r = X - K ln2 (left in R). The caller applies 2^K.
+#define EXPPOLY8(X, K, R, P) \
+	VMULPS gc<>+448(SB), X, K; \
+	VADDPS gc<>+480(SB), K, K; \
+	VSUBPS gc<>+480(SB), K, K; \
+	VMULPS gc<>+512(SB), K, R; \
+	VSUBPS R, X, R; \
+	VMULPS gc<>+544(SB), K, P; \
+	VSUBPS P, R, R; \
+	VMULPS gc<>+576(SB), R, P; \
+	VADDPS gc<>+608(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS gc<>+640(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS gc<>+672(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS gc<>+704(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS gc<>+736(SB), P, P; \
+	VMULPS R, P, P; \
+	VMULPS R, P, P; \
+	VADDPS R, P, P; \
+	VADDPS gc<>+96(SB), P, P;
+
 // GELUTANH8 sets, for the eight x in Y0, Y1 = u = geluU(x), Y9 = tanh(u) and Y10 = sech²(u),
 // as tanhSech2 does, operation for operation (no fused multiply-adds). Clobbers Y2..Y8, Y11..Y13.
 #define GELUTANH8 \
@@ -232,27 +257,7 @@ GLOBL gc<>(SB), RODATA|NOPTR, $864
 	VANDPS gc<>+224(SB), Y1, Y2; \
 	VMINPS gc<>+288(SB), Y2, Y2; \
 	VADDPS Y2, Y2, Y3; \
-	VMULPS gc<>+448(SB), Y3, Y4; \
-	VADDPS gc<>+480(SB), Y4, Y4; \
-	VSUBPS gc<>+480(SB), Y4, Y4; \
-	VMULPS gc<>+512(SB), Y4, Y5; \
-	VSUBPS Y5, Y3, Y5; \
-	VMULPS gc<>+544(SB), Y4, Y6; \
-	VSUBPS Y6, Y5, Y5; \
-	VMULPS gc<>+576(SB), Y5, Y6; \
-	VADDPS gc<>+608(SB), Y6, Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VADDPS gc<>+640(SB), Y6, Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VADDPS gc<>+672(SB), Y6, Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VADDPS gc<>+704(SB), Y6, Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VADDPS gc<>+736(SB), Y6, Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VMULPS Y5, Y6, Y6; \
-	VADDPS Y5, Y6, Y6; \
-	VADDPS gc<>+96(SB), Y6, Y6; \
+	EXPPOLY8(Y3, Y4, Y5, Y6) \
 	VCVTPS2DQ Y4, Y7; \
 	VPADDD gc<>+768(SB), Y7, Y7; \
 	VPSLLD $23, Y7, Y7; \
@@ -367,27 +372,7 @@ essLoop:
 	VSUBPS Y8, Y0, Y0
 	VCMPPS $0x15, Y15, Y0, Y7
 	VMINPS Y0, Y14, Y1
-	VMULPS gc<>+448(SB), Y1, Y2
-	VADDPS gc<>+480(SB), Y2, Y2
-	VSUBPS gc<>+480(SB), Y2, Y2
-	VMULPS gc<>+512(SB), Y2, Y4
-	VSUBPS Y4, Y1, Y4
-	VMULPS gc<>+544(SB), Y2, Y5
-	VSUBPS Y5, Y4, Y4
-	VMULPS gc<>+576(SB), Y4, Y5
-	VADDPS gc<>+608(SB), Y5, Y5
-	VMULPS Y4, Y5, Y5
-	VADDPS gc<>+640(SB), Y5, Y5
-	VMULPS Y4, Y5, Y5
-	VADDPS gc<>+672(SB), Y5, Y5
-	VMULPS Y4, Y5, Y5
-	VADDPS gc<>+704(SB), Y5, Y5
-	VMULPS Y4, Y5, Y5
-	VADDPS gc<>+736(SB), Y5, Y5
-	VMULPS Y4, Y5, Y5
-	VMULPS Y4, Y5, Y5
-	VADDPS Y4, Y5, Y5
-	VADDPS gc<>+96(SB), Y5, Y5
+	EXPPOLY8(Y1, Y2, Y4, Y5)
 	VCVTPS2DQ Y2, Y6
 	VPSRAD $1, Y6, Y10
 	VPSUBD Y10, Y6, Y11
