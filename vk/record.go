@@ -3,9 +3,10 @@ package vk
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 	"unsafe"
+
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 const (
@@ -397,11 +398,7 @@ func (d *Device) flushLocked() error {
 }
 
 // ProfileEntry is the GPU time spent in one kernel.
-type ProfileEntry struct {
-	Kernel string
-	Count  int
-	Total  time.Duration
-}
+type ProfileEntry = tensor.KernelTime
 
 // SetProfiling turns per-dispatch timestamp queries on or off (from the next command buffer).
 func (d *Device) SetProfiling(on bool) error {
@@ -457,7 +454,8 @@ func (d *Device) readTimestamps() {
 	}
 }
 
-// Profile returns the GPU time per kernel since profiling began or was reset, largest first.
+// Profile returns the GPU time per kernel since profiling began or was reset, in no order
+// (tensor.ProfileTable sorts it).
 // Dispatches without a barrier between them may overlap, so times can add up to more than
 // the wall-clock time.
 func (d *Device) Profile() []ProfileEntry {
@@ -467,12 +465,6 @@ func (d *Device) Profile() []ProfileEntry {
 	for _, e := range d.rec.profile {
 		out = append(out, *e)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Total != out[j].Total {
-			return out[i].Total > out[j].Total
-		}
-		return out[i].Kernel < out[j].Kernel
-	})
 	return out
 }
 

@@ -2,8 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"time"
 
 	"github.com/vkgrad/vkgrad/tensor"
@@ -74,35 +72,13 @@ func (b *Backend) SetProfiling(on bool) {
 }
 
 // KernelProfile returns the wall time per op since profiling was turned on, in the Vulkan
-// backend's format: kernel, calls, total_ms, mean_us and share (of the summed op time),
-// largest first.
+// backend's format (tensor.ProfileTable).
 func (b *Backend) KernelProfile() []map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	names := make([]string, 0, len(b.profile))
-	var total time.Duration
+	times := make([]tensor.KernelTime, 0, len(b.profile))
 	for name, s := range b.profile {
-		names = append(names, name)
-		total += s.total
+		times = append(times, tensor.KernelTime{Kernel: name, Count: s.calls, Total: s.total})
 	}
-	sort.Slice(names, func(i, j int) bool {
-		si, sj := b.profile[names[i]], b.profile[names[j]]
-		if si.total != sj.total {
-			return si.total > sj.total
-		}
-		return names[i] < names[j]
-	})
-	round := func(x float64) float64 { return math.Round(x*1000) / 1000 }
-	out := make([]map[string]any, 0, len(names))
-	for _, name := range names {
-		s := b.profile[name]
-		out = append(out, map[string]any{
-			"kernel":   name,
-			"calls":    s.calls,
-			"total_ms": round(float64(s.total) / 1e6),
-			"mean_us":  round(float64(s.total) / 1e3 / float64(s.calls)),
-			"share":    round(float64(s.total) / float64(max(total, 1))),
-		})
-	}
-	return out
+	return tensor.ProfileTable(times)
 }
