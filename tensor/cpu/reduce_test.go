@@ -6,14 +6,6 @@ import (
 	"testing"
 )
 
-func randF32(r *rand.Rand, n int) []float32 {
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	return x
-}
-
 func sameBits(t *testing.T, what string, got, want []float32) {
 	t.Helper()
 	for i := range want {
@@ -28,7 +20,7 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 func TestReductionKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, n := range []int{0, 1, 15, 16, 17, 100, 4099} {
-		x := randF32(r, n)
+		x := randn(r, n, 1)
 		for _, sq := range []bool{false, true} {
 			var acc [16]float64
 			got, want := sumLanes(x, sq), sumLanesFrom(x, &acc, sq, 0)
@@ -51,15 +43,15 @@ func TestReductionKernels(t *testing.T) {
 	for _, cols := range []int{1, 31, 32, 33, 96, 101} {
 		for _, rows := range []int{1, 7, 64} {
 			stride := cols + 3
-			d, x := randF32(r, rows*stride), randF32(r, rows*stride)
-			mean, rstd := randF32(r, rows), randF32(r, rows)
-			db := randF32(r, cols)
+			d, x := randn(r, rows*stride, 1), randn(r, rows*stride, 1)
+			mean, rstd := randn(r, rows, 1), randn(r, rows, 1)
+			db := randn(r, cols, 1)
 			want := clone(db)
 			colSum(db, d, rows, stride)
 			colSumFrom(want, d, rows, stride, 0)
 			sameBits(t, "colSum", db, want)
 
-			dw, db2 := randF32(r, cols), randF32(r, cols)
+			dw, db2 := randn(r, cols, 1), randn(r, cols, 1)
 			wantW, wantB := clone(dw), clone(db2)
 			lnColSums(dw, db2, x, d, mean, rstd, rows, stride)
 			lnColSumsFrom(wantW, wantB, x, d, mean, rstd, rows, stride, 0)
@@ -74,7 +66,7 @@ func TestReductionKernels(t *testing.T) {
 func TestLayerNormRowKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, C := range []int{8, 24, 768, 770} {
-		x, w, bias, dout := randF32(r, C), randF32(r, C), randF32(r, C), randF32(r, C)
+		x, w, bias, dout := randn(r, C, 1), randn(r, C, 1), randn(r, C, 1), randn(r, C, 1)
 		for i := range x {
 			x[i] = x[i]*3 + 1 // an offset mean, so the variance pass matters
 		}
@@ -85,7 +77,7 @@ func TestLayerNormRowKernels(t *testing.T) {
 			t.Errorf("C=%d: mean, rstd %v %v, portable loop %v %v", C, m, s, wm, ws)
 		}
 		sameBits(t, "lnForwardRow", out, want)
-		d, wd := randF32(r, C), make([]float32, C)
+		d, wd := randn(r, C, 1), make([]float32, C)
 		copy(wd, d)
 		lnBackwardRow(d, dout, x, w, m, s)
 		lnBackwardRowGo(wd, dout, x, w, m, s)
@@ -153,7 +145,7 @@ func TestExpShiftSum(t *testing.T) {
 		t.Errorf("expf32(NaN) = %v", got)
 	}
 	for _, n := range []int{1, 7, 8, 9, 64, 1001} {
-		src := randF32(r, n)
+		src := randn(r, n, 1)
 		for i := range src {
 			src[i] *= 30
 		}
