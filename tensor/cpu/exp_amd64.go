@@ -7,11 +7,12 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func expAVX2(x *float64, n int)
 
-var haveExpAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// haveAVX2FMA gates the AVX2 kernels of this package (FMA for the exponential).
+var haveAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expSlice sets x[i] = e^x[i] (see expAVX2 for the accuracy and range).
 func expSlice(x []float64) {
-	if !haveExpAVX2 {
+	if !haveAVX2FMA {
 		expSliceGo(x)
 		return
 	}
@@ -38,7 +39,7 @@ func geluBwd8AVX2(dinp, x, dout *float32, n int)
 // computes the same bits, on the rest.
 func geluForward(out, inp []float32) {
 	n := 0
-	if haveExpAVX2 {
+	if haveAVX2FMA {
 		n = len(inp) &^ 7
 		if n > 0 {
 			_ = out[n-1]
@@ -50,7 +51,7 @@ func geluForward(out, inp []float32) {
 
 func geluBackward(dinp, inp, dout []float32) {
 	n := 0
-	if haveExpAVX2 {
+	if haveAVX2FMA {
 		n = len(inp) &^ 7
 		if n > 0 {
 			_, _ = dinp[n-1], dout[n-1]
@@ -66,7 +67,7 @@ func divAVX2(x *float32, n int, s float32)
 // divScalar sets x[i] /= s.
 func divScalar(x []float32, s float32) {
 	n := 0
-	if haveExpAVX2 {
+	if haveAVX2FMA {
 		n = len(x) &^ 7
 		if n > 0 {
 			divAVX2(&x[0], n, s)
@@ -82,7 +83,7 @@ func adamwAVX2(p, grad, m, v *float32, n int, c *[10]float32)
 
 // adamVector runs the vector AdamW on the leading multiple of 8 and reports how many it did.
 func adamVector(p, g, m, v []float32, c *[10]float32) int {
-	if !haveExpAVX2 {
+	if !haveAVX2FMA {
 		return 0
 	}
 	n := len(p) &^ 7
@@ -100,7 +101,7 @@ func axpyAVX2(y, x *float32, n int, a float32)
 func axpy(y, x []float32, a float32) {
 	x = x[:len(y)]
 	n := 0
-	if haveExpAVX2 {
+	if haveAVX2FMA {
 		n = len(y) &^ 7
 		if n > 0 {
 			axpyAVX2(&y[0], &x[0], n, a)
@@ -122,7 +123,7 @@ var lsgVector = true
 
 // lsgStatsVec runs lsgStatsAVX2 on the leading multiple of 4 and reports how many it did.
 func lsgStatsVec(l []float32, e []float64, invT, zmax float64, sums *[8]float64) int {
-	if !haveExpAVX2 || !lsgVector {
+	if !haveAVX2FMA || !lsgVector {
 		return 0
 	}
 	n := len(l) &^ 3
@@ -135,7 +136,7 @@ func lsgStatsVec(l []float32, e []float64, invT, zmax float64, sums *[8]float64)
 
 // lsgGradVec runs lsgGradAVX2 on the leading multiple of 4 and reports how many it did.
 func lsgGradVec(d, l []float32, e []float64, c *[7]float64) int {
-	if !haveExpAVX2 || !lsgVector {
+	if !haveAVX2FMA || !lsgVector {
 		return 0
 	}
 	n := len(l) &^ 3

@@ -22,7 +22,7 @@ func lnBwdRowAVX2(dinp, dout, x, w *float32, n int, m, s, cf float32)
 // lnForwardRow is lnForwardRowGo, by the vector kernel when the row is a multiple of 8 long.
 func lnForwardRow(out, x, w, bias []float32) (float32, float32) {
 	C := len(x)
-	if !haveExpAVX2 || C == 0 || C%8 != 0 {
+	if !haveAVX2FMA || C == 0 || C%8 != 0 {
 		return lnForwardRowGo(out, x, w, bias)
 	}
 	_, _, _ = out[C-1], w[C-1], bias[C-1]
@@ -34,7 +34,7 @@ func lnForwardRow(out, x, w, bias []float32) (float32, float32) {
 // lnBackwardRow is lnBackwardRowGo, by the vector kernel when the row is a multiple of 8 long.
 func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
 	C := len(x)
-	if !haveExpAVX2 || C == 0 || C%8 != 0 {
+	if !haveAVX2FMA || C == 0 || C%8 != 0 {
 		lnBackwardRowGo(dinp, dout, x, w, m, s)
 		return
 	}
@@ -48,7 +48,7 @@ func fillStreamAVX2(x *float32, n int, v float32)
 // fillStream sets x[i] = v, with non-temporal stores for the 32-byte aligned middle.
 func fillStream(x []float32, v float32) {
 	head := 0
-	if haveExpAVX2 && len(x) > 0 {
+	if haveAVX2FMA && len(x) > 0 {
 		head = int((32 - uintptr(unsafe.Pointer(&x[0]))%32) % 32 / 4)
 	}
 	if head >= len(x) || len(x)-head < 8 {
@@ -68,7 +68,7 @@ func expShiftSumAVX2(dst, src *float32, n int, shift float32, acc *[8]float32)
 // returns how many.
 func expShiftSumVector(dst, src []float32, shift float32, acc *[8]float32) int {
 	n := len(src) &^ 7
-	if !haveExpAVX2 || n == 0 {
+	if !haveAVX2FMA || n == 0 {
 		return 0
 	}
 	_ = dst[n-1]
@@ -79,7 +79,7 @@ func expShiftSumVector(dst, src []float32, shift float32, acc *[8]float32) int {
 // sumLanesVector runs the kernel on the first multiple of 16 elements and returns how many.
 func sumLanesVector(x []float32, acc *[16]float64, squares bool) int {
 	n := len(x) &^ 15
-	if !haveExpAVX2 || n == 0 {
+	if !haveAVX2FMA || n == 0 {
 		return 0
 	}
 	sumLanesAVX2(&x[0], n, acc, squares)
@@ -89,7 +89,7 @@ func sumLanesVector(x []float32, acc *[16]float64, squares bool) int {
 // colSumVector sums the columns in whole groups of 32 and returns how many it did.
 func colSumVector(db, d []float32, rows, stride int) int {
 	n := len(db) &^ 31
-	if !haveExpAVX2 || n == 0 || rows == 0 {
+	if !haveAVX2FMA || n == 0 || rows == 0 {
 		return 0
 	}
 	_ = d[(rows-1)*stride+n-1]
@@ -101,7 +101,7 @@ func colSumVector(db, d []float32, rows, stride int) int {
 
 func lnColVector(dw, db, x, d, mean, rstd []float32, rows, stride int) int {
 	n := len(dw) &^ 31
-	if !haveExpAVX2 || n == 0 || rows == 0 {
+	if !haveAVX2FMA || n == 0 || rows == 0 {
 		return 0
 	}
 	_, _, _, _, _ = db[n-1], x[(rows-1)*stride+n-1], d[(rows-1)*stride+n-1], mean[rows-1], rstd[rows-1]
