@@ -195,7 +195,7 @@ func TestGRPOResumeBitForBit(t *testing.T) {
 	}
 }
 
-// PPO with an adaptive KL controller, a separate value learning rate, value dropout, a critic
+// PPO with an adaptive KL controller, a separate value learning rate, value dropout, mini-batches, a critic
 // warm-up, reference syncs and a stateful prompt source.
 func TestPPOResumeBitForBit(t *testing.T) {
 	var prompts []*randomPrompts
@@ -207,7 +207,7 @@ func TestPPOResumeBitForBit(t *testing.T) {
 		cfg.Train.RefSyncEvery = 4
 		cfg.KLControl = KLControlConfig{Kind: "adaptive", InitCoef: 0.1, Target: 0.01, Horizon: 50}
 		cfg.ValueHead.Dropout, cfg.ValueHead.Init, cfg.ValueHead.InitValue = 0.1, "random", 0.05
-		cfg.CriticWarmup, cfg.ValueLR, cfg.SamplesPerPrompt = 1, 1e-2, 2
+		cfg.CriticWarmup, cfg.ValueLR, cfg.SamplesPerPrompt, cfg.MiniBatches = 1, 1e-2, 2, 3
 		src, rp := newPrompts(11, true)
 		prompts = append(prompts, rp)
 		tr, err := NewPPOTrainer(toyModel(t, seed), toy, src, countA(), cfg)

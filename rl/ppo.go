@@ -84,6 +84,11 @@ type PPOInputs struct {
 	ResponseMask [][]float64
 	LossMask     [][]float64
 	Entropy      [][]float64 // per-token entropy; needed when EntropyCoef != 0
+	// Rows, when set, is a mini-batch: the policy and value losses, their gradients and the
+	// loss diagnostics cover only these rows (Logp, Values and Entropy are read only there),
+	// while rewards, GAE, whitening and the batch diagnostics still use every row, so
+	// advantages do not depend on how the batch is split.
+	Rows []int
 }
 
 // PPODiagnostics are the per-step PPO metrics, logged under their JSON names.
@@ -189,6 +194,8 @@ func Whiten(x, mask [][]float64) [][]float64 {
 //	pg = mean over loss mask of max(-A*ratio, -A*clip(ratio, 1-c, 1+c))
 //	vf = 0.5 * mean over response of max((v-R)^2, (clip(v, v_old-cv, v_old+cv)-R)^2)
 //	loss = pg + vf_coef*vf - entropy_coef*mean over loss mask of H
+//
+// With in.Rows set, the means run over those rows only (a mini-batch).
 func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -225,6 +232,10 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 		if err := checkMatrix("entropy", in.Entropy, n, T); err != nil {
 			return nil, err
 		}
+	}
+	inLoss, err := lossRows(in.Rows, n)
+	if err != nil {
+		return nil, err
 	}
 	resp, lm := in.ResponseMask, in.LossMask
 	for i := 0; i < n; i++ {
@@ -267,7 +278,6 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 		d.KLRefMean = klRowSum / float64(respN)
 	}
 
-	var err error
 	r.AdvantagesRaw, r.Returns, err = GAE(r.TokenRewards, in.OldValues, resp, cfg.Gamma, cfg.Lam)
 	if err != nil {
 		return nil, err
@@ -277,15 +287,24 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 		r.Advantages = Whiten(r.AdvantagesRaw, resp)
 	}
 
-	lossN := maskCount(lm)
+	var lossN, lossRespN int
+	for i := 0; i < n; i++ {
+		if inLoss[i] {
+			lossN += maskCount(lm[i : i+1])
+			lossRespN += maskCount(resp[i : i+1])
+		}
+	}
 	lossW := 1 / math.Max(float64(lossN), 1)
-	respW := 1 / math.Max(float64(respN), 1)
+	respW := 1 / math.Max(float64(lossRespN), 1)
 	lo, hi := 1-cfg.ClipRange, 1+cfg.ClipRange
 	var clipped, vfClipped, sumRatio, sumSq, sumEnt float64
 	if cfg.EntropyCoef != 0 {
 		r.GradEntropy = zeros(n, T)
 	}
 	for i := 0; i < n; i++ {
+		if !inLoss[i] {
+			continue
+		}
 		for t := 0; t < T; t++ {
 			if lm[i][t] != 0 {
 				A := r.Advantages[i][t]
@@ -337,9 +356,9 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 	} else {
 		d.RatioMean = 1
 	}
-	if respN > 0 {
-		d.VFClipFrac = vfClipped / float64(respN)
-		d.LossTokenFraction = float64(lossN) / float64(respN)
+	if lossRespN > 0 {
+		d.VFClipFrac = vfClipped / float64(lossRespN)
+		d.LossTokenFraction = float64(lossN) / float64(lossRespN)
 	}
 	var retMean, retVar float64
 	retMean, retVar, _ = maskedMeanVar(r.Returns, resp)
@@ -353,6 +372,31 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 		d.ExplainedVariance = 1 - av/retVar
 	}
 	return r, nil
+}
+
+// lossRows marks the rows a loss covers: all n when rows is nil, else exactly rows, which
+// must be distinct indices in [0, n).
+func lossRows(rows []int, n int) ([]bool, error) {
+	in := make([]bool, n)
+	if rows == nil {
+		for i := range in {
+			in[i] = true
+		}
+		return in, nil
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("rows: an empty mini-batch")
+	}
+	for _, i := range rows {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("rows: index %d outside the batch of %d rows", i, n)
+		}
+		if in[i] {
+			return nil, fmt.Errorf("rows: row %d listed twice", i)
+		}
+		in[i] = true
+	}
+	return in, nil
 }
 
 // KLController supplies the KL coefficient for PPO's reward penalty.

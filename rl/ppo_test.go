@@ -255,3 +255,114 @@ func TestKLControlConfig(t *testing.T) {
 		}
 	}
 }
+
+// subsetPPO keeps the listed rows of in.
+func subsetPPO(in PPOInputs, rows []int) PPOInputs {
+	pick := func(m [][]float64) [][]float64 {
+		out := make([][]float64, len(rows))
+		for k, i := range rows {
+			out[k] = m[i]
+		}
+		return out
+	}
+	out := PPOInputs{Logp: pick(in.Logp), OldLogp: pick(in.OldLogp), RefLogp: pick(in.RefLogp), Values: pick(in.Values),
+		OldValues: pick(in.OldValues), ResponseMask: pick(in.ResponseMask), LossMask: pick(in.LossMask), Entropy: pick(in.Entropy)}
+	for _, i := range rows {
+		out.Scores = append(out.Scores, in.Scores[i])
+		out.HasEOS = append(out.HasEOS, in.HasEOS[i])
+	}
+	return out
+}
+
+// A mini-batch loss takes its advantages from the whole batch and its means over its own rows.
+func TestPPOLossMiniBatchRows(t *testing.T) {
+	cfg := DefaultPPOConfig()
+	cfg.EntropyCoef, cfg.KLCoef, cfg.MissingEOSPenalty = 0.01, 0.1, 0.5
+	in := randomPPO(7, 9, 6)
+	rows := []int{1, 4, 5, 8}
+	full, err := PPOLoss(cfg, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rows outside the mini-batch must not be read: fill them with a value that would show.
+	mb := in
+	mb.Logp, mb.Values, mb.Entropy = zeros(9, 6), zeros(9, 6), zeros(9, 6)
+	for i := range mb.Logp {
+		for j := range mb.Logp[i] {
+			mb.Logp[i][j], mb.Values[i][j], mb.Entropy[i][j] = 50, 50, 50
+		}
+	}
+	for _, i := range rows {
+		copy(mb.Logp[i], in.Logp[i])
+		copy(mb.Values[i], in.Values[i])
+		copy(mb.Entropy[i], in.Entropy[i])
+	}
+	mb.Rows = rows
+	part, err := PPOLoss(cfg, mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range full.Advantages {
+		for j := range full.Advantages[i] {
+			if part.Advantages[i][j] != full.Advantages[i][j] || part.Returns[i][j] != full.Returns[i][j] {
+				t.Fatalf("advantage or return [%d][%d] depends on the mini-batch", i, j)
+			}
+		}
+	}
+	// The policy loss by hand over the mini-batch's loss tokens, with the whole batch's advantages.
+	var pg, n float64
+	inRows := map[int]bool{}
+	for _, i := range rows {
+		inRows[i] = true
+		for j, w := range in.LossMask[i] {
+			if w != 0 {
+				ratio := math.Exp(in.Logp[i][j] - in.OldLogp[i][j])
+				A := full.Advantages[i][j]
+				pg += math.Max(-A*ratio, -A*math.Min(math.Max(ratio, 1-cfg.ClipRange), 1+cfg.ClipRange))
+				n++
+			}
+		}
+	}
+	if got, want := part.PGLoss, pg/n; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("mini-batch pg loss %v, want %v", got, want)
+	}
+	for i := range in.Logp {
+		for j := range in.Logp[i] {
+			if !inRows[i] && (part.GradLogp[i][j] != 0 || part.GradValues[i][j] != 0 || part.GradEntropy[i][j] != 0) {
+				t.Fatalf("gradient at row %d outside the mini-batch", i)
+			}
+		}
+	}
+	// Without whitening the advantages are per row, so a mini-batch equals a batch of its rows.
+	cfg.WhitenAdvantages = false
+	part, err = PPOLoss(cfg, mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := PPOLoss(cfg, subsetPPO(in, rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(part.PGLoss-alone.PGLoss) > 1e-12 || math.Abs(part.VFLoss-alone.VFLoss) > 1e-12 || math.Abs(part.Loss-alone.Loss) > 1e-12 {
+		t.Fatalf("losses %v/%v/%v as a mini-batch, %v/%v/%v alone", part.PGLoss, part.VFLoss, part.Loss, alone.PGLoss, alone.VFLoss, alone.Loss)
+	}
+	for k, i := range rows {
+		for j := range in.Logp[i] {
+			if math.Abs(part.GradLogp[i][j]-alone.GradLogp[k][j]) > 1e-12 || math.Abs(part.GradValues[i][j]-alone.GradValues[k][j]) > 1e-12 {
+				t.Fatalf("gradient [%d][%d] as a mini-batch differs from the batch of its rows", i, j)
+			}
+		}
+	}
+	if part.Diagnostics.ClipFrac != alone.Diagnostics.ClipFrac || part.Diagnostics.VFClipFrac != alone.Diagnostics.VFClipFrac {
+		t.Fatalf("clip fractions %+v as a mini-batch, %+v alone", part.Diagnostics, alone.Diagnostics)
+	}
+	for _, bad := range []struct {
+		rows []int
+		want string
+	}{{[]int{}, "empty"}, {[]int{1, 9}, "index 9 outside"}, {[]int{2, 2}, "row 2 listed twice"}, {[]int{-1}, "index -1"}} {
+		mb.Rows = bad.rows
+		if _, err := PPOLoss(cfg, mb); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("rows %v: err %v, want %q", bad.rows, err, bad.want)
+		}
+	}
+}

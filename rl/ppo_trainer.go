@@ -3,8 +3,10 @@ package rl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
@@ -18,6 +20,10 @@ type PPOTrainerConfig struct {
 	ValueHead ValueHeadConfig `json:"value_head"`
 	// SamplesPerPrompt is the number of completions per prompt; >= 1.
 	SamplesPerPrompt int `json:"samples_per_prompt"`
+	// MiniBatches splits each epoch's rows, reshuffled every epoch, into this many
+	// mini-batches with one optimizer update each (TRL's num_mini_batches); advantages are
+	// computed over the whole batch first. In [1, rows per step].
+	MiniBatches int `json:"num_mini_batches"`
 	// CriticWarmup is the number of first steps that train only the value head (policy frozen).
 	CriticWarmup int `json:"critic_warmup"`
 	// ValueLR is the value head's learning rate; 0 uses the policy's schedule.
@@ -29,7 +35,7 @@ func DefaultPPOTrainerConfig() PPOTrainerConfig {
 	p := DefaultPPOConfig()
 	return PPOTrainerConfig{Train: DefaultTrainConfig(), PPO: p,
 		KLControl: KLControlConfig{Kind: "fixed", InitCoef: p.KLCoef, Target: 6, Horizon: 10000},
-		ValueHead: DefaultValueHeadConfig(), SamplesPerPrompt: 1}
+		ValueHead: DefaultValueHeadConfig(), SamplesPerPrompt: 1, MiniBatches: 1}
 }
 
 // Validate names the first bad field.
@@ -48,6 +54,9 @@ func (c PPOTrainerConfig) Validate() error {
 	}
 	if c.SamplesPerPrompt < 1 {
 		return fmt.Errorf("samples_per_prompt %d: want >= 1", c.SamplesPerPrompt)
+	}
+	if rows := c.Train.PromptsPerStep * c.SamplesPerPrompt; c.MiniBatches < 1 || c.MiniBatches > rows {
+		return fmt.Errorf("num_mini_batches %d: want 1..%d (the rows of a step: prompts_per_step x samples_per_prompt)", c.MiniBatches, rows)
 	}
 	if c.CriticWarmup < 0 {
 		return fmt.Errorf("critic_warmup %d: want >= 0", c.CriticWarmup)
@@ -103,8 +112,8 @@ func (t *PPOTrainer) Steps() int { return t.step }
 func (t *PPOTrainer) Notes() []string { return t.notes }
 
 // TrainStep samples a batch, computes old log-probs and values (no tape, no dropout) and
-// reference log-probs, then runs Mu PPO epochs over the whole batch. During the critic warm-up
-// only the value head learns.
+// reference log-probs, then runs Mu PPO epochs, each over MiniBatches shuffled mini-batches
+// with one update apiece. During the critic warm-up only the value head learns.
 func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	start := time.Now()
 	cfg := t.Config
@@ -137,38 +146,56 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	pcfg := cfg.PPO
 	pcfg.KLCoef = t.KL.Value()
 	warm := t.step < cfg.CriticWarmup
-	sum := map[string]float64{}
+	sum, epochSum := map[string]float64{}, map[string]float64{}
 	var gradNormSum float64
-	mismatches := 0
+	mismatches, updates := 0, 0
 	for k := 0; k < cfg.Train.Mu; k++ {
 		var res *PPOResult
-		cur, _, gn, mm, err := t.update(sb, t.Value, !warm, k, func(cur *seqOut) (*grads, error) {
-			in := PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: cur.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
-				Values: cur.Values, OldValues: old.Values, ResponseMask: ro.Masks.Response, LossMask: ro.Masks.Loss,
-				Entropy: cur.Entropy}
-			var err error
-			if res, err = PPOLoss(pcfg, in); err != nil {
+		epoch := newSeqOut(sb.N, sb.W, true)
+		for j, rows := range t.miniBatches(ro.Rows(), k) {
+			mb := sb
+			if rows != nil {
+				if mb, err = t.rowsBatch(ro, rows); err != nil {
+					return nil, err
+				}
+			}
+			_, _, gn, mm, err := t.update(mb, t.Value, !warm, k*cfg.MiniBatches+j, func(cur *seqOut) (*grads, error) {
+				full := spreadRows(cur, rows, epoch)
+				in := PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: full.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
+					Values: full.Values, OldValues: old.Values, ResponseMask: ro.Masks.Response, LossMask: ro.Masks.Loss,
+					Entropy: full.Entropy, Rows: rows}
+				var err error
+				if res, err = PPOLoss(pcfg, in); err != nil {
+					return nil, err
+				}
+				g := &grads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
+				if !warm {
+					g.Logp = pickRows(res.GradLogp, rows, mb.W)
+					if res.GradEntropy != nil {
+						g.Entropy = pickRows(res.GradEntropy, rows, mb.W)
+					}
+				}
+				return g, nil
+			})
+			if err != nil {
 				return nil, err
 			}
-			g := &grads{Values: res.GradValues, Proceed: true}
-			if !warm {
-				g.Logp, g.Entropy = res.GradLogp, res.GradEntropy
-			}
-			return g, nil
-		})
-		if err != nil {
-			return nil, err
+			mismatches += mm
+			gradNormSum += gn
+			updates++
+			meanInto(sum, res.Diagnostics.Map())
+			sum["loss"] += res.Loss
 		}
-		mismatches += mm
-		gradNormSum += gn
-		meanInto(sum, res.Diagnostics.Map())
-		meanInto(sum, ratioStats(cur.Logp, old.Logp, res.Advantages, ro.Masks.Loss, 1-pcfg.ClipRange, 1+pcfg.ClipRange))
-		sum["loss"] += res.Loss
+		// The ratios of an epoch: each row's log-probs as its own mini-batch saw them.
+		meanInto(epochSum, ratioStats(epoch.Logp, old.Logp, res.Advantages, ro.Masks.Loss, 1-pcfg.ClipRange, 1+pcfg.ClipRange))
 	}
 	for k, v := range sum {
+		m[k] = v / float64(updates)
+	}
+	for k, v := range epochSum {
 		m[k] = v / float64(cfg.Train.Mu)
 	}
-	m["grad_norm"] = gradNormSum / float64(cfg.Train.Mu)
+	m["grad_norm"] = gradNormSum / float64(updates)
 	m["kl_coef"] = pcfg.KLCoef
 	m["kl_mean"] = m["kl_ref_mean"]
 	if pen := pcfg.KLCoef * math.Abs(m["kl_ref_row_sum_mean"]); pen > 0 {
@@ -191,6 +218,72 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	rep.Warnings = append(rep.Warnings, warnings(m)...)
 	rep.Seconds = since(start)
 	return rep, finite(m)
+}
+
+// miniBatches splits n rows for epoch k: one nil entry (the whole batch, in order) with a
+// single mini-batch, else MiniBatches sorted row sets of sizes that differ by at most one from
+// a permutation seeded by the run's seed, the step and the epoch (the sampling RNG is left
+// alone, so the rollouts do not depend on the split).
+func (t *PPOTrainer) miniBatches(n, k int) [][]int {
+	nb := t.Config.MiniBatches
+	if nb <= 1 {
+		return [][]int{nil}
+	}
+	perm := rng.New(t.cfg.Seed ^ 0x9e3779b97f4a7c15 + uint64(t.step)*1_000_003 + uint64(k)*7919).Perm(n)
+	out := make([][]int, nb)
+	for j := range out {
+		rows := append([]int(nil), perm[j*n/nb:(j+1)*n/nb]...)
+		slices.Sort(rows)
+		out[j] = rows
+	}
+	return out
+}
+
+// rowsBatch lays out the rollout rows listed in rows as a batch of their own.
+func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
+	prompts := make([][]int32, len(rows))
+	comps := make([][]int, len(rows))
+	lens := make([]int, len(rows))
+	var cut [][]float32
+	if c.replays() {
+		cut = make([][]float32, len(rows))
+	}
+	for k, i := range rows {
+		prompts[k], comps[k], lens[k] = ro.PromptIDs[i], ro.Completions[i], ro.GenLens[i]
+		if cut != nil {
+			cut[k] = ro.Cutoff[i]
+		}
+	}
+	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
+}
+
+// spreadRows copies a mini-batch's outputs (row k is batch row rows[k]; rows nil: the whole
+// batch) into the batch-shaped dst and returns dst.
+func spreadRows(cur *seqOut, rows []int, dst *seqOut) *seqOut {
+	for k := range cur.Logp {
+		i := k
+		if rows != nil {
+			i = rows[k]
+		}
+		copy(dst.Logp[i], cur.Logp[k])
+		copy(dst.Entropy[i], cur.Entropy[k])
+		if cur.Values != nil {
+			copy(dst.Values[i], cur.Values[k])
+		}
+	}
+	return dst
+}
+
+// pickRows returns the mini-batch rows of a batch-shaped gradient, w positions wide.
+func pickRows(g [][]float64, rows []int, w int) [][]float64 {
+	if rows == nil {
+		return g
+	}
+	out := make([][]float64, len(rows))
+	for k, i := range rows {
+		out[k] = g[i][:w]
+	}
+	return out
 }
 
 // ratioStats are the clip diagnostics of a PPO epoch over the loss mask (per-token advantages).

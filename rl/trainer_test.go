@@ -3,6 +3,7 @@ package rl
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -472,5 +473,54 @@ func TestRewardByTask(t *testing.T) {
 	rewardByTask(m, &Rollout{Prompts: ro.Prompts[:1]}, []float64{1})
 	if len(m) != 0 {
 		t.Fatalf("one task: %v", m)
+	}
+}
+
+// Mini-batches update one after another: with one epoch, the first mini-batch sees ratio 1
+// and the later ones a moved policy; every row is in exactly one mini-batch per epoch.
+func TestPPOMiniBatches(t *testing.T) {
+	one := toyPPO(t, func(c *PPOTrainerConfig) { c.Train.Mu = 1; c.Train.LR, c.Train.MinLR = 3e-3, 3e-3 })
+	four := toyPPO(t, func(c *PPOTrainerConfig) { c.Train.Mu = 2; c.MiniBatches = 4; c.Train.LR, c.Train.MinLR = 3e-3, 3e-3 })
+	a, err := one.TrainStep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := four.TrainStep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Metrics["ratio_p10"] != 1 || a.Metrics["ratio_p90"] != 1 {
+		t.Fatalf("one mini-batch, one epoch: ratio p10 %v p90 %v, want exactly 1", a.Metrics["ratio_p10"], a.Metrics["ratio_p90"])
+	}
+	if b.Metrics["ratio_p10"] == 1 && b.Metrics["ratio_p90"] == 1 {
+		t.Fatalf("four mini-batches: every ratio is 1, so the updates did not run in sequence")
+	}
+	if one.opt.Step != 1 || four.opt.Step != 8 {
+		t.Fatalf("optimizer updates %d and %d, want 1 and 2 epochs x 4 mini-batches", one.opt.Step, four.opt.Step)
+	}
+	n := four.Config.Train.PromptsPerStep * four.Config.SamplesPerPrompt
+	for k := 0; k < 2; k++ {
+		seen := make([]int, n)
+		for _, rows := range four.miniBatches(n, k) {
+			if len(rows) != n/4 {
+				t.Fatalf("mini-batch of %d rows, want %d", len(rows), n/4)
+			}
+			for _, i := range rows {
+				seen[i]++
+			}
+		}
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("epoch %d: row %d in %d mini-batches", k, i, c)
+			}
+		}
+	}
+	if slices.Equal(four.miniBatches(n, 0)[0], four.miniBatches(n, 1)[0]) {
+		t.Fatalf("the split does not change between epochs")
+	}
+	cfg := four.Config
+	cfg.MiniBatches = n + 1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "num_mini_batches") {
+		t.Fatalf("err %v, want it to name num_mini_batches", err)
 	}
 }

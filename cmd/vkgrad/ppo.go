@@ -43,6 +43,7 @@ func addPPOFlags(fs *pflag.FlagSet, c *rl.PPOTrainerConfig) {
 	fs.BoolVar(&v.Detach, "value-detach", v.Detach, "train only the value head with the value loss (the shared trunk follows the policy loss)")
 	fs.Uint64Var(&v.Seed, "value-seed", v.Seed, "seed of the value head's random init and dropout")
 	fs.IntVar(&c.SamplesPerPrompt, "samples-per-prompt", c.SamplesPerPrompt, "completions per prompt")
+	fs.IntVar(&c.MiniBatches, "num-mini-batches", c.MiniBatches, "mini-batches per epoch, reshuffled each epoch, one optimizer update each (advantages use the whole batch)")
 	fs.IntVar(&c.CriticWarmup, "critic-warmup", c.CriticWarmup, "first steps that train only the value head (policy frozen)")
 	fs.Float64Var(&c.ValueLR, "value-lr", c.ValueLR, "value head learning rate (0: the policy's)")
 }
