@@ -1,6 +1,8 @@
 package gpt2
 
 import (
+	"fmt"
+
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -11,7 +13,13 @@ type activations struct {
 	B, T     int
 	withGrad bool
 
-	values, grads *tensor.Tensor // flat buffers behind every Var below
+	values, grads *tensor.Tensor // flat buffers behind the trunk's Vars
+	// headValues and headGrads hold the full lm head's activations (logits, probs, losses,
+	// logp, entropy), bound by the first Forward for this shape (headBound): a ForwardTrunk
+	// with a SelectedHead never needs them, and at GPT-2's vocabulary they are most of the
+	// activation memory.
+	headValues, headGrads *tensor.Tensor
+	headBound             bool
 
 	inputs, targets *tensor.Tensor // int32 (B*T)
 	lpTargets       *tensor.Tensor // int32 (B*T), LogProbs' targets
@@ -61,10 +69,10 @@ func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
 
 func (a *actLayout) t(shape ...int) *tensor.Tensor { return a.v(false, shape...).Value }
 
-// layout assigns every activation its region; called once with nil buffers to size them and
-// once more to bind the views.
+// layout assigns every trunk activation its region; called once with nil buffers to size them
+// and once more to bind the views.
 func (acts *activations) layout(cfg Config, l *actLayout) {
-	B, T, C, NH, Vp, L := acts.B, acts.T, cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize, cfg.NumLayers
+	B, T, C, NH, L := acts.B, acts.T, cfg.Channels, cfg.NumHeads, cfg.NumLayers
 	BT := B * T
 	g := acts.withGrad
 	acts.encoded = l.v(g, BT, C)
@@ -87,13 +95,54 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	}
 	acts.lnf = l.v(g, BT, C)
 	acts.lnfMean, acts.lnfRstd = l.t(BT), l.t(BT)
+	if g {
+		acts.attScratch = l.t(B, NH, T, T)
+	}
+}
+
+// layoutHead assigns the lm head's activations their regions, as layout does for the trunk.
+func (acts *activations) layoutHead(cfg Config, l *actLayout) {
+	BT, Vp, g := acts.B*acts.T, cfg.PaddedVocabSize, acts.withGrad
 	acts.logits = l.v(g, BT, Vp)
 	acts.probs = l.t(BT, Vp)
 	acts.losses = l.v(g, BT)
 	acts.logp = l.v(g, BT)
 	acts.entropy = l.v(g, BT)
-	if g {
-		acts.attScratch = l.t(B, NH, T, T)
+}
+
+// bindHead lays out the head's activations for the current shape, growing its buffers when
+// they are too small.
+func (acts *activations) bindHead(b tensor.Backend, cfg Config) error {
+	if acts.headBound {
+		return nil
+	}
+	sizing := &actLayout{}
+	acts.layoutHead(cfg, sizing)
+	if !fits(acts.headValues, sizing.offV) {
+		freeTensor(b, &acts.headValues)
+		t, err := tensor.New(b, tensor.Float32, sizing.offV)
+		if err != nil {
+			return fmt.Errorf("gpt2: allocating the lm head's activations for B=%d T=%d: %w", acts.B, acts.T, err)
+		}
+		acts.headValues = t
+	}
+	if acts.withGrad && !fits(acts.headGrads, sizing.offG) {
+		freeTensor(b, &acts.headGrads)
+		t, err := tensor.New(b, tensor.Float32, sizing.offG)
+		if err != nil {
+			return fmt.Errorf("gpt2: allocating the lm head's gradients for B=%d T=%d: %w", acts.B, acts.T, err)
+		}
+		acts.headGrads = t
+	}
+	acts.layoutHead(cfg, &actLayout{values: whole(acts.headValues), grads: whole(acts.headGrads)})
+	acts.headBound = true
+	return nil
+}
+
+func freeTensor(b tensor.Backend, t **tensor.Tensor) {
+	if *t != nil {
+		b.Free((*t).Storage)
+		*t = nil
 	}
 }
 
@@ -128,7 +177,7 @@ func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*act
 }
 
 func (acts *activations) free(b tensor.Backend) {
-	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.inputs, acts.targets, acts.lpTargets, acts.lpCutoff} {
+	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.headValues, acts.headGrads, acts.inputs, acts.targets, acts.lpTargets, acts.lpCutoff} {
 		if t != nil {
 			b.Free(t.Storage)
 		}

@@ -42,6 +42,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 		next.values, next.grads = bind.values, bind.grads
 		next.inputs, next.targets, next.lpTargets = whole(old.inputs).View(0, B*T), whole(old.targets).View(0, B*T), whole(old.lpTargets).View(0, B*T)
 		next.lpCutoff = whole(old.lpCutoff)
+		next.headValues, next.headGrads = old.headValues, old.headGrads
 		next.hostLosses, next.hostTokens = make([]float32, B*T), make([]int32, B*T)
 		if cap(old.hostLosses) >= B*T {
 			next.hostLosses, next.hostTokens = old.hostLosses[:B*T], old.hostTokens[:B*T]
@@ -80,6 +81,9 @@ func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
 		return err
 	}
 	a := m.acts
+	if err := a.bindHead(m.Backend, m.Config); err != nil {
+		return err
+	}
 	C, Vp := m.Config.Channels, m.Config.PaddedVocabSize
 	autograd.MatMul(tp, a.logits, a.lnf, m.wte, nil, tensor.MatMulParams{M: B * T, N: Vp, K: C, TransB: true})
 	return nil
@@ -173,6 +177,9 @@ func MeanOf(losses []float32) float32 {
 // MeanLoss downloads the per-token losses of the last ForwardLoss and averages them.
 func (m *Model) MeanLoss() (float32, error) {
 	a := m.acts
+	if a == nil || !a.headBound {
+		return 0, fmt.Errorf("gpt2: MeanLoss needs a ForwardLoss first")
+	}
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err
 	}
@@ -186,6 +193,9 @@ func (m *Model) TokenLosses() []float32 { return m.acts.hostLosses }
 func (m *Model) ZeroActGrads() {
 	if m.acts != nil && m.acts.grads != nil {
 		m.Backend.Fill(m.acts.grads, 0)
+		if m.acts.headBound && m.acts.headGrads != nil {
+			m.Backend.Fill(m.acts.headGrads, 0)
+		}
 	}
 }
 
@@ -220,8 +230,8 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 // tensor.Backend.LogSoftmaxGather). The entropy is then that of the truncated distribution.
 func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, cutoffs []float32, temperature float32) (logp, entropy *autograd.Var, err error) {
 	a := m.acts
-	if a == nil {
-		return nil, nil, fmt.Errorf("gpt2: LogProbs needs a Forward first")
+	if a == nil || !a.headBound {
+		return nil, nil, fmt.Errorf("gpt2: LogProbs needs a Forward first (ForwardTrunk computes no logits)")
 	}
 	if !(temperature > 0) || math.IsInf(float64(temperature), 1) {
 		return nil, nil, fmt.Errorf("gpt2: temperature %v must be positive and finite", temperature)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // The selected head gives the full head's log-probs, entropies and parameter gradients at the
@@ -92,5 +94,80 @@ func TestSelectedHeadMatchesFullHead(t *testing.T) {
 	}
 	if _, _, err := head.Forward(nil, []int{0}, []int32{int32(tapeCfg.VocabSize)}, nil, 1); err == nil {
 		t.Fatal("a target outside the vocabulary was accepted")
+	}
+}
+
+// liveBytes counts the bytes a backend holds, so a test can see what a pass allocates.
+type liveBytes struct {
+	tensor.Backend
+	live int
+}
+
+func (b *liveBytes) Alloc(dt tensor.DType, n int) (tensor.Storage, error) {
+	s, err := b.Backend.Alloc(dt, n)
+	if err == nil {
+		b.live += 4 * n
+	}
+	return s, err
+}
+
+func (b *liveBytes) Free(s tensor.Storage) {
+	b.live -= 4 * s.Len()
+	b.Backend.Free(s)
+}
+
+// ForwardTrunk with a SelectedHead allocates none of the full head's (B*T x Vp) buffers; the
+// first full Forward does, and a later trunk-only pass keeps and reuses them.
+func TestTrunkAllocatesNoFullHead(t *testing.T) {
+	be := &liveBytes{Backend: cpu.New()}
+	cfg := gpt2.Config{NumLayers: 1, NumHeads: 2, Channels: 8, MaxSeqLen: 12, VocabSize: 2000, PaddedVocabSize: 2048}
+	m, err := gpt2.New(be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGrads(); err != nil {
+		t.Fatal(err)
+	}
+	inputs, targets := tapeTokens()
+	logitsBytes := 4 * tapeB * tapeT * cfg.PaddedVocabSize
+	base := be.live
+	tp := autograd.NewTape()
+	if err := m.ForwardTrunk(tp, inputs, tapeB, tapeT); err != nil {
+		t.Fatal(err)
+	}
+	trunk := be.live - base
+	if _, _, err := m.LogProbs(tp, targets, nil, 1); err == nil {
+		t.Fatalf("LogProbs after ForwardTrunk alone: want an error (there are no logits)")
+	}
+	head := m.NewSelectedHead()
+	if _, _, err := head.Forward(tp, []int{0, 1}, targets[1:3], nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	selected := be.live - base - trunk
+	if trunk >= logitsBytes || selected >= logitsBytes {
+		t.Fatalf("trunk %d and selected head %d bytes: want each under one full logits buffer (%d bytes)", trunk, selected, logitsBytes)
+	}
+	tp.Reset()
+	before := be.live
+	if _, err := m.ForwardLoss(tp, inputs, targets, tapeB, tapeT); err != nil {
+		t.Fatal(err)
+	}
+	if got := be.live - before; got < 3*logitsBytes {
+		t.Fatalf("a full forward with gradients allocated %d bytes, want logits, their gradient and probs (>= %d)", got, 3*logitsBytes)
+	}
+	if err := m.Backward(tp); err != nil {
+		t.Fatal(err)
+	}
+	before = be.live
+	for range 2 {
+		if err := m.ForwardTrunk(nil, inputs[:tapeT], 1, tapeT); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.ForwardLoss(nil, inputs, targets, tapeB, tapeT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if be.live != before {
+		t.Fatalf("switching shapes changed the live bytes by %d: the head's buffers were not reused", be.live-before)
 	}
 }
