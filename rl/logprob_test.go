@@ -62,6 +62,16 @@ func TestKeptSetBruteForce(t *testing.T) {
 	}
 }
 
+// Top-p 0.3 over three tied tokens of 1/3 each: the first reaches 0.3, its ties come along, so
+// the kept set is the tokens at or above a cutoff, as the sampler's.
+func TestKeptSetKeepsTopPTies(t *testing.T) {
+	lp := LogSoftmax(nil, []float64{0, 0, 0, -5}, 1)
+	keep := KeptSet(nil, lp, 0, 0.3)
+	if !keep[0] || !keep[1] || !keep[2] || keep[3] {
+		t.Fatalf("top-p 0.3 over ties kept %v, want the three tied tokens", keep)
+	}
+}
+
 func TestTokenLogProbsConsistency(t *testing.T) {
 	logits := [][]float64{{1, 2, 3, 0.5}, {0, 0, 0, 0}}
 	full, err := ComputeTokenLogProbs(logits, []int{0, 3}, Sampling{Temperature: 0.5, TopP: 1})

@@ -2,88 +2,12 @@ package rl
 
 import (
 	"math"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/vkgrad/vkgrad/internal/rng"
 )
 
 // replaySampling truncates hard on the toy model's 17-token vocabulary: top-k 5 then top-p 0.8.
 var replaySampling = Sampling{Temperature: 0.9, TopK: 5, TopP: 0.8}
-
-// keptSetOf returns the token ids the picker kept for logits (ascending).
-func keptSetOf(pk *picker, logits []float32) []int {
-	pk.pick(logits, len(logits), 0.5)
-	return append([]int(nil), pk.kept...)
-}
-
-// The picker's cutoff selects exactly its kept set, ties included, for random logits of every
-// spread, and top-p keeps the tokens tied with the last one it keeps.
-func TestPickerCutoffSelectsTheKeptSet(t *testing.T) {
-	r := rng.New(5)
-	const V = 200
-	truncated := 0
-	for _, s := range []Sampling{{1, 5, 1}, {0.7, 0, 0.6}, {1.3, 20, 0.9}, {1, 1, 1}, {0.5, 3, 0.3}} {
-		pk := &picker{s: s}
-		for trial := 0; trial < 300; trial++ {
-			logits := make([]float32, V)
-			spread := []float64{0.5, 3, 40}[trial%3]
-			for v := range logits {
-				logits[v] = float32(spread * r.Normal())
-			}
-			if trial%4 == 0 { // ties, at the top and around the cut
-				s := append([]float32(nil), logits...)
-				sort.Slice(s, func(a, b int) bool { return s[a] > s[b] })
-				for v := range logits {
-					for _, k := range []int{0, 2, 4, 10} {
-						if logits[v] == s[k+1] {
-							logits[v] = s[k]
-						}
-					}
-				}
-			}
-			p := pk.pick(logits, V, r.Float64())
-			kept := keptSetOf(pk, logits)
-			if p.kept < V {
-				truncated++
-			}
-			if len(kept) == V {
-				if !math.IsInf(float64(p.cutoff), -1) {
-					t.Fatalf("%+v trial %d: nothing truncated, cutoff %v", s, trial, p.cutoff)
-				}
-				continue
-			}
-			in := map[int]bool{}
-			for _, v := range kept {
-				in[v] = true
-			}
-			for v, l := range logits {
-				if (l >= p.cutoff) != in[v] {
-					t.Fatalf("%+v trial %d: token %d (logit %v) kept=%v, cutoff %v", s, trial, v, l, in[v], p.cutoff)
-				}
-			}
-		}
-	}
-	if truncated == 0 {
-		t.Fatal("no draw was truncated")
-	}
-	// Top-p 0.3 over three tied tokens of 1/3 each: the first reaches 0.3, its ties come along.
-	lp := LogSoftmax(nil, []float64{0, 0, 0, -5}, 1)
-	keep := KeptSet(nil, lp, 0, 0.3)
-	if !keep[0] || !keep[1] || !keep[2] || keep[3] {
-		t.Fatalf("top-p 0.3 over ties kept %v, want the three tied tokens", keep)
-	}
-	if kept := keptSetOf(&picker{s: Sampling{Temperature: 1, TopP: 0.3}}, []float32{0, 0, 0, -5}); len(kept) != 3 {
-		t.Fatalf("picker: top-p 0.3 over ties kept %v, want the three tied tokens", kept)
-	}
-	if c := keptCutoff([]float32{1, 2, 3}, []int{2}); !(c > 2 && c < 3) {
-		t.Fatalf("cutoff between 2 and 3: %v", c)
-	}
-	if c := keptCutoff([]float32{1, math.Nextafter32(1, 2)}, []int{1}); c != math.Nextafter32(1, 2) {
-		t.Fatalf("adjacent floats: cutoff %v, want the kept logit", c)
-	}
-}
 
 // With replay the training log-probs (policy and reference alike) are the log-probs of the
 // truncated distribution each token was drawn from: they match the sampler's to float32

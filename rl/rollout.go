@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/sample"
 )
 
 // Tokenizer turns text into token ids and back; nn/tokenizer's GPT-2 tokenizer satisfies it.
@@ -99,8 +100,9 @@ func (r *Rollout) Width() int {
 
 // Generate samples one completion per prompt with m's KV-cache decoder. Rows are grouped by
 // prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order from r
-// so a seed fixes the whole rollout. Tokens are drawn from exactly the distribution SampleToken
-// and ComputeTokenLogProbs describe. Masks are built by position with the prompts' templates.
+// so a seed fixes the whole rollout. Tokens are drawn (by nn/sample) from exactly the
+// distribution SampleToken and ComputeTokenLogProbs describe. Masks are built by position with
+// the prompts' templates.
 func Generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -150,13 +152,13 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 		for k, i := range rows {
 			batch[k] = ro.PromptIDs[i]
 		}
-		res, err := decode(d, batch, maxNew, cfg.EOS, cfg.Sampling, greedy, r)
+		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), cfg.Sampling.options(greedy), r)
 		d.Close()
 		if err != nil {
 			return nil, err
 		}
 		for k, i := range rows {
-			toks[i], lps[i], trs[i], kept[i], cuts[i] = res.tokens[k], res.logp[k], res.trunc[k], res.kept[k], res.cutoff[k]
+			toks[i], lps[i], trs[i], kept[i], cuts[i] = res.Tokens[k], res.LogProbs[k], res.Trunc[k], res.Kept[k], res.Cutoff[k]
 		}
 	}
 	W := 0

@@ -26,9 +26,9 @@ func init() {
 		fs.StringVar(&prompt, "prompt", "", "text to continue (default: the start of a new document)")
 		fs.IntVarP(&n, "tokens", "n", 128, "tokens to generate per sample")
 		fs.IntVar(&count, "count", 1, "number of samples, generated as one batch")
-		fs.Float32Var(&opt.Temperature, "temperature", opt.Temperature, "sampling temperature (0: greedy)")
+		fs.Float64Var(&opt.Temperature, "temperature", opt.Temperature, "sampling temperature (0: greedy)")
 		fs.IntVar(&opt.TopK, "top-k", opt.TopK, "keep only the k most likely tokens (0: all)")
-		fs.Float32Var(&opt.TopP, "top-p", opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
+		fs.Float64Var(&opt.TopP, "top-p", opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
 		fs.Uint64Var(&seed, "seed", 1, "random seed")
 		return func(args []string) error {
 			if len(args) > 0 {

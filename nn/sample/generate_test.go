@@ -3,6 +3,7 @@ package sample
 import (
 	"math"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
@@ -100,6 +101,16 @@ func TestGenerateDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Error("same seed gave different generations")
 	}
+	// The rows are picked in parallel from uniforms drawn in row order: one worker draws the same.
+	prev := runtime.GOMAXPROCS(1)
+	c, err := Generate(d, prompts, 12, 0, opt, rng.New(1))
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, c) {
+		t.Error("one worker gave different generations")
+	}
 	for row, toks := range a.Tokens {
 		for i, tok := range toks {
 			if tok == 0 && i != len(toks)-1 {
@@ -108,6 +119,10 @@ func TestGenerateDeterministic(t *testing.T) {
 			if a.LogProbs[row][i] > 0 || a.Trunc[row][i] < a.LogProbs[row][i] {
 				t.Errorf("row %d token %d: logp %v trunc %v", row, i, a.LogProbs[row][i], a.Trunc[row][i])
 			}
+			// Top-k 10 of 37 tokens always truncates.
+			if k, c := a.Kept[row][i], a.Cutoff[row][i]; k < 1 || k > 10 || math.IsInf(float64(c), 0) {
+				t.Errorf("row %d token %d: %d kept, cutoff %v", row, i, k, c)
+			}
 		}
 		if !a.Finished[row] && len(toks) != 12 {
 			t.Errorf("unfinished row %d has %d tokens, want 12", row, len(toks))
@@ -115,5 +130,15 @@ func TestGenerateDeterministic(t *testing.T) {
 	}
 	if _, err := Generate(d, [][]int32{{1}, {2, 3}, {4}}, 4, 0, opt, rng.New(1)); err == nil {
 		t.Error("ragged prompts accepted")
+	}
+	// Greedy needs no random source and, without an EOS, fills the decoder.
+	g, err := Generate(d, prompts, 30, -1, Options{TopP: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for row, toks := range g.Tokens {
+		if len(toks) != 17 || g.Finished[row] {
+			t.Errorf("greedy row %d: %d tokens, finished %v; want 17 and not finished", row, len(toks), g.Finished[row])
+		}
 	}
 }

@@ -1,30 +1,31 @@
 // Package sample draws tokens from GPT-2 logits (temperature, top-k, top-p, seeded) and generates
-// continuations with the model's key/value-cache decoder.
+// continuations with the model's key/value-cache decoder. The RL rollouts sample with it too, so
+// it also reports what the loss needs to score a token the way it was drawn: its log-probability
+// under the full and the truncated distribution and a logit cutoff that reproduces the truncation.
 package sample
 
 import (
 	"fmt"
 	"math"
-	"sort"
-
-	"github.com/vkgrad/vkgrad/internal/rng"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"slices"
 )
 
 // Options control how a token is drawn.
 type Options struct {
-	// Temperature divides the logits; 0 means greedy (argmax).
-	Temperature float32 `json:"temperature"`
-	// TopK keeps the K most likely tokens; 0 keeps all.
+	// Temperature divides the logits; 0 means greedy (argmax, first index on ties).
+	Temperature float64 `json:"temperature"`
+	// TopK keeps the K most likely tokens and the tokens tied with the K-th; 0 keeps all.
 	TopK int `json:"top_k"`
-	// TopP keeps the smallest most-likely prefix whose probability mass reaches TopP; 1 keeps all.
-	TopP float32 `json:"top_p"`
+	// TopP keeps, after top-k, the smallest most-likely prefix whose renormalised mass reaches
+	// TopP, and the tokens tied with its last one; 1 keeps all. Keeping ties makes every kept
+	// set "the tokens whose logit is at least some cutoff" (Pick.Cutoff).
+	TopP float64 `json:"top_p"`
 }
 
 // Validate names the first bad field.
 func (o Options) Validate() error {
 	switch {
-	case !(o.Temperature >= 0) || math.IsInf(float64(o.Temperature), 0):
+	case !(o.Temperature >= 0) || math.IsInf(o.Temperature, 0):
 		return fmt.Errorf("temperature %v must be a finite number >= 0", o.Temperature)
 	case o.TopK < 0:
 		return fmt.Errorf("top-k %d must be >= 0", o.TopK)
@@ -34,24 +35,44 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// Pick is the outcome of one draw.
+// truncates reports whether top-k or top-p can drop tokens.
+func (o Options) truncates() bool { return o.TopK > 0 || o.TopP < 1 }
+
+// Pick is the outcome of one draw. A greedy pick is certain: its log-probabilities are 0, Kept
+// is 1 and Cutoff is -Inf.
 type Pick struct {
+	// Token is the token drawn.
 	Token int32
-	// LogProb is the token's log-probability under softmax(logits/T) over the whole vocabulary
-	// (T = 1 for greedy), the quantity a policy-gradient loss uses.
-	LogProb float32
+	// LogProb is the token's log-probability under softmax(logits/T) over the whole vocabulary,
+	// the quantity a policy-gradient loss uses.
+	LogProb float64
 	// TruncLogProb is its log-probability under the distribution actually sampled from
 	// (renormalised over the kept set).
-	TruncLogProb float32
-	// Kept is the size of the kept set.
+	TruncLogProb float64
+	// Kept is the size of the kept set: V when top-k and top-p are off.
 	Kept int
+	// Cutoff is a raw logit (before the temperature) such that the kept set is exactly
+	// {v : logits[v] >= Cutoff}: what LogSoftmaxGather needs to replay the truncation. -Inf
+	// when nothing was truncated.
+	Cutoff float32
 }
 
-// Picker draws tokens; it keeps scratch space so repeated draws do not allocate.
+// negligible is how far below the largest scaled logit a token may lie and still be looked at:
+// e^-60 relative to the mode, so all the skipped tokens of a 50k vocabulary together weigh
+// less than 1e-21 of the mass, far under float64 rounding of the normaliser.
+const negligible = 60
+
+var noCutoff = float32(math.Inf(-1))
+
+// Picker draws tokens: temperature, then top-k, then top-p, and CDF inversion in token order
+// over the kept set. It uses a fast exponential and skips the tokens more than `negligible`
+// below the mode, since the exponentials of a 50k vocabulary are most of the cost of sampling.
+// It keeps scratch space so repeated draws do not allocate; use one Picker per goroutine.
 type Picker struct {
-	opt   Options
-	probs []float64
-	order []int
+	opt  Options
+	p    []float64 // unnormalised probabilities, by token
+	vals []float64 // the nonzero ones, reordered
+	kept []int
 }
 
 // NewPicker validates the options.
@@ -62,202 +83,206 @@ func NewPicker(opt Options) (*Picker, error) {
 	return &Picker{opt: opt}, nil
 }
 
-// Pick draws one token from the first V logits.
-func (p *Picker) Pick(logits []float32, V int, r *rng.RNG) Pick {
-	T := float64(p.opt.Temperature)
-	greedy := T == 0
-	if greedy {
-		T = 1
-	}
-	if cap(p.probs) < V {
-		p.probs = make([]float64, V)
-		p.order = make([]int, V)
-	}
-	probs := p.probs[:V]
-	maxv := math.Inf(-1)
-	best := 0
-	for i := 0; i < V; i++ {
-		z := float64(logits[i]) / T
-		probs[i] = z
-		if z > maxv {
-			maxv, best = z, i
+// Pick draws one token from the first V logits, inverting the CDF at u, a uniform draw in
+// [0, 1) (ignored when greedy).
+func (pk *Picker) Pick(logits []float32, V int, u float64) Pick {
+	if pk.opt.Temperature == 0 {
+		best := 0
+		for v := 1; v < V; v++ {
+			if logits[v] > logits[best] {
+				best = v
+			}
 		}
+		return Pick{Token: int32(best), Kept: 1, Cutoff: noCutoff}
 	}
-	var sum float64
-	for i := range probs {
-		probs[i] = math.Exp(probs[i] - maxv)
-		sum += probs[i]
+	invT := 1 / pk.opt.Temperature
+	p, sum, logZ := pk.weigh(logits, V, invT)
+	if !pk.opt.truncates() {
+		target := u * sum
+		var acc float64
+		choice := -1
+		for v, e := range p {
+			if e == 0 {
+				continue
+			}
+			choice = v
+			acc += e
+			if target < acc {
+				break
+			}
+		}
+		lp := float64(logits[choice])*invT - logZ
+		return Pick{Token: int32(choice), LogProb: lp, TruncLogProb: lp, Kept: V, Cutoff: noCutoff}
 	}
-	logZ := maxv + math.Log(sum)
-	lp := func(i int) float64 { return float64(logits[i])/T - logZ }
-	if greedy {
-		return Pick{Token: int32(best), LogProb: float32(lp(best)), TruncLogProb: 0, Kept: 1}
+	kept := pk.truncate(p)
+	var mass float64
+	for _, v := range kept {
+		mass += p[v]
 	}
-	for i := range probs {
-		probs[i] /= sum
-	}
-	kept := p.keep(probs)
-	var keptMass float64
-	for _, i := range kept {
-		keptMass += probs[i]
-	}
-	u := r.Float64() * keptMass
-	choice := kept[len(kept)-1]
+	target := u * mass
 	var acc float64
-	for _, i := range kept {
-		acc += probs[i]
-		if u < acc {
-			choice = i
+	choice := kept[len(kept)-1]
+	for _, v := range kept {
+		acc += p[v]
+		if target < acc {
+			choice = v
 			break
 		}
 	}
-	return Pick{Token: int32(choice), LogProb: float32(lp(choice)), TruncLogProb: float32(lp(choice) - math.Log(keptMass)), Kept: len(kept)}
+	lp := float64(logits[choice])*invT - logZ
+	return Pick{Token: int32(choice), LogProb: lp, TruncLogProb: lp - math.Log(mass/sum), Kept: len(kept),
+		Cutoff: keptCutoff(logits[:V], kept)}
 }
 
-// keep returns the indices of the kept set: top-k first, then the top-p prefix, in descending
-// probability order (ties by lower index). Without truncation it is every index in order.
-func (p *Picker) keep(probs []float64) []int {
-	order := p.order[:len(probs)]
-	for i := range order {
-		order[i] = i
-	}
-	if p.opt.TopK <= 0 && p.opt.TopP >= 1 {
-		return order
-	}
-	sort.Slice(order, func(a, b int) bool {
-		pa, pb := probs[order[a]], probs[order[b]]
-		return pa > pb || (pa == pb && order[a] < order[b])
-	})
-	n := len(order)
-	if p.opt.TopK > 0 && p.opt.TopK < n {
-		n = p.opt.TopK
-	}
-	if p.opt.TopP < 1 {
-		var mass float64
-		for _, i := range order[:n] {
-			mass += probs[i]
+// weigh returns the unnormalised probabilities e^(logit/T - max/T) of the first V logits (0 for
+// the tokens more than negligible below the mode), their sum and the log of the normaliser of
+// softmax(logits/T).
+func (pk *Picker) weigh(logits []float32, V int, invT float64) (p []float64, sum, logZ float64) {
+	top := logits[0]
+	for _, l := range logits[1:V] {
+		if l > top {
+			top = l
 		}
-		var acc float64
-		for j, i := range order[:n] {
-			acc += probs[i] / mass
-			if acc >= float64(p.opt.TopP) {
-				n = j + 1
+	}
+	mx := float64(top) * invT
+	cutLogit := float32((mx - negligible) / invT)
+	if cap(pk.p) < V {
+		pk.p = make([]float64, V)
+	}
+	p = pk.p[:V]
+	for v, l := range logits[:V] {
+		e := 0.0
+		if l >= cutLogit {
+			e = expNeg(float64(l)*invT - mx)
+		}
+		p[v] = e
+		sum += e
+	}
+	return p, sum, mx + math.Log(sum)
+}
+
+// truncate returns the kept tokens (top-k with ties at the k-th value, then top-p) in token
+// order. Both cuts keep ties, so the kept set is the tokens at or above some probability, found
+// from the probabilities alone: a linear-time selection for top-k, and for top-p a sort of the
+// candidates, only the top-k ones when there is a top-k. Tied values add up the same in any
+// order, so the top-p sums are those of a sort of the tokens by descending probability.
+func (pk *Picker) truncate(p []float64) []int {
+	vals := pk.vals[:0]
+	for _, e := range p {
+		if e > 0 {
+			vals = append(vals, e)
+		}
+	}
+	pk.vals = vals
+	cut := 0.0 // the smallest kept probability; 0 keeps every token looked at
+	if k := pk.opt.TopK; k > 0 && k < len(vals) {
+		cut = kthLargest(vals, k)
+		n := 0
+		for _, e := range vals {
+			if e >= cut {
+				vals[n] = e
+				n++
+			}
+		}
+		vals = vals[:n]
+	}
+	if pk.opt.TopP < 1 {
+		slices.Sort(vals)
+		var z float64
+		for i := len(vals) - 1; i >= 0; i-- {
+			z += vals[i]
+		}
+		var cum float64
+		for i := len(vals) - 1; i >= 0; i-- {
+			cum += vals[i] / z
+			if cum >= pk.opt.TopP {
+				cut = vals[i]
 				break
 			}
 		}
 	}
-	return order[:n]
-}
-
-// Result holds the completions of one Generate call.
-type Result struct {
-	Tokens   [][]int32   // new tokens per row, up to and including EOS when it was drawn
-	LogProbs [][]float32 // Pick.LogProb of each new token
-	Trunc    [][]float32 // Pick.TruncLogProb of each new token
-	Kept     [][]int32   // kept-set size at each new token
-	Finished []bool      // the row drew EOS
-}
-
-// Generate continues B prompts of equal length with d (which must have been made for B rows),
-// drawing up to maxNew tokens per row, stopping a row at eos (when eos >= 0) and all rows when
-// every row has stopped or the decoder is full.
-func Generate(d *gpt2.Decoder, prompts [][]int32, maxNew int, eos int32, opt Options, r *rng.RNG) (*Result, error) {
-	picker, err := NewPicker(opt)
-	if err != nil {
-		return nil, err
-	}
-	B := len(prompts)
-	if B != d.Rows() {
-		return nil, fmt.Errorf("sample: %d prompts for a decoder of %d rows", B, d.Rows())
-	}
-	P := len(prompts[0])
-	if P == 0 {
-		return nil, fmt.Errorf("sample: empty prompt")
-	}
-	flat := make([]int32, 0, B*P)
-	for i, p := range prompts {
-		if len(p) != P {
-			return nil, fmt.Errorf("sample: prompt %d has %d tokens, prompt 0 has %d; batch rows must have equal length", i, len(p), P)
+	kept := pk.kept[:0]
+	for v, e := range p {
+		if e > 0 && e >= cut {
+			kept = append(kept, v)
 		}
-		flat = append(flat, p...)
 	}
-	if P >= d.Limit() {
-		return nil, fmt.Errorf("sample: prompt of %d tokens leaves no room in a context of %d", P, d.Limit())
-	}
-	maxNew = min(maxNew, d.Limit()-P)
-	d.Reset()
-	res := &Result{Tokens: make([][]int32, B), LogProbs: make([][]float32, B), Trunc: make([][]float32, B), Kept: make([][]int32, B), Finished: make([]bool, B)}
-	V := d.VocabSize()
-	logits, err := d.Step(flat, P)
-	if err != nil {
-		return nil, err
-	}
-	next := make([]int32, B)
-	for step := 0; step < maxNew; step++ {
-		stride := len(logits) / B
-		active := 0
-		for b := 0; b < B; b++ {
-			if res.Finished[b] {
-				next[b] = max(eos, 0)
-				continue
-			}
-			pk := picker.Pick(logits[b*stride:b*stride+stride], V, r)
-			next[b] = pk.Token
-			res.Tokens[b] = append(res.Tokens[b], pk.Token)
-			res.LogProbs[b] = append(res.LogProbs[b], pk.LogProb)
-			res.Trunc[b] = append(res.Trunc[b], pk.TruncLogProb)
-			res.Kept[b] = append(res.Kept[b], int32(pk.Kept))
-			if eos >= 0 && pk.Token == eos {
-				res.Finished[b] = true
-			} else {
-				active++
+	pk.kept = kept
+	return kept
+}
+
+// kthLargest returns the k-th largest of a (k from 1), reordering a: quickselect with a
+// three-way partition, so runs of ties cost no more than distinct values.
+func kthLargest(a []float64, k int) float64 {
+	lo, hi, want := 0, len(a), k-1 // a[want] in descending order lies in a[lo:hi]
+	for hi-lo > 1 {
+		x, y, z := a[lo], a[lo+(hi-lo)/2], a[hi-1]
+		pivot := max(min(x, y), min(max(x, y), z)) // median of three
+		lt, i, gt := lo, lo, hi                    // a[lo:lt] > pivot, a[lt:i] == pivot, a[gt:hi] < pivot
+		for i < gt {
+			switch {
+			case a[i] > pivot:
+				a[lt], a[i] = a[i], a[lt]
+				lt++
+				i++
+			case a[i] < pivot:
+				gt--
+				a[i], a[gt] = a[gt], a[i]
+			default:
+				i++
 			}
 		}
-		if active == 0 || step == maxNew-1 {
-			break
-		}
-		if logits, err = d.Step(next, 1); err != nil {
-			return nil, err
+		switch {
+		case want < lt:
+			hi = lt
+		case want >= gt:
+			lo = gt
+		default:
+			return pivot
 		}
 	}
-	return res, nil
+	return a[lo]
 }
 
-// Score returns the log-probability of token under softmax(logits[:V]/T) and under the truncated
-// distribution Pick samples from; inKept is false (and truncLogp -Inf) when truncation drops it.
-func (p *Picker) Score(logits []float32, V int, token int32) (logp, truncLogp float64, inKept bool) {
-	T := float64(p.opt.Temperature)
-	if T == 0 {
-		T = 1
+// keptCutoff returns a logit c with {v : logits[v] >= c} = kept (token ids, ascending), or -Inf
+// when every token is kept. The kept set of temperature, top-k and top-p (both keeping ties) is
+// the tokens at or above its smallest logit lo; c is the midpoint between lo and the largest
+// excluded logit hi, so logits recomputed with a rounding difference (a full forward pass
+// instead of the KV-cache decoder) below half the gap still select the same set. Where lo and
+// hi are adjacent floats the midpoint rounds to one of them and c is lo.
+func keptCutoff(logits []float32, kept []int) float32 {
+	if len(kept) == len(logits) {
+		return noCutoff
 	}
-	if cap(p.probs) < V {
-		p.probs = make([]float64, V)
-		p.order = make([]int, V)
-	}
-	probs := p.probs[:V]
-	maxv := math.Inf(-1)
-	for i := 0; i < V; i++ {
-		probs[i] = float64(logits[i]) / T
-		maxv = math.Max(maxv, probs[i])
-	}
-	var sum float64
-	for i := range probs {
-		probs[i] = math.Exp(probs[i] - maxv)
-		sum += probs[i]
-	}
-	logp = float64(logits[token])/T - maxv - math.Log(sum)
-	for i := range probs {
-		probs[i] /= sum
-	}
-	var keptMass float64
-	for _, i := range p.keep(probs) {
-		keptMass += probs[i]
-		if i == int(token) {
-			inKept = true
+	lo := float32(math.Inf(1))
+	hi := float32(math.Inf(-1))
+	k := 0
+	for v, l := range logits {
+		if k < len(kept) && kept[k] == v {
+			lo = min(lo, l)
+			k++
+			continue
 		}
+		hi = max(hi, l)
 	}
-	if !inKept {
-		return logp, math.Inf(-1), false
+	c := float32((float64(lo) + float64(hi)) / 2)
+	if !(c > hi) || c > lo {
+		c = lo
 	}
-	return logp, logp - math.Log(keptMass), true
+	return c
+}
+
+// expNeg is e^x for x <= 0 to about 1e-13 relative error: x = k ln2 + r with |r| <= ln2/2,
+// e^r by its Taylor series to r^12, times 2^k; about four times faster than math.Exp, which is
+// most of the cost of sampling from a 50k vocabulary.
+func expNeg(x float64) float64 {
+	if x < -708 {
+		return 0
+	}
+	const ln2Hi, ln2Lo, invLn2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e+00
+	k := math.Floor(x*invLn2 + 0.5)
+	r := (x - k*ln2Hi) - k*ln2Lo
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320+r*(1.0/362880+
+		r*(1.0/3628800+r*(1.0/39916800+r*(1.0/479001600))))))))))))
+	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
 }
