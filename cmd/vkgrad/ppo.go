@@ -15,6 +15,7 @@ func defaultPPOConfig() rl.PPOTrainerConfig {
 	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 600, 64, 4e-4, 4e-5, 10
 	c.Train.Rollout.MaxNewTokens = 8
 	c.SamplesPerPrompt = 4
+	c.MiniBatches = 2
 	c.CriticWarmup = 10
 	c.ValueLR = 3e-3
 	return c
