@@ -3,6 +3,7 @@ package vk
 import (
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/allocs"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -109,7 +110,7 @@ func TestOpsAllocateNothing(t *testing.T) {
 					}
 				}
 				run() // builds the pipelines and grows the recorder's lists
-				if a := testing.AllocsPerRun(5, run); a != 0 {
+				if a := allocs.PerRun(5, run); a != 0 {
 					t.Errorf("%s: %v heap allocations per call, want 0", op.name, a)
 				}
 			}

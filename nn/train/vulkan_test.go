@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/allocs"
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -96,7 +97,7 @@ func TestVulkanStepSteadyState(t *testing.T) {
 		return // sync.Pool, which purego's calls use, drops items under the race detector
 	}
 	var stepErr error
-	allocs := testing.AllocsPerRun(3, func() {
+	n := allocs.PerRun(3, func() {
 		if _, err := tr.TrainStep(); err != nil && stepErr == nil {
 			stepErr = err
 		}
@@ -104,8 +105,8 @@ func TestVulkanStepSteadyState(t *testing.T) {
 	if stepErr != nil {
 		t.Fatal(stepErr)
 	}
-	if allocs != 0 {
-		t.Errorf("%v Go heap allocations per training step on Vulkan, want 0", allocs)
+	if n != 0 {
+		t.Errorf("%v Go heap allocations per training step on Vulkan, want 0", n)
 	}
 }
 
