@@ -239,24 +239,6 @@ func (t *PPOTrainer) miniBatches(n, k int) [][]int {
 	return out
 }
 
-// rowsBatch lays out the rollout rows listed in rows as a batch of their own.
-func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
-	prompts := make([][]int32, len(rows))
-	comps := make([][]int, len(rows))
-	lens := make([]int, len(rows))
-	var cut [][]float32
-	if c.replays() {
-		cut = make([][]float32, len(rows))
-	}
-	for k, i := range rows {
-		prompts[k], comps[k], lens[k] = ro.PromptIDs[i], ro.Completions[i], ro.GenLens[i]
-		if cut != nil {
-			cut[k] = ro.Cutoff[i]
-		}
-	}
-	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
-}
-
 // spreadRows copies a mini-batch's outputs (row k is batch row rows[k]; rows nil: the whole
 // batch) into the batch-shaped dst and returns dst.
 func spreadRows(cur *seqOut, rows []int, dst *seqOut) *seqOut {

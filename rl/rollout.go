@@ -174,7 +174,7 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 		ro.Cutoff[i] = make([]float32, W)
 		for j := range W {
 			ro.Completions[i][j] = cfg.EOS
-			ro.Cutoff[i][j] = noCutoff
+			ro.Cutoff[i][j] = sample.NoCutoff
 			if j < len(toks[i]) {
 				ro.Completions[i][j] = int(toks[i][j])
 				ro.SampleLogp[i][j] = float64(lps[i][j])

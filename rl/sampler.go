@@ -1,10 +1,6 @@
 package rl
 
-import (
-	"math"
-
-	"github.com/vkgrad/vkgrad/nn/sample"
-)
+import "github.com/vkgrad/vkgrad/nn/sample"
 
 // options are s as nn/sample's Options, or greedy decoding (s unused). nn/sample's Picker draws
 // from exactly the distribution SampleToken describes, faster, and reports the cutoff the loss
@@ -15,6 +11,3 @@ func (s Sampling) options(greedy bool) sample.Options {
 	}
 	return sample.Options{Temperature: s.Temperature, TopK: s.TopK, TopP: s.TopP}
 }
-
-// noCutoff is the cutoff that truncates nothing.
-var noCutoff = float32(math.Inf(-1))

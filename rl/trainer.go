@@ -215,11 +215,7 @@ func (c *core) replays() bool { return c.cfg.ReplayTruncation && c.cfg.Rollout.S
 // batchFor lays a rollout out for the forward passes (with the sampler's cutoffs when the
 // truncation is replayed) and checks token alignment.
 func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, error) {
-	var cut [][]float32
-	if c.replays() {
-		cut = ro.Cutoff
-	}
-	sb, err := newSeqBatch(ro.PromptIDs, ro.Completions, ro.GenLens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
+	sb, err := c.rowsBatch(ro, nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -232,6 +228,31 @@ func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, 
 		m[k] = v
 	}
 	return sb, align, nil
+}
+
+// rowsBatch lays out the rollout rows listed in rows (nil: every row, in order) as a batch of
+// their own, with the sampler's cutoffs when the truncation is replayed.
+func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
+	prompts, comps, lens := ro.PromptIDs, ro.Completions, ro.GenLens
+	var cut [][]float32
+	if c.replays() {
+		cut = ro.Cutoff
+	}
+	if rows != nil {
+		prompts, comps, lens = make([][]int32, len(rows)), make([][]int, len(rows)), make([]int, len(rows))
+		var sub [][]float32
+		if cut != nil {
+			sub = make([][]float32, len(rows))
+		}
+		for k, i := range rows {
+			prompts[k], comps[k], lens[k] = ro.PromptIDs[i], ro.Completions[i], ro.GenLens[i]
+			if sub != nil {
+				sub[k] = cut[i]
+			}
+		}
+		cut = sub
+	}
+	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
 }
 
 // grads are a loss's per-token gradients; nil fields contribute nothing.

@@ -19,7 +19,6 @@ type activations struct {
 	// with a SelectedHead never needs them, and at GPT-2's vocabulary they are most of the
 	// activation memory.
 	headValues, headGrads *tensor.Tensor
-	headBound             bool
 
 	inputs, targets *tensor.Tensor // int32 (B*T)
 	lpTargets       *tensor.Tensor // int32 (B*T), LogProbs' targets
@@ -113,7 +112,7 @@ func (acts *activations) layoutHead(cfg Config, l *actLayout) {
 // bindHead lays out the head's activations for the current shape, growing its buffers when
 // they are too small.
 func (acts *activations) bindHead(b tensor.Backend, cfg Config) error {
-	if acts.headBound {
+	if acts.headBound() {
 		return nil
 	}
 	sizing := &actLayout{}
@@ -135,9 +134,11 @@ func (acts *activations) bindHead(b tensor.Backend, cfg Config) error {
 		acts.headGrads = t
 	}
 	acts.layoutHead(cfg, &actLayout{values: whole(acts.headValues), grads: whole(acts.headGrads)})
-	acts.headBound = true
 	return nil
 }
+
+// headBound reports whether the head's activations are laid out for the current shape.
+func (acts *activations) headBound() bool { return acts.logits != nil }
 
 func freeTensor(b tensor.Backend, t **tensor.Tensor) {
 	if *t != nil {

@@ -177,7 +177,7 @@ func MeanOf(losses []float32) float32 {
 // MeanLoss downloads the per-token losses of the last ForwardLoss and averages them.
 func (m *Model) MeanLoss() (float32, error) {
 	a := m.acts
-	if a == nil || !a.headBound {
+	if a == nil || !a.headBound() {
 		return 0, fmt.Errorf("gpt2: MeanLoss needs a ForwardLoss first")
 	}
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
@@ -193,7 +193,7 @@ func (m *Model) TokenLosses() []float32 { return m.acts.hostLosses }
 func (m *Model) ZeroActGrads() {
 	if m.acts != nil && m.acts.grads != nil {
 		m.Backend.Fill(m.acts.grads, 0)
-		if m.acts.headBound && m.acts.headGrads != nil {
+		if m.acts.headBound() && m.acts.headGrads != nil {
 			m.Backend.Fill(m.acts.headGrads, 0)
 		}
 	}
@@ -230,7 +230,7 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 // tensor.Backend.LogSoftmaxGather). The entropy is then that of the truncated distribution.
 func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, cutoffs []float32, temperature float32) (logp, entropy *autograd.Var, err error) {
 	a := m.acts
-	if a == nil || !a.headBound {
+	if a == nil || !a.headBound() {
 		return nil, nil, fmt.Errorf("gpt2: LogProbs needs a Forward first (ForwardTrunk computes no logits)")
 	}
 	if !(temperature > 0) || math.IsInf(float64(temperature), 1) {
@@ -269,10 +269,7 @@ func (m *Model) uploadCutoffs(buf **tensor.Tensor, cutoffs []float32, n int) (*t
 		}
 	}
 	if !fits(*buf, n) {
-		if *buf != nil {
-			m.Backend.Free((*buf).Storage)
-			*buf = nil
-		}
+		freeTensor(m.Backend, buf)
 		t, err := tensor.New(m.Backend, tensor.Float32, n)
 		if err != nil {
 			return nil, fmt.Errorf("gpt2: allocating %d cutoffs: %w", n, err)

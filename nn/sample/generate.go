@@ -25,7 +25,7 @@ type Result struct {
 // unfinished row, in row order, and then picks the rows in parallel, so a seed fixes the
 // tokens whatever the number of CPUs. r may be nil when greedy.
 func Generate(d *gpt2.Decoder, prompts [][]int32, maxNew int, eos int32, opt Options, r *rng.RNG) (*Result, error) {
-	if _, err := NewPicker(opt); err != nil {
+	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	greedy := opt.Temperature == 0

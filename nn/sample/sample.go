@@ -62,7 +62,8 @@ type Pick struct {
 // less than 1e-21 of the mass, far under float64 rounding of the normaliser.
 const negligible = 60
 
-var noCutoff = float32(math.Inf(-1))
+// NoCutoff is the Cutoff of a draw that truncated nothing.
+var NoCutoff = float32(math.Inf(-1))
 
 // Picker draws tokens: temperature, then top-k, then top-p, and CDF inversion in token order
 // over the kept set. It uses a fast exponential and skips the tokens more than `negligible`
@@ -93,7 +94,7 @@ func (pk *Picker) Pick(logits []float32, V int, u float64) Pick {
 				best = v
 			}
 		}
-		return Pick{Token: int32(best), Kept: 1, Cutoff: noCutoff}
+		return Pick{Token: int32(best), Kept: 1, Cutoff: NoCutoff}
 	}
 	invT := 1 / pk.opt.Temperature
 	p, sum, logZ := pk.weigh(logits, V, invT)
@@ -112,7 +113,7 @@ func (pk *Picker) Pick(logits []float32, V int, u float64) Pick {
 			}
 		}
 		lp := float64(logits[choice])*invT - logZ
-		return Pick{Token: int32(choice), LogProb: lp, TruncLogProb: lp, Kept: V, Cutoff: noCutoff}
+		return Pick{Token: int32(choice), LogProb: lp, TruncLogProb: lp, Kept: V, Cutoff: NoCutoff}
 	}
 	kept := pk.truncate(p)
 	var mass float64
@@ -252,7 +253,7 @@ func kthLargest(a []float64, k int) float64 {
 // hi are adjacent floats the midpoint rounds to one of them and c is lo.
 func keptCutoff(logits []float32, kept []int) float32 {
 	if len(kept) == len(logits) {
-		return noCutoff
+		return NoCutoff
 	}
 	lo := float32(math.Inf(1))
 	hi := float32(math.Inf(-1))

@@ -158,7 +158,7 @@ func TestPickDistribution(t *testing.T) {
 		}
 	}
 	g, _ := NewPicker(Options{Temperature: 0, TopP: 1})
-	if got := g.Pick(logits, len(logits), 0.9); got != (Pick{Token: 3, Kept: 1, Cutoff: noCutoff}) {
+	if got := g.Pick(logits, len(logits), 0.9); got != (Pick{Token: 3, Kept: 1, Cutoff: NoCutoff}) {
 		t.Errorf("greedy pick %+v, want token 3", got)
 	}
 	if got := g.Pick([]float32{1, 3, 3, 2}, 4, 0); got.Token != 1 {
