@@ -61,7 +61,7 @@ var _ tensor.Backend = (*Backend)(nil)
 func New() *Backend { return NewWithThreads(runtime.GOMAXPROCS(0)) }
 
 // NewWithThreads returns a CPU backend with n workers (at least 1). Matrix products run in
-// package gemm, which schedules its own threads.
+// package gemm's own goroutines, at most n at once.
 func NewWithThreads(n int) *Backend {
 	if n < 1 {
 		n = 1

@@ -2,12 +2,14 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 )
 
-// MatMul implements tensor.Backend through gemm.Sgemm. Without Accumulate, a bias is written
+// MatMul implements tensor.Backend through gemm.SgemmThreads on the backend's threads, or
+// GOMAXPROCS where that is fewer: more goroutines than that could not run at once. Without Accumulate, a bias is written
 // into out first and the product added to it (beta = 1), as llm.c starts each sum at the bias.
 func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
 	defer b.unlock(b.lockMatMul(p))
@@ -28,6 +30,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	if p.TransB {
 		ldb = K
 	}
+	threads := min(b.threads, runtime.GOMAXPROCS(0))
 	for z := 0; z < batch; z++ {
 		c := C[z*M*N : (z+1)*M*N]
 		beta := float32(0)
@@ -45,7 +48,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					clear(c)
 				}
 			} else {
-				gemm.Sgemm(p.TransA, p.TransB, M, N, K, 1, A[z*M*K:(z+1)*M*K], lda, B[z*K*N:(z+1)*K*N], ldb, beta, c, N)
+				gemm.SgemmThreads(threads, p.TransA, p.TransB, M, N, K, 1, A[z*M*K:(z+1)*M*K], lda, B[z*K*N:(z+1)*K*N], ldb, beta, c, N)
 			}
 		}
 		if p.Accumulate && bs != nil {

@@ -92,11 +92,21 @@ func Validate(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 // Sgemm computes C = alpha * op(A) @ op(B) + beta * C, BLAS-style and row-major: op(A) is
 // (m,k), stored (m,k) with row stride lda, or (k,m) when transA; op(B) is (k,n), stored (k,n)
 // with row stride ldb, or (n,k) when transB; C is (m,n) with row stride ldc. With beta == 0, C
-// is overwritten without being read. It uses all cores and is deterministic.
+// is overwritten without being read. It runs on Threads() goroutines and is deterministic.
 //
 // Invalid arguments are a programming error and panic with Validate's message; callers taking
 // shapes from users should call Validate first.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	SgemmThreads(0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmThreads is Sgemm on at most threads goroutines (threads <= 0 means Threads()), for
+// callers that own a thread budget, such as a CPU backend built for n threads. The result
+// is the same bits for any thread count.
+func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if threads <= 0 {
+		threads = Threads()
+	}
 	if err := Validate(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 		panic(err)
 	}
@@ -116,9 +126,9 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		tokens: j.tokens[:0],
 	}
 	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil {
-		j.planDot(Threads())
+		j.planDot(threads)
 	} else {
-		j.plan(Threads())
+		j.plan(threads)
 	}
 	j.run()
 	j.a, j.b, j.c = nil, nil, nil
