@@ -12,131 +12,164 @@ func attnScale(hs int) float32 {
 	return float32(1 / float64(sqrtf(float32(hs))))
 }
 
-// attendRow computes one query's causal attention over n = len(att) keys, following llm.c's
-// attention_forward: scaled dot products, max subtraction, exp, normalise, weighted values.
-// Keys and values of position t2 start at k[t2*stride] and v[t2*stride].
-func attendRow(out, att, q, k, v []float32, stride int, scale float32) {
-	hs := len(q)
-	out = out[:hs]
-	maxv := float32(math.Inf(-1))
-	n := len(att)
-	t2 := 0
-	// Four keys at a time: four independent sums, each in llm.c's order.
-	for ; t2+4 <= n; t2 += 4 {
-		o := t2 * stride
-		k0 := k[o : o+hs]
-		k1 := k[o+stride : o+stride+hs]
-		k2 := k[o+2*stride : o+2*stride+hs]
-		k3 := k[o+3*stride : o+3*stride+hs]
-		k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)] // bounds-check hints
-		var s0, s1, s2, s3 float32
-		for i, qi := range q {
-			s0 += qi * k0[i]
-			s1 += qi * k1[i]
-			s2 += qi * k2[i]
-			s3 += qi * k3[i]
-		}
-		a := att[t2 : t2+4 : t2+4]
-		a[0], a[1], a[2], a[3] = s0*scale, s1*scale, s2*scale, s3*scale
-		maxv = max(maxv, a[0], a[1], a[2], a[3])
-	}
-	for ; t2 < n; t2++ {
-		kt := k[t2*stride : t2*stride+hs]
-		kt = kt[:len(q)]
-		var val float32
-		for i, qi := range q {
-			val += qi * kt[i]
-		}
-		val *= scale
-		maxv = max(maxv, val)
-		att[t2] = val
-	}
-	sum := expShiftSum(att, att, maxv)
-	var inv float32
-	if sum != 0 {
-		inv = 1 / sum
-	}
-	for t2 := range att {
-		att[t2] *= inv
-	}
-	if useAttnVector(hs) {
-		_ = v[(n-1)*stride+hs-1]
-		attnAVAVX2(&out[0], &att[0], &v[0], stride, n, hs)
-		return
-	}
-	clear(out)
-	// Four values per pass over out; each out[i] still adds positions in order.
-	t2 = 0
-	for ; t2+4 <= n; t2 += 4 {
-		o := t2 * stride
-		v0 := v[o : o+hs]
-		v1 := v[o+stride : o+stride+hs]
-		v2 := v[o+2*stride : o+2*stride+hs]
-		v3 := v[o+3*stride : o+3*stride+hs]
-		v0, v1, v2, v3 = v0[:len(out)], v1[:len(out)], v2[:len(out)], v3[:len(out)]
-		a0, a1, a2, a3 := att[t2], att[t2+1], att[t2+2], att[t2+3]
-		for i, acc := range out {
-			acc += a0 * v0[i]
-			acc += a1 * v1[i]
-			acc += a2 * v2[i]
-			acc += a3 * v3[i]
-			out[i] = acc
-		}
-	}
-	for ; t2 < n; t2++ {
-		vt := v[t2*stride : t2*stride+hs]
-		vt = vt[:hs]
-		a := att[t2]
-		for i := range out {
-			out[i] += a * vt[i]
-		}
-	}
-}
+// Attention is computed one (batch, head) at a time from two kernels, each a set of
+// independent sums that add their terms in a fixed order with separate multiplies and adds
+// (as llm.c's loops do): scores (dot products of query rows with keys packed 16 to a block)
+// and combine (weighted sums of rows). A sum's bits depend only on its terms and their order,
+// not on how rows are blocked, so a decoding step reproduces the full forward bit for bit and
+// the vector kernels reproduce the portable loops.
+
+// attnBlock is the number of keys in a packed block: one AVX-512 register of scores.
+const attnBlock = 16
+
+// attnRows is the number of query rows the kernels take at once.
+const attnRows = 4
 
 // attnVector selects the vector kernels where the CPU has them and the head size is a multiple
-// of 8; they give the same bits as the portable loops (tests switch it off to compare).
-var attnVector = haveAttnAVX2
+// of 16; they give the same bits as the portable loops (tests switch it off to compare).
+var attnVector = haveAttnAVX512
 
-func useAttnVector(hs int) bool { return attnVector && hs > 0 && hs%8 == 0 }
+func useAttnVector(hs int) bool { return attnVector && hs > 0 && hs%attnBlock == 0 }
 
-// keyBlocks is the number of 8-key blocks holding n keys.
-func keyBlocks(n int) int { return (n + 7) / 8 }
+// keyBlocks is the number of packed blocks holding n keys.
+func keyBlocks(n int) int { return (n + attnBlock - 1) / attnBlock }
 
-// packKT stores n keys (key t2 at k[t2*stride:], hs values each) as blocks of 8 keys laid out
-// value-major, kt[(blk*hs+i)*8+j] = key blk*8+j's value i, zero past n, so that one vector
-// load holds value i of eight keys.
-func packKT(kt, k []float32, n, stride, hs int) {
+// packKeys stores n keys (key t2 at k[t2*stride:], hs values each) as blocks of 16 keys laid
+// out value-major, kt[(blk*hs+i)*16+j] = key blk*16+j's value i, zero past n, so that one
+// vector load holds value i of sixteen keys.
+func packKeys(kt, k []float32, n, stride, hs int, vec bool) {
 	nb := keyBlocks(n)
-	kt = kt[:nb*hs*8]
+	kt = kt[:nb*hs*attnBlock]
 	for blk := 0; blk < nb; blk++ {
-		dst := kt[blk*hs*8 : (blk+1)*hs*8]
-		for j := 0; j < 8; j++ {
-			t2 := blk*8 + j
+		dst := kt[blk*hs*attnBlock : (blk+1)*hs*attnBlock]
+		if vec && (blk+1)*attnBlock <= n {
+			_ = k[(blk*attnBlock+attnBlock-1)*stride+hs-1]
+			attnPackBlock(&dst[0], &k[blk*attnBlock*stride], stride, hs)
+			continue
+		}
+		for j := 0; j < attnBlock; j++ {
+			t2 := blk*attnBlock + j
 			if t2 >= n {
 				for i := 0; i < hs; i++ {
-					dst[i*8+j] = 0
+					dst[i*attnBlock+j] = 0
 				}
 				continue
 			}
 			src := k[t2*stride : t2*stride+hs]
 			for i, x := range src {
-				dst[i*8+j] = x
+				dst[i*attnBlock+j] = x
 			}
 		}
 	}
 }
 
-// attendRowVec is attendRow with keys packed by packKT and hs a multiple of 8; tmp holds
-// keyBlocks(len(att))*8 scores.
-func attendRowVec(out, att, q, kt, v []float32, stride int, scale float32, tmp []float32) {
-	n, hs := len(att), len(q)
-	nb := keyBlocks(n)
-	_, _, _ = kt[nb*hs*8-1], tmp[nb*8-1], out[hs-1]
-	_ = v[(n-1)*stride+hs-1]
-	dots8AVX2(&q[0], &kt[0], hs, nb, &tmp[0])
+// scores sets s[r*ss+t2] = sum over i of q[r*qs+i]*key t2's value i for rows r < nr and keys
+// t2 < nblk*16 packed by packKeys, adding in order of i.
+func scores(s []float32, ss int, q []float32, qs, nr int, kt []float32, hs, nblk int, vec bool) {
+	if nr == 0 || nblk == 0 {
+		return
+	}
+	_, _, _ = s[(nr-1)*ss+nblk*attnBlock-1], q[(nr-1)*qs+hs-1], kt[nblk*hs*attnBlock-1]
+	if vec && nr == attnRows {
+		attnScores4(&s[0], ss, &q[0], qs, &kt[0], hs, nblk)
+		return
+	}
+	for r := 0; r < nr; r++ {
+		if vec {
+			attnScores1(&s[r*ss], &q[r*qs], &kt[0], hs, nblk)
+			continue
+		}
+		qr := q[r*qs : r*qs+hs]
+		for blk := 0; blk < nblk; blk++ {
+			var acc [attnBlock]float32
+			kb := kt[blk*hs*attnBlock : (blk+1)*hs*attnBlock]
+			for i, qi := range qr {
+				kv := kb[i*attnBlock : (i+1)*attnBlock]
+				for j := range acc {
+					acc[j] += float32(qi * kv[j])
+				}
+			}
+			copy(s[r*ss+blk*attnBlock:], acc[:])
+		}
+	}
+}
+
+// combine sets (or, with accumulate, adds to) out[r*os+i], for rows r < nr and i < hs, the
+// sum over j < n of w[r*ws+j*wstep]*x[j*xs+i], adding in order of j.
+func combine(out []float32, os, nr int, w []float32, ws, wstep int, x []float32, xs, n, hs int, accumulate, vec bool) {
+	if nr == 0 {
+		return
+	}
+	_ = out[(nr-1)*os+hs-1]
+	if n > 0 {
+		_, _ = w[(nr-1)*ws+(n-1)*wstep], x[(n-1)*xs+hs-1]
+	}
+	acc := 0
+	if accumulate {
+		acc = 1
+	}
+	if vec && nr == attnRows {
+		attnComb4(&out[0], os, &w[0], ws, wstep, &x[0], xs, n, hs, acc)
+		return
+	}
+	for r := 0; r < nr; r++ {
+		if vec {
+			attnComb1(&out[r*os], &w[r*ws], wstep, &x[0], xs, n, hs, acc)
+			continue
+		}
+		o := out[r*os : r*os+hs]
+		if !accumulate {
+			clear(o)
+		}
+		for j := 0; j < n; j++ {
+			a := w[r*ws+j*wstep]
+			xj := x[j*xs : j*xs+hs]
+			xj = xj[:len(o)]
+			for i := range o {
+				o[i] += float32(a * xj[i])
+			}
+		}
+	}
+}
+
+// combineLower computes, for query positions t in [t0, t1), out[(t-t0)*os:] (+)= sum over
+// j <= t of w[(t-t0)*ws+j]*x[j*xs:]: a causal weighted sum over earlier positions. Rows go
+// attnRows at a time over their common positions, then each row over the rest of its own.
+func combineLower(out []float32, os int, w []float32, ws int, x []float32, xs, t0, t1, hs int, accumulate, vec bool) {
+	for t := t0; t < t1; {
+		nr := min(attnRows, t1-t)
+		r := t - t0
+		combine(out[r*os:], os, nr, w[r*ws:], ws, 1, x, xs, t+1, hs, accumulate, vec)
+		for i := 1; i < nr; i++ {
+			combine(out[(r+i)*os:], os, 1, w[(r+i)*ws+t+1:], ws, 1, x[(t+1)*xs:], xs, i, hs, true, vec)
+		}
+		t += nr
+	}
+}
+
+// combineUpper computes, for positions t2 < T, out[t2*os:] += sum over j >= t2 (j < T) of
+// w[j*ws+t2]*x[j*xs:]: the transpose of combineLower, as gradients flow from later queries
+// back to the keys and values they attended to. Each block of rows first adds the positions
+// only some of its rows see, in order, then their common positions.
+func combineUpper(out []float32, os int, w []float32, ws int, x []float32, xs, T, hs int, vec bool) {
+	for t2 := 0; t2 < T; {
+		nr := min(attnRows, T-t2)
+		last := t2 + nr - 1
+		for i := 0; i < nr-1; i++ {
+			combine(out[(t2+i)*os:], os, 1, w[(t2+i)*ws+t2+i:], 1, ws, x[(t2+i)*xs:], xs, last-(t2+i), hs, true, vec)
+		}
+		combine(out[t2*os:], os, nr, w[last*ws+t2:], 1, ws, x[last*xs:], xs, T-last, hs, true, vec)
+		t2 += nr
+	}
+}
+
+// softmaxRow sets att to the softmax of s*scale over len(att) scores, following llm.c's
+// attention_forward: scale, max subtraction, exp, normalise.
+func softmaxRow(att, s []float32, scale float32) {
+	s = s[:len(att)]
 	maxv := float32(math.Inf(-1))
-	for t2 := range att {
-		val := tmp[t2] * scale
+	for t2, v := range s {
+		val := v * scale
 		maxv = max(maxv, val)
 		att[t2] = val
 	}
@@ -148,50 +181,57 @@ func attendRowVec(out, att, q, kt, v []float32, stride int, scale float32, tmp [
 	for t2 := range att {
 		att[t2] *= inv
 	}
-	attnAVAVX2(&out[0], &att[0], &v[0], stride, n, hs)
 }
 
-// attPackJob packs each (batch, head)'s keys for the vector forward.
-type attPackJob struct {
-	T, C, NH int
-	qkv, kt  []float32
+// attendRows computes causal attention for the queries at positions t0..t1-1 (query row r
+// at q[r*qs:], output at out[r*os:], probabilities written to att[r*as:]) over keys 0..t,
+// packed by packKeys, and values v[t2*vs:]. tmp holds attnRows*keyBlocks(t1)*16 scores.
+func attendRows(out []float32, os int, att []float32, as int, q []float32, qs int, kt, v []float32, vs, hs, t0, t1 int, scale float32, tmp []float32, vec bool) {
+	for t := t0; t < t1; {
+		nr := min(attnRows, t1-t)
+		r := t - t0
+		nb := keyBlocks(t + nr)
+		ss := nb * attnBlock
+		scores(tmp, ss, q[r*qs:], qs, nr, kt, hs, nb, vec)
+		for i := 0; i < nr; i++ {
+			softmaxRow(att[(r+i)*as:(r+i)*as+t+i+1], tmp[i*ss:], scale)
+		}
+		t += nr
+	}
+	combineLower(out, os, att, as, v, vs, t0, t1, hs, false, vec)
 }
 
-func (j *attPackJob) run(_, bh int) {
-	T, C, NH := j.T, j.C, j.NH
-	hs := C / NH
-	b, h := bh/NH, bh%NH
-	sz := keyBlocks(T) * hs * 8
-	packKT(j.kt[bh*sz:(bh+1)*sz], j.qkv[b*T*3*C+C+h*hs:], T, 3*C, hs)
+// attnScratch is the per-worker scratch of the attention jobs over T positions: packed keys
+// (or values), attnRows rows of scores and, with grads, a T x T matrix.
+func attnScratch(T, hs int, grads bool) int {
+	n := keyBlocks(T)*hs*attnBlock + attnRows*keyBlocks(T)*attnBlock
+	if grads {
+		n += T * T
+	}
+	return n
 }
 
 type attFwdJob struct {
 	B, T, C, NH   int
 	out, att, qkv []float32
 	scale         float32
-	kt            []float32 // packed keys, or nil for the portable loops
+	vec           bool
 	scratch       [][]float32
 }
 
-func (j *attFwdJob) run(w, r int) {
+func (j *attFwdJob) run(w, bh int) {
 	T, C, NH := j.T, j.C, j.NH
 	hs, C3 := C/NH, 3*C
-	t := r % T
-	h := (r / T) % NH
-	b := r / (T * NH)
-	base := b * T * C3
-	att := j.att[r*T : (r+1)*T]
-	clear(att[t+1:])
-	if j.kt != nil {
-		sz := keyBlocks(T) * hs * 8
-		bh := r / T
-		o := (b*T + t) * C
-		attendRowVec(j.out[o+h*hs:o+(h+1)*hs], att[:t+1], j.qkv[base+t*C3+h*hs:base+t*C3+(h+1)*hs],
-			j.kt[bh*sz:(bh+1)*sz], j.qkv[base+2*C+h*hs:], C3, j.scale, j.scratch[w])
-		return
+	b, h := bh/NH, bh%NH
+	base := b*T*C3 + h*hs
+	nk := keyBlocks(T) * hs * attnBlock
+	kt, tmp := j.scratch[w][:nk], j.scratch[w][nk:]
+	packKeys(kt, j.qkv[base+C:], T, C3, hs, j.vec)
+	att := j.att[bh*T*T : (bh+1)*T*T]
+	attendRows(j.out[b*T*C+h*hs:], C, att, T, j.qkv[base:], C3, kt, j.qkv[base+2*C:], C3, hs, 0, T, j.scale, tmp, j.vec)
+	for t := 0; t < T; t++ {
+		clear(att[t*T+t+1 : (t+1)*T])
 	}
-	attendRow(j.out[(b*T+t)*C+h*hs:(b*T+t)*C+(h+1)*hs], att[:t+1],
-		j.qkv[base+t*C3+h*hs:base+t*C3+(h+1)*hs], j.qkv[base+C+h*hs:], j.qkv[base+2*C+h*hs:], C3, j.scale)
 }
 
 func checkHeads(op string, C, NH int) {
@@ -200,32 +240,22 @@ func checkHeads(op string, C, NH int) {
 	}
 }
 
-// AttentionForward implements tensor.Backend. Each (batch, head, position) row is independent.
+// AttentionForward implements tensor.Backend. Each (batch, head) is independent.
 func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int) {
 	defer b.unlock(b.lock("AttentionForward"))
 	const op = "AttentionForward"
 	dims(op, B, T, C)
 	checkHeads(op, C, NH)
-	b.attF = attFwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(C / NH),
+	hs := C / NH
+	b.workerScratch(attnScratch(T, hs, false))
+	b.attF = attFwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(hs), vec: useAttnVector(hs), scratch: b.scratch,
 		out: f32(op, "out", out, B*T*C), att: f32(op, "att", att, B*NH*T*T), qkv: f32(op, "qkv", qkv, B*T*3*C)}
-	work := B * NH * T * (T + 1) * C / NH
-	if hs := C / NH; useAttnVector(hs) && T > 0 {
-		sz := keyBlocks(T) * hs * 8
-		if len(b.attnBuf) < B*NH*sz {
-			b.attnBuf = make([]float32, B*NH*sz)
-		}
-		b.attP = attPackJob{T: T, C: C, NH: NH, qkv: b.attF.qkv, kt: b.attnBuf}
-		b.pool.doWork(&b.attP, B*NH, work)
-		b.attP = attPackJob{}
-		b.workerScratch(keyBlocks(T) * 8)
-		b.attF.kt, b.attF.scratch = b.attnBuf, b.scratch
-	}
-	b.pool.doWork(&b.attF, B*NH*T, work)
+	b.pool.doWork(&b.attF, B*NH, B*NH*T*(T+1)*hs)
 	b.attF = attFwdJob{}
 }
 
-// attBwdJob handles one (batch, head) per chunk, walking positions in order so the keys' and
-// values' gradients accumulate in llm.c's order. The softmax backward uses the O(T) identity
+// attBwdJob handles one (batch, head) per chunk. Every gradient sum runs over positions in
+// order, as in llm.c. The softmax backward uses the O(T) identity
 // dpre[t3] = att[t3] * (datt[t3] - sum_t2 att[t2] datt[t2]) instead of llm.c's O(T^2) loop.
 type attBwdJob struct {
 	B, T, C, NH int
@@ -233,133 +263,55 @@ type attBwdJob struct {
 	dout        []float32
 	qkv, att    []float32
 	scale       float32
-	scratch     [][]float32 // per worker, for the vector kernels; nil for the portable loops
-}
-
-// runVec is run with the vector kernels: values are packed once per (batch, head) so the
-// gradients of the scores are dot products of eight positions at a time. Every sum keeps the
-// portable loops' order.
-func (j *attBwdJob) runVec(w, b, h, bh, base int) {
-	T, C := j.T, j.C
-	hs, C3 := C/j.NH, 3*C
-	nbT := keyBlocks(T)
-	vt := j.scratch[w][:nbT*hs*8]
-	tmp := j.scratch[w][nbT*hs*8 : nbT*hs*8+nbT*8]
-	packKT(vt, j.qkv[base+2*C+h*hs:], T, C3, hs)
-	voff, koff := base+2*C+h*hs, base+C+h*hs
-	_ = j.dqkv[base+(T-1)*C3+2*C+(h+1)*hs-1]
-	for t := 0; t < T; t++ {
-		row := (bh*T + t) * T
-		att := j.att[row : row+t+1]
-		datt := j.datts[row : row+T]
-		clear(datt[t+1:])
-		datt = datt[:t+1]
-		do := j.dout[(b*T+t)*C+h*hs : (b*T+t)*C+(h+1)*hs]
-		dots8AVX2(&do[0], &vt[0], hs, keyBlocks(t+1), &tmp[0])
-		copy(datt, tmp[:t+1])
-		attnDVAVX2(&j.dqkv[voff], C3, &att[0], &do[0], t+1, hs)
-		var dot float32
-		for t2, a := range att {
-			dot += a * datt[t2]
-		}
-		for t2, a := range att {
-			datt[t2] = a * (datt[t2] - dot)
-		}
-		ds := tmp[:t+1]
-		for t2, d := range datt {
-			ds[t2] = d * j.scale
-		}
-		qo := base + t*C3 + h*hs
-		attnDQDKAVX2(&j.dqkv[qo], &j.qkv[koff], &j.dqkv[koff], C3, &j.qkv[qo], &ds[0], t+1, hs)
-	}
+	vec         bool
+	scratch     [][]float32
 }
 
 func (j *attBwdJob) run(w, bh int) {
 	T, C, NH := j.T, j.C, j.NH
 	hs, C3 := C/NH, 3*C
 	b, h := bh/NH, bh%NH
-	base := b * T * C3
-	if j.scratch != nil {
-		j.runVec(w, b, h, bh, base)
-		return
+	base := b*T*C3 + h*hs
+	nk := keyBlocks(T) * hs * attnBlock
+	nt := attnRows * keyBlocks(T) * attnBlock
+	sc := j.scratch[w]
+	vt, tmp, ds := sc[:nk], sc[nk:nk+nt], sc[nk+nt:nk+nt+T*T]
+	q, k, v := j.qkv[base:], j.qkv[base+C:], j.qkv[base+2*C:]
+	dq, dk, dv := j.dqkv[base:], j.dqkv[base+C:], j.dqkv[base+2*C:]
+	dout := j.dout[b*T*C+h*hs:]
+	att, datts := j.att[bh*T*T:(bh+1)*T*T], j.datts[bh*T*T:(bh+1)*T*T]
+
+	// datt = dout·vᵀ, then the softmax backward, row by row.
+	packKeys(vt, v, T, C3, hs, j.vec)
+	for t := 0; t < T; {
+		nr := min(attnRows, T-t)
+		nb := keyBlocks(t + nr)
+		ss := nb * attnBlock
+		scores(tmp, ss, dout[t*C:], C, nr, vt, hs, nb, j.vec)
+		for i := 0; i < nr; i++ {
+			tt := t + i
+			a := att[tt*T : tt*T+tt+1]
+			datt := datts[tt*T : (tt+1)*T]
+			copy(datt, tmp[i*ss:i*ss+tt+1])
+			clear(datt[tt+1:])
+			datt = datt[:len(a)]
+			var dot float32
+			for t2, av := range a {
+				dot += av * datt[t2]
+			}
+			for t2, av := range a {
+				datt[t2] = av * (datt[t2] - dot)
+			}
+			dsr := ds[tt*T : tt*T+tt+1]
+			for t2, d := range datt {
+				dsr[t2] = d * j.scale
+			}
+		}
+		t += nr
 	}
-	for t := 0; t < T; t++ {
-		row := (bh*T + t) * T
-		att := j.att[row : row+t+1]
-		datt := j.datts[row : row+T]
-		clear(datt[t+1:])
-		datt = datt[:t+1]
-		do := j.dout[(b*T+t)*C+h*hs : (b*T+t)*C+(h+1)*hs]
-		t2 := 0
-		for ; t2+2 <= len(att); t2 += 2 {
-			// Two positions at a time for independent sums; each in llm.c's order.
-			off := base + t2*C3 + 2*C + h*hs
-			v0, v1 := j.qkv[off:off+hs], j.qkv[off+C3:off+C3+hs]
-			dv0, dv1 := j.dqkv[off:off+hs], j.dqkv[off+C3:off+C3+hs]
-			v0, v1, dv0, dv1 = v0[:len(do)], v1[:len(do)], dv0[:len(do)], dv1[:len(do)]
-			a0, a1 := att[t2], att[t2+1]
-			var s0, s1 float32
-			for i, d := range do {
-				s0 += v0[i] * d
-				dv0[i] += a0 * d
-				s1 += v1[i] * d
-				dv1[i] += a1 * d
-			}
-			datt[t2], datt[t2+1] = s0, s1
-		}
-		for ; t2 < len(att); t2++ {
-			off := base + t2*C3 + 2*C + h*hs
-			v := j.qkv[off : off+hs]
-			dv := j.dqkv[off : off+hs]
-			v, dv = v[:len(do)], dv[:len(do)]
-			a := att[t2]
-			var s float32
-			for i, d := range do {
-				s += v[i] * d
-				dv[i] += a * d
-			}
-			datt[t2] = s
-		}
-		var dot float32
-		for t2, a := range att {
-			dot += a * datt[t2]
-		}
-		for t2, a := range att {
-			datt[t2] = a * (datt[t2] - dot)
-		}
-		qo := base + t*C3 + h*hs
-		dq := j.dqkv[qo : qo+hs]
-		q := j.qkv[qo : qo+hs]
-		q = q[:len(dq)]
-		t2 = 0
-		for ; t2+2 <= len(datt); t2 += 2 {
-			// dq[i] stays in a register across two positions, added in order.
-			off := base + t2*C3 + C + h*hs
-			k0, k1 := j.qkv[off:off+hs], j.qkv[off+C3:off+C3+hs]
-			dk0, dk1 := j.dqkv[off:off+hs], j.dqkv[off+C3:off+C3+hs]
-			k0, k1, dk0, dk1 = k0[:len(dq)], k1[:len(dq)], dk0[:len(dq)], dk1[:len(dq)]
-			ds0, ds1 := datt[t2]*j.scale, datt[t2+1]*j.scale
-			for i, acc := range dq {
-				qi := q[i]
-				acc += k0[i] * ds0
-				acc += k1[i] * ds1
-				dq[i] = acc
-				dk0[i] += qi * ds0
-				dk1[i] += qi * ds1
-			}
-		}
-		for ; t2 < len(datt); t2++ {
-			off := base + t2*C3 + C + h*hs
-			k := j.qkv[off : off+hs]
-			dk := j.dqkv[off : off+hs]
-			k, dk = k[:len(dq)], dk[:len(dq)]
-			ds := datt[t2] * j.scale
-			for i := range dq {
-				dq[i] += k[i] * ds
-				dk[i] += q[i] * ds
-			}
-		}
-	}
+	combineUpper(dv, C3, att, T, dout, C, T, hs, j.vec)       // dv[t2] += Σ_t att[t][t2]·dout[t]
+	combineLower(dq, C3, ds, T, k, C3, 0, T, hs, true, j.vec) // dq[t] += Σ_t2 ds[t][t2]·k[t2]
+	combineUpper(dk, C3, ds, T, q, C3, T, hs, j.vec)          // dk[t2] += Σ_t ds[t][t2]·q[t]
 }
 
 // AttentionBackward implements tensor.Backend. scratch receives the gradient of the
@@ -369,38 +321,40 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor
 	const op = "AttentionBackward"
 	dims(op, B, T, C)
 	checkHeads(op, C, NH)
-	b.attB = attBwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(C / NH),
+	hs := C / NH
+	b.workerScratch(attnScratch(T, hs, true))
+	b.attB = attBwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(hs), vec: useAttnVector(hs), scratch: b.scratch,
 		dqkv: f32(op, "dqkv", dqkv, B*T*3*C), datts: f32(op, "scratch", scratch, B*NH*T*T),
 		dout: f32(op, "dout", dout, B*T*C), qkv: f32(op, "qkv", qkv, B*T*3*C), att: f32(op, "att", att, B*NH*T*T)}
-	if hs := C / NH; useAttnVector(hs) && T > 0 {
-		b.workerScratch(keyBlocks(T) * (hs + 1) * 8)
-		b.attB.scratch = b.scratch
-	}
-	b.pool.doWork(&b.attB, B*NH, 2*B*NH*T*(T+1)*C/NH)
+	b.pool.doWork(&b.attB, B*NH, 2*B*NH*T*(T+1)*hs)
 	b.attB = attBwdJob{}
 }
 
+// attDecJob handles one (batch, head) per chunk: the new queries attend to the cache through
+// the forward's own row code, so each output equals the full-sequence forward bit for bit.
 type attDecJob struct {
-	Tq, pos, maxT, C, NH int
-	out, kc, vc, qkv     []float32
-	scale                float32
-	scratch              [][]float32
+	B, Tq, pos, maxT, C, NH int
+	out, kc, vc, qkv        []float32
+	scale                   float32
+	vec                     bool
+	scratch                 [][]float32
 }
 
-func (j *attDecJob) run(w, r int) {
+func (j *attDecJob) run(w, bh int) {
 	Tq, C, NH := j.Tq, j.C, j.NH
 	hs := C / NH
-	tq := r % Tq
-	h := (r / Tq) % NH
-	b := r / (Tq * NH)
-	p := j.pos + tq
-	q := j.qkv[(b*Tq+tq)*3*C+h*hs : (b*Tq+tq)*3*C+(h+1)*hs]
+	b, h := bh/NH, bh%NH
+	n := j.pos + Tq
 	cb := b*j.maxT*C + h*hs
-	attendRow(j.out[(b*Tq+tq)*C+h*hs:(b*Tq+tq)*C+(h+1)*hs], j.scratch[w][:p+1], q, j.kc[cb:], j.vc[cb:], C, j.scale)
+	nk := keyBlocks(n) * hs * attnBlock
+	nt := attnRows * keyBlocks(n) * attnBlock
+	sc := j.scratch[w]
+	kt, tmp, att := sc[:nk], sc[nk:nk+nt], sc[nk+nt:nk+nt+Tq*n]
+	packKeys(kt, j.kc[cb:], n, C, hs, j.vec)
+	attendRows(j.out[b*Tq*C+h*hs:], C, att, n, j.qkv[b*Tq*3*C+h*hs:], 3*C, kt, j.vc[cb:], C, hs, j.pos, n, j.scale, tmp, j.vec)
 }
 
-// AttentionDecode implements tensor.Backend. It runs the same row kernel as AttentionForward,
-// so a query's output equals the full-sequence forward bit for bit.
+// AttentionDecode implements tensor.Backend.
 func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq, pos, maxT, C, NH int) {
 	defer b.unlock(b.lock("AttentionDecode"))
 	const op = "AttentionDecode"
@@ -420,9 +374,10 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 			copy(vc[dst:dst+C], src[2*C:3*C])
 		}
 	}
-	b.workerScratch(maxT)
-	b.attD = attDecJob{Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(C / NH),
+	hs, n := C/NH, pos+Tq
+	b.workerScratch(keyBlocks(n)*hs*attnBlock + attnRows*keyBlocks(n)*attnBlock + Tq*n)
+	b.attD = attDecJob{B: B, Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(hs), vec: useAttnVector(hs),
 		out: f32(op, "out", out, B*Tq*C), kc: kc, vc: vc, qkv: x, scratch: b.scratch}
-	b.pool.doWork(&b.attD, B*NH*Tq, 2*B*Tq*(pos+Tq)*C)
+	b.pool.doWork(&b.attD, B*NH, 2*B*Tq*n*C)
 	b.attD = attDecJob{}
 }

@@ -4,16 +4,22 @@ package cpu
 
 import "golang.org/x/sys/cpu"
 
-//go:noescape
-func dots8AVX2(q, kt *float32, hs, nblk int, out *float32)
+// The attention kernels (attn_amd64.s) with AVX-512; see scores and combine for what they
+// compute.
 
 //go:noescape
-func attnAVAVX2(out, att, v *float32, stride, n, hs8 int)
+func attnScores4(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)
 
 //go:noescape
-func attnDVAVX2(dv *float32, stride int, att, d *float32, n, hs8 int)
+func attnScores1(s, q, kt *float32, hs, nblk int)
 
 //go:noescape
-func attnDQDKAVX2(dq, k, dk *float32, stride int, q, ds *float32, n, hs8 int)
+func attnComb4(out *float32, os int, w *float32, ws, wstep int, x *float32, xs, n, hs, acc int)
 
-var haveAttnAVX2 = cpu.X86.HasAVX2
+//go:noescape
+func attnComb1(out, w *float32, wstep int, x *float32, xs, n, hs, acc int)
+
+//go:noescape
+func attnPackBlock(dst, src *float32, stride, hs int)
+
+var haveAttnAVX512 = cpu.X86.HasAVX512F

@@ -2,9 +2,14 @@
 
 package cpu
 
-const haveAttnAVX2 = false
+const haveAttnAVX512 = false
 
-func dots8AVX2(q, kt *float32, hs, nblk int, out *float32)                    { panic("unreachable") }
-func attnAVAVX2(out, att, v *float32, stride, n, hs8 int)                     { panic("unreachable") }
-func attnDVAVX2(dv *float32, stride int, att, d *float32, n, hs8 int)         { panic("unreachable") }
-func attnDQDKAVX2(dq, k, dk *float32, stride int, q, ds *float32, n, hs8 int) { panic("unreachable") }
+func attnScores4(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int) {
+	panic("unreachable")
+}
+func attnScores1(s, q, kt *float32, hs, nblk int) { panic("unreachable") }
+func attnComb4(out *float32, os int, w *float32, ws, wstep int, x *float32, xs, n, hs, acc int) {
+	panic("unreachable")
+}
+func attnComb1(out, w *float32, wstep int, x *float32, xs, n, hs, acc int) { panic("unreachable") }
+func attnPackBlock(dst, src *float32, stride, hs int)                      { panic("unreachable") }

@@ -43,12 +43,10 @@ type Backend struct {
 	attF      attFwdJob
 	attB      attBwdJob
 	attD      attDecJob
-	attP      attPackJob
 	enc       encJob
 	xent      xentJob
 	lsg       lsgJob
 	partial   []float64
-	attnBuf   []float32   // packed keys for the vector attention
 	scratch   [][]float32 // per worker
 	scratch64 [][]float64 // per worker
 

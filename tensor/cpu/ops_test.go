@@ -430,7 +430,7 @@ func TestLogSoftmaxGather(t *testing.T) {
 
 // TestAttentionVectorMatchesPortable checks that the vector kernels give the portable loops' bits.
 func TestAttentionVectorMatchesPortable(t *testing.T) {
-	if !haveAttnAVX2 {
+	if !haveAttnAVX512 {
 		t.Skip("no vector attention kernels on this CPU or build")
 	}
 	defer func(v bool) { attnVector = v }(attnVector)
