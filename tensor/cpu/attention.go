@@ -25,11 +25,33 @@ const attnBlock = 16
 // attnRows is the number of query rows the kernels take at once.
 const attnRows = 4
 
-// attnVector selects the vector kernels where the CPU has them and the head size is a multiple
-// of 16; they give the same bits as the portable loops (tests switch it off to compare).
-var attnVector = haveAttnAVX512
+// attnKernels is a set of vector kernels (attn_amd64.s) for scores, combine and packKeys.
+type attnKernels struct {
+	name    string
+	scores4 func(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)
+	scores1 func(s, q, kt *float32, hs, nblk int)
+	comb4   func(out *float32, os int, w *float32, ws, wstep int, x *float32, xs, n, hs, acc int)
+	comb1   func(out, w *float32, wstep int, x *float32, xs, n, hs, acc int)
+	pack    func(dst, src *float32, stride, hs int) // nil: the portable loop
+}
 
-func useAttnVector(hs int) bool { return attnVector && hs > 0 && hs%attnBlock == 0 }
+// attnActive is the best kernel set this CPU has, or nil; every set gives the portable loops'
+// bits (tests switch between them to compare).
+var attnActive = func() *attnKernels {
+	if len(attnKernelSets) > 0 {
+		return attnKernelSets[0]
+	}
+	return nil
+}()
+
+// attnKernelsFor returns the vector kernels for heads of hs values (a multiple of 16), or nil
+// for the portable loops.
+func attnKernelsFor(hs int) *attnKernels {
+	if hs > 0 && hs%attnBlock == 0 {
+		return attnActive
+	}
+	return nil
+}
 
 // keyBlocks is the number of packed blocks holding n keys.
 func keyBlocks(n int) int { return (n + attnBlock - 1) / attnBlock }
@@ -37,14 +59,14 @@ func keyBlocks(n int) int { return (n + attnBlock - 1) / attnBlock }
 // packKeys stores n keys (key t2 at k[t2*stride:], hs values each) as blocks of 16 keys laid
 // out value-major, kt[(blk*hs+i)*16+j] = key blk*16+j's value i, zero past n, so that one
 // vector load holds value i of sixteen keys.
-func packKeys(kt, k []float32, n, stride, hs int, vec bool) {
+func packKeys(kt, k []float32, n, stride, hs int, kern *attnKernels) {
 	nb := keyBlocks(n)
 	kt = kt[:nb*hs*attnBlock]
 	for blk := 0; blk < nb; blk++ {
 		dst := kt[blk*hs*attnBlock : (blk+1)*hs*attnBlock]
-		if vec && (blk+1)*attnBlock <= n {
+		if kern != nil && kern.pack != nil && (blk+1)*attnBlock <= n {
 			_ = k[(blk*attnBlock+attnBlock-1)*stride+hs-1]
-			attnPackBlock(&dst[0], &k[blk*attnBlock*stride], stride, hs)
+			kern.pack(&dst[0], &k[blk*attnBlock*stride], stride, hs)
 			continue
 		}
 		for j := 0; j < attnBlock; j++ {
@@ -65,18 +87,18 @@ func packKeys(kt, k []float32, n, stride, hs int, vec bool) {
 
 // scores sets s[r*ss+t2] = sum over i of q[r*qs+i]*key t2's value i for rows r < nr and keys
 // t2 < nblk*16 packed by packKeys, adding in order of i.
-func scores(s []float32, ss int, q []float32, qs, nr int, kt []float32, hs, nblk int, vec bool) {
+func scores(s []float32, ss int, q []float32, qs, nr int, kt []float32, hs, nblk int, kern *attnKernels) {
 	if nr == 0 || nblk == 0 {
 		return
 	}
 	_, _, _ = s[(nr-1)*ss+nblk*attnBlock-1], q[(nr-1)*qs+hs-1], kt[nblk*hs*attnBlock-1]
-	if vec && nr == attnRows {
-		attnScores4(&s[0], ss, &q[0], qs, &kt[0], hs, nblk)
+	if kern != nil && nr == attnRows {
+		kern.scores4(&s[0], ss, &q[0], qs, &kt[0], hs, nblk)
 		return
 	}
 	for r := 0; r < nr; r++ {
-		if vec {
-			attnScores1(&s[r*ss], &q[r*qs], &kt[0], hs, nblk)
+		if kern != nil {
+			kern.scores1(&s[r*ss], &q[r*qs], &kt[0], hs, nblk)
 			continue
 		}
 		qr := q[r*qs : r*qs+hs]
@@ -96,25 +118,29 @@ func scores(s []float32, ss int, q []float32, qs, nr int, kt []float32, hs, nblk
 
 // combine sets (or, with accumulate, adds to) out[r*os+i], for rows r < nr and i < hs, the
 // sum over j < n of w[r*ws+j*wstep]*x[j*xs+i], adding in order of j.
-func combine(out []float32, os, nr int, w []float32, ws, wstep int, x []float32, xs, n, hs int, accumulate, vec bool) {
+func combine(out []float32, os, nr int, w []float32, ws, wstep int, x []float32, xs, n, hs int, accumulate bool, kern *attnKernels) {
 	if nr == 0 {
 		return
 	}
 	_ = out[(nr-1)*os+hs-1]
-	if n > 0 {
-		_, _ = w[(nr-1)*ws+(n-1)*wstep], x[(n-1)*xs+hs-1]
+	if n == 0 {
+		for r := 0; r < nr && !accumulate; r++ {
+			clear(out[r*os : r*os+hs])
+		}
+		return
 	}
+	_, _ = w[(nr-1)*ws+(n-1)*wstep], x[(n-1)*xs+hs-1]
 	acc := 0
 	if accumulate {
 		acc = 1
 	}
-	if vec && nr == attnRows {
-		attnComb4(&out[0], os, &w[0], ws, wstep, &x[0], xs, n, hs, acc)
+	if kern != nil && nr == attnRows {
+		kern.comb4(&out[0], os, &w[0], ws, wstep, &x[0], xs, n, hs, acc)
 		return
 	}
 	for r := 0; r < nr; r++ {
-		if vec {
-			attnComb1(&out[r*os], &w[r*ws], wstep, &x[0], xs, n, hs, acc)
+		if kern != nil {
+			kern.comb1(&out[r*os], &w[r*ws], wstep, &x[0], xs, n, hs, acc)
 			continue
 		}
 		o := out[r*os : r*os+hs]
@@ -135,13 +161,13 @@ func combine(out []float32, os, nr int, w []float32, ws, wstep int, x []float32,
 // combineLower computes, for query positions t in [t0, t1), out[(t-t0)*os:] (+)= sum over
 // j <= t of w[(t-t0)*ws+j]*x[j*xs:]: a causal weighted sum over earlier positions. Rows go
 // attnRows at a time over their common positions, then each row over the rest of its own.
-func combineLower(out []float32, os int, w []float32, ws int, x []float32, xs, t0, t1, hs int, accumulate, vec bool) {
+func combineLower(out []float32, os int, w []float32, ws int, x []float32, xs, t0, t1, hs int, accumulate bool, kern *attnKernels) {
 	for t := t0; t < t1; {
 		nr := min(attnRows, t1-t)
 		r := t - t0
-		combine(out[r*os:], os, nr, w[r*ws:], ws, 1, x, xs, t+1, hs, accumulate, vec)
+		combine(out[r*os:], os, nr, w[r*ws:], ws, 1, x, xs, t+1, hs, accumulate, kern)
 		for i := 1; i < nr; i++ {
-			combine(out[(r+i)*os:], os, 1, w[(r+i)*ws+t+1:], ws, 1, x[(t+1)*xs:], xs, i, hs, true, vec)
+			combine(out[(r+i)*os:], os, 1, w[(r+i)*ws+t+1:], ws, 1, x[(t+1)*xs:], xs, i, hs, true, kern)
 		}
 		t += nr
 	}
@@ -151,14 +177,14 @@ func combineLower(out []float32, os int, w []float32, ws int, x []float32, xs, t
 // w[j*ws+t2]*x[j*xs:]: the transpose of combineLower, as gradients flow from later queries
 // back to the keys and values they attended to. Each block of rows first adds the positions
 // only some of its rows see, in order, then their common positions.
-func combineUpper(out []float32, os int, w []float32, ws int, x []float32, xs, T, hs int, vec bool) {
+func combineUpper(out []float32, os int, w []float32, ws int, x []float32, xs, T, hs int, kern *attnKernels) {
 	for t2 := 0; t2 < T; {
 		nr := min(attnRows, T-t2)
 		last := t2 + nr - 1
 		for i := 0; i < nr-1; i++ {
-			combine(out[(t2+i)*os:], os, 1, w[(t2+i)*ws+t2+i:], 1, ws, x[(t2+i)*xs:], xs, last-(t2+i), hs, true, vec)
+			combine(out[(t2+i)*os:], os, 1, w[(t2+i)*ws+t2+i:], 1, ws, x[(t2+i)*xs:], xs, last-(t2+i), hs, true, kern)
 		}
-		combine(out[t2*os:], os, nr, w[last*ws+t2:], 1, ws, x[last*xs:], xs, T-last, hs, true, vec)
+		combine(out[t2*os:], os, nr, w[last*ws+t2:], 1, ws, x[last*xs:], xs, T-last, hs, true, kern)
 		t2 += nr
 	}
 }
@@ -186,19 +212,19 @@ func softmaxRow(att, s []float32, scale float32) {
 // attendRows computes causal attention for the queries at positions t0..t1-1 (query row r
 // at q[r*qs:], output at out[r*os:], probabilities written to att[r*as:]) over keys 0..t,
 // packed by packKeys, and values v[t2*vs:]. tmp holds attnRows*keyBlocks(t1)*16 scores.
-func attendRows(out []float32, os int, att []float32, as int, q []float32, qs int, kt, v []float32, vs, hs, t0, t1 int, scale float32, tmp []float32, vec bool) {
+func attendRows(out []float32, os int, att []float32, as int, q []float32, qs int, kt, v []float32, vs, hs, t0, t1 int, scale float32, tmp []float32, kern *attnKernels) {
 	for t := t0; t < t1; {
 		nr := min(attnRows, t1-t)
 		r := t - t0
 		nb := keyBlocks(t + nr)
 		ss := nb * attnBlock
-		scores(tmp, ss, q[r*qs:], qs, nr, kt, hs, nb, vec)
+		scores(tmp, ss, q[r*qs:], qs, nr, kt, hs, nb, kern)
 		for i := 0; i < nr; i++ {
 			softmaxRow(att[(r+i)*as:(r+i)*as+t+i+1], tmp[i*ss:], scale)
 		}
 		t += nr
 	}
-	combineLower(out, os, att, as, v, vs, t0, t1, hs, false, vec)
+	combineLower(out, os, att, as, v, vs, t0, t1, hs, false, kern)
 }
 
 // attnScratch is the per-worker scratch of the attention jobs over T positions: packed keys
@@ -215,7 +241,7 @@ type attFwdJob struct {
 	B, T, C, NH   int
 	out, att, qkv []float32
 	scale         float32
-	vec           bool
+	kern          *attnKernels
 	scratch       [][]float32
 }
 
@@ -226,9 +252,9 @@ func (j *attFwdJob) run(w, bh int) {
 	base := b*T*C3 + h*hs
 	nk := keyBlocks(T) * hs * attnBlock
 	kt, tmp := j.scratch[w][:nk], j.scratch[w][nk:]
-	packKeys(kt, j.qkv[base+C:], T, C3, hs, j.vec)
+	packKeys(kt, j.qkv[base+C:], T, C3, hs, j.kern)
 	att := j.att[bh*T*T : (bh+1)*T*T]
-	attendRows(j.out[b*T*C+h*hs:], C, att, T, j.qkv[base:], C3, kt, j.qkv[base+2*C:], C3, hs, 0, T, j.scale, tmp, j.vec)
+	attendRows(j.out[b*T*C+h*hs:], C, att, T, j.qkv[base:], C3, kt, j.qkv[base+2*C:], C3, hs, 0, T, j.scale, tmp, j.kern)
 	for t := 0; t < T; t++ {
 		clear(att[t*T+t+1 : (t+1)*T])
 	}
@@ -248,7 +274,7 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	checkHeads(op, C, NH)
 	hs := C / NH
 	b.workerScratch(attnScratch(T, hs, false))
-	b.attF = attFwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(hs), vec: useAttnVector(hs), scratch: b.scratch,
+	b.attF = attFwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(hs), kern: attnKernelsFor(hs), scratch: b.scratch,
 		out: f32(op, "out", out, B*T*C), att: f32(op, "att", att, B*NH*T*T), qkv: f32(op, "qkv", qkv, B*T*3*C)}
 	b.pool.doWork(&b.attF, B*NH, B*NH*T*(T+1)*hs)
 	b.attF = attFwdJob{}
@@ -263,7 +289,7 @@ type attBwdJob struct {
 	dout        []float32
 	qkv, att    []float32
 	scale       float32
-	vec         bool
+	kern        *attnKernels
 	scratch     [][]float32
 }
 
@@ -282,12 +308,12 @@ func (j *attBwdJob) run(w, bh int) {
 	att, datts := j.att[bh*T*T:(bh+1)*T*T], j.datts[bh*T*T:(bh+1)*T*T]
 
 	// datt = dout·vᵀ, then the softmax backward, row by row.
-	packKeys(vt, v, T, C3, hs, j.vec)
+	packKeys(vt, v, T, C3, hs, j.kern)
 	for t := 0; t < T; {
 		nr := min(attnRows, T-t)
 		nb := keyBlocks(t + nr)
 		ss := nb * attnBlock
-		scores(tmp, ss, dout[t*C:], C, nr, vt, hs, nb, j.vec)
+		scores(tmp, ss, dout[t*C:], C, nr, vt, hs, nb, j.kern)
 		for i := 0; i < nr; i++ {
 			tt := t + i
 			a := att[tt*T : tt*T+tt+1]
@@ -309,9 +335,9 @@ func (j *attBwdJob) run(w, bh int) {
 		}
 		t += nr
 	}
-	combineUpper(dv, C3, att, T, dout, C, T, hs, j.vec)       // dv[t2] += Σ_t att[t][t2]·dout[t]
-	combineLower(dq, C3, ds, T, k, C3, 0, T, hs, true, j.vec) // dq[t] += Σ_t2 ds[t][t2]·k[t2]
-	combineUpper(dk, C3, ds, T, q, C3, T, hs, j.vec)          // dk[t2] += Σ_t ds[t][t2]·q[t]
+	combineUpper(dv, C3, att, T, dout, C, T, hs, j.kern)       // dv[t2] += Σ_t att[t][t2]·dout[t]
+	combineLower(dq, C3, ds, T, k, C3, 0, T, hs, true, j.kern) // dq[t] += Σ_t2 ds[t][t2]·k[t2]
+	combineUpper(dk, C3, ds, T, q, C3, T, hs, j.kern)          // dk[t2] += Σ_t ds[t][t2]·q[t]
 }
 
 // AttentionBackward implements tensor.Backend. scratch receives the gradient of the
@@ -323,7 +349,7 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor
 	checkHeads(op, C, NH)
 	hs := C / NH
 	b.workerScratch(attnScratch(T, hs, true))
-	b.attB = attBwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(hs), vec: useAttnVector(hs), scratch: b.scratch,
+	b.attB = attBwdJob{B: B, T: T, C: C, NH: NH, scale: attnScale(hs), kern: attnKernelsFor(hs), scratch: b.scratch,
 		dqkv: f32(op, "dqkv", dqkv, B*T*3*C), datts: f32(op, "scratch", scratch, B*NH*T*T),
 		dout: f32(op, "dout", dout, B*T*C), qkv: f32(op, "qkv", qkv, B*T*3*C), att: f32(op, "att", att, B*NH*T*T)}
 	b.pool.doWork(&b.attB, B*NH, 2*B*NH*T*(T+1)*hs)
@@ -336,7 +362,7 @@ type attDecJob struct {
 	B, Tq, pos, maxT, C, NH int
 	out, kc, vc, qkv        []float32
 	scale                   float32
-	vec                     bool
+	kern                    *attnKernels
 	scratch                 [][]float32
 }
 
@@ -350,8 +376,8 @@ func (j *attDecJob) run(w, bh int) {
 	nt := attnRows * keyBlocks(n) * attnBlock
 	sc := j.scratch[w]
 	kt, tmp, att := sc[:nk], sc[nk:nk+nt], sc[nk+nt:nk+nt+Tq*n]
-	packKeys(kt, j.kc[cb:], n, C, hs, j.vec)
-	attendRows(j.out[b*Tq*C+h*hs:], C, att, n, j.qkv[b*Tq*3*C+h*hs:], 3*C, kt, j.vc[cb:], C, hs, j.pos, n, j.scale, tmp, j.vec)
+	packKeys(kt, j.kc[cb:], n, C, hs, j.kern)
+	attendRows(j.out[b*Tq*C+h*hs:], C, att, n, j.qkv[b*Tq*3*C+h*hs:], 3*C, kt, j.vc[cb:], C, hs, j.pos, n, j.scale, tmp, j.kern)
 }
 
 // AttentionDecode implements tensor.Backend.
@@ -376,7 +402,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	}
 	hs, n := C/NH, pos+Tq
 	b.workerScratch(keyBlocks(n)*hs*attnBlock + attnRows*keyBlocks(n)*attnBlock + Tq*n)
-	b.attD = attDecJob{B: B, Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(hs), vec: useAttnVector(hs),
+	b.attD = attDecJob{B: B, Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(hs), kern: attnKernelsFor(hs),
 		out: f32(op, "out", out, B*Tq*C), kc: kc, vc: vc, qkv: x, scratch: b.scratch}
 	b.pool.doWork(&b.attD, B*NH, 2*B*Tq*n*C)
 	b.attD = attDecJob{}

@@ -428,33 +428,53 @@ func TestLogSoftmaxGather(t *testing.T) {
 	}
 }
 
-// TestAttentionVectorMatchesPortable checks that the vector kernels give the portable loops' bits.
+// TestAttentionVectorMatchesPortable checks that every vector kernel set gives the portable
+// loops' bits in the forward, the backward and decoding, for head sizes and lengths that take
+// every block and tail path.
 func TestAttentionVectorMatchesPortable(t *testing.T) {
-	if !haveAttnAVX512 {
+	if len(attnKernelSets) == 0 {
 		t.Skip("no vector attention kernels on this CPU or build")
 	}
-	defer func(v bool) { attnVector = v }(attnVector)
+	defer func(k *attnKernels) { attnActive = k }(attnActive)
 	b := NewWithThreads(3)
 	defer b.Close()
 	r := rand.New(rand.NewPCG(25, 26))
-	for _, sh := range [][4]int{{2, 37, 64, 2}, {1, 13, 40, 1}, {3, 8, 48, 6}, {1, 1, 8, 1}} {
+	for _, sh := range [][4]int{{2, 37, 64, 2}, {1, 13, 48, 1}, {3, 21, 96, 6}, {1, 1, 16, 1}, {1, 70, 128, 2}} {
 		B, T, C, NH := sh[0], sh[1], sh[2], sh[3]
 		qkv := mk(t, b, randn(r, B*T*3*C, 1), B*T*3*C)
 		da := mk(t, b, randn(r, B*T*C, 1), B*T*C)
 		d0 := randn(r, B*T*3*C, 1)
-		var res [2][3][]float32
-		for k, vec := range []bool{true, false} {
-			attnVector = vec
+		run := func(k *attnKernels) [4][]float32 {
+			attnActive = k
 			out := mk(t, b, make([]float32, B*T*C), B*T*C)
 			att := mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T)
 			dqkv := mk(t, b, clone(d0), B*T*3*C)
 			b.AttentionForward(out, att, qkv, B, T, C, NH)
 			b.AttentionBackward(dqkv, mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T), da, qkv, att, B, T, C, NH)
-			res[k] = [3][]float32{Float32s(out), Float32s(att), Float32s(dqkv)}
+			// Decode the last position of each sequence over a cache holding the others.
+			kc, vc := mk(t, b, make([]float32, B*T*C), B*T*C), mk(t, b, make([]float32, B*T*C), B*T*C)
+			q := Float32s(qkv)
+			for bb := 0; bb < B; bb++ {
+				for tt := 0; tt < T-1; tt++ {
+					copy(Float32s(kc)[(bb*T+tt)*C:], q[(bb*T+tt)*3*C+C:(bb*T+tt)*3*C+2*C])
+					copy(Float32s(vc)[(bb*T+tt)*C:], q[(bb*T+tt)*3*C+2*C:(bb*T+tt+1)*3*C])
+				}
+			}
+			last := make([]float32, 0, B*3*C)
+			for bb := 0; bb < B; bb++ {
+				last = append(last, q[(bb*T+T-1)*3*C:(bb*T+T)*3*C]...)
+			}
+			dec := mk(t, b, make([]float32, B*C), B*C)
+			b.AttentionDecode(dec, kc, vc, mk(t, b, last, B*3*C), B, 1, T-1, T, C, NH)
+			return [4][]float32{Float32s(out), Float32s(att), Float32s(dqkv), Float32s(dec)}
 		}
-		for i, name := range []string{"out", "att", "dqkv"} {
-			if !bitsEqual(res[0][i], res[1][i]) {
-				t.Errorf("%v: %s differs between the vector and portable paths", sh, name)
+		want := run(nil)
+		for _, k := range attnKernelSets {
+			got := run(k)
+			for i, name := range []string{"out", "att", "dqkv", "decode"} {
+				if !bitsEqual(got[i], want[i]) {
+					t.Errorf("%v: %s differs between the %s kernels and the portable loops", sh, name, k.name)
+				}
 			}
 		}
 	}
