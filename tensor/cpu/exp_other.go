@@ -5,6 +5,9 @@ package cpu
 // expSlice sets x[i] = e^x[i].
 func expSlice(x []float64) { expSliceGo(x) }
 
+// geluAVX512 is false: there are no vector kernels in this build.
+var geluAVX512 = false
+
 func geluForward(out, inp []float32)         { geluForwardGo(out, inp) }
 func geluBackward(dinp, inp, dout []float32) { geluBackwardGo(dinp, inp, dout) }
 

@@ -70,18 +70,23 @@ func TestGeluKernels(t *testing.T) {
 	for i := range d {
 		d[i] = float32(r.NormFloat64())
 	}
-	a, b := make([]float32, len(x)), make([]float32, len(x))
-	geluForward(a, x)
-	geluForwardGo(b, x)
-	ga, gb := clone(d), clone(d)
-	geluBackward(ga, x, d)
-	geluBackwardGo(gb, x, d)
-	for i := range x {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
-			t.Errorf("gelu(%v): kernel %v, Go %v", x[i], a[i], b[i])
-		}
-		if math.Float32bits(ga[i]) != math.Float32bits(gb[i]) && !(ga[i] != ga[i] && gb[i] != gb[i]) {
-			t.Errorf("gelu'(%v): kernel %v, Go %v", x[i], ga[i], gb[i])
+	defer func(v bool) { geluAVX512 = v }(geluAVX512)
+	// The sixteen-lane kernels where the CPU has them, then the eight-lane ones alone.
+	for _, wide := range []bool{geluAVX512, false} {
+		geluAVX512 = wide
+		a, b := make([]float32, len(x)), make([]float32, len(x))
+		geluForward(a, x)
+		geluForwardGo(b, x)
+		ga, gb := clone(d), clone(d)
+		geluBackward(ga, x, d)
+		geluBackwardGo(gb, x, d)
+		for i := range x {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+				t.Errorf("wide=%v: gelu(%v): kernel %v, Go %v", wide, x[i], a[i], b[i])
+			}
+			if math.Float32bits(ga[i]) != math.Float32bits(gb[i]) && !(ga[i] != ga[i] && gb[i] != gb[i]) {
+				t.Errorf("wide=%v: gelu'(%v): kernel %v, Go %v", wide, x[i], ga[i], gb[i])
+			}
 		}
 	}
 }

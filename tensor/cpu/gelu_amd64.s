@@ -287,6 +287,70 @@ GLOBL gc<>(SB), RODATA|NOPTR, $864
 	VANDPS gc<>+256(SB), Y1, Y13; \
 	VORPS Y13, Y9, Y9;
 
+// EXPPOLY16 and GELUTANH16 are EXPPOLY8 and GELUTANH8 on sixteen lanes (AVX-512), with
+// the constants broadcast from the table; GELUTANH16 also clobbers K1.
+#define EXPPOLY16(X, K, R, P) \
+	VMULPS.BCST gc<>+448(SB), X, K; \
+	VADDPS.BCST gc<>+480(SB), K, K; \
+	VSUBPS.BCST gc<>+480(SB), K, K; \
+	VMULPS.BCST gc<>+512(SB), K, R; \
+	VSUBPS R, X, R; \
+	VMULPS.BCST gc<>+544(SB), K, P; \
+	VSUBPS P, R, R; \
+	VMULPS.BCST gc<>+576(SB), R, P; \
+	VADDPS.BCST gc<>+608(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS.BCST gc<>+640(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS.BCST gc<>+672(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS.BCST gc<>+704(SB), P, P; \
+	VMULPS R, P, P; \
+	VADDPS.BCST gc<>+736(SB), P, P; \
+	VMULPS R, P, P; \
+	VMULPS R, P, P; \
+	VADDPS R, P, P; \
+	VADDPS.BCST gc<>+96(SB), P, P;
+
+#define GELUTANH16 \
+	VMULPS.BCST gc<>+0(SB), Z0, Z1; \
+	VMULPS Z0, Z1, Z1; \
+	VMULPS Z0, Z1, Z1; \
+	VADDPS Z1, Z0, Z1; \
+	VMULPS.BCST gc<>+32(SB), Z1, Z1; \
+	VPANDD.BCST gc<>+224(SB), Z1, Z2; \
+	VMINPS.BCST gc<>+288(SB), Z2, Z2; \
+	VADDPS Z2, Z2, Z3; \
+	EXPPOLY16(Z3, Z4, Z5, Z6) \
+	VCVTPS2DQ Z4, Z7; \
+	VPADDD.BCST gc<>+768(SB), Z7, Z7; \
+	VPSLLD $23, Z7, Z7; \
+	VMULPS Z7, Z6, Z3; \
+	VADDPS.BCST gc<>+96(SB), Z3, Z8; \
+	VBROADCASTSS gc<>+96(SB), Z7; \
+	VDIVPS Z8, Z7, Z8; \
+	VMULPS.BCST gc<>+128(SB), Z8, Z9; \
+	VSUBPS Z9, Z7, Z9; \
+	VMULPS.BCST gc<>+160(SB), Z3, Z10; \
+	VMULPS Z8, Z10, Z10; \
+	VMULPS Z8, Z10, Z10; \
+	VMULPS Z2, Z2, Z11; \
+	VMULPS.BCST gc<>+832(SB), Z11, Z12; \
+	VADDPS.BCST gc<>+800(SB), Z12, Z12; \
+	VMULPS Z11, Z12, Z12; \
+	VADDPS.BCST gc<>+416(SB), Z12, Z12; \
+	VMULPS Z11, Z12, Z12; \
+	VADDPS.BCST gc<>+384(SB), Z12, Z12; \
+	VMULPS Z11, Z12, Z12; \
+	VADDPS.BCST gc<>+352(SB), Z12, Z12; \
+	VMULPS Z11, Z12, Z12; \
+	VMULPS Z2, Z12, Z12; \
+	VADDPS Z2, Z12, Z12; \
+	VCMPPS.BCST $1, gc<>+320(SB), Z2, K1; \
+	VMOVAPS Z12, K1, Z9; \
+	VPANDD.BCST gc<>+256(SB), Z1, Z13; \
+	VPORD Z13, Z9, Z9;
+
 // func geluFwd8AVX2(out, x *float32, n int)
 // out = 0.5x(1 + tanh(u)) for n (a multiple of 8) values, as geluForwardGo.
 TEXT ·geluFwd8AVX2(SB), NOSPLIT, $0-24
@@ -347,6 +411,68 @@ gb8Loop:
 gb8Done:
 	VZEROUPPER
 	RET
+
+// func geluFwd16AVX512(out, x *float32, n int)
+// geluFwd8AVX2 on sixteen lanes, for n a multiple of 16.
+TEXT ·geluFwd16AVX512(SB), NOSPLIT, $0-24
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+
+gf16Loop:
+	CMPQ CX, $16
+	JL   gf16Done
+	VMOVUPS (SI), Z0
+	GELUTANH16
+	VMULPS.BCST gc<>+64(SB), Z0, Z7
+	VADDPS.BCST gc<>+96(SB), Z9, Z9
+	VMULPS Z9, Z7, Z7
+	VMOVUPS Z7, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  gf16Loop
+
+gf16Done:
+	VZEROUPPER
+	RET
+
+// func geluBwd16AVX512(dinp, x, dout *float32, n int)
+// geluBwd8AVX2 on sixteen lanes, for n a multiple of 16.
+TEXT ·geluBwd16AVX512(SB), NOSPLIT, $0-32
+	MOVQ dinp+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dout+16(FP), DX
+	MOVQ n+24(FP), CX
+
+gb16Loop:
+	CMPQ CX, $16
+	JL   gb16Done
+	VMOVUPS (SI), Z0
+	GELUTANH16
+	VMULPS.BCST gc<>+64(SB), Z0, Z11
+	VMULPS Z10, Z11, Z11
+	VMULPS.BCST gc<>+32(SB), Z11, Z11
+	VMULPS.BCST gc<>+192(SB), Z0, Z12
+	VMULPS Z0, Z12, Z12
+	VADDPS.BCST gc<>+96(SB), Z12, Z12
+	VMULPS Z12, Z11, Z11
+	VADDPS.BCST gc<>+96(SB), Z9, Z9
+	VMULPS.BCST gc<>+64(SB), Z9, Z9
+	VADDPS Z11, Z9, Z9
+	VMULPS (DX), Z9, Z9
+	VADDPS (DI), Z9, Z9
+	VMOVUPS Z9, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  gb16Loop
+
+gb16Done:
+	VZEROUPPER
+	RET
+
 
 DATA ec<>+0(SB)/4, $0x42b20000 // 89
 DATA ec<>+4(SB)/4, $0xc2d00000 // -104
