@@ -401,7 +401,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		}
 	}
 	hs, n := C/NH, pos+Tq
-	b.workerScratch(keyBlocks(n)*hs*attnBlock + attnRows*keyBlocks(n)*attnBlock + Tq*n)
+	b.workerScratch(attnScratch(n, hs, false) + Tq*n)
 	b.attD = attDecJob{B: B, Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(hs), kern: attnKernelsFor(hs),
 		out: f32(op, "out", out, B*Tq*C), kc: kc, vc: vc, qkv: x, scratch: b.scratch}
 	b.pool.doWork(&b.attD, B*NH, 2*B*Tq*n*C)
