@@ -4,7 +4,10 @@ package cpu
 
 import "golang.org/x/sys/cpu"
 
-// The attention kernels (attn_amd64.s); see scores, combine and packKeys for what they compute.
+//go:generate go run attn_gen.go
+
+// The attention kernels (attn_amd64.s, written by attn_gen.go); scores, combine and packKeys
+// say what they compute.
 
 //go:noescape
 func attnScores4AVX512(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)
