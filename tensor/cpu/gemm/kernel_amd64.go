@@ -109,6 +109,26 @@ func prefetchB(b []float32, ldb int, transB bool, pc, kb, jr, nrr, q, parts int)
 	}
 }
 
+// prefetchA asks for part q of parts of the source of op(A)[i0:i1, pc:pc+kb], the rows a
+// task packs for its next kc block, to be brought into L2. Rows of a non-transposed A are far
+// apart, one short run each: too many streams for the hardware prefetcher to follow.
+func prefetchA(a []float32, lda int, transA bool, i0, i1, pc, kb, q, parts int) {
+	if transA {
+		r0, r1 := kb*q/parts, kb*(q+1)/parts
+		if r1 > r0 {
+			_ = a[(pc+r1-1)*lda+i1-1]
+			prefetchRows(&a[(pc+r0)*lda+i0], lda, r1-r0, ((i1-i0)*4+63)/64+1)
+		}
+		return
+	}
+	m := i1 - i0
+	r0, r1 := m*q/parts, m*(q+1)/parts
+	if r1 > r0 {
+		_ = a[(i0+r1-1)*lda+pc+kb-1]
+		prefetchRows(&a[(i0+r0)*lda+pc], lda, r1-r0, (kb*4+63)/64+1)
+	}
+}
+
 // packBRows packs a full panel of B not transposed (kb rows of nr floats) with vector copies.
 func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool {
 	_ = dst[kb*nr-1]
