@@ -3,6 +3,8 @@ package cpu
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/vkgrad/vkgrad/internal/spinwait"
 )
 
 // job is one parallel operation split into numbered chunks. run(w, i) computes chunk i on
@@ -37,7 +39,10 @@ func newPool(n int) *pool {
 
 func (p *pool) loop(w int) {
 	defer p.live.Add(-1)
-	for range p.wake[w] {
+	for {
+		if _, ok := spinwait.Receive(p.wake[w], spinwait.Window); !ok {
+			return
+		}
 		p.work(w)
 		p.done.Done()
 	}

@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vkgrad/vkgrad/internal/spinwait"
 )
 
 // Block sizes. kcBlock bounds a packed B panel (kcBlock*nr floats, 30 KiB at nr=48) so it
@@ -607,7 +609,11 @@ func startWorkers(n int) {
 	for ; int(nWorkers.Load()) < n; nWorkers.Add(1) {
 		go func() {
 			ws := newWorkspace()
-			for tk := range jobs {
+			for {
+				tk, ok := spinwait.Receive(jobs, spinwait.Window)
+				if !ok {
+					return
+				}
 				if !tk.state.CompareAndSwap(tokenPending, tokenStarted) {
 					putToken(tk)
 					continue
