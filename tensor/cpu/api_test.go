@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -116,32 +115,30 @@ func TestProgrammingErrorsPanic(t *testing.T) {
 	mustPanic(t, func() { b.BiasBackward(f(3), f(6), -2, 3) }, "negative dimension -2")
 }
 
-// TestWorkersStop checks that Close and dropping a backend both stop its worker goroutines.
-func TestWorkersStop(t *testing.T) {
-	b := NewWithThreads(6)
-	p := b.pool
-	if n := p.live.Load(); n != 5 {
-		t.Fatalf("%d helpers running, want 5", n)
+// TestBackendsShareHelpers checks that backends start no goroutines of their own: many
+// backends running parallel operations share the process's helpers, and Close leaves a
+// working single-threaded backend.
+func TestBackendsShareHelpers(t *testing.T) {
+	warm := NewWithThreads(6)
+	x, _ := tensor.FromSlice(warm, make([]float32, 1<<18), 1<<18)
+	warm.Fill(x, 1) // starts the helpers a 6-thread backend asks for
+	before := runtime.NumGoroutine()
+	for i := 0; i < 20; i++ {
+		b := NewWithThreads(6)
+		y, _ := tensor.FromSlice(b, make([]float32, 1<<18), 1<<18)
+		b.Fill(y, 2)
+		b.Scale(y, 2)
+		if v := Float32s(y)[1<<17]; v != 4 {
+			t.Fatalf("backend %d: Fill then Scale gave %v, want 4", i, v)
+		}
 	}
-	b.Close()
-	b.Close()
-	waitLive(t, p)
-	x, _ := tensor.FromSlice(b, []float32{1, 2}, 2)
-	b.Scale(x, 2) // still usable
-	if Float32s(x)[1] != 4 {
-		t.Fatal("Scale after Close")
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("20 backends left %d goroutines running, %d before", after, before)
 	}
-	p = NewWithThreads(6).pool // the backend is dropped without Close
-	waitLive(t, p)
-}
-
-func waitLive(t *testing.T, p *pool) {
-	t.Helper()
-	for i := 0; i < 200 && p.live.Load() > 0; i++ {
-		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := p.live.Load(); n != 0 {
-		t.Errorf("%d helpers still running", n)
+	warm.Close()
+	warm.Close()
+	warm.Scale(x, 3)
+	if v := Float32s(x)[5]; v != 3 || warm.Threads() != 1 {
+		t.Fatalf("after Close: Scale gave %v on %d threads, want 3 on 1", v, warm.Threads())
 	}
 }

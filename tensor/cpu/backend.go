@@ -58,27 +58,24 @@ var _ tensor.Backend = (*Backend)(nil)
 // New returns a CPU backend with runtime.GOMAXPROCS(0) workers.
 func New() *Backend { return NewWithThreads(runtime.GOMAXPROCS(0)) }
 
-// NewWithThreads returns a CPU backend with n workers (at least 1). Matrix products run in
-// package gemm's own goroutines, at most n at once.
+// NewWithThreads returns a CPU backend that runs each operation on at most n goroutines (at
+// least 1): the caller and the process's shared helpers (package workpool). The backend owns
+// no goroutines of its own, so backends cost nothing to create or drop.
 func NewWithThreads(n int) *Backend {
 	if n < 1 {
 		n = 1
 	}
-	b := &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n), scratch64: make([][]float64, n)}
-	// Workers hold the pool, not the backend, so an unreachable backend's workers are stopped.
-	runtime.AddCleanup(b, func(p *pool) { p.close() }, b.pool)
-	return b
+	return &Backend{threads: n, pool: newPool(n), scratch: make([][]float32, n), scratch64: make([][]float64, n)}
 }
 
 // Threads reports the number of workers.
 func (b *Backend) Threads() int { return b.threads }
 
-// Close stops the workers now rather than when the backend becomes unreachable. The backend
-// still works afterwards, on the calling goroutine alone.
+// Close ends the backend's use of the shared helpers: it still works afterwards, on the
+// calling goroutine alone. It holds nothing else to release.
 func (b *Backend) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pool.close()
 	b.pool = newPool(1)
 	b.threads = 1
 }

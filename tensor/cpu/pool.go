@@ -1,10 +1,9 @@
 package cpu
 
 import (
-	"sync"
 	"sync/atomic"
 
-	"github.com/vkgrad/vkgrad/internal/spinwait"
+	"github.com/vkgrad/vkgrad/internal/workpool"
 )
 
 // job is one parallel operation split into numbered chunks. run(w, i) computes chunk i on
@@ -14,41 +13,20 @@ type job interface {
 	run(w, i int)
 }
 
-// pool is a fixed set of persistent workers. Jobs are handed over through pre-made channels
-// and an interface holding a pointer, so dispatching allocates nothing.
+// pool runs a backend's jobs on at most n goroutines: the caller and the process's shared
+// helpers (package workpool), which also run the matrix products. Worker indices are below n,
+// so they can index the backend's per-worker scratch.
 type pool struct {
 	n       int
-	once    sync.Once
-	wake    []chan struct{}
-	done    sync.WaitGroup
 	cur     job
 	nchunks int64
 	next    atomic.Int64
-	live    atomic.Int32 // running helpers, for tests
 }
 
-func newPool(n int) *pool {
-	p := &pool{n: n, wake: make([]chan struct{}, n)}
-	for w := 1; w < n; w++ {
-		p.wake[w] = make(chan struct{}, 1)
-		p.live.Add(1) // counted before the goroutine starts, so tests see it at once
-		go p.loop(w)
-	}
-	return p
-}
+func newPool(n int) *pool { return &pool{n: n} }
 
-func (p *pool) loop(w int) {
-	defer p.live.Add(-1)
-	for {
-		if _, ok := spinwait.Receive(p.wake[w], spinwait.Window); !ok {
-			return
-		}
-		p.work(w)
-		p.done.Done()
-	}
-}
-
-func (p *pool) work(w int) {
+// Work implements workpool.Job: it claims chunks until none are left.
+func (p *pool) Work(w int) {
 	for {
 		i := p.next.Add(1) - 1
 		if i >= p.nchunks {
@@ -72,13 +50,7 @@ func (p *pool) do(j job, n int) {
 	p.cur = j
 	p.nchunks = int64(n)
 	p.next.Store(0)
-	k := min(p.n-1, n-1)
-	p.done.Add(k)
-	for w := 1; w <= k; w++ {
-		p.wake[w] <- struct{}{}
-	}
-	p.work(0)
-	p.done.Wait()
+	workpool.Run(p, min(p.n-1, n-1))
 	p.cur = nil
 }
 
@@ -96,13 +68,4 @@ func (p *pool) doWork(j job, n, work int) {
 		return
 	}
 	p.do(j, n)
-}
-
-// close stops the helpers; it may be called more than once.
-func (p *pool) close() {
-	p.once.Do(func() {
-		for w := 1; w < p.n; w++ {
-			close(p.wake[w])
-		}
-	})
 }

@@ -15,10 +15,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
-	"github.com/vkgrad/vkgrad/internal/spinwait"
+	"github.com/vkgrad/vkgrad/internal/workpool"
 )
 
 // Block sizes. kcBlock bounds a packed B panel (kcBlock*nr floats, 30 KiB at nr=48) so it
@@ -125,8 +124,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
-		kern:   active,
-		tokens: j.tokens[:0],
+		kern: active,
 	}
 	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil {
 		j.planDot(threads)
@@ -168,17 +166,14 @@ type job struct {
 	ntasks  int
 	workers int
 	next    atomic.Int64
-	wg      sync.WaitGroup
-	tokens  []*token // helpers asked to join, kept across calls to reuse the slice
 }
 
-// Free lists of jobs, workspaces and tokens. Buffered channels rather than sync.Pool: a
-// sync.Pool item put on one P is invisible to a Get on another until it is moved to the
-// shared list, so calls that hop between threads would allocate (a workspace is 560 KiB).
+// Free lists of jobs and workspaces. Buffered channels rather than sync.Pool: a sync.Pool
+// item put on one P is invisible to a Get on another until it is moved to the shared list, so
+// calls that hop between threads would allocate (a workspace is about 350 KiB).
 var (
 	freeJobs       = make(chan *job, 64)
 	freeWorkspaces = make(chan *workspace, 64)
-	freeTokens     = make(chan *token, 256)
 )
 
 func getJob() *job {
@@ -209,33 +204,6 @@ func getWorkspace() *workspace {
 func putWorkspace(ws *workspace) {
 	select {
 	case freeWorkspaces <- ws:
-	default:
-	}
-}
-
-// getToken returns a free token, or nil when every token made is out: then the helpers are
-// so far behind (their cores taken by other processes) that asking them again only adds
-// waiting, and the call recruits fewer of them. The cap bounds the allocations made while
-// late helpers still hold their tokens.
-func getToken() *token {
-	select {
-	case tk := <-freeTokens:
-		return tk
-	default:
-	}
-	if tokensMade.Add(1) > 4*(nWorkers.Load()+1) {
-		tokensMade.Add(-1)
-		return nil
-	}
-	return new(token)
-}
-
-var tokensMade atomic.Int32
-
-func putToken(tk *token) {
-	tk.job = nil
-	select {
-	case freeTokens <- tk:
 	default:
 	}
 }
@@ -382,45 +350,17 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 	}
 }
 
-// run executes the job on the calling goroutine and workers-1 pool goroutines.
+// run executes the job on the calling goroutine and up to workers-1 pool helpers.
 func (j *job) run() {
 	j.next.Store(0)
-	helpers := j.workers - 1
-	if helpers > 0 {
-		startWorkers(helpers)
-		for range helpers {
-			tk := getToken()
-			if tk == nil {
-				break
-			}
-			tk.job = j
-			tk.state.Store(tokenPending)
-			j.tokens = append(j.tokens, tk)
-			j.wg.Add(1)
-			jobs <- tk
-		}
-	}
+	workpool.Run(j, j.workers-1)
+}
+
+// Work implements workpool.Job: it computes tasks with a workspace from the free list.
+func (j *job) Work(int) {
 	ws := getWorkspace()
 	j.work(ws)
 	putWorkspace(ws)
-	if helpers > 0 {
-		// Every task is claimed. A helper that has not started yet (its core busy with
-		// something else) is not waited for: cancelling its token hands the token to it.
-		for i, tk := range j.tokens {
-			if tk.state.CompareAndSwap(tokenPending, tokenCancelled) {
-				j.wg.Done()
-				j.tokens[i] = nil
-			}
-		}
-		j.wg.Wait()
-		for i, tk := range j.tokens {
-			if tk != nil {
-				putToken(tk)
-			}
-			j.tokens[i] = nil
-		}
-		j.tokens = j.tokens[:0]
-	}
 }
 
 // work claims and computes tasks until none are left.
@@ -577,52 +517,4 @@ func newWorkspace() *workspace {
 		ap:   make([]float32, kcBlock*maxMC),
 		tile: make([]float32, maxMR*maxNR),
 	}
-}
-
-// The worker pool: goroutines that each own a workspace and serve jobs for the life of the
-// process, so a call starts no goroutines and allocates nothing.
-var (
-	workersMu sync.Mutex
-	nWorkers  atomic.Int32
-	jobs      = make(chan *token, 256)
-)
-
-// A token asks one helper to join a job. The caller cancels it if no helper has taken it by
-// the time the tasks run out. Whoever ends a token's use recycles it: the helper when it
-// finds the token cancelled, the caller after waiting for a helper that started.
-type token struct {
-	job   *job
-	state atomic.Int32
-}
-
-const (
-	tokenPending = iota
-	tokenStarted
-	tokenCancelled
-)
-
-func startWorkers(n int) {
-	if int(nWorkers.Load()) >= n {
-		return
-	}
-	workersMu.Lock()
-	for ; int(nWorkers.Load()) < n; nWorkers.Add(1) {
-		go func() {
-			ws := newWorkspace()
-			for {
-				tk, ok := spinwait.Receive(jobs, spinwait.Window)
-				if !ok {
-					return
-				}
-				if !tk.state.CompareAndSwap(tokenPending, tokenStarted) {
-					putToken(tk)
-					continue
-				}
-				j := tk.job
-				j.work(ws)
-				j.wg.Done()
-			}
-		}()
-	}
-	workersMu.Unlock()
 }
