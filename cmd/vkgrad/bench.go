@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -111,6 +113,10 @@ func peak(be tensor.Backend) (gflops float64, threads int) {
 	return gemm.PeakGFLOPS(c.Threads()), c.Threads()
 }
 
+// settle runs a garbage collection before a timed region: a cycle started by the setup's
+// allocations would otherwise run concurrently and take a core from the measurement.
+func settle() { runtime.GC() }
+
 func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
@@ -138,6 +144,8 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 	if err := startProfile(be, profile); err != nil {
 		return nil, err
 	}
+	peakBefore, _ := peak(be)
+	settle()
 	start := time.Now()
 	for i := 0; i < steps; i++ {
 		if _, err := tr.TrainStep(); err != nil {
@@ -153,7 +161,10 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 		"ms_per_step": perStep * 1e3, "tokens_per_s": float64(B*T) / perStep,
 		"model_gflop_per_step": flops / 1e9, "achieved_gflops": flops / perStep / 1e9,
 		"peak_rss_bytes": sysinfo.PeakRSS()}
+	// The peak is measured before and after the steps and the higher kept, so a measurement
+	// taken while another process held a core does not inflate the fraction.
 	if p, th := peak(be); p > 0 {
+		p = max(p, peakBefore)
 		rep["peak_gflops"], rep["peak_threads"] = p, th
 		rep["peak_fraction"] = flops / perStep / 1e9 / p
 	}
@@ -178,7 +189,7 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 	}
 	p, th := peak(be)
 	var rows []map[string]any
-	for _, s := range shapes {
+	for si, s := range shapes {
 		a, err := tensor.New(be, tensor.Float32, s.a)
 		if err != nil {
 			return nil, err
@@ -199,29 +210,55 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 		if err := be.Sync(); err != nil {
 			return nil, err
 		}
-		start := time.Now()
-		for i := 0; i < steps; i++ {
+		settle()
+		times := make([]float64, steps)
+		for i := range times {
+			start := time.Now()
 			be.MatMul(o, a, b, nil, s.p)
+			if err := be.Sync(); err != nil {
+				return nil, err
+			}
+			times[i] = time.Since(start).Seconds()
 		}
-		if err := be.Sync(); err != nil {
-			return nil, err
-		}
-		sec := time.Since(start).Seconds() / float64(steps)
-		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / sec / 1e9
-		row := map[string]any{"shape": s.name, "ms": sec * 1e3, "gflops": g}
-		if p > 0 {
-			row["peak_fraction"] = g / p
-		}
-		rows = append(rows, row)
+		mean, median := meanMedian(times)
+		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / median / 1e9
+		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g})
 		for _, t := range []*tensor.Tensor{a, b, o} {
 			be.Free(t.Storage)
+		}
+		if si%3 == 2 {
+			// Measured again through the run, the highest kept: one measurement taken while
+			// another process held a core would understate the peak and inflate every fraction.
+			if q, _ := peak(be); q > p {
+				p = q
+			}
 		}
 	}
 	rep := map[string]any{"bench": "matmul", "rows": rows, "peak_rss_bytes": sysinfo.PeakRSS()}
 	if p > 0 {
 		rep["peak_gflops"], rep["peak_threads"] = p, th
+		for _, row := range rows {
+			row["peak_fraction"] = row["gflops"].(float64) / p
+		}
 	}
 	return rep, nil
+}
+
+// meanMedian returns the mean and the median of xs (which it sorts). The median is what the
+// matmul rows report: on a shared machine a call that loses its core to another process
+// moves the mean, not the median.
+func meanMedian(xs []float64) (mean, median float64) {
+	slices.Sort(xs)
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	n := len(xs)
+	median = xs[n/2]
+	if n%2 == 0 {
+		median = (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return mean, median
 }
 
 // benchSample times KV-cache decoding: each new token reads every weight once, so the rate is
