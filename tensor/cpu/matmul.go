@@ -9,8 +9,9 @@ import (
 )
 
 // MatMul implements tensor.Backend through gemm.SgemmThreads on the backend's threads, or
-// GOMAXPROCS where that is fewer: more goroutines than that could not run at once. Without Accumulate, a bias is written
-// into out first and the product added to it (beta = 1), as llm.c starts each sum at the bias.
+// GOMAXPROCS where that is fewer: more goroutines than that could not run at once. Without
+// Accumulate, a bias is written into each tile of out before the product is added to it, as
+// llm.c starts each sum at the bias.
 func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
 	defer b.unlock(b.lockMatMul(p))
 	M, N, K := p.M, p.N, p.K
@@ -33,23 +34,23 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	threads := min(b.threads, runtime.GOMAXPROCS(0))
 	for z := 0; z < batch; z++ {
 		c := C[z*M*N : (z+1)*M*N]
-		beta := float32(0)
-		if p.Accumulate {
-			beta = 1
-		} else if bs != nil {
-			for i := 0; i < M; i++ {
-				copy(c[i*N:(i+1)*N], bs)
-			}
-			beta = 1
-		}
-		if M > 0 && N > 0 {
-			if K == 0 {
-				if beta == 0 {
-					clear(c)
+		az, bz := A[z*M*K:(z+1)*M*K], B[z*K*N:(z+1)*K*N]
+		switch {
+		case M == 0 || N == 0:
+		case K == 0: // an empty sum: the bias, or zero
+			if bs != nil && !p.Accumulate {
+				for i := 0; i < M; i++ {
+					copy(c[i*N:(i+1)*N], bs)
 				}
-			} else {
-				gemm.SgemmThreads(threads, p.TransA, p.TransB, M, N, K, 1, A[z*M*K:(z+1)*M*K], lda, B[z*K*N:(z+1)*K*N], ldb, beta, c, N)
+			} else if !p.Accumulate {
+				clear(c)
 			}
+		case p.Accumulate:
+			gemm.SgemmThreads(threads, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 1, c, N)
+		case bs != nil:
+			gemm.SgemmBiasThreads(threads, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, bs, c, N)
+		default:
+			gemm.SgemmThreads(threads, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 0, c, N)
 		}
 		if p.Accumulate && bs != nil {
 			for i := 0; i < M; i++ {

@@ -106,6 +106,24 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // callers that own a thread budget, such as a CPU backend built for n threads. The result
 // is the same bits for any thread count.
 func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+}
+
+// SgemmBiasThreads computes C = alpha * op(A) @ op(B) + bias, the bias (n values) added to
+// every row, on at most threads goroutines; C is not read. The bits are those of setting
+// every row of C to the bias and calling SgemmThreads with beta = 1, but each tile of C gets
+// its bias just before the tile is computed, in parallel and while it is in cache, instead of
+// in a separate pass over C.
+func SgemmBiasThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	if len(bias) < n {
+		panic(fmt.Sprintf("gemm: bias has %d elements, want n=%d", len(bias), n))
+	}
+	sgemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias[:n], c, ldc)
+}
+
+// sgemm is SgemmThreads with an optional bias; with a bias, beta is 1 and C's old values are
+// replaced by the bias as each tile is reached.
+func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias []float32, c []float32, ldc int) {
 	if threads <= 0 {
 		threads = Threads()
 	}
@@ -116,6 +134,12 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		return
 	}
 	if k == 0 || alpha == 0 {
+		if bias != nil {
+			for i := 0; i < m; i++ {
+				copy(c[i*ldc:i*ldc+n], bias)
+			}
+			return
+		}
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
@@ -123,7 +147,7 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 	*j = job{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta,
-		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, bias: bias,
 		kern: active,
 	}
 	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil {
@@ -132,8 +156,15 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 		j.plan(threads)
 	}
 	j.run()
-	j.a, j.b, j.c = nil, nil, nil
+	j.a, j.b, j.c, j.bias = nil, nil, nil, nil
 	putJob(j)
+}
+
+// setBias writes the bias into rows i0..i1, columns j0..j1 of C.
+func (j *job) setBias(i0, i1, j0, j1 int) {
+	for i := i0; i < i1; i++ {
+		copy(j.c[i*j.ldc+j0:i*j.ldc+j1], j.bias[j0:j1])
+	}
 }
 
 // scaleC sets C = beta*C; beta == 0 writes zeros without reading C (which may hold NaNs).
@@ -157,6 +188,7 @@ type job struct {
 	m, n, k        int
 	alpha, beta    float32
 	a, b, c        []float32
+	bias           []float32 // with beta = 1: written into each tile of C before its first use
 	lda, ldb, ldc  int
 	kern           *microKernel
 
@@ -283,6 +315,9 @@ func (j *job) planDot(nthreads int) {
 // is read from memory once and from L1 for the other groups of A rows.
 func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 	m, k := j.m, j.k
+	if j.bias != nil {
+		j.setBias(0, m, j0, j1)
+	}
 	// Scratch lives in the workspace: the kernel is called through a function value, so
 	// pointers to locals would escape and allocate.
 	rows, out := &ws.rows, &ws.out
@@ -419,6 +454,9 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 					prefetchA(j.a, j.lda, j.transA, i0, i1, nextPC, nextKB, (jr-j0)/nr*strips+q, calls)
 				}
 				mrr := min(mr, i1-ir)
+				if pc == 0 && j.bias != nil {
+					j.setBias(ir, ir+mrr, jr, jr+nrr)
+				}
 				ap := &ws.ap[(ir-i0)*kb]
 				if mrr == mr && nrr == nr {
 					kern.fn(kb, ap, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)

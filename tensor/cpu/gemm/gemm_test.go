@@ -379,3 +379,44 @@ func TestKernelName(t *testing.T) {
 		t.Fatalf("KernelName() with the portable kernel = %q", got)
 	}
 }
+
+// TestBiasMatchesPresetC checks SgemmBiasThreads against its definition, bit for bit: every
+// row of C set to the bias, then SgemmThreads with beta = 1. Shapes cover edge tiles, several
+// K blocks, the dot-product path and work split over threads; the padding between C's rows
+// must be left alone.
+func TestBiasMatchesPresetC(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	shapes := append(append([]shape{}, testShapes...), shape{256, 768, 768})
+	for _, s := range shapes {
+		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			o := newOperands(r, s, tr[0], tr[1])
+			bias := randSlice(r, s.n)
+			want := append([]float32(nil), o.c...)
+			for i := 0; i < s.m; i++ {
+				copy(want[i*o.ldc:i*o.ldc+s.n], bias)
+			}
+			SgemmThreads(0, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 1, want, o.ldc)
+			for _, threads := range []int{1, 3} {
+				got := append([]float32(nil), o.c...)
+				SgemmBiasThreads(threads, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, bias, got, o.ldc)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v transA=%v transB=%v threads=%d: c[%d] = %v, want %v", s, tr[0], tr[1], threads, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	// An empty sum is the bias alone.
+	c := []float32{9, 9, 9, 9, 9, 9}
+	SgemmBiasThreads(1, false, false, 2, 3, 0, 1, nil, 1, nil, 3, []float32{1, 2, 3}, c, 3)
+	if fmt.Sprint(c) != "[1 2 3 1 2 3]" {
+		t.Fatalf("K=0 with a bias gave %v, want the bias in every row", c)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "bias has 2 elements") {
+			t.Fatalf("a short bias: recovered %v, want a panic naming its length", r)
+		}
+	}()
+	SgemmBiasThreads(1, false, false, 1, 3, 1, 1, []float32{1}, 1, []float32{1, 2, 3}, 3, []float32{1, 2}, []float32{0, 0, 0}, 3)
+}
