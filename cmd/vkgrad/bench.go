@@ -141,10 +141,10 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 			return nil, err
 		}
 	}
+	peakBefore, _ := peak(be)
 	if err := startProfile(be, profile); err != nil {
 		return nil, err
 	}
-	peakBefore, _ := peak(be)
 	settle()
 	start := time.Now()
 	for i := 0; i < steps; i++ {

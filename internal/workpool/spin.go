@@ -8,9 +8,8 @@ import (
 // spinWindow is how long a helper polls for its next job before it sleeps. Waking a sleeping
 // goroutine on an idle core takes tens of microseconds (the runtime must wake an OS thread),
 // a large share of a sub-millisecond parallel operation; a polling helper joins in about a
-// microsecond. The window is long enough to span the gap between
-// the parallel operations of a training step, short enough that an idle process stops using
-// CPU almost at once.
+// microsecond. The window spans the gaps between the parallel operations of a training step,
+// and an idle process stops using CPU almost at once.
 const spinWindow = 100 * time.Microsecond
 
 // receive returns the next value from ch, and false if ch is closed, like a receive. For up
