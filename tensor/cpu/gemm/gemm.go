@@ -445,13 +445,16 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 			next := jr + nr
 			for ir := i0; ir < i1; ir += mr {
 				q := (ir - i0) / mr
+				// Prefetch the next panel of op(B), spread over this panel's kernel calls, and the
+				// next kc block's rows of op(A), spread over the whole block's calls: the rows of
+				// a non-transposed A are far apart, too many streams for the hardware prefetcher.
 				if next < j1 {
-					prefetchB(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next), q, strips)
+					prefetchOp(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next), q, strips)
 				} else if nextKB > 0 {
-					prefetchB(j.b, j.ldb, j.transB, nextPC, nextKB, j0, min(nr, j1-j0), q, strips)
+					prefetchOp(j.b, j.ldb, j.transB, nextPC, nextKB, j0, min(nr, j1-j0), q, strips)
 				}
 				if nextKB > 0 {
-					prefetchA(j.a, j.lda, j.transA, i0, i1, nextPC, nextKB, (jr-j0)/nr*strips+q, calls)
+					prefetchOp(j.a, j.lda, j.transA, i0, i1-i0, nextPC, nextKB, (jr-j0)/nr*strips+q, calls)
 				}
 				mrr := min(mr, i1-ir)
 				if pc == 0 && j.bias != nil {
@@ -478,6 +481,17 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 			}
 		}
 	}
+}
+
+// prefetchOp asks for part q of parts of the source of op(X)[r0:r0+rows, c0:c0+cols] to be
+// brought into L2, where X is stored with row stride ld, transposed when trans. Spreading the
+// parts over kernel calls keeps packing from waiting on memory without flooding the miss
+// queues.
+func prefetchOp(x []float32, ld int, trans bool, r0, rows, c0, cols, q, parts int) {
+	if trans {
+		r0, rows, c0, cols = c0, cols, r0, rows
+	}
+	prefetchBlock(x, ld, r0, rows, c0, cols, q, parts)
 }
 
 // packB writes op(B)[pc:pc+kb, jr:jr+nrr] into dst as kb rows of nr values, zero-padding

@@ -89,43 +89,13 @@ func copyRows48(dst *float32, src *float32, srcStride int, n int)
 //go:noescape
 func prefetchRows(src *float32, stride int, rows int, lines int)
 
-// prefetchB asks for part q of parts of the source of a panel of op(B) (columns jr..jr+nrr,
-// rows pc..pc+kb) to be brought into L2. The driver spreads the parts of the next panel over
-// the kernel calls on the current one, so packing it does not wait on memory and the
-// requests do not flood the miss queues.
-func prefetchB(b []float32, ldb int, transB bool, pc, kb, jr, nrr, q, parts int) {
-	if transB {
-		r0, r1 := nrr*q/parts, nrr*(q+1)/parts
-		if r1 > r0 {
-			_ = b[(jr+r1-1)*ldb+pc+kb-1]
-			prefetchRows(&b[(jr+r0)*ldb+pc], ldb, r1-r0, (kb*4+63)/64)
-		}
-		return
-	}
-	r0, r1 := kb*q/parts, kb*(q+1)/parts
-	if r1 > r0 {
-		_ = b[(pc+r1-1)*ldb+jr+nrr-1]
-		prefetchRows(&b[(pc+r0)*ldb+jr], ldb, r1-r0, (nrr*4+63)/64+1)
-	}
-}
-
-// prefetchA asks for part q of parts of the source of op(A)[i0:i1, pc:pc+kb], the rows a
-// task packs for its next kc block, to be brought into L2. Rows of a non-transposed A are far
-// apart, one short run each: too many streams for the hardware prefetcher to follow.
-func prefetchA(a []float32, lda int, transA bool, i0, i1, pc, kb, q, parts int) {
-	if transA {
-		r0, r1 := kb*q/parts, kb*(q+1)/parts
-		if r1 > r0 {
-			_ = a[(pc+r1-1)*lda+i1-1]
-			prefetchRows(&a[(pc+r0)*lda+i0], lda, r1-r0, ((i1-i0)*4+63)/64+1)
-		}
-		return
-	}
-	m := i1 - i0
-	r0, r1 := m*q/parts, m*(q+1)/parts
-	if r1 > r0 {
-		_ = a[(i0+r1-1)*lda+pc+kb-1]
-		prefetchRows(&a[(i0+r0)*lda+pc], lda, r1-r0, (kb*4+63)/64+1)
+// prefetchBlock asks for part q of parts of rows r0..r0+rows of s (rows ld floats apart,
+// columns c0..c0+cols) to be brought into L2; a row's run may straddle one more cache line.
+func prefetchBlock(s []float32, ld, r0, rows, c0, cols, q, parts int) {
+	p0, p1 := rows*q/parts, rows*(q+1)/parts
+	if p1 > p0 {
+		_ = s[(r0+p1-1)*ld+c0+cols-1]
+		prefetchRows(&s[(r0+p0)*ld+c0], ld, p1-p0, (cols*4+63)/64+1)
 	}
 }
 

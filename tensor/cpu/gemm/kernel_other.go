@@ -14,8 +14,5 @@ func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool
 // packBRows has no vector version here; packB falls back to copy.
 func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
 
-// prefetchA is a no-op without assembly.
-func prefetchA(a []float32, lda int, transA bool, i0, i1, pc, kb, q, parts int) {}
-
-// prefetchB is a no-op without assembly.
-func prefetchB(b []float32, ldb int, transB bool, pc, kb, jr, nrr, q, parts int) {}
+// prefetchBlock is a no-op without assembly.
+func prefetchBlock(s []float32, ld, r0, rows, c0, cols, q, parts int) {}
