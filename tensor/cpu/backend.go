@@ -106,7 +106,9 @@ func (b *Backend) Alloc(dtype tensor.DType, n int) (tensor.Storage, error) {
 	}
 	switch dtype {
 	case tensor.Float32:
-		return &storage{be: b, dt: dtype, f: make([]float32, n)}, nil
+		f := make([]float32, n)
+		adviseHugePages(f)
+		return &storage{be: b, dt: dtype, f: f}, nil
 	case tensor.Int32:
 		return &storage{be: b, dt: dtype, i: make([]int32, n)}, nil
 	}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cpu
+
+// adviseHugePages is a no-op where transparent huge pages cannot be requested.
+func adviseHugePages([]float32) {}
