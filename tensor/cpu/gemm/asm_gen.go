@@ -25,19 +25,33 @@ func rowAddr(i int) string {
 	return fmt.Sprintf([]string{"(%s)", "(%s)(R9*1)", "(%s)(R9*2)"}[i%3], base)
 }
 
-// kernel emits an mr x (nvec*vw) micro-kernel on registers named reg (Z or Y) of vw floats.
-// The k loop is unrolled twice; an odd k finishes with one more step.
+// kernel emits an mr x (nvec*vw) micro-kernel on registers named reg (Z or Y) of vw floats,
+// run over strips consecutive strips of packed A and tiles of C. The k loop is unrolled
+// twice; an odd k finishes with one more step. Between the two steps of each pair it
+// requests one cache line of its prefetch walk (see prefetchWalk), so the next operands
+// stream in under the multiply-adds instead of in bursts between kernel calls.
 func kernel(name string, mr, nvec int, reg string, vw int) {
 	nr := nvec * vw
 	nacc := mr * nvec
-	e("// func %s(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)", name)
-	e("TEXT ·%s(SB), NOSPLIT, $0-48", name)
-	e("\tMOVQ k+0(FP), CX")
+	e("// func %s(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)", name)
+	e("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	e("\tMOVQ strips+48(FP), AX")
+	e("\tTESTQ AX, AX")
+	e("\tJZ done")
 	e("\tMOVQ a+8(FP), R8")
-	e("\tMOVQ b+16(FP), SI")
 	e("\tMOVQ c+24(FP), DI")
 	e("\tMOVQ ldc+32(FP), DX")
 	e("\tSHLQ $2, DX")
+	// The walk lives in R9 (next line), R10 (lines left in the row), R11 (rows left) and R12
+	// (row start); R13 points at the struct for the row length and stride.
+	e("\tMOVQ pf+56(FP), R13")
+	e("\tMOVQ 0(R13), R9")
+	e("\tMOVQ 8(R13), R10")
+	e("\tMOVQ 16(R13), R12")
+	e("\tMOVQ 24(R13), R11")
+	e("strip:")
+	e("\tMOVQ k+0(FP), CX")
+	e("\tMOVQ b+16(FP), SI")
 	// Start fetching the C tile now so the final update does not wait on it.
 	e("\tMOVQ DI, BX")
 	for i := 0; i < mr; i++ {
@@ -70,6 +84,17 @@ func kernel(name string, mr, nvec int, reg string, vw int) {
 	e("\tJZ tail")
 	e("loop:")
 	step(0)
+	e("\tTESTQ R11, R11")
+	e("\tJZ pfdone")
+	e("\tPREFETCHT1 (R9)")
+	e("\tADDQ $64, R9")
+	e("\tDECQ R10")
+	e("\tJNZ pfdone")
+	e("\tADDQ 40(R13), R12")
+	e("\tMOVQ R12, R9")
+	e("\tMOVQ 32(R13), R10")
+	e("\tDECQ R11")
+	e("pfdone:")
 	step(1)
 	e("\tADDQ $%d, SI", 8*nr)
 	e("\tADDQ $%d, R8", 8*mr)
@@ -79,6 +104,7 @@ func kernel(name string, mr, nvec int, reg string, vw int) {
 	e("\tTESTQ $1, AX")
 	e("\tJZ scale")
 	step(0)
+	e("\tADDQ $%d, R8", 4*mr)
 	e("scale:")
 	al, be := nacc+nvec, nacc+nvec+1
 	e("\tVBROADCASTSS alpha+40(FP), %s%d", reg, al)
@@ -103,11 +129,16 @@ func kernel(name string, mr, nvec int, reg string, vw int) {
 		for v := 0; v < nvec; v++ {
 			e("\tVMOVUPS %s%d, %d(DI)", reg, i*nvec+v, 4*vw*v)
 		}
-		if i < mr-1 {
-			e("\tADDQ DX, DI")
-		}
+		e("\tADDQ DX, DI")
 	}
+	e("\tDECQ strips+48(FP)")
+	e("\tJNZ strip")
+	e("\tMOVQ R9, 0(R13)")
+	e("\tMOVQ R10, 8(R13)")
+	e("\tMOVQ R12, 16(R13)")
+	e("\tMOVQ R11, 24(R13)")
 	e("\tVZEROUPPER")
+	e("done:")
 	e("\tRET")
 	e("")
 }
@@ -226,14 +257,13 @@ func copyRows(name string, nvec int, reg string, vw int) {
 
 // prefetchRows emits a loop that asks for rows of a strided matrix to be brought into L2.
 func prefetchRows() {
-	e("// func prefetchRows(src *float32, stride int, rows int, lines int)")
-	e("// Prefetches lines cache lines from the start of each of rows rows stride floats apart.")
+	e("// func prefetchRows(src uintptr, stride uintptr, rows int, lines int)")
+	e("// Prefetches lines cache lines from the start of each of rows rows stride bytes apart.")
 	e("TEXT ·prefetchRows(SB), NOSPLIT, $0-32")
 	e("\tMOVQ src+0(FP), SI")
 	e("\tMOVQ stride+8(FP), DX")
 	e("\tMOVQ rows+16(FP), CX")
 	e("\tMOVQ lines+24(FP), R8")
-	e("\tSHLQ $2, DX")
 	e("\tTESTQ CX, CX")
 	e("\tJZ pdone")
 	e("\tTESTQ R8, R8")

@@ -130,6 +130,7 @@ func BenchmarkKernel(b *testing.B) {
 		a := make([]float32, kern.mr*kb)
 		bp := make([]float32, kern.nr*kb)
 		c := make([]float32, kern.mr*kern.nr)
+		var walk prefetchWalk
 		b.Run(kern.name, func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
@@ -141,7 +142,7 @@ func BenchmarkKernel(b *testing.B) {
 			c0 := clock()
 			for b.Loop() {
 				for i := 0; i < calls; i++ {
-					kern.fn(kb, &a[0], &bp[0], &c[0], kern.nr, 1, 1)
+					kern.fn(kb, &a[0], &bp[0], &c[0], kern.nr, 1, 1, 1, &walk)
 				}
 			}
 			g := 2 * float64(kern.mr*kern.nr*kb) * calls * float64(b.N) / (clock() - c0).Seconds() / 1e9

@@ -435,38 +435,43 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 				packA(d, j.a, j.lda, j.transA, ir, mr, pc, kb)
 			}
 		}
-		strips := (i1 - i0 + mr - 1) / mr
-		calls := strips * ((j1 - j0 + nr - 1) / nr)
+		panels := (j1 - j0 + nr - 1) / nr
 		nextPC := pc + kb
 		nextKB := min(kcBlock, j.k-nextPC)
 		for jr := j0; jr < j1; jr += nr {
 			nrr := min(nr, j1-jr)
 			packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
-			next := jr + nr
-			for ir := i0; ir < i1; ir += mr {
-				q := (ir - i0) / mr
-				// Prefetch the next panel of op(B), spread over this panel's kernel calls, and the
-				// next kc block's rows of op(A), spread over the whole block's calls: the rows of
-				// a non-transposed A are far apart, too many streams for the hardware prefetcher.
-				if next < j1 {
-					prefetchOp(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next), q, strips)
-				} else if nextKB > 0 {
-					prefetchOp(j.b, j.ldb, j.transB, nextPC, nextKB, j0, min(nr, j1-j0), q, strips)
+			// While the kernel runs down this panel it fetches the next panel of op(B), or the
+			// next kc block's first one. The next kc block's rows of op(A) come in bursts, a
+			// part per panel: the rows of a non-transposed A are far apart, too many streams
+			// for the hardware prefetcher.
+			if next := jr + nr; next < j1 {
+				ws.walk.start(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next))
+			} else if nextKB > 0 {
+				ws.walk.start(j.b, j.ldb, j.transB, nextPC, nextKB, j0, min(nr, j1-j0))
+			} else {
+				ws.walk.rows = 0
+			}
+			if nextKB > 0 {
+				prefetchOp(j.a, j.lda, j.transA, i0, i1-i0, nextPC, nextKB, (jr-j0)/nr, panels)
+			}
+			full := 0 // whole tiles, computed in place by one kernel call
+			if nrr == nr {
+				full = (i1 - i0) / mr
+			}
+			if full > 0 {
+				if pc == 0 && j.bias != nil {
+					j.setBias(i0, i0+full*mr, jr, jr+nr)
 				}
-				if nextKB > 0 {
-					prefetchOp(j.a, j.lda, j.transA, i0, i1-i0, nextPC, nextKB, (jr-j0)/nr*strips+q, calls)
-				}
+				kern.fn(kb, &ws.ap[0], &ws.bp[0], &j.c[i0*j.ldc+jr], j.ldc, j.alpha, beta, full, &ws.walk)
+			}
+			// Edge tiles: compute the full tile into scratch, then merge the valid part.
+			for ir := i0 + full*mr; ir < i1; ir += mr {
 				mrr := min(mr, i1-ir)
 				if pc == 0 && j.bias != nil {
 					j.setBias(ir, ir+mrr, jr, jr+nrr)
 				}
-				ap := &ws.ap[(ir-i0)*kb]
-				if mrr == mr && nrr == nr {
-					kern.fn(kb, ap, &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta)
-					continue
-				}
-				// Edge tile: compute the full tile into scratch, then merge the valid part.
-				kern.fn(kb, ap, &ws.bp[0], &ws.tile[0], nr, j.alpha, 0)
+				kern.fn(kb, &ws.ap[(ir-i0)*kb], &ws.bp[0], &ws.tile[0], nr, j.alpha, 0, 1, &ws.walk)
 				for i := 0; i < mrr; i++ {
 					src := ws.tile[i*nr : i*nr+nrr]
 					dst := j.c[(ir+i)*j.ldc+jr : (ir+i)*j.ldc+jr+nrr]
@@ -479,19 +484,9 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 					}
 				}
 			}
+			ws.walk.finish()
 		}
 	}
-}
-
-// prefetchOp asks for part q of parts of the source of op(X)[r0:r0+rows, c0:c0+cols] to be
-// brought into L2, where X is stored with row stride ld, transposed when trans. Spreading the
-// parts over kernel calls keeps packing from waiting on memory without flooding the miss
-// queues.
-func prefetchOp(x []float32, ld int, trans bool, r0, rows, c0, cols, q, parts int) {
-	if trans {
-		r0, rows, c0, cols = c0, cols, r0, rows
-	}
-	prefetchBlock(x, ld, r0, rows, c0, cols, q, parts)
 }
 
 // packB writes op(B)[pc:pc+kb, jr:jr+nrr] into dst as kb rows of nr values, zero-padding
@@ -556,6 +551,7 @@ type workspace struct {
 	bp   []float32 // packed B panel, kcBlock*maxNR
 	ap   []float32 // packed A rows of one task, kcBlock*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
+	walk prefetchWalk
 	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand;
 	// rows and out are dotBlock's row slices and kernel output.
 	arows []float32

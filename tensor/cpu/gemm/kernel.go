@@ -2,14 +2,15 @@ package gemm
 
 import "unsafe"
 
-// microKernel multiplies a packed strip of op(A) by a packed panel of op(B) over k steps and
-// stores C = alpha*acc + beta*C for the mr x nr tile (C is not read when beta == 0). Row i
+// microKernel multiplies packed strips of op(A) by a packed panel of op(B) over k steps and
+// stores C = alpha*acc + beta*C for each mr x nr tile (C is not read when beta == 0). Row i
 // of the strip at step p is a[p*mr + i], column j of the panel is b[p*nr + j], and row i of
-// the tile starts at c[i*ldc].
+// the tile starts at c[i*ldc]; strips > 1 runs the next strip (a + mr*k) into the tile
+// below (c + mr*ldc). While it runs, the kernel advances pf (see prefetchWalk).
 type microKernel struct {
 	name   string
 	mr, nr int
-	fn     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
+	fn     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 	// dot, where not nil, serves products of a few rows (dotMaxRows) with B transposed, as
 	// in a decoding step, four rows of A and four of B at a time: out[4i+j] = sum over
 	// p < k16 of ai[p]*b[j*ldb+p] for i, j < 4, k16 a multiple of 16. Reading B's rows in
@@ -26,7 +27,15 @@ var goKernel = &microKernel{name: "go", mr: 4, nr: 4, fn: kernGo4x4, peak: peakL
 // active is the kernel Sgemm uses: the best one this CPU supports, chosen at init.
 var active = goKernel
 
-func kernGo4x4(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32) {
+// kernGo4x4 runs the portable kernel down strips strips; it leaves the prefetch walk to
+// the caller's finish.
+func kernGo4x4(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, _ *prefetchWalk) {
+	for s := 0; s < strips; s++ {
+		tileGo4x4(k, (*float32)(unsafe.Add(unsafe.Pointer(a), 4*4*k*s)), b, (*float32)(unsafe.Add(unsafe.Pointer(c), 4*4*ldc*s)), ldc, alpha, beta)
+	}
+}
+
+func tileGo4x4(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32) {
 	as := unsafe.Slice(a, 4*k)
 	bs := unsafe.Slice(b, 4*k)
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32

@@ -7,10 +7,10 @@ import "golang.org/x/sys/cpu"
 //go:generate go run asm_gen.go
 
 //go:noescape
-func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
+func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 
 //go:noescape
-func kern6x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
+func kern6x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 
 //go:noescape
 func dot4x4avx512(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
@@ -86,18 +86,12 @@ func copyRows16(dst *float32, src *float32, srcStride int, n int)
 //go:noescape
 func copyRows48(dst *float32, src *float32, srcStride int, n int)
 
+// prefetchRows asks for lines cache lines from the start of each of rows rows, stride bytes
+// apart, to be brought into L2. Addresses are plain integers: a prefetch never faults, and
+// a walk may step one row past its operand.
+//
 //go:noescape
-func prefetchRows(src *float32, stride int, rows int, lines int)
-
-// prefetchBlock asks for part q of parts of rows r0..r0+rows of s (rows ld floats apart,
-// columns c0..c0+cols) to be brought into L2; a row's run may straddle one more cache line.
-func prefetchBlock(s []float32, ld, r0, rows, c0, cols, q, parts int) {
-	p0, p1 := rows*q/parts, rows*(q+1)/parts
-	if p1 > p0 {
-		_ = s[(r0+p1-1)*ld+c0+cols-1]
-		prefetchRows(&s[(r0+p0)*ld+c0], ld, p1-p0, (cols*4+63)/64+1)
-	}
-}
+func prefetchRows(src uintptr, stride uintptr, rows int, lines int)
 
 // packBRows packs a full panel of B not transposed (kb rows of nr floats) with vector copies.
 func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool {

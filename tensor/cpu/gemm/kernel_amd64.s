@@ -4,14 +4,23 @@
 
 #include "textflag.h"
 
-// func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·kern8x48avx512(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
+// func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
+TEXT ·kern8x48avx512(SB), NOSPLIT, $0-64
+	MOVQ strips+48(FP), AX
+	TESTQ AX, AX
+	JZ done
 	MOVQ a+8(FP), R8
-	MOVQ b+16(FP), SI
 	MOVQ c+24(FP), DI
 	MOVQ ldc+32(FP), DX
 	SHLQ $2, DX
+	MOVQ pf+56(FP), R13
+	MOVQ 0(R13), R9
+	MOVQ 8(R13), R10
+	MOVQ 16(R13), R12
+	MOVQ 24(R13), R11
+strip:
+	MOVQ k+0(FP), CX
+	MOVQ b+16(FP), SI
 	MOVQ DI, BX
 	PREFETCHT0 0(BX)
 	PREFETCHT0 64(BX)
@@ -107,6 +116,17 @@ loop:
 	VFMADD231PS Z24, Z28, Z21
 	VFMADD231PS Z25, Z28, Z22
 	VFMADD231PS Z26, Z28, Z23
+	TESTQ R11, R11
+	JZ pfdone
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+	DECQ R10
+	JNZ pfdone
+	ADDQ 40(R13), R12
+	MOVQ R12, R9
+	MOVQ 32(R13), R10
+	DECQ R11
+pfdone:
 	VMOVUPS 192(SI), Z24
 	VMOVUPS 256(SI), Z25
 	VMOVUPS 320(SI), Z26
@@ -184,6 +204,7 @@ tail:
 	VFMADD231PS Z24, Z28, Z21
 	VFMADD231PS Z25, Z28, Z22
 	VFMADD231PS Z26, Z28, Z23
+	ADDQ $32, R8
 scale:
 	VBROADCASTSS alpha+40(FP), Z27
 	VMULPS Z27, Z0, Z0
@@ -278,17 +299,34 @@ store:
 	VMOVUPS Z21, 0(DI)
 	VMOVUPS Z22, 64(DI)
 	VMOVUPS Z23, 128(DI)
+	ADDQ DX, DI
+	DECQ strips+48(FP)
+	JNZ strip
+	MOVQ R9, 0(R13)
+	MOVQ R10, 8(R13)
+	MOVQ R12, 16(R13)
+	MOVQ R11, 24(R13)
 	VZEROUPPER
+done:
 	RET
 
-// func kern6x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·kern6x16avx2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
+// func kern6x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
+TEXT ·kern6x16avx2(SB), NOSPLIT, $0-64
+	MOVQ strips+48(FP), AX
+	TESTQ AX, AX
+	JZ done
 	MOVQ a+8(FP), R8
-	MOVQ b+16(FP), SI
 	MOVQ c+24(FP), DI
 	MOVQ ldc+32(FP), DX
 	SHLQ $2, DX
+	MOVQ pf+56(FP), R13
+	MOVQ 0(R13), R9
+	MOVQ 8(R13), R10
+	MOVQ 16(R13), R12
+	MOVQ 24(R13), R11
+strip:
+	MOVQ k+0(FP), CX
+	MOVQ b+16(FP), SI
 	MOVQ DI, BX
 	PREFETCHT0 0(BX)
 	ADDQ DX, BX
@@ -337,6 +375,17 @@ loop:
 	VBROADCASTSS 20(R8), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
+	TESTQ R11, R11
+	JZ pfdone
+	PREFETCHT1 (R9)
+	ADDQ $64, R9
+	DECQ R10
+	JNZ pfdone
+	ADDQ 40(R13), R12
+	MOVQ R12, R9
+	MOVQ 32(R13), R10
+	DECQ R11
+pfdone:
 	VMOVUPS 64(SI), Y12
 	VMOVUPS 96(SI), Y13
 	VBROADCASTSS 24(R8), Y14
@@ -384,6 +433,7 @@ tail:
 	VBROADCASTSS 20(R8), Y15
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
+	ADDQ $24, R8
 scale:
 	VBROADCASTSS alpha+40(FP), Y14
 	VMULPS Y14, Y0, Y0
@@ -438,7 +488,15 @@ store:
 	ADDQ DX, DI
 	VMOVUPS Y10, 0(DI)
 	VMOVUPS Y11, 32(DI)
+	ADDQ DX, DI
+	DECQ strips+48(FP)
+	JNZ strip
+	MOVQ R9, 0(R13)
+	MOVQ R10, 8(R13)
+	MOVQ R12, 16(R13)
+	MOVQ R11, 24(R13)
 	VZEROUPPER
+done:
 	RET
 
 // func transpose8(dst *float32, dstStride int, src *float32, srcStride int, nblk int)
@@ -865,14 +923,13 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func prefetchRows(src *float32, stride int, rows int, lines int)
-// Prefetches lines cache lines from the start of each of rows rows stride floats apart.
+// func prefetchRows(src uintptr, stride uintptr, rows int, lines int)
+// Prefetches lines cache lines from the start of each of rows rows stride bytes apart.
 TEXT ·prefetchRows(SB), NOSPLIT, $0-32
 	MOVQ src+0(FP), SI
 	MOVQ stride+8(FP), DX
 	MOVQ rows+16(FP), CX
 	MOVQ lines+24(FP), R8
-	SHLQ $2, DX
 	TESTQ CX, CX
 	JZ pdone
 	TESTQ R8, R8

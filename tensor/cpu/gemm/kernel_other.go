@@ -14,5 +14,5 @@ func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool
 // packBRows has no vector version here; packB falls back to copy.
 func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
 
-// prefetchBlock is a no-op without assembly.
-func prefetchBlock(s []float32, ld, r0, rows, c0, cols, q, parts int) {}
+// prefetchRows is a no-op without assembly.
+func prefetchRows(src uintptr, stride uintptr, rows int, lines int) {}
