@@ -172,6 +172,15 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 }
 
 // benchMatmul times GPT-2's training products at M rows: forward (x @ Wᵀ) and both backward forms.
+// Each matmul shape is timed for --steps calls and at least matmulMinTime (up to
+// matmulMaxCalls calls): on a shared machine a core can be taken away for tens of
+// milliseconds at a time, which would otherwise cover every call of a fast shape and move
+// its median.
+const (
+	matmulMinTime  = 500 * time.Millisecond
+	matmulMaxCalls = 5000
+)
+
 func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[string]any, error) {
 	C, Vp := cfg.Channels, cfg.PaddedVocabSize
 	type shape struct {
@@ -211,18 +220,19 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 			return nil, err
 		}
 		settle()
-		times := make([]float64, steps)
-		for i := range times {
+		times := make([]float64, 0, steps)
+		first := time.Now()
+		for len(times) < steps || time.Since(first) < matmulMinTime && len(times) < matmulMaxCalls {
 			start := time.Now()
 			be.MatMul(o, a, b, nil, s.p)
 			if err := be.Sync(); err != nil {
 				return nil, err
 			}
-			times[i] = time.Since(start).Seconds()
+			times = append(times, time.Since(start).Seconds())
 		}
 		mean, median := meanMedian(times)
 		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / median / 1e9
-		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g})
+		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g, "calls": len(times)})
 		for _, t := range []*tensor.Tensor{a, b, o} {
 			be.Free(t.Storage)
 		}
