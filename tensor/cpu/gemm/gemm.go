@@ -111,9 +111,9 @@ func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, 
 
 // SgemmBiasThreads computes C = alpha * op(A) @ op(B) + bias, the bias (n values) added to
 // every row, on at most threads goroutines; C is not read. The bits are those of setting
-// every row of C to the bias and calling SgemmThreads with beta = 1, but each tile of C gets
-// its bias just before the tile is computed, in parallel and while it is in cache, instead of
-// in a separate pass over C.
+// every row of C to the bias and calling SgemmThreads with beta = 1, but each column panel of
+// a task's block of C gets its bias just before the panel is computed, in parallel and while
+// it is in cache, instead of in a separate pass over C.
 func SgemmBiasThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
 	if len(bias) < n {
 		panic(fmt.Sprintf("gemm: bias has %d elements, want n=%d", len(bias), n))

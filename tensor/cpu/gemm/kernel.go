@@ -35,6 +35,7 @@ func kernGo4x4(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta f
 	}
 }
 
+// tileGo4x4 computes one 4x4 tile.
 func tileGo4x4(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32) {
 	as := unsafe.Slice(a, 4*k)
 	bs := unsafe.Slice(b, 4*k)
