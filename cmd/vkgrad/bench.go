@@ -36,7 +36,7 @@ func init() {
 		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+fmt.Sprint(gpt2.PresetNames()))
 		fs.IntVar(&B, "batch", 4, "bench train: sequences per step")
 		fs.IntVar(&T, "seq", 64, "bench train: tokens per sequence")
-		fs.IntVar(&steps, "steps", 5, "measured repetitions (steps, products or generations)")
+		fs.IntVar(&steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
 		fs.IntVar(&warmup, "warmup", 1, "unmeasured repetitions first")
 		fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 		fs.IntSliceVar(&batches, "batches", []int{1, 8}, "bench sample: batch sizes")
