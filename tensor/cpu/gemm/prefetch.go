@@ -52,8 +52,7 @@ func prefetchOp(x []float32, ld int, trans bool, r0, rows, c0, cols, q, parts in
 		r0, rows, c0, cols = c0, cols, r0, rows
 	}
 	p0, p1 := rows*q/parts, rows*(q+1)/parts
-	if p1 > p0 {
-		_ = x[(r0+p1-1)*ld+c0+cols-1]
-		prefetchRows(uintptr(unsafe.Pointer(&x[(r0+p0)*ld+c0])), uintptr(ld)*4, p1-p0, (cols*4+63)/64+1)
-	}
+	var w prefetchWalk
+	w.start(x, ld, false, r0+p0, p1-p0, c0, cols)
+	w.finish()
 }
