@@ -3,6 +3,7 @@
 package vk
 
 import (
+	"os"
 	"runtime"
 
 	"github.com/ebitengine/purego"
@@ -10,8 +11,7 @@ import (
 
 func defaultLibraryNames() []string {
 	if runtime.GOOS == "darwin" {
-		// The LunarG SDK installs libvulkan.1.dylib; MoltenVK alone also exports the loader API.
-		return []string{"libvulkan.1.dylib", "libvulkan.dylib", "libMoltenVK.dylib"}
+		return darwinLibraryNames(os.Getenv)
 	}
 	return []string{"libvulkan.so.1", "libvulkan.so"}
 }
