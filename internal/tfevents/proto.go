@@ -24,7 +24,9 @@ const (
 	wireFixed32 = 5
 )
 
-func appendTag(b []byte, field, wire int) []byte { return binary.AppendUvarint(b, uint64(field<<3|wire)) }
+func appendTag(b []byte, field, wire int) []byte {
+	return binary.AppendUvarint(b, uint64(field<<3|wire))
+}
 
 func appendBytes(b []byte, field int, data []byte) []byte {
 	b = appendTag(b, field, wireBytes)
