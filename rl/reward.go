@@ -33,6 +33,13 @@ type Reward interface {
 	Score(prompt, completion string, meta Meta) (float64, error)
 }
 
+// BatchReward is a Reward that scores a whole batch in one call, such as an external process:
+// Combined calls ScoreAll once per batch instead of Score per completion.
+type BatchReward interface {
+	Reward
+	ScoreAll(prompts, completions []string, metas []Meta) ([]float64, error)
+}
+
 // RewardFunc adapts a function to Reward.
 type RewardFunc struct {
 	RewardName string
@@ -170,6 +177,7 @@ type RewardBatch struct {
 	Total     []float64            // weighted sum per completion
 	PerReward map[string][]float64 // unweighted score of each term per completion
 	Means     map[string]float64   // mean unweighted score of each term (for diagnostics)
+	Stds      map[string]float64   // standard deviation (n-1) of each term's scores
 }
 
 // ScoreBatch scores completions[i] of prompts[i] with metas[i]. The first failing reward stops
@@ -179,27 +187,48 @@ func (c *Combined) ScoreBatch(prompts, completions []string, metas []Meta) (*Rew
 	if len(prompts) != n || len(metas) != n {
 		return nil, fmt.Errorf("reward batch: %d prompts, %d completions, %d metadata", len(prompts), n, len(metas))
 	}
-	b := &RewardBatch{Total: make([]float64, n), PerReward: map[string][]float64{}, Means: map[string]float64{}}
+	b := &RewardBatch{Total: make([]float64, n), PerReward: map[string][]float64{}, Means: map[string]float64{}, Stds: map[string]float64{}}
 	for _, p := range c.parts {
 		name := p.Reward.Name()
-		scores := make([]float64, n)
-		var sum float64
-		for i := range completions {
-			s, err := p.Reward.Score(prompts[i], completions[i], metas[i])
-			if err != nil {
-				return nil, fmt.Errorf("reward %q, row %d: %w", name, i, err)
-			}
-			if math.IsNaN(s) || math.IsInf(s, 0) {
-				return nil, fmt.Errorf("reward %q, row %d: score %v is not finite", name, i, s)
-			}
-			scores[i] = s
-			sum += s
+		scores, err := scoreTerm(p.Reward, prompts, completions, metas)
+		if err != nil {
+			return nil, err
+		}
+		for i, s := range scores {
 			b.Total[i] += p.Weight * s
 		}
 		b.PerReward[name] = scores
-		if n > 0 {
-			b.Means[name] = sum / float64(n)
-		}
+		b.Means[name], b.Stds[name] = meanStd(scores)
 	}
 	return b, nil
+}
+
+// scoreTerm scores every completion with one reward, checking that each score is finite.
+func scoreTerm(r Reward, prompts, completions []string, metas []Meta) ([]float64, error) {
+	name := r.Name()
+	var scores []float64
+	if br, ok := r.(BatchReward); ok {
+		var err error
+		if scores, err = br.ScoreAll(prompts, completions, metas); err != nil {
+			return nil, fmt.Errorf("reward %q: %w", name, err)
+		}
+		if len(scores) != len(completions) {
+			return nil, fmt.Errorf("reward %q: %d scores for %d completions", name, len(scores), len(completions))
+		}
+	} else {
+		scores = make([]float64, len(completions))
+		for i := range completions {
+			s, err := r.Score(prompts[i], completions[i], metas[i])
+			if err != nil {
+				return nil, fmt.Errorf("reward %q, row %d: %w", name, i, err)
+			}
+			scores[i] = s
+		}
+	}
+	for i, s := range scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("reward %q, row %d: score %v is not finite", name, i, s)
+		}
+	}
+	return scores, nil
 }
