@@ -66,7 +66,7 @@ func TestVerifiers(t *testing.T) {
 	js := JSONFormat{Keys: []string{"name", "arguments"}}
 	for c, want := range map[string]float64{
 		`<tool_call>{"name": "f", "arguments": {}}</tool_call>` + rl.EOSText: 1,
-		"```json\n{\"name\": \"f\", \"arguments\": 1}\n```":                 1,
+		"```json\n{\"name\": \"f\", \"arguments\": 1}\n```":                  1,
 		`{"name": "f"}`: 0,
 		`not json`:      0,
 	} {
