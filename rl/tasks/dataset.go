@@ -1,0 +1,255 @@
+package tasks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/vkgrad/vkgrad/rl"
+)
+
+// Message is one turn of a conversation, as chat datasets and templates write it.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// DatasetOptions say how to read a dataset file.
+type DatasetOptions struct {
+	// Fields maps a role to the dataset's own field name where they differ, e.g.
+	// {"prompt": "question"} (--dataset-field prompt=question). Roles: prompt, messages,
+	// answer, completion.
+	Fields map[string]string
+	// Chat renders a conversation into the prompt text the model sees, ending with the
+	// assistant's turn opened; nil when the model has no chat template (then a line with
+	// messages is an error).
+	Chat func([]Message) (string, error)
+	// Task names the prompts' task in metrics (default "dataset").
+	Task string
+}
+
+// fieldRoles are the dataset fields with a meaning; the rest is metadata for rewards.
+var fieldRoles = []string{"prompt", "messages", "answer", "completion"}
+
+// ParseFieldMap reads "role=field,role=field" (--dataset-field) into a field map.
+func ParseFieldMap(spec string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(spec) == "" {
+		return out, nil
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		role, field, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || field == "" {
+			return nil, fmt.Errorf("--dataset-field %q: want role=field, e.g. prompt=question", kv)
+		}
+		known := false
+		for _, r := range fieldRoles {
+			known = known || r == role
+		}
+		if !known {
+			return nil, fmt.Errorf("--dataset-field %q: role %q is not one of %s", kv, role, strings.Join(fieldRoles, ", "))
+		}
+		out[role] = field
+	}
+	return out, nil
+}
+
+// LoadDataset reads a JSONL dataset in Hugging Face TRL's field names: each line an object with
+// "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is every
+// turn before the last assistant turn, whose content is the completion), optional "answer"
+// (what rewards check) and "completion" (the supervised target), and any other fields, which
+// are passed to rewards as metadata (strings as they are, other values as JSON text). Errors
+// name the file, the line and the field.
+func LoadDataset(path string, o DatasetOptions) ([]Prompt, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	if o.Task == "" {
+		o.Task = "dataset"
+	}
+	var out []Prompt
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		p, err := o.parseLine(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no examples", path)
+	}
+	return out, nil
+}
+
+func (o DatasetOptions) field(role string) string {
+	if f, ok := o.Fields[role]; ok {
+		return f
+	}
+	return role
+}
+
+// parseLine turns one JSON object into a Prompt.
+func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return Prompt{}, fmt.Errorf("not a JSON object: %v", err)
+	}
+	p := Prompt{Task: o.Task, Meta: rl.Meta{}}
+	var err error
+	if p.Answer, err = optionalString(obj, o.field("answer")); err != nil {
+		return Prompt{}, err
+	}
+	completion, err := optionalString(obj, o.field("completion"))
+	if err != nil {
+		return Prompt{}, err
+	}
+	if p.Text, completion, err = o.promptText(obj, completion); err != nil {
+		return Prompt{}, err
+	}
+	if p.Answer == "" {
+		p.Answer = completion
+	}
+	used := map[string]bool{}
+	for _, r := range fieldRoles {
+		used[o.field(r)] = true
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if used[k] {
+			continue
+		}
+		var s string
+		if json.Unmarshal(obj[k], &s) == nil {
+			p.Meta[k] = s
+		} else {
+			p.Meta[k] = string(obj[k])
+		}
+	}
+	p.Meta["task"], p.Meta["answer"] = p.Task, p.Answer
+	return p, nil
+}
+
+// promptText finds the prompt: a text "prompt", a list of messages under "prompt", or a
+// "messages" conversation whose final assistant turn becomes the completion when none is given.
+func (o DatasetOptions) promptText(obj map[string]json.RawMessage, completion string) (string, string, error) {
+	pf, mf := o.field("prompt"), o.field("messages")
+	if raw, ok := obj[pf]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s == "" {
+				return "", "", fmt.Errorf("field %q is empty", pf)
+			}
+			return s, completion, nil
+		}
+		msgs, err := messages(raw, pf)
+		if err != nil {
+			return "", "", err
+		}
+		text, err := o.render(msgs, pf)
+		return text, completion, err
+	}
+	raw, ok := obj[mf]
+	if !ok {
+		return "", "", fmt.Errorf("no %q or %q field", pf, mf)
+	}
+	msgs, err := messages(raw, mf)
+	if err != nil {
+		return "", "", err
+	}
+	if last := msgs[len(msgs)-1]; last.Role == "assistant" && len(msgs) > 1 {
+		msgs = msgs[:len(msgs)-1]
+		if completion == "" {
+			completion = last.Content
+		}
+	}
+	text, err := o.render(msgs, mf)
+	return text, completion, err
+}
+
+func (o DatasetOptions) render(msgs []Message, field string) (string, error) {
+	if o.Chat == nil {
+		return "", fmt.Errorf("field %q holds messages, but the model has no chat template: give the prompt as text", field)
+	}
+	text, err := o.Chat(msgs)
+	if err != nil {
+		return "", fmt.Errorf("field %q: %w", field, err)
+	}
+	return text, nil
+}
+
+func messages(raw json.RawMessage, field string) ([]Message, error) {
+	var msgs []Message
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return nil, fmt.Errorf("field %q: want a string or a list of {\"role\", \"content\"} messages: %v", field, err)
+	}
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("field %q: no messages", field)
+	}
+	for i, m := range msgs {
+		switch m.Role {
+		case "system", "user", "assistant", "tool":
+		default:
+			return nil, fmt.Errorf("field %q: message %d has role %q (want system, user, assistant or tool)", field, i, m.Role)
+		}
+	}
+	return msgs, nil
+}
+
+func optionalString(obj map[string]json.RawMessage, field string) (string, error) {
+	raw, ok := obj[field]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("field %q is %s, want a string", field, raw)
+	}
+	return s, nil
+}
+
+// SplitHeldOut moves about frac of the prompts to a held-out set, chosen by a hash of each
+// prompt's text and answer (not by position), so the split is the same however the file is
+// ordered and a prompt repeated in the file lands on one side only.
+func SplitHeldOut(ps []Prompt, frac float64) (train, heldOut []Prompt, err error) {
+	if frac < 0 || frac >= 1 {
+		return nil, nil, fmt.Errorf("held-out fraction %v: want a value in [0, 1)", frac)
+	}
+	for _, p := range ps {
+		h := fnv.New64a()
+		h.Write([]byte(p.Text))
+		h.Write([]byte{0})
+		h.Write([]byte(p.Answer))
+		if float64(h.Sum64()>>11)/float64(1<<53) < frac {
+			heldOut = append(heldOut, p)
+		} else {
+			train = append(train, p)
+		}
+	}
+	if len(train) == 0 {
+		return nil, nil, fmt.Errorf("held-out fraction %v leaves no training examples of %d", frac, len(ps))
+	}
+	if frac > 0 && len(heldOut) == 0 {
+		return nil, nil, fmt.Errorf("held-out fraction %v of %d examples selects none; use a larger fraction or --eval-dataset", frac, len(ps))
+	}
+	return train, heldOut, nil
+}

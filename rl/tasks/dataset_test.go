@@ -1,0 +1,121 @@
+package tasks
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeDataset(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "data.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// chatML renders messages the way a ChatML template does, enough to see what was rendered.
+func chatML(msgs []Message) (string, error) {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m.Role, m.Content)
+	}
+	return b.String() + "<|im_start|>assistant\n", nil
+}
+
+func TestLoadDatasetTRLFields(t *testing.T) {
+	path := writeDataset(t,
+		`{"prompt": "What is 2+3?", "answer": "5", "difficulty": 2, "source": "gsm"}`,
+		``,
+		`{"prompt": [{"role": "user", "content": "Hi"}], "completion": "Hello"}`,
+		`{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]}`,
+	)
+	ps, err := LoadDataset(path, DatasetOptions{Chat: chatML})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 3 {
+		t.Fatalf("%d examples, want 3", len(ps))
+	}
+	if ps[0].Text != "What is 2+3?" || ps[0].Answer != "5" || ps[0].Meta["difficulty"] != "2" || ps[0].Meta["source"] != "gsm" || ps[0].Meta["answer"] != "5" {
+		t.Errorf("text prompt: %+v", ps[0])
+	}
+	if ps[1].Text != "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" || ps[1].Answer != "Hello" {
+		t.Errorf("conversational prompt: %+v", ps[1])
+	}
+	if !strings.HasPrefix(ps[2].Text, "<|im_start|>system\nBe brief.") || strings.Contains(ps[2].Text, "4<|im_end|>") || ps[2].Answer != "4" {
+		t.Errorf("messages: the last assistant turn should become the answer, got %+v", ps[2])
+	}
+}
+
+func TestLoadDatasetFieldMapAndErrors(t *testing.T) {
+	fields, err := ParseFieldMap("prompt=question, answer=final")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := LoadDataset(writeDataset(t, `{"question": "q1", "final": "a1", "prompt": "kept as metadata"}`), DatasetOptions{Fields: fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[0].Text != "q1" || ps[0].Answer != "a1" || ps[0].Meta["prompt"] != "kept as metadata" {
+		t.Errorf("mapped fields: %+v", ps[0])
+	}
+	if _, err := ParseFieldMap("question"); err == nil {
+		t.Error("a mapping without = should be refused")
+	}
+	if _, err := ParseFieldMap("input=question"); err == nil || !strings.Contains(err.Error(), `"input"`) {
+		t.Errorf("an unknown role: %v", err)
+	}
+	for body, want := range map[string]string{
+		`{"answer": "x"}`:              `:1: no "prompt" or "messages" field`,
+		`{"prompt": ""}`:               `field "prompt" is empty`,
+		`{"prompt": "p", "answer": 5}`: `field "answer" is 5, want a string`,
+		`not json`:                     ":1: not a JSON object",
+		`{"messages": [{"role": "user", "content": "hi"}]}`: "no chat template",
+		`{"prompt": [{"role": "robot", "content": "x"}]}`:   `role "robot"`,
+	} {
+		if _, err := LoadDataset(writeDataset(t, body), DatasetOptions{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", body, err, want)
+		}
+	}
+	if _, err := LoadDataset(writeDataset(t, ""), DatasetOptions{}); err == nil || !strings.Contains(err.Error(), "no examples") {
+		t.Errorf("an empty file: %v", err)
+	}
+}
+
+func TestSplitHeldOutIsByContent(t *testing.T) {
+	var ps []Prompt
+	for i := range 400 {
+		ps = append(ps, Prompt{Text: fmt.Sprintf("question %d", i), Answer: fmt.Sprint(i)})
+	}
+	train, held, err := SplitHeldOut(ps, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(train)+len(held) != 400 || len(held) < 20 || len(held) > 60 {
+		t.Fatalf("split 400 at 0.1 into %d + %d", len(train), len(held))
+	}
+	reversed := make([]Prompt, len(ps))
+	for i, p := range ps {
+		reversed[len(ps)-1-i] = p
+	}
+	_, held2, _ := SplitHeldOut(reversed, 0.1)
+	in := map[string]bool{}
+	for _, p := range held {
+		in[p.Text] = true
+	}
+	for _, p := range held2 {
+		if !in[p.Text] {
+			t.Fatalf("%q is held out only when the file is reversed", p.Text)
+		}
+	}
+	if _, _, err := SplitHeldOut(ps[:3], 0.01); err == nil {
+		t.Error("a fraction that selects nothing should say so")
+	}
+	if _, _, err := SplitHeldOut(ps, 1); err == nil {
+		t.Error("fraction 1 leaves nothing to train on")
+	}
+}
