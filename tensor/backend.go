@@ -109,6 +109,29 @@ type Backend interface {
 	// distribution; cutoff and dentropy may be nil.
 	LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlogp, dentropy *Tensor, N, V, Vp int, temperature float32)
 
+	// RMSNormForward normalises each of N rows of C values: out = w * x * rstd with
+	// rstd = 1/sqrt(mean(x²) + eps), saving rstd (N) for the backward.
+	RMSNormForward(out, rstd, inp, weight *Tensor, N, C int, eps float32)
+	// RMSNormBackward accumulates into dinp and dweight.
+	RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *Tensor, N, C int)
+	// RoPEForward applies rotary position embeddings in Hugging Face's rotate-half layout to N
+	// rows of rowLen values, each H heads of D = rowLen/H: the first rotHeads heads of row r are
+	// rotated at position pos0 + r%T, pairing element i with i+D/2 (out_i = x_i cos - x_{i+D/2}
+	// sin, out_{i+D/2} = x_{i+D/2} cos + x_i sin), and the remaining heads copied. table holds,
+	// per position, D/2 cosines then D/2 sines, for positions 0 .. pos0+T-1 at least.
+	RoPEForward(out, inp, table *Tensor, N, T, pos0, H, rotHeads, rowLen int)
+	// RoPEBackward accumulates into dinp the gradient through RoPEForward (the inverse rotation).
+	RoPEBackward(dinp, dout, table *Tensor, N, T, pos0, H, rotHeads, rowLen int)
+	// SwiGLUForward sets out[r,i] = silu(gu[r,i]) * gu[r,I+i] for N rows: each row of gu holds
+	// I gate values then I up values (one matrix product computes both).
+	SwiGLUForward(out, gu *Tensor, N, I int)
+	// SwiGLUBackward accumulates into dgu (N, 2I).
+	SwiGLUBackward(dgu, gu, dout *Tensor, N, I int)
+	// EmbeddingForward sets out[r,:] = wte[tokens[r],:] for N rows; tokens is int32 (N).
+	EmbeddingForward(out, tokens, wte *Tensor, N, C int)
+	// EmbeddingBackward accumulates dwte[tokens[r],:] += dout[r,:].
+	EmbeddingBackward(dwte, dout, tokens *Tensor, N, C int)
+
 	// Dropout sets mask[i] = 0 or 1/(1-p) from a counter-based hash of (seed, i), identical on
 	// every backend, and out = inp * mask.
 	Dropout(out, mask, inp *Tensor, p float32, seed uint64)

@@ -151,13 +151,16 @@ func nnCompare(t *testing.T, what string, ch nnCheck, got, want []float32) {
 	}
 }
 
-func TestNNParityWithCPU(t *testing.T) {
+func TestNNParityWithCPU(t *testing.T) { runNNCases(t, nnCases()) }
+
+// runNNCases runs each case on the CPU and on Vulkan (plain, repeated and chunked) and compares.
+func runNNCases(t *testing.T, cases []nnCase) {
 	d := device(t)
 	vb := NewBackendOn(d)
 	defer vb.Close()
 	cb := cpu.New()
 	defer cb.Close()
-	for _, c := range nnCases() {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := c.runCPU(t, cb)
 			got := c.runVulkan(t, vb)

@@ -44,6 +44,7 @@ type Backend struct {
 	attB      attBwdJob
 	attD      attDecJob
 	enc       encJob
+	llama     llamaJob
 	xent      xentJob
 	lsg       lsgJob
 	partial   []float64

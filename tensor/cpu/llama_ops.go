@@ -1,0 +1,312 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// The ops of the Llama family: RMSNorm, rotary embeddings, the SiLU-gated MLP activation and a
+// token embedding without positions. Each runs over fixed chunks of rows (or columns, for
+// reductions over rows), so results never depend on the thread count.
+
+// llamaKind selects what a llamaJob computes.
+type llamaKind int
+
+const (
+	rmsForward llamaKind = iota
+	rmsBackwardInput
+	rmsBackwardWeight
+	ropeForward
+	ropeBackward
+	swigluForward
+	swigluBackward
+	embedForward
+	embedBackward
+)
+
+// llamaJob holds one op's operands; rows are of width C (RMSNorm, embedding), H heads of D
+// (RoPE) or 2I gate-then-up values (SwiGLU).
+type llamaJob struct {
+	kind                 llamaKind
+	n, C, rows           int
+	eps                  float32
+	out, inp, w, rstd    []float32
+	dinp, dout, dw       []float32
+	table                []float32 // RoPE: per position, D/2 cosines then D/2 sines
+	T, pos0, H, rotHeads int
+	tokens               []int32
+}
+
+func (j *llamaJob) run(_, c int) {
+	if j.kind == rmsBackwardWeight || j.kind == embedBackward {
+		lo, hi := c*colChunk, min((c+1)*colChunk, j.C)
+		if j.kind == rmsBackwardWeight {
+			rmsWeightGrad(j, lo, hi)
+		} else {
+			embedGrad(j, lo, hi)
+		}
+		return
+	}
+	lo, hi := c*j.rows, min((c+1)*j.rows, j.n)
+	for r := lo; r < hi; r++ {
+		switch j.kind {
+		case rmsForward:
+			j.rstd[r] = rmsNormRow(j.out[r*j.C:(r+1)*j.C], j.inp[r*j.C:(r+1)*j.C], j.w, j.eps)
+		case rmsBackwardInput:
+			rmsNormBackwardRow(j.dinp[r*j.C:(r+1)*j.C], j.dout[r*j.C:(r+1)*j.C], j.inp[r*j.C:(r+1)*j.C], j.w, j.rstd[r])
+		case ropeForward, ropeBackward:
+			ropeRow(j, r)
+		case swigluForward:
+			swigluRow(j.out[r*j.C:(r+1)*j.C], j.inp[2*r*j.C:2*(r+1)*j.C])
+		case swigluBackward:
+			swigluBackwardRow(j.dinp[2*r*j.C:2*(r+1)*j.C], j.inp[2*r*j.C:2*(r+1)*j.C], j.dout[r*j.C:(r+1)*j.C])
+		case embedForward:
+			ix := int(j.tokens[r])
+			copy(j.out[r*j.C:(r+1)*j.C], j.w[ix*j.C:(ix+1)*j.C])
+		}
+	}
+}
+
+// rmsNormRow writes w * x * rstd, rstd = 1/sqrt(mean(x²) + eps), and returns rstd. The sum of
+// squares is split over eight lanes, as a vector kernel would.
+func rmsNormRow(out, x, w []float32, eps float32) float32 {
+	out, w = out[:len(x)], w[:len(x)]
+	var acc [8]float32
+	for i, v := range x {
+		acc[i%8] += v * v
+	}
+	s := 1 / sqrtf(lanes8Sum(&acc)/float32(len(x))+eps)
+	for i, v := range x {
+		out[i] = w[i] * (v * s)
+	}
+	return s
+}
+
+// rmsNormBackwardRow accumulates the input gradient of one row:
+// dx_i += s·w_i·g_i − x_i·s³·mean_j(g_j·w_j·x_j).
+func rmsNormBackwardRow(dinp, dout, x, w []float32, s float32) {
+	dinp, dout, w = dinp[:len(x)], dout[:len(x)], w[:len(x)]
+	var acc [8]float32
+	for i, v := range x {
+		acc[i%8] += dout[i] * w[i] * v
+	}
+	k := lanes8Sum(&acc) / float32(len(x)) * s * s * s
+	for i, v := range x {
+		dinp[i] += s*w[i]*dout[i] - v*k
+	}
+}
+
+// rmsWeightGrad accumulates dw[c] += sum over rows, in order, of dout·x·rstd for columns lo..hi.
+func rmsWeightGrad(j *llamaJob, lo, hi int) {
+	dw := j.dw[lo:hi]
+	for r := 0; r < j.n; r++ {
+		s := j.rstd[r]
+		d, x := j.dout[r*j.C+lo:r*j.C+hi], j.inp[r*j.C+lo:r*j.C+hi]
+		for i := range dw {
+			dw[i] += d[i] * (x[i] * s)
+		}
+	}
+}
+
+// ropeRow rotates (or, backward, rotates back and accumulates) the first rotHeads heads of
+// row r at its position and copies (or accumulates) the rest.
+func ropeRow(j *llamaJob, r int) {
+	D, half := j.C/j.H, j.C/j.H/2
+	pos := j.pos0 + r%j.T
+	cos, sin := j.table[pos*D:pos*D+half], j.table[pos*D+half:(pos+1)*D]
+	row := r * j.C
+	for h := 0; h < j.H; h++ {
+		base := row + h*D
+		if j.kind == ropeForward {
+			x, o := j.inp[base:base+D], j.out[base:base+D]
+			if h >= j.rotHeads {
+				copy(o, x)
+				continue
+			}
+			for i := 0; i < half; i++ {
+				x0, x1 := x[i], x[i+half]
+				o[i] = x0*cos[i] - x1*sin[i]
+				o[i+half] = x1*cos[i] + x0*sin[i]
+			}
+			continue
+		}
+		g, dx := j.dout[base:base+D], j.dinp[base:base+D]
+		if h >= j.rotHeads {
+			for i := range g {
+				dx[i] += g[i]
+			}
+			continue
+		}
+		for i := 0; i < half; i++ {
+			g0, g1 := g[i], g[i+half]
+			dx[i] += g0*cos[i] + g1*sin[i]
+			dx[i+half] += g1*cos[i] - g0*sin[i]
+		}
+	}
+}
+
+// swigluRow writes silu(gate)·up; gu holds the row's gate values then its up values.
+func swigluRow(out, gu []float32) {
+	I := len(out)
+	gate, up := gu[:I], gu[I:2*I]
+	for i, g := range gate {
+		out[i] = g * sigmoidf(g) * up[i]
+	}
+}
+
+// swigluBackwardRow accumulates the gradients of gate and up.
+func swigluBackwardRow(dgu, gu, dout []float32) {
+	I := len(dout)
+	gate, up := gu[:I], gu[I:2*I]
+	dgate, dup := dgu[:I], dgu[I:2*I]
+	for i, g := range gate {
+		sg := sigmoidf(g)
+		dup[i] += dout[i] * (g * sg)
+		dgate[i] += dout[i] * up[i] * (sg * (1 + g*(1-sg)))
+	}
+}
+
+// embedGrad accumulates dwte[tokens[r]] += dout[r] for columns lo..hi, rows in order.
+func embedGrad(j *llamaJob, lo, hi int) {
+	for r := 0; r < j.n; r++ {
+		ix := int(j.tokens[r])
+		d, w := j.dout[r*j.C+lo:r*j.C+hi], j.dw[ix*j.C+lo:ix*j.C+hi]
+		for i := range d {
+			w[i] += d[i]
+		}
+	}
+}
+
+func (b *Backend) runLlama(rows bool) {
+	if rows {
+		b.pool.do(&b.llama, ceilDiv(b.llama.n, b.llama.rows))
+	} else {
+		b.pool.do(&b.llama, ceilDiv(b.llama.C, colChunk))
+	}
+	b.llama = llamaJob{}
+}
+
+// RMSNormForward implements tensor.Backend.
+func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int, eps float32) {
+	defer b.unlock(b.lock("RMSNormForward"))
+	const op = "RMSNormForward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(2 * C), eps: eps,
+		out: f32(op, "out", out, N*C), inp: f32(op, "inp", inp, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
+	b.runLlama(true)
+}
+
+// RMSNormBackward implements tensor.Backend.
+func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("RMSNormBackward"))
+	const op = "RMSNormBackward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	j := llamaJob{kind: rmsBackwardInput, n: N, C: C, rows: rowsPer(3 * C),
+		dinp: f32(op, "dinp", dinp, N*C), dout: f32(op, "dout", dout, N*C), inp: f32(op, "inp", inp, N*C),
+		w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N), dw: f32(op, "dweight", dweight, C)}
+	b.llama = j
+	b.runLlama(true)
+	j.kind = rmsBackwardWeight
+	b.llama = j
+	b.runLlama(false)
+}
+
+// ropeArgs checks RoPE's dimensions and returns the head width.
+func ropeArgs(op string, N, T, pos0, H, rotHeads, rowLen int) int {
+	dims(op, N, T, pos0, H, rotHeads, rowLen)
+	if H == 0 || rowLen%H != 0 || (rowLen/H)%2 != 0 || rotHeads > H || (N > 0 && (T == 0 || N%T != 0)) {
+		panic(fmt.Sprintf("cpu: %s: rows of %d in %d heads (%d rotated), N=%d T=%d: want even heads and N a multiple of T", op, rowLen, H, rotHeads, N, T))
+	}
+	return rowLen / H
+}
+
+// RoPEForward implements tensor.Backend.
+func (b *Backend) RoPEForward(out, inp, table *tensor.Tensor, N, T, pos0, H, rotHeads, rowLen int) {
+	defer b.unlock(b.lock("RoPEForward"))
+	const op = "RoPEForward"
+	D := ropeArgs(op, N, T, pos0, H, rotHeads, rowLen)
+	if N == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: ropeForward, n: N, C: rowLen, rows: rowsPer(rowLen), T: T, pos0: pos0, H: H, rotHeads: rotHeads,
+		out: f32(op, "out", out, N*rowLen), inp: f32(op, "inp", inp, N*rowLen), table: f32(op, "table", table, (pos0+T)*D)}
+	b.runLlama(true)
+}
+
+// RoPEBackward implements tensor.Backend.
+func (b *Backend) RoPEBackward(dinp, dout, table *tensor.Tensor, N, T, pos0, H, rotHeads, rowLen int) {
+	defer b.unlock(b.lock("RoPEBackward"))
+	const op = "RoPEBackward"
+	D := ropeArgs(op, N, T, pos0, H, rotHeads, rowLen)
+	if N == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: ropeBackward, n: N, C: rowLen, rows: rowsPer(rowLen), T: T, pos0: pos0, H: H, rotHeads: rotHeads,
+		dinp: f32(op, "dinp", dinp, N*rowLen), dout: f32(op, "dout", dout, N*rowLen), table: f32(op, "table", table, (pos0+T)*D)}
+	b.runLlama(true)
+}
+
+// SwiGLUForward implements tensor.Backend.
+func (b *Backend) SwiGLUForward(out, gu *tensor.Tensor, N, I int) {
+	defer b.unlock(b.lock("SwiGLUForward"))
+	const op = "SwiGLUForward"
+	dims(op, N, I)
+	if N*I == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: swigluForward, n: N, C: I, rows: rowsPer(3 * I), out: f32(op, "out", out, N*I), inp: f32(op, "gu", gu, 2*N*I)}
+	b.runLlama(true)
+}
+
+// SwiGLUBackward implements tensor.Backend.
+func (b *Backend) SwiGLUBackward(dgu, gu, dout *tensor.Tensor, N, I int) {
+	defer b.unlock(b.lock("SwiGLUBackward"))
+	const op = "SwiGLUBackward"
+	dims(op, N, I)
+	if N*I == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: swigluBackward, n: N, C: I, rows: rowsPer(5 * I),
+		dinp: f32(op, "dgu", dgu, 2*N*I), inp: f32(op, "gu", gu, 2*N*I), dout: f32(op, "dout", dout, N*I)}
+	b.runLlama(true)
+}
+
+// EmbeddingForward implements tensor.Backend.
+func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("EmbeddingForward"))
+	const op = "EmbeddingForward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	tok := i32(op, "tokens", tokens, N)
+	V := vocabRows(op, "wte", wte, C)
+	checkTokens(op, tok, V)
+	b.llama = llamaJob{kind: embedForward, n: N, C: C, rows: rowsPer(C), out: f32(op, "out", out, N*C), w: f32(op, "wte", wte, V*C), tokens: tok}
+	b.runLlama(true)
+}
+
+// EmbeddingBackward implements tensor.Backend. Chunks own columns and visit rows in order.
+func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("EmbeddingBackward"))
+	const op = "EmbeddingBackward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	tok := i32(op, "tokens", tokens, N)
+	V := vocabRows(op, "dwte", dwte, C)
+	checkTokens(op, tok, V)
+	b.llama = llamaJob{kind: embedBackward, n: N, C: C, dw: f32(op, "dwte", dwte, V*C), dout: f32(op, "dout", dout, N*C), tokens: tok}
+	b.runLlama(false)
+}
+
+// sigmoidf is 1/(1+e^-x) in float32 steps.
+func sigmoidf(x float32) float32 { return 1 / (1 + expf32(-x)) }

@@ -1,0 +1,165 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// The ops of the Llama family: RMSNorm, rotary embeddings, the SiLU-gated MLP activation and
+// a token embedding without positions. Row sums reduce in a fixed tree and column sums add
+// rows in order, so results repeat bit for bit.
+
+var (
+	kRMSNormForward        = Kernel{Shader: "rmsnorm_forward", Bindings: 4, Push: 7}
+	kRMSNormBackward       = Kernel{Shader: "rmsnorm_backward", Bindings: 5, Push: 7}
+	kRMSNormBackwardWeight = Kernel{Shader: "rmsnorm_backward_weight", Bindings: 4, Push: 6}
+	kRoPE                  = Kernel{Shader: "rope", Bindings: 3, Push: 10}
+	kSwiGLUForward         = Kernel{Shader: "swiglu_forward", Bindings: 2, Push: 4}
+	kSwiGLUBackward        = Kernel{Shader: "swiglu_backward", Bindings: 3, Push: 5}
+	kEmbeddingForward      = Kernel{Shader: "embedding_forward", Bindings: 3, Push: 7}
+)
+
+// RMSNormForward normalises N rows of C values, one workgroup per row.
+func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int, eps float32) {
+	const op = "RMSNormForward"
+	nnDims(op, N, C)
+	os, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "rstd", rstd, N)
+	is, ws := nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C)
+	if C == 0 {
+		return
+	}
+	b.nnRun(kRMSNormForward, op, N, []nnArg{
+		nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C),
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps)}
+	})
+}
+
+// RMSNormBackward accumulates into dinp (a workgroup per row) and dweight (an invocation per
+// column, adding rows in order).
+func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor.Tensor, N, C int) {
+	const op = "RMSNormBackward"
+	nnDims(op, N, C)
+	dis, dws := nnF32(b, op, "dinp", dinp, N*C), nnF32(b, op, "dweight", dweight, C)
+	dos, is := nnF32(b, op, "dout", dout, N*C), nnF32(b, op, "inp", inp, N*C)
+	ws, rs := nnF32(b, op, "weight", weight, C), nnF32(b, op, "rstd", rstd, N)
+	if N == 0 || C == 0 {
+		return
+	}
+	b.nnRun(kRMSNormBackward, op, N, []nnArg{
+		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
+		nnWhole(ws, weight, C), nnRows(rs, rstd, 1, N, false),
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4]}
+	})
+	// Chunks of rows run one after another, each adding its rows to dweight in order.
+	b.nnRun(kRMSNormBackwardWeight, op, N, []nnArg{
+		nnWhole(dws, dweight, C), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false), nnRows(rs, rstd, 1, N, false),
+	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3]}
+	})
+}
+
+// rope runs the rotary embedding forward (dst = rotate(src)) or backward (dst += rotate⁻¹(src)).
+func (b *Backend) rope(op string, dst, src, table *tensor.Tensor, N, T, pos0, H, rotHeads, rowLen int, backward bool) {
+	nnDims(op, N, T, pos0, H, rotHeads, rowLen)
+	if H == 0 || rowLen%H != 0 || (rowLen/H)%2 != 0 || rotHeads > H || (N > 0 && (T == 0 || N%T != 0)) {
+		panic(fmt.Sprintf("vk: %s: rows of %d in %d heads (%d rotated), N=%d T=%d: want even heads and N a multiple of T", op, rowLen, H, rotHeads, N, T))
+	}
+	D := rowLen / H
+	ds, ss, ts := nnF32(b, op, "dst", dst, N*rowLen), nnF32(b, op, "src", src, N*rowLen), nnF32(b, op, "table", table, (pos0+T)*D)
+	if N == 0 {
+		return
+	}
+	bw := uint32(0)
+	if backward {
+		bw = 1
+	}
+	// Chunks are whole sequences, so row % T is the position within the chunk too.
+	b.nnRun(kRoPE, op, N/T, []nnArg{
+		nnRows(ds, dst, T*rowLen, N*rowLen, true), nnRows(ss, src, T*rowLen, N*rowLen, false), nnWhole(ts, table, (pos0+T)*D),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * T * rowLen / 2) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr * T), uint32(T), uint32(pos0), uint32(H), uint32(rotHeads), uint32(D), bw, f[0], f[1], f[2]}
+	})
+}
+
+// RoPEForward rotates the first rotHeads heads of each row and copies the rest.
+func (b *Backend) RoPEForward(out, inp, table *tensor.Tensor, N, T, pos0, H, rotHeads, rowLen int) {
+	b.rope("RoPEForward", out, inp, table, N, T, pos0, H, rotHeads, rowLen, false)
+}
+
+// RoPEBackward accumulates the gradient through RoPEForward.
+func (b *Backend) RoPEBackward(dinp, dout, table *tensor.Tensor, N, T, pos0, H, rotHeads, rowLen int) {
+	b.rope("RoPEBackward", dinp, dout, table, N, T, pos0, H, rotHeads, rowLen, true)
+}
+
+// SwiGLUForward sets out = silu(gate) * up for rows of I gate then I up values.
+func (b *Backend) SwiGLUForward(out, gu *tensor.Tensor, N, I int) {
+	const op = "SwiGLUForward"
+	nnDims(op, N, I)
+	os, gs := nnF32(b, op, "out", out, N*I), nnF32(b, op, "gu", gu, 2*N*I)
+	if N*I == 0 {
+		return
+	}
+	b.nnRun(kSwiGLUForward, op, N, []nnArg{nnRows(os, out, I, N*I, true), nnRows(gs, gu, 2*I, 2*N*I, false)},
+		func(cr int) [3]uint32 { return b.nnFlatGroups(cr * I) }, func(r0, cr int, f firsts) pushWords {
+			return pushWords{uint32(cr), uint32(I), f[0], f[1]}
+		})
+}
+
+// SwiGLUBackward accumulates the gradients of gate and up.
+func (b *Backend) SwiGLUBackward(dgu, gu, dout *tensor.Tensor, N, I int) {
+	const op = "SwiGLUBackward"
+	nnDims(op, N, I)
+	ds, gs, os := nnF32(b, op, "dgu", dgu, 2*N*I), nnF32(b, op, "gu", gu, 2*N*I), nnF32(b, op, "dout", dout, N*I)
+	if N*I == 0 {
+		return
+	}
+	b.nnRun(kSwiGLUBackward, op, N, []nnArg{
+		nnRows(ds, dgu, 2*I, 2*N*I, true), nnRows(gs, gu, 2*I, 2*N*I, false), nnRows(os, dout, I, N*I, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * I) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(I), f[0], f[1], f[2]}
+	})
+}
+
+// EmbeddingForward sets out[r] = wte[tokens[r]], a window of the table's rows at a time.
+func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
+	const op = "EmbeddingForward"
+	nnDims(op, N, C)
+	if N == 0 {
+		return
+	}
+	V := vocabRows(op, wte, C)
+	os, ts, es := nnF32(b, op, "out", out, N*C), nnI32(b, op, "tokens", tokens, N), nnF32(b, op, "wte", wte, V*C)
+	b.vocabChunks(op, V, C, func(v0, vn int) {
+		b.nnRun(kEmbeddingForward, op, N, []nnArg{
+			nnRows(os, out, C, N*C, true), nnRows(ts, tokens, 1, N, false), {buf: es.buf, off: wte.Offset + v0*C, n: vn * C},
+		}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+			return pushWords{uint32(cr), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
+		})
+	})
+}
+
+// EmbeddingBackward accumulates dout into dwte at each row's token, adding rows in order
+// without atomics (the scatter of encoder_backward_wte, with one sequence of N rows).
+func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int) {
+	const op = "EmbeddingBackward"
+	nnDims(op, N, C)
+	if N == 0 {
+		return
+	}
+	V := vocabRows(op, dwte, C)
+	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, N*C), nnI32(b, op, "tokens", tokens, N)
+	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
+	b.vocabChunks(op, V, C, func(v0, vn int) {
+		b.nnRun(kEncoderWte, op, N, []nnArg{
+			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true}, nnRows(ts, tokens, 1, N, false), nnRows(os, dout, C, N*C, false),
+		}, func(cr int) [3]uint32 {
+			return [3]uint32{colGroups, uint32(min(cr, int(b.maxGroups))), 1}
+		}, func(r0, cr int, f firsts) pushWords {
+			return pushWords{uint32(cr), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
+		})
+	})
+}

@@ -1,0 +1,117 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// The Llama-family ops against the CPU reference, through the same harness as the other
+// fused ops (views among sentinels, repeated and chunked runs).
+func TestLlamaOpsParityWithCPU(t *testing.T) { runNNCases(t, llamaCases()) }
+
+// ropeTable returns per position D/2 cosines then D/2 sines of position · 10000^(-2i/D).
+func ropeTable(positions, D int) []float32 {
+	out := make([]float32, positions*D)
+	for p := range positions {
+		for i := range D / 2 {
+			a := float64(p) / math.Pow(10000, float64(2*i)/float64(D))
+			out[p*D+i], out[p*D+D/2+i] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+	}
+	return out
+}
+
+func llamaCases() []nnCase {
+	r := rand.New(rand.NewPCG(21, 22))
+	var cases []nnCase
+	for _, s := range []struct{ N, C int }{{1, 1}, {3, 16}, {17, 300}, {40, 64}} {
+		N, C := s.N, s.C
+		f := map[string][]float32{"out": make([]float32, N*C), "rstd": make([]float32, N), "inp": nnRand(r, N*C, 2, 0.3), "weight": nnRand(r, C, 1, 1)}
+		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
+			be.RMSNormForward(x["out"], x["rstd"], x["inp"], x["weight"], N, C, 1e-6)
+		}
+		rstd := cpuRun(f, nil, "rstd", fwd)
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("RMSNormForward/N=%d,C=%d", N, C), f: f, run: fwd,
+			checks: []nnCheck{{"out", 2e-5, 2e-5}, {"rstd", 0, 2e-5}}, chunk: C,
+		}, nnCase{
+			name: fmt.Sprintf("RMSNormBackward/N=%d,C=%d", N, C),
+			f: map[string][]float32{"dinp": nnRand(r, N*C, 1, 0), "dweight": nnRand(r, C, 1, 0), "dout": nnRand(r, N*C, 1, 0),
+				"inp": f["inp"], "weight": f["weight"], "rstd": rstd},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.RMSNormBackward(x["dinp"], x["dweight"], x["dout"], x["inp"], x["weight"], x["rstd"], N, C)
+				}
+			},
+			checks: []nnCheck{{"dinp", 1e-4, 1e-5}, {"dweight", 2e-5 * float64(N), 1e-5}}, chunk: 2 * C,
+		})
+	}
+	// RoPE on packed q|k|v rows: 3 heads of q, 1 of k rotated, 1 of v copied; and a decode
+	// step at position 5.
+	for _, s := range []struct{ B, T, pos0, H, rot, D int }{{2, 7, 0, 5, 4, 8}, {1, 3, 5, 3, 2, 16}, {3, 1, 0, 2, 2, 2}} {
+		N, rowLen := s.B*s.T, s.H*s.D
+		table := ropeTable(s.pos0+s.T, s.D)
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("RoPEForward/B=%d,T=%d,pos0=%d,H=%d,rot=%d,D=%d", s.B, s.T, s.pos0, s.H, s.rot, s.D),
+			f:    map[string][]float32{"out": make([]float32, N*rowLen), "inp": nnRand(r, N*rowLen, 1, 0), "table": table},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.RoPEForward(x["out"], x["inp"], x["table"], N, s.T, s.pos0, s.H, s.rot, rowLen)
+			},
+			checks: []nnCheck{{"out", 1e-6, 1e-6}}, chunk: s.T * rowLen,
+		}, nnCase{
+			name: fmt.Sprintf("RoPEBackward/B=%d,T=%d,pos0=%d,H=%d,rot=%d,D=%d", s.B, s.T, s.pos0, s.H, s.rot, s.D),
+			f:    map[string][]float32{"dinp": nnRand(r, N*rowLen, 1, 0), "dout": nnRand(r, N*rowLen, 1, 0), "table": table},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.RoPEBackward(x["dinp"], x["dout"], x["table"], N, s.T, s.pos0, s.H, s.rot, rowLen)
+				}
+			},
+			checks: []nnCheck{{"dinp", 2e-6, 2e-6}}, chunk: s.T * rowLen,
+		})
+	}
+	for _, s := range []struct{ N, I int }{{1, 1}, {5, 33}, {64, 96}} {
+		gu := nnRand(r, 2*s.N*s.I, 3, 0)
+		gu[0] = 30 // saturated gates
+		gu[len(gu)/2] = -30
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("SwiGLUForward/N=%d,I=%d", s.N, s.I), f: map[string][]float32{"out": make([]float32, s.N*s.I), "gu": gu},
+			run:    func(be tensor.Backend, x map[string]*tensor.Tensor) { be.SwiGLUForward(x["out"], x["gu"], s.N, s.I) },
+			checks: []nnCheck{{"out", 2e-6, 2e-6}}, chunk: 2 * s.I,
+		}, nnCase{
+			name: fmt.Sprintf("SwiGLUBackward/N=%d,I=%d", s.N, s.I),
+			f:    map[string][]float32{"dgu": nnRand(r, 2*s.N*s.I, 1, 0), "gu": gu, "dout": nnRand(r, s.N*s.I, 1, 0)},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.SwiGLUBackward(x["dgu"], x["gu"], x["dout"], s.N, s.I)
+				}
+			},
+			checks: []nnCheck{{"dgu", 2e-6, 2e-6}}, chunk: 2 * s.I,
+		})
+	}
+	for _, s := range []struct{ N, V, C int }{{1, 1, 1}, {9, 5, 16}, {50, 300, 24}} {
+		tok := nnTokens(r, s.N, s.V)
+		tok[s.N-1] = tok[0] // a repeated token accumulates in row order
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("EmbeddingForward/N=%d,V=%d,C=%d", s.N, s.V, s.C),
+			f:    map[string][]float32{"out": make([]float32, s.N*s.C), "wte": nnRand(r, s.V*s.C, 1, 0)}, i: map[string][]int32{"tokens": tok},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.EmbeddingForward(x["out"], x["tokens"], x["wte"], s.N, s.C)
+			},
+			checks: []nnCheck{{"out", 0, 0}}, chunk: 2 * s.C,
+		}, nnCase{
+			name: fmt.Sprintf("EmbeddingBackward/N=%d,V=%d,C=%d", s.N, s.V, s.C),
+			f:    map[string][]float32{"dwte": nnRand(r, s.V*s.C, 1, 0), "dout": nnRand(r, s.N*s.C, 1, 0)}, i: map[string][]int32{"tokens": tok},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.EmbeddingBackward(x["dwte"], x["dout"], x["tokens"], s.N, s.C)
+				}
+			},
+			checks: []nnCheck{{"dwte", 0, 0}}, chunk: 2 * s.C,
+		})
+	}
+	return cases
+}
