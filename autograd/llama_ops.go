@@ -1,0 +1,70 @@
+package autograd
+
+import "github.com/vkgrad/vkgrad/tensor"
+
+// RMSNorm normalises N rows of C values with weight; rstd (N) is saved for the backward.
+func RMSNorm(t *Tape, out *Var, rstd *tensor.Tensor, inp, weight *Var, N, C int, eps float32) {
+	backendOf(out).RMSNormForward(out.Value, rstd, inp.Value, weight.Value, N, C, eps)
+	if t.Recording() {
+		t.push(node{backward: rmsNormBackward, vars: [6]*Var{out, inp, weight}, ts: [3]*tensor.Tensor{rstd}, ints: [6]int{N, C}})
+	}
+}
+
+func rmsNormBackward(n *node) {
+	out, inp, w := n.vars[0], n.vars[1], n.vars[2]
+	if out.Grad == nil {
+		return
+	}
+	if inp.Grad == nil || w.Grad == nil {
+		panic("autograd: RMSNorm backward needs gradients for input and weight")
+	}
+	backendOf(out).RMSNormBackward(inp.Grad, w.Grad, out.Grad, inp.Value, w.Value, n.ts[0], n.ints[0], n.ints[1])
+}
+
+// RoPE applies rotary embeddings to the first rotHeads of the H heads of each of N rows of
+// rowLen values, at positions pos0 + row%T; see tensor.Backend.RoPEForward.
+func RoPE(t *Tape, out, inp *Var, table *tensor.Tensor, N, T, pos0, H, rotHeads, rowLen int) {
+	backendOf(out).RoPEForward(out.Value, inp.Value, table, N, T, pos0, H, rotHeads, rowLen)
+	if t.Recording() {
+		t.push(node{backward: ropeBackward, vars: [6]*Var{out, inp}, ts: [3]*tensor.Tensor{table},
+			ints: [6]int{N, T, pos0, H, rotHeads, rowLen}})
+	}
+}
+
+func ropeBackward(n *node) {
+	out, inp := n.vars[0], n.vars[1]
+	if out.Grad != nil && inp.Grad != nil {
+		i := n.ints
+		backendOf(out).RoPEBackward(inp.Grad, out.Grad, n.ts[0], i[0], i[1], i[2], i[3], i[4], i[5])
+	}
+}
+
+// SwiGLU sets out = silu(gate) * up for N rows of gu holding I gate then I up values.
+func SwiGLU(t *Tape, out, gu *Var, N, I int) {
+	backendOf(out).SwiGLUForward(out.Value, gu.Value, N, I)
+	if t.Recording() {
+		t.push(node{backward: swigluBackward, vars: [6]*Var{out, gu}, ints: [6]int{N, I}})
+	}
+}
+
+func swigluBackward(n *node) {
+	out, gu := n.vars[0], n.vars[1]
+	if out.Grad != nil && gu.Grad != nil {
+		backendOf(out).SwiGLUBackward(gu.Grad, gu.Value, out.Grad, n.ints[0], n.ints[1])
+	}
+}
+
+// Embedding sets out[r] = wte[tokens[r]] for N rows.
+func Embedding(t *Tape, out *Var, tokens *tensor.Tensor, wte *Var, N, C int) {
+	backendOf(out).EmbeddingForward(out.Value, tokens, wte.Value, N, C)
+	if t.Recording() {
+		t.push(node{backward: embeddingBackward, vars: [6]*Var{out, wte}, ts: [3]*tensor.Tensor{tokens}, ints: [6]int{N, C}})
+	}
+}
+
+func embeddingBackward(n *node) {
+	out, wte := n.vars[0], n.vars[1]
+	if out.Grad != nil && wte.Grad != nil {
+		backendOf(out).EmbeddingBackward(wte.Grad, out.Grad, n.ts[0], n.ints[0], n.ints[1])
+	}
+}
