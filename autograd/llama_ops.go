@@ -68,3 +68,24 @@ func embeddingBackward(n *node) {
 		backendOf(out).EmbeddingBackward(wte.Grad, out.Grad, n.ts[0], n.ints[0], n.ints[1])
 	}
 }
+
+// PackQKV lays out q (N, H·D), k and v (N, KV·D each) as attention's packed qkv (N, 3·H·D),
+// repeating each KV head for its H/KV query heads (grouped-query attention).
+func PackQKV(t *Tape, qkv, q, k, v *Var, N, H, KV, D int) {
+	backendOf(qkv).PackQKV(qkv.Value, q.Value, k.Value, v.Value, N, H, KV, D)
+	if t.Recording() {
+		t.push(node{backward: packQKVBackward, vars: [6]*Var{qkv, q, k, v}, ints: [6]int{N, H, KV, D}})
+	}
+}
+
+func packQKVBackward(n *node) {
+	qkv, q, k, v := n.vars[0], n.vars[1], n.vars[2], n.vars[3]
+	if qkv.Grad == nil {
+		return
+	}
+	if q.Grad == nil || k.Grad == nil || v.Grad == nil {
+		panic("autograd: PackQKV backward needs gradients for q, k and v")
+	}
+	i := n.ints
+	backendOf(qkv).PackQKVBackward(q.Grad, k.Grad, v.Grad, qkv.Grad, i[0], i[1], i[2], i[3])
+}

@@ -109,3 +109,23 @@ func TestGradEmbedding(t *testing.T) {
 	}
 	gradCheck(t, fwd, []*autograd.Var{wte}, []string{"wte"}, autograd.GradCheckOptions{Eps: 1e-2})
 }
+
+func TestGradPackQKV(t *testing.T) {
+	be := cpu.New()
+	r := rng.New(35)
+	const N, H, KV, D = 3, 6, 2, 4
+	q := newVar(t, be, r, 0, 1, N, H*D)
+	k := newVar(t, be, r, 0, 1, N, KV*D)
+	v := newVar(t, be, r, 0, 1, N, KV*D)
+	fwd := func(tp *autograd.Tape) *autograd.Var {
+		out := zeros(be, N, 3*H*D)
+		autograd.PackQKV(tp, out, q, k, v, N, H, KV, D)
+		return out
+	}
+	gradCheck(t, fwd, []*autograd.Var{q, k, v}, []string{"q", "k", "v"}, autograd.GradCheckOptions{Eps: 1e-2})
+	// Query head 4 reads KV head 4/(6/2) = 1.
+	out, kv := cpu.Float32s(fwd(nil).Value), cpu.Float32s(k.Value)
+	if got, want := out[H*D+4*D+1], kv[1*D+1]; got != want {
+		t.Errorf("k copy of head 4 = %v, want KV head 1's %v", got, want)
+	}
+}

@@ -127,6 +127,13 @@ type Backend interface {
 	SwiGLUForward(out, gu *Tensor, N, I int)
 	// SwiGLUBackward accumulates into dgu (N, 2I).
 	SwiGLUBackward(dgu, gu, dout *Tensor, N, I int)
+	// PackQKV lays out grouped-query attention's projections for AttentionForward: row r of
+	// qkv (N, 3·H·D) is q[r] (H heads of D), then the KV heads of k[r] and of v[r] (KV heads
+	// each) repeated so that query head h finds KV head h/(H/KV) at its own index.
+	PackQKV(qkv, q, k, v *Tensor, N, H, KV, D int)
+	// PackQKVBackward accumulates dqkv into dq, dk and dv, each KV head summing its H/KV
+	// copies in head order.
+	PackQKVBackward(dq, dk, dv, dqkv *Tensor, N, H, KV, D int)
 	// EmbeddingForward sets out[r,:] = wte[tokens[r],:] for N rows; tokens is int32 (N).
 	EmbeddingForward(out, tokens, wte *Tensor, N, C int)
 	// EmbeddingBackward accumulates dwte[tokens[r],:] += dout[r,:].

@@ -163,3 +163,50 @@ func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int)
 		})
 	})
 }
+
+var (
+	kPackQKV         = Kernel{Shader: "pack_qkv", Bindings: 4, Push: 8}
+	kPackQKVBackward = Kernel{Shader: "pack_qkv_backward", Bindings: 4, Push: 8}
+)
+
+func packArgs(op string, N, H, KV, D int) {
+	nnDims(op, N, H, KV, D)
+	if KV == 0 || H%KV != 0 {
+		panic(fmt.Sprintf("vk: %s: %d query heads are not a multiple of %d KV heads", op, H, KV))
+	}
+}
+
+// PackQKV lays out q, k and v for attention, repeating each KV head for its query heads.
+func (b *Backend) PackQKV(qkv, q, k, v *tensor.Tensor, N, H, KV, D int) {
+	const op = "PackQKV"
+	packArgs(op, N, H, KV, D)
+	qw, kw := H*D, KV*D
+	os, qs := nnF32(b, op, "qkv", qkv, 3*N*qw), nnF32(b, op, "q", q, N*qw)
+	ks, vs := nnF32(b, op, "k", k, N*kw), nnF32(b, op, "v", v, N*kw)
+	if N*qw == 0 {
+		return
+	}
+	b.nnRun(kPackQKV, op, N, []nnArg{
+		nnRows(os, qkv, 3*qw, 3*N*qw, true), nnRows(qs, q, qw, N*qw, false), nnRows(ks, k, kw, N*kw, false), nnRows(vs, v, kw, N*kw, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * 3 * qw) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(H), uint32(KV), uint32(D), f[0], f[1], f[2], f[3]}
+	})
+}
+
+// PackQKVBackward accumulates the packed gradient into dq, dk and dv, each KV head adding its
+// copies in head order.
+func (b *Backend) PackQKVBackward(dq, dk, dv, dqkv *tensor.Tensor, N, H, KV, D int) {
+	const op = "PackQKVBackward"
+	packArgs(op, N, H, KV, D)
+	qw, kw := H*D, KV*D
+	qs, ks, vs := nnF32(b, op, "dq", dq, N*qw), nnF32(b, op, "dk", dk, N*kw), nnF32(b, op, "dv", dv, N*kw)
+	gs := nnF32(b, op, "dqkv", dqkv, 3*N*qw)
+	if N*qw == 0 {
+		return
+	}
+	b.nnRun(kPackQKVBackward, op, N, []nnArg{
+		nnRows(qs, dq, qw, N*qw, true), nnRows(ks, dk, kw, N*kw, true), nnRows(vs, dv, kw, N*kw, true), nnRows(gs, dqkv, 3*qw, 3*N*qw, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * (qw + 2*kw)) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(H), uint32(KV), uint32(D), f[0], f[1], f[2], f[3]}
+	})
+}

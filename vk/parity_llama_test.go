@@ -113,5 +113,28 @@ func llamaCases() []nnCase {
 			checks: []nnCheck{{"dwte", 0, 0}}, chunk: 2 * s.C,
 		})
 	}
+	for _, s := range []struct{ N, H, KV, D int }{{1, 1, 1, 1}, {6, 6, 2, 8}, {9, 4, 1, 16}, {3, 3, 3, 5}} {
+		qw, kw := s.H*s.D, s.KV*s.D
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("PackQKV/N=%d,H=%d,KV=%d,D=%d", s.N, s.H, s.KV, s.D),
+			f: map[string][]float32{"qkv": make([]float32, 3*s.N*qw), "q": nnRand(r, s.N*qw, 1, 0),
+				"k": nnRand(r, s.N*kw, 1, 0), "v": nnRand(r, s.N*kw, 1, 0)},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.PackQKV(x["qkv"], x["q"], x["k"], x["v"], s.N, s.H, s.KV, s.D)
+			},
+			checks: []nnCheck{{"qkv", 0, 0}}, chunk: 3 * qw,
+		}, nnCase{
+			name: fmt.Sprintf("PackQKVBackward/N=%d,H=%d,KV=%d,D=%d", s.N, s.H, s.KV, s.D),
+			f: map[string][]float32{"dq": nnRand(r, s.N*qw, 1, 0), "dk": nnRand(r, s.N*kw, 1, 0), "dv": nnRand(r, s.N*kw, 1, 0),
+				"dqkv": nnRand(r, 3*s.N*qw, 1, 0)},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				for range 2 {
+					be.PackQKVBackward(x["dq"], x["dk"], x["dv"], x["dqkv"], s.N, s.H, s.KV, s.D)
+				}
+			},
+			// The copies are summed in head order before being added, on both: the same bits.
+			checks: []nnCheck{{"dq", 0, 0}, {"dk", 0, 0}, {"dv", 0, 0}}, chunk: 3 * qw,
+		})
+	}
 	return cases
 }

@@ -23,6 +23,8 @@ const (
 	swigluBackward
 	embedForward
 	embedBackward
+	packForward
+	packBackward
 )
 
 // llamaJob holds one op's operands; rows are of width C (RMSNorm, embedding), H heads of D
@@ -36,6 +38,8 @@ type llamaJob struct {
 	table                []float32 // RoPE: per position, D/2 cosines then D/2 sines
 	T, pos0, H, rotHeads int
 	tokens               []int32
+	q, k, v, dq, dk, dv  []float32 // PackQKV
+	KV, D                int
 }
 
 func (j *llamaJob) run(_, c int) {
@@ -61,6 +65,10 @@ func (j *llamaJob) run(_, c int) {
 			swigluRow(j.out[r*j.C:(r+1)*j.C], j.inp[2*r*j.C:2*(r+1)*j.C])
 		case swigluBackward:
 			swigluBackwardRow(j.dinp[2*r*j.C:2*(r+1)*j.C], j.inp[2*r*j.C:2*(r+1)*j.C], j.dout[r*j.C:(r+1)*j.C])
+		case packForward:
+			packRow(j, r)
+		case packBackward:
+			unpackRow(j, r)
 		case embedForward:
 			ix := int(j.tokens[r])
 			copy(j.out[r*j.C:(r+1)*j.C], j.w[ix*j.C:(ix+1)*j.C])
@@ -310,3 +318,76 @@ func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int)
 
 // sigmoidf is 1/(1+e^-x) in float32 steps.
 func sigmoidf(x float32) float32 { return 1 / (1 + expf32(-x)) }
+
+// packRow writes row r of the packed q|k|v with each KV head repeated H/KV times.
+func packRow(j *llamaJob, r int) {
+	H, KV, D := j.H, j.KV, j.D
+	qw, kw := H*D, KV*D
+	out := j.out[r*3*qw : (r+1)*3*qw]
+	copy(out[:qw], j.q[r*qw:(r+1)*qw])
+	for h := range H {
+		g := h / (H / KV)
+		copy(out[qw+h*D:qw+(h+1)*D], j.k[r*kw+g*D:r*kw+(g+1)*D])
+		copy(out[2*qw+h*D:2*qw+(h+1)*D], j.v[r*kw+g*D:r*kw+(g+1)*D])
+	}
+}
+
+// unpackRow accumulates row r of dqkv into dq, dk and dv: each KV head's H/KV copies are
+// summed in head order, then added (as the Vulkan kernel does, so the bits agree).
+func unpackRow(j *llamaJob, r int) {
+	H, KV, D := j.H, j.KV, j.D
+	qw, kw, rep := H*D, KV*D, H/KV
+	in := j.dout[r*3*qw : (r+1)*3*qw]
+	addTo(j.dq[r*qw:(r+1)*qw], in[:qw])
+	for part, dst := range [2][]float32{j.dk[r*kw : (r+1)*kw], j.dv[r*kw : (r+1)*kw]} {
+		src := in[(part+1)*qw : (part+2)*qw]
+		for i := range dst {
+			g, d := i/D, i%D
+			s := src[g*rep*D+d]
+			for c := 1; c < rep; c++ {
+				s += src[(g*rep+c)*D+d]
+			}
+			dst[i] += s
+		}
+	}
+}
+
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+func packArgs(op string, N, H, KV, D int) {
+	dims(op, N, H, KV, D)
+	if KV == 0 || H%KV != 0 {
+		panic(fmt.Sprintf("cpu: %s: %d query heads are not a multiple of %d KV heads", op, H, KV))
+	}
+}
+
+// PackQKV implements tensor.Backend.
+func (b *Backend) PackQKV(qkv, q, k, v *tensor.Tensor, N, H, KV, D int) {
+	defer b.unlock(b.lock("PackQKV"))
+	const op = "PackQKV"
+	packArgs(op, N, H, KV, D)
+	if N*H*D == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: packForward, n: N, rows: rowsPer(3 * H * D), H: H, KV: KV, D: D,
+		out: f32(op, "qkv", qkv, 3*N*H*D), q: f32(op, "q", q, N*H*D), k: f32(op, "k", k, N*KV*D), v: f32(op, "v", v, N*KV*D)}
+	b.runLlama(true)
+}
+
+// PackQKVBackward implements tensor.Backend.
+func (b *Backend) PackQKVBackward(dq, dk, dv, dqkv *tensor.Tensor, N, H, KV, D int) {
+	defer b.unlock(b.lock("PackQKVBackward"))
+	const op = "PackQKVBackward"
+	packArgs(op, N, H, KV, D)
+	if N*H*D == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: packBackward, n: N, rows: rowsPer(3 * H * D), H: H, KV: KV, D: D,
+		dout: f32(op, "dqkv", dqkv, 3*N*H*D), dq: f32(op, "dq", dq, N*H*D), dk: f32(op, "dk", dk, N*KV*D), dv: f32(op, "dv", dv, N*KV*D)}
+	b.runLlama(true)
+}
