@@ -18,6 +18,9 @@ type expected struct {
 	LossF64    float64 `json:"loss_f64"`
 	GreedyIDs  []int   `json:"greedy_ids"`
 	GreedyFrom []int   `json:"greedy_prompt"`
+
+	AdamWLosses []float64 `json:"adamw_losses_f64"`
+	AdamWAfter  float64   `json:"adamw_loss_after_f64"`
 }
 
 // fixtureDirs lists the model directories under $VKGRAD_LLAMA_FIXTURES (default: testdata).

@@ -112,12 +112,12 @@ func TestRefusedConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for edit, want := range map[[2]string]string{
-		{`"model_type": "qwen2"`, `"model_type": "mistral"`}:                                                    `model_type "mistral" is not supported`,
-		{`"use_sliding_window": false`, `"use_sliding_window": true`}:                                           "sliding-window attention is not supported",
-		{`"rope_theta": 10000.0`, `"rope_theta": 10000.0, "num_experts": 8`}:                                    "mixture-of-experts",
+		{`"model_type": "qwen2"`, `"model_type": "mistral"`}:                                                   `model_type "mistral" is not supported`,
+		{`"use_sliding_window": false`, `"use_sliding_window": true`}:                                          "sliding-window attention is not supported",
+		{`"rope_theta": 10000.0`, `"rope_theta": 10000.0, "num_experts": 8`}:                                   "mixture-of-experts",
 		{`"rope_theta": 10000.0`, `"rope_theta": 10000.0, "rope_scaling": {"rope_type": "yarn", "factor": 4}`}: `rope_scaling of type "yarn"`,
-		{`"num_key_value_heads": 1`, `"num_key_value_heads": 3`}:                                                "not a multiple of num_key_value_heads 3",
-		{`"eos_token_id": 2`, `"eos_token_id": [2, 999]`}:                                                       "token id 999",
+		{`"num_key_value_heads": 1`, `"num_key_value_heads": 3`}:                                               "not a multiple of num_key_value_heads 3",
+		{`"eos_token_id": 2`, `"eos_token_id": [2, 999]`}:                                                      "token id 999",
 	} {
 		cfg := strings.Replace(string(base), edit[0], edit[1], 1)
 		if cfg == string(base) {

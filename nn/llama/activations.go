@@ -1,0 +1,119 @@
+package llama
+
+import (
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// activations are the forward values (and, for training, gradients) of one (B, T) batch, kept
+// across steps of the same shape. Each is its own allocation, so none is larger than the
+// largest single activation.
+type activations struct {
+	B, T     int
+	withGrad bool
+	all      []*autograd.Var // every Var, for zeroing gradients and freeing
+	owned    []*tensor.Tensor
+
+	inputs, targets *tensor.Tensor // int32 (B*T)
+	embedded        *autograd.Var
+	layers          []layerActs
+	final           *autograd.Var
+	finalRstd       *tensor.Tensor
+	logits          *autograd.Var // (B*T, V)
+	probs           *tensor.Tensor
+	losses          *autograd.Var
+	attScratch      *tensor.Tensor
+
+	hostLosses []float32
+}
+
+type layerActs struct {
+	h1, q, k, v, qn, kn, qr, kr, qkv, atty, o, x2, h2, gu, act, down, x3 *autograd.Var
+	rstd1, rstdQ, rstdK, rstd2, att                                      *tensor.Tensor
+}
+
+// alloc hands out activation tensors, remembering them for Free.
+type alloc struct {
+	a   *activations
+	be  tensor.Backend
+	err error
+}
+
+func (al *alloc) v(shape ...int) *autograd.Var {
+	if al.err != nil {
+		return nil
+	}
+	v, err := autograd.NewVar(al.be, al.a.withGrad, shape...)
+	if err != nil {
+		al.err = err
+		return nil
+	}
+	al.a.all = append(al.a.all, v)
+	return v
+}
+
+func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
+	if al.err != nil {
+		return nil
+	}
+	t, err := tensor.New(al.be, dtype, shape...)
+	if err != nil {
+		al.err = err
+		return nil
+	}
+	al.a.owned = append(al.a.owned, t)
+	return t
+}
+
+func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool) (*activations, error) {
+	a := &activations{B: B, T: T, withGrad: withGrad, hostLosses: make([]float32, B*T)}
+	al := &alloc{a: a, be: be}
+	N, C, H, KV, D, I := B*T, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
+	a.inputs, a.targets = al.t(tensor.Int32, N), al.t(tensor.Int32, N)
+	a.embedded = al.v(N, C)
+	a.layers = make([]layerActs, c.Layers)
+	for l := range a.layers {
+		la := &a.layers[l]
+		la.h1, la.rstd1 = al.v(N, C), al.t(tensor.Float32, N)
+		la.q, la.k, la.v = al.v(N, H*D), al.v(N, KV*D), al.v(N, KV*D)
+		if c.QKNorm {
+			la.qn, la.kn = al.v(N, H*D), al.v(N, KV*D)
+			la.rstdQ, la.rstdK = al.t(tensor.Float32, N*H), al.t(tensor.Float32, N*KV)
+		}
+		la.qr, la.kr, la.qkv = al.v(N, H*D), al.v(N, KV*D), al.v(N, 3*H*D)
+		la.att, la.atty = al.t(tensor.Float32, B, H, T, T), al.v(N, H*D)
+		la.o, la.x2 = al.v(N, C), al.v(N, C)
+		la.h2, la.rstd2 = al.v(N, C), al.t(tensor.Float32, N)
+		la.gu, la.act, la.down, la.x3 = al.v(N, 2*I), al.v(N, I), al.v(N, C), al.v(N, C)
+	}
+	a.final, a.finalRstd = al.v(N, C), al.t(tensor.Float32, N)
+	a.logits, a.probs, a.losses = al.v(N, c.Vocab), al.t(tensor.Float32, N, c.Vocab), al.v(N)
+	a.attScratch = al.t(tensor.Float32, B, H, T, T)
+	if al.err != nil {
+		a.free(be)
+		return nil, al.err
+	}
+	return a, nil
+}
+
+// zeroGrads clears every activation gradient before a backward pass.
+func (a *activations) zeroGrads(be tensor.Backend) {
+	for _, v := range a.all {
+		if v.Grad != nil {
+			be.Fill(v.Grad, 0)
+		}
+	}
+}
+
+func (a *activations) free(be tensor.Backend) {
+	for _, v := range a.all {
+		be.Free(v.Value.Storage)
+		if v.Grad != nil {
+			be.Free(v.Grad.Storage)
+		}
+	}
+	for _, t := range a.owned {
+		be.Free(t.Storage)
+	}
+	a.all, a.owned = nil, nil
+}

@@ -1,0 +1,133 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// ensureActs lays out activations for (B, T), reusing them when the shape is unchanged.
+func (m *Model) ensureActs(B, T int, withGrad bool) error {
+	if B <= 0 || T <= 0 {
+		return fmt.Errorf("llama: batch size %d and sequence length %d must be positive", B, T)
+	}
+	if m.Config.MaxPositions > 0 && T > m.Config.MaxPositions {
+		return fmt.Errorf("llama: sequence length %d exceeds max_position_embeddings %d", T, m.Config.MaxPositions)
+	}
+	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
+		return nil
+	}
+	if m.acts != nil {
+		m.acts.free(m.Backend)
+		m.acts = nil
+	}
+	a, err := newActivations(m.Backend, m.Config, B, T, withGrad)
+	if err != nil {
+		return fmt.Errorf("llama: allocating activations for B=%d T=%d: %w", B, T, err)
+	}
+	m.acts = a
+	return m.ensureRope(T)
+}
+
+// Forward runs the model on inputs (B*T token ids, row-major) up to the logits (B*T, V).
+// When tp records, gradients must be enabled.
+func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
+	if tp.Recording() && m.Grads == nil {
+		return fmt.Errorf("llama: recording a tape needs gradients; call EnableGrads first")
+	}
+	if err := m.checkTokens("inputs", inputs, B, T); err != nil {
+		return err
+	}
+	if err := m.ensureActs(B, T, tp.Recording()); err != nil {
+		return err
+	}
+	if err := m.Backend.UploadInt32(m.acts.inputs, inputs); err != nil {
+		return err
+	}
+	m.forward(tp)
+	return nil
+}
+
+// forward is the computation, a flat list of named steps.
+func (m *Model) forward(tp *autograd.Tape) {
+	a, c := m.acts, m.Config
+	B, T := a.B, a.T
+	N, C, H, KV, D, I := B*T, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
+	eps := float32(c.RMSNormEps)
+	linear := func(out, in, w, b *autograd.Var, n, k int) {
+		autograd.MatMul(tp, out, in, w, b, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
+	}
+	autograd.Embedding(tp, a.embedded, a.inputs, m.embed, N, C)
+	x := a.embedded
+	for l := range m.layers {
+		lp, la := &m.layers[l], &a.layers[l]
+		autograd.RMSNorm(tp, la.h1, la.rstd1, x, lp.attnNorm, N, C, eps)
+		linear(la.q, la.h1, lp.wq, lp.bq, H*D, C)
+		linear(la.k, la.h1, lp.wk, lp.bk, KV*D, C)
+		linear(la.v, la.h1, lp.wv, lp.bv, KV*D, C)
+		q, k := la.q, la.k
+		if c.QKNorm {
+			autograd.RMSNorm(tp, la.qn, la.rstdQ, q, lp.qNorm, N*H, D, eps)
+			autograd.RMSNorm(tp, la.kn, la.rstdK, k, lp.kNorm, N*KV, D, eps)
+			q, k = la.qn, la.kn
+		}
+		autograd.RoPE(tp, la.qr, q, m.rope, N, T, 0, H, H, H*D)
+		autograd.RoPE(tp, la.kr, k, m.rope, N, T, 0, KV, KV, KV*D)
+		autograd.PackQKV(tp, la.qkv, la.qr, la.kr, la.v, N, H, KV, D)
+		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, H*D, H)
+		linear(la.o, la.atty, lp.wo, nil, C, H*D)
+		autograd.Add(tp, la.x2, x, la.o)
+		autograd.RMSNorm(tp, la.h2, la.rstd2, la.x2, lp.mlpNorm, N, C, eps)
+		linear(la.gu, la.h2, lp.wgu, nil, 2*I, C)
+		autograd.SwiGLU(tp, la.act, la.gu, N, I)
+		linear(la.down, la.act, lp.wdown, nil, C, I)
+		autograd.Add(tp, la.x3, la.x2, la.down)
+		x = la.x3
+	}
+	autograd.RMSNorm(tp, a.final, a.finalRstd, x, m.norm, N, C, eps)
+	linear(a.logits, a.final, m.head, nil, c.Vocab, C)
+}
+
+// ForwardLoss runs Forward and the mean cross-entropy of the logits against targets.
+func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error) {
+	if err := m.checkTokens("targets", targets, B, T); err != nil {
+		return 0, err
+	}
+	if err := m.Forward(tp, inputs, B, T); err != nil {
+		return 0, err
+	}
+	a := m.acts
+	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
+		return 0, err
+	}
+	V := m.Config.Vocab
+	autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, V)
+	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
+		return 0, err
+	}
+	var sum float32
+	for _, l := range a.hostLosses {
+		sum += l
+	}
+	return sum / float32(len(a.hostLosses)), nil
+}
+
+// Backward back-propagates the mean loss of the last recorded ForwardLoss into the parameter
+// gradients (which accumulate; see ZeroGrad).
+func (m *Model) Backward(tp *autograd.Tape) error {
+	a := m.acts
+	if a == nil || !a.withGrad || tp.Len() == 0 {
+		return fmt.Errorf("llama: Backward needs a ForwardLoss recorded on the tape")
+	}
+	a.zeroGrads(m.Backend)
+	m.Backend.Fill(a.losses.Grad, 1/float32(a.B*a.T))
+	tp.Backward()
+	return nil
+}
+
+// Logits returns the logits (B*T, V) of the last Forward.
+func (m *Model) Logits() *autograd.Var { return m.acts.logits }
+
+// Hidden returns the final hidden states (B*T, C) of the last Forward.
+func (m *Model) Hidden() *autograd.Var { return m.acts.final }

@@ -1,0 +1,164 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Model is a Llama-family causal language model on one backend. Parameters live in one flat
+// buffer (ParamSpecs order), so the optimizer is one fused pass; gradients mirror it.
+type Model struct {
+	Config  Config
+	Backend tensor.Backend
+
+	Params *tensor.Tensor
+	Grads  *tensor.Tensor // nil until EnableGrads
+
+	embed, norm, head *autograd.Var
+	layers            []layerParams
+
+	rope    *tensor.Tensor // cos/sin table of ropeLen positions
+	ropeLen int
+	acts    *activations
+}
+
+type layerParams struct {
+	attnNorm, wq, bq, wk, bk, wv, bv, qNorm, kNorm, wo, mlpNorm, wgu, wdown *autograd.Var
+}
+
+// New allocates a model with zeroed parameters on b.
+func New(b tensor.Backend, cfg Config) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
+	params, err := tensor.New(b, tensor.Float32, cfg.NumParams())
+	if err != nil {
+		return nil, fmt.Errorf("llama: allocating %d parameters: %w", cfg.NumParams(), err)
+	}
+	m := &Model{Config: cfg, Backend: b, Params: params}
+	m.bindViews()
+	return m, nil
+}
+
+// Load reads a Hugging Face model directory onto b.
+func Load(b tensor.Backend, dir string) (*Model, error) {
+	cfg, err := ReadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	w, err := LoadWeights(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(b, cfg)
+	if err != nil {
+		return nil, err
+	}
+	flat := make([]float32, cfg.NumParams())
+	for _, s := range cfg.ParamSpecs() {
+		copy(flat[s.Offset:s.Offset+s.Numel()], w[s.Name].Data)
+	}
+	if err := b.Upload(m.Params, flat); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// EnableGrads allocates the flat gradient buffer (zeroed) so Backward can run.
+func (m *Model) EnableGrads() error {
+	if m.Grads != nil {
+		return nil
+	}
+	g, err := tensor.New(m.Backend, tensor.Float32, m.Config.NumParams())
+	if err != nil {
+		return fmt.Errorf("llama: allocating gradients: %w", err)
+	}
+	m.Grads = g
+	m.bindViews()
+	return nil
+}
+
+// ZeroGrad clears the parameter gradients.
+func (m *Model) ZeroGrad() {
+	if m.Grads != nil {
+		m.Backend.Fill(m.Grads, 0)
+	}
+}
+
+// bindViews (re)creates the named views into Params and Grads.
+func (m *Model) bindViews() {
+	vars := map[string]*autograd.Var{}
+	offsets := map[string]int{}
+	view := func(off int, shape ...int) *autograd.Var {
+		v := &autograd.Var{Value: m.Params.View(off, shape...)}
+		if m.Grads != nil {
+			v.Grad = m.Grads.View(off, shape...)
+		}
+		return v
+	}
+	for _, s := range m.Config.ParamSpecs() {
+		vars[s.Name], offsets[s.Name] = view(s.Offset, s.Shape...), s.Offset
+	}
+	c := m.Config
+	m.embed, m.norm, m.head = vars["model.embed_tokens.weight"], vars["model.norm.weight"], vars["lm_head.weight"]
+	if c.TieEmbeddings {
+		m.head = m.embed
+	}
+	m.layers = make([]layerParams, c.Layers)
+	for l := range m.layers {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		m.layers[l] = layerParams{
+			attnNorm: vars[p+"input_layernorm.weight"],
+			wq:       vars[p+"self_attn.q_proj.weight"], bq: vars[p+"self_attn.q_proj.bias"],
+			wk: vars[p+"self_attn.k_proj.weight"], bk: vars[p+"self_attn.k_proj.bias"],
+			wv: vars[p+"self_attn.v_proj.weight"], bv: vars[p+"self_attn.v_proj.bias"],
+			qNorm: vars[p+"self_attn.q_norm.weight"], kNorm: vars[p+"self_attn.k_norm.weight"],
+			wo: vars[p+"self_attn.o_proj.weight"], mlpNorm: vars[p+"post_attention_layernorm.weight"],
+			// gate_proj and up_proj are adjacent: one [2I, C] matrix.
+			wgu:   view(offsets[p+"mlp.gate_proj.weight"], 2*c.Intermediate, c.Hidden),
+			wdown: vars[p+"mlp.down_proj.weight"],
+		}
+	}
+}
+
+// ensureRope makes the cos/sin table cover positions 0..n-1: angles in float64 from
+// Config.InvFreq, rounded once to float32.
+func (m *Model) ensureRope(n int) error {
+	if n <= m.ropeLen {
+		return nil
+	}
+	D := m.Config.HeadDim
+	inv := m.Config.InvFreq()
+	data := make([]float32, n*D)
+	for p := range n {
+		for i, f := range inv {
+			a := float64(p) * f
+			data[p*D+i], data[p*D+D/2+i] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+	}
+	t, err := tensor.FromSlice(m.Backend, data, n, D)
+	if err != nil {
+		return fmt.Errorf("llama: rotary table for %d positions: %w", n, err)
+	}
+	if m.rope != nil {
+		m.Backend.Free(m.rope.Storage)
+	}
+	m.rope, m.ropeLen = t, n
+	return nil
+}
+
+// checkTokens reports the first id outside the vocabulary.
+func (m *Model) checkTokens(what string, ids []int32, B, T int) error {
+	if len(ids) != B*T {
+		return fmt.Errorf("llama: %s has %d tokens, want B*T = %d*%d = %d", what, len(ids), B, T, B*T)
+	}
+	for i, id := range ids {
+		if id < 0 || int(id) >= m.Config.Vocab {
+			return fmt.Errorf("llama: %s[%d] (row %d, position %d) is token id %d, outside the vocabulary [0, %d)", what, i, i/T, i%T, id, m.Config.Vocab)
+		}
+	}
+	return nil
+}

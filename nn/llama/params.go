@@ -1,0 +1,65 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// ParamSpec is one parameter tensor: its Hugging Face name, shape and place in the flat buffer.
+type ParamSpec struct {
+	Name   string
+	Shape  []int
+	Offset int
+}
+
+// Numel is the number of elements.
+func (s ParamSpec) Numel() int { return tensor.Shape(s.Shape).Numel() }
+
+// ParamSpecs lists the parameters in the order of the flat buffer: the embedding, each layer's
+// tensors, the final norm and the untied lm head. A layer's gate_proj is followed by its
+// up_proj, so the two read as one [2I, C] matrix that a single product multiplies.
+func (c Config) ParamSpecs() []ParamSpec {
+	shapes := c.Shapes()
+	names := []string{"model.embed_tokens.weight"}
+	for l := range c.Layers {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		names = append(names, p+"input_layernorm.weight", p+"self_attn.q_proj.weight")
+		if c.AttentionBias {
+			names = append(names, p+"self_attn.q_proj.bias")
+		}
+		names = append(names, p+"self_attn.k_proj.weight")
+		if c.AttentionBias {
+			names = append(names, p+"self_attn.k_proj.bias")
+		}
+		names = append(names, p+"self_attn.v_proj.weight")
+		if c.AttentionBias {
+			names = append(names, p+"self_attn.v_proj.bias")
+		}
+		if c.QKNorm {
+			names = append(names, p+"self_attn.q_norm.weight", p+"self_attn.k_norm.weight")
+		}
+		names = append(names, p+"self_attn.o_proj.weight", p+"post_attention_layernorm.weight",
+			p+"mlp.gate_proj.weight", p+"mlp.up_proj.weight", p+"mlp.down_proj.weight")
+	}
+	names = append(names, "model.norm.weight")
+	if !c.TieEmbeddings {
+		names = append(names, "lm_head.weight")
+	}
+	out := make([]ParamSpec, len(names))
+	off := 0
+	for i, n := range names {
+		out[i] = ParamSpec{Name: n, Shape: shapes[n], Offset: off}
+		off += out[i].Numel()
+	}
+	return out
+}
+
+// NumParams is the number of parameter values.
+func (c Config) NumParams() int {
+	n := 0
+	for _, s := range c.ParamSpecs() {
+		n += s.Numel()
+	}
+	return n
+}
