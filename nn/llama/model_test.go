@@ -8,6 +8,7 @@ import (
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/nn/safetensors"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -87,6 +88,7 @@ func checkFixture(t *testing.T, be tensor.Backend, dir string) {
 		}
 	}
 	checkGreedy(t, m, e)
+	checkDecoder(t, m, e, sf)
 	checkAdamW(t, m, e)
 }
 
@@ -148,6 +150,44 @@ func checkGreedy(t *testing.T, m *Model, e expected) {
 			t.Fatalf("greedy token %d is %d, reference %d", i, best, want)
 		}
 		seq = append(seq, int32(best))
+	}
+}
+
+// checkDecoder continues the prompt by argmax with the KV-cache decoder (the prompt in one
+// step, then a token per step) and compares tokens and logits with the reference.
+func checkDecoder(t *testing.T, m *Model, e expected, sf *safetensors.File) {
+	want, err := sf.Float32("greedy_logits_f64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := m.NewDecoder(1, len(e.GreedyFrom)+len(e.GreedyIDs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	next := make([]int32, len(e.GreedyFrom))
+	for i, v := range e.GreedyFrom {
+		next[i] = int32(v)
+	}
+	V := m.Config.Vocab
+	for i, id := range e.GreedyIDs {
+		logits, err := d.Step(next, len(next))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := maxAbsDiff(logits[:V], want[i*V:(i+1)*V]); diff > 1e-4 {
+			t.Errorf("decoder step %d: logits differ from the reference by %.3g", i, diff)
+		}
+		best := 0
+		for v, x := range logits[:V] {
+			if x > logits[best] {
+				best = v
+			}
+		}
+		if best != id {
+			t.Fatalf("decoder token %d is %d, reference %d", i, best, id)
+		}
+		next = []int32{int32(best)}
 	}
 }
 

@@ -6,8 +6,17 @@ import (
 	"sync"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
+
+// Decoder is an incremental model with a key/value cache (gpt2.Decoder, llama.Decoder): Step
+// feeds the next Tq tokens of each row and returns each row's last logits, row after row.
+type Decoder interface {
+	Step(tokens []int32, Tq int) ([]float32, error)
+	Reset()
+	Limit() int     // positions the cache holds
+	Rows() int      // batch size
+	VocabSize() int // meaningful logits per row (rows may be padded beyond)
+}
 
 // Result holds the completions of one Generate call.
 type Result struct {
@@ -24,7 +33,7 @@ type Result struct {
 // every row has stopped or the decoder is full. Each step takes one uniform from r per
 // unfinished row, in row order, and then picks the rows in parallel, so a seed fixes the
 // tokens whatever the number of CPUs. r may be nil when greedy.
-func Generate(d *gpt2.Decoder, prompts [][]int32, maxNew int, eos int32, opt Options, r *rng.RNG) (*Result, error) {
+func Generate(d Decoder, prompts [][]int32, maxNew int, eos int32, opt Options, r *rng.RNG) (*Result, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
