@@ -19,8 +19,7 @@ type activations struct {
 	layers          []layerActs
 	final           *autograd.Var
 	finalRstd       *tensor.Tensor
-	logits          *autograd.Var // (B*T, V)
-	probs           *tensor.Tensor
+	logits          *autograd.Var // (B*T, V), allocated by the first Forward (ForwardLoss never needs it)
 	losses          *autograd.Var
 	attScratch      *tensor.Tensor
 
@@ -87,7 +86,7 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool) (*acti
 		la.gu, la.act, la.down, la.x3 = al.v(N, 2*I), al.v(N, I), al.v(N, C), al.v(N, C)
 	}
 	a.final, a.finalRstd = al.v(N, C), al.t(tensor.Float32, N)
-	a.logits, a.probs, a.losses = al.v(N, c.Vocab), al.t(tensor.Float32, N, c.Vocab), al.v(N)
+	a.losses = al.v(N)
 	a.attScratch = al.t(tensor.Float32, B, H, T, T)
 	if al.err != nil {
 		a.free(be)
@@ -116,4 +115,14 @@ func (a *activations) free(be tensor.Backend) {
 		be.Free(t.Storage)
 	}
 	a.all, a.owned = nil, nil
+}
+
+// bindLogits allocates the full logits on first use.
+func (a *activations) bindLogits(be tensor.Backend, c Config) error {
+	if a.logits != nil {
+		return nil
+	}
+	al := &alloc{a: a, be: be}
+	a.logits = al.v(a.B*a.T, c.Vocab)
+	return al.err
 }

@@ -33,6 +33,19 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 // Forward runs the model on inputs (B*T token ids, row-major) up to the logits (B*T, V).
 // When tp records, gradients must be enabled.
 func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
+	if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {
+		return err
+	}
+	a, c := m.acts, m.Config
+	if err := a.bindLogits(m.Backend, c); err != nil {
+		return err
+	}
+	autograd.MatMul(tp, a.logits, a.final, m.head, nil, tensor.MatMulParams{M: B * T, N: c.Vocab, K: c.Hidden, TransB: true})
+	return nil
+}
+
+// ForwardTrunk runs the model up to the final hidden states (Hidden), without the lm head.
+func (m *Model) ForwardTrunk(tp *autograd.Tape, inputs []int32, B, T int) error {
 	if tp.Recording() && m.Grads == nil {
 		return fmt.Errorf("llama: recording a tape needs gradients; call EnableGrads first")
 	}
@@ -49,7 +62,7 @@ func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
 	return nil
 }
 
-// forward is the computation, a flat list of named steps.
+// forward is the computation up to the final hidden states, a flat list of named steps.
 func (m *Model) forward(tp *autograd.Tape) {
 	a, c := m.acts, m.Config
 	B, T := a.B, a.T
@@ -86,23 +99,33 @@ func (m *Model) forward(tp *autograd.Tape) {
 		x = la.x3
 	}
 	autograd.RMSNorm(tp, a.final, a.finalRstd, x, m.norm, N, C, eps)
-	linear(a.logits, a.final, m.head, nil, c.Vocab, C)
 }
 
-// ForwardLoss runs Forward and the mean cross-entropy of the logits against targets.
+// ForwardLoss runs the model and returns the mean cross-entropy of its predictions against
+// targets. The lm head runs in chunks of rows (headChunkRows), so the (B*T, V) logits are never
+// held at once: with a 152k vocabulary they would be most of the memory. When tp records, the
+// backward recomputes each chunk's logits.
 func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error) {
 	if err := m.checkTokens("targets", targets, B, T); err != nil {
 		return 0, err
 	}
-	if err := m.Forward(tp, inputs, B, T); err != nil {
+	if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {
 		return 0, err
 	}
 	a := m.acts
 	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
 		return 0, err
 	}
-	V := m.Config.Vocab
-	autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, V)
+	h, err := m.newHeadChunks(B * T)
+	if err != nil {
+		return 0, err
+	}
+	h.forward()
+	if tp.Recording() {
+		tp.Record(h.backward)
+	} else {
+		h.free()
+	}
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err
 	}

@@ -20,6 +20,10 @@ type Model struct {
 	embed, norm, head *autograd.Var
 	layers            []layerParams
 
+	// HeadChunkRows, when positive, is the number of rows the lm head computes at a time in
+	// ForwardLoss (default: as many as fit 64 MiB of logits).
+	HeadChunkRows int
+
 	rope    *tensor.Tensor // cos/sin table of ropeLen positions
 	ropeLen int
 	acts    *activations

@@ -1,0 +1,85 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// headBudget bounds the floats of one chunk of logits: 16M floats (64 MiB), so a 152k
+// vocabulary runs about 110 rows at a time.
+const headBudget = 16 << 20
+
+// headChunks computes the lm head and cross-entropy a chunk of rows at a time.
+type headChunks struct {
+	m             *Model
+	N, rows       int
+	logits, probs *tensor.Tensor // (rows, V) scratch
+}
+
+// headChunkRows is the number of rows per chunk: HeadChunkRows when set, else what fits the budget.
+func (m *Model) headChunkRows(N int) int {
+	if m.HeadChunkRows > 0 {
+		return min(N, m.HeadChunkRows)
+	}
+	return max(1, min(N, headBudget/m.Config.Vocab))
+}
+
+func (m *Model) newHeadChunks(N int) (*headChunks, error) {
+	h := &headChunks{m: m, N: N, rows: m.headChunkRows(N)}
+	V := m.Config.Vocab
+	var err error
+	if h.logits, err = tensor.New(m.Backend, tensor.Float32, h.rows, V); err != nil {
+		return nil, fmt.Errorf("llama: lm head chunk of %d rows: %w", h.rows, err)
+	}
+	if h.probs, err = tensor.New(m.Backend, tensor.Float32, h.rows, V); err != nil {
+		h.free()
+		return nil, fmt.Errorf("llama: lm head chunk of %d rows: %w", h.rows, err)
+	}
+	return h, nil
+}
+
+func (h *headChunks) free() {
+	for _, t := range []*tensor.Tensor{h.logits, h.probs} {
+		if t != nil {
+			h.m.Backend.Free(t.Storage)
+		}
+	}
+	h.logits, h.probs = nil, nil
+}
+
+// chunk runs the head's product and softmax for rows r0..r0+R-1, leaving the logits and
+// probabilities in the scratch and the losses in place.
+func (h *headChunks) chunk(r0, R int) (logits, probs *tensor.Tensor) {
+	m, a := h.m, h.m.acts
+	be, C, V := m.Backend, m.Config.Hidden, m.Config.Vocab
+	logits, probs = h.logits.View(0, R, V), h.probs.View(0, R, V)
+	be.MatMul(logits, a.final.Value.View(r0*C, R, C), m.head.Value, nil, tensor.MatMulParams{M: R, N: V, K: C, TransB: true})
+	be.CrossEntropyForward(a.losses.Value.View(r0, R), probs, logits, a.targets.View(r0, R), R, V, V)
+	return logits, probs
+}
+
+func (h *headChunks) forward() {
+	for r0 := 0; r0 < h.N; r0 += h.rows {
+		h.chunk(r0, min(h.rows, h.N-r0))
+	}
+}
+
+// backward recomputes each chunk's probabilities and accumulates the gradients of the final
+// hidden states and of the head's weight.
+func (h *headChunks) backward() {
+	defer h.free()
+	m, a := h.m, h.m.acts
+	if a.losses.Grad == nil {
+		return
+	}
+	be, C, V := m.Backend, m.Config.Hidden, m.Config.Vocab
+	for r0 := 0; r0 < h.N; r0 += h.rows {
+		R := min(h.rows, h.N-r0)
+		dlogits, probs := h.chunk(r0, R)
+		be.Fill(dlogits, 0)
+		be.CrossEntropyBackward(dlogits, probs, a.targets.View(r0, R), a.losses.Grad.View(r0, R), R, V, V)
+		be.MatMul(a.final.Grad.View(r0*C, R, C), dlogits, m.head.Value, nil, tensor.MatMulParams{M: R, N: C, K: V, Accumulate: true})
+		be.MatMul(m.head.Grad, dlogits, a.final.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: V, N: C, K: R, TransA: true, Accumulate: true})
+	}
+}
