@@ -22,7 +22,7 @@ var presets = map[string]Config{
 	"llama3.2-1b": {ModelType: "llama", Architecture: "LlamaForCausalLM", Hidden: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64,
 		Intermediate: 8192, Vocab: 128256, MaxPositions: 131072, RMSNormEps: 1e-5, RopeTheta: 500000, TieEmbeddings: true,
 		RopeScaling: &RopeScaling{Type: "llama3", Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositions: 8192},
-		BOS: []int{128000}, EOS: []int{128001}},
+		BOS:         []int{128000}, EOS: []int{128001}},
 	// Small shapes that train in seconds on a CPU, with GPT-2's vocabulary size so the GPT-2
 	// tokenizer can drive them.
 	"qwen3-tiny": {ModelType: "qwen3", Architecture: "Qwen3ForCausalLM", Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, HeadDim: 32,
