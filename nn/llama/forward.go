@@ -123,8 +123,6 @@ func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int
 	h.forward()
 	if tp.Recording() {
 		tp.Record(h.backward)
-	} else {
-		h.free()
 	}
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err

@@ -25,8 +25,19 @@ func (m *Model) headChunkRows(N int) int {
 	return max(1, min(N, headBudget/m.Config.Vocab))
 }
 
+// newHeadChunks returns the head's chunk buffers for N rows, reusing the last ones when they
+// are the same size.
 func (m *Model) newHeadChunks(N int) (*headChunks, error) {
-	h := &headChunks{m: m, N: N, rows: m.headChunkRows(N)}
+	rows := m.headChunkRows(N)
+	if h := m.head1; h != nil && h.rows == rows {
+		h.N = N
+		return h, nil
+	}
+	if m.head1 != nil {
+		m.head1.free()
+	}
+	h := &headChunks{m: m, N: N, rows: rows}
+	m.head1 = h
 	V := m.Config.Vocab
 	var err error
 	if h.logits, err = tensor.New(m.Backend, tensor.Float32, h.rows, V); err != nil {
@@ -68,7 +79,6 @@ func (h *headChunks) forward() {
 // backward recomputes each chunk's probabilities and accumulates the gradients of the final
 // hidden states and of the head's weight.
 func (h *headChunks) backward() {
-	defer h.free()
 	m, a := h.m, h.m.acts
 	if a.losses.Grad == nil {
 		return
