@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/nn/hf"
+	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/nn/llmc"
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+func init() {
+	register("export", "write a model's weights in another format: a Hugging Face directory or an llm.c checkpoint", func(fs *pflag.FlagSet) func([]string) error {
+		model := fs.String("model", "", "model to export: a run directory, a checkpoint, an llm.c file, or a Hugging Face directory")
+		format := fs.String("format", "hf", "hf (a Hugging Face directory: config.json and model.safetensors) or llmc (an llm.c checkpoint file; GPT-2 only)")
+		out := fs.String("out", "", "where to write: a directory for hf, a file for llmc")
+		dtype := fs.String("dtype", "float32", "stored precision: float32 or bfloat16")
+		return func([]string) error {
+			if *model == "" || *out == "" {
+				return fmt.Errorf("%w: export needs --model and --out", errUsage)
+			}
+			if *dtype != "float32" && *dtype != "bfloat16" {
+				return fmt.Errorf("--dtype %q: want float32 or bfloat16", *dtype)
+			}
+			if err := export(*model, *format, *out, *dtype); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "wrote %s (%s, %s)\n", *out, *format, *dtype)
+			return nil
+		}
+	})
+}
+
+// export converts one model; a Llama-family directory goes through nn/llama, anything else
+// through nn/load as GPT-2.
+func export(model, format, out, dtype string) error {
+	if modelType(model) != "" && modelType(model) != "gpt2" {
+		if format != "hf" {
+			return fmt.Errorf("--format %s: a %s model can only be exported as hf", format, modelType(model))
+		}
+		m, err := llama.Load(cpu.New(), model)
+		if err != nil {
+			return err
+		}
+		return m.Export(out, dtype)
+	}
+	l, err := load.Read(model)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "hf":
+		if dtype != "float32" {
+			return errors.New("--dtype bfloat16: GPT-2 exports to Hugging Face in float32 only")
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		if err := hf.Export(filepath.Join(out, "model.safetensors"), l.Config, l.Params); err != nil {
+			return err
+		}
+		return hf.WriteConfig(filepath.Join(out, "config.json"), l.Config)
+	case "llmc":
+		if dtype == "bfloat16" {
+			return llmc.WriteCheckpointBF16(out, l.Config, l.Params)
+		}
+		return llmc.WriteCheckpoint(out, l.Config, l.Params)
+	}
+	return fmt.Errorf("--format %q: want hf or llmc", format)
+}
+
+// modelType is the model_type of dir/config.json, or "" when path is not such a directory.
+func modelType(path string) string {
+	b, err := os.ReadFile(filepath.Join(path, "config.json"))
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		ModelType string `json:"model_type"`
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return ""
+	}
+	return c.ModelType
+}
