@@ -39,19 +39,24 @@ func ropeBackward(n *node) {
 	}
 }
 
-// SwiGLU sets out = silu(gate) * up for N rows of gu holding I gate then I up values.
-func SwiGLU(t *Tape, out, gu *Var, N, I int) {
-	backendOf(out).SwiGLUForward(out.Value, gu.Value, N, I)
+// SwiGLU sets out = silu(gate) * up elementwise (the SiLU-gated MLP activation).
+func SwiGLU(t *Tape, out, gate, up *Var) {
+	n := out.Value.Numel()
+	backendOf(out).SwiGLUForward(out.Value, gate.Value, up.Value, n)
 	if t.Recording() {
-		t.push(node{backward: swigluBackward, vars: [6]*Var{out, gu}, ints: [6]int{N, I}})
+		t.push(node{backward: swigluBackward, vars: [6]*Var{out, gate, up}, ints: [6]int{n}})
 	}
 }
 
 func swigluBackward(n *node) {
-	out, gu := n.vars[0], n.vars[1]
-	if out.Grad != nil && gu.Grad != nil {
-		backendOf(out).SwiGLUBackward(gu.Grad, gu.Value, out.Grad, n.ints[0], n.ints[1])
+	out, gate, up := n.vars[0], n.vars[1], n.vars[2]
+	if out.Grad == nil {
+		return
 	}
+	if gate.Grad == nil || up.Grad == nil {
+		panic("autograd: SwiGLU backward needs gradients for gate and up")
+	}
+	backendOf(out).SwiGLUBackward(gate.Grad, up.Grad, gate.Value, up.Value, out.Grad, n.ints[0])
 }
 
 // Embedding sets out[r] = wte[tokens[r]] for N rows.

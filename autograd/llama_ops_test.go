@@ -80,14 +80,14 @@ func TestGradSwiGLU(t *testing.T) {
 	be := cpu.New()
 	r := rng.New(33)
 	const N, I = 3, 7
-	gu := newVar(t, be, r, 0, 2, N, 2*I)
+	gate, up := newVar(t, be, r, 0, 2, N, I), newVar(t, be, r, 0, 2, N, I)
 	fwd := func(tp *autograd.Tape) *autograd.Var {
 		out := zeros(be, N, I)
-		autograd.SwiGLU(tp, out, gu, N, I)
+		autograd.SwiGLU(tp, out, gate, up)
 		return out
 	}
-	gradCheck(t, fwd, []*autograd.Var{gu}, []string{"gu"}, autograd.GradCheckOptions{Eps: 1e-2})
-	g, u := float64(cpu.Float32s(gu.Value)[0]), float64(cpu.Float32s(gu.Value)[I])
+	gradCheck(t, fwd, []*autograd.Var{gate, up}, []string{"gate", "up"}, autograd.GradCheckOptions{Eps: 1e-2})
+	g, u := float64(cpu.Float32s(gate.Value)[0]), float64(cpu.Float32s(up.Value)[0])
 	if got, want := float64(cpu.Float32s(fwd(nil).Value)[0]), g/(1+math.Exp(-g))*u; math.Abs(got-want) > 1e-6*max(1, math.Abs(want)) {
 		t.Errorf("silu(g)*u = %v, want %v", got, want)
 	}

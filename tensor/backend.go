@@ -122,11 +122,10 @@ type Backend interface {
 	RoPEForward(out, inp, table *Tensor, N, T, pos0, H, rotHeads, rowLen int)
 	// RoPEBackward accumulates into dinp the gradient through RoPEForward (the inverse rotation).
 	RoPEBackward(dinp, dout, table *Tensor, N, T, pos0, H, rotHeads, rowLen int)
-	// SwiGLUForward sets out[r,i] = silu(gu[r,i]) * gu[r,I+i] for N rows: each row of gu holds
-	// I gate values then I up values (one matrix product computes both).
-	SwiGLUForward(out, gu *Tensor, N, I int)
-	// SwiGLUBackward accumulates into dgu (N, 2I).
-	SwiGLUBackward(dgu, gu, dout *Tensor, N, I int)
+	// SwiGLUForward sets out = silu(gate) * up elementwise over n values, silu(g) = g·σ(g).
+	SwiGLUForward(out, gate, up *Tensor, n int)
+	// SwiGLUBackward accumulates into dgate and dup.
+	SwiGLUBackward(dgate, dup, gate, up, dout *Tensor, n int)
 	// PackQKV lays out grouped-query attention's projections for AttentionForward: row r of
 	// qkv (N, 3·H·D) is q[r] (H heads of D), then the KV heads of k[r] and of v[r] (KV heads
 	// each) repeated so that query head h finds KV head h/(H/KV) at its own index.

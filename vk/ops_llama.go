@@ -16,8 +16,8 @@ var (
 	kRMSNormBackward       = Kernel{Shader: "rmsnorm_backward", Bindings: 5, Push: 7}
 	kRMSNormBackwardWeight = Kernel{Shader: "rmsnorm_backward_weight", Bindings: 4, Push: 6}
 	kRoPE                  = Kernel{Shader: "rope", Bindings: 3, Push: 10}
-	kSwiGLUForward         = Kernel{Shader: "swiglu_forward", Bindings: 2, Push: 4}
-	kSwiGLUBackward        = Kernel{Shader: "swiglu_backward", Bindings: 3, Push: 5}
+	kSwiGLUForward         = Kernel{Shader: "swiglu_forward", Bindings: 3, Push: 4}
+	kSwiGLUBackward        = Kernel{Shader: "swiglu_backward", Bindings: 5, Push: 6}
 	kEmbeddingForward      = Kernel{Shader: "embedding_forward", Bindings: 3, Push: 7}
 )
 
@@ -95,33 +95,22 @@ func (b *Backend) RoPEBackward(dinp, dout, table *tensor.Tensor, N, T, pos0, H, 
 	b.rope("RoPEBackward", dinp, dout, table, N, T, pos0, H, rotHeads, rowLen, true)
 }
 
-// SwiGLUForward sets out = silu(gate) * up for rows of I gate then I up values.
-func (b *Backend) SwiGLUForward(out, gu *tensor.Tensor, N, I int) {
+// SwiGLUForward sets out = silu(gate) * up elementwise.
+func (b *Backend) SwiGLUForward(out, gate, up *tensor.Tensor, n int) {
 	const op = "SwiGLUForward"
-	nnDims(op, N, I)
-	os, gs := nnF32(b, op, "out", out, N*I), nnF32(b, op, "gu", gu, 2*N*I)
-	if N*I == 0 {
-		return
-	}
-	b.nnRun(kSwiGLUForward, op, N, []nnArg{nnRows(os, out, I, N*I, true), nnRows(gs, gu, 2*I, 2*N*I, false)},
-		func(cr int) [3]uint32 { return b.nnFlatGroups(cr * I) }, func(r0, cr int, f firsts) pushWords {
-			return pushWords{uint32(cr), uint32(I), f[0], f[1]}
-		})
+	nnDims(op, n)
+	os, gs, us := nnF32(b, op, "out", out, n), nnF32(b, op, "gate", gate, n), nnF32(b, op, "up", up, n)
+	b.run1D(kSwiGLUForward, n, []operand{{st: os, off: out.Offset, write: true}, {st: gs, off: gate.Offset}, {st: us, off: up.Offset}})
 }
 
 // SwiGLUBackward accumulates the gradients of gate and up.
-func (b *Backend) SwiGLUBackward(dgu, gu, dout *tensor.Tensor, N, I int) {
+func (b *Backend) SwiGLUBackward(dgate, dup, gate, up, dout *tensor.Tensor, n int) {
 	const op = "SwiGLUBackward"
-	nnDims(op, N, I)
-	ds, gs, os := nnF32(b, op, "dgu", dgu, 2*N*I), nnF32(b, op, "gu", gu, 2*N*I), nnF32(b, op, "dout", dout, N*I)
-	if N*I == 0 {
-		return
-	}
-	b.nnRun(kSwiGLUBackward, op, N, []nnArg{
-		nnRows(ds, dgu, 2*I, 2*N*I, true), nnRows(gs, gu, 2*I, 2*N*I, false), nnRows(os, dout, I, N*I, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * I) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(I), f[0], f[1], f[2]}
-	})
+	nnDims(op, n)
+	dgs, dus := nnF32(b, op, "dgate", dgate, n), nnF32(b, op, "dup", dup, n)
+	gs, us, os := nnF32(b, op, "gate", gate, n), nnF32(b, op, "up", up, n), nnF32(b, op, "dout", dout, n)
+	b.run1D(kSwiGLUBackward, n, []operand{{st: dgs, off: dgate.Offset, write: true}, {st: dus, off: dup.Offset, write: true},
+		{st: gs, off: gate.Offset}, {st: us, off: up.Offset}, {st: os, off: dout.Offset}})
 }
 
 // EmbeddingForward sets out[r] = wte[tokens[r]], a window of the table's rows at a time.

@@ -73,23 +73,27 @@ func llamaCases() []nnCase {
 			checks: []nnCheck{{"dinp", 2e-6, 2e-6}}, chunk: s.T * rowLen,
 		})
 	}
-	for _, s := range []struct{ N, I int }{{1, 1}, {5, 33}, {64, 96}} {
-		gu := nnRand(r, 2*s.N*s.I, 3, 0)
-		gu[0] = 30 // saturated gates
-		gu[len(gu)/2] = -30
+	for _, n := range []int{1, 165, 6144} {
+		gate := nnRand(r, n, 3, 0)
+		gate[0] = 30 // saturated gates
+		gate[n-1] = -30
+		up := nnRand(r, n, 1, 0)
 		cases = append(cases, nnCase{
-			name: fmt.Sprintf("SwiGLUForward/N=%d,I=%d", s.N, s.I), f: map[string][]float32{"out": make([]float32, s.N*s.I), "gu": gu},
-			run:    func(be tensor.Backend, x map[string]*tensor.Tensor) { be.SwiGLUForward(x["out"], x["gu"], s.N, s.I) },
-			checks: []nnCheck{{"out", 2e-6, 2e-6}}, chunk: 2 * s.I,
+			name: fmt.Sprintf("SwiGLUForward/n=%d", n), f: map[string][]float32{"out": make([]float32, n), "gate": gate, "up": up},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.SwiGLUForward(x["out"], x["gate"], x["up"], n)
+			},
+			checks: []nnCheck{{"out", 2e-6, 2e-6}}, chunk: 100,
 		}, nnCase{
-			name: fmt.Sprintf("SwiGLUBackward/N=%d,I=%d", s.N, s.I),
-			f:    map[string][]float32{"dgu": nnRand(r, 2*s.N*s.I, 1, 0), "gu": gu, "dout": nnRand(r, s.N*s.I, 1, 0)},
+			name: fmt.Sprintf("SwiGLUBackward/n=%d", n),
+			f: map[string][]float32{"dgate": nnRand(r, n, 1, 0), "dup": nnRand(r, n, 1, 0), "gate": gate, "up": up,
+				"dout": nnRand(r, n, 1, 0)},
 			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				for range 2 {
-					be.SwiGLUBackward(x["dgu"], x["gu"], x["dout"], s.N, s.I)
+					be.SwiGLUBackward(x["dgate"], x["dup"], x["gate"], x["up"], x["dout"], n)
 				}
 			},
-			checks: []nnCheck{{"dgu", 2e-6, 2e-6}}, chunk: 2 * s.I,
+			checks: []nnCheck{{"dgate", 2e-6, 2e-6}, {"dup", 2e-6, 2e-6}}, chunk: 100,
 		})
 	}
 	for _, s := range []struct{ N, V, C int }{{1, 1, 1}, {9, 5, 16}, {50, 300, 24}} {

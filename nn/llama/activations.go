@@ -27,8 +27,8 @@ type activations struct {
 }
 
 type layerActs struct {
-	h1, q, k, v, qn, kn, qr, kr, qkv, atty, o, x2, h2, gu, act, down, x3 *autograd.Var
-	rstd1, rstdQ, rstdK, rstd2, att                                      *tensor.Tensor
+	h1, q, k, v, qn, kn, qr, kr, qkv, atty, o, x2, h2, gate, up, act, down, x3 *autograd.Var
+	rstd1, rstdQ, rstdK, rstd2, att                                            *tensor.Tensor
 }
 
 // alloc hands out activation tensors, remembering them for Free.
@@ -83,7 +83,8 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool) (*acti
 		la.att, la.atty = al.t(tensor.Float32, B, H, T, T), al.v(N, H*D)
 		la.o, la.x2 = al.v(N, C), al.v(N, C)
 		la.h2, la.rstd2 = al.v(N, C), al.t(tensor.Float32, N)
-		la.gu, la.act, la.down, la.x3 = al.v(N, 2*I), al.v(N, I), al.v(N, C), al.v(N, C)
+		la.gate, la.up, la.act = al.v(N, I), al.v(N, I), al.v(N, I)
+		la.down, la.x3 = al.v(N, C), al.v(N, C)
 	}
 	a.final, a.finalRstd = al.v(N, C), al.t(tensor.Float32, N)
 	a.losses = al.v(N)

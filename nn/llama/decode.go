@@ -24,7 +24,7 @@ type Decoder struct {
 	k, kn, kr, v   *tensor.Tensor // (B*limit, KV·D)
 	qkv            *tensor.Tensor // (B*limit, 3·H·D)
 	atty           *tensor.Tensor // (B*limit, H·D)
-	gu, act        *tensor.Tensor // (B*limit, 2I), (B*limit, I)
+	gate, up, act  *tensor.Tensor // (B*limit, I)
 	rstd           *tensor.Tensor // (B*limit*H)
 	last, lastN    *tensor.Tensor // (B, C)
 	logits         *tensor.Tensor // (B, V)
@@ -66,7 +66,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	d.q, d.qn, d.qr = alloc(tensor.Float32, N, HD), alloc(tensor.Float32, N, HD), alloc(tensor.Float32, N, HD)
 	d.k, d.kn, d.kr, d.v = alloc(tensor.Float32, N, KVD), alloc(tensor.Float32, N, KVD), alloc(tensor.Float32, N, KVD), alloc(tensor.Float32, N, KVD)
 	d.qkv, d.atty = alloc(tensor.Float32, N, 3*HD), alloc(tensor.Float32, N, HD)
-	d.gu, d.act = alloc(tensor.Float32, N, 2*I), alloc(tensor.Float32, N, I)
+	d.gate, d.up, d.act = alloc(tensor.Float32, N, I), alloc(tensor.Float32, N, I), alloc(tensor.Float32, N, I)
 	d.rstd = alloc(tensor.Float32, N*c.Heads)
 	d.last, d.lastN = alloc(tensor.Float32, B, C), alloc(tensor.Float32, B, C)
 	d.logits = alloc(tensor.Float32, B, c.Vocab)
@@ -126,7 +126,7 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 	x, h, o := d.x.View(0, N, C), d.h.View(0, N, C), d.o.View(0, N, C)
 	q, k, v := d.q.View(0, N, HD), d.k.View(0, N, KVD), d.v.View(0, N, KVD)
 	qr, kr, qkv, atty := d.qr.View(0, N, HD), d.kr.View(0, N, KVD), d.qkv.View(0, N, 3*HD), d.atty.View(0, N, HD)
-	gu, act := d.gu.View(0, N, 2*I), d.act.View(0, N, I)
+	gate, up, act := d.gate.View(0, N, I), d.up.View(0, N, I), d.act.View(0, N, I)
 	linear := func(out, in, w, bias *tensor.Tensor, n, k int) {
 		be.MatMul(out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
 	}
@@ -150,8 +150,9 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 		linear(o, atty, lp.wo.Value, nil, C, HD)
 		be.Add(x, x, o)
 		be.RMSNormForward(h, d.rstd.View(0, N), x, lp.mlpNorm.Value, N, C, eps)
-		linear(gu, h, lp.wgu.Value, nil, 2*I, C)
-		be.SwiGLUForward(act, gu, N, I)
+		linear(gate, h, lp.wgate.Value, nil, I, C)
+		linear(up, h, lp.wup.Value, nil, I, C)
+		be.SwiGLUForward(act, gate, up, N*I)
 		linear(o, act, lp.wdown.Value, nil, C, I)
 		be.Add(x, x, o)
 	}

@@ -92,8 +92,9 @@ func (m *Model) forward(tp *autograd.Tape) {
 		linear(la.o, la.atty, lp.wo, nil, C, H*D)
 		autograd.Add(tp, la.x2, x, la.o)
 		autograd.RMSNorm(tp, la.h2, la.rstd2, la.x2, lp.mlpNorm, N, C, eps)
-		linear(la.gu, la.h2, lp.wgu, nil, 2*I, C)
-		autograd.SwiGLU(tp, la.act, la.gu, N, I)
+		linear(la.gate, la.h2, lp.wgate, nil, I, C)
+		linear(la.up, la.h2, lp.wup, nil, I, C)
+		autograd.SwiGLU(tp, la.act, la.gate, la.up)
 		linear(la.down, la.act, lp.wdown, nil, C, I)
 		autograd.Add(tp, la.x3, la.x2, la.down)
 		x = la.x3

@@ -31,7 +31,7 @@ type Model struct {
 }
 
 type layerParams struct {
-	attnNorm, wq, bq, wk, bk, wv, bv, qNorm, kNorm, wo, mlpNorm, wgu, wdown *autograd.Var
+	attnNorm, wq, bq, wk, bk, wv, bv, qNorm, kNorm, wo, mlpNorm, wgate, wup, wdown *autograd.Var
 }
 
 // New allocates a model with zeroed parameters on b.
@@ -96,16 +96,12 @@ func (m *Model) ZeroGrad() {
 // bindViews (re)creates the named views into Params and Grads.
 func (m *Model) bindViews() {
 	vars := map[string]*autograd.Var{}
-	offsets := map[string]int{}
-	view := func(off int, shape ...int) *autograd.Var {
-		v := &autograd.Var{Value: m.Params.View(off, shape...)}
-		if m.Grads != nil {
-			v.Grad = m.Grads.View(off, shape...)
-		}
-		return v
-	}
 	for _, s := range m.Config.ParamSpecs() {
-		vars[s.Name], offsets[s.Name] = view(s.Offset, s.Shape...), s.Offset
+		v := &autograd.Var{Value: m.Params.View(s.Offset, s.Shape...)}
+		if m.Grads != nil {
+			v.Grad = m.Grads.View(s.Offset, s.Shape...)
+		}
+		vars[s.Name] = v
 	}
 	c := m.Config
 	m.embed, m.norm, m.head = vars["model.embed_tokens.weight"], vars["model.norm.weight"], vars["lm_head.weight"]
@@ -122,9 +118,7 @@ func (m *Model) bindViews() {
 			wv: vars[p+"self_attn.v_proj.weight"], bv: vars[p+"self_attn.v_proj.bias"],
 			qNorm: vars[p+"self_attn.q_norm.weight"], kNorm: vars[p+"self_attn.k_norm.weight"],
 			wo: vars[p+"self_attn.o_proj.weight"], mlpNorm: vars[p+"post_attention_layernorm.weight"],
-			// gate_proj and up_proj are adjacent: one [2I, C] matrix.
-			wgu:   view(offsets[p+"mlp.gate_proj.weight"], 2*c.Intermediate, c.Hidden),
-			wdown: vars[p+"mlp.down_proj.weight"],
+			wgate: vars[p+"mlp.gate_proj.weight"], wup: vars[p+"mlp.up_proj.weight"], wdown: vars[p+"mlp.down_proj.weight"],
 		}
 	}
 }

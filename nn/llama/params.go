@@ -17,8 +17,7 @@ type ParamSpec struct {
 func (s ParamSpec) Numel() int { return tensor.Shape(s.Shape).Numel() }
 
 // ParamSpecs lists the parameters in the order of the flat buffer: the embedding, each layer's
-// tensors, the final norm and the untied lm head. A layer's gate_proj is followed by its
-// up_proj, so the two read as one [2I, C] matrix that a single product multiplies.
+// tensors, the final norm and the untied lm head.
 func (c Config) ParamSpecs() []ParamSpec {
 	shapes := c.Shapes()
 	names := []string{"model.embed_tokens.weight"}

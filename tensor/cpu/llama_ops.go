@@ -28,7 +28,7 @@ const (
 )
 
 // llamaJob holds one op's operands; rows are of width C (RMSNorm, embedding), H heads of D
-// (RoPE) or 2I gate-then-up values (SwiGLU).
+// (RoPE); SwiGLU runs over flat chunks of elements.
 type llamaJob struct {
 	kind                 llamaKind
 	n, C, rows           int
@@ -53,6 +53,14 @@ func (j *llamaJob) run(_, c int) {
 		return
 	}
 	lo, hi := c*j.rows, min((c+1)*j.rows, j.n)
+	switch j.kind {
+	case swigluForward:
+		swigluRange(j.out[lo:hi], j.inp[lo:hi], j.w[lo:hi])
+		return
+	case swigluBackward:
+		swigluBackwardRange(j.dinp[lo:hi], j.dw[lo:hi], j.inp[lo:hi], j.w[lo:hi], j.dout[lo:hi])
+		return
+	}
 	for r := lo; r < hi; r++ {
 		switch j.kind {
 		case rmsForward:
@@ -61,10 +69,6 @@ func (j *llamaJob) run(_, c int) {
 			rmsNormBackwardRow(j.dinp[r*j.C:(r+1)*j.C], j.dout[r*j.C:(r+1)*j.C], j.inp[r*j.C:(r+1)*j.C], j.w, j.rstd[r])
 		case ropeForward, ropeBackward:
 			ropeRow(j, r)
-		case swigluForward:
-			swigluRow(j.out[r*j.C:(r+1)*j.C], j.inp[2*r*j.C:2*(r+1)*j.C])
-		case swigluBackward:
-			swigluBackwardRow(j.dinp[2*r*j.C:2*(r+1)*j.C], j.inp[2*r*j.C:2*(r+1)*j.C], j.dout[r*j.C:(r+1)*j.C])
 		case packForward:
 			packRow(j, r)
 		case packBackward:
@@ -154,20 +158,18 @@ func ropeRow(j *llamaJob, r int) {
 	}
 }
 
-// swigluRow writes silu(gate)·up; gu holds the row's gate values then its up values.
-func swigluRow(out, gu []float32) {
-	I := len(out)
-	gate, up := gu[:I], gu[I:2*I]
+// swigluRange writes silu(gate)·up.
+func swigluRange(out, gate, up []float32) {
+	gate, up = gate[:len(out)], up[:len(out)]
 	for i, g := range gate {
 		out[i] = g * sigmoidf(g) * up[i]
 	}
 }
 
-// swigluBackwardRow accumulates the gradients of gate and up.
-func swigluBackwardRow(dgu, gu, dout []float32) {
-	I := len(dout)
-	gate, up := gu[:I], gu[I:2*I]
-	dgate, dup := dgu[:I], dgu[I:2*I]
+// swigluBackwardRange accumulates the gradients of gate and up.
+func swigluBackwardRange(dgate, dup, gate, up, dout []float32) {
+	n := len(dout)
+	dgate, dup, gate, up = dgate[:n], dup[:n], gate[:n], up[:n]
 	for i, g := range gate {
 		sg := sigmoidf(g)
 		dup[i] += dout[i] * (g * sg)
@@ -262,27 +264,29 @@ func (b *Backend) RoPEBackward(dinp, dout, table *tensor.Tensor, N, T, pos0, H, 
 }
 
 // SwiGLUForward implements tensor.Backend.
-func (b *Backend) SwiGLUForward(out, gu *tensor.Tensor, N, I int) {
+func (b *Backend) SwiGLUForward(out, gate, up *tensor.Tensor, n int) {
 	defer b.unlock(b.lock("SwiGLUForward"))
 	const op = "SwiGLUForward"
-	dims(op, N, I)
-	if N*I == 0 {
+	dims(op, n)
+	if n == 0 {
 		return
 	}
-	b.llama = llamaJob{kind: swigluForward, n: N, C: I, rows: rowsPer(3 * I), out: f32(op, "out", out, N*I), inp: f32(op, "gu", gu, 2*N*I)}
+	b.llama = llamaJob{kind: swigluForward, n: n, rows: ewChunk,
+		out: f32(op, "out", out, n), inp: f32(op, "gate", gate, n), w: f32(op, "up", up, n)}
 	b.runLlama(true)
 }
 
 // SwiGLUBackward implements tensor.Backend.
-func (b *Backend) SwiGLUBackward(dgu, gu, dout *tensor.Tensor, N, I int) {
+func (b *Backend) SwiGLUBackward(dgate, dup, gate, up, dout *tensor.Tensor, n int) {
 	defer b.unlock(b.lock("SwiGLUBackward"))
 	const op = "SwiGLUBackward"
-	dims(op, N, I)
-	if N*I == 0 {
+	dims(op, n)
+	if n == 0 {
 		return
 	}
-	b.llama = llamaJob{kind: swigluBackward, n: N, C: I, rows: rowsPer(5 * I),
-		dinp: f32(op, "dgu", dgu, 2*N*I), inp: f32(op, "gu", gu, 2*N*I), dout: f32(op, "dout", dout, N*I)}
+	b.llama = llamaJob{kind: swigluBackward, n: n, rows: ewChunk,
+		dinp: f32(op, "dgate", dgate, n), dw: f32(op, "dup", dup, n), inp: f32(op, "gate", gate, n), w: f32(op, "up", up, n),
+		dout: f32(op, "dout", dout, n)}
 	b.runLlama(true)
 }
 
