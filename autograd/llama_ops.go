@@ -15,9 +15,10 @@ func rmsNormBackward(n *node) {
 	if out.Grad == nil {
 		return
 	}
-	if inp.Grad == nil || w.Grad == nil {
-		panic("autograd: RMSNorm backward needs gradients for input and weight")
+	if inp.Grad == nil {
+		panic("autograd: RMSNorm backward needs a gradient for its input")
 	}
+	// A frozen weight (nil Grad) gets no gradient.
 	backendOf(out).RMSNormBackward(inp.Grad, w.Grad, out.Grad, inp.Value, w.Value, n.ts[0], n.ints[0], n.ints[1])
 }
 

@@ -33,6 +33,18 @@ func MatMul(t *Tape, out, a, b, bias *Var, p tensor.MatMulParams) {
 	}
 }
 
+// MatMulAdd adds op(a) @ op(b) to out, which already holds another term (a LoRA adapter's
+// product added to its base layer's, say). The backward is MatMul's: out's gradient flows to
+// a and b as if the product stood alone.
+func MatMulAdd(t *Tape, out, a, b *Var, p tensor.MatMulParams) {
+	p.Accumulate = true
+	backendOf(out).MatMul(out.Value, a.Value, b.Value, nil, p)
+	if t.Recording() {
+		p.Accumulate = false
+		t.push(node{backward: matmulBackward, vars: [6]*Var{out, a, b}, mm: p})
+	}
+}
+
 func matmulBackward(n *node) {
 	out, a, b, bias, p := n.vars[0], n.vars[1], n.vars[2], n.vars[3], n.mm
 	if out.Grad == nil {

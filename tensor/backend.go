@@ -112,7 +112,7 @@ type Backend interface {
 	// RMSNormForward normalises each of N rows of C values: out = w * x * rstd with
 	// rstd = 1/sqrt(mean(x²) + eps), saving rstd (N) for the backward.
 	RMSNormForward(out, rstd, inp, weight *Tensor, N, C int, eps float32)
-	// RMSNormBackward accumulates into dinp and dweight.
+	// RMSNormBackward accumulates into dinp and dweight; dweight may be nil (a frozen weight).
 	RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *Tensor, N, C int)
 	// RoPEForward applies rotary position embeddings in Hugging Face's rotate-half layout to N
 	// rows of rowLen values, each H heads of D = rowLen/H: the first rotHeads heads of row r are

@@ -42,7 +42,7 @@ func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int
 func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor.Tensor, N, C int) {
 	const op = "RMSNormBackward"
 	nnDims(op, N, C)
-	dis, dws := nnF32(b, op, "dinp", dinp, N*C), nnF32(b, op, "dweight", dweight, C)
+	dis := nnF32(b, op, "dinp", dinp, N*C)
 	dos, is := nnF32(b, op, "dout", dout, N*C), nnF32(b, op, "inp", inp, N*C)
 	ws, rs := nnF32(b, op, "weight", weight, C), nnF32(b, op, "rstd", rstd, N)
 	if N == 0 || C == 0 {
@@ -54,6 +54,10 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4]}
 	})
+	if dweight == nil {
+		return // a frozen weight
+	}
+	dws := nnF32(b, op, "dweight", dweight, C)
 	// Chunks of rows run one after another, each adding its rows to dweight in order.
 	b.nnRun(kRMSNormBackwardWeight, op, N, []nnArg{
 		nnWhole(dws, dweight, C), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false), nnRows(rs, rstd, 1, N, false),

@@ -29,6 +29,8 @@ type activations struct {
 type layerActs struct {
 	h1, q, k, v, qn, kn, qr, kr, qkv, atty, o, x2, h2, gate, up, act, down, x3 *autograd.Var
 	rstd1, rstdQ, rstdK, rstd2, att                                            *tensor.Tensor
+	lora                                                                       map[string]*loraActs  // by module
+	loraIn                                                                     map[string]*loraInput // by input, with dropout
 }
 
 // alloc hands out activation tensors, remembering them for Free.
@@ -64,7 +66,20 @@ func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
 	return t
 }
 
-func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool) (*activations, error) {
+// loraInputOf names the layer input a module reads, so adapters of one input share its dropout.
+func loraInputOf(module string) string {
+	switch module {
+	case "q_proj", "k_proj", "v_proj":
+		return "attn_in"
+	case "o_proj":
+		return "attn_out"
+	case "gate_proj", "up_proj":
+		return "mlp_in"
+	}
+	return "mlp_act"
+}
+
+func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora) (*activations, error) {
 	a := &activations{B: B, T: T, withGrad: withGrad, hostLosses: make([]float32, B*T)}
 	al := &alloc{a: a, be: be}
 	N, C, H, KV, D, I := B*T, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
@@ -85,6 +100,9 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool) (*acti
 		la.h2, la.rstd2 = al.v(N, C), al.t(tensor.Float32, N)
 		la.gate, la.up, la.act = al.v(N, I), al.v(N, I), al.v(N, I)
 		la.down, la.x3 = al.v(N, C), al.v(N, C)
+		if lo != nil {
+			la.allocLoRA(al, c, lo, N, withGrad)
+		}
 	}
 	a.final, a.finalRstd = al.v(N, C), al.t(tensor.Float32, N)
 	a.losses = al.v(N)
@@ -126,4 +144,17 @@ func (a *activations) bindLogits(be tensor.Backend, c Config) error {
 	al := &alloc{a: a, be: be}
 	a.logits = al.v(a.B*a.T, c.Vocab)
 	return al.err
+}
+
+// allocLoRA lays out a layer's adapter activations (and dropout buffers when training drops).
+func (la *layerActs) allocLoRA(al *alloc, c Config, lo *lora, N int, withGrad bool) {
+	la.lora, la.loraIn = map[string]*loraActs{}, map[string]*loraInput{}
+	for _, mod := range lo.cfg.targets() {
+		la.lora[mod] = &loraActs{xa: al.v(N, lo.cfg.Rank), xas: al.v(N, lo.cfg.Rank)}
+		in := loraInputOf(mod)
+		if lo.cfg.Dropout > 0 && withGrad && la.loraIn[in] == nil {
+			_, width := c.moduleShape(mod)
+			la.loraIn[in] = &loraInput{dropped: al.v(N, width), mask: al.t(tensor.Float32, N, width)}
+		}
+	}
 }

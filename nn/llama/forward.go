@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -22,7 +23,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 		m.acts.free(m.Backend)
 		m.acts = nil
 	}
-	a, err := newActivations(m.Backend, m.Config, B, T, withGrad)
+	a, err := newActivations(m.Backend, m.Config, B, T, withGrad, m.lora)
 	if err != nil {
 		return fmt.Errorf("llama: allocating activations for B=%d T=%d: %w", B, T, err)
 	}
@@ -46,8 +47,8 @@ func (m *Model) Forward(tp *autograd.Tape, inputs []int32, B, T int) error {
 
 // ForwardTrunk runs the model up to the final hidden states (Hidden), without the lm head.
 func (m *Model) ForwardTrunk(tp *autograd.Tape, inputs []int32, B, T int) error {
-	if tp.Recording() && m.Grads == nil {
-		return fmt.Errorf("llama: recording a tape needs gradients; call EnableGrads first")
+	if _, g := m.Trainable(); tp.Recording() && g == nil {
+		return fmt.Errorf("llama: recording a tape needs gradients; call EnableGrads (or EnableLoRA) first")
 	}
 	if err := m.checkTokens("inputs", inputs, B, T); err != nil {
 		return err
@@ -68,17 +69,23 @@ func (m *Model) forward(tp *autograd.Tape) {
 	B, T := a.B, a.T
 	N, C, H, KV, D, I := B*T, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
 	eps := float32(c.RMSNormEps)
-	linear := func(out, in, w, b *autograd.Var, n, k int) {
+	var layer int
+	linear := func(module string, out, in, w, b *autograd.Var, n, k int) {
 		autograd.MatMul(tp, out, in, w, b, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
+		m.addAdapter(tp, layer, module, out, in)
+	}
+	if m.lora != nil && tp.Recording() {
+		m.lora.dropSeed++
 	}
 	autograd.Embedding(tp, a.embedded, a.inputs, m.embed, N, C)
 	x := a.embedded
 	for l := range m.layers {
 		lp, la := &m.layers[l], &a.layers[l]
+		layer = l
 		autograd.RMSNorm(tp, la.h1, la.rstd1, x, lp.attnNorm, N, C, eps)
-		linear(la.q, la.h1, lp.wq, lp.bq, H*D, C)
-		linear(la.k, la.h1, lp.wk, lp.bk, KV*D, C)
-		linear(la.v, la.h1, lp.wv, lp.bv, KV*D, C)
+		linear("q_proj", la.q, la.h1, lp.wq, lp.bq, H*D, C)
+		linear("k_proj", la.k, la.h1, lp.wk, lp.bk, KV*D, C)
+		linear("v_proj", la.v, la.h1, lp.wv, lp.bv, KV*D, C)
 		q, k := la.q, la.k
 		if c.QKNorm {
 			autograd.RMSNorm(tp, la.qn, la.rstdQ, q, lp.qNorm, N*H, D, eps)
@@ -89,13 +96,13 @@ func (m *Model) forward(tp *autograd.Tape) {
 		autograd.RoPE(tp, la.kr, k, m.rope, N, T, 0, KV, KV, KV*D)
 		autograd.PackQKV(tp, la.qkv, la.qr, la.kr, la.v, N, H, KV, D)
 		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, H*D, H)
-		linear(la.o, la.atty, lp.wo, nil, C, H*D)
+		linear("o_proj", la.o, la.atty, lp.wo, nil, C, H*D)
 		autograd.Add(tp, la.x2, x, la.o)
 		autograd.RMSNorm(tp, la.h2, la.rstd2, la.x2, lp.mlpNorm, N, C, eps)
-		linear(la.gate, la.h2, lp.wgate, nil, I, C)
-		linear(la.up, la.h2, lp.wup, nil, I, C)
+		linear("gate_proj", la.gate, la.h2, lp.wgate, nil, I, C)
+		linear("up_proj", la.up, la.h2, lp.wup, nil, I, C)
 		autograd.SwiGLU(tp, la.act, la.gate, la.up)
-		linear(la.down, la.act, lp.wdown, nil, C, I)
+		linear("down_proj", la.down, la.act, lp.wdown, nil, C, I)
 		autograd.Add(tp, la.x3, la.x2, la.down)
 		x = la.x3
 	}
@@ -153,3 +160,31 @@ func (m *Model) Logits() *autograd.Var { return m.acts.logits }
 
 // Hidden returns the final hidden states (B*T, C) of the last Forward.
 func (m *Model) Hidden() *autograd.Var { return m.acts.final }
+
+// addAdapter adds a layer's LoRA term to a linear layer's output: out += s·(drop(in)·Aᵀ)·Bᵀ.
+func (m *Model) addAdapter(tp *autograd.Tape, layer int, module string, out, in *autograd.Var) {
+	lo := m.lora
+	if lo == nil || lo.off {
+		return
+	}
+	ad := lo.layers[layer][module]
+	if ad == nil {
+		return
+	}
+	la := &m.acts.layers[layer]
+	acts := la.lora[module]
+	N := m.acts.B * m.acts.T
+	x := in
+	if drop := la.loraIn[loraInputOf(module)]; drop != nil && tp.Recording() {
+		if drop.drawn != lo.dropSeed { // the input's first adapter this forward draws the mask
+			drop.drawn = lo.dropSeed
+			seed := (lo.dropSeed*uint64(m.Config.Layers)+uint64(layer))*4 + uint64(slices.Index(loraInputs, loraInputOf(module)))
+			autograd.Dropout(tp, drop.dropped, drop.mask, in, float32(lo.cfg.Dropout), seed)
+		}
+		x = drop.dropped
+	}
+	r := lo.cfg.Rank
+	autograd.MatMul(tp, acts.xa, x, ad.A, nil, tensor.MatMulParams{M: N, N: r, K: ad.in, TransB: true})
+	autograd.Scale(tp, acts.xas, acts.xa, lo.scale)
+	autograd.MatMulAdd(tp, out, acts.xas, ad.B, tensor.MatMulParams{M: N, N: ad.out, K: r, TransB: true})
+}

@@ -90,6 +90,8 @@ func (h *headChunks) backward() {
 		be.Fill(dlogits, 0)
 		be.CrossEntropyBackward(dlogits, probs, a.targets.View(r0, R), a.losses.Grad.View(r0, R), R, V, V)
 		be.MatMul(a.final.Grad.View(r0*C, R, C), dlogits, m.head.Value, nil, tensor.MatMulParams{M: R, N: C, K: V, Accumulate: true})
-		be.MatMul(m.head.Grad, dlogits, a.final.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: V, N: C, K: R, TransA: true, Accumulate: true})
+		if m.head.Grad != nil { // nil when only adapters train
+			be.MatMul(m.head.Grad, dlogits, a.final.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: V, N: C, K: R, TransA: true, Accumulate: true})
+		}
 	}
 }

@@ -220,10 +220,13 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	}
 	j := llamaJob{kind: rmsBackwardInput, n: N, C: C, rows: rowsPer(3 * C),
 		dinp: f32(op, "dinp", dinp, N*C), dout: f32(op, "dout", dout, N*C), inp: f32(op, "inp", inp, N*C),
-		w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N), dw: f32(op, "dweight", dweight, C)}
+		w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
 	b.llama = j
 	b.runLlama(true)
-	j.kind = rmsBackwardWeight
+	if dweight == nil {
+		return
+	}
+	j.kind, j.dw = rmsBackwardWeight, f32(op, "dweight", dweight, C)
 	b.llama = j
 	b.runLlama(false)
 }
