@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/data"
@@ -32,6 +33,10 @@ type Config struct {
 	NoShuffle   bool    `json:"no_shuffle"`
 	ValFraction float64 `json:"val_fraction"`
 	ValBatches  int     `json:"val_batches"` // batches per validation; 0 means all
+	// MicroBatches splits a step into this many micro-batches of Batch sequences each, their
+	// gradients added in order (gradient accumulation; over MPI, spread over the ranks). 0 or
+	// 1: one.
+	MicroBatches int `json:"micro_batches,omitempty"`
 }
 
 // DefaultConfig is a setting that trains a small model well on a few million tokens.
@@ -51,6 +56,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("steps %d must be at least 1", c.Steps)
 	case c.ValBatches < 0:
 		return fmt.Errorf("val-batches %d must be non-negative", c.ValBatches)
+	case c.MicroBatches < 0:
+		return fmt.Errorf("micro-batches %d must be non-negative", c.MicroBatches)
 	}
 	if err := (optim.Cosine{MaxLR: c.LR, MinLR: c.MinLR, Warmup: c.Warmup, Total: c.Steps}).Validate(); err != nil {
 		return err
@@ -90,6 +97,9 @@ type Trainer struct {
 	stats                *tensor.Tensor
 	statLosses, statNorm *tensor.Tensor // views of stats, made once
 	hostStats            []float32
+
+	comm *dist.Comm // nil: one process
+	acc  *accum     // micro-batched steps
 }
 
 // New builds a trainer for model m over tokens (already validated against the vocabulary by
@@ -124,8 +134,12 @@ func New(m *gpt2.Model, cfg Config, tokens []int32, source string) (*Trainer, er
 		stats: stats, statLosses: stats.View(0, BT), statNorm: stats.View(BT, 1), hostStats: make([]float32, BT+1)}, nil
 }
 
-// TrainStep takes one optimizer step on the next training batch.
+// TrainStep takes one optimizer step on the next training batch (of Config.MicroBatches
+// micro-batches, over the ranks of SetComm).
 func (t *Trainer) TrainStep() (StepStats, error) {
+	if t.Config.microBatches() > 1 || t.comm != nil {
+		return t.trainStepAccumulated()
+	}
 	start := time.Now()
 	m := t.Model
 	BT := t.Config.Batch * t.Config.Seq

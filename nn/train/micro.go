@@ -1,0 +1,175 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// A step of K micro-batches: each is forward and backward on its own, its gradient kept apart,
+// and the K gradients are added in micro-batch order, then scaled by 1/K. Under MPI each rank
+// computes the micro-batches it holds and dist.Reducer does the ordered sum across ranks, so a
+// run gives the same bits with any number of ranks, including one process without MPI.
+
+// accum is the state of micro-batched steps.
+type accum struct {
+	comm    *dist.Comm // nil: one process
+	reducer *dist.Reducer
+	held    [][]float32 // this rank's micro-batch gradients, host copies
+	sum     []float32
+	losses  []float64 // per micro-batch mean loss, this rank's entries set
+}
+
+// SetComm makes the trainer one rank of a data-parallel job (before the first step). Every
+// rank must build its trainer with the same model, data and config.
+func (t *Trainer) SetComm(c *dist.Comm) error {
+	if t.Step != 0 && t.acc == nil {
+		return fmt.Errorf("train: SetComm after training started")
+	}
+	t.acc = nil
+	t.comm = c
+	return t.ensureAccum()
+}
+
+// microBatches is K, the micro-batches of a step.
+func (c Config) microBatches() int { return max(1, c.MicroBatches) }
+
+// ensureAccum prepares the buffers of micro-batched steps once.
+func (t *Trainer) ensureAccum() error {
+	if t.acc != nil {
+		return nil
+	}
+	K, n := t.Config.microBatches(), t.Model.Config.NumParams()
+	r, err := dist.NewReducer(t.comm, n, K)
+	if err != nil {
+		return err
+	}
+	_, cnt := r.Held()
+	a := &accum{comm: t.comm, reducer: r, sum: make([]float32, n), losses: make([]float64, K)}
+	for range cnt {
+		a.held = append(a.held, make([]float32, n))
+	}
+	t.acc = a
+	return nil
+}
+
+// trainStepAccumulated is TrainStep over K micro-batches (and ranks).
+func (t *Trainer) trainStepAccumulated() (StepStats, error) {
+	start := time.Now()
+	if err := t.ensureAccum(); err != nil {
+		return StepStats{}, err
+	}
+	a, m := t.acc, t.Model
+	K, B, T := t.Config.microBatches(), t.Config.Batch, t.Config.Seq
+	first, cnt := a.reducer.Held()
+	clear(a.losses)
+	for k := range K {
+		// Every rank reads every micro-batch, so the data stream does not depend on the rank
+		// count; each keeps its own.
+		x, y := t.Train.Next()
+		if k < first || k >= first+cnt {
+			continue
+		}
+		loss, err := t.microBatchGradient(x, y, B, T, a.held[k-first])
+		if err != nil {
+			return StepStats{}, fmt.Errorf("step %d, micro-batch %d: %w", t.Step+1, k, err)
+		}
+		a.losses[k] = loss
+	}
+	if err := a.reducer.Sum(a.sum, a.held); err != nil {
+		return StepStats{}, err
+	}
+	inv := 1 / float32(K)
+	for i := range a.sum {
+		a.sum[i] *= inv
+	}
+	be := m.Backend
+	if err := be.Upload(m.Grads, a.sum); err != nil {
+		return StepStats{}, err
+	}
+	lr := t.schedule.At(t.Step)
+	t.Opt.Update(m.Params, m.Grads, lr)
+	norm, err := t.Opt.GradNorm()
+	if err != nil {
+		return StepStats{}, err
+	}
+	loss, err := t.meanLoss()
+	if err != nil {
+		return StepStats{}, err
+	}
+	t.Step++
+	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
+		return StepStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)
+	}
+	return StepStats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T, Seconds: time.Since(start).Seconds()}, nil
+}
+
+// microBatchGradient runs forward and backward on one micro-batch from zeroed gradients and
+// copies the gradient into dst; it returns the micro-batch's mean loss.
+func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32) (float64, error) {
+	m := t.Model
+	if err := m.ForwardCrossEntropy(t.tape, x, y, B, T); err != nil {
+		t.tape.Reset()
+		return 0, err
+	}
+	m.ZeroGrad()
+	if err := m.Backward(t.tape); err != nil {
+		return 0, err
+	}
+	if err := m.Backend.Download(dst, m.Grads); err != nil {
+		return 0, err
+	}
+	losses := t.hostStats[:B*T]
+	if err := m.Backend.Download(losses, m.Losses()); err != nil {
+		return 0, err
+	}
+	return float64(gpt2.MeanOf(losses)), nil
+}
+
+// meanLoss averages the micro-batches' mean losses, added in micro-batch order on every rank.
+func (t *Trainer) meanLoss() (float32, error) {
+	a := t.acc
+	all := a.losses
+	if a.comm != nil {
+		var err error
+		if all, err = a.comm.SumFloat64(a.losses); err != nil { // other ranks' entries are 0
+			return 0, err
+		}
+	}
+	var s float64
+	for _, l := range all {
+		s += l
+	}
+	return float32(s / float64(len(all))), nil
+}
+
+// CheckReplicas returns an error when the ranks' parameters differ (they must stay equal bit
+// for bit); a single process always passes.
+func (t *Trainer) CheckReplicas() error {
+	if t.comm == nil {
+		return nil
+	}
+	p, err := tensor.ToHost(t.Model.Params)
+	if err != nil {
+		return err
+	}
+	return t.comm.CheckSame(fmt.Sprintf("parameters after step %d", t.Step), hashFloats(p))
+}
+
+// hashFloats is FNV-1a over the bits of xs.
+func hashFloats(xs []float32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, x := range xs {
+		b := math.Float32bits(x)
+		for range 4 {
+			h ^= uint64(b & 0xff)
+			h *= 1099511628211
+			b >>= 8
+		}
+	}
+	return h
+}

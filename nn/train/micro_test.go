@@ -1,0 +1,128 @@
+package train
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// microConfig is testConfig in K micro-batches of 2 sequences, read in corpus order so that
+// K micro-batches hold the same sequences as one batch of 2K.
+func microConfig(K int) Config {
+	c := testConfig()
+	c.Batch, c.MicroBatches, c.NoShuffle = 2, K, true
+	return c
+}
+
+func trainSteps(t *testing.T, tr *Trainer, n int) []float32 {
+	t.Helper()
+	var losses []float32
+	for range n {
+		s, err := tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, s.Loss)
+	}
+	return losses
+}
+
+// TestMicroBatchesMatchOneBatch: 4 micro-batches of 2 sequences train like one batch of 8.
+func TestMicroBatchesMatchOneBatch(t *testing.T) {
+	one := microConfig(1)
+	one.Batch = 8
+	a, b := newTrainer(t, one), newTrainer(t, microConfig(4))
+	la, lb := trainSteps(t, a, 4), trainSteps(t, b, 4)
+	for i := range la {
+		if d := math.Abs(float64(la[i] - lb[i])); d > 1e-5 {
+			t.Errorf("step %d: loss %v in one batch, %v in micro-batches", i+1, la[i], lb[i])
+		}
+	}
+	pa, _ := tensor.ToHost(a.Model.Params)
+	pb, _ := tensor.ToHost(b.Model.Params)
+	var worst float64
+	for i := range pa {
+		worst = max(worst, math.Abs(float64(pa[i]-pb[i])))
+	}
+	if worst > 1e-5 {
+		t.Errorf("parameters differ by %g after 4 steps", worst)
+	}
+	if _, err := dist.NewReducer(nil, 10, 0); err == nil {
+		t.Error("0 micro-batches should be refused")
+	}
+}
+
+// distSteps is how many steps the data-parallel comparison runs.
+const distSteps = 3
+
+// TestDataParallelIsBitwiseEqual trains with 4 micro-batches in one process, then under each
+// installed MPI with 1, 2 and 3 ranks (3 ranks hold 2, 1 and 1 micro-batches), and requires
+// the same parameters bit for bit on every rank.
+func TestDataParallelIsBitwiseEqual(t *testing.T) {
+	if os.Getenv("VKGRAD_TRAIN_RANK_TEST") != "" {
+		t.Skip("inside an MPI job")
+	}
+	tr := newTrainer(t, microConfig(4))
+	trainSteps(t, tr, distSteps)
+	p, _ := tensor.ToHost(tr.Model.Params)
+	want := fmt.Sprintf("%016x", hashFloats(p))
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		for _, np := range []int{1, 2, 3} {
+			dir := t.TempDir()
+			out, err := l.Command(np, []string{"VKGRAD_TRAIN_RANK_TEST=1", "VKGRAD_TRAIN_OUT=" + dir}, exe,
+				"-test.run=^TestDataParallelRank$", "-test.v").CombinedOutput()
+			if err != nil || !bytes.Contains(out, []byte("--- PASS: TestDataParallelRank")) {
+				t.Fatalf("%s -np %d: %v\n%s", l.Name, np, err, out)
+			}
+			for r := range np {
+				got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("rank%d", r)))
+				if err != nil {
+					t.Fatalf("%s -np %d: rank %d wrote nothing: %v\n%s", l.Name, np, r, err, out)
+				}
+				if string(got) != want {
+					t.Errorf("%s -np %d rank %d: parameters hash %s, one process %s", l.Name, np, r, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestDataParallelRank is one rank of TestDataParallelIsBitwiseEqual's jobs.
+func TestDataParallelRank(t *testing.T) {
+	if os.Getenv("VKGRAD_TRAIN_RANK_TEST") == "" {
+		t.Skip("runs only inside the MPI job of TestDataParallelIsBitwiseEqual")
+	}
+	c, err := dist.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr := newTrainer(t, microConfig(4))
+	if err := tr.SetComm(c); err != nil {
+		t.Fatal(err)
+	}
+	trainSteps(t, tr, distSteps)
+	if err := tr.CheckReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tensor.ToHost(tr.Model.Params)
+	out := filepath.Join(os.Getenv("VKGRAD_TRAIN_OUT"), fmt.Sprintf("rank%d", c.Rank()))
+	if err := os.WriteFile(out, fmt.Appendf(nil, "%016x", hashFloats(p)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Library(), "MPI") {
+		t.Errorf("library %q", c.Library())
+	}
+}
