@@ -25,3 +25,15 @@ func LocalRank(getenv func(string) string) int {
 	}
 	return 0
 }
+
+// LocalSize is the number of the job's processes on this machine (1 when no launcher says).
+func LocalSize(getenv func(string) string) int {
+	for _, k := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE", "PMIX_LOCAL_SIZE"} {
+		if v := getenv(k); v != "" {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 1
+}

@@ -16,10 +16,11 @@ import (
 
 // commonFlags are on every subcommand that computes.
 type commonFlags struct {
-	device  string
-	threads int
-	logJSON bool
-	quiet   bool
+	device      string
+	threads     int
+	logJSON     bool
+	quiet       bool
+	distributed bool
 }
 
 func addCommonFlags(fs *pflag.FlagSet) *commonFlags {
@@ -29,6 +30,11 @@ func addCommonFlags(fs *pflag.FlagSet) *commonFlags {
 	fs.BoolVar(&c.logJSON, "log-json", false, "write logs to stderr as JSON lines instead of text")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "log warnings and errors only")
 	return c
+}
+
+// addDistributedFlag registers --distributed on the commands that train data-parallel.
+func (c *commonFlags) addDistributedFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&c.distributed, "distributed", false, "join a data-parallel MPI job (automatic when started by mpirun, mpiexec or srun)")
 }
 
 func (c *commonFlags) logger() zerolog.Logger {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/signal"
@@ -42,6 +43,7 @@ type trainFlags struct {
 	fs                  *pflag.FlagSet
 	sampleTokens        int
 	samplePrompt        string
+	cluster             *cluster // nil: one process
 }
 
 func init() {
@@ -54,7 +56,8 @@ func init() {
 		fs.StringVar(&f.init, "init", "", "start from this model (vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory) instead of a random one")
 		fs.StringVar(&f.resume, "resume", "", "continue an interrupted run from its directory (same data, optimizer state and position)")
 		fs.StringVar(&f.runDir, "run-dir", "", "where to write the checkpoint, metrics and config (default: runs/<preset>-<time>)")
-		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "sequences per step")
+		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "sequences per micro-batch (per step without --micro-batches)")
+		fs.IntVar(&f.cfg.MicroBatches, "micro-batches", 1, "micro-batches per step, gradients added in order (accumulation; under MPI spread over the ranks, the same numbers for any rank count)")
 		fs.IntVar(&f.cfg.Seq, "seq", f.cfg.Seq, "tokens per sequence")
 		fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps in total")
 		fs.Float32Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
@@ -71,6 +74,7 @@ func init() {
 		fs.IntVar(&f.stopAt, "stop-at", 0, "save and stop at this step, to be continued later with --resume (0: run to --steps)")
 		fs.IntVar(&f.sampleTokens, "sample-tokens", 96, "tokens to sample at the end (0: none)")
 		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
+		f.common.addDistributedFlag(fs)
 		return f.run
 	})
 }
@@ -87,9 +91,21 @@ func (f *trainFlags) run(args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("train takes no arguments, got %q", args)
 	}
-	log := f.common.logger()
 	if f.valEvery < 0 || f.saveEvery < 0 || f.sampleTokens < 0 || f.stopAt < 0 {
 		return fmt.Errorf("--val-every, --save-every, --stop-at and --sample-tokens must be >= 0")
+	}
+	cl, err := f.common.joinCluster()
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+	f.cluster = cl
+	if !cl.main() {
+		f.common.quiet = true // rank 0 speaks for the job
+	}
+	log := f.common.logger()
+	if cl != nil {
+		log.Info().Msg(cl.describe())
 	}
 	be, err := f.common.backend(log)
 	if err != nil {
@@ -108,22 +124,39 @@ func (f *trainFlags) run(args []string) error {
 	if f.runDir == "" {
 		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
 	}
-	if err := os.MkdirAll(f.runDir, 0o755); err != nil {
-		return fmt.Errorf("--run-dir: %w", err)
+	if cl.main() {
+		if err := os.MkdirAll(f.runDir, 0o755); err != nil {
+			return fmt.Errorf("--run-dir: %w", err)
+		}
+	} else if err := cl.barrier(); err != nil { // rank 0 tokenises into the cache first
+		return err
 	}
 	tokens, source, err := f.loadData(log)
 	if err != nil {
 		return err
 	}
+	if cl.main() {
+		if err := cl.barrier(); err != nil {
+			return err
+		}
+	}
 	tr, err := train.New(m, f.cfg, tokens, source)
 	if err != nil {
 		return err
+	}
+	if cl != nil {
+		if err := tr.SetComm(cl.comm); err != nil {
+			return err
+		}
 	}
 	if resumed != nil {
 		if err := tr.Restore(resumed.State, resumed.Path); err != nil {
 			return err
 		}
 		log.Info().Int("step", tr.Step).Str("from", resumed.Path).Msg("resumed")
+	}
+	if !cl.main() {
+		return f.loop(tr, log, zerolog.Nop())
 	}
 	meta := runMeta{Model: m.Config, Train: f.cfg, Data: f.data, Init: f.init}
 	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
@@ -147,7 +180,7 @@ func (f *trainFlags) run(args []string) error {
 }
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
-	for _, name := range []string{"data", "ext", "max-bytes", "preset", "init", "batch", "seq", "lr", "min-lr", "warmup",
+	for _, name := range []string{"data", "ext", "max-bytes", "preset", "init", "batch", "micro-batches", "seq", "lr", "min-lr", "warmup",
 		"weight-decay", "clip", "seed", "no-shuffle", "val-fraction", "val-batches"} {
 		if f.fs.Changed(name) {
 			return nil, fmt.Errorf("--%s cannot change when resuming: the run's own setting is used", name)
@@ -266,9 +299,10 @@ func loadCorpus(df dataFlags, cacheDir string, log zerolog.Logger) ([]int32, str
 func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), interruptSignals...)
 	defer stop()
+	cl := f.cluster
 	ckpt := filepath.Join(f.runDir, load.RunCheckpoint)
 	validate := func() (float32, error) {
-		if tr.Val == nil {
+		if tr.Val == nil || !cl.main() {
 			return float32(math.NaN()), nil
 		}
 		v, err := tr.Evaluate()
@@ -278,26 +312,47 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		metrics.Log().Str("kind", "val").Int("step", tr.Step).Float32("val_loss", v).Msg("")
 		return v, nil
 	}
+	// save writes the checkpoint from rank 0 after every rank has confirmed its parameters
+	// equal the others'.
+	save := func() error {
+		if err := tr.CheckReplicas(); err != nil {
+			return err
+		}
+		if !cl.main() {
+			return nil
+		}
+		return tr.Save(ckpt)
+	}
 	start := time.Now()
 	firstVal, err := validate()
 	if err != nil {
 		return err
 	}
 	log.Info().Int("step", tr.Step).Float32("val_loss", firstVal).Msg("validation before training")
-	bar := progress.New(os.Stderr, f.cfg.Steps)
+	out := io.Writer(os.Stderr)
+	if !cl.main() {
+		out = io.Discard
+	}
+	bar := progress.New(out, f.cfg.Steps)
 	tokens := 0
 	for tr.Step < f.cfg.Steps {
 		if f.stopAt > 0 && tr.Step >= f.stopAt {
 			bar.Clear()
-			if err := tr.Save(ckpt); err != nil {
+			if err := save(); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad train --resume %s\n", tr.Step, f.cfg.Steps, ckpt, f.runDir)
+			if cl.main() {
+				fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad train --resume %s\n", tr.Step, f.cfg.Steps, ckpt, f.runDir)
+			}
 			return nil
 		}
-		if ctx.Err() != nil {
+		interrupted, err := cl.anyStop(ctx.Err() != nil)
+		if err != nil {
+			return err
+		}
+		if interrupted {
 			bar.Clear()
-			if err := tr.Save(ckpt); err != nil {
+			if err := save(); err != nil {
 				return fmt.Errorf("interrupted, and saving failed: %w", err)
 			}
 			return fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", tr.Step, ckpt, f.runDir)
@@ -321,7 +376,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 			log.Info().Int("step", s.Step).Float32("val_loss", v).Msg("validation")
 		}
 		if f.saveEvery > 0 && s.Step%f.saveEvery == 0 && s.Step < f.cfg.Steps {
-			if err := tr.Save(ckpt); err != nil {
+			if err := save(); err != nil {
 				return err
 			}
 		}
@@ -330,8 +385,11 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	if err != nil {
 		return err
 	}
-	if err := tr.Save(ckpt); err != nil {
+	if err := save(); err != nil {
 		return err
+	}
+	if !cl.main() {
+		return nil
 	}
 	wall := time.Since(start)
 	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).

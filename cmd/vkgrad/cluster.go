@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/vk"
+)
+
+// cluster is this process's place in a data-parallel job: one process per device, launched by
+// mpirun, mpiexec or srun. A nil *cluster is a single process.
+type cluster struct {
+	comm                 *dist.Comm
+	localRank, localSize int
+}
+
+// joinCluster initialises MPI when the process was started by an MPI launcher or with
+// --distributed; otherwise it returns nil and nothing changes.
+func (c *commonFlags) joinCluster() (*cluster, error) {
+	if !c.distributed && !dist.Launched(os.Getenv) {
+		return nil, nil
+	}
+	comm, err := dist.Init()
+	if err != nil {
+		return nil, fmt.Errorf("--distributed: %w", err)
+	}
+	cl := &cluster{comm: comm, localRank: dist.LocalRank(os.Getenv), localSize: dist.LocalSize(os.Getenv)}
+	// Ranks sharing a machine share its cores, and each rank its own device.
+	if c.threads == 0 {
+		c.threads = max(1, runtime.NumCPU()/cl.localSize)
+	}
+	if c.device == "auto" {
+		c.device = cl.deviceFor()
+	}
+	return cl, nil
+}
+
+// deviceFor picks the local rank's GPU (rank i of a machine takes its i-th GPU, round robin),
+// or the CPU when the machine has no GPU.
+func (cl *cluster) deviceFor() string {
+	devs, err := vk.Devices()
+	if err != nil {
+		return "cpu"
+	}
+	var gpus []int
+	for _, d := range devs {
+		if d.Type == vk.DeviceDiscrete || d.Type == vk.DeviceIntegrated {
+			gpus = append(gpus, d.Index)
+		}
+	}
+	if len(gpus) == 0 {
+		return "cpu"
+	}
+	return fmt.Sprintf("vulkan:%d", gpus[cl.localRank%len(gpus)])
+}
+
+// main reports whether this process writes the run's files and logs: rank 0, or a lone process.
+func (cl *cluster) main() bool { return cl == nil || cl.comm.Rank() == 0 }
+
+// anyStop returns true on every rank when any rank asks to stop, so all leave the step loop
+// at the same step (a rank that left alone would leave the others waiting in a collective).
+func (cl *cluster) anyStop(local bool) (bool, error) {
+	if cl == nil {
+		return local, nil
+	}
+	flag := []int64{0}
+	if local {
+		flag[0] = 1
+	}
+	if err := cl.comm.SumInt64(flag); err != nil {
+		return false, err
+	}
+	return flag[0] > 0, nil
+}
+
+// barrier waits for every rank (rank 0 writing a checkpoint, say); nothing for one process.
+func (cl *cluster) barrier() error {
+	if cl == nil {
+		return nil
+	}
+	return cl.comm.Barrier()
+}
+
+// close finalises MPI.
+func (cl *cluster) close() {
+	if cl != nil {
+		cl.comm.Close()
+	}
+}
+
+// describe is the log line of this process's place in the job.
+func (cl *cluster) describe() string {
+	return fmt.Sprintf("rank %d of %d (local %d of %d) on %s", cl.comm.Rank(), cl.comm.Size(), cl.localRank, cl.localSize, cl.comm.Library())
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
+)
+
+// TestMain lets the test binary run as the vkgrad command, for tests that start it under an
+// MPI launcher.
+func TestMain(m *testing.M) {
+	if os.Getenv("VKGRAD_TEST_AS_CLI") == "1" {
+		if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "vkgrad:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestTrainDataParallel: `mpirun -np 2 vkgrad train --micro-batches 2` writes the checkpoint a
+// single process writes, byte for byte, with each installed MPI; a 2-rank run stopped halfway
+// and resumed by one process ends there too.
+func TestTrainDataParallel(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "corpus.txt")
+	var text bytes.Buffer
+	for i := range 400 {
+		fmt.Fprintf(&text, "line %d: the quick brown fox jumps over the lazy dog %d times.\n", i, i%7)
+	}
+	if err := os.WriteFile(data, text.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := func(runDir string, extra ...string) []string {
+		return append([]string{"train", "--preset", "gpt2-micro", "--data", data, "--steps", "4", "--batch", "2", "--seq", "16",
+			"--micro-batches", "2", "--device", "cpu", "--sample-tokens", "0", "--val-every", "0", "-q", "--run-dir", runDir}, extra...)
+	}
+	single := filepath.Join(dir, "single")
+	if out, err := runCLI(args(single)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want, err := os.ReadFile(filepath.Join(single, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		runDir := filepath.Join(dir, l.Name)
+		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(runDir)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -np 2: %v\n%s", l.Name, err, out)
+		}
+		got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors"))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s -np 2: checkpoint differs from a single process's (%v)", l.Name, err)
+		}
+		stopped := filepath.Join(dir, l.Name+"-stopped")
+		if out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(stopped, "--stop-at", "2")...).CombinedOutput(); err != nil {
+			t.Fatalf("%s -np 2 --stop-at 2: %v\n%s", l.Name, err, out)
+		}
+		if out, err := runCLI("train", "--resume", stopped, "--device", "cpu", "-q"); err != nil {
+			t.Fatalf("resuming a 2-rank run with one process: %v\n%s", err, out)
+		}
+		if got, _ := os.ReadFile(filepath.Join(stopped, "checkpoint.safetensors")); !bytes.Equal(got, want) {
+			t.Errorf("%s: a 2-rank run resumed by one process ends with another checkpoint", l.Name)
+		}
+	}
+}
