@@ -17,8 +17,8 @@ type Options struct {
 	// TopK keeps the K most likely tokens and the tokens tied with the K-th; 0 keeps all.
 	TopK int `json:"top_k"`
 	// TopP keeps, after top-k, the smallest most-likely prefix whose renormalised mass reaches
-	// TopP, and the tokens tied with its last one; 1 keeps all. Keeping ties makes every kept
-	// set "the tokens whose logit is at least some cutoff" (Pick.Cutoff).
+	// TopP, and the tokens tied with its last one; 1 (or 0, the zero value) keeps all. Keeping
+	// ties makes every kept set "the tokens whose logit is at least some cutoff" (Pick.Cutoff).
 	TopP float64 `json:"top_p"`
 }
 
@@ -29,14 +29,17 @@ func (o Options) Validate() error {
 		return fmt.Errorf("temperature %v must be a finite number >= 0", o.Temperature)
 	case o.TopK < 0:
 		return fmt.Errorf("top-k %d must be >= 0", o.TopK)
-	case !(o.TopP > 0 && o.TopP <= 1):
-		return fmt.Errorf("top-p %v must be in (0, 1]", o.TopP)
+	case !(o.TopP >= 0 && o.TopP <= 1):
+		return fmt.Errorf("top-p %v must be in [0, 1] (0 and 1 keep every token)", o.TopP)
 	}
 	return nil
 }
 
 // truncates reports whether top-k or top-p can drop tokens.
-func (o Options) truncates() bool { return o.TopK > 0 || o.TopP < 1 }
+func (o Options) truncates() bool { return o.TopK > 0 || o.nucleus() }
+
+// nucleus reports whether top-p truncates (0, the zero value, keeps all like 1).
+func (o Options) nucleus() bool { return o.TopP > 0 && o.TopP < 1 }
 
 // Pick is the outcome of one draw. A greedy pick is certain: its log-probabilities are 0, Kept
 // is 1 and Cutoff is -Inf.
@@ -187,7 +190,7 @@ func (pk *Picker) truncate(p []float64) []int {
 		}
 		vals = vals[:n]
 	}
-	if pk.opt.TopP < 1 {
+	if pk.opt.nucleus() {
 		slices.Sort(vals)
 		var z float64
 		for i := len(vals) - 1; i >= 0; i-- {

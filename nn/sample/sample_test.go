@@ -164,7 +164,7 @@ func TestPickDistribution(t *testing.T) {
 	if got := g.Pick([]float32{1, 3, 3, 2}, 4, 0); got.Token != 1 {
 		t.Errorf("greedy picked %d, want the first maximum 1", got.Token)
 	}
-	for _, bad := range []Options{{Temperature: -1, TopP: 1}, {TopK: -1, TopP: 1}, {TopP: 0}, {TopP: 1.5}, {Temperature: math.Inf(1), TopP: 1}} {
+	for _, bad := range []Options{{Temperature: -1, TopP: 1}, {TopK: -1, TopP: 1}, {TopP: -0.1}, {TopP: 1.5}, {Temperature: math.Inf(1), TopP: 1}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v accepted", bad)
 		}
