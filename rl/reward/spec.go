@@ -65,7 +65,7 @@ func byName(name string, o Options) (rl.Reward, error) {
 		case len(o.JSONKeys) > 0:
 			return JSONFormat{Keys: o.JSONKeys}, nil
 		case o.FormatRegex != "":
-			return rl.NewFormatRegexp(o.FormatRegex)
+			return NewFormat(o.FormatRegex)
 		}
 		return nil, fmt.Errorf("format needs --format-regex or --format-json-keys")
 	case "length":

@@ -143,6 +143,26 @@ func (r *Regex) Score(_, completion string, meta rl.Meta) (float64, error) {
 	return bool01(re.MatchString(strings.TrimSuffix(completion, rl.EOSText))), nil
 }
 
+// Format scores 1 when the whole completion, without the EOS text, matches the pattern.
+type Format struct{ re *regexp.Regexp }
+
+// NewFormat compiles pattern (Go's RE2 syntax), anchored at both ends.
+func NewFormat(pattern string) (Format, error) {
+	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
+	if err != nil {
+		return Format{}, fmt.Errorf("format reward pattern %q: %w", pattern, err)
+	}
+	return Format{re}, nil
+}
+
+// Name implements rl.Reward.
+func (Format) Name() string { return "format" }
+
+// Score implements rl.Reward.
+func (f Format) Score(_, completion string, _ rl.Meta) (float64, error) {
+	return bool01(f.re.MatchString(strings.TrimSuffix(completion, rl.EOSText))), nil
+}
+
 // JSONFormat scores 1 when the completion holds a JSON object with every required key, else
 // 0: the whole completion, or the text inside <tool_call>...</tool_call> or a ``` fence.
 type JSONFormat struct{ Keys []string }
