@@ -142,7 +142,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	m["updates_applied"] = float64(applied)
 	m["recompute_mismatch"] = float64(mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
-	addPrefixed(m, "reward/", rb.Means)
+	addRewardTerms(m, rb)
 	rewardByTask(m, ro, rb.Total)
 	if rep.Action == Stop {
 		t.stopped = rep.Reason

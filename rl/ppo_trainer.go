@@ -207,7 +207,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	m["critic_warmup"] = b2f(warm)
 	m["recompute_mismatch"] = float64(mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
-	addPrefixed(m, "reward/", rb.Means)
+	addRewardTerms(m, rb)
 	rewardByTask(m, ro, rb.Total)
 	t.KL.Update(m["kl_ref_row_sum_mean"], ro.Rows())
 	if err := t.finishStep(m); err != nil {

@@ -433,9 +433,14 @@ func rewardByTask(m map[string]float64, ro *Rollout, total []float64) {
 	}
 }
 
-func addPrefixed(dst map[string]float64, prefix string, src map[string]float64) {
-	for k, v := range src {
-		dst[prefix+k] = v
+// addRewardTerms records each reward term's mean and standard deviation under TRL's names,
+// rewards/<name>/mean and rewards/<name>/std.
+func addRewardTerms(dst map[string]float64, rb *RewardBatch) {
+	for k, v := range rb.Means {
+		dst["rewards/"+k+"/mean"] = v
+	}
+	for k, v := range rb.Stds {
+		dst["rewards/"+k+"/std"] = v
 	}
 }
 

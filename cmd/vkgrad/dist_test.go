@@ -11,8 +11,12 @@ import (
 )
 
 // TestMain lets the test binary run as the vkgrad command, for tests that start it under an
-// MPI launcher.
+// MPI launcher, or as an external reward program.
 func TestMain(m *testing.M) {
+	if os.Getenv("VKGRAD_TEST_AS_REWARD") == "1" {
+		rewardProgram()
+		os.Exit(0)
+	}
 	if os.Getenv("VKGRAD_TEST_AS_CLI") == "1" {
 		if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "vkgrad:", err)

@@ -33,6 +33,8 @@ type taskFlags struct {
 	EvalMax  int           `json:"eval_max_new_tokens"`
 	// EvalSamples answers are also sampled per problem at the run's temperature.
 	EvalSamples int `json:"eval_samples"`
+	// Data, when its Path is set, replaces the built-in tasks with a dataset file.
+	Data datasetFlags `json:"data"`
 }
 
 // rlRunMeta is the config.json of an sft, grpo or ppo run.
@@ -48,7 +50,8 @@ type rlRunMeta struct {
 func defaultTaskFlags() taskFlags {
 	o := tasks.DefaultOptions()
 	o.Addition.MinDigits, o.Addition.MaxDigits = 2, 2
-	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 500, EvalSeed: 12345, EvalMax: 8, EvalSamples: 4}
+	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 500, EvalSeed: 12345, EvalMax: 8, EvalSamples: 4,
+		Data: defaultDatasetFlags()}
 }
 
 func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
@@ -73,6 +76,7 @@ func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	fs.Uint64Var(&t.EvalSeed, "eval-seed", t.EvalSeed, "seed that picks the held-out problems")
 	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation")
 	fs.IntVar(&t.EvalSamples, "eval-samples", t.EvalSamples, "answers sampled per held-out problem at the training temperature for the sampled accuracy (0: greedy only)")
+	addDatasetFlags(fs, &t.Data)
 }
 
 // inherit replaces the task flags the user did not set with those of the run that made init.
@@ -95,6 +99,9 @@ func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logg
 	given := map[string]string{}
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
 	*t = meta.Tasks
+	if t.Data.Path == "" { // the initial run used built-in tasks (or predates datasets)
+		t.Data = defaultDatasetFlags()
+	}
 	for name, v := range given {
 		_ = setFlag(t, name, v) // only task flags exist in setFlag's set; others fail harmlessly
 	}
@@ -111,11 +118,19 @@ func setFlag(t *taskFlags, name, value string) error {
 
 // taskSetup is everything a command needs from the task flags.
 type taskSetup struct {
-	mix     *tasks.Mix
+	mix     *tasks.Mix // nil for a dataset
 	train   rl.PromptSource
 	reward  *rl.Combined
 	heldOut []rl.Prompt
 	enc     tasks.Encoder
+	closers []func() // an external reward process
+}
+
+// close stops what setup started.
+func (s *taskSetup) close() {
+	for _, f := range s.closers {
+		f()
+	}
 }
 
 func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
@@ -128,11 +143,17 @@ func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
 	if t.EvalMax < 1 {
 		return nil, fmt.Errorf("--eval-max-new-tokens %d: want >= 1", t.EvalMax)
 	}
+	enc := tasks.EncoderOf(tok.Encode)
+	if t.Data.Path != "" {
+		return t.Data.setup(t, enc)
+	}
+	if t.Data.Reward != "" || t.Data.RewardCmd != "" {
+		return nil, fmt.Errorf("--reward and --reward-cmd score --dataset prompts; the built-in --task %s has its own reward", t.Spec)
+	}
 	mix, err := tasks.NewMix(t.Spec, t.Options)
 	if err != nil {
 		return nil, fmt.Errorf("--task: %w", err)
 	}
-	enc := tasks.EncoderOf(tok.Encode)
 	src, err := mix.Source(tasks.Train, t.Shuffle, t.DataSeed)
 	if err != nil {
 		return nil, err
@@ -298,6 +319,9 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	}
 	if r.runDir == "" {
 		name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
+		if r.tasks.Data.Path != "" {
+			name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
+		}
 		r.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s", command, name, time.Now().Format("20060102-150405")))
 	}
 	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
@@ -315,7 +339,13 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 		}
 	}
 	r.metrics, r.closeMetrics, err = openMetrics(metricsPath, r.resumed != nil)
-	return err
+	if err != nil {
+		r.setup.close()
+		return err
+	}
+	closeFile := r.closeMetrics
+	r.closeMetrics = func() { closeFile(); r.setup.close() }
+	return nil
 }
 
 func (r *rlRun) loadInit(required bool) (*gpt2.Model, *load.Loaded, error) {

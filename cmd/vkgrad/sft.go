@@ -229,6 +229,9 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 // validationSet draws up to n distinct problems of the training split per task (fewer when the
 // split is small), from a stream seeded apart from the training stream's.
 func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
+	if s.mix == nil { // a dataset: its held-out prompts
+		return s.heldOut[:min(n, len(s.heldOut))], nil
+	}
 	var out []rl.Prompt
 	for _, t := range s.mix.Tasks {
 		g, err := tasks.NewGenerator(t, tasks.Train, seed^0x5eed5eed5eed)

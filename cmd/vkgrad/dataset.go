@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/reward"
+	"github.com/vkgrad/vkgrad/rl/tasks"
+)
+
+// datasetFlags choose prompts from a JSONL file (instead of --task) and how completions are
+// scored; saved in the run's config.json with the other task flags.
+type datasetFlags struct {
+	Path          string         `json:"dataset,omitempty"`
+	EvalPath      string         `json:"eval_dataset,omitempty"`
+	Fields        string         `json:"dataset_field,omitempty"`
+	HeldOut       float64        `json:"held_out_fraction,omitempty"`
+	Reward        string         `json:"reward,omitempty"`
+	RewardCmd     string         `json:"reward_cmd,omitempty"`
+	RewardTimeout time.Duration  `json:"reward_timeout,omitempty"`
+	Options       reward.Options `json:"reward_options"`
+}
+
+// defaultDatasetFlags hold out 5% of a dataset and give a reward program two minutes a batch.
+func defaultDatasetFlags() datasetFlags {
+	return datasetFlags{HeldOut: 0.05, RewardTimeout: 2 * time.Minute}
+}
+
+// addDatasetFlags registers the flags with d's values as defaults (setFlag re-registers them
+// over a run's saved settings).
+func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
+	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a JSONL file instead of --task: one object a line with \"prompt\" (text or messages) or \"messages\", optional \"answer\"/\"completion\"; other fields reach the rewards")
+	fs.StringVar(&d.EvalPath, "eval-dataset", d.EvalPath, "held-out prompts for the accuracy before and after (default: --held-out-share of --dataset)")
+	fs.StringVar(&d.Fields, "dataset-field", d.Fields, "the dataset's own field names, e.g. prompt=question,answer=final_answer")
+	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of prompts held out for evaluation")
+	fs.StringVar(&d.Reward, "reward", d.Reward, "with --dataset, verifiers and weights, e.g. numeric:1,format:0.2 (verifiers: "+strings.Join(reward.Names, ", ")+"; default exact, or only --reward-cmd)")
+	fs.StringVar(&d.RewardCmd, "reward-cmd", d.RewardCmd, "an external reward program (run by the shell): one JSON line per batch in, {\"prompts\",\"completions\",\"metadata\"}; one line back, {\"rewards\": [...]}; weighted by cmd:W in --reward")
+	fs.DurationVar(&d.RewardTimeout, "reward-timeout", d.RewardTimeout, "how long --reward-cmd may take to answer one batch")
+	fs.StringVar(&d.Options.Regex, "reward-regex", d.Options.Regex, "the regex verifier's pattern; {answer} stands for the answer field")
+	fs.StringVar(&d.Options.FormatRegex, "format-regex", d.Options.FormatRegex, "the format reward: the whole completion matches this pattern")
+	fs.StringSliceVar(&d.Options.JSONKeys, "format-json-keys", d.Options.JSONKeys, "the format reward: the completion is a JSON object with these keys (in <tool_call> or a ``` fence, or bare)")
+	fs.IntVar(&d.Options.TargetLength, "target-length", d.Options.TargetLength, "the length penalty: characters allowed before it starts")
+}
+
+// setup builds the prompt source, held-out set and reward of a dataset run.
+func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder) (*taskSetup, error) {
+	var err error
+	for _, p := range []*string{&d.Path, &d.EvalPath} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	fields, err := tasks.ParseFieldMap(d.Fields)
+	if err != nil {
+		return nil, err
+	}
+	opt := tasks.DatasetOptions{Fields: fields}
+	all, err := tasks.LoadDataset(d.Path, opt)
+	if err != nil {
+		return nil, fmt.Errorf("--dataset: %w", err)
+	}
+	train, held := all, []tasks.Prompt(nil)
+	switch {
+	case d.EvalPath != "":
+		if held, err = tasks.LoadDataset(d.EvalPath, opt); err != nil {
+			return nil, fmt.Errorf("--eval-dataset: %w", err)
+		}
+	case t.EvalSize > 0:
+		if train, held, err = tasks.SplitHeldOut(all, d.HeldOut); err != nil {
+			return nil, fmt.Errorf("--held-out-share: %w", err)
+		}
+	}
+	if len(held) > t.EvalSize {
+		held = held[:t.EvalSize]
+	}
+	list, err := tasks.NewList(train, true, t.DataSeed)
+	if err != nil {
+		return nil, err
+	}
+	s := &taskSetup{train: tasks.RLSource(list, enc), enc: enc}
+	if s.heldOut, err = tasks.RLPrompts(held, enc); err != nil {
+		return nil, err
+	}
+	if s.reward, s.closers, err = d.rewards(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// rewards combines the named verifiers and the external program.
+func (d *datasetFlags) rewards() (*rl.Combined, []func(), error) {
+	spec, cmdWeight := d.Reward, 0.0
+	var kept []string
+	for _, term := range strings.Split(spec, ",") {
+		name, w, _ := strings.Cut(strings.TrimSpace(term), ":")
+		if name != "cmd" {
+			if name != "" {
+				kept = append(kept, term)
+			}
+			continue
+		}
+		cmdWeight = 1
+		if w != "" {
+			if _, err := fmt.Sscan(w, &cmdWeight); err != nil {
+				return nil, nil, fmt.Errorf("--reward %q: weight %q of cmd is not a number", spec, w)
+			}
+		}
+	}
+	switch {
+	case cmdWeight != 0 && d.RewardCmd == "":
+		return nil, nil, fmt.Errorf("--reward %q names cmd but no --reward-cmd is given", spec)
+	case d.RewardCmd != "" && cmdWeight == 0 && strings.TrimSpace(spec) == "":
+		cmdWeight = 1 // --reward-cmd alone
+	case d.RewardCmd != "" && cmdWeight == 0:
+		return nil, nil, fmt.Errorf("--reward-cmd is given but --reward %q has no cmd:W term to weight it", spec)
+	case len(kept) == 0 && d.RewardCmd == "":
+		kept = []string{"exact:1"}
+	}
+	var terms []rl.Weighted
+	if len(kept) > 0 {
+		var err error
+		if terms, err = reward.Parse(strings.Join(kept, ","), d.Options); err != nil {
+			return nil, nil, err
+		}
+	}
+	var closers []func()
+	if d.RewardCmd != "" {
+		p, err := reward.NewProcess(d.RewardCmd, d.RewardTimeout, os.Stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() { p.Close() })
+		terms = append(terms, rl.Weighted{Reward: p, Weight: cmdWeight})
+	}
+	c, err := rl.NewCombined(terms...)
+	if err != nil {
+		for _, f := range closers {
+			f()
+		}
+		return nil, nil, fmt.Errorf("--reward: %w", err)
+	}
+	return c, closers, nil
+}
