@@ -52,7 +52,7 @@ func TestSFTThenGRPOAndPPO(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := []string{"reward_mean", "reward_std", "rewards/task/mean", "rewards/task/std", "frac_reward_zero_std", "kl_mean", "kl_share", "clip_ratio_low_mean",
+	want := []string{"reward_mean", "reward_std", "rewards/task/mean", "frac_reward_zero_std", "rewards/task/std", "kl_mean", "kl_share", "clip_ratio_low_mean",
 		"clip_ratio_high_mean", "clip_ratio_region_mean", "active_fraction", "clipped_fraction", "ratio_mean_positive_adv",
 		"ratio_mean_negative_adv", "ratio_p10", "ratio_p50", "ratio_p90", "entropy_mean", "grad_norm", "advantage_std",
 		"loss_token_fraction", "completion_length_mean", "completion_length_min", "completion_length_max", "truncated_fraction",
