@@ -30,6 +30,10 @@ const (
 	stPhysicalDeviceFeatures2           = 1000059000
 	stPhysicalDeviceProperties2         = 1000059001
 	stPhysicalDeviceSubgroupProperties  = 1000094000
+	stPhysicalDeviceMaintenance3        = 1000168000
+	stPhysicalDeviceMaintenance4        = 1000413001
+	stPhysicalDeviceMemoryBudget        = 1000237000
+	stPhysicalDeviceMemoryProperties2   = 1000059006
 	stPhysicalDeviceIDProperties        = 1000071004
 	stPhysicalDeviceDriverProperties    = 1000196000
 	stPhysicalDeviceShaderFloat16Int8   = 1000082000

@@ -111,3 +111,20 @@ func TestValidationReportsErrors(t *testing.T) {
 		t.Errorf("messages do not mention the size: %q", msgs)
 	}
 }
+
+// TestDeviceReportsAllocationLimits: the driver's allocation and buffer limits are read
+// (every Vulkan 1.1 device reports the first; 1.3 devices the second).
+func TestDeviceReportsAllocationLimits(t *testing.T) {
+	d := device(t)
+	info := d.Info
+	if info.MaxMemoryAllocationSize == 0 {
+		t.Errorf("%s reports no maxMemoryAllocationSize", info.Name)
+	}
+	if info.APIVersion >= apiVersion(1, 3, 0) && info.MaxBufferSize == 0 {
+		t.Errorf("%s (Vulkan %s) reports no maxBufferSize", info.Name, info.APIVersionString())
+	}
+	if lim := info.AllocationLimit(); lim == 0 || lim > info.MaxMemoryAllocationSize {
+		t.Errorf("allocation limit %d against maxMemoryAllocationSize %d", lim, info.MaxMemoryAllocationSize)
+	}
+	t.Logf("%s: allocation %d, buffer %d, budget %v", info.Name, info.MaxMemoryAllocationSize, info.MaxBufferSize, info.HeapBudget)
+}

@@ -57,6 +57,15 @@ type DeviceInfo struct {
 	SubgroupSize  uint32
 	Float16       bool // shaderFloat16
 
+	// MaxMemoryAllocationSize bounds one VkDeviceMemory allocation (Vulkan 1.1), MaxBufferSize
+	// one VkBuffer (1.3 or VK_KHR_maintenance4; 0 when the device does not say). Drivers differ
+	// widely: AMD on Windows 2 GiB, RADV and ANV about 4 GiB, lavapipe 2 GiB.
+	MaxMemoryAllocationSize uint64
+	MaxBufferSize           uint64
+	// HeapBudget is, per heap, how much this process may allocate now (VK_EXT_memory_budget),
+	// nil when the device cannot say.
+	HeapBudget []uint64
+
 	MaxStorageBufferRange           uint32
 	MaxComputeWorkGroupSize         [3]uint32
 	MaxComputeWorkGroupCount        [3]uint32
@@ -88,6 +97,34 @@ func (d DeviceInfo) DriverVersionString() string {
 		}
 	}
 	return versionString(v)
+}
+
+// AllocationLimit is the largest single allocation and buffer vkgrad makes on the device:
+// the smaller of MaxMemoryAllocationSize and MaxBufferSize, leaving out what a device does not
+// report.
+func (d DeviceInfo) AllocationLimit() uint64 {
+	limit := uint64(1) << 62
+	for _, v := range []uint64{d.MaxMemoryAllocationSize, d.MaxBufferSize} {
+		if v > 0 {
+			limit = min(limit, v)
+		}
+	}
+	return limit
+}
+
+// DeviceLocalBudget is what this process may still allocate in device-local heaps: the
+// memory budget where the device reports one, else the heaps' size.
+func (d DeviceInfo) DeviceLocalBudget() uint64 {
+	if d.HeapBudget == nil {
+		return d.DeviceLocalBytes()
+	}
+	var n uint64
+	for i, h := range d.Heaps {
+		if h.DeviceLocal && i < len(d.HeapBudget) {
+			n += d.HeapBudget[i]
+		}
+	}
+	return n
 }
 
 // DeviceLocalBytes is the total size of the device-local heaps.
@@ -201,7 +238,12 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.APIVersion = base.ApiVersion
 	hasV12 := base.ApiVersion >= apiVersion(1, 2, 0) && i.version >= apiVersion(1, 2, 0)
 
-	subgroup := &physicalDeviceSubgroupProperties{SType: stPhysicalDeviceSubgroupProperties}
+	maint3 := &physicalDeviceMaintenance3Properties{SType: stPhysicalDeviceMaintenance3}
+	maint4 := &physicalDeviceMaintenance4Properties{SType: stPhysicalDeviceMaintenance4}
+	if base.ApiVersion >= apiVersion(1, 3, 0) && i.version >= apiVersion(1, 3, 0) || exts["VK_KHR_maintenance4"] {
+		maint3.PNext = unsafe.Pointer(maint4)
+	}
+	subgroup := &physicalDeviceSubgroupProperties{SType: stPhysicalDeviceSubgroupProperties, PNext: unsafe.Pointer(maint3)}
 	ids := &physicalDeviceIDProperties{SType: stPhysicalDeviceIDProperties, PNext: unsafe.Pointer(subgroup)}
 	driver := &physicalDeviceDriverProperties{SType: stPhysicalDeviceDriverProperties}
 	props := &physicalDeviceProperties2{SType: stPhysicalDeviceProperties2, PNext: unsafe.Pointer(ids)}
@@ -232,6 +274,7 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.UUID = ids.DeviceUUID
 	d.pipelineCacheUUID = p.PipelineCacheUUID
 	d.SubgroupSize = subgroup.SubgroupSize
+	d.MaxMemoryAllocationSize, d.MaxBufferSize = maint3.MaxMemoryAllocationSize, maint4.MaxBufferSize
 	d.Float16 = fp16.ShaderFloat16 != 0
 	l := &p.Limits
 	d.MaxStorageBufferRange = l.MaxStorageBufferRange
@@ -243,10 +286,12 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.MinStorageBufferOffsetAlignment = l.MinStorageBufferOffsetAlignment
 	d.TimestampPeriod = l.TimestampPeriod
 
-	var mem physicalDeviceMemoryProperties
-	callPtr(i.fn.GetPhysicalDeviceMemoryProperties, pd, uintptr(unsafe.Pointer(&mem)))
-	for _, h := range mem.MemoryHeaps[:min(mem.MemoryHeapCount, 16)] {
+	mem, budget := i.memoryProperties(pd, base.ApiVersion, exts["VK_EXT_memory_budget"])
+	for k, h := range mem.MemoryHeaps[:min(mem.MemoryHeapCount, 16)] {
 		d.Heaps = append(d.Heaps, MemoryHeap{Size: h.Size, DeviceLocal: h.Flags&memoryHeapDeviceLocal != 0})
+		if budget != nil {
+			d.HeapBudget = append(d.HeapBudget, budget.HeapBudget[k])
+		}
 	}
 
 	d.ComputeQueueFamily = -1
@@ -271,6 +316,19 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 		d.Unusable = "no compute queue"
 	}
 	return d, nil
+}
+
+// memoryProperties reads the heaps and, with VK_EXT_memory_budget, the budget of each.
+func (i *Instance) memoryProperties(pd uintptr, api uint32, hasBudget bool) (physicalDeviceMemoryProperties, *physicalDeviceMemoryBudgetPropertiesEXT) {
+	if !hasBudget || api < apiVersion(1, 1, 0) || i.fn.GetPhysicalDeviceMemoryProperties2 == 0 {
+		var mem physicalDeviceMemoryProperties
+		callPtr(i.fn.GetPhysicalDeviceMemoryProperties, pd, uintptr(unsafe.Pointer(&mem)))
+		return mem, nil
+	}
+	budget := &physicalDeviceMemoryBudgetPropertiesEXT{SType: stPhysicalDeviceMemoryBudget}
+	mem2 := &physicalDeviceMemoryProperties2{SType: stPhysicalDeviceMemoryProperties2, PNext: unsafe.Pointer(budget)}
+	callPtr(i.fn.GetPhysicalDeviceMemoryProperties2, pd, uintptr(unsafe.Pointer(mem2)))
+	return mem2.MemoryProperties, budget
 }
 
 // Select picks a device for a --device value: "auto" takes the first discrete GPU, else the
@@ -343,8 +401,13 @@ func Describe(d DeviceInfo) string {
 		if h.DeviceLocal {
 			kind = "device-local"
 		}
-		fmt.Fprintf(&b, "  heap %d    %s %s\n", k, formatBytes(h.Size), kind)
+		budget := ""
+		if k < len(d.HeapBudget) {
+			budget = ", budget " + formatBytes(d.HeapBudget[k])
+		}
+		fmt.Fprintf(&b, "  heap %d    %s %s%s\n", k, formatBytes(h.Size), kind, budget)
 	}
+	fmt.Fprintf(&b, "  memory    one allocation at most %s, one buffer at most %s\n", bytesOrUnknown(d.MaxMemoryAllocationSize), bytesOrUnknown(d.MaxBufferSize))
 	fp16 := "no"
 	if d.Float16 {
 		fp16 = "yes"
@@ -358,6 +421,13 @@ func Describe(d DeviceInfo) string {
 		fmt.Fprintf(&b, "\n  unusable  %s", d.Unusable)
 	}
 	return b.String()
+}
+
+func bytesOrUnknown(n uint64) string {
+	if n == 0 {
+		return "(not reported)"
+	}
+	return formatBytes(n)
 }
 
 func formatBytes(n uint64) string {

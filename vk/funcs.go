@@ -16,6 +16,7 @@ type instanceFuncs struct {
 	GetPhysicalDeviceProperties2           uintptr
 	GetPhysicalDeviceFeatures2             uintptr
 	GetPhysicalDeviceMemoryProperties      uintptr
+	GetPhysicalDeviceMemoryProperties2     uintptr
 	GetPhysicalDeviceQueueFamilyProperties uintptr
 	EnumerateDeviceExtensionProperties     uintptr
 	CreateDevice                           uintptr

@@ -210,6 +210,36 @@ type physicalDeviceProperties2 struct {
 	Properties physicalDeviceProperties
 }
 
+// physicalDeviceMaintenance3Properties mirrors VkPhysicalDeviceMaintenance3Properties (1.1).
+type physicalDeviceMaintenance3Properties struct {
+	SType                   uint32
+	PNext                   unsafe.Pointer
+	MaxPerSetDescriptors    uint32
+	MaxMemoryAllocationSize uint64
+}
+
+// physicalDeviceMaintenance4Properties mirrors VkPhysicalDeviceMaintenance4Properties (1.3).
+type physicalDeviceMaintenance4Properties struct {
+	SType         uint32
+	PNext         unsafe.Pointer
+	MaxBufferSize uint64
+}
+
+// physicalDeviceMemoryBudgetPropertiesEXT mirrors VkPhysicalDeviceMemoryBudgetPropertiesEXT.
+type physicalDeviceMemoryBudgetPropertiesEXT struct {
+	SType      uint32
+	PNext      unsafe.Pointer
+	HeapBudget [16]uint64
+	HeapUsage  [16]uint64
+}
+
+// physicalDeviceMemoryProperties2 mirrors VkPhysicalDeviceMemoryProperties2.
+type physicalDeviceMemoryProperties2 struct {
+	SType            uint32
+	PNext            unsafe.Pointer
+	MemoryProperties physicalDeviceMemoryProperties
+}
+
 // physicalDeviceDriverProperties mirrors VkPhysicalDeviceDriverProperties.
 type physicalDeviceDriverProperties struct {
 	SType              uint32
