@@ -84,8 +84,8 @@ func TestVersionsAndDescribe(t *testing.T) {
 	d := DeviceInfo{
 		Index: 2, Name: "Test GPU", Type: DeviceDiscrete, VendorID: 0x10DE, Vendor: VendorName(0x10DE),
 		DriverVersion: 535<<22 | 104<<14 | 5<<6, APIVersion: apiVersion(1, 3, 260),
-		Heaps:        []MemoryHeap{{Size: 80 << 30, DeviceLocal: true}, {Size: 64 << 30}},
-		HeapBudget:   []uint64{70 << 30, 60 << 30}, MaxMemoryAllocationSize: 4 << 30,
+		Heaps:      []MemoryHeap{{Size: 80 << 30, DeviceLocal: true}, {Size: 64 << 30}},
+		HeapBudget: []uint64{70 << 30, 60 << 30}, MaxMemoryAllocationSize: 4 << 30,
 		SubgroupSize: 32, Float16: true,
 		MaxStorageBufferRange: 1<<32 - 1, MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64},
 		MaxComputeWorkGroupInvocations: 1024, MaxComputeSharedMemorySize: 48 << 10,
