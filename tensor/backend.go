@@ -150,6 +150,13 @@ type Backend interface {
 	AdamW(params, grads, m, v *Tensor, p AdamWParams)
 }
 
+// AllocLimiter is implemented by backends whose single allocations are bounded (a GPU driver's
+// maxMemoryAllocationSize): callers spread large buffers over several allocations.
+type AllocLimiter interface {
+	// MaxAllocElems is the most float32 elements one allocation may hold.
+	MaxAllocElems() int
+}
+
 // MatMulParams describes a (batched) matrix product; see Backend.MatMul.
 type MatMulParams struct {
 	M, N, K        int

@@ -113,6 +113,12 @@ func (b *Backend) Alloc(dtype tensor.DType, n int) (tensor.Storage, error) {
 	return &storage{be: b, buf: buf, dtype: dtype, n: n}, nil
 }
 
+// MaxAllocElems is how many float32 values one allocation may hold on the device
+// (tensor.AllocLimiter): callers spread larger buffers over several.
+func (b *Backend) MaxAllocElems() int {
+	return int(min(b.dev.MemoryStats().Limit, 1<<62) / 4)
+}
+
 // Free releases storage early.
 func (b *Backend) Free(s tensor.Storage) {
 	if st, ok := s.(*storage); ok && st.be == b {

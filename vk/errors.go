@@ -17,6 +17,9 @@ var (
 	// ErrOutOfMemory means a host or device allocation failed; the error wrapping it names what
 	// was being allocated.
 	ErrOutOfMemory = errors.New("vk: out of memory")
+	// ErrAllocationTooLarge means one tensor is larger than the device allows in a single
+	// allocation; the error wrapping it names the tensor, its size and the limit.
+	ErrAllocationTooLarge = errors.New("vk: allocation larger than the device allows")
 )
 
 // Error is a failed Vulkan call.

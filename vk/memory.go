@@ -46,15 +46,21 @@ type memPool struct {
 	hostCoherent bool
 	inUse        uint64 // bytes reserved by live buffers
 	reserved     uint64 // bytes of device memory held in blocks
+	limit        uint64 // the largest allocation and buffer the device allows (AllocationLimit)
+	defaultBlock uint64 // the block size before any limit
+	largest      uint64 // the largest allocation made so far
 }
 
 func (p *memPool) init(d *Device, props *physicalDeviceMemoryProperties) {
 	p.d = d
 	p.props = *props
+	p.limit = d.Info.AllocationLimit()
 	p.blockSize = 256 << 20
 	if local := d.Info.DeviceLocalBytes(); local > 0 && local/8 < p.blockSize {
 		p.blockSize = max(local/8, 16<<20)
 	}
+	p.defaultBlock = p.blockSize
+	p.blockSize = min(p.blockSize, p.limit)
 	// 256 bytes satisfies every device's minStorageBufferOffsetAlignment in practice and keeps
 	// each tensor on its own cache lines.
 	p.align = max(256, d.Info.MinStorageBufferOffsetAlignment)
@@ -130,14 +136,15 @@ func (p *memPool) newBlock(size uint64, host bool, label string) (*memBlock, err
 	}
 	b.free = []span{{0, size}}
 	p.reserved += size
+	p.largest = max(p.largest, size)
 	b.counted = true
 	return b, nil
 }
 
 func (p *memPool) oomError(err error, size uint64, label string) error {
 	if errors.Is(err, ErrOutOfMemory) {
-		return fmt.Errorf("vk: out of memory on %s allocating %s for %s (%s held by vkgrad): %w",
-			p.d.Info.Name, formatBytes(size), label, formatBytes(p.reserved), err)
+		return fmt.Errorf("vk: out of memory on %s allocating %s for %s (%s held by vkgrad, device-local budget %s): %w",
+			p.d.Info.Name, formatBytes(size), label, formatBytes(p.reserved), formatBytes(p.d.Info.DeviceLocalBudget()), err)
 	}
 	return fmt.Errorf("vk: allocating %s for %s: %w", formatBytes(size), label, err)
 }
@@ -157,9 +164,20 @@ func (p *memPool) destroyBlock(b *memBlock) {
 	b.buf, b.mem = 0, 0
 }
 
+// setLimit lowers (or restores) the largest allocation, and the block size with it; the
+// largest allocation seen is counted afresh from here.
+func (p *memPool) setLimit(limit uint64) {
+	p.limit = limit
+	p.blockSize = min(p.defaultBlock, limit)
+	p.largest = 0
+}
+
 // alloc reserves size bytes of device-local memory.
 func (p *memPool) alloc(size uint64, label string) (*Buffer, error) {
 	n := alignUp(max(size, 4), p.align)
+	if n > p.limit {
+		return nil, &allocTooLarge{label: label, size: size, device: p.d.Info.Name, limit: p.limit}
+	}
 	if n > p.blockSize/2 {
 		b, err := p.newBlock(n, false, label)
 		if err != nil {
@@ -254,11 +272,35 @@ type MemoryStats struct {
 	InUse    uint64 // bytes reserved by live buffers (after alignment)
 	Reserved uint64 // bytes of device and staging memory held
 	Blocks   int
+	Largest  uint64 // the largest single allocation made
+	Limit    uint64 // the largest allocation allowed
 }
 
 // MemoryStats reports how much memory the device's pool holds.
 func (d *Device) MemoryStats() MemoryStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return MemoryStats{InUse: d.pool.inUse, Reserved: d.pool.reserved, Blocks: len(d.pool.blocks)}
+	return MemoryStats{InUse: d.pool.inUse, Reserved: d.pool.reserved, Blocks: len(d.pool.blocks), Largest: d.pool.largest, Limit: d.pool.limit}
 }
+
+// LimitAllocations lowers the largest allocation vkgrad makes on the device below what the
+// driver allows, to see how a model lays out on a device with smaller limits (tests do).
+func (d *Device) LimitAllocations(bytes uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pool.setLimit(min(bytes, d.Info.AllocationLimit()))
+}
+
+// allocTooLarge is a request beyond the device's largest allocation.
+type allocTooLarge struct {
+	label       string
+	size, limit uint64
+	device      string
+}
+
+func (e *allocTooLarge) Error() string {
+	return fmt.Sprintf("vk: %s of %s exceeds the largest allocation %s allows, %s (maxMemoryAllocationSize, maxBufferSize)",
+		e.label, formatBytes(e.size), e.device, formatBytes(e.limit))
+}
+
+func (e *allocTooLarge) Is(target error) bool { return target == ErrAllocationTooLarge }

@@ -2,6 +2,7 @@ package gpt2
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -13,12 +14,12 @@ type activations struct {
 	B, T     int
 	withGrad bool
 
-	values, grads *tensor.Tensor // flat buffers behind the trunk's Vars
+	values, grads *blocks // flat buffers behind the trunk's Vars
 	// headValues and headGrads hold the full lm head's activations (logits, probs, losses,
 	// logp, entropy), bound by the first Forward for this shape (headBound): a ForwardTrunk
 	// with a SelectedHead never needs them, and at GPT-2's vocabulary they are most of the
 	// activation memory.
-	headValues, headGrads *tensor.Tensor
+	headValues, headGrads *blocks
 
 	inputs, targets *tensor.Tensor // int32 (B*T)
 	lpTargets       *tensor.Tensor // int32 (B*T), LogProbs' targets
@@ -44,22 +45,33 @@ type layerActs struct {
 	ln1Mean, ln1Rstd, ln2Mean, ln2Rstd, att                                  *tensor.Tensor
 }
 
-// actLayout hands out consecutive regions of the value and gradient buffers.
+// actLayout hands out consecutive regions of the value and gradient buffers, none crossing
+// an allocation of cap floats (place).
 type actLayout struct {
-	values, grads *tensor.Tensor
+	values, grads *blocks
 	offV, offG    int
+	cap           int
+	err           error
 }
 
 func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
 	n := tensor.Shape(shape).Numel()
 	out := &autograd.Var{}
+	if a.cap == 0 {
+		a.cap = math.MaxInt
+	}
+	var err error
+	if a.offV, err = place(a.offV, n, a.cap); err != nil && a.err == nil {
+		a.err = fmt.Errorf("activation %v: %w", shape, err)
+	}
 	if a.values != nil {
-		out.Value = a.values.View(a.offV, shape...)
+		out.Value = a.values.view(a.offV, shape...)
 	}
 	a.offV += n
 	if withGrad {
+		a.offG, _ = place(a.offG, n, a.cap)
 		if a.grads != nil {
-			out.Grad = a.grads.View(a.offG, shape...)
+			out.Grad = a.grads.view(a.offG, shape...)
 		}
 		a.offG += n
 	}
@@ -115,25 +127,29 @@ func (acts *activations) bindHead(b tensor.Backend, cfg Config) error {
 	if acts.headBound() {
 		return nil
 	}
-	sizing := &actLayout{}
+	cap := allocCap(b)
+	sizing := &actLayout{cap: cap}
 	acts.layoutHead(cfg, sizing)
-	if !fits(acts.headValues, sizing.offV) {
-		freeTensor(b, &acts.headValues)
-		t, err := tensor.New(b, tensor.Float32, sizing.offV)
+	if sizing.err != nil {
+		return fmt.Errorf("gpt2: the lm head's activations for B=%d T=%d: %w", acts.B, acts.T, sizing.err)
+	}
+	if !acts.headValues.holds(sizing.offV) {
+		acts.headValues.free(b)
+		bl, err := newBlocks(b, sizing.offV, cap)
 		if err != nil {
 			return fmt.Errorf("gpt2: allocating the lm head's activations for B=%d T=%d: %w", acts.B, acts.T, err)
 		}
-		acts.headValues = t
+		acts.headValues = bl
 	}
-	if acts.withGrad && !fits(acts.headGrads, sizing.offG) {
-		freeTensor(b, &acts.headGrads)
-		t, err := tensor.New(b, tensor.Float32, sizing.offG)
+	if acts.withGrad && !acts.headGrads.holds(sizing.offG) {
+		acts.headGrads.free(b)
+		bl, err := newBlocks(b, sizing.offG, cap)
 		if err != nil {
 			return fmt.Errorf("gpt2: allocating the lm head's gradients for B=%d T=%d: %w", acts.B, acts.T, err)
 		}
-		acts.headGrads = t
+		acts.headGrads = bl
 	}
-	acts.layoutHead(cfg, &actLayout{values: whole(acts.headValues), grads: whole(acts.headGrads)})
+	acts.layoutHead(cfg, &actLayout{values: acts.headValues, grads: acts.headGrads, cap: cap})
 	return nil
 }
 
@@ -149,15 +165,20 @@ func freeTensor(b tensor.Backend, t **tensor.Tensor) {
 
 func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*activations, error) {
 	acts := &activations{B: B, T: T, withGrad: withGrad}
-	sizing := &actLayout{}
+	cap := allocCap(b)
+	sizing := &actLayout{cap: cap}
 	acts.layout(cfg, sizing)
+	if sizing.err != nil {
+		return nil, sizing.err
+	}
 	var err error
-	bind := &actLayout{}
-	if bind.values, err = tensor.New(b, tensor.Float32, sizing.offV); err != nil {
+	bind := &actLayout{cap: cap}
+	if bind.values, err = newBlocks(b, sizing.offV, cap); err != nil {
 		return nil, err
 	}
 	if withGrad {
-		if bind.grads, err = tensor.New(b, tensor.Float32, sizing.offG); err != nil {
+		if bind.grads, err = newBlocks(b, sizing.offG, cap); err != nil {
+			bind.values.free(b)
 			return nil, err
 		}
 	}
@@ -178,7 +199,10 @@ func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*act
 }
 
 func (acts *activations) free(b tensor.Backend) {
-	for _, t := range []*tensor.Tensor{acts.values, acts.grads, acts.headValues, acts.headGrads, acts.inputs, acts.targets, acts.lpTargets, acts.lpCutoff} {
+	for _, bl := range []*blocks{acts.values, acts.grads, acts.headValues, acts.headGrads} {
+		bl.free(b)
+	}
+	for _, t := range []*tensor.Tensor{acts.inputs, acts.targets, acts.lpTargets, acts.lpCutoff} {
 		if t != nil {
 			b.Free(t.Storage)
 		}

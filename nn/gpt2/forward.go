@@ -34,10 +34,13 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	}
 	withGrad = withGrad || (m.acts != nil && m.acts.withGrad)
 	next := &activations{B: B, T: T, withGrad: withGrad}
-	sizing := &actLayout{}
+	sizing := &actLayout{cap: allocCap(m.Backend)}
 	next.layout(m.Config, sizing)
-	if old := m.acts; old != nil && fits(old.values, sizing.offV) && (!withGrad || fits(old.grads, sizing.offG)) && fits(old.inputs, B*T) {
-		bind := &actLayout{values: whole(old.values), grads: whole(old.grads)}
+	if sizing.err != nil {
+		return fmt.Errorf("gpt2: B=%d T=%d: %w", B, T, sizing.err)
+	}
+	if old := m.acts; old != nil && old.values.holds(sizing.offV) && (!withGrad || old.grads.holds(sizing.offG)) && fits(old.inputs, B*T) {
+		bind := &actLayout{values: old.values, grads: old.grads, cap: sizing.cap}
 		next.layout(m.Config, bind)
 		next.values, next.grads = bind.values, bind.grads
 		next.inputs, next.targets, next.lpTargets = whole(old.inputs).View(0, B*T), whole(old.targets).View(0, B*T), whole(old.lpTargets).View(0, B*T)
@@ -192,9 +195,9 @@ func (m *Model) TokenLosses() []float32 { return m.acts.hostLosses }
 // ZeroActGrads clears the activation gradients; call it before seeding output gradients.
 func (m *Model) ZeroActGrads() {
 	if m.acts != nil && m.acts.grads != nil {
-		m.Backend.Fill(m.acts.grads, 0)
+		m.acts.grads.fill(m.Backend, 0)
 		if m.acts.headBound() && m.acts.headGrads != nil {
-			m.Backend.Fill(m.acts.headGrads, 0)
+			m.acts.headGrads.fill(m.Backend, 0)
 		}
 	}
 }
