@@ -303,4 +303,8 @@ func (e *allocTooLarge) Error() string {
 		e.label, formatBytes(e.size), e.device, formatBytes(e.limit))
 }
 
-func (e *allocTooLarge) Is(target error) bool { return target == ErrAllocationTooLarge }
+// Is matches ErrAllocationTooLarge, and ErrOutOfMemory: either way the request cannot be
+// served, and a smaller batch is the remedy.
+func (e *allocTooLarge) Is(target error) bool {
+	return target == ErrAllocationTooLarge || target == ErrOutOfMemory
+}

@@ -124,7 +124,7 @@ func TestVersionsAndDescribe(t *testing.T) {
 // behind it (only the bookkeeping runs).
 func TestPoolFreeList(t *testing.T) {
 	blk := &memBlock{size: 4096, free: []span{{0, 4096}}}
-	p := &memPool{blockSize: 1 << 20, align: 256, blocks: []*memBlock{blk}}
+	p := &memPool{blockSize: 1 << 20, align: 256, blocks: []*memBlock{blk}, limit: 1 << 30}
 	var bufs []*Buffer
 	for range 4 {
 		b, err := p.alloc(1000, "t") // 1024 reserved each
