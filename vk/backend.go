@@ -119,6 +119,20 @@ func (b *Backend) MaxAllocElems() int {
 	return int(min(b.dev.MemoryStats().Limit, 1<<62) / 4)
 }
 
+// MemoryBudget is how much more device-local memory vkgrad may take: the driver's budget
+// (VK_EXT_memory_budget) or the heaps' size, less what the pool already holds.
+func (b *Backend) MemoryBudget() (uint64, string) {
+	info, held := b.dev.Info, b.dev.MemoryStats().Reserved
+	budget, src := info.DeviceLocalBudget(), "device-local heap"
+	if info.HeapBudget != nil {
+		src = "VK_EXT_memory_budget"
+	}
+	if held >= budget {
+		return 0, src
+	}
+	return budget - held, src
+}
+
 // Free releases storage early.
 func (b *Backend) Free(s tensor.Storage) {
 	if st, ok := s.(*storage); ok && st.be == b {

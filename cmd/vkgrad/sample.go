@@ -11,6 +11,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/tensor/device"
 )
 
 func init() {
@@ -100,6 +101,9 @@ func generateText(m *gpt2.Model, path, prompt string, n, count int, opt sample.O
 		return nil, fmt.Errorf("--prompt is %d tokens; the model's context is %d", len(ids), m.Config.MaxSeqLen)
 	}
 	limit := min(len(ids)+n, m.Config.MaxSeqLen)
+	if err := checkDecoderMemory(m, count, limit); err != nil {
+		return nil, err
+	}
 	d, err := m.NewDecoder(count, limit)
 	if err != nil {
 		return nil, err
@@ -123,4 +127,24 @@ func generateText(m *gpt2.Model, path, prompt string, n, count int, opt sample.O
 		out.tokens += len(toks)
 	}
 	return out, nil
+}
+
+// checkDecoderMemory refuses a batch of samples that cannot fit, saying how many would.
+func checkDecoderMemory(m *gpt2.Model, count, limit int) error {
+	budget, source, ok := device.Budget(m.Backend)
+	need := m.Config.DecoderBytes(count, limit)
+	if !ok || need <= int64(budget) {
+		return nil
+	}
+	fit := 0
+	for lo, hi := 0, count; lo <= hi; {
+		mid := (lo + hi) / 2
+		if m.Config.DecoderBytes(mid, limit) <= int64(budget) {
+			fit, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	return fmt.Errorf("--count %d needs %s for its key/value cache and activations, and %s has %s available (%s): --count %d fits",
+		count, gpt2.HumanBytes(need), m.Backend.Name(), gpt2.HumanBytes(int64(budget)), source, fit)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +23,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/device"
 )
 
 // dataFlags say where training text comes from; they are saved with the run so --resume
@@ -44,6 +46,7 @@ type trainFlags struct {
 	sampleTokens        int
 	samplePrompt        string
 	cluster             *cluster // nil: one process
+	dryRun              bool
 }
 
 func init() {
@@ -74,6 +77,7 @@ func init() {
 		fs.IntVar(&f.stopAt, "stop-at", 0, "save and stop at this step, to be continued later with --resume (0: run to --steps)")
 		fs.IntVar(&f.sampleTokens, "sample-tokens", 96, "tokens to sample at the end (0: none)")
 		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
+		fs.BoolVar(&f.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, activations) against what is available, and exit")
 		f.common.addDistributedFlag(fs)
 		return f.run
 	})
@@ -118,6 +122,9 @@ func (f *trainFlags) run(args []string) error {
 		}
 	}
 	m, err := f.model(be, resumed, log)
+	if errors.Is(err, errDryRun) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -225,18 +232,26 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 }
 
 func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (*gpt2.Model, error) {
-	path := f.init
 	if resumed != nil {
-		m, err := gpt2.New(be, resumed.Config)
-		if err != nil {
+		if err := f.checkMemory(be, resumed.Config, log); err != nil {
 			return nil, err
 		}
-		return m, nil // parameters come with the optimizer state in Restore
+		return gpt2.New(be, resumed.Config) // parameters come with the optimizer state in Restore
 	}
-	if path != "" {
-		m, l, err := load.Model(path, be)
+	if f.init != "" {
+		l, err := load.Read(f.init)
 		if err != nil {
 			return nil, fmt.Errorf("--init: %w", err)
+		}
+		if err := f.checkMemory(be, l.Config, log); err != nil {
+			return nil, err
+		}
+		m, err := gpt2.New(be, l.Config)
+		if err != nil {
+			return nil, fmt.Errorf("--init %s: %w", l.Path, err)
+		}
+		if err := m.SetParams(l.Params); err != nil {
+			return nil, fmt.Errorf("--init %s: %w", l.Path, err)
 		}
 		f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
 		log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
@@ -246,11 +261,53 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 	if err != nil {
 		return nil, fmt.Errorf("--preset: %w", err)
 	}
+	if err := f.checkMemory(be, cfg, log); err != nil {
+		return nil, err
+	}
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return m, m.InitRandom(f.cfg.Seed)
+}
+
+// errDryRun stops a --dry-run after the footprint is printed.
+var errDryRun = errors.New("dry run")
+
+// checkMemory logs the footprint the run will take, prints it alone with --dry-run, and refuses
+// a run that cannot fit, saying which --batch would.
+func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) error {
+	fp, err := gpt2.EstimateFootprint(be, cfg, f.cfg.Batch, f.cfg.Seq, true)
+	if err != nil {
+		return fmt.Errorf("--batch %d --seq %d: %w", f.cfg.Batch, f.cfg.Seq, err)
+	}
+	host := int64(0)
+	if k := f.cfg.MicroBatches; k > 1 || f.cluster != nil {
+		host = fp.Params * int64(k+1) // micro-batch gradients and their sum, on the host
+	}
+	budget, source, known := device.Budget(be)
+	line := fmt.Sprintf("memory on %s: %v", be.Name(), fp)
+	if host > 0 {
+		line += fmt.Sprintf("; host gradient copies %s", gpt2.HumanBytes(host))
+	}
+	if known {
+		line += fmt.Sprintf(" of %s available (%s)", gpt2.HumanBytes(int64(budget)), source)
+	}
+	if f.dryRun {
+		fmt.Fprintln(stdout, line)
+		return errDryRun
+	}
+	log.Info().Msg(line)
+	if !known || fp.Total() <= int64(budget) {
+		return nil
+	}
+	fit := gpt2.LargestBatch(be, cfg, f.cfg.Seq, f.cfg.Batch, true, int64(budget))
+	advice := fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
+	if fit == 0 {
+		advice = "no batch fits at this --seq: use a shorter --seq or a smaller model"
+	}
+	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
+		gpt2.HumanBytes(fp.Total()), be.Name(), gpt2.HumanBytes(int64(budget)), source, advice)
 }
 
 func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {

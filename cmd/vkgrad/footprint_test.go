@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTrainDryRunAndMemoryCheck(t *testing.T) {
+	dir := t.TempDir()
+	out, err := runCLI("train", "--preset", "gpt2-124m", "--batch", "4", "--seq", "1024", "--dry-run", "--device", "cpu", "--run-dir", filepath.Join(dir, "dry"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"training at B=4 T=1024", "parameters 474.8 MiB", "AdamW 949.7 MiB", "activations", "total"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--dry-run output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dry")); !os.IsNotExist(err) {
+		t.Errorf("--dry-run created its run directory (%v)", err)
+	}
+	_, err = runCLI("train", "--preset", "gpt2-124m", "--batch", "100000", "--seq", "64", "--device", "cpu", "--run-dir", filepath.Join(dir, "big"))
+	if err == nil || !strings.Contains(err.Error(), "--batch 100000") || !strings.Contains(err.Error(), "available") || !strings.Contains(err.Error(), "fits") {
+		t.Errorf("a batch far beyond memory: %v", err)
+	}
+}
+
+func TestSampleCountBeyondMemory(t *testing.T) {
+	model := tinySFT(t, t.TempDir())
+	_, err := runCLI("sample", "--model", model, "--count", "1000000000", "-n", "4", "--device", "cpu")
+	if err == nil || !strings.Contains(err.Error(), "--count 1000000000 needs") || !strings.Contains(err.Error(), "fits") {
+		t.Errorf("a billion samples: %v", err)
+	}
+}

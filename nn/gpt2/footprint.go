@@ -1,0 +1,89 @@
+package gpt2
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Footprint is what a model takes in memory on a backend, in bytes: computed from the same
+// layout the model allocates, so it cannot drift from it.
+type Footprint struct {
+	B, T        int
+	Training    bool
+	Params      int64 // weights
+	Grads       int64 // their gradients (training)
+	Optimizer   int64 // AdamW's two moments (training)
+	Activations int64 // one batch's activations (and their gradients when training), the lm head's included
+}
+
+// Total is the sum of the parts.
+func (f Footprint) Total() int64 { return f.Params + f.Grads + f.Optimizer + f.Activations }
+
+// EstimateFootprint is the memory cfg takes on b for batches of B sequences of T tokens, for
+// training (with gradients and AdamW) or inference.
+func EstimateFootprint(b tensor.Backend, cfg Config, B, T int, training bool) (Footprint, error) {
+	if err := cfg.Validate(); err != nil {
+		return Footprint{}, err
+	}
+	if B <= 0 || T <= 0 || T > cfg.MaxSeqLen {
+		return Footprint{}, fmt.Errorf("gpt2: footprint of B=%d T=%d: want B >= 1 and 1 <= T <= %d", B, T, cfg.MaxSeqLen)
+	}
+	f := Footprint{B: B, T: T, Training: training, Params: 4 * int64(cfg.NumParams())}
+	if training {
+		f.Grads, f.Optimizer = f.Params, 2*f.Params
+	}
+	acts := &activations{B: B, T: T, withGrad: training}
+	l := &actLayout{cap: allocCap(b)}
+	acts.layout(cfg, l)
+	acts.layoutHead(cfg, l)
+	if l.err != nil {
+		return Footprint{}, l.err
+	}
+	f.Activations = 4*int64(l.offV+l.offG) + 3*4*int64(B*T) // and the int32 inputs and targets
+	return f, nil
+}
+
+// String is a one-line summary.
+func (f Footprint) String() string {
+	mode := "inference"
+	if f.Training {
+		mode = "training"
+	}
+	return fmt.Sprintf("%s at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
+		mode, f.B, f.T, HumanBytes(f.Params), HumanBytes(f.Grads), HumanBytes(f.Optimizer), HumanBytes(f.Activations), HumanBytes(f.Total()))
+}
+
+// HumanBytes formats a byte count in KiB, MiB or GiB.
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+}
+
+// LargestBatch is the largest B up to maxB whose footprint fits budget bytes, or 0 when none.
+func LargestBatch(b tensor.Backend, cfg Config, T, maxB int, training bool, budget int64) int {
+	lo, hi := 0, maxB
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		f, err := EstimateFootprint(b, cfg, mid, T, training)
+		if err == nil && f.Total() <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// DecoderBytes is the memory NewDecoder(B, limit) allocates: the key/value cache of every
+// layer and one step's activations, on the device, and the logits it returns on the host.
+func (c Config) DecoderBytes(B, limit int) int64 {
+	N, C := int64(B*limit), int64(c.Channels)
+	floats := 2*int64(c.NumLayers)*N*C + N + 3*N*C + 3*N*C + 4*N*C + 2*N + 2*int64(B)*C + int64(B*c.PaddedVocabSize)
+	return 4*floats + 4*int64(B*c.PaddedVocabSize)
+}
