@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -126,6 +127,11 @@ func newState(kind string, m *gpt2.Model, opt *optim.AdamW, step int, lr float64
 	p, err := m.ParamsToHost()
 	if err != nil {
 		return nil, err
+	}
+	for i, v := range p {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("not saving: parameter %d of the policy is %v; the last checkpoint is kept", i, v)
+		}
 	}
 	am, err := tensor.ToHost(opt.M)
 	if err != nil {

@@ -357,11 +357,16 @@ func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn fu
 	}
 	lr := c.sched.At(c.step)
 	if policyGrad {
-		c.opt.Update(m.Params, m.Grads, lr)
+		// Measured before the update: a non-finite gradient must never reach the weights.
+		m.Backend.SumSquares(c.opt.GradSumSq(), m.Grads)
 		n, err := c.opt.GradNorm()
 		if err != nil {
 			return nil, nil, 0, 0, err
 		}
+		if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+			return nil, nil, 0, 0, fmt.Errorf("step %d: the policy's gradient norm is %v; the policy was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", c.step+1, n, lr)
+		}
+		c.opt.UpdateMeasured(m.Params, m.Grads, lr)
 		gradNorm = float64(n)
 	}
 	if vh != nil {

@@ -77,6 +77,8 @@ func init() {
 		fs.IntVar(&f.stopAt, "stop-at", 0, "save and stop at this step, to be continued later with --resume (0: run to --steps)")
 		fs.IntVar(&f.sampleTokens, "sample-tokens", 96, "tokens to sample at the end (0: none)")
 		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
+		fs.StringVar(&f.cfg.OnNonFinite, "on-nonfinite", "skip", "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
+		fs.IntVar(&f.cfg.MaxSkips, "max-skips", train.DefaultMaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
 		fs.BoolVar(&f.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, activations) against what is available, and exit")
 		f.common.addDistributedFlag(fs)
 		return f.run
@@ -97,6 +99,9 @@ func (f *trainFlags) run(args []string) error {
 	}
 	if f.valEvery < 0 || f.saveEvery < 0 || f.sampleTokens < 0 || f.stopAt < 0 {
 		return fmt.Errorf("--val-every, --save-every, --stop-at and --sample-tokens must be >= 0")
+	}
+	if err := f.cfg.Validate(); err != nil { // before anything is allocated or written
+		return fmt.Errorf("--%w", err)
 	}
 	cl, err := f.common.joinCluster()
 	if err != nil {
@@ -418,6 +423,12 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		if err != nil {
 			bar.Clear()
 			return err
+		}
+		if s.Skipped {
+			bar.Clear()
+			log.Warn().Int("step", s.Step).Str("why", s.Reason).Int("skipped_so_far", tr.Skipped).Msg("skipped a non-finite step; the weights were not updated")
+			metrics.Log().Str("kind", "train").Int("step", s.Step).Bool("skipped", true).Str("reason", s.Reason).Msg("")
+			continue
 		}
 		tokens += s.Tokens
 		tps := float64(tokens) / time.Since(start).Seconds()

@@ -86,6 +86,19 @@ func (o *AdamW) Update(params, grads *tensor.Tensor, lr float32) {
 	b.AdamW(params, grads, o.M, o.V, p)
 }
 
+// UpdateMeasured is Update for a caller that has already put the gradient's sum of squares in
+// GradSumSq() (to check it before the update): the same step, without measuring twice.
+func (o *AdamW) UpdateMeasured(params, grads *tensor.Tensor, lr float32) {
+	b := params.Backend()
+	o.Step++
+	p := tensor.AdamWParams{LR: lr, Beta1: o.Config.Beta1, Beta2: o.Config.Beta2, Eps: o.Config.Eps,
+		WeightDecay: o.Config.WeightDecay, Step: o.Step}
+	if o.Config.MaxGradNorm > 0 {
+		p.GradSumSq, p.MaxNorm = o.sumSq, o.Config.MaxGradNorm
+	}
+	b.AdamW(params, grads, o.M, o.V, p)
+}
+
 // GradSumSq is the device scalar holding the sum of squared gradients of the last Update, for
 // callers that read it together with other results.
 func (o *AdamW) GradSumSq() *tensor.Tensor { return o.sumSq }

@@ -14,12 +14,12 @@ type Cosine struct {
 // Validate names the first inconsistent field.
 func (c Cosine) Validate() error {
 	switch {
-	case !(c.MaxLR > 0):
-		return fmt.Errorf("lr %v must be positive", c.MaxLR)
-	case c.MinLR < 0 || c.MinLR > c.MaxLR:
-		return fmt.Errorf("min lr %v must be in [0, lr=%v]", c.MinLR, c.MaxLR)
+	case !(c.MaxLR > 0) || math.IsInf(float64(c.MaxLR), 1):
+		return fmt.Errorf("lr %v must be positive and finite", c.MaxLR)
+	case !(c.MinLR >= 0) || c.MinLR > c.MaxLR:
+		return fmt.Errorf("min-lr %v must be in [0, lr=%v]", c.MinLR, c.MaxLR)
 	case c.Warmup < 0:
-		return fmt.Errorf("warmup steps %d must be non-negative", c.Warmup)
+		return fmt.Errorf("warmup %d must be non-negative", c.Warmup)
 	case c.Total <= 0:
 		return fmt.Errorf("total steps %d must be positive", c.Total)
 	}

@@ -75,6 +75,13 @@ func Generate(d Decoder, prompts [][]int32, maxNew int, eos int32, opt Options, 
 	V := d.VocabSize()
 	for step := 0; step < maxNew; step++ {
 		stride := len(logits) / B
+		for b := range B {
+			if !res.Finished[b] {
+				if err := CheckLogits(logits[b*stride:(b+1)*stride], V); err != nil {
+					return nil, fmt.Errorf("sample: row %d, new token %d: %w", b, step+1, err)
+				}
+			}
+		}
 		// Draw the uniforms in row order, then pick the rows in parallel: the same tokens
 		// whatever the number of workers.
 		for b := range B {

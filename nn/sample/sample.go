@@ -87,8 +87,32 @@ func NewPicker(opt Options) (*Picker, error) {
 	return &Picker{opt: opt}, nil
 }
 
+// CheckLogits returns an error when the first V logits cannot be sampled: a NaN or +Inf
+// among them, or all of them -Inf. A model whose weights or activations went non-finite makes
+// such logits; picking from them would be a made-up token.
+func CheckLogits(logits []float32, V int) error {
+	if V <= 0 || V > len(logits) {
+		return fmt.Errorf("%d logits for a vocabulary of %d", len(logits), V)
+	}
+	finite := false
+	for v, x := range logits[:V] {
+		switch {
+		case x != x:
+			return fmt.Errorf("logit of token %d is NaN (the model's weights or activations are not finite)", v)
+		case math.IsInf(float64(x), 1):
+			return fmt.Errorf("logit of token %d is +Inf (the model's weights or activations overflowed)", v)
+		case !math.IsInf(float64(x), -1):
+			finite = true
+		}
+	}
+	if !finite {
+		return fmt.Errorf("every logit is -Inf: no token can be drawn")
+	}
+	return nil
+}
+
 // Pick draws one token from the first V logits, inverting the CDF at u, a uniform draw in
-// [0, 1) (ignored when greedy).
+// [0, 1) (ignored when greedy). The logits must pass CheckLogits.
 func (pk *Picker) Pick(logits []float32, V int, u float64) Pick {
 	if pk.opt.Temperature == 0 {
 		best := 0

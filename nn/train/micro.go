@@ -92,7 +92,7 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)
-	t.Opt.Update(m.Params, m.Grads, lr)
+	be.SumSquares(t.Opt.GradSumSq(), m.Grads)
 	norm, err := t.Opt.GradNorm()
 	if err != nil {
 		return StepStats{}, err
@@ -101,11 +101,15 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	if err != nil {
 		return StepStats{}, err
 	}
-	t.Step++
-	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return StepStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)
+	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T}
+	if !finite(loss) || !finite(norm) { // every rank sees the same values and decides alike
+		return t.nonFinite(stats, start)
 	}
-	return StepStats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T, Seconds: time.Since(start).Seconds()}, nil
+	t.Opt.UpdateMeasured(m.Params, m.Grads, lr)
+	t.Step++
+	t.skipsInARow = 0
+	stats.Seconds = time.Since(start).Seconds()
+	return stats, nil
 }
 
 // microBatchGradient runs forward and backward on one micro-batch from zeroed gradients and

@@ -33,6 +33,11 @@ type Config struct {
 	NoShuffle   bool    `json:"no_shuffle"`
 	ValFraction float64 `json:"val_fraction"`
 	ValBatches  int     `json:"val_batches"` // batches per validation; 0 means all
+	// OnNonFinite is what a step whose loss or gradient norm is NaN or infinite does: "skip"
+	// leaves everything as it was and goes on with the next batch, up to MaxSkips such steps in
+	// a row; "stop" fails at once. Either way the weights never see the bad gradient.
+	OnNonFinite string `json:"on_nonfinite,omitempty"`
+	MaxSkips    int    `json:"max_skips,omitempty"`
 	// MicroBatches splits a step into this many micro-batches of Batch sequences each, their
 	// gradients added in order (gradient accumulation; over MPI, spread over the ranks). 0 or
 	// 1: one.
@@ -58,6 +63,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("val-batches %d must be non-negative", c.ValBatches)
 	case c.MicroBatches < 0:
 		return fmt.Errorf("micro-batches %d must be non-negative", c.MicroBatches)
+	case !(c.WeightDecay >= 0) || math.IsInf(float64(c.WeightDecay), 1):
+		return fmt.Errorf("weight-decay %v must be a finite number >= 0", c.WeightDecay)
+	case !(c.MaxGradNorm >= 0) || math.IsInf(float64(c.MaxGradNorm), 1):
+		return fmt.Errorf("clip %v must be a finite number >= 0", c.MaxGradNorm)
+	case !(c.ValFraction >= 0 && c.ValFraction < 1):
+		return fmt.Errorf("val-fraction %v must be in [0, 1)", c.ValFraction)
+	case c.OnNonFinite != "" && c.OnNonFinite != "skip" && c.OnNonFinite != "stop":
+		return fmt.Errorf("on-nonfinite %q: want skip or stop", c.OnNonFinite)
+	case c.MaxSkips < 0:
+		return fmt.Errorf("max-skips %d must be non-negative", c.MaxSkips)
 	}
 	if err := (optim.Cosine{MaxLR: c.LR, MinLR: c.MinLR, Warmup: c.Warmup, Total: c.Steps}).Validate(); err != nil {
 		return err
@@ -79,6 +94,10 @@ type StepStats struct {
 	GradNorm float32 `json:"grad_norm"`
 	Tokens   int     `json:"tokens"`
 	Seconds  float64 `json:"seconds"`
+	// Skipped is set when the loss or gradient was not finite and the update was not applied
+	// (parameters, optimizer state and step count are as before it); Reason says why.
+	Skipped bool   `json:"skipped,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Trainer owns a model, its optimizer and the data position.
@@ -100,6 +119,10 @@ type Trainer struct {
 
 	comm *dist.Comm // nil: one process
 	acc  *accum     // micro-batched steps
+
+	// Skipped counts the steps whose loss or gradient was not finite and were not applied.
+	Skipped     int
+	skipsInARow int
 }
 
 // New builds a trainer for model m over tokens (already validated against the vocabulary by
@@ -153,8 +176,10 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)
-	t.Opt.Update(m.Params, m.Grads, lr)
 	be := m.Backend
+	// Loss and gradient norm come back in one transfer, before the update: a non-finite value
+	// must never reach the weights.
+	be.SumSquares(t.Opt.GradSumSq(), m.Grads)
 	be.Copy(t.statLosses, m.Losses())
 	be.Copy(t.statNorm, t.Opt.GradSumSq())
 	if err := be.Download(t.hostStats, t.stats); err != nil {
@@ -162,12 +187,15 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	}
 	loss := gpt2.MeanOf(t.hostStats[:BT])
 	norm := float32(math.Sqrt(float64(t.hostStats[BT])))
-	t.Step++
-	if math.IsNaN(float64(loss)) || math.IsInf(float64(loss), 0) {
-		return StepStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)
+	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: BT}
+	if !finite(loss) || !finite(norm) {
+		return t.nonFinite(stats, start)
 	}
-	return StepStats{Step: t.Step, Loss: loss, LR: lr, GradNorm: norm, Tokens: t.Config.Batch * t.Config.Seq,
-		Seconds: time.Since(start).Seconds()}, nil
+	t.Opt.UpdateMeasured(m.Params, m.Grads, lr)
+	t.Step++
+	t.skipsInARow = 0
+	stats.Seconds = time.Since(start).Seconds()
+	return stats, nil
 }
 
 // Evaluate returns the mean loss over the validation batches (the first ValBatches, always the
@@ -216,6 +244,9 @@ func (t *Trainer) Save(path string) error {
 	params, err := m.ParamsToHost()
 	if err != nil {
 		return err
+	}
+	if bad := firstNonFinite(m.Config, params); bad != "" {
+		return fmt.Errorf("not saving %s: parameter %s is not finite; the last checkpoint is kept", path, bad)
 	}
 	am, err := tensor.ToHost(t.Opt.M)
 	if err != nil {
