@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -72,4 +73,17 @@ func humanCount(n int) string {
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+// tokenCacheDir is where tokenised corpora are cached: dir when given, else vkgrad's folder in
+// the user cache directory (not the working directory, which may be read-only).
+func tokenCacheDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory (%v): pass --cache-dir", err)
+	}
+	return filepath.Join(base, "vkgrad", "tokens"), nil
 }

@@ -51,7 +51,7 @@ func init() {
 		addRunFlags(fs, r, "model to fine-tune: a vkgrad sft run directory or any checkpoint (required)")
 		addRLTrainFlags(fs, &cfg.Train)
 		addGRPOFlags(fs, &cfg.GRPO)
-		return func(args []string) error {
+		return func(args []string) (err error) {
 			if len(args) > 0 {
 				return fmt.Errorf("grpo takes no arguments, got %q", args)
 			}
@@ -60,7 +60,7 @@ func init() {
 			if err := r.start(fs, "grpo", spec); err != nil {
 				return err
 			}
-			defer r.closeMetrics()
+			defer func() { r.closeMetrics(err != nil) }()
 			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
 			m, _, err := r.model(true)
 			if err != nil {

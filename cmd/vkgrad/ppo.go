@@ -58,7 +58,7 @@ func init() {
 		addRunFlags(fs, r, "model to fine-tune: a vkgrad sft run directory or any checkpoint (required); a saved value head is restored")
 		addRLTrainFlags(fs, &cfg.Train)
 		addPPOFlags(fs, &cfg)
-		return func(args []string) error {
+		return func(args []string) (err error) {
 			if len(args) > 0 {
 				return fmt.Errorf("ppo takes no arguments, got %q", args)
 			}
@@ -67,7 +67,7 @@ func init() {
 			if err := r.start(fs, "ppo", spec); err != nil {
 				return err
 			}
-			defer r.closeMetrics()
+			defer func() { r.closeMetrics(err != nil) }()
 			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
 			m, l, err := r.model(true)
 			if err != nil {

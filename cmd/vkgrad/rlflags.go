@@ -259,7 +259,10 @@ type rlRun struct {
 	runDir       string
 	opts         runOptions
 	log, metrics zerolog.Logger
-	closeMetrics func()
+	closeMetrics func(failed bool)
+	metricsOut   *metricsWriter
+	held         *heldRun // the run directory, owned for the run's life
+	overwrite    bool
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
 	tok          *tokenizer.Tokenizer
@@ -289,6 +292,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.IntVar(&r.opts.EvalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
 	fs.IntVar(&r.opts.SaveEvery, "save-every", 100, "write the checkpoint, with optimizer state to continue from, every this many steps (0: only at the end, at --stop-at and on Ctrl-C)")
 	fs.IntVar(&r.opts.StopAt, "stop-at", 0, "save and stop once this many steps are taken, to be continued later with --resume (0: run to --steps)")
+	fs.BoolVar(&r.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 }
 
@@ -324,8 +328,9 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 		}
 		r.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s", command, name, time.Now().Format("20060102-150405")))
 	}
-	if err := os.MkdirAll(r.runDir, 0o755); err != nil {
-		return fmt.Errorf("--run-dir: %w", err)
+	if r.held, err = claimRunDir(r.runDir, r.resumed != nil, r.overwrite); err != nil {
+		r.setup.close()
+		return err
 	}
 	metricsPath := filepath.Join(r.runDir, "metrics.jsonl")
 	if r.resumed != nil {
@@ -338,13 +343,18 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 				Msg("dropped metric lines written after the checkpoint (those steps run again)")
 		}
 	}
-	r.metrics, r.closeMetrics, err = openMetrics(metricsPath, r.resumed != nil)
-	if err != nil {
+	if r.metricsOut, r.metrics, err = openMetricsFile(metricsPath, r.resumed != nil); err != nil {
 		r.setup.close()
+		r.held.release(true)
 		return err
 	}
-	closeFile := r.closeMetrics
-	r.closeMetrics = func() { closeFile(); r.setup.close() }
+	r.closeMetrics = func(failed bool) {
+		if err := r.metricsOut.Close(); err != nil {
+			r.log.Error().Err(err).Msg("metrics")
+		}
+		r.setup.close()
+		r.held.release(failed)
+	}
 	return nil
 }
 

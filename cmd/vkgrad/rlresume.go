@@ -236,7 +236,10 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 		st.Meta[metaStopped] = rs.stopped
 	}
 	path := filepath.Join(r.runDir, load.RunCheckpoint)
-	return path, checkpoint.Save(path, st)
+	if err := checkpoint.Save(path, st); err != nil {
+		return path, err
+	}
+	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint
 }
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM.
@@ -269,6 +272,9 @@ func (r *rlRun) pause(ctx context.Context, command string, step, steps int, tr c
 // afterStep saves every --save-every steps (not at the last step, which the end saves) and runs
 // the test hook.
 func (r *rlRun) afterStep(ctx context.Context, step, steps int, tr checkpointer, rs *runState) error {
+	if err := r.metricsOut.Err(); err != nil {
+		return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. Free space, then continue from the last checkpoint with --resume %s", step, err, r.runDir)
+	}
 	if r.opts.SaveEvery > 0 && step%r.opts.SaveEvery == 0 && step < steps {
 		if _, err := r.save(tr, rs); err != nil {
 			return err

@@ -101,7 +101,7 @@ func (f *sftFlags) runConfig() sftRunConfig {
 	return sftRunConfig{SFTConfig: f.cfg, sftOptions: f.sftOpts}
 }
 
-func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
+func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if len(args) > 0 {
 		return fmt.Errorf("sft takes no arguments, got %q", args)
 	}
@@ -120,7 +120,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err := f.start(fs, "sft", spec); err != nil {
 		return err
 	}
-	defer f.closeMetrics()
+	defer func() { f.closeMetrics(err != nil) }()
 	m, _, err := f.model(false)
 	if err != nil {
 		return err

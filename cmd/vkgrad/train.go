@@ -47,6 +47,10 @@ type trainFlags struct {
 	samplePrompt        string
 	cluster             *cluster // nil: one process
 	dryRun              bool
+	overwrite           bool
+	cacheDir            string
+	held                *heldRun       // the run directory, owned for the run's life
+	metricsOut          *metricsWriter // nil on ranks other than 0
 }
 
 func init() {
@@ -79,6 +83,8 @@ func init() {
 		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
 		fs.StringVar(&f.cfg.OnNonFinite, "on-nonfinite", "skip", "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
 		fs.IntVar(&f.cfg.MaxSkips, "max-skips", train.DefaultMaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
+		fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
+		fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
 		fs.BoolVar(&f.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, activations) against what is available, and exit")
 		f.common.addDistributedFlag(fs)
 		return f.run
@@ -93,7 +99,8 @@ type runMeta struct {
 	Init  string       `json:"init,omitempty"`
 }
 
-func (f *trainFlags) run(args []string) error {
+func (f *trainFlags) run(args []string) (err error) {
+	defer func() { f.held.release(err != nil) }()
 	if len(args) > 0 {
 		return fmt.Errorf("train takes no arguments, got %q", args)
 	}
@@ -137,8 +144,8 @@ func (f *trainFlags) run(args []string) error {
 		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
 	}
 	if cl.main() {
-		if err := os.MkdirAll(f.runDir, 0o755); err != nil {
-			return fmt.Errorf("--run-dir: %w", err)
+		if f.held, err = claimRunDir(f.runDir, resumed != nil, f.overwrite); err != nil {
+			return err
 		}
 	} else if err := cl.barrier(); err != nil { // rank 0 tokenises into the cache first
 		return err
@@ -181,11 +188,16 @@ func (f *trainFlags) run(args []string) error {
 			return fmt.Errorf("--resume: %w", err)
 		}
 	}
-	metrics, closeMetrics, err := openMetrics(metricsPath, resumed != nil)
+	out, metrics, err := openMetricsFile(metricsPath, resumed != nil)
 	if err != nil {
 		return err
 	}
-	defer closeMetrics()
+	f.metricsOut = out
+	defer func() {
+		if cerr := out.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("metrics: %w", cerr)
+		}
+	}()
 	log.Info().Str("model", m.Config.String()).Str("params", humanCount(m.Config.NumParams())).
 		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
 	return f.loop(tr, log, metrics)
@@ -316,7 +328,27 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 }
 
 func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {
-	return loadCorpus(f.data, filepath.Join(filepath.Dir(f.runDir), "cache"), log)
+	dir, err := tokenCacheDir(f.cacheDir)
+	if err != nil {
+		return nil, "", err
+	}
+	return loadCorpus(f.data, dir, log)
+}
+
+// metricsErr is the first error writing metrics (nil on ranks that write none).
+func (f *trainFlags) metricsErr() error {
+	if f.metricsOut == nil {
+		return nil
+	}
+	return f.metricsOut.Err()
+}
+
+// syncMetrics makes the metrics as durable as the checkpoint just written.
+func (f *trainFlags) syncMetrics() error {
+	if f.metricsOut == nil {
+		return nil
+	}
+	return f.metricsOut.Sync()
 }
 
 // loadCorpus reads the data the flags name (the Go sources by default), tokenising through a
@@ -383,7 +415,10 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		if !cl.main() {
 			return nil
 		}
-		return tr.Save(ckpt)
+		if err := tr.Save(ckpt); err != nil {
+			return err
+		}
+		return f.syncMetrics()
 	}
 	start := time.Now()
 	firstVal, err := validate()
@@ -435,6 +470,10 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		metrics.Log().Str("kind", "train").Int("step", s.Step).Float32("loss", s.Loss).Float32("lr", s.LR).
 			Float32("grad_norm", s.GradNorm).Float64("step_ms", s.Seconds*1e3).Float64("tok_per_s", tps).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f | %.0f tok/s", s.Loss, tps))
+		if err := f.metricsErr(); err != nil {
+			bar.Clear()
+			return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. The last checkpoint is intact: free space, then vkgrad train --resume %s", s.Step, err, f.runDir)
+		}
 		if f.valEvery > 0 && s.Step%f.valEvery == 0 && s.Step < f.cfg.Steps {
 			v, err := validate()
 			if err != nil {
@@ -463,8 +502,12 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
 		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
 		Float64("tok_per_s", float64(tokens)/wall.Seconds()).Msg("validation loss")
-	fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
-		100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
+	if tr.Val == nil {
+		fmt.Fprintf(stdout, "trained %d steps in %s (no validation split: --val-fraction 0)\n", tr.Step, wall.Round(time.Second))
+	} else {
+		fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
+			100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
+	}
 	if f.sampleTokens > 0 {
 		res, err := generateText(tr.Model, f.runDir, f.samplePrompt, f.sampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
 		if err != nil {
@@ -486,16 +529,4 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-func openMetrics(path string, appendTo bool) (zerolog.Logger, func(), error) {
-	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if appendTo {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if err != nil {
-		return zerolog.Nop(), nil, err
-	}
-	return zerolog.New(f).With().Timestamp().Logger(), func() { f.Close() }, nil
 }

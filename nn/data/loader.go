@@ -166,8 +166,12 @@ func newLoader(split string, tokens []int32, segs []segment, cfg LoaderConfig, s
 		}
 	}
 	if len(l.starts) < cfg.B {
-		return nil, fmt.Errorf("%s split has %d tokens, %d sequences of T+1=%d; one batch of B=%d needs %d sequences (at least %d consecutive tokens)",
-			split, have, len(l.starts), cfg.T+1, cfg.B, cfg.B, cfg.B*cfg.T+1)
+		advice := "more data, or a smaller batch or sequence length"
+		if split == "validation" {
+			advice = "a larger validation share (--val-fraction), or 0 for none"
+		}
+		return nil, fmt.Errorf("%s split has %d tokens, %d sequences of T+1=%d; one batch of B=%d needs %d sequences (at least %d consecutive tokens): use %s",
+			split, have, len(l.starts), cfg.T+1, cfg.B, cfg.B, cfg.B*cfg.T+1, advice)
 	}
 	if len(l.starts) > math.MaxInt32 {
 		return nil, fmt.Errorf("%s split has %d sequences, more than %d", split, len(l.starts), math.MaxInt32)

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// runFiles are what make a directory a run's: a new run never writes over them.
+var runFiles = []string{"config.json", "metrics.jsonl", "checkpoint.safetensors"}
+
+// heldRun is a run directory this process owns for the run's life: a lock file, held with
+// flock where the platform has it, keeps a second process out.
+type heldRun struct {
+	path    string
+	lock    *os.File
+	created bool            // the directory did not exist before
+	had     map[string]bool // run files present before this run
+}
+
+// claimRunDir takes dir for a run. A directory that already holds a run is refused unless the
+// run is resumed (resume) or replaced (overwrite); another process using it is refused too.
+// Temporary files a crash left there are removed.
+func claimRunDir(dir string, resume, overwrite bool) (*heldRun, error) {
+	h := &heldRun{path: dir, had: map[string]bool{}}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		h.created = true
+	}
+	for _, f := range existingRunFiles(dir) {
+		h.had[f] = true
+	}
+	if !resume && !overwrite {
+		if found := existingRunFiles(dir); len(found) > 0 {
+			return nil, fmt.Errorf("--run-dir %s already holds a run (%s): continue it with --resume %s, or pass --overwrite to replace it",
+				dir, strings.Join(found, ", "), dir)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--run-dir: %w", err)
+	}
+	lock, err := lockRunDir(dir)
+	if err != nil {
+		h.removeIfEmpty()
+		return nil, err
+	}
+	h.lock = lock
+	removeStaleTemporaries(dir)
+	if overwrite && !resume {
+		for _, f := range runFiles {
+			os.Remove(filepath.Join(dir, f))
+		}
+	}
+	return h, nil
+}
+
+func existingRunFiles(dir string) []string {
+	var found []string
+	for _, f := range runFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			found = append(found, f)
+		}
+	}
+	return found
+}
+
+// removeStaleTemporaries deletes what an interrupted atomic write leaves behind: the
+// checkpoint's ".checkpoint.safetensors.tmp-*" and the ".tmp" copies of config and metrics.
+func removeStaleTemporaries(dir string) {
+	for _, pattern := range []string{".*.tmp-*", "*.json.tmp", "*.jsonl.tmp"} {
+		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, m := range matches {
+			os.Remove(m)
+		}
+	}
+}
+
+// release gives the directory up. A run that failed before saving a checkpoint leaves nothing
+// behind: the files it created (and the directory, if it made it) go.
+func (h *heldRun) release(failed bool) {
+	if h == nil {
+		return
+	}
+	if h.lock != nil {
+		unlockRunDir(h.lock)
+		h.lock = nil
+	}
+	if !failed {
+		return
+	}
+	_, err := os.Stat(filepath.Join(h.path, "checkpoint.safetensors"))
+	if saved := err == nil && !h.had["checkpoint.safetensors"]; saved {
+		return // the run made progress: keep it to resume
+	}
+	for _, f := range runFiles {
+		if !h.had[f] {
+			os.Remove(filepath.Join(h.path, f))
+		}
+	}
+	h.removeIfEmpty()
+}
+
+// removeIfEmpty deletes the directory when this run created it and nothing else is in it.
+func (h *heldRun) removeIfEmpty() {
+	if !h.created {
+		return
+	}
+	entries, err := os.ReadDir(h.path)
+	if err == nil && (len(entries) == 0 || len(entries) == 1 && entries[0].Name() == ".lock") {
+		os.Remove(filepath.Join(h.path, ".lock"))
+		os.Remove(h.path)
+	}
+}
+
+// metricsWriter is the metrics file: every line in one write, the first write error kept and
+// reported (a full disk stops the run instead of losing lines), synced with each checkpoint.
+type metricsWriter struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	err  error
+}
+
+func (w *metricsWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.f.Write(p)
+	if err == nil && n < len(p) {
+		err = fmt.Errorf("short write (%d of %d bytes)", n, len(p))
+	}
+	if err != nil {
+		w.err = fmt.Errorf("writing %s: %w", w.path, err)
+	}
+	return n, w.err
+}
+
+// Err is the first write error, nil while every line was written.
+func (w *metricsWriter) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Sync flushes the file to disk (with each checkpoint), returning any earlier write error.
+func (w *metricsWriter) Sync() error {
+	if err := w.Err(); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// openMetricsTarget opens the metrics file; tests point it at a full disk.
+var openMetricsTarget = os.OpenFile
+
+// openMetricsFile opens the metrics file, appending (a resumed run) or starting it afresh.
+func openMetricsFile(path string, appendTo bool) (*metricsWriter, zerolog.Logger, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := openMetricsTarget(path, flags, 0o644)
+	if err != nil {
+		return nil, zerolog.Nop(), err
+	}
+	w := &metricsWriter{f: f, path: path}
+	return w, zerolog.New(w).With().Timestamp().Logger(), nil
+}
+
+// Close syncs and closes the file, returning the first error of the run's writes.
+func (w *metricsWriter) Close() error {
+	err := w.Sync()
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}

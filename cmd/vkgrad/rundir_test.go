@@ -1,0 +1,95 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// trainArgs is a quick training run into dir.
+func trainArgs(t *testing.T, dir string, extra ...string) []string {
+	data := filepath.Join(t.TempDir(), "corpus.txt")
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "sentence %d of a small test corpus, with some words repeated.\n", i)
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"train", "--preset", "gpt2-micro", "--data", data, "--steps", "2", "--batch", "2", "--seq", "16",
+		"--sample-tokens", "0", "--val-fraction", "0.3", "--device", "cpu", "-q", "--cache-dir", t.TempDir(), "--run-dir", dir}, extra...)
+}
+
+func TestFaultRunDirectoryBelongsToOneRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if out, err := runCLI(trainArgs(t, dir)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ckpt := filepath.Join(dir, "checkpoint.safetensors")
+	first, _ := os.ReadFile(ckpt)
+	// A second run into the same directory is refused; the first run's files are untouched.
+	_, err := runCLI(trainArgs(t, dir)...)
+	if err == nil || !strings.Contains(err.Error(), "already holds a run") || !strings.Contains(err.Error(), "--resume "+dir) || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("a second run into %s: %v", dir, err)
+	}
+	if now, _ := os.ReadFile(ckpt); string(now) != string(first) {
+		t.Fatal("the refused run changed the checkpoint")
+	}
+	// Another process holding the directory keeps a run out.
+	lock, err := lockRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCLI(trainArgs(t, dir, "--overwrite")...)
+	unlockRunDir(lock)
+	if err == nil || !strings.Contains(err.Error(), "is in use by process") {
+		t.Fatalf("a run into a locked directory: %v", err)
+	}
+	// A crash's temporary files go at the next start; --overwrite replaces the run.
+	stale := filepath.Join(dir, ".checkpoint.safetensors.tmp-123")
+	if err := os.WriteFile(stale, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCLI(trainArgs(t, dir, "--overwrite")...); err != nil {
+		t.Fatalf("--overwrite: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary file still there (%v)", err)
+	}
+}
+
+func TestFaultFailedRunLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "never")
+	args := trainArgs(t, dir)
+	for i, a := range args {
+		if a == "--data" {
+			args[i+1] = filepath.Join(t.TempDir(), "missing.txt")
+		}
+	}
+	if _, err := runCLI(args...); err == nil {
+		t.Fatal("training on a missing file succeeded")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(dir)
+		t.Errorf("a failed run left %s behind: %v", dir, entries)
+	}
+}
+
+// TestFaultMetricsOnAFullDisk: when metrics cannot be written the run stops with an error that
+// says so, instead of finishing with lines missing.
+func TestFaultMetricsOnAFullDisk(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	openMetricsTarget = func(string, int, os.FileMode) (*os.File, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
+	defer func() { openMetricsTarget = os.OpenFile }()
+	dir := filepath.Join(t.TempDir(), "full")
+	_, err := runCLI(trainArgs(t, dir)...)
+	if err == nil || !strings.Contains(err.Error(), "metrics could not be written") || !strings.Contains(err.Error(), "no space") {
+		t.Fatalf("training with metrics on a full disk: %v", err)
+	}
+}
