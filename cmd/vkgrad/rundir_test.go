@@ -93,3 +93,24 @@ func TestFaultMetricsOnAFullDisk(t *testing.T) {
 		t.Fatalf("training with metrics on a full disk: %v", err)
 	}
 }
+
+// TestResumeKeepsTheRunsSettings: a resumed run keeps --save-every, accepts an unchanged
+// --batch and refuses a changed one naming the saved value.
+func TestResumeKeepsTheRunsSettings(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := trainArgs(t, dir, "--steps", "6", "--save-every", "2", "--stop-at", "2")
+	if out, err := runCLI(args...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := runCLI("train", "--resume", dir, "--batch", "2", "--stop-at", "4", "--device", "cpu", "-q"); err != nil {
+		t.Fatalf("resume with the same --batch: %v\n%s", err, out)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	if !strings.Contains(string(raw), `"save_every": 2`) {
+		t.Errorf("--save-every was not carried over:\n%s", raw)
+	}
+	_, err := runCLI("train", "--resume", dir, "--batch", "4", "--device", "cpu", "-q")
+	if err == nil || !strings.Contains(err.Error(), "--batch 4: this run was saved with --batch 2") {
+		t.Errorf("resume with another --batch: %v", err)
+	}
+}

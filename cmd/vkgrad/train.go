@@ -35,60 +35,79 @@ type dataFlags struct {
 }
 
 type trainFlags struct {
-	common              *commonFlags
-	cfg                 train.Config
-	data                dataFlags
-	preset, init        string
-	runDir, resume      string
-	valEvery, saveEvery int
-	stopAt              int
-	fs                  *pflag.FlagSet
-	sampleTokens        int
-	samplePrompt        string
-	cluster             *cluster // nil: one process
-	dryRun              bool
-	overwrite           bool
-	cacheDir            string
-	held                *heldRun       // the run directory, owned for the run's life
-	metricsOut          *metricsWriter // nil on ranks other than 0
+	common         *commonFlags
+	cfg            train.Config
+	data           dataFlags
+	preset, init   string
+	runDir, resume string
+	loopOpts       trainRun
+	stopAt         int
+	fs             *pflag.FlagSet
+	cluster        *cluster // nil: one process
+	dryRun         bool
+	overwrite      bool
+	cacheDir       string
+	held           *heldRun       // the run directory, owned for the run's life
+	metricsOut     *metricsWriter // nil on ranks other than 0
 }
 
 func init() {
 	register("train", "train a GPT-2 language model (with no flags: a small model on the Go standard library sources)", func(fs *pflag.FlagSet) func([]string) error {
-		f := &trainFlags{common: addCommonFlags(fs), cfg: train.DefaultConfig(), fs: fs}
-		fs.StringVar(&f.data.Path, "data", "", "training text: a file, a folder, or an llm.c token file (default: the Go standard library sources of the running Go)")
-		fs.StringSliceVar(&f.data.Ext, "ext", nil, "with a folder, read only files with these extensions, e.g. .txt,.md (default: all; .go for the default corpus)")
-		fs.Int64Var(&f.data.MaxBytes, "max-bytes", 0, "read at most this many bytes of text (0: all; 16 MiB for the default corpus)")
-		fs.StringVar(&f.preset, "preset", "gpt2-mini", "model shape for a new model: "+strings.Join(gpt2.PresetNames(), ", "))
-		fs.StringVar(&f.init, "init", "", "start from this model (vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory) instead of a random one")
-		fs.StringVar(&f.resume, "resume", "", "continue an interrupted run from its directory (same data, optimizer state and position)")
-		fs.StringVar(&f.runDir, "run-dir", "", "where to write the checkpoint, metrics and config (default: runs/<preset>-<time>)")
-		fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "sequences per micro-batch (per step without --micro-batches)")
-		fs.IntVar(&f.cfg.MicroBatches, "micro-batches", 1, "micro-batches per step, gradients added in order (accumulation; under MPI spread over the ranks, the same numbers for any rank count)")
-		fs.IntVar(&f.cfg.Seq, "seq", f.cfg.Seq, "tokens per sequence")
-		fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps in total")
-		fs.Float32Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
-		fs.Float32Var(&f.cfg.MinLR, "min-lr", f.cfg.MinLR, "learning rate at the end of the cosine decay")
-		fs.IntVar(&f.cfg.Warmup, "warmup", f.cfg.Warmup, "steps of linear learning-rate warmup")
-		fs.Float32Var(&f.cfg.WeightDecay, "weight-decay", f.cfg.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does)")
-		fs.Float32Var(&f.cfg.MaxGradNorm, "clip", f.cfg.MaxGradNorm, "clip the global gradient norm to this (0: off)")
-		fs.Uint64Var(&f.cfg.Seed, "seed", f.cfg.Seed, "seed for initialisation and data order")
-		fs.BoolVar(&f.cfg.NoShuffle, "no-shuffle", false, "read training sequences in corpus order")
-		fs.Float64Var(&f.cfg.ValFraction, "val-fraction", f.cfg.ValFraction, "share of the tokens held out for validation")
-		fs.IntVar(&f.cfg.ValBatches, "val-batches", f.cfg.ValBatches, "batches per validation (0: the whole split)")
-		fs.IntVar(&f.valEvery, "val-every", 100, "validate every this many steps (0: only at start and end)")
-		fs.IntVar(&f.saveEvery, "save-every", 100, "write the checkpoint every this many steps (0: only at the end)")
-		fs.IntVar(&f.stopAt, "stop-at", 0, "save and stop at this step, to be continued later with --resume (0: run to --steps)")
-		fs.IntVar(&f.sampleTokens, "sample-tokens", 96, "tokens to sample at the end (0: none)")
-		fs.StringVar(&f.samplePrompt, "sample-prompt", "", "prompt for the final sample (default: the start of a new document)")
-		fs.StringVar(&f.cfg.OnNonFinite, "on-nonfinite", "skip", "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
-		fs.IntVar(&f.cfg.MaxSkips, "max-skips", train.DefaultMaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
-		fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
-		fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
-		fs.BoolVar(&f.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, activations) against what is available, and exit")
+		f := newTrainFlags(fs)
+		f.addFlags(fs)
 		f.common.addDistributedFlag(fs)
 		return f.run
 	})
+}
+
+// trainRun are the run-loop settings: saved with the run and carried over by --resume, but
+// free to change there since they do not change the numbers.
+type trainRun struct {
+	ValEvery     int    `json:"val_every"`
+	SaveEvery    int    `json:"save_every"`
+	SampleTokens int    `json:"sample_tokens"`
+	SamplePrompt string `json:"sample_prompt,omitempty"`
+}
+
+func newTrainFlags(fs *pflag.FlagSet) *trainFlags {
+	cfg := train.DefaultConfig()
+	cfg.MicroBatches, cfg.OnNonFinite, cfg.MaxSkips = 1, "skip", train.DefaultMaxSkips
+	return &trainFlags{common: addCommonFlags(fs), cfg: cfg, fs: fs, preset: "gpt2-mini",
+		loopOpts: trainRun{ValEvery: 100, SaveEvery: 100, SampleTokens: 96}}
+}
+
+// addFlags registers the flags with f's values as defaults.
+func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.data.Path, "data", f.data.Path, "training text: a file, a folder, or an llm.c token file (default: the Go standard library sources of the running Go)")
+	fs.StringSliceVar(&f.data.Ext, "ext", f.data.Ext, "with a folder, read only files with these extensions, e.g. .txt,.md (default: all; .go for the default corpus)")
+	fs.Int64Var(&f.data.MaxBytes, "max-bytes", f.data.MaxBytes, "read at most this many bytes of text (0: all; 16 MiB for the default corpus)")
+	fs.StringVar(&f.preset, "preset", f.preset, "model shape for a new model: "+strings.Join(gpt2.PresetNames(), ", "))
+	fs.StringVar(&f.init, "init", f.init, "start from this model (vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory) instead of a random one")
+	fs.StringVar(&f.resume, "resume", "", "continue an interrupted run from its directory (same data, optimizer state and position)")
+	fs.StringVar(&f.runDir, "run-dir", "", "where to write the checkpoint, metrics and config (default: runs/<preset>-<time>)")
+	fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "sequences per micro-batch (per step without --micro-batches)")
+	fs.IntVar(&f.cfg.MicroBatches, "micro-batches", f.cfg.MicroBatches, "micro-batches per step, gradients added in order (accumulation; under MPI spread over the ranks, the same numbers for any rank count)")
+	fs.IntVar(&f.cfg.Seq, "seq", f.cfg.Seq, "tokens per sequence")
+	fs.IntVar(&f.cfg.Steps, "steps", f.cfg.Steps, "optimizer steps in total")
+	fs.Float32Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
+	fs.Float32Var(&f.cfg.MinLR, "min-lr", f.cfg.MinLR, "learning rate at the end of the cosine decay")
+	fs.IntVar(&f.cfg.Warmup, "warmup", f.cfg.Warmup, "steps of linear learning-rate warmup")
+	fs.Float32Var(&f.cfg.WeightDecay, "weight-decay", f.cfg.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does)")
+	fs.Float32Var(&f.cfg.MaxGradNorm, "clip", f.cfg.MaxGradNorm, "clip the global gradient norm to this (0: off)")
+	fs.Uint64Var(&f.cfg.Seed, "seed", f.cfg.Seed, "seed for initialisation and data order")
+	fs.BoolVar(&f.cfg.NoShuffle, "no-shuffle", f.cfg.NoShuffle, "read training sequences in corpus order")
+	fs.Float64Var(&f.cfg.ValFraction, "val-fraction", f.cfg.ValFraction, "share of the tokens held out for validation")
+	fs.IntVar(&f.cfg.ValBatches, "val-batches", f.cfg.ValBatches, "batches per validation (0: the whole split)")
+	fs.IntVar(&f.loopOpts.ValEvery, "val-every", f.loopOpts.ValEvery, "validate every this many steps (0: only at start and end)")
+	fs.IntVar(&f.loopOpts.SaveEvery, "save-every", f.loopOpts.SaveEvery, "write the checkpoint every this many steps (0: only at the end)")
+	fs.IntVar(&f.stopAt, "stop-at", 0, "save and stop at this step, to be continued later with --resume (0: run to --steps)")
+	fs.IntVar(&f.loopOpts.SampleTokens, "sample-tokens", f.loopOpts.SampleTokens, "tokens to sample at the end (0: none)")
+	fs.StringVar(&f.loopOpts.SamplePrompt, "sample-prompt", f.loopOpts.SamplePrompt, "prompt for the final sample (default: the start of a new document)")
+	fs.StringVar(&f.cfg.OnNonFinite, "on-nonfinite", f.cfg.OnNonFinite, "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
+	fs.IntVar(&f.cfg.MaxSkips, "max-skips", f.cfg.MaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, activations) against what is available, and exit")
 }
 
 // runMeta is written as config.json in the run directory.
@@ -97,6 +116,7 @@ type runMeta struct {
 	Train train.Config `json:"train"`
 	Data  dataFlags    `json:"data"`
 	Init  string       `json:"init,omitempty"`
+	Run   *trainRun    `json:"run,omitempty"` // absent in runs saved before it was
 }
 
 func (f *trainFlags) run(args []string) (err error) {
@@ -104,7 +124,7 @@ func (f *trainFlags) run(args []string) (err error) {
 	if len(args) > 0 {
 		return fmt.Errorf("train takes no arguments, got %q", args)
 	}
-	if f.valEvery < 0 || f.saveEvery < 0 || f.sampleTokens < 0 || f.stopAt < 0 {
+	if f.loopOpts.ValEvery < 0 || f.loopOpts.SaveEvery < 0 || f.loopOpts.SampleTokens < 0 || f.stopAt < 0 {
 		return fmt.Errorf("--val-every, --save-every, --stop-at and --sample-tokens must be >= 0")
 	}
 	if err := f.cfg.Validate(); err != nil { // before anything is allocated or written
@@ -177,7 +197,7 @@ func (f *trainFlags) run(args []string) (err error) {
 	if !cl.main() {
 		return f.loop(tr, log, zerolog.Nop())
 	}
-	meta := runMeta{Model: m.Config, Train: f.cfg, Data: f.data, Init: f.init}
+	meta := runMeta{Model: m.Config, Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts}
 	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
 		return err
 	}
@@ -203,13 +223,12 @@ func (f *trainFlags) run(args []string) (err error) {
 	return f.loop(tr, log, metrics)
 }
 
+// resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
+// different value given again is refused, naming the saved one.
+var resumeFixed = []string{"data", "ext", "max-bytes", "preset", "init", "batch", "micro-batches", "seq", "lr", "min-lr", "warmup",
+	"weight-decay", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
+
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
-	for _, name := range []string{"data", "ext", "max-bytes", "preset", "init", "batch", "micro-batches", "seq", "lr", "min-lr", "warmup",
-		"weight-decay", "clip", "seed", "no-shuffle", "val-fraction", "val-batches"} {
-		if f.fs.Changed(name) {
-			return nil, fmt.Errorf("--%s cannot change when resuming: the run's own setting is used", name)
-		}
-	}
 	l, err := load.Read(f.resume)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -224,28 +243,63 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 	if !ok {
 		return nil, fmt.Errorf("--resume %s: checkpoint holds no training configuration", l.Path)
 	}
-	steps := f.cfg.Steps
-	f.cfg = saved
-	if f.fs.Changed("steps") {
-		// Extending a run changes its schedule from here on; it no longer matches a straight run.
-		if steps < l.State.Step {
-			return nil, fmt.Errorf("--steps %d: the run has already taken %d steps", steps, l.State.Step)
-		}
-		f.cfg.Steps = steps
-	}
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(l.Path), "config.json"))
+	cfgPath := filepath.Join(filepath.Dir(l.Path), "config.json")
+	raw, err := os.ReadFile(cfgPath)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's config.json: %w", err)
 	}
 	var meta runMeta
 	if err := json.Unmarshal(raw, &meta); err != nil {
-		return nil, fmt.Errorf("--resume: %s: %w", filepath.Join(filepath.Dir(l.Path), "config.json"), err)
+		return nil, fmt.Errorf("--resume: %s: %w", cfgPath, err)
 	}
-	f.data = meta.Data
+	if err := f.adoptSaved(saved, meta, l.State.Step); err != nil {
+		return nil, fmt.Errorf("--resume %s: %w", f.resume, err)
+	}
 	if f.runDir == "" {
 		f.runDir = filepath.Dir(l.Path)
 	}
 	return l, nil
+}
+
+// adoptSaved replaces the flags with the run's saved settings: the fixed ones must be unchanged
+// if given again; --steps may grow; the run-loop ones (--val-every, --save-every, ...) are
+// carried over unless given.
+func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) error {
+	was := newTrainFlags(pflag.NewFlagSet("", pflag.ContinueOnError))
+	was.cfg, was.data, was.init = saved, meta.Data, meta.Init
+	if meta.Run != nil {
+		was.loopOpts = *meta.Run
+	}
+	wfs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	was.addFlags(wfs)
+	for _, name := range resumeFixed {
+		if !f.fs.Changed(name) || name == "preset" {
+			continue
+		}
+		given, kept := f.fs.Lookup(name).Value.String(), wfs.Lookup(name).Value.String()
+		if given != kept {
+			return fmt.Errorf("--%s %s: this run was saved with --%s %s, which a resumed run keeps", name, given, name, kept)
+		}
+	}
+	steps := f.cfg.Steps
+	loop := f.loopOpts
+	f.cfg, f.data, f.loopOpts = saved, meta.Data, was.loopOpts
+	if f.fs.Changed("steps") {
+		// Extending a run changes its schedule from here on; it no longer matches a straight run.
+		if steps < step {
+			return fmt.Errorf("--steps %d: the run has already taken %d steps", steps, step)
+		}
+		f.cfg.Steps = steps
+	}
+	for name, dst := range map[string]*int{"val-every": &f.loopOpts.ValEvery, "save-every": &f.loopOpts.SaveEvery, "sample-tokens": &f.loopOpts.SampleTokens} {
+		if f.fs.Changed(name) {
+			*dst = map[string]int{"val-every": loop.ValEvery, "save-every": loop.SaveEvery, "sample-tokens": loop.SampleTokens}[name]
+		}
+	}
+	if f.fs.Changed("sample-prompt") {
+		f.loopOpts.SamplePrompt = loop.SamplePrompt
+	}
+	return nil
 }
 
 func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (*gpt2.Model, error) {
@@ -474,7 +528,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 			bar.Clear()
 			return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. The last checkpoint is intact: free space, then vkgrad train --resume %s", s.Step, err, f.runDir)
 		}
-		if f.valEvery > 0 && s.Step%f.valEvery == 0 && s.Step < f.cfg.Steps {
+		if f.loopOpts.ValEvery > 0 && s.Step%f.loopOpts.ValEvery == 0 && s.Step < f.cfg.Steps {
 			v, err := validate()
 			if err != nil {
 				return err
@@ -482,7 +536,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 			bar.Clear()
 			log.Info().Int("step", s.Step).Float32("val_loss", v).Msg("validation")
 		}
-		if f.saveEvery > 0 && s.Step%f.saveEvery == 0 && s.Step < f.cfg.Steps {
+		if f.loopOpts.SaveEvery > 0 && s.Step%f.loopOpts.SaveEvery == 0 && s.Step < f.cfg.Steps {
 			if err := save(); err != nil {
 				return err
 			}
@@ -508,8 +562,8 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
 			100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
 	}
-	if f.sampleTokens > 0 {
-		res, err := generateText(tr.Model, f.runDir, f.samplePrompt, f.sampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
+	if f.loopOpts.SampleTokens > 0 {
+		res, err := generateText(tr.Model, f.runDir, f.loopOpts.SamplePrompt, f.loopOpts.SampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("sampling: %w", err)
 		}
