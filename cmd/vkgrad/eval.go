@@ -29,6 +29,7 @@ func init() {
 		fs.IntVar(&B, "batch", 8, "sequences per batch")
 		fs.IntVar(&T, "seq", 0, "tokens per sequence (default: the run's, else 64)")
 		fs.IntVar(&nb, "batches", 0, "evaluate at most this many batches (0: all)")
+		cacheDir := fs.String("cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
 		return func(args []string) error {
 			if len(args) > 0 || model == "" {
 				return fmt.Errorf("usage: vkgrad eval --model M [--data D]")
@@ -62,9 +63,22 @@ func init() {
 			if cfg.Seq == 0 {
 				cfg.Seq = min(64, m.Config.MaxSeqLen)
 			}
-			tokens, source, err := loadCorpus(df, filepath.Join("runs", "cache"), log)
+			dir, err := tokenCacheDir(*cacheDir)
 			if err != nil {
 				return err
+			}
+			tokens, source, err := loadCorpus(df, dir, log)
+			if err != nil {
+				return err
+			}
+			if df.Fingerprint != "" {
+				now, err := dataFingerprint(source)
+				if err != nil {
+					return err
+				}
+				if now != df.Fingerprint {
+					return fmt.Errorf("the run's data %s changed since it was trained (%s, now %s): its validation split would not be the same; pass --data to evaluate on other data", source, df.Fingerprint, now)
+				}
 			}
 			lc := data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.Config.MaxSeqLen, VocabSize: m.Config.VocabSize,
 				ValFraction: valFraction, ValMode: data.ValInterleaved, Seed: cfg.Seed, NoShuffle: true, Source: source}

@@ -114,3 +114,41 @@ func TestResumeKeepsTheRunsSettings(t *testing.T) {
 		t.Errorf("resume with another --batch: %v", err)
 	}
 }
+
+// TestEvalFindsTheRunsDataAnywhere: eval of a run directory from another working directory
+// evaluates the run's own data (saved with an absolute path), in a read-only working
+// directory too, and refuses that data once it changed.
+func TestEvalFindsTheRunsDataAnywhere(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := trainArgs(t, dir)
+	if out, err := runCLI(args...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var data, cache string
+	for i, a := range args {
+		switch a {
+		case "--data":
+			data = args[i+1]
+		case "--cache-dir":
+			cache = args[i+1]
+		}
+	}
+	elsewhere := t.TempDir()
+	if err := os.Chmod(elsewhere, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+	out, err := runCLI("eval", "--model", dir, "--device", "cpu", "-q", "--cache-dir", cache)
+	if err != nil || !strings.Contains(out, "validation split") || !strings.Contains(out, data) {
+		t.Fatalf("eval from another directory: %v\n%s", err, out)
+	}
+	f, err := os.OpenFile(data, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("one more line\n")
+	f.Close()
+	if _, err := runCLI("eval", "--model", dir, "--device", "cpu", "-q", "--cache-dir", cache); err == nil || !strings.Contains(err.Error(), "changed since it was trained") {
+		t.Errorf("eval of changed data: %v", err)
+	}
+}

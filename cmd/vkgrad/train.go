@@ -32,6 +32,9 @@ type dataFlags struct {
 	Path     string   `json:"path"`
 	Ext      []string `json:"ext"`
 	MaxBytes int64    `json:"max_bytes"`
+	// Fingerprint identifies the data read (dataFingerprint), so eval can refuse data that
+	// changed since training.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 type trainFlags struct {
@@ -130,6 +133,14 @@ func (f *trainFlags) run(args []string) (err error) {
 	if err := f.cfg.Validate(); err != nil { // before anything is allocated or written
 		return fmt.Errorf("--%w", err)
 	}
+	// Paths are saved absolute, so the run's data is found from any working directory.
+	for _, p := range []*string{&f.data.Path, &f.init} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return err
+			}
+		}
+	}
 	cl, err := f.common.joinCluster()
 	if err != nil {
 		return err
@@ -198,6 +209,9 @@ func (f *trainFlags) run(args []string) (err error) {
 		return f.loop(tr, log, zerolog.Nop())
 	}
 	meta := runMeta{Model: m.Config, Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts}
+	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
 	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
 		return err
 	}
