@@ -7,6 +7,7 @@
 package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -141,6 +142,9 @@ func parse(f *os.File, path string) (*File, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(hdr, &raw); err != nil {
 		return nil, errf("header JSON: %v", err)
+	}
+	if dup := duplicateKey(hdr); dup != "" {
+		return nil, errf("header names %q twice (which entry is meant is ambiguous)", dup)
 	}
 	sf := &File{path: path, f: f, dataStart: 8 + int64(hlen), tensors: make(map[string]TensorInfo, len(raw))}
 	dataLen := size - sf.dataStart
@@ -403,4 +407,30 @@ func (sf *File) Int64(name string) ([]int64, error) {
 		}
 	})
 	return dst, err
+}
+
+// duplicateKey returns a key the header object holds twice, or "": encoding/json would keep the
+// last silently. The header already parsed, so the token stream is well formed.
+func duplicateKey(hdr []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(hdr))
+	if _, err := dec.Token(); err != nil { // {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return key
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
 }

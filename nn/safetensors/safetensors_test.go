@@ -501,3 +501,18 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+func TestDuplicateHeaderKeyRefused(t *testing.T) {
+	hdr := `{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`
+	var buf bytes.Buffer
+	binary.Write(&buf, binary.LittleEndian, uint64(len(hdr)))
+	buf.WriteString(hdr)
+	buf.Write(make([]byte, 4))
+	path := filepath.Join(t.TempDir(), "dup.safetensors")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), `"a" twice`) {
+		t.Fatalf("a header with a duplicate key: %v", err)
+	}
+}
