@@ -74,6 +74,12 @@ func (t *Tokenizer) Encode(text string) []int32 {
 	if text == "" {
 		return nil
 	}
+	// The BPE library drops U+007F (DEL), which GPT-2 encodes as a token of its own; DEL
+	// starts no merge, so it is its own piece and the text around it is encoded apart.
+	if i := strings.IndexByte(text, delByte); i >= 0 {
+		out := append(t.Encode(text[:i]), delToken)
+		return append(out, t.Encode(text[i+1:])...)
+	}
 	// With ErrorModeNone the codec only fails if the split pattern times out, which it never
 	// does without a timeout set.
 	ids, _, err := t.codec.Encode(text)
@@ -86,6 +92,12 @@ func (t *Tokenizer) Encode(text string) []int32 {
 	}
 	return out
 }
+
+// delByte is DEL, and delToken the GPT-2 token whose single byte it is.
+const (
+	delByte  = 0x7f
+	delToken = 221
+)
 
 // EncodeSpecial is Encode, except that each "<|endoftext|>" in text becomes the EOT token.
 func (t *Tokenizer) EncodeSpecial(text string) []int32 {

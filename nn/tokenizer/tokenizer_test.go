@@ -282,3 +282,44 @@ func ExampleTokenizer_Encode() {
 	fmt.Println(ids, text)
 	// Output: [15496 995 50256] Hello world<|endoftext|>
 }
+
+// TestRoundTripEveryASCIIByteAndRandomText: every ASCII character (DEL included, which the
+// BPE library drops) and random valid UTF-8 text decode back to themselves.
+func TestRoundTripEveryASCIIByteAndRandomText(t *testing.T) {
+	tk, err := GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(s string) {
+		t.Helper()
+		got, err := tk.Decode(tk.Encode(s))
+		if err != nil || got != s {
+			t.Fatalf("%q decodes back to %q (%v)", s, got, err)
+		}
+	}
+	for b := range 128 {
+		check(string(rune(b)))
+		check("a" + string(rune(b)) + "b")
+	}
+	if p, _ := tk.Piece(221); string(p) != "\x7f" {
+		t.Errorf("token 221 is %q, want DEL", p)
+	}
+	r := uint64(1)
+	for range 300 {
+		var sb strings.Builder
+		for range 12 {
+			r = r*6364136223846793005 + 1442695040888963407
+			switch r >> 62 {
+			case 0:
+				sb.WriteByte(byte(r>>40) & 0x7f)
+			case 1:
+				sb.WriteRune(rune(0x80 + (r>>32)%0x700))
+			case 2:
+				sb.WriteRune(rune(0x4e00 + (r>>32)%0x500))
+			default:
+				sb.WriteString(" \x7f")
+			}
+		}
+		check(sb.String())
+	}
+}
