@@ -152,3 +152,22 @@ func TestEvalFindsTheRunsDataAnywhere(t *testing.T) {
 		t.Errorf("eval of changed data: %v", err)
 	}
 }
+
+func TestFlagsCheckedBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	_, err := runCLI(append(trainArgs(t, filepath.Join(dir, "r")), "--sample-prompt", strings.Repeat("word ", 200))...)
+	if err == nil || !strings.Contains(err.Error(), "--sample-prompt is") {
+		t.Errorf("a sample prompt longer than the context: %v", err)
+	}
+	for _, lr := range []string{"Inf", "NaN", "-1"} {
+		if _, err := runCLI(append(trainArgs(t, filepath.Join(dir, "r")), "--lr", lr)...); err == nil || !strings.Contains(err.Error(), "--lr") {
+			t.Errorf("--lr %s: %v", lr, err)
+		}
+	}
+	if _, err := runCLI("verify", "llmc", "--model", dir, "--state", dir); err == nil || !strings.Contains(err.Error(), "is a directory: give the llm.c file") {
+		t.Errorf("verify with a directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r")); !os.IsNotExist(err) {
+		t.Error("a refused run left its directory")
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/device"
@@ -169,6 +170,9 @@ func (f *trainFlags) run(args []string) (err error) {
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := checkSamplePrompt(f.loopOpts, m.Config); err != nil {
 		return err
 	}
 	if f.runDir == "" {
@@ -455,6 +459,9 @@ func loadCorpus(df dataFlags, cacheDir string, log zerolog.Logger) ([]int32, str
 		ev = ev.Str("cache", corpus.CachePath)
 	}
 	ev.Msg("corpus loaded")
+	if n := len(corpus.Skipped); n > 0 {
+		log.Warn().Int("files", n).Strs("first", corpus.Skipped[:min(n, 5)]).Msg("skipped files that are binary or not UTF-8")
+	}
 	return corpus.Tokens, src.Path, nil
 }
 
@@ -597,4 +604,19 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// checkSamplePrompt refuses, before training, a --sample-prompt the end of the run could not use.
+func checkSamplePrompt(o trainRun, cfg gpt2.Config) error {
+	if o.SampleTokens == 0 || o.SamplePrompt == "" {
+		return nil
+	}
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		return err
+	}
+	if n := len(tok.Encode(o.SamplePrompt)); n >= cfg.MaxSeqLen {
+		return fmt.Errorf("--sample-prompt is %d tokens; the model's context is %d, leaving no room to sample", n, cfg.MaxSeqLen)
+	}
+	return nil
 }

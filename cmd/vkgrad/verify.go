@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -24,6 +25,11 @@ func init() {
 			}
 			if opt.ModelPath == "" || opt.StatePath == "" {
 				return fmt.Errorf("verify llmc needs --model and --state")
+			}
+			for flag, path := range map[string]string{"--model": opt.ModelPath, "--state": opt.StatePath, "--losses": opt.LossesPath} {
+				if st, err := os.Stat(path); err == nil && st.IsDir() {
+					return fmt.Errorf("%s %s is a directory: give the llm.c file itself (e.g. gpt2_124M.bin for --model, gpt2_124M_debug_state.bin for --state)", flag, path)
+				}
 			}
 			log := common.logger()
 			be, err := common.backend(log)
