@@ -155,7 +155,7 @@ func TestEvalFindsTheRunsDataAnywhere(t *testing.T) {
 
 func TestFlagsCheckedBeforeWork(t *testing.T) {
 	dir := t.TempDir()
-	_, err := runCLI(append(trainArgs(t, filepath.Join(dir, "r")), "--sample-prompt", strings.Repeat("word ", 200))...)
+	_, err := runCLI(append(trainArgs(t, filepath.Join(dir, "r")), "--sample-tokens", "5", "--sample-prompt", strings.Repeat("word ", 200))...)
 	if err == nil || !strings.Contains(err.Error(), "--sample-prompt is") {
 		t.Errorf("a sample prompt longer than the context: %v", err)
 	}
