@@ -1,0 +1,27 @@
+package tasks
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoadDataset: any file gives prompts with text, or an error naming a line.
+func FuzzLoadDataset(f *testing.F) {
+	f.Add([]byte(`{"prompt": "2+2=", "answer": "4", "x": 1}` + "\n" + `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}`))
+	f.Add([]byte(`{"question": "q", "final": "a"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "d.jsonl")
+		os.WriteFile(path, b, 0o644)
+		chat := func(m []Message) (string, error) { return m[0].Content + "|", nil }
+		ps, err := LoadDataset(path, DatasetOptions{Chat: chat, Fields: map[string]string{"prompt": "question"}})
+		if err != nil {
+			return
+		}
+		for i, p := range ps {
+			if p.Text == "" || p.Meta["answer"] != p.Answer {
+				t.Fatalf("prompt %d: %+v", i, p)
+			}
+		}
+	})
+}
