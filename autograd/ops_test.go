@@ -344,7 +344,7 @@ func TestGradElementwise(t *testing.T) {
 // are fresh each call, so their gradients start at zero.
 type chain struct {
 	be                     tensor.Backend
-	x, w, bias, lnw, lnb   *autograd.Var
+	w, bias, lnw, lnb      *autograd.Var
 	wte, wpe               *autograd.Var
 	tokens, targets        *tensor.Tensor
 	mean, rstd, att, attSc *tensor.Tensor

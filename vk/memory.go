@@ -43,7 +43,6 @@ type memPool struct {
 	blockSize    uint64
 	align        uint64
 	blocks       []*memBlock
-	hostCoherent bool
 	inUse        uint64 // bytes reserved by live buffers
 	reserved     uint64 // bytes of device memory held in blocks
 	limit        uint64 // the largest allocation and buffer the device allows (AllocationLimit)

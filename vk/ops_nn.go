@@ -15,9 +15,6 @@ import (
 // Arguments larger than one storage-buffer window are processed in chunks of rows
 // (sequences for attention and the embedding, vocabulary rows for wte).
 
-// notImplemented is kept for ops still being ported elsewhere in the package.
-func notImplemented(op string) { panic("vk: " + op + " is not implemented on the Vulkan backend yet") }
-
 var (
 	kLayerNormForward  = Kernel{Shader: "layernorm_forward", Bindings: 6, Push: 8}
 	kLayerNormBackward = Kernel{Shader: "layernorm_backward", Bindings: 6, Push: 8}

@@ -113,7 +113,7 @@ func (r *recorder) destroy(d *Device) {
 }
 
 // rcall calls a Vulkan function on the recording path without allocating. call and callPtr are
-// go:uintptrescapes, which keeps the objects their pointer arguments point to alive but makes
+// marked uintptrescapes, which keeps the objects their pointer arguments point to alive but makes
 // every call site allocate its argument slice; rcall instead copies the arguments into the
 // recorder's buffer, so every pointer among them must point into the Device (the recorder's
 // scratch, r.cmd, r.fence), which stays reachable through the call. The caller holds d.mu.

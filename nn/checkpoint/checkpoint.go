@@ -92,20 +92,20 @@ func (st *State) check() error {
 	}
 	n := st.Config.NumParams()
 	if len(st.Params) != n {
-		return fmt.Errorf("Params has %d values, config %v has %d parameters", len(st.Params), st.Config, n)
+		return fmt.Errorf("the state has %d parameter values, config %v has %d parameters", len(st.Params), st.Config, n)
 	}
 	if (st.AdamM == nil) != (st.AdamV == nil) {
-		return fmt.Errorf("AdamM and AdamV must both be set or both be nil")
+		return fmt.Errorf("the optimizer moments AdamM and AdamV must both be set or both be nil")
 	}
 	if st.AdamM != nil && (len(st.AdamM) != n || len(st.AdamV) != n) {
-		return fmt.Errorf("AdamM has %d values and AdamV %d, want %d each for config %v", len(st.AdamM), len(st.AdamV), n, st.Config)
+		return fmt.Errorf("the optimizer moments have %d (AdamM) and %d (AdamV) values, want %d each for config %v", len(st.AdamM), len(st.AdamV), n, st.Config)
 	}
 	if st.Step < 0 {
 		return fmt.Errorf("step %d is negative", st.Step)
 	}
 	for name := range st.Extra {
 		if name == "" {
-			return fmt.Errorf("Extra has an empty name")
+			return fmt.Errorf("an extra buffer has an empty name")
 		}
 	}
 	return nil

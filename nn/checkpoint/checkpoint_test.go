@@ -214,12 +214,12 @@ func TestSaveErrors(t *testing.T) {
 		edit func(*State)
 		want string
 	}{
-		{func(s *State) { s.Params = s.Params[1:] }, "Params has 2847 values, config"},
+		{func(s *State) { s.Params = s.Params[1:] }, "the state has 2847 parameter values, config"},
 		{func(s *State) { s.AdamV = nil }, "AdamM and AdamV must both be set or both be nil"},
-		{func(s *State) { s.AdamM = s.AdamM[:10] }, "AdamM has 10 values and AdamV 2848, want 2848 each"},
+		{func(s *State) { s.AdamM = s.AdamM[:10] }, "the optimizer moments have 10 (AdamM) and 2848 (AdamV) values, want 2848 each"},
 		{func(s *State) { s.Config.NumHeads = 3 }, "channels 8 must be a positive multiple of num_heads 3"},
 		{func(s *State) { s.Step = -1 }, "step -1 is negative"},
-		{func(s *State) { s.Extra[""] = nil }, "Extra has an empty name"},
+		{func(s *State) { s.Extra[""] = nil }, "an extra buffer has an empty name"},
 	}
 	for _, c := range cases {
 		st := randomState(1, true)
