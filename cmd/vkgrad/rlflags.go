@@ -263,6 +263,7 @@ type rlRun struct {
 	metricsOut   *metricsWriter
 	held         *heldRun // the run directory, owned for the run's life
 	overwrite    bool
+	reportTo     []string
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
 	tok          *tokenizer.Tokenizer
@@ -292,6 +293,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.IntVar(&r.opts.EvalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
 	fs.IntVar(&r.opts.SaveEvery, "save-every", 100, "write the checkpoint, with optimizer state to continue from, every this many steps (0: only at the end, at --stop-at and on Ctrl-C)")
 	fs.IntVar(&r.opts.StopAt, "stop-at", 0, "save and stop once this many steps are taken, to be continued later with --resume (0: run to --steps)")
+	fs.StringSliceVar(&r.reportTo, "report-to", []string{"jsonl", "tensorboard"}, "records to keep beside metrics.jsonl (always written): tensorboard (event files for TensorBoard), or none")
 	fs.BoolVar(&r.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 }
@@ -343,7 +345,13 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 				Msg("dropped metric lines written after the checkpoint (those steps run again)")
 		}
 	}
-	if r.metricsOut, r.metrics, err = openMetricsFile(metricsPath, r.resumed != nil); err != nil {
+	tensorboard, err := reportTo(r.reportTo)
+	if err != nil {
+		r.setup.close()
+		r.held.release(true)
+		return err
+	}
+	if r.metricsOut, r.metrics, err = openMetricsFile(metricsPath, r.resumed != nil, tensorboard); err != nil {
 		r.setup.close()
 		r.held.release(true)
 		return err

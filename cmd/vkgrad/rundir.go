@@ -1,14 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vkgrad/vkgrad/internal/tfevents"
 )
 
 // runFiles are what make a directory a run's: a new run never writes over them.
@@ -34,6 +39,9 @@ func claimRunDir(dir string, resume, overwrite bool) (*heldRun, error) {
 	for _, f := range existingRunFiles(dir) {
 		h.had[f] = true
 	}
+	for _, f := range eventFiles(dir) {
+		h.had[f] = true
+	}
 	if !resume && !overwrite {
 		if found := existingRunFiles(dir); len(found) > 0 {
 			return nil, fmt.Errorf("--run-dir %s already holds a run (%s): continue it with --resume %s, or pass --overwrite to replace it",
@@ -56,6 +64,15 @@ func claimRunDir(dir string, resume, overwrite bool) (*heldRun, error) {
 		}
 	}
 	return h, nil
+}
+
+// eventFiles lists the TensorBoard event files in dir, by name.
+func eventFiles(dir string) []string {
+	matches, _ := filepath.Glob(filepath.Join(dir, "events.out.tfevents.*"))
+	for i, m := range matches {
+		matches[i] = filepath.Base(m)
+	}
+	return matches
 }
 
 func existingRunFiles(dir string) []string {
@@ -96,7 +113,7 @@ func (h *heldRun) release(failed bool) {
 	if saved := err == nil && !h.had["checkpoint.safetensors"]; saved {
 		return // the run made progress: keep it to resume
 	}
-	for _, f := range runFiles {
+	for _, f := range append(append([]string{}, runFiles...), eventFiles(h.path)...) {
 		if !h.had[f] {
 			os.Remove(filepath.Join(h.path, f))
 		}
@@ -119,10 +136,11 @@ func (h *heldRun) removeIfEmpty() {
 // metricsWriter is the metrics file: every line in one write, the first write error kept and
 // reported (a full disk stops the run instead of losing lines), synced with each checkpoint.
 type metricsWriter struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
-	err  error
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	err    error
+	events *tfevents.Writer // TensorBoard's copy of each line's numbers, nil when off
 }
 
 func (w *metricsWriter) Write(p []byte) (int, error) {
@@ -137,8 +155,45 @@ func (w *metricsWriter) Write(p []byte) (int, error) {
 	}
 	if err != nil {
 		w.err = fmt.Errorf("writing %s: %w", w.path, err)
+		return n, w.err
+	}
+	if w.events != nil {
+		if step, scalars := lineScalars(p); len(scalars) > 0 {
+			if err := w.events.Scalars(step, time.Now(), scalars); err != nil {
+				w.err = err
+			}
+		}
 	}
 	return n, w.err
+}
+
+// lineScalars turns one metrics line into TensorBoard scalars at its step: every number, named
+// as in the line for a training step and "<kind>/<name>" for the others (eval, val, ...).
+func lineScalars(line []byte) (int64, []tfevents.Scalar) {
+	var obj map[string]any
+	if json.Unmarshal(line, &obj) != nil {
+		return 0, nil
+	}
+	step, _ := obj["step"].(float64)
+	kind, _ := obj["kind"].(string)
+	prefix := ""
+	switch kind {
+	case "train", "sft", "grpo", "ppo", "":
+	default:
+		prefix = kind + "/"
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []tfevents.Scalar
+	for _, k := range keys {
+		if v, ok := obj[k].(float64); ok && k != "step" {
+			out = append(out, tfevents.Scalar{Tag: prefix + k, Value: v})
+		}
+	}
+	return int64(step), out
 }
 
 // Err is the first write error, nil while every line was written.
@@ -156,14 +211,18 @@ func (w *metricsWriter) Sync() error {
 	if err := w.f.Sync(); err != nil {
 		return fmt.Errorf("syncing %s: %w", w.path, err)
 	}
+	if w.events != nil {
+		return w.events.Sync()
+	}
 	return nil
 }
 
 // openMetricsTarget opens the metrics file; tests point it at a full disk.
 var openMetricsTarget = os.OpenFile
 
-// openMetricsFile opens the metrics file, appending (a resumed run) or starting it afresh.
-func openMetricsFile(path string, appendTo bool) (*metricsWriter, zerolog.Logger, error) {
+// openMetricsFile opens the metrics file, appending (a resumed run) or starting it afresh, and
+// with tensorboard a TensorBoard event file beside it.
+func openMetricsFile(path string, appendTo, tensorboard bool) (*metricsWriter, zerolog.Logger, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appendTo {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -173,6 +232,12 @@ func openMetricsFile(path string, appendTo bool) (*metricsWriter, zerolog.Logger
 		return nil, zerolog.Nop(), err
 	}
 	w := &metricsWriter{f: f, path: path}
+	if tensorboard {
+		if w.events, err = tfevents.Create(filepath.Dir(path), time.Now()); err != nil {
+			f.Close()
+			return nil, zerolog.Nop(), err
+		}
+	}
 	return w, zerolog.New(w).With().Timestamp().Logger(), nil
 }
 
@@ -182,5 +247,25 @@ func (w *metricsWriter) Close() error {
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
+	if w.events != nil {
+		if cerr := w.events.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
 	return err
+}
+
+// reportTo reads --report-to: which records a run keeps besides metrics.jsonl, which resuming
+// needs and is always written.
+func reportTo(v []string) (tensorboard bool, err error) {
+	for _, r := range v {
+		switch strings.TrimSpace(r) {
+		case "tensorboard":
+			tensorboard = true
+		case "jsonl", "none":
+		default:
+			return false, fmt.Errorf("--report-to %q: want tensorboard, jsonl or none", r)
+		}
+	}
+	return tensorboard, nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/tfevents"
 )
 
 // trainArgs is a quick training run into dir.
@@ -169,5 +171,32 @@ func TestFlagsCheckedBeforeWork(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "r")); !os.IsNotExist(err) {
 		t.Error("a refused run left its directory")
+	}
+}
+
+// TestRunWritesTensorBoardEvents: a run's numbers are also in a TensorBoard event file.
+func TestRunWritesTensorBoardEvents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if out, err := runCLI(trainArgs(t, dir)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	files := eventFiles(dir)
+	if len(files) != 1 {
+		t.Fatalf("event files %v, want one", files)
+	}
+	events, err := tfevents.ReadFile(filepath.Join(dir, files[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	losses := map[int64]bool{}
+	val := false
+	for _, e := range events {
+		for _, s := range e.Scalars {
+			losses[e.Step] = losses[e.Step] || s.Tag == "loss"
+			val = val || s.Tag == "val/val_loss"
+		}
+	}
+	if !losses[1] || !losses[2] || !val {
+		t.Errorf("events hold loss at steps %v and validation %v; want steps 1 and 2 and val/val_loss", losses, val)
 	}
 }

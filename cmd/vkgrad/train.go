@@ -51,6 +51,7 @@ type trainFlags struct {
 	dryRun         bool
 	overwrite      bool
 	cacheDir       string
+	reportTo       []string
 	held           *heldRun       // the run directory, owned for the run's life
 	metricsOut     *metricsWriter // nil on ranks other than 0
 }
@@ -111,6 +112,7 @@ func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.cfg.MaxSkips, "max-skips", f.cfg.MaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
+	fs.StringSliceVar(&f.reportTo, "report-to", []string{"jsonl", "tensorboard"}, "records to keep beside metrics.jsonl (always written): tensorboard (event files for TensorBoard), or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, activations) against what is available, and exit")
 }
 
@@ -226,7 +228,11 @@ func (f *trainFlags) run(args []string) (err error) {
 			return fmt.Errorf("--resume: %w", err)
 		}
 	}
-	out, metrics, err := openMetricsFile(metricsPath, resumed != nil)
+	tensorboard, err := reportTo(f.reportTo)
+	if err != nil {
+		return err
+	}
+	out, metrics, err := openMetricsFile(metricsPath, resumed != nil, tensorboard)
 	if err != nil {
 		return err
 	}
@@ -590,7 +596,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		}
 		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", res.texts[0])
 	}
-	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"))
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\ncurves:     vkgrad plot %s   (or tensorboard --logdir %s)\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"), f.runDir, f.runDir)
 	return nil
 }
 

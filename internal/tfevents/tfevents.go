@@ -37,8 +37,13 @@ func Create(dir string, now time.Time) (*Writer, error) {
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	path := filepath.Join(dir, fmt.Sprintf("events.out.tfevents.%d.%s.%d", now.Unix(), host, os.Getpid()))
+	base := filepath.Join(dir, fmt.Sprintf("events.out.tfevents.%d.%s.%d", now.Unix(), host, os.Getpid()))
+	path := base
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	for n := 1; errors.Is(err, os.ErrExist) && n < 1000; n++ { // several files in one second
+		path = fmt.Sprintf("%s.%d", base, n)
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tfevents: %w", err)
 	}
