@@ -147,6 +147,11 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		panic(fmt.Sprintf("vk: MatMul: negative dimension in M=%d N=%d K=%d batch=%d", M, N, K, p.Batch))
 	}
 	batch := max(p.Batch, 1)
+	rw := float64(M*K + K*N + M*N)
+	if p.Accumulate {
+		rw += float64(M * N)
+	}
+	b.dev.Cost(2*float64(batch)*float64(M)*float64(N)*float64(K), 4*float64(batch)*rw)
 	need := func(t *tensor.Tensor, arg string, n int) *storage {
 		st := b.view(t, tensor.Float32, op)
 		if t.Numel() < n {
@@ -358,6 +363,7 @@ func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams
 		panic(fmt.Sprintf("vk: AdamW: step %d, want >= 1", p.Step))
 	}
 	n := sameSize(op, params, grads, m, v)
+	b.dev.Cost(12*float64(n), 4*7*float64(n)) // reads p, g, m, v; writes p, m, v
 	ps, gs := b.view(params, tensor.Float32, op), b.view(grads, tensor.Float32, op)
 	ms, vs := b.view(m, tensor.Float32, op), b.view(v, tensor.Float32, op)
 	if n == 0 {

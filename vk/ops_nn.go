@@ -48,6 +48,7 @@ func attnScale(hs int) float32 {
 func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
 	const op = "LayerNormForward"
 	nnDims(op, N, C)
+	b.dev.Cost(8*float64(N*C), 4*(2*float64(N*C)+2*float64(N)))
 	os, ms, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
 	is, ws, bs := nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C), nnF32(b, op, "bias", bias, C)
 	if C == 0 {
@@ -71,6 +72,7 @@ func lnBlockRows(N int) int { return max(32, (N+255)/256) }
 func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *tensor.Tensor, N, C int) {
 	const op = "LayerNormBackward"
 	nnDims(op, N, C)
+	b.dev.Cost(12*float64(N*C), 4*4*float64(N*C))
 	dis, dws, dbs := nnF32(b, op, "dinp", dinp, N*C), nnF32(b, op, "dweight", dweight, C), nnF32(b, op, "dbias", dbias, C)
 	dos, is, ws := nnF32(b, op, "dout", dout, N*C), nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C)
 	ms, rs := nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
@@ -112,6 +114,7 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
 	const op = "GeluForward"
 	n := out.Numel()
+	b.dev.Cost(12*float64(n), 8*float64(n))
 	os, is := nnF32(b, op, "out", out, n), nnF32(b, op, "inp", inp, n)
 	b.run1D(kGeluForward, n, []operand{{st: os, off: out.Offset, write: true}, {st: is, off: inp.Offset}}, f32bits(geluScaling))
 }
@@ -302,6 +305,7 @@ func checkVocab(op string, V, Vp int) {
 // CrossEntropyForward computes the softmax of each row's first V logits into probs and the
 // loss at the target, one workgroup per row.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
+	b.dev.Cost(4*float64(N*V), 4*2*float64(N*Vp))
 	const op = "CrossEntropyForward"
 	nnDims(op, N)
 	checkVocab(op, V, Vp)
@@ -317,6 +321,7 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 
 // CrossEntropyBackward accumulates the loss gradient into the first V columns of dlogits.
 func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.Tensor, N, V, Vp int) {
+	b.dev.Cost(2*float64(N*V), 4*3*float64(N*Vp))
 	const op = "CrossEntropyBackward"
 	nnDims(op, N)
 	checkVocab(op, V, Vp)

@@ -52,7 +52,9 @@ type recorder struct {
 
 	queryPool uint64
 	queries   uint32
-	names     []string // kernel of each query pair
+	names     []string     // kernel of each query pair
+	costs     [][2]float64 // flops and bytes of each query pair's dispatch
+	nextCost  [2]float64   // set by Cost for the next dispatch
 	profiling bool
 	profile   map[string]*ProfileEntry
 
@@ -290,7 +292,9 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 		d.rcall(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageBottomOfPipe, uintptr(r.queryPool), uintptr(r.queries+1))
 		r.queries += 2
 		r.names = append(r.names, k.Shader)
+		r.costs = append(r.costs, r.nextCost)
 	}
+	r.nextCost = [2]float64{}
 	r.dispatchN++
 	return nil
 }
@@ -397,6 +401,15 @@ func (d *Device) flushLocked() error {
 	return nil
 }
 
+// Cost records the arithmetic (flops) and memory traffic (bytes) of the work the next Dispatch
+// starts, for the profile's achieved GFLOP/s and GB/s; an op split over several dispatches of
+// one kernel may give its whole cost to the first.
+func (d *Device) Cost(flops, bytes float64) {
+	d.mu.Lock()
+	d.rec.nextCost = [2]float64{flops, bytes}
+	d.mu.Unlock()
+}
+
 // ProfileEntry is the GPU time spent in one kernel.
 type ProfileEntry = tensor.KernelTime
 
@@ -428,8 +441,8 @@ func (d *Device) readTimestamps() {
 	r := &d.rec
 	n := r.queries
 	r.queries = 0
-	names := r.names
-	r.names = r.names[:0]
+	names, costs := r.names, r.costs
+	r.names, r.costs = r.names[:0], r.costs[:0]
 	if uint32(cap(r.stamps)) < n {
 		r.stamps = make([]uint64, maxQueries)
 	}
@@ -451,6 +464,10 @@ func (d *Device) readTimestamps() {
 		}
 		e.Count++
 		e.Total += time.Duration(float64(ticks) * float64(d.Info.TimestampPeriod))
+		if i < len(costs) {
+			e.Flops += costs[i][0]
+			e.Bytes += costs[i][1]
+		}
 	}
 }
 

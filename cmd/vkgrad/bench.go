@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -18,6 +19,7 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
+	"github.com/vkgrad/vkgrad/vk"
 )
 
 func init() {
@@ -354,10 +356,34 @@ func startProfile(be tensor.Backend, on bool) error {
 }
 
 func kernelProfile(be tensor.Backend) any {
-	if p, ok := be.(kernelProfiler); ok {
-		return p.KernelProfile()
+	p, ok := be.(kernelProfiler)
+	if !ok {
+		return "kernel timing needs a Vulkan device"
 	}
-	return "kernel timing needs a Vulkan device"
+	rows := p.KernelProfile()
+	prober, ok := be.(interface{ MeasurePeak() (vk.Peak, error) })
+	if !ok {
+		return rows
+	}
+	peak, err := prober.MeasurePeak()
+	if err != nil {
+		return rows
+	}
+	// Each kernel's share of what the device does at best: of its multiply-add rate or its
+	// memory bandwidth, whichever the kernel comes closer to (its roofline).
+	for _, r := range rows {
+		frac := 0.0
+		if g := toFloat(r["gflops"]); g > 0 {
+			frac = g / peak.GFLOPS
+		}
+		if b := toFloat(r["gbps"]); b > 0 {
+			frac = max(frac, b/peak.GBps)
+		}
+		if frac > 0 {
+			r["of_peak"] = math.Round(frac*1000) / 1000
+		}
+	}
+	return append(rows, map[string]any{"kernel": "(device peak)", "gflops": math.Round(peak.GFLOPS*10) / 10, "gbps": math.Round(peak.GBps*10) / 10})
 }
 
 func printBench(r map[string]any) {
@@ -382,9 +408,14 @@ func printBench(r map[string]any) {
 	}
 	switch p := r["profile"].(type) {
 	case []map[string]any:
-		fmt.Fprintf(stdout, "\n  %-32s %7s %11s %11s %7s\n", "kernel", "calls", "total ms", "mean us", "share")
+		fmt.Fprintf(stdout, "\n  %-32s %7s %11s %11s %7s %9s %8s %8s\n", "kernel", "calls", "total ms", "mean us", "share", "GFLOP/s", "GB/s", "of peak")
 		for _, row := range p {
-			fmt.Fprintf(stdout, "  %-32v %7v %11.3f %11.1f %6.1f%%\n", row["kernel"], row["calls"], row["total_ms"], row["mean_us"], 100*toFloat(row["share"]))
+			if row["calls"] == nil { // the device's peak, measured by probes
+				fmt.Fprintf(stdout, "  %-32v %7s %11s %11s %7s %9.1f %8.1f\n", row["kernel"], "", "", "", "", toFloat(row["gflops"]), toFloat(row["gbps"]))
+				continue
+			}
+			fmt.Fprintf(stdout, "  %-32v %7v %11.3f %11.1f %6.1f%% %9s %8s %8s\n", row["kernel"], row["calls"], row["total_ms"], row["mean_us"],
+				100*toFloat(row["share"]), optional(row["gflops"], "%.1f"), optional(row["gbps"], "%.1f"), optional(row["of_peak"], "%.1f%%", 100))
 		}
 	case nil:
 	default:
@@ -402,4 +433,16 @@ func toFloat(v any) float64 {
 		return float64(x)
 	}
 	return 0
+}
+
+// optional formats a profile value, scaled, or leaves the column blank when it is absent.
+func optional(v any, format string, scale ...float64) string {
+	if v == nil {
+		return ""
+	}
+	x := toFloat(v)
+	for _, s := range scale {
+		x *= s
+	}
+	return fmt.Sprintf(format, x)
 }
