@@ -1,0 +1,93 @@
+package hftok
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// pyJSON writes raw JSON as Python's json.dumps(x, ensure_ascii=False) does, which chat
+// templates' tojson is: keys in their given order, ", " and ": " between items, non-ASCII
+// characters as they are.
+func pyJSON(raw json.RawMessage) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var b strings.Builder
+	if err := pyValue(dec, &b); err != nil {
+		return "", fmt.Errorf("tojson: %w", err)
+	}
+	return b.String(), nil
+}
+
+func pyValue(dec *json.Decoder, b *strings.Builder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		closing := map[json.Delim]json.Delim{'{': '}', '[': ']'}[v]
+		b.WriteRune(rune(v))
+		for i := 0; dec.More(); i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if v == '{' {
+				key, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				pyString(b, key.(string))
+				b.WriteString(": ")
+			}
+			if err := pyValue(dec, b); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return err
+		}
+		b.WriteRune(rune(closing))
+	case string:
+		pyString(b, v)
+	case json.Number:
+		b.WriteString(v.String())
+	case bool:
+		b.WriteString(map[bool]string{true: "true", false: "false"}[v])
+	case nil:
+		b.WriteString("null")
+	}
+	return nil
+}
+
+// pyString quotes s as json.dumps with ensure_ascii=False: only quotes, backslashes and
+// control characters are escaped.
+func pyString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
