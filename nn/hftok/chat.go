@@ -184,11 +184,8 @@ func qwen3Calls(b *strings.Builder, calls []ToolCall, content string) error {
 		if c.Function != nil {
 			f = *c.Function
 		}
-		args := string(f.Arguments)
-		var s string
-		if json.Unmarshal(f.Arguments, &s) == nil {
-			args = s // a string is inserted as it is
-		} else {
+		var args string
+		if json.Unmarshal(f.Arguments, &args) != nil { // a string is inserted as it is
 			var err error
 			if args, err = pyJSON(f.Arguments); err != nil {
 				return err
