@@ -19,12 +19,14 @@ func init() {
 		common := addCommonFlags(fs)
 		var (
 			model, prompt string
+			chat          string
 			n, count      int
 			seed          uint64
 			opt           = sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}
 		)
 		fs.StringVar(&model, "model", "", "model to sample from: vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory (required)")
 		fs.StringVar(&prompt, "prompt", "", "text to continue (default: the start of a new document)")
+		fs.StringVar(&chat, "chat", "", "a Hugging Face chat model directory: ask this as the user, in the model's chat template")
 		fs.IntVarP(&n, "tokens", "n", 128, "tokens to generate per sample")
 		fs.IntVar(&count, "count", 1, "number of samples, generated as one batch")
 		fs.Float64Var(&opt.Temperature, "temperature", opt.Temperature, "sampling temperature (0: greedy)")
@@ -48,6 +50,12 @@ func init() {
 			be, err := common.backend(log)
 			if err != nil {
 				return err
+			}
+			if t := modelType(model); t != "" && t != "gpt2" {
+				return sampleHF(be, model, prompt, chat, n, count, opt, seed, log)
+			}
+			if chat != "" {
+				return fmt.Errorf("--chat needs a Hugging Face chat model directory; %s is a GPT-2 model (use --prompt)", model)
 			}
 			m, l, err := load.Model(model, be)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 )
 
@@ -17,11 +18,8 @@ func init() {
 		decode := fs.Bool("decode", false, "read token ids (separated by spaces or commas) and print their text")
 		pieces := fs.Bool("pieces", false, "also print each token's text, one token per line")
 		special := fs.Bool("special", false, "match special tokens such as <|endoftext|> written in the text")
+		model := fs.String("model", "", "a Hugging Face model directory whose tokenizer.json to use (default: GPT-2's tokenizer)")
 		return func(args []string) error {
-			tok, err := tokenizer.GPT2()
-			if err != nil {
-				return err
-			}
 			text := strings.Join(args, " ")
 			if len(args) == 0 {
 				b, err := io.ReadAll(os.Stdin)
@@ -29,6 +27,13 @@ func init() {
 					return fmt.Errorf("reading standard input: %w", err)
 				}
 				text = string(b)
+			}
+			if *model != "" {
+				return tokenizeHF(*model, text, *decode, *pieces)
+			}
+			tok, err := tokenizer.GPT2()
+			if err != nil {
+				return err
 			}
 			if *decode {
 				return printDecoded(tok, text)
@@ -76,5 +81,44 @@ func printDecoded(tok *tokenizer.Tokenizer, text string) error {
 		return err
 	}
 	fmt.Fprintln(stdout, s)
+	return nil
+}
+
+// tokenizeHF is tokenize with a Hugging Face tokenizer.json (special tokens always match).
+func tokenizeHF(dir, text string, decode, pieces bool) error {
+	tok, err := hftok.Load(dir)
+	if err != nil {
+		return err
+	}
+	if decode {
+		var ids []int
+		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(", \n\t[]", r) }) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return fmt.Errorf("--decode: %q is not a token id", f)
+			}
+			ids = append(ids, n)
+		}
+		s, err := tok.Decode(ids)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, s)
+		return nil
+	}
+	ids := tok.Encode(text)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(id)
+		if pieces {
+			b, _ := tok.DecodeBytes([]int{id})
+			parts[i] = fmt.Sprintf("%d\t%q", id, b)
+		}
+	}
+	sep := " "
+	if pieces {
+		sep = "\n"
+	}
+	fmt.Fprintln(stdout, strings.Join(parts, sep))
 	return nil
 }
