@@ -3,6 +3,7 @@ package vk
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -36,6 +37,9 @@ const mmMaxK = 16384
 // mmSmallTiles is the number of large tiles below which a product uses the small tile: few
 // workgroups would leave most of a GPU idle.
 const mmSmallTiles = 96
+
+// mmForceShader, when set by tests, replaces the kernel chosen for the device.
+var mmForceShader string
 
 // mmForceLocal, when set by tests, replaces the workgroup shape chosen from the device limits.
 var mmForceLocal [2]uint32
@@ -71,6 +75,22 @@ func (b *Backend) mmLocal(M, N, batch int) [2]uint32 {
 }
 
 func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
+
+// mmShader picks the product's kernel: operands staged through shared memory on GPUs, read
+// directly on a CPU implementation, where barriers are dear and caches already stage
+// (VKGRAD_MATMUL_KERNEL=matmul|matmul_direct overrides, to compare the two).
+func (b *Backend) mmShader() string {
+	if mmForceShader != "" {
+		return mmForceShader
+	}
+	if v := os.Getenv("VKGRAD_MATMUL_KERNEL"); v == "matmul" || v == "matmul_direct" {
+		return v
+	}
+	if b.dev.Info.Type == DeviceCPU {
+		return "matmul_direct"
+	}
+	return "matmul"
+}
 
 // mmSpans are the window lengths, in elements, of one chunk of a product: rows [m0, m0+mc),
 // columns [n0, n0+nc) and depth [k0, k0+kc) touch a contiguous range of each operand whose
@@ -172,7 +192,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 
 	local := b.mmLocal(M, N, batch)
 	bmT, bnT := int(local[1])*mmTM, int(local[0])*mmTN
-	k := Kernel{Shader: "matmul", Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
+	k := Kernel{Shader: b.mmShader(), Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
 	lim := b.maxChunk
 	maxG := b.dev.Info.MaxComputeWorkGroupCount
 	mc, nc, kc := mmPlan(p, lim, bmT, bnT, int(maxG[1])*bmT, int(maxG[0])*bnT)

@@ -102,7 +102,49 @@ var mmFlagCombos = []struct {
 // TestMatMulParity covers awkward shapes (1-sized dimensions, sizes that are not multiples of
 // the tiles) with all four transposes; each transpose meets all (batch, bias, accumulate)
 // combinations across the shapes.
+// mmKernels are the product's kernels; every parity test runs each.
+var mmKernels = []string{"matmul", "matmul_direct"}
+
 func TestMatMulParity(t *testing.T) {
+	for _, k := range mmKernels {
+		t.Run(k, func(t *testing.T) {
+			mmForceShader = k
+			defer func() { mmForceShader = "" }()
+			matMulParity(t)
+		})
+	}
+}
+
+// TestMatMulKernelsAgreeBitwise: the staged and the direct kernel sum every output in the same
+// order from the same start, so they give the same bits.
+func TestMatMulKernelsAgreeBitwise(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, c := range []mmCase{{M: 37, N: 70, K: 129}, {M: 130, N: 33, K: 64, ta: true, bias: true}, {M: 64, N: 200, K: 17, tb: true, accum: true, batch: 2}} {
+		batch := max(c.batch, 1)
+		ha, hb, hbias, hout := randVec(r, batch*c.M*c.K), randVec(r, batch*c.K*c.N), randVec(r, c.N), randVec(r, batch*c.M*c.N)
+		var outs [2][]float32
+		for i, k := range mmKernels {
+			mmForceShader = k
+			va, vbm, vout := onDevice(t, vb, ha, 0), onDevice(t, vb, hb, 0), onDevice(t, vb, hout, 0)
+			var vbias *tensor.Tensor
+			if c.bias {
+				vbias = onDevice(t, vb, hbias, 0)
+			}
+			vb.MatMul(vout, va, vbm, vbias, tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch})
+			outs[i] = download(t, vb, vout)
+		}
+		mmForceShader = ""
+		for j := range outs[0] {
+			if math.Float32bits(outs[0][j]) != math.Float32bits(outs[1][j]) {
+				t.Fatalf("%v: output %d is %v staged, %v direct", c, j, outs[0][j], outs[1][j])
+			}
+		}
+	}
+}
+
+func matMulParity(t *testing.T) {
 	vb := NewBackendOn(device(t))
 	defer vb.Close()
 	cb := cpu.New()
