@@ -388,8 +388,8 @@ func TestKernelProfile(t *testing.T) {
 		}
 	}
 	// Uploads are copies, not dispatches: the kernels are exactly what ran above.
-	if calls["matmul"] != 3 || calls["scale"] != 1 || len(calls) != 2 {
-		t.Errorf("calls = %v, want matmul 3 and scale 1", calls)
+	if mm := vb.mmShader(); calls[mm] != 3 || calls["scale"] != 1 || len(calls) != 2 {
+		t.Errorf("calls = %v, want %s 3 and scale 1", calls, mm)
 	}
 	if math.Abs(share-1) > 0.01 {
 		t.Errorf("shares add up to %g", share)
