@@ -34,6 +34,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	}
 	withGrad = withGrad || (m.acts != nil && m.acts.withGrad)
 	next := &activations{B: B, T: T, withGrad: withGrad}
+	next.attSaved[0], next.attSaved[1] = m.Backend.AttentionSaved(B, T, m.Config.NumHeads)
 	sizing := &actLayout{}
 	next.layout(m.Config, sizing)
 	if old := m.acts; old != nil && fits(old.values, sizing.offV) && (!withGrad || fits(old.grads, sizing.offG)) && fits(old.inputs, B*T) {
