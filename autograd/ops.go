@@ -106,7 +106,8 @@ func geluBackward(n *node) {
 }
 
 // Attention is fused causal multi-head self-attention over qkv (B,T,3C) into out (B,T,C). att
-// (B*NH*T*T) keeps the probabilities for the backward; scratch (same size) is used by the backward.
+// keeps the backend's saved state for the backward and scratch is the backward's, both sized
+// by the backend's AttentionSaved.
 func Attention(t *Tape, out *Var, att, scratch *tensor.Tensor, qkv *Var, B, T, C, NH int) {
 	backendOf(out).AttentionForward(out.Value, att, qkv.Value, B, T, C, NH)
 	if t.Recording() {
@@ -117,7 +118,7 @@ func Attention(t *Tape, out *Var, att, scratch *tensor.Tensor, qkv *Var, B, T, C
 func attentionBackward(n *node) {
 	out, qkv := n.vars[0], n.vars[1]
 	if out.Grad != nil && qkv.Grad != nil {
-		backendOf(out).AttentionBackward(qkv.Grad, n.ts[1], out.Grad, qkv.Value, n.ts[0], n.ints[0], n.ints[1], n.ints[2], n.ints[3])
+		backendOf(out).AttentionBackward(qkv.Grad, n.ts[1], out.Grad, qkv.Value, out.Value, n.ts[0], n.ints[0], n.ints[1], n.ints[2], n.ints[3])
 	}
 }
 

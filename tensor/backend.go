@@ -69,12 +69,16 @@ type Backend interface {
 	// GeluBackward accumulates dinp += gelu'(inp) * dout.
 	GeluBackward(dinp, inp, dout *Tensor)
 
-	// AttentionForward runs fused causal multi-head attention. qkv is (B,T,3C) holding q, k, v
-	// (each C = NH heads of C/NH); out is (B,T,C); att (B,NH,T,T) receives the softmax
-	// probabilities (scale 1/sqrt(C/NH)) for the backward; entries above the diagonal are 0.
+	// AttentionSaved is the number of elements of the att state AttentionForward saves for the
+	// backward and of the scratch AttentionBackward uses, for B sequences of T with NH heads.
+	AttentionSaved(B, T, NH int) (att, scratch int)
+	// AttentionForward runs fused causal multi-head attention (scale 1/sqrt(C/NH)). qkv is
+	// (B,T,3C) holding q, k, v (each C = NH heads of C/NH); out is (B,T,C); att receives what
+	// the backward needs, in a backend's own layout (AttentionSaved's size).
 	AttentionForward(out, att, qkv *Tensor, B, T, C, NH int)
-	// AttentionBackward accumulates into dqkv (B,T,3C). scratch has B*NH*T*T elements.
-	AttentionBackward(dqkv, scratch, dout, qkv, att *Tensor, B, T, C, NH int)
+	// AttentionBackward accumulates into dqkv (B,T,3C), given the forward's qkv, out and att.
+	// scratch has AttentionSaved's size.
+	AttentionBackward(dqkv, scratch, dout, qkv, out, att *Tensor, B, T, C, NH int)
 	// AttentionDecode is inference attention with a KV cache. qkv (B,Tq,3C) holds the q, k, v of
 	// Tq new positions pos..pos+Tq-1; their k and v are written into kcache and vcache
 	// (B,maxT,C each) at those positions, then each new query attends causally over cache

@@ -79,7 +79,7 @@ func TestOpsAllocateNothing(t *testing.T) {
 				{"GeluForward", func() { be.GeluForward(y, x) }},
 				{"GeluBackward", func() { be.GeluBackward(z, x, y) }},
 				{"AttentionForward", func() { be.AttentionForward(yNC, att, qkv, B, T, C, NH) }},
-				{"AttentionBackward", func() { be.AttentionBackward(dqkv, scratch, yNC, qkv, att, B, T, C, NH) }},
+				{"AttentionBackward", func() { be.AttentionBackward(dqkv, scratch, yNC, qkv, yNC, att, B, T, C, NH) }},
 				{"AttentionDecode", func() { be.AttentionDecode(yBC, kcache, vcache, qkvB, B, 1, 3, maxT, C, NH) }},
 				{"EncoderForward", func() { be.EncoderForward(yNC, tokens, wte, wpe, B, T, C) }},
 				{"EncoderBackward", func() { be.EncoderBackward(wte, wpe, yNC, tokens, B, T, C) }},

@@ -66,7 +66,9 @@ func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func
 	if len(args) > MaxBindings || k.Push > MaxPushWords {
 		panic(fmt.Sprintf("vk: %s: kernel %s takes %d bindings and %d push words", op, k.Shader, len(args), k.Push))
 	}
-	k.Local = [3]uint32{b.wg, 1, 1}
+	if k.Local == ([3]uint32{}) { // kernels with a fixed workgroup size say so
+		k.Local = [3]uint32{b.wg, 1, 1}
+	}
 	chunk, err := b.nnChunkRows(op, rows, args)
 	if err != nil {
 		b.setErr(err)

@@ -22,10 +22,6 @@ var (
 	kLayerNormColsum   = Kernel{Shader: "layernorm_backward_colsum", Bindings: 3, Push: 5}
 	kGeluForward       = Kernel{Shader: "gelu_forward", Bindings: 2, Push: 4}
 	kGeluBackward      = Kernel{Shader: "gelu_backward", Bindings: 3, Push: 5}
-	kAttentionForward  = Kernel{Shader: "attention_forward", Bindings: 5, Push: 16}
-	kAttentionQuery    = Kernel{Shader: "attention_backward_query", Bindings: 5, Push: 11}
-	kAttentionKey      = Kernel{Shader: "attention_backward_key", Bindings: 5, Push: 11}
-	kAttentionKVCache  = Kernel{Shader: "attention_kvcache", Bindings: 3, Push: 8}
 	kEncoderForward    = Kernel{Shader: "encoder_forward", Bindings: 4, Push: 9}
 	kEncoderWte        = Kernel{Shader: "encoder_backward_wte", Bindings: 3, Push: 7}
 	kEncoderWpe        = Kernel{Shader: "encoder_backward_wpe", Bindings: 2, Push: 4}
@@ -38,11 +34,6 @@ var (
 
 // geluScaling is llm.c's GELU_SCALING_FACTOR, sqrtf(2.0f / M_PI), as the CPU backend rounds it.
 var geluScaling = float32(math.Sqrt(float64(float32(2 / math.Pi))))
-
-// attnScale is llm.c's 1.0 / sqrtf(hs), as the CPU backend computes it.
-func attnScale(hs int) float32 {
-	return float32(1 / float64(float32(math.Sqrt(float64(float32(hs))))))
-}
 
 // LayerNormForward normalises N rows of C values, one workgroup per row.
 func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
@@ -125,104 +116,6 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 	n := dinp.Numel()
 	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
 	b.run1D(kGeluBackward, n, []operand{{st: ds, off: dinp.Offset, write: true}, {st: is, off: inp.Offset}, {st: os, off: dout.Offset}}, f32bits(geluScaling))
-}
-
-func checkHeads(op string, C, NH int) {
-	if NH <= 0 || C%NH != 0 {
-		panic(fmt.Sprintf("vk: %s: C=%d not divisible into NH=%d heads", op, C, NH))
-	}
-}
-
-// AttentionForward runs causal attention, one workgroup per (batch, head, position), in
-// chunks of whole sequences.
-func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int) {
-	const op = "AttentionForward"
-	nnDims(op, B, T, C)
-	checkHeads(op, C, NH)
-	os, as, qs := nnF32(b, op, "out", out, B*T*C), nnF32(b, op, "att", att, B*NH*T*T), nnF32(b, op, "qkv", qkv, B*T*3*C)
-	if B*T*C == 0 {
-		return
-	}
-	hs := C / NH
-	args := []nnArg{
-		nnRows(os, out, T*C, B*T*C, true), nnRows(as, att, NH*T*T, B*NH*T*T, true),
-		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
-	}
-	scale := f32bits(attnScale(hs))
-	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(3 * C), uint32(3 * C), uint32(T * 3 * C), uint32(C),
-			0, uint32(T), f[0], f[1], f[2], f[3] + uint32(C), f[4] + uint32(2*C), scale}
-	})
-}
-
-// AttentionBackward accumulates into dqkv in two passes: per query row (the softmax backward
-// into scratch, then dq), then per key row (dk and dv, summing over the queries that see it).
-func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor, B, T, C, NH int) {
-	const op = "AttentionBackward"
-	nnDims(op, B, T, C)
-	checkHeads(op, C, NH)
-	ds, ss := nnF32(b, op, "dqkv", dqkv, B*T*3*C), nnF32(b, op, "scratch", scratch, B*NH*T*T)
-	os, qs, as := nnF32(b, op, "dout", dout, B*T*C), nnF32(b, op, "qkv", qkv, B*T*3*C), nnF32(b, op, "att", att, B*NH*T*T)
-	if B*T*C == 0 {
-		return
-	}
-	hs := C / NH
-	scale := f32bits(attnScale(hs))
-	push := func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr * NH * T), uint32(T), uint32(NH), uint32(hs), uint32(C), f[0], f[1], f[2], f[3], f[4], scale}
-	}
-	groups := func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * T) }
-	args := []nnArg{
-		nnRows(ds, dqkv, T*3*C, B*T*3*C, true), nnRows(ss, scratch, NH*T*T, B*NH*T*T, true),
-		nnRows(os, dout, T*C, B*T*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(as, att, NH*T*T, B*NH*T*T, false),
-	}
-	b.nnRun(kAttentionQuery, op, B, args, groups, push)
-	args[1].write = false
-	b.nnRun(kAttentionKey, op, B, args, groups, push)
-}
-
-// AttentionDecode writes the new keys and values into the caches, then runs the forward's
-// kernel over the caches with a scratch row per query for the probabilities, so that each
-// query's output has the same bits as in AttentionForward over the whole sequence.
-func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq, pos, maxT, C, NH int) {
-	const op = "AttentionDecode"
-	nnDims(op, B, Tq, pos, maxT, C)
-	checkHeads(op, C, NH)
-	if pos+Tq > maxT {
-		panic(fmt.Sprintf("vk: %s: positions %d..%d past cache length %d", op, pos, pos+Tq-1, maxT))
-	}
-	os, qs := nnF32(b, op, "out", out, B*Tq*C), nnF32(b, op, "qkv", qkv, B*Tq*3*C)
-	ks, vs := nnF32(b, op, "kcache", kcache, B*maxT*C), nnF32(b, op, "vcache", vcache, B*maxT*C)
-	if B*Tq*C == 0 {
-		return
-	}
-	b.nnRun(kAttentionKVCache, op, B, []nnArg{
-		nnRows(ks, kcache, maxT*C, B*maxT*C, true), nnRows(vs, vcache, maxT*C, B*maxT*C, true),
-		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr * Tq * C), uint32(Tq), uint32(C), uint32(maxT), uint32(pos), f[0], f[1], f[2]}
-	})
-
-	hs := C / NH
-	n := pos + Tq // probabilities per scratch row
-	args := []nnArg{
-		nnRows(os, out, Tq*C, B*Tq*C, true), {per: NH * Tq * n, write: true, reuse: true},
-		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
-	}
-	chunk, err := b.nnChunkRows(op, B, args)
-	if err != nil {
-		b.setErr(err)
-		return
-	}
-	if args[1].buf, err = b.scratchFor(chunk * args[1].per); err != nil {
-		b.setErr(err)
-		return
-	}
-	scale := f32bits(attnScale(hs))
-	b.nnRun(kAttentionForward, op, B, args, func(cr int) [3]uint32 { return b.nnRowGroups(cr * NH * Tq) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr * NH * Tq), uint32(Tq), uint32(NH), uint32(hs), uint32(3 * C), uint32(C), uint32(maxT * C), uint32(C),
-			uint32(pos), uint32(n), f[0], f[1], f[2], f[3], f[4], scale}
-	})
 }
 
 // vocabRows is the number of rows of C in an embedding table.

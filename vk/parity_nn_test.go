@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
@@ -33,6 +34,8 @@ type nnCase struct {
 	checks []nnCheck
 	// post checks the Vulkan results further (untouched columns, exact masks).
 	post func(t *testing.T, got map[string][]float32)
+	// keep names outputs post reads that are not compared with the CPU.
+	keep []string
 	// chunk is the storage window, in elements, of the chunked run.
 	chunk int
 }
@@ -87,6 +90,9 @@ func (c nnCase) runVulkan(t *testing.T, b *Backend) map[string][]float32 {
 	got := map[string][]float32{}
 	for _, ch := range c.checks {
 		got[ch.name] = download(t, b, x[ch.name])
+	}
+	for _, name := range c.keep {
+		got[name] = download(t, b, x[name])
 	}
 	for name, full := range fulls {
 		all := download(t, b, full)
@@ -338,50 +344,44 @@ func nnCases() []nnCase {
 		})
 	}
 
-	// Attention: head sizes below and above the workgroup size (hs=300), sequences longer
-	// than it (T=300), 1-sized dims.
-	for _, s := range []struct{ B, T, C, NH int }{{1, 1, 4, 1}, {2, 5, 12, 3}, {3, 17, 12, 3}, {1, 17, 48, 3}, {2, 5, 300, 1}, {2, 17, 6, 1}, {1, 300, 8, 2}} {
+	// Attention: T within one tile, across tiles and not a multiple of them (T=1, 17, 33, 300),
+	// head sizes odd, 64 and up to the largest (128, through the wider kernel), several
+	// batches and heads, and q, k scaled so that scores reach ±300, where exp without the
+	// running maximum overflows. The forward and the backward run together: the saved state
+	// (att) differs between backends; the Vulkan one is checked against the log-sum-exp.
+	for _, s := range []struct {
+		B, T, C, NH int
+		qkScale     float32
+	}{
+		{1, 1, 4, 1, 1}, {2, 5, 12, 3, 1}, {3, 17, 12, 3, 1}, {1, 17, 48, 3, 1}, {2, 17, 6, 1, 1}, {1, 300, 8, 2, 1},
+		{2, 33, 128, 2, 1}, {2, 18, 21, 3, 1}, {1, 40, 96, 1, 1}, {1, 20, 128, 1, 1}, {2, 21, 32, 2, 10},
+	} {
 		B, T, C, NH := s.B, s.T, s.C, s.NH
-		chunk := max(NH*T*T, T*3*C) // one sequence per chunk
-		f := map[string][]float32{
-			"out": make([]float32, B*T*C), "att": nnRand(r, B*NH*T*T, 1, 0), "qkv": nnRand(r, B*T*3*C, 1, 0),
+		qkv := nnRand(r, B*T*3*C, 1, 0)
+		for i := range qkv {
+			if i%(3*C) < 2*C {
+				qkv[i] *= s.qkScale
+			}
 		}
-		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
-			be.AttentionForward(x["out"], x["att"], x["qkv"], B, T, C, NH)
-		}
-		name := fmt.Sprintf("B=%d,T=%d,C=%d,NH=%d", B, T, C, NH)
+		name := fmt.Sprintf("B=%d,T=%d,C=%d,NH=%d,qk*%g", B, T, C, NH, s.qkScale)
 		cases = append(cases, nnCase{
-			name: "AttentionForward/" + name, f: f, run: fwd,
-			// Probabilities and their weighted sums of unit values: a few roundings of order 1.
-			checks: []nnCheck{{"att", 1e-6, 1e-5}, {"out", 2e-6, 1e-5}},
-			post: func(t *testing.T, got map[string][]float32) {
-				for bh := 0; bh < B*NH; bh++ {
-					for i := 0; i < T; i++ {
-						for j := i + 1; j < T; j++ {
-							if v := got["att"][(bh*T+i)*T+j]; v != 0 {
-								t.Fatalf("att[%d, %d, %d] above the diagonal is %g", bh, i, j, v)
-							}
-						}
-					}
-				}
-			},
-			chunk: chunk,
-		})
-		att := cpuRun(f, nil, "att", fwd)
-		cases = append(cases, nnCase{
-			name: "AttentionBackward/" + name,
+			name: "Attention/" + name,
 			f: map[string][]float32{
-				"dqkv": nnRand(r, B*T*3*C, 1, 0), "scratch": make([]float32, B*NH*T*T),
-				"dout": nnRand(r, B*T*C, 1, 0), "qkv": f["qkv"], "att": att,
+				"out": make([]float32, B*T*C), "att": make([]float32, B*NH*T*T), "qkv": qkv,
+				"dqkv": nnRand(r, B*T*3*C, 1, 0), "scratch": make([]float32, B*NH*T*T), "dout": nnRand(r, B*T*C, 1, 0),
 			},
 			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.AttentionForward(x["out"], x["att"], x["qkv"], B, T, C, NH)
 				for range 2 {
-					be.AttentionBackward(x["dqkv"], x["scratch"], x["dout"], x["qkv"], x["att"], B, T, C, NH)
+					be.AttentionBackward(x["dqkv"], x["scratch"], x["dout"], x["qkv"], x["out"], x["att"], B, T, C, NH)
 				}
 			},
-			// Sums of up to T products of unit values, in another order.
-			checks: []nnCheck{{"dqkv", 1e-5, 1e-5}},
-			chunk:  chunk,
+			// Probability-weighted sums of unit values and sums of up to T such products, in
+			// another order: a few roundings, growing with the scores' scale.
+			checks: []nnCheck{{"out", 4e-6, 2e-5}, {"dqkv", 2e-5 * float64(s.qkScale), 2e-5 * float64(s.qkScale)}},
+			post:   lseMatches(qkv, B, T, C, NH),
+			keep:   []string{"att"},
+			chunk:  max(NH*T*T, T*3*C), // one sequence per chunk
 		})
 	}
 
@@ -565,63 +565,73 @@ func nnCases() []nnCase {
 // written so far, and the outputs must agree with the CPU backend's decode.
 func TestAttentionDecodeMatchesForward(t *testing.T) {
 	d := device(t)
-	const B, T, C, NH, maxT = 2, 9, 12, 3, 11
+	// Steps of several queries, single queries, and (at T=37) blocks and key tiles crossed
+	// mid-step, with head sizes 4 and 64.
+	for _, s := range []struct {
+		B, T, C, NH, maxT int
+		steps             []int
+	}{{2, 9, 12, 3, 11, []int{4, 1, 3, 1}}, {2, 37, 128, 2, 40, []int{20, 1, 15, 1}}} {
+		for _, limits := range []string{"device", "chunked"} {
+			t.Run(fmt.Sprintf("T=%d,C=%d,NH=%d/%s", s.T, s.C, s.NH, limits), func(t *testing.T) {
+				decodeMatchesForward(t, d, s.B, s.T, s.C, s.NH, s.maxT, s.steps, limits == "chunked")
+			})
+		}
+	}
+}
+
+func decodeMatchesForward(t *testing.T, d *Device, B, T, C, NH, maxT int, steps []int, chunked bool) {
 	r := rand.New(rand.NewPCG(3, 4))
 	qkv := nnRand(r, B*T*3*C, 1, 0)
-	for _, limits := range []string{"device", "chunked"} {
-		t.Run(limits, func(t *testing.T) {
-			vb := NewBackendOn(d)
-			defer vb.Close()
-			if limits == "chunked" {
-				vb.maxGroups, vb.maxChunk = 3, max(NH*T*T, T*3*C, maxT*C) // one sequence per chunk
-			}
-			cb := cpu.New()
-			defer cb.Close()
-			full, _ := nnPlace(t, vb, qkv)
-			out, _ := nnPlace(t, vb, make([]float32, B*T*C))
-			att, _ := nnPlace(t, vb, make([]float32, B*NH*T*T))
-			vb.AttentionForward(out, att, full, B, T, C, NH)
-			want := download(t, vb, out)
+	vb := NewBackendOn(d)
+	defer vb.Close()
+	if chunked {
+		vb.maxGroups, vb.maxChunk = 3, max(NH*T*T, T*3*C, maxT*C) // one sequence per chunk
+	}
+	cb := cpu.New()
+	defer cb.Close()
+	full, _ := nnPlace(t, vb, qkv)
+	out, _ := nnPlace(t, vb, make([]float32, B*T*C))
+	att, _ := nnPlace(t, vb, make([]float32, B*NH*T*T))
+	vb.AttentionForward(out, att, full, B, T, C, NH)
+	want := download(t, vb, out)
 
-			sentinel := make([]float32, B*maxT*C)
-			for i := range sentinel {
-				sentinel[i] = nnSentinel
-			}
-			kc, _ := nnPlace(t, vb, sentinel)
-			vc, _ := nnPlace(t, vb, sentinel)
-			ckc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
-			cvc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
-			pos := 0
-			for _, Tq := range []int{4, 1, 3, 1} {
-				step := make([]float32, B*Tq*3*C)
-				for b := 0; b < B; b++ {
-					copy(step[b*Tq*3*C:(b+1)*Tq*3*C], qkv[(b*T+pos)*3*C:(b*T+pos+Tq)*3*C])
-				}
-				sq, _ := nnPlace(t, vb, step)
-				so, _ := nnPlace(t, vb, make([]float32, B*Tq*C))
-				vb.AttentionDecode(so, kc, vc, sq, B, Tq, pos, maxT, C, NH)
-				got := download(t, vb, so)
+	sentinel := make([]float32, B*maxT*C)
+	for i := range sentinel {
+		sentinel[i] = nnSentinel
+	}
+	kc, _ := nnPlace(t, vb, sentinel)
+	vc, _ := nnPlace(t, vb, sentinel)
+	ckc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
+	cvc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
+	pos := 0
+	for _, Tq := range steps {
+		step := make([]float32, B*Tq*3*C)
+		for b := 0; b < B; b++ {
+			copy(step[b*Tq*3*C:(b+1)*Tq*3*C], qkv[(b*T+pos)*3*C:(b*T+pos+Tq)*3*C])
+		}
+		sq, _ := nnPlace(t, vb, step)
+		so, _ := nnPlace(t, vb, make([]float32, B*Tq*C))
+		vb.AttentionDecode(so, kc, vc, sq, B, Tq, pos, maxT, C, NH)
+		got := download(t, vb, so)
 
-				cq, _ := tensor.FromSlice(cb, step, len(step))
-				co, _ := tensor.New(cb, tensor.Float32, B*Tq*C)
-				cb.AttentionDecode(co, ckc, cvc, cq, B, Tq, pos, maxT, C, NH)
-				cgot, _ := tensor.ToHost(co)
-				what := fmt.Sprintf("decode of positions %d..%d", pos, pos+Tq-1)
-				nnCompare(t, what+" against the CPU", nnCheck{atol: 2e-6, rtol: 1e-5}, got, cgot)
-				for b := 0; b < B; b++ {
-					nnCompare(t, fmt.Sprintf("%s, sequence %d, against the forward", what, b), nnCheck{},
-						got[b*Tq*C:(b+1)*Tq*C], want[(b*T+pos)*C:(b*T+pos+Tq)*C])
-				}
-				pos += Tq
-			}
-			for _, c := range []struct {
-				name string
-				v, c *tensor.Tensor
-			}{{"kcache", kc, ckc}, {"vcache", vc, cvc}} {
-				cwant, _ := tensor.ToHost(c.c)
-				nnCompare(t, c.name, nnCheck{}, download(t, vb, c.v), cwant) // copies, sentinels past T
-			}
-		})
+		cq, _ := tensor.FromSlice(cb, step, len(step))
+		co, _ := tensor.New(cb, tensor.Float32, B*Tq*C)
+		cb.AttentionDecode(co, ckc, cvc, cq, B, Tq, pos, maxT, C, NH)
+		cgot, _ := tensor.ToHost(co)
+		what := fmt.Sprintf("decode of positions %d..%d", pos, pos+Tq-1)
+		nnCompare(t, what+" against the CPU", nnCheck{atol: 2e-6, rtol: 1e-5}, got, cgot)
+		for b := 0; b < B; b++ {
+			nnCompare(t, fmt.Sprintf("%s, sequence %d, against the forward", what, b), nnCheck{},
+				got[b*Tq*C:(b+1)*Tq*C], want[(b*T+pos)*C:(b*T+pos+Tq)*C])
+		}
+		pos += Tq
+	}
+	for _, c := range []struct {
+		name string
+		v, c *tensor.Tensor
+	}{{"kcache", kc, ckc}, {"vcache", vc, cvc}} {
+		cwant, _ := tensor.ToHost(c.c)
+		nnCompare(t, c.name, nnCheck{}, download(t, vb, c.v), cwant) // copies, sentinels past T
 	}
 }
 
@@ -682,5 +692,55 @@ func TestEncoderBeyondStorageWindow(t *testing.T) {
 			}
 		}
 		nnCompare(t, fmt.Sprintf("dwte row %d", tok), nnCheck{}, download(t, vb, dwte.View(int(tok)*C, C)), want)
+	}
+}
+
+// lseMatches checks the saved state of the Vulkan forward: the log-sum-exp of each query's
+// scaled scores, computed here in float64.
+func lseMatches(qkv []float32, B, T, C, NH int) func(t *testing.T, got map[string][]float32) {
+	return func(t *testing.T, got map[string][]float32) {
+		t.Helper()
+		hs := C / NH
+		scale := float64(attnScale(hs))
+		want := make([]float32, B*NH*T)
+		for b := range B {
+			for h := range NH {
+				for tq := range T {
+					q := qkv[(b*T+tq)*3*C+h*hs:]
+					scores := make([]float64, tq+1)
+					m := math.Inf(-1)
+					for tk := range scores {
+						k := qkv[(b*T+tk)*3*C+C+h*hs:]
+						for i := range hs {
+							scores[tk] += float64(q[i]) * float64(k[i])
+						}
+						scores[tk] *= scale
+						m = max(m, scores[tk])
+					}
+					sum := 0.0
+					for _, s := range scores {
+						sum += math.Exp(s - m)
+					}
+					want[(b*NH+h)*T+tq] = float32(m + math.Log(sum))
+				}
+			}
+		}
+		nnCompare(t, "att (log-sum-exp)", nnCheck{atol: 1e-5, rtol: 1e-5}, got["att"][:B*NH*T], want)
+	}
+}
+
+// A head larger than the kernels hold is a clear error, not a wrong answer.
+func TestAttentionHeadTooLarge(t *testing.T) {
+	d := device(t)
+	vb := NewBackendOn(d)
+	defer vb.Close()
+	const B, T, C, NH = 1, 3, 300, 2
+	qkv, _ := nnPlace(t, vb, make([]float32, B*T*3*C))
+	out, _ := nnPlace(t, vb, make([]float32, B*T*C))
+	att, _ := nnPlace(t, vb, make([]float32, B*NH*T))
+	vb.AttentionForward(out, att, qkv, B, T, C, NH)
+	err := vb.Sync()
+	if err == nil || !strings.Contains(err.Error(), "head size 150") || !strings.Contains(err.Error(), "AttentionForward") {
+		t.Fatalf("AttentionForward with 150-wide heads: error %v, want one naming the head size", err)
 	}
 }

@@ -35,6 +35,7 @@ type activations struct {
 	losses          *autograd.Var // (B*T)
 	logp, entropy   *autograd.Var // (B*T)
 	attScratch      *tensor.Tensor
+	attSaved        [2]int // AttentionSaved's att and scratch sizes
 
 	hostLosses []float32
 	hostTokens []int32
@@ -83,7 +84,7 @@ func (a *actLayout) t(shape ...int) *tensor.Tensor { return a.v(false, shape...)
 // layout assigns every trunk activation its region; called once with nil buffers to size them
 // and once more to bind the views.
 func (acts *activations) layout(cfg Config, l *actLayout) {
-	B, T, C, NH, L := acts.B, acts.T, cfg.Channels, cfg.NumHeads, cfg.NumLayers
+	B, T, C, L := acts.B, acts.T, cfg.Channels, cfg.NumLayers
 	BT := B * T
 	g := acts.withGrad
 	acts.encoded = l.v(g, BT, C)
@@ -93,7 +94,7 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 		la.ln1 = l.v(g, BT, C)
 		la.ln1Mean, la.ln1Rstd = l.t(BT), l.t(BT)
 		la.qkv = l.v(g, BT, 3*C)
-		la.att = l.t(B, NH, T, T)
+		la.att = l.t(acts.attSaved[0])
 		la.atty = l.v(g, BT, C)
 		la.attproj = l.v(g, BT, C)
 		la.residual2 = l.v(g, BT, C)
@@ -107,7 +108,7 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	acts.lnf = l.v(g, BT, C)
 	acts.lnfMean, acts.lnfRstd = l.t(BT), l.t(BT)
 	if g {
-		acts.attScratch = l.t(B, NH, T, T)
+		acts.attScratch = l.t(acts.attSaved[1])
 	}
 }
 
@@ -165,6 +166,7 @@ func freeTensor(b tensor.Backend, t **tensor.Tensor) {
 
 func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*activations, error) {
 	acts := &activations{B: B, T: T, withGrad: withGrad}
+	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
 	cap := allocCap(b)
 	sizing := &actLayout{cap: cap}
 	acts.layout(cfg, sizing)

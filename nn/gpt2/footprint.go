@@ -34,6 +34,7 @@ func EstimateFootprint(b tensor.Backend, cfg Config, B, T int, training bool) (F
 		f.Grads, f.Optimizer = f.Params, 2*f.Params
 	}
 	acts := &activations{B: B, T: T, withGrad: training}
+	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
 	l := &actLayout{cap: allocCap(b)}
 	acts.layout(cfg, l)
 	acts.layoutHead(cfg, l)

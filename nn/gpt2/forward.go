@@ -34,6 +34,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	}
 	withGrad = withGrad || (m.acts != nil && m.acts.withGrad)
 	next := &activations{B: B, T: T, withGrad: withGrad}
+	next.attSaved[0], next.attSaved[1] = m.Backend.AttentionSaved(B, T, m.Config.NumHeads)
 	sizing := &actLayout{cap: allocCap(m.Backend)}
 	next.layout(m.Config, sizing)
 	if sizing.err != nil {

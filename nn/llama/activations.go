@@ -83,6 +83,7 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 	a := &activations{B: B, T: T, withGrad: withGrad, hostLosses: make([]float32, B*T)}
 	al := &alloc{a: a, be: be}
 	N, C, H, KV, D, I := B*T, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
+	attSaved, attScratch := be.AttentionSaved(B, T, H)
 	a.inputs, a.targets = al.t(tensor.Int32, N), al.t(tensor.Int32, N)
 	a.embedded = al.v(N, C)
 	a.layers = make([]layerActs, c.Layers)
@@ -95,7 +96,7 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 			la.rstdQ, la.rstdK = al.t(tensor.Float32, N*H), al.t(tensor.Float32, N*KV)
 		}
 		la.qr, la.kr, la.qkv = al.v(N, H*D), al.v(N, KV*D), al.v(N, 3*H*D)
-		la.att, la.atty = al.t(tensor.Float32, B, H, T, T), al.v(N, H*D)
+		la.att, la.atty = al.t(tensor.Float32, attSaved), al.v(N, H*D)
 		la.o, la.x2 = al.v(N, C), al.v(N, C)
 		la.h2, la.rstd2 = al.v(N, C), al.t(tensor.Float32, N)
 		la.gate, la.up, la.act = al.v(N, I), al.v(N, I), al.v(N, I)
@@ -106,7 +107,7 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 	}
 	a.final, a.finalRstd = al.v(N, C), al.t(tensor.Float32, N)
 	a.losses = al.v(N)
-	a.attScratch = al.t(tensor.Float32, B, H, T, T)
+	a.attScratch = al.t(tensor.Float32, attScratch)
 	if al.err != nil {
 		a.free(be)
 		return nil, al.err

@@ -340,9 +340,15 @@ func (j *attBwdJob) run(w, bh int) {
 	combineUpper(dk, C3, ds, T, q, C3, T, hs, j.kern)          // dk[t2] += Σ_t ds[t][t2]·q[t]
 }
 
+// AttentionSaved implements tensor.Backend: the forward saves the B*NH*T*T probabilities and
+// the backward's scratch receives the gradient of the pre-softmax scores, as large.
+func (b *Backend) AttentionSaved(B, T, NH int) (att, scratch int) {
+	return B * NH * T * T, B * NH * T * T
+}
+
 // AttentionBackward implements tensor.Backend. scratch receives the gradient of the
-// pre-softmax scores.
-func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, att *tensor.Tensor, B, T, C, NH int) {
+// pre-softmax scores; out is not needed, the probabilities being saved.
+func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, _, att *tensor.Tensor, B, T, C, NH int) {
 	defer b.unlock(b.lock("AttentionBackward"))
 	const op = "AttentionBackward"
 	dims(op, B, T, C)

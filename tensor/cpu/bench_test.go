@@ -100,7 +100,7 @@ func BenchmarkAttentionBackward(b *testing.B) {
 	qkv, out, att := benchTensor(b, be, bN*3*bC, 1), benchTensor(b, be, bN*bC, 0), benchTensor(b, be, bB*bNH*bT*bT, 0)
 	dqkv, scratch, dout := benchTensor(b, be, bN*3*bC, 0), benchTensor(b, be, bB*bNH*bT*bT, 0), benchTensor(b, be, bN*bC, 1)
 	be.AttentionForward(out, att, qkv, bB, bT, bC, bNH)
-	measure(b, 0, 2*attnFlops, func() { be.AttentionBackward(dqkv, scratch, dout, qkv, att, bB, bT, bC, bNH) })
+	measure(b, 0, 2*attnFlops, func() { be.AttentionBackward(dqkv, scratch, dout, qkv, out, att, bB, bT, bC, bNH) })
 }
 
 func BenchmarkAttentionDecode(b *testing.B) {

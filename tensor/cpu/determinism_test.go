@@ -70,7 +70,7 @@ func newOpBench(t testing.TB, b *Backend, B, T, C, NH, V, Vp int) *opBench {
 		{"GeluBackward", func() { b.GeluBackward(o.out, o.x, o.x2) }, []*tensor.Tensor{o.out}},
 		{"AttentionForward", func() { b.AttentionForward(o.attOut, o.att, o.qkv, B, T, C, NH) },
 			[]*tensor.Tensor{o.attOut, o.att}},
-		{"AttentionBackward", func() { b.AttentionBackward(o.dqkv, o.scratch, o.dout, o.qkv, o.att, B, T, C, NH) },
+		{"AttentionBackward", func() { b.AttentionBackward(o.dqkv, o.scratch, o.dout, o.qkv, o.attOut, o.att, B, T, C, NH) },
 			[]*tensor.Tensor{o.dqkv, o.scratch}},
 		{"AttentionDecode", func() {
 			b.AttentionDecode(o.dec, o.kc, o.vc, o.qkv1, B, 1, T-1, T, C, NH)

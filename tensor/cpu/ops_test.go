@@ -257,7 +257,7 @@ func TestAttention(t *testing.T) {
 		dq0 := randn(r, B*T*3*C, 1)
 		dqkv := mk(t, b, clone(dq0), B*T*3*C)
 		scratch := mk(t, b, randn(r, B*NH*T*T, 1), B*NH*T*T)
-		b.AttentionBackward(dqkv, scratch, mk(t, b, da, B*T*C), qkv, att, B, T, C, NH)
+		b.AttentionBackward(dqkv, scratch, mk(t, b, da, B*T*C), qkv, out, att, B, T, C, NH)
 		fd := fdGrad(to64(qa), 1e-6, func(x []float64) float64 { o, _ := attentionRef(x, B, T, C, NH); return dot(o, da) })
 		near(t, name+" dqkv", Float32s(dqkv), plus(dq0, fd), 1e-4, 1e-3)
 	}
@@ -450,7 +450,7 @@ func TestAttentionVectorMatchesPortable(t *testing.T) {
 			att := mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T)
 			dqkv := mk(t, b, clone(d0), B*T*3*C)
 			b.AttentionForward(out, att, qkv, B, T, C, NH)
-			b.AttentionBackward(dqkv, mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T), da, qkv, att, B, T, C, NH)
+			b.AttentionBackward(dqkv, mk(t, b, make([]float32, B*NH*T*T), B*NH*T*T), da, qkv, out, att, B, T, C, NH)
 			// Decode the last position of each sequence over a cache holding the others.
 			kc, vc := mk(t, b, make([]float32, B*T*C), B*T*C), mk(t, b, make([]float32, B*T*C), B*T*C)
 			q := Float32s(qkv)

@@ -1,0 +1,200 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Causal attention as flash attention (shaders/attention_flash_*.glsl): a workgroup owns a
+// block of rows and streams the other operand through shared memory in tiles, so the B·NH·T·T
+// score matrix never reaches device memory. The forward saves one log-sum-exp per query; the
+// backward recomputes the probabilities from it in a query pass (dq) and a key pass (dk, dv),
+// each gradient summed by one invocation in a fixed order: no atomics, repeatable bits.
+
+// flashRows is the rows of the block a workgroup owns (BR in the shaders); the workgroup is
+// flashRows rows of flashLanes invocations.
+const (
+	flashRows  = 16
+	flashLanes = 8
+)
+
+// flashKernels are one shader's variants for head sizes up to 64 and up to 128: the larger
+// needs about 26 KiB of shared memory, the smaller fits in 16 KiB.
+type flashKernels [2]Kernel
+
+func newFlashKernels(shader string, bindings, push int) flashKernels {
+	local := [3]uint32{flashRows * flashLanes, 1, 1}
+	return flashKernels{
+		{Shader: shader + "_h64", Bindings: bindings, Push: push, Local: local},
+		{Shader: shader + "_h128", Bindings: bindings, Push: push, Local: local},
+	}
+}
+
+var (
+	kFlashForward     = newFlashKernels("attention_flash_forward", 5, 16)
+	kFlashQuery       = newFlashKernels("attention_flash_query", 6, 12)
+	kFlashKey         = newFlashKernels("attention_flash_key", 6, 12)
+	kAttentionKVCache = Kernel{Shader: "attention_kvcache", Bindings: 3, Push: 8}
+)
+
+// flashMaxHead is the largest head size the flash kernels hold in shared memory.
+const flashMaxHead = 128
+
+// flashSharedBytes bounds the shared memory of the variants for heads up to hsMax: three
+// padded tiles of flashRows rows (or two of them and two of half the rows) plus the score
+// tiles and a reduction row.
+func flashSharedBytes(hsMax int) uint32 {
+	return uint32(4 * (3*flashRows*(hsMax+1) + 2*flashRows*(flashRows+1) + flashRows*flashLanes))
+}
+
+// flashKernel picks the variant of ks for head size hs, or records an error when the head is
+// too large for the kernels or the device's shared memory.
+func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool) {
+	v, hsMax := 0, 64
+	if hs > 64 {
+		v, hsMax = 1, flashMaxHead
+	}
+	if hs > flashMaxHead {
+		b.setErr(fmt.Errorf("vk: %s: head size %d (C/NH) exceeds the largest supported, %d", op, hs, flashMaxHead))
+		return Kernel{}, false
+	}
+	if need, have := flashSharedBytes(hsMax), b.dev.Info.MaxComputeSharedMemorySize; need > have {
+		b.setErr(fmt.Errorf("vk: %s: head size %d needs %d bytes of shared memory; the device has %d", op, hs, need, have))
+		return Kernel{}, false
+	}
+	return ks[v], true
+}
+
+// flashGroups is the grid over n blocks of rows for cr sequences of NH heads: x pairs block i
+// with block n-1-i (equal causal work per workgroup), y is the head, z the sequence (the
+// shaders loop over sequences past the device's limit).
+func (b *Backend) flashGroups(n, NH, cr int) [3]uint32 {
+	lim := b.dev.Info.MaxComputeWorkGroupCount
+	return [3]uint32{uint32((n + 1) / 2), uint32(NH), uint32(min(cr, int(lim[2])))}
+}
+
+// checkFlashGrid records an error when a grid of flashGroups does not fit the device.
+func (b *Backend) checkFlashGrid(op string, T, NH int) bool {
+	lim := b.dev.Info.MaxComputeWorkGroupCount
+	if pairs := (T + 2*flashRows - 1) / (2 * flashRows); pairs > int(lim[0]) || NH > int(lim[1]) {
+		b.setErr(fmt.Errorf("vk: %s: T=%d and NH=%d exceed the device's workgroup counts %v", op, T, NH, lim))
+		return false
+	}
+	return true
+}
+
+func blocksOf(T int) int { return (T + flashRows - 1) / flashRows }
+
+// attnScale is llm.c's 1.0 / sqrtf(hs), as the CPU backend computes it.
+func attnScale(hs int) float32 {
+	return float32(1 / float64(float32(math.Sqrt(float64(float32(hs))))))
+}
+
+func checkHeads(op string, C, NH int) {
+	if NH <= 0 || C%NH != 0 {
+		panic(fmt.Sprintf("vk: %s: C=%d not divisible into NH=%d heads", op, C, NH))
+	}
+}
+
+// AttentionSaved implements tensor.Backend: the forward saves one log-sum-exp per query and
+// the backward's scratch holds one dout·out per query.
+func (b *Backend) AttentionSaved(B, T, NH int) (att, scratch int) { return B * NH * T, B * NH * T }
+
+// AttentionForward runs causal flash attention in chunks of whole sequences; att receives the
+// log-sum-exp of each query's scores, (B,NH,T).
+func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int) {
+	const op = "AttentionForward"
+	nnDims(op, B, T, C)
+	checkHeads(op, C, NH)
+	os, ls, qs := nnF32(b, op, "out", out, B*T*C), nnF32(b, op, "att", att, B*NH*T), nnF32(b, op, "qkv", qkv, B*T*3*C)
+	if B*T*C == 0 {
+		return
+	}
+	hs := C / NH
+	k, ok := b.flashKernel(op, kFlashForward, hs)
+	if !ok || !b.checkFlashGrid(op, T, NH) {
+		return
+	}
+	args := []nnArg{
+		nnRows(os, out, T*C, B*T*C, true), nnRows(ls, att, NH*T, B*NH*T, true),
+		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
+	}
+	scale := f32bits(attnScale(hs))
+	b.nnRun(k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(T), uint32(NH), uint32(hs), uint32(3 * C), uint32(3 * C), uint32(T * 3 * C), uint32(C), 0,
+			uint32(cr), f[0], f[1], f[2], f[3] + uint32(C), f[4] + uint32(2*C), scale, 1}
+	})
+}
+
+// AttentionBackward accumulates into dqkv in two passes: per block of queries (dq, and dout·out
+// per query into scratch), then per block of keys (dk and dv, over the queries that see them).
+func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, out, att *tensor.Tensor, B, T, C, NH int) {
+	const op = "AttentionBackward"
+	nnDims(op, B, T, C)
+	checkHeads(op, C, NH)
+	ds, ss := nnF32(b, op, "dqkv", dqkv, B*T*3*C), nnF32(b, op, "scratch", scratch, B*NH*T)
+	dos, qs := nnF32(b, op, "dout", dout, B*T*C), nnF32(b, op, "qkv", qkv, B*T*3*C)
+	os, ls := nnF32(b, op, "out", out, B*T*C), nnF32(b, op, "att", att, B*NH*T)
+	if B*T*C == 0 {
+		return
+	}
+	hs := C / NH
+	kq, ok := b.flashKernel(op, kFlashQuery, hs)
+	if !ok || !b.checkFlashGrid(op, T, NH) {
+		return
+	}
+	kk, _ := b.flashKernel(op, kFlashKey, hs)
+	scale := f32bits(attnScale(hs))
+	push := func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(T), uint32(NH), uint32(hs), uint32(C), uint32(cr), f[0], f[1], f[2], f[3], f[4], f[5], scale}
+	}
+	groups := func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }
+	args := []nnArg{
+		nnRows(ds, dqkv, T*3*C, B*T*3*C, true), nnRows(ls, att, NH*T, B*NH*T, false), nnRows(ss, scratch, NH*T, B*NH*T, true),
+		nnRows(dos, dout, T*C, B*T*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(os, out, T*C, B*T*C, false),
+	}
+	b.nnRun(kq, op, B, args, groups, push)
+	args[2].write = false
+	b.nnRun(kk, op, B, args, groups, push)
+}
+
+// AttentionDecode writes the new keys and values into the caches, then runs the forward's
+// kernel over the caches, so that each query's output has the same bits as in
+// AttentionForward over the whole sequence (its key tiles start at key 0 in both).
+func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq, pos, maxT, C, NH int) {
+	const op = "AttentionDecode"
+	nnDims(op, B, Tq, pos, maxT, C)
+	checkHeads(op, C, NH)
+	if pos+Tq > maxT {
+		panic(fmt.Sprintf("vk: %s: positions %d..%d past cache length %d", op, pos, pos+Tq-1, maxT))
+	}
+	os, qs := nnF32(b, op, "out", out, B*Tq*C), nnF32(b, op, "qkv", qkv, B*Tq*3*C)
+	ks, vs := nnF32(b, op, "kcache", kcache, B*maxT*C), nnF32(b, op, "vcache", vcache, B*maxT*C)
+	if B*Tq*C == 0 {
+		return
+	}
+	hs := C / NH
+	k, ok := b.flashKernel(op, kFlashForward, hs)
+	if !ok || !b.checkFlashGrid(op, Tq, NH) {
+		return
+	}
+	b.nnRun(kAttentionKVCache, op, B, []nnArg{
+		nnRows(ks, kcache, maxT*C, B*maxT*C, true), nnRows(vs, vcache, maxT*C, B*maxT*C, true),
+		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr * Tq * C), uint32(Tq), uint32(C), uint32(maxT), uint32(pos), f[0], f[1], f[2]}
+	})
+
+	// No log-sum-exp is kept: its binding aliases out and is never written.
+	args := []nnArg{
+		nnRows(os, out, Tq*C, B*Tq*C, true), nnRows(os, out, Tq*C, B*Tq*C, false),
+		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
+	}
+	scale := f32bits(attnScale(hs))
+	b.nnRun(k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(Tq), NH, cr) }, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(Tq), uint32(NH), uint32(hs), uint32(3 * C), uint32(C), uint32(maxT * C), uint32(C), uint32(pos),
+			uint32(cr), f[0], f[1], f[2], f[3], f[4], scale, 0}
+	})
+}
