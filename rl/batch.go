@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/autograd"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -168,13 +167,13 @@ func newSeqOut(n, w int, values bool) *seqOut {
 	return o
 }
 
-// model is a GPT-2 with the head that evaluates only the completion positions.
+// model is a policy with the head that evaluates only the completion positions.
 type model struct {
-	*gpt2.Model
-	head *gpt2.SelectedHead
+	Policy
+	head SelectedHead
 }
 
-func newModel(m *gpt2.Model) *model { return &model{Model: m, head: m.NewSelectedHead()} }
+func newModel(m Policy) *model { return &model{Policy: m, head: m.NewSelectedHead()} }
 
 // forwardMB runs m over micro-batch mb, recording on tp when it records, and returns the
 // log-prob and entropy Vars at the temperature (under the sampler's truncation when mb carries

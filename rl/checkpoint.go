@@ -11,7 +11,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -123,8 +122,8 @@ func adamRecord(o *optim.AdamW, lr float64) checkpoint.Optimizer {
 
 // newState fills a checkpoint state with what every trainer saves: the model's parameters and
 // moments, the step, the config and the trainer kind.
-func newState(kind string, m *gpt2.Model, opt *optim.AdamW, step int, lr float64, cfg any) (*checkpoint.State, error) {
-	p, err := m.ParamsToHost()
+func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg any) (*checkpoint.State, error) {
+	p, err := paramsToHost(m)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +144,10 @@ func newState(kind string, m *gpt2.Model, opt *optim.AdamW, step int, lr float64
 	if err != nil {
 		return nil, err
 	}
-	return &checkpoint.State{Config: m.Config, Step: step, Params: p, AdamM: am, AdamV: av, Optimizer: adamRecord(opt, lr),
-		Meta: map[string]string{MetaTrainer: kind, MetaConfig: string(raw)}, Extra: map[string][]float32{}}, nil
+	st := &checkpoint.State{Step: step, Params: p, AdamM: am, AdamV: av, Optimizer: adamRecord(opt, lr),
+		Meta: map[string]string{MetaTrainer: kind, MetaConfig: string(raw)}, Extra: map[string][]float32{}}
+	m.describeIn(st)
+	return st, nil
 }
 
 func putState(st *checkpoint.State, s savedState) error {
@@ -160,13 +161,13 @@ func putState(st *checkpoint.State, s savedState) error {
 
 // checkState validates what every trainer restores (model shape, trainer kind, optimizer
 // state, config) and returns the saved counters. Nothing is changed.
-func checkState(st *checkpoint.State, path, kind string, m *gpt2.Model, cfg any) (savedState, error) {
+func checkState(st *checkpoint.State, path, kind string, m Policy, cfg any) (savedState, error) {
 	var s savedState
 	if st == nil {
 		return s, fmt.Errorf("%s: no checkpoint state", path)
 	}
-	if st.Config != m.Config {
-		return s, fmt.Errorf("%s: %s", path, diffJSON("model", st.Config, m.Config, nil))
+	if err := m.matches(st); err != nil {
+		return s, fmt.Errorf("%s: %w", path, err)
 	}
 	if got := st.Meta[MetaTrainer]; got != kind {
 		if got == "" {
@@ -290,7 +291,7 @@ func (c *core) checkpointState(kind string, cfg any) (*checkpoint.State, savedSt
 		return nil, s, err
 	}
 	if c.ref != nil {
-		if st.Extra[ReferenceExtra], err = c.ref.Model.ParamsToHost(); err != nil {
+		if st.Extra[ReferenceExtra], err = paramsToHost(c.ref.Model); err != nil {
 			return nil, s, err
 		}
 		syncs := c.ref.Syncs
@@ -313,8 +314,8 @@ func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (save
 		switch {
 		case !ok || s.RefSyncs == nil:
 			return s, fmt.Errorf("%s: no reference model (extra %q) to resume from", path, ReferenceExtra)
-		case len(p) != c.policy.Config.NumParams():
-			return s, fmt.Errorf("%s: extra %q has %d values, the model %d", path, ReferenceExtra, len(p), c.policy.Config.NumParams())
+		case len(p) != c.policy.NumParams():
+			return s, fmt.Errorf("%s: extra %q has %d values, the model %d", path, ReferenceExtra, len(p), c.policy.NumParams())
 		}
 	}
 	return s, nil
@@ -323,7 +324,7 @@ func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (save
 // restoreCore applies a checked state: parameters, moments, RNG, reference, counters and the
 // prompt position.
 func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) error {
-	if err := c.policy.SetParams(st.Params); err != nil {
+	if err := setParams(c.policy, st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := restoreOpt(c.opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {
@@ -333,7 +334,7 @@ func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) erro
 		return fmt.Errorf("%s: sampling RNG: %w", path, err)
 	}
 	if c.ref != nil {
-		if err := c.ref.Model.SetParams(st.Extra[ReferenceExtra]); err != nil {
+		if err := setParams(c.ref.Model, st.Extra[ReferenceExtra]); err != nil {
 			return fmt.Errorf("%s: reference: %w", path, err)
 		}
 		c.ref.Syncs = *s.RefSyncs
@@ -479,7 +480,7 @@ func (t *SFTTrainer) Restore(st *checkpoint.State, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.Model.SetParams(st.Params); err != nil {
+	if err := setParams(t.Model, st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := restoreOpt(t.Opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {

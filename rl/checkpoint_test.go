@@ -177,7 +177,7 @@ func TestGRPOResumeBitForBit(t *testing.T) {
 		cfg.GRPO.GroupSize, cfg.GRPO.Beta = 4, 0.05
 		src, rp := newPrompts(7, false)
 		prompts = append(prompts, rp)
-		tr, err := NewGRPOTrainer(toyModel(t, seed), toy, src, countA(), cfg)
+		tr, err := NewGRPOTrainer(GPT2(toyModel(t, seed)), toy, src, countA(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestPPOResumeBitForBit(t *testing.T) {
 		cfg.CriticWarmup, cfg.ValueLR, cfg.SamplesPerPrompt, cfg.MiniBatches = 1, 1e-2, 2, 3
 		src, rp := newPrompts(11, true)
 		prompts = append(prompts, rp)
-		tr, err := NewPPOTrainer(toyModel(t, seed), toy, src, countA(), cfg)
+		tr, err := NewPPOTrainer(GPT2(toyModel(t, seed)), toy, src, countA(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestSFTResumeBitForBit(t *testing.T) {
 	cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.Warmup, cfg.EOS, cfg.WeightDecay = 6, 4, 1e-2, 1e-3, 2, toyEOS, 0.01
 	build := func(seed uint64) *SFTTrainer {
 		src, _ := newPrompts(5, false)
-		tr, err := NewSFTTrainer(toyModel(t, seed), toy, src, cfg)
+		tr, err := NewSFTTrainer(GPT2(toyModel(t, seed)), toy, src, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +339,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 				c.edit(&s)
 			}
 			tr := fresh(c.mutate)
-			before, _ := tr.Policy().ParamsToHost()
+			before, _ := paramsToHost(tr.Policy())
 			err := tr.Restore(&s, path)
 			if err == nil {
 				t.Fatal("restored")
@@ -349,7 +349,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
-			after, _ := tr.Policy().ParamsToHost()
+			after, _ := paramsToHost(tr.Policy())
 			if tr.Steps() != 0 || fmt.Sprint(before[:8]) != fmt.Sprint(after[:8]) {
 				t.Errorf("a refused restore changed the trainer")
 			}
@@ -364,7 +364,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	gcfg := tr.Config
-	g, err := NewGRPOTrainer(other, toy, toyPrompts(true), countA(), gcfg)
+	g, err := NewGRPOTrainer(GPT2(other), toy, toyPrompts(true), countA(), gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 		t.Errorf("model shape mismatch: %v", err)
 	}
 	// A PPO checkpoint given to the SFT trainer names the kind.
-	sft, err := NewSFTTrainer(toyModel(t, 3), toy, toyPrompts(false), SFTConfig{Steps: 2, Batch: 2, LR: 1e-3, MinLR: 1e-3, EOS: toyEOS})
+	sft, err := NewSFTTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(false), SFTConfig{Steps: 2, Batch: 2, LR: 1e-3, MinLR: 1e-3, EOS: toyEOS})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func TestCriticParityAcrossBackends(t *testing.T) {
 		c.ValueLR = 3e-2
 	})
 	take := func() snapshot {
-		p, err := tr.Policy().ParamsToHost()
+		p, err := paramsToHost(tr.Policy())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestCriticParityAcrossBackends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return snapshot{cfg: tr.Policy().Config, policy: p, head: h, headCfg: tr.Config.ValueHead}
+		return snapshot{cfg: tr.Policy().(*GPT2Policy).Model.Config, policy: p, head: h, headCfg: tr.Config.ValueHead}
 	}
 	before := take()
 	for i := 0; i < 10; i++ {

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 // EvalConfig says how held-out prompts are answered and scored.
@@ -48,7 +47,7 @@ type EvalResult struct {
 // Evaluate answers every prompt greedily (temperature 0, so the result does not depend on a
 // seed) and scores the answers with reward; with cfg.Samples it also samples that many answers
 // per prompt at cfg.Sampling and reports the share that are correct.
-func Evaluate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
+func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("evaluate: no prompts")
 	}
@@ -58,8 +57,8 @@ func Evaluate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, reward *Combined, 
 	if cfg.GenBatch < 0 {
 		return nil, fmt.Errorf("gen_batch %d: want >= 0", cfg.GenBatch)
 	}
-	if cfg.EOS < 0 || cfg.EOS >= m.Config.VocabSize {
-		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
+	if cfg.EOS < 0 || cfg.EOS >= m.VocabSize() {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}
 	if cfg.Samples < 0 {
 		return nil, fmt.Errorf("samples %d: want >= 0", cfg.Samples)

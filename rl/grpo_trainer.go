@@ -3,8 +3,6 @@ package rl
 import (
 	"fmt"
 	"time"
-
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 // GRPOTrainerConfig is a GRPO run: the shared training options and the loss's options.
@@ -39,7 +37,7 @@ type GRPOTrainer struct {
 // NewGRPOTrainer builds a trainer for policy (gradients are enabled here). Prompts come from
 // prompts, completions are decoded with tok and scored by reward. A frozen reference copy is
 // made when Beta > 0, a KL hard cap is set, or Train.KLMetrics asks for the KL diagnostics.
-func NewGRPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
+func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
 	cfg.GRPO.MaxCompletionLength = cfg.Train.Rollout.MaxNewTokens
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -53,7 +51,7 @@ func NewGRPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, rew
 }
 
 // Policy is the model being trained.
-func (t *GRPOTrainer) Policy() *gpt2.Model { return t.policy }
+func (t *GRPOTrainer) Policy() Policy { return t.policy }
 
 // Reference is the frozen reference model, nil when the config needs none.
 func (t *GRPOTrainer) Reference() *Reference { return t.ref }

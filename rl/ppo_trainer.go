@@ -8,7 +8,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 // PPOTrainerConfig is a PPO run: shared options, the loss, the KL controller and the critic.
@@ -78,7 +77,7 @@ type PPOTrainer struct {
 
 // NewPPOTrainer builds a trainer for policy with a fresh value head (see SetValueHead to
 // restore a saved one).
-func NewPPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg PPOTrainerConfig) (*PPOTrainer, error) {
+func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg PPOTrainerConfig) (*PPOTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,7 +86,7 @@ func NewPPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, rewa
 	if err != nil {
 		return nil, err
 	}
-	vh, err := NewValueHead(policy.Backend, policy.Config.Channels, cfg.ValueHead, cfg.Train.adamW())
+	vh, err := NewValueHead(policy.Backend(), policy.Width(), cfg.ValueHead, cfg.Train.adamW())
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +99,7 @@ func NewPPOTrainer(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, rewa
 }
 
 // Policy is the model being trained.
-func (t *PPOTrainer) Policy() *gpt2.Model { return t.policy }
+func (t *PPOTrainer) Policy() Policy { return t.policy }
 
 // Reference is the frozen reference model, nil without a KL penalty or KL diagnostics.
 func (t *PPOTrainer) Reference() *Reference { return t.ref }

@@ -3,46 +3,38 @@ package rl
 import (
 	"fmt"
 
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 // Reference is a frozen copy of the policy: a second model with the same parameters and no
 // gradients. Before the first update its log-probs equal the policy's bitwise (same kernels,
 // same inputs), so the KL starts at exactly 0.
 type Reference struct {
-	Model *gpt2.Model
+	Model Policy
 	// Syncs counts how many times the reference has been moved toward the policy.
 	Syncs int
 }
 
 // NewReference copies policy's parameters into a new model on the same backend.
-func NewReference(policy *gpt2.Model) (*Reference, error) {
-	m, err := gpt2.New(policy.Backend, policy.Config)
+func NewReference(policy Policy) (*Reference, error) {
+	m, err := policy.clone()
 	if err != nil {
 		return nil, fmt.Errorf("reference model: %w", err)
-	}
-	p, err := policy.ParamsToHost()
-	if err != nil {
-		return nil, err
-	}
-	if err := m.SetParams(p); err != nil {
-		return nil, err
 	}
 	return &Reference{Model: m}, nil
 }
 
 // Sync moves the reference toward the policy: ref = alpha*policy + (1-alpha)*ref, blended on
 // the host in float32; alpha 1 copies the policy exactly (TRL's ref_model_mixup_alpha).
-func (r *Reference) Sync(policy *gpt2.Model, alpha float64) error {
+func (r *Reference) Sync(policy Policy, alpha float64) error {
 	if !(alpha > 0 && alpha <= 1) {
 		return fmt.Errorf("ref_mix_alpha %v: want a value in (0, 1]", alpha)
 	}
-	p, err := policy.ParamsToHost()
+	p, err := paramsToHost(policy)
 	if err != nil {
 		return err
 	}
 	if alpha < 1 {
-		q, err := r.Model.ParamsToHost()
+		q, err := paramsToHost(r.Model)
 		if err != nil {
 			return err
 		}
@@ -51,7 +43,7 @@ func (r *Reference) Sync(policy *gpt2.Model, alpha float64) error {
 			p[i] = a*p[i] + (1-a)*q[i]
 		}
 	}
-	if err := r.Model.SetParams(p); err != nil {
+	if err := setParams(r.Model, p); err != nil {
 		return err
 	}
 	r.Syncs++

@@ -37,7 +37,7 @@ func TestReplayTruncationMatchesSampler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		V := tr.policy.Config.VocabSize
+		V := tr.policy.VocabSize()
 		truncated, tokens := 0, 0
 		for i := range ro.Masks.Response {
 			for j, w := range ro.Masks.Response[i] {

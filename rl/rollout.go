@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/sample"
 )
 
@@ -103,7 +102,7 @@ func (r *Rollout) Width() int {
 // so a seed fixes the whole rollout. Tokens are drawn (by nn/sample) from exactly the
 // distribution SampleToken and ComputeTokenLogProbs describe. Masks are built by position with
 // the prompts' templates.
-func Generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
+func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,16 +110,16 @@ func Generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 }
 
 // generate is Generate, or greedy decoding (cfg.Sampling unused) when greedy is set.
-func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG) (*Rollout, error) {
+func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG) (*Rollout, error) {
 	n := len(prompts)
 	if n == 0 {
 		return nil, fmt.Errorf("rollout: no prompts")
 	}
-	if cfg.EOS >= m.Config.VocabSize {
-		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
+	if cfg.EOS >= m.VocabSize() {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}
 	ro := &Rollout{Prompts: prompts, PromptIDs: make([][]int32, n), GenLens: make([]int, n)}
-	maxT := m.Config.MaxSeqLen
+	maxT := m.MaxSeqLen()
 	for i, p := range prompts {
 		ids := tok.Encode(p.Text)
 		if len(ids) == 0 {
@@ -130,8 +129,8 @@ func generate(m *gpt2.Model, tok Tokenizer, prompts []Prompt, cfg RolloutConfig,
 			return nil, fmt.Errorf("prompt %d: %d tokens leave no room in the model's context of %d", i, len(ids), maxT)
 		}
 		for _, id := range ids {
-			if int(id) >= m.Config.VocabSize {
-				return nil, fmt.Errorf("prompt %d: token %d outside the model's vocabulary of %d", i, id, m.Config.VocabSize)
+			if int(id) >= m.VocabSize() {
+				return nil, fmt.Errorf("prompt %d: token %d outside the model's vocabulary of %d", i, id, m.VocabSize())
 			}
 		}
 		ro.PromptIDs[i] = ids

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/optim"
 )
 
@@ -75,32 +74,32 @@ type SFTStats struct {
 // completion token by token).
 type SFTTrainer struct {
 	Config SFTConfig
-	Model  *gpt2.Model
+	Model  Policy
 	Opt    *optim.AdamW
 	Step   int
 
 	tok   Tokenizer
 	src   *countedSource
 	tape  *autograd.Tape
-	head  *gpt2.SelectedHead
+	head  SelectedHead
 	sched optim.Cosine
 }
 
 // NewSFTTrainer enables m's gradients and allocates the optimizer.
-func NewSFTTrainer(m *gpt2.Model, tok Tokenizer, src PromptSource, cfg SFTConfig) (*SFTTrainer, error) {
+func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*SFTTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if m == nil || tok == nil || src == nil {
 		return nil, fmt.Errorf("sft: model, tokenizer and prompt source are required")
 	}
-	if cfg.EOS >= m.Config.VocabSize {
-		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.Config.VocabSize)
+	if cfg.EOS >= m.VocabSize() {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}
 	if err := m.EnableGrads(); err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdamW(m.Backend, m.Config.NumParams(), cfg.adamW())
+	opt, err := optim.NewAdamW(m.Backend(), m.NumParams(), cfg.adamW())
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +123,8 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 			return SFTStats{}, fmt.Errorf("example %q: the prompt encodes to no tokens", p.Text)
 		}
 		seq := append(append(append([]int32(nil), pr...), ans...), int32(cfg.EOS))
-		if len(seq)-1 > m.Config.MaxSeqLen {
-			return SFTStats{}, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), m.Config.MaxSeqLen)
+		if len(seq)-1 > m.MaxSeqLen() {
+			return SFTStats{}, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), m.MaxSeqLen())
 		}
 		seqs[i] = seq
 		if cfg.AnswerOnly {
@@ -161,7 +160,7 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		return SFTStats{}, err
 	}
 	host := make([]float32, count)
-	if err := m.Backend.Download(host, logp.Value); err != nil {
+	if err := m.Backend().Download(host, logp.Value); err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}
@@ -173,20 +172,22 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	loss /= float64(count)
 	m.ZeroGrad()
 	m.ZeroTrunkGrads()
-	if err := m.Backend.Upload(logp.Grad, host); err != nil {
+	if err := m.Backend().Upload(logp.Grad, host); err != nil {
 		t.tape.Reset()
 		return SFTStats{}, err
 	}
 	t.tape.Backward()
 	lr := t.sched.At(t.Step)
-	t.Opt.Update(m.Params, m.Grads, lr)
+	// Measured before the update: a non-finite loss or gradient must never reach the weights.
+	m.Backend().SumSquares(t.Opt.GradSumSq(), m.Grads())
 	gn, err := t.Opt.GradNorm()
 	if err != nil {
 		return SFTStats{}, err
 	}
-	t.Step++
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return SFTStats{}, fmt.Errorf("step %d: loss is %v; lower the learning rate (now %g)", t.Step, loss, lr)
+	if bad := math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(float64(gn)) || math.IsInf(float64(gn), 0); bad {
+		return SFTStats{}, fmt.Errorf("step %d: loss %v, gradient norm %v; the model was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", t.Step+1, loss, gn, lr)
 	}
+	t.Opt.UpdateMeasured(m.Params(), m.Grads(), lr)
+	t.Step++
 	return SFTStats{Step: t.Step, Loss: loss, LR: float64(lr), GradNorm: float64(gn), Tokens: count, Seconds: since(start)}, nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/internal/rng"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/optim"
 )
 
@@ -122,7 +121,7 @@ type StepReport struct {
 // prompts, rewards and the sampling RNG.
 type core struct {
 	cfg     TrainConfig
-	policy  *gpt2.Model
+	policy  Policy
 	pol     *model // the policy with its selected-position head
 	refm    *model
 	ref     *Reference
@@ -139,7 +138,7 @@ type core struct {
 	valueLR float64 // the value head's learning rate; 0 follows the schedule
 }
 
-func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
+func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -153,8 +152,8 @@ func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Co
 	case reward == nil:
 		return nil, fmt.Errorf("trainer: no reward")
 	}
-	if cfg.Rollout.EOS >= policy.Config.VocabSize {
-		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.Config.VocabSize)
+	if cfg.Rollout.EOS >= policy.VocabSize() {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.VocabSize())
 	}
 	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: &countedSource{src: prompts}, reward: reward, rng: rng.New(cfg.Seed),
 		tape: autograd.NewTape(), sched: cfg.schedule()}
@@ -168,7 +167,7 @@ func newCore(policy *gpt2.Model, tok Tokenizer, prompts PromptSource, reward *Co
 	if err := policy.EnableGrads(); err != nil {
 		return nil, err
 	}
-	if c.opt, err = optim.NewAdamW(policy.Backend, policy.Config.NumParams(), cfg.adamW()); err != nil {
+	if c.opt, err = optim.NewAdamW(policy.Backend(), policy.NumParams(), cfg.adamW()); err != nil {
 		return nil, err
 	}
 	if s := cfg.Rollout.Sampling; s.truncates() && !cfg.ReplayTruncation {
@@ -252,7 +251,7 @@ func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
 		}
 		cut = sub
 	}
-	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.Config.MaxSeqLen)
+	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.MaxSeqLen())
 }
 
 // grads are a loss's per-token gradients; nil fields contribute nothing.
@@ -358,7 +357,7 @@ func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn fu
 	lr := c.sched.At(c.step)
 	if policyGrad {
 		// Measured before the update: a non-finite gradient must never reach the weights.
-		m.Backend.SumSquares(c.opt.GradSumSq(), m.Grads)
+		m.Backend().SumSquares(c.opt.GradSumSq(), m.Grads())
 		n, err := c.opt.GradNorm()
 		if err != nil {
 			return nil, nil, 0, 0, err
@@ -366,7 +365,7 @@ func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn fu
 		if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
 			return nil, nil, 0, 0, fmt.Errorf("step %d: the policy's gradient norm is %v; the policy was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", c.step+1, n, lr)
 		}
-		c.opt.UpdateMeasured(m.Params, m.Grads, lr)
+		c.opt.UpdateMeasured(m.Params(), m.Grads(), lr)
 		gradNorm = float64(n)
 	}
 	if vh != nil {

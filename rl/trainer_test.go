@@ -100,7 +100,7 @@ func toyGRPO(t testing.TB, mutate func(*GRPOTrainerConfig)) *GRPOTrainer {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	tr, err := NewGRPOTrainer(toyModel(t, 3), toy, toyPrompts(true), countA(), cfg)
+	tr, err := NewGRPOTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(true), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestKLCapSkipsAndStops(t *testing.T) {
 		if err != nil || rep.Action != Proceed {
 			t.Fatalf("%s: step 1 (KL 0): %v %v", action, rep.Action, err)
 		}
-		before, _ := tr.Policy().ParamsToHost()
+		before, _ := paramsToHost(tr.Policy())
 		rep, err = tr.TrainStep()
 		if err != nil {
 			t.Fatal(err)
@@ -311,7 +311,7 @@ func TestKLCapSkipsAndStops(t *testing.T) {
 		if rep.Action != action || !strings.Contains(rep.Reason, "kl_hard_cap") || len(rep.Warnings) == 0 || rep.Metrics["updates_applied"] != 0 {
 			t.Fatalf("%s: step 2: action %v reason %q warnings %q applied %v", action, rep.Action, rep.Reason, rep.Warnings, rep.Metrics["updates_applied"])
 		}
-		after, _ := tr.Policy().ParamsToHost()
+		after, _ := paramsToHost(tr.Policy())
 		for i := range before {
 			if before[i] != after[i] {
 				t.Fatalf("%s: parameter %d changed by a step past the KL cap", action, i)
@@ -331,8 +331,8 @@ func TestReferenceSync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, _ := tr.Policy().ParamsToHost()
-	r, _ := tr.Reference().Model.ParamsToHost()
+	p, _ := paramsToHost(tr.Policy())
+	r, _ := paramsToHost(tr.Reference().Model)
 	for i := range p {
 		if p[i] != r[i] {
 			t.Fatalf("after a full sync parameter %d: policy %v reference %v", i, p[i], r[i])
@@ -343,11 +343,11 @@ func TestReferenceSync(t *testing.T) {
 	if _, err := tr.TrainStep(); err != nil {
 		t.Fatal(err)
 	}
-	p, _ = tr.Policy().ParamsToHost()
+	p, _ = paramsToHost(tr.Policy())
 	if err := tr.Reference().Sync(tr.Policy(), 0.25); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = tr.Reference().Model.ParamsToHost()
+	r, _ = paramsToHost(tr.Reference().Model)
 	for i := range p {
 		want := float32(0.25)*p[i] + float32(0.75)*old[i]
 		if r[i] != want {
@@ -368,7 +368,7 @@ func toyPPO(t testing.TB, mutate func(*PPOTrainerConfig)) *PPOTrainer {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	tr, err := NewPPOTrainer(toyModel(t, 3), toy, toyPrompts(true), countA(), cfg)
+	tr, err := NewPPOTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(true), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,14 +378,14 @@ func toyPPO(t testing.TB, mutate func(*PPOTrainerConfig)) *PPOTrainer {
 func TestPPORaisesRewardAndTrainsTheCritic(t *testing.T) {
 	tr := toyPPO(t, func(c *PPOTrainerConfig) { c.CriticWarmup = 3; c.ValueLR = 3e-2 })
 	var first, last float64
-	policy0, _ := tr.Policy().ParamsToHost()
+	policy0, _ := paramsToHost(tr.Policy())
 	for s := 0; s < 40; s++ {
 		rep, err := tr.TrainStep()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if s == 2 {
-			p, _ := tr.Policy().ParamsToHost()
+			p, _ := paramsToHost(tr.Policy())
 			for i := range p {
 				if p[i] != policy0[i] {
 					t.Fatalf("parameter %d moved during the critic warm-up", i)
@@ -415,7 +415,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 	m := toyModel(t, 5)
 	cfg := DefaultSFTConfig()
 	cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.Warmup, cfg.EOS = 60, 8, 1e-2, 1e-3, 5, toyEOS
-	tr, err := NewSFTTrainer(m, toy, toyPrompts(false), cfg)
+	tr, err := NewSFTTrainer(GPT2(m), toy, toyPrompts(false), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 		held = append(held, p)
 	}
 	ec := EvalConfig{MaxNewTokens: 5, EOS: toyEOS, Success: 1}
-	before, err := Evaluate(m, toy, held, exact, ec)
+	before, err := Evaluate(GPT2(m), toy, held, exact, ec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 	if !(first.Loss > 2 && last.Loss < 0.05) {
 		t.Fatalf("loss %.3f -> %.3f; want from about ln(17) to near 0", first.Loss, last.Loss)
 	}
-	after, err := Evaluate(m, toy, held, exact, ec)
+	after, err := Evaluate(GPT2(m), toy, held, exact, ec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -66,7 +65,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			tr, err := rl.NewGRPOTrainer(m, r.tok, r.setup.train, r.setup.reward, cfg)
+			tr, err := rl.NewGRPOTrainer(rl.GPT2(m), r.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err
 			}
@@ -85,7 +84,7 @@ func init() {
 type rlTrainer interface {
 	checkpointer
 	TrainStep() (*rl.StepReport, error)
-	Policy() *gpt2.Model
+	Policy() rl.Policy
 	Notes() []string
 	Steps() int
 }
@@ -94,7 +93,7 @@ type rlTrainer interface {
 // interrupt), evaluates again, saves and prints the summary. A resumed run takes the accuracy
 // before training and the summary so far from its checkpoint.
 func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
-	m := tr.Policy()
+	m := tr.Policy().(*rl.GPT2Policy).Model
 	for _, n := range tr.Notes() {
 		r.log.Warn().Msg(n)
 	}

@@ -73,7 +73,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			tr, err := rl.NewPPOTrainer(m, r.tok, r.setup.train, r.setup.reward, cfg)
+			tr, err := rl.NewPPOTrainer(rl.GPT2(m), r.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err
 			}

@@ -185,7 +185,7 @@ func (s *taskSetup) evaluate(m *gpt2.Model, t *taskFlags, tok *tokenizer.Tokeniz
 	if len(s.heldOut) == 0 {
 		return nil, nil
 	}
-	return rl.Evaluate(m, tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: int(tokenizer.EOT), Success: 1,
+	return rl.Evaluate(rl.GPT2(m), tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: int(tokenizer.EOT), Success: 1,
 		Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed})
 }
 

@@ -139,7 +139,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			return fmt.Errorf("--examples: %w", err)
 		}
 	}
-	tr, err := rl.NewSFTTrainer(m, f.tok, src, f.cfg)
+	tr, err := rl.NewSFTTrainer(rl.GPT2(m), f.tok, src, f.cfg)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
 		if len(check) > 0 && s.Step%f.sftOpts.CheckEvery == 0 && s.Step < f.cfg.Steps {
-			r, err := rl.Evaluate(m, f.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
+			r, err := rl.Evaluate(rl.GPT2(m), f.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
 			if err != nil {
 				return err
 			}

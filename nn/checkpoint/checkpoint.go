@@ -1,5 +1,6 @@
 // Package checkpoint is vkgrad's own training checkpoint: a safetensors file whose tensors are
-// the GPT-2 parameters under their llm.c names (wte, wpe, ln1w, ...) plus, optionally, the AdamW
+// the model's parameters (GPT-2's under their llm.c names wte, wpe, ln1w, ...; a Llama-family
+// model's under their Hugging Face names) plus, optionally, the AdamW
 // moments (adam_m.<name>, adam_v.<name>), and whose "__metadata__" entry "vkgrad" holds a JSON
 // document with the format name, version, model config, step, optimizer hyper-parameters, RNG
 // state and a free-form map for the trainer. Everything a run needs to continue bit for bit.
@@ -22,14 +23,16 @@ import (
 	"strings"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
 )
 
 const (
 	// Format names the file kind in the metadata document.
 	Format = "vkgrad-checkpoint"
-	// Version is the newest document version this package writes and reads.
-	Version = 1
+	// Version is the newest document version this package writes and reads: 1 holds a GPT-2,
+	// 2 a Llama-family model (GPT-2 checkpoints are still written as version 1).
+	Version = 2
 	// MetadataKey is the "__metadata__" entry holding the JSON document.
 	MetadataKey = "vkgrad"
 
@@ -51,10 +54,13 @@ type Optimizer struct {
 
 // State is everything a checkpoint holds.
 type State struct {
+	// Config is a GPT-2's shape; unused when Llama is set.
 	Config gpt2.Config
+	// Llama, when set, is the shape of a Llama-family model whose parameters the state holds.
+	Llama *llama.Config
 	// Step is the number of optimizer steps taken.
 	Step int
-	// Params is the flat parameter buffer in llm.c order (Config.NumParams values).
+	// Params is the flat parameter buffer in the model's order (ParamSpecs of Config or Llama).
 	Params []float32
 	// AdamM and AdamV are the optimizer moments, laid out like Params; both nil when the
 	// checkpoint carries no optimizer state.
@@ -75,6 +81,7 @@ type document struct {
 	Format    string            `json:"format"`
 	Version   int               `json:"version"`
 	Config    gpt2.Config       `json:"config"`
+	Llama     *llama.Config     `json:"llama,omitempty"`
 	Step      int               `json:"step"`
 	HasAdam   bool              `json:"has_adam"`
 	Optimizer Optimizer         `json:"optimizer"`
@@ -87,18 +94,19 @@ func (st *State) check() error {
 	if st == nil {
 		return fmt.Errorf("nil state")
 	}
-	if err := st.Config.Validate(); err != nil {
+	specs, err := specsOf(st.Config, st.Llama)
+	if err != nil {
 		return err
 	}
-	n := st.Config.NumParams()
+	n := numel(specs)
 	if len(st.Params) != n {
-		return fmt.Errorf("the state has %d parameter values, config %v has %d parameters", len(st.Params), st.Config, n)
+		return fmt.Errorf("the state has %d parameter values, config %s has %d parameters", len(st.Params), describe(st.Config, st.Llama), n)
 	}
 	if (st.AdamM == nil) != (st.AdamV == nil) {
 		return fmt.Errorf("the optimizer moments AdamM and AdamV must both be set or both be nil")
 	}
 	if st.AdamM != nil && (len(st.AdamM) != n || len(st.AdamV) != n) {
-		return fmt.Errorf("the optimizer moments have %d (AdamM) and %d (AdamV) values, want %d each for config %v", len(st.AdamM), len(st.AdamV), n, st.Config)
+		return fmt.Errorf("the optimizer moments have %d (AdamM) and %d (AdamV) values, want %d each for config %s", len(st.AdamM), len(st.AdamV), n, describe(st.Config, st.Llama))
 	}
 	if st.Step < 0 {
 		return fmt.Errorf("step %d is negative", st.Step)
@@ -111,10 +119,61 @@ func (st *State) check() error {
 	return nil
 }
 
+// paramSpec is one parameter tensor of the flat buffer.
+type paramSpec struct {
+	name  string
+	shape []int
+}
+
+// specsOf lists the parameter tensors of a GPT-2 (cfg) or, when ll is set, a Llama-family model,
+// in the order of the flat buffer.
+func specsOf(cfg gpt2.Config, ll *llama.Config) ([]paramSpec, error) {
+	var out []paramSpec
+	if ll != nil {
+		if err := ll.Validate(); err != nil {
+			return nil, err
+		}
+		for _, s := range ll.ParamSpecs() {
+			out = append(out, paramSpec{s.Name, s.Shape})
+		}
+		return out, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.ParamSpecs() {
+		out = append(out, paramSpec{s.Name, s.Shape})
+	}
+	return out, nil
+}
+
+func numel(specs []paramSpec) int {
+	n := 0
+	for _, s := range specs {
+		n += tensorNumel(s.shape)
+	}
+	return n
+}
+
+func tensorNumel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
 // encode lays the state out as safetensors tensors and metadata.
 func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
-	doc := document{Format: Format, Version: Version, Config: st.Config, Step: st.Step, HasAdam: st.AdamM != nil,
+	doc := document{Format: Format, Version: 1, Config: st.Config, Llama: st.Llama, Step: st.Step, HasAdam: st.AdamM != nil,
 		Optimizer: st.Optimizer, Meta: st.Meta}
+	if st.Llama != nil {
+		doc.Version, doc.Config = 2, gpt2.Config{}
+	}
+	specs, err := specsOf(st.Config, st.Llama)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, r := range st.RNG {
 		doc.RNG = append(doc.RNG, strconv.FormatUint(r, 10))
 	}
@@ -125,9 +184,10 @@ func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
 	var ts []safetensors.Tensor
 	add := func(prefix string, buf []float32) {
 		off := 0
-		for _, s := range st.Config.ParamSpecs() {
-			ts = append(ts, safetensors.NewF32(prefix+s.Name, s.Shape, buf[off:off+s.Numel()]))
-			off += s.Numel()
+		for _, s := range specs {
+			n := tensorNumel(s.shape)
+			ts = append(ts, safetensors.NewF32(prefix+s.name, s.shape, buf[off:off+n]))
+			off += n
 		}
 	}
 	add("", st.Params)
@@ -241,11 +301,15 @@ func load(path string, withTensors bool) (*State, error) {
 	case doc.Step < 0:
 		return nil, errf("step %d is negative", doc.Step)
 	}
-	cfg := doc.Config
-	if err := cfg.Validate(); err != nil {
+	if (doc.Llama != nil) != (doc.Version >= 2) {
+		return nil, errf("version %d with a Llama config %v: version 2 holds a Llama-family model, 1 a GPT-2", doc.Version, doc.Llama != nil)
+	}
+	specs, err := specsOf(doc.Config, doc.Llama)
+	if err != nil {
 		return nil, errf("%v", err)
 	}
-	st := &State{Config: cfg, Step: doc.Step, Optimizer: doc.Optimizer, Meta: doc.Meta}
+	cfg := describe(doc.Config, doc.Llama)
+	st := &State{Config: doc.Config, Llama: doc.Llama, Step: doc.Step, Optimizer: doc.Optimizer, Meta: doc.Meta}
 	for i, s := range doc.RNG {
 		r, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -255,7 +319,6 @@ func load(path string, withTensors bool) (*State, error) {
 	}
 
 	// Check every tensor against the config before reading any.
-	specs := cfg.ParamSpecs()
 	prefixes := []string{""}
 	if doc.HasAdam {
 		prefixes = append(prefixes, prefixM, prefixV)
@@ -263,14 +326,14 @@ func load(path string, withTensors bool) (*State, error) {
 	expected := make(map[string]bool)
 	for _, p := range prefixes {
 		for _, s := range specs {
-			name := p + s.Name
+			name := p + s.name
 			expected[name] = true
 			t, ok := f.Info(name)
 			if !ok {
-				return nil, errf("tensor %q is missing (config %v)", name, cfg)
+				return nil, errf("tensor %q is missing (config %s)", name, cfg)
 			}
-			if !slices.Equal(t.Shape, s.Shape) {
-				return nil, errf("tensor %q has shape %v, config %v needs %v", name, t.Shape, cfg, s.Shape)
+			if !slices.Equal(t.Shape, s.shape) {
+				return nil, errf("tensor %q has shape %v, config %s needs %v", name, t.Shape, cfg, s.shape)
 			}
 		}
 	}
@@ -294,13 +357,14 @@ func load(path string, withTensors bool) (*State, error) {
 		return st, nil
 	}
 	read := func(prefix string) ([]float32, error) {
-		buf := make([]float32, cfg.NumParams())
+		buf := make([]float32, numel(specs))
 		off := 0
 		for _, s := range specs {
-			if err := f.ReadFloat32(prefix+s.Name, buf[off:off+s.Numel()]); err != nil {
+			n := tensorNumel(s.shape)
+			if err := f.ReadFloat32(prefix+s.name, buf[off:off+n]); err != nil {
 				return nil, fmt.Errorf("checkpoint: %w", err)
 			}
-			off += s.Numel()
+			off += n
 		}
 		return buf, nil
 	}
@@ -324,4 +388,12 @@ func load(path string, withTensors bool) (*State, error) {
 		}
 	}
 	return st, nil
+}
+
+// describe names a model's shape for errors.
+func describe(cfg gpt2.Config, ll *llama.Config) string {
+	if ll != nil {
+		return fmt.Sprintf("%s L=%d hidden=%d heads=%d/%d V=%d", ll.Architecture, ll.Layers, ll.Hidden, ll.Heads, ll.KVHeads, ll.Vocab)
+	}
+	return cfg.String()
 }

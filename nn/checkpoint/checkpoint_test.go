@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
 )
 
@@ -287,7 +289,7 @@ func TestLoadErrors(t *testing.T) {
 			return ts, map[string]string{"format": "pt"}
 		}, `not a vkgrad checkpoint (a safetensors file without "vkgrad" metadata`},
 		{"other format", false, replaceMeta(`"format":"vkgrad-checkpoint"`, `"format":"other"`), `not a vkgrad checkpoint (metadata format "other"`},
-		{"too new", false, replaceMeta(`"version":1`, `"version":7`), "version 7 is newer than this build reads (1)"},
+		{"too new", false, replaceMeta(`"version":1`, `"version":7`), "version 7 is newer than this build reads (2)"},
 		{"version zero", false, replaceMeta(`"version":1`, `"version":0`), "invalid version 0"},
 		{"bad json", false, setMeta(`{"format":`), `metadata "vkgrad"`},
 		{"bad config", false, replaceMeta(`"num_heads":2`, `"num_heads":0`), "num_heads 0 must be positive"},
@@ -369,5 +371,55 @@ func BenchmarkLoad(b *testing.B) {
 		if _, err := Load(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLlamaRoundTrip saves a Llama-family state (version 2, Hugging Face tensor names) and
+// reads back the same config, parameters and moments; a version 1 document claiming a Llama
+// config is refused.
+func TestLlamaRoundTrip(t *testing.T) {
+	cfg, err := llama.Preset("qwen3-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.NumParams()
+	r := rand.New(rand.NewPCG(3, 4))
+	fill := func() []float32 {
+		b := make([]float32, n)
+		for i := range b {
+			b[i] = r.Float32() - 0.5
+		}
+		return b
+	}
+	st := &State{Llama: &cfg, Step: 7, Params: fill(), AdamM: fill(), AdamV: fill(), Meta: map[string]string{"k": "v"}}
+	p := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := Save(p, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Llama == nil || !reflect.DeepEqual(*got.Llama, cfg) || got.Step != 7 || got.Meta["k"] != "v" {
+		t.Fatalf("read back config %+v step %d meta %v", got.Llama, got.Step, got.Meta)
+	}
+	for i := range st.Params {
+		if got.Params[i] != st.Params[i] || got.AdamM[i] != st.AdamM[i] || got.AdamV[i] != st.AdamV[i] {
+			t.Fatalf("value %d differs", i)
+		}
+	}
+	f, err := safetensors.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, ok := f.Info("model.layers.0.self_attn.q_norm.weight"); !ok {
+		t.Errorf("no tensor under its Hugging Face name: %v", f.Names()[:3])
+	}
+	bad := writeEdited(t, st, func(ts []safetensors.Tensor, m map[string]string) ([]safetensors.Tensor, map[string]string) {
+		return ts, map[string]string{MetadataKey: strings.Replace(m[MetadataKey], `"version":2`, `"version":1`, 1)}
+	})
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "version 2 holds a Llama-family model") {
+		t.Errorf("version 1 with a Llama config: error %v", err)
 	}
 }

@@ -78,6 +78,9 @@ func Read(path string) (*Loaded, error) {
 		return &Loaded{Path: p, Format: FormatLLMC, Config: cfg, Params: params}, nil
 	}
 	if meta, err := checkpoint.Peek(p); err == nil {
+		if meta.Llama != nil {
+			return nil, fmt.Errorf("%s holds a %s model (a Llama-family run), not a GPT-2", p, meta.Llama.Architecture)
+		}
 		st, err := checkpoint.Load(p)
 		if err != nil {
 			return nil, err
