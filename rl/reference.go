@@ -2,7 +2,6 @@ package rl
 
 import (
 	"fmt"
-
 )
 
 // Reference is a frozen copy of the policy: a second model with the same parameters and no
