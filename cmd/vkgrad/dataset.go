@@ -49,7 +49,7 @@ func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
 }
 
 // setup builds the prompt source, held-out set and reward of a dataset run.
-func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder) (*taskSetup, error) {
+func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message) (string, error)) (*taskSetup, error) {
 	var err error
 	for _, p := range []*string{&d.Path, &d.EvalPath} {
 		if *p != "" {
@@ -62,7 +62,7 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder) (*taskSetup, error
 	if err != nil {
 		return nil, err
 	}
-	opt := tasks.DatasetOptions{Fields: fields}
+	opt := tasks.DatasetOptions{Fields: fields, Chat: chat}
 	all, err := tasks.LoadDataset(d.Path, opt)
 	if err != nil {
 		return nil, fmt.Errorf("--dataset: %w", err)

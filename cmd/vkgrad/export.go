@@ -55,6 +55,12 @@ func export(model, format, out, dtype string) error {
 	if err != nil {
 		return err
 	}
+	if l.Llama != nil {
+		if format != "hf" {
+			return fmt.Errorf("--format %s: a %s run can only be exported as hf", format, l.Llama.Architecture)
+		}
+		return exportLlamaRun(l, hfDirOfRun(model), out, dtype)
+	}
 	switch format {
 	case "hf":
 		if dtype != "float32" {
@@ -74,6 +80,39 @@ func export(model, format, out, dtype string) error {
 		return llmc.WriteCheckpoint(out, l.Config, l.Params)
 	}
 	return fmt.Errorf("--format %q: want hf or llmc", format)
+}
+
+// exportLlamaRun writes a Llama-family run's weights as a Hugging Face directory, with the
+// tokenizer files of the directory the run started from, so the result samples and fine-tunes
+// like the original.
+func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
+	be := cpu.New()
+	m, err := llama.New(be, *l.Llama)
+	if err != nil {
+		return err
+	}
+	if err := be.Upload(m.Params, l.Params); err != nil {
+		return err
+	}
+	if err := m.Export(out, dtype); err != nil {
+		return err
+	}
+	if hfDir == "" {
+		return nil
+	}
+	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"} {
+		b, err := os.ReadFile(filepath.Join(hfDir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // modelType is the model_type of dir/config.json, or "" when path is not such a directory.

@@ -65,7 +65,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			tr, err := rl.NewGRPOTrainer(rl.GPT2(m), r.tok, r.setup.train, r.setup.reward, cfg)
+			cfg.Train.Rollout.EOS = r.family.eos
+			tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err
 			}
@@ -93,11 +94,11 @@ type rlTrainer interface {
 // interrupt), evaluates again, saves and prints the summary. A resumed run takes the accuracy
 // before training and the summary so far from its checkpoint.
 func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
-	m := tr.Policy().(*rl.GPT2Policy).Model
+	m := tr.Policy()
 	for _, n := range tr.Notes() {
 		r.log.Warn().Msg(n)
 	}
-	r.log.Info().Str("model", m.Config.String()).Str("task", r.tasks.Spec).Str("run_dir", r.runDir).Msg(kind)
+	r.log.Info().Str("model", describePolicy(m)).Str("prompts", r.tasks.source()).Str("run_dir", r.runDir).Msg(kind)
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
@@ -109,7 +110,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 		}
 	} else {
 		var err error
-		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp); err != nil {
+		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp); err != nil {
 			return err
 		}
 		logEval(r.log, r.metrics, 0, "before", rs.before)
@@ -137,7 +138,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 			break
 		}
 		if r.opts.EvalEvery > 0 && rep.Step%r.opts.EvalEvery == 0 && rep.Step < steps {
-			e, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
+			e, err := r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp)
 			if err != nil {
 				return err
 			}
@@ -149,7 +150,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 		}
 	}
 	bar.Clear()
-	after, err := r.setup.evaluate(m, &r.tasks, r.tok, r.evalTemp)
+	after, err := r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,8 @@ func init() {
 			if err != nil {
 				return err
 			}
-			tr, err := rl.NewPPOTrainer(rl.GPT2(m), r.tok, r.setup.train, r.setup.reward, cfg)
+			cfg.Train.Rollout.EOS = r.family.eos
+			tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err
 			}

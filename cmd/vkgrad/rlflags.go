@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -39,12 +39,15 @@ type taskFlags struct {
 
 // rlRunMeta is the config.json of an sft, grpo or ppo run.
 type rlRunMeta struct {
-	Command string          `json:"command"`
-	Model   gpt2.Config     `json:"model"`
-	Init    string          `json:"init,omitempty"`
-	Tasks   taskFlags       `json:"tasks"`
-	Config  json.RawMessage `json:"config"`
-	Run     *runOptions     `json:"run,omitempty"`
+	Command string        `json:"command"`
+	Model   *gpt2.Config  `json:"model,omitempty"`
+	Llama   *llama.Config `json:"llama,omitempty"`
+	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
+	HFDir  string          `json:"hf_dir,omitempty"`
+	Init   string          `json:"init,omitempty"`
+	Tasks  taskFlags       `json:"tasks"`
+	Config json.RawMessage `json:"config"`
+	Run    *runOptions     `json:"run,omitempty"`
 }
 
 func defaultTaskFlags() taskFlags {
@@ -77,6 +80,14 @@ func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation")
 	fs.IntVar(&t.EvalSamples, "eval-samples", t.EvalSamples, "answers sampled per held-out problem at the training temperature for the sampled accuracy (0: greedy only)")
 	addDatasetFlags(fs, &t.Data)
+}
+
+// source names where the prompts come from, for the log: the dataset file or the tasks.
+func (t *taskFlags) source() string {
+	if t.Data.Path != "" {
+		return t.Data.Path
+	}
+	return "task " + t.Spec
 }
 
 // inherit replaces the task flags the user did not set with those of the run that made init.
@@ -133,7 +144,7 @@ func (s *taskSetup) close() {
 	}
 }
 
-func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
+func (t *taskFlags) setup(fam *modelFamily) (*taskSetup, error) {
 	if t.EvalSize < 0 {
 		return nil, fmt.Errorf("--eval-size %d: want >= 0", t.EvalSize)
 	}
@@ -143,9 +154,12 @@ func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
 	if t.EvalMax < 1 {
 		return nil, fmt.Errorf("--eval-max-new-tokens %d: want >= 1", t.EvalMax)
 	}
-	enc := tasks.EncoderOf(tok.Encode)
+	enc := tasks.EncoderOf(fam.tok.Encode)
 	if t.Data.Path != "" {
-		return t.Data.setup(t, enc)
+		return t.Data.setup(t, enc, fam.chat)
+	}
+	if fam.hfDir != "" {
+		return nil, fmt.Errorf("the built-in tasks (--task %s) are made for GPT-2's tokenizer; give a Llama-family model its prompts with --dataset FILE", t.Spec)
 	}
 	if t.Data.Reward != "" || t.Data.RewardCmd != "" {
 		return nil, fmt.Errorf("--reward and --reward-cmd score --dataset prompts; the built-in --task %s has its own reward", t.Spec)
@@ -181,11 +195,11 @@ func (t *taskFlags) setup(tok *tokenizer.Tokenizer) (*taskSetup, error) {
 
 // evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
 // held-out set).
-func (s *taskSetup) evaluate(m *gpt2.Model, t *taskFlags, tok *tokenizer.Tokenizer, temp float64) (*rl.EvalResult, error) {
+func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64) (*rl.EvalResult, error) {
 	if len(s.heldOut) == 0 {
 		return nil, nil
 	}
-	return rl.Evaluate(rl.GPT2(m), tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: int(tokenizer.EOT), Success: 1,
+	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
 		Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed})
 }
 
@@ -266,7 +280,7 @@ type rlRun struct {
 	reportTo     []string
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
-	tok          *tokenizer.Tokenizer
+	family       *modelFamily
 	setup        *taskSetup
 	// resumed is the run being continued (--resume), nil for a new run.
 	resumed *resumedRun
@@ -317,10 +331,10 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	if r.be, err = r.common.backend(r.log); err != nil {
 		return err
 	}
-	if r.tok, err = tokenizer.GPT2(); err != nil {
-		return err
+	if r.family, err = openFamily(r.hfDir()); err != nil {
+		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	if r.setup, err = r.tasks.setup(r.tok); err != nil {
+	if r.setup, err = r.tasks.setup(r.family); err != nil {
 		return err
 	}
 	if r.runDir == "" {
@@ -366,31 +380,53 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	return nil
 }
 
-func (r *rlRun) loadInit(required bool) (*gpt2.Model, *load.Loaded, error) {
+// hfDir is the Hugging Face directory the run's model and tokenizer come from: --init itself, or
+// the directory a run given as --init (or resumed) started from; "" for GPT-2.
+func (r *rlRun) hfDir() string {
+	if r.resumed != nil {
+		return r.resumed.hfDir
+	}
+	if r.init == "" {
+		return ""
+	}
+	if isHFModelDir(r.init) {
+		if abs, err := filepath.Abs(r.init); err == nil {
+			return abs
+		}
+		return r.init
+	}
+	return hfDirOfRun(r.init)
+}
+
+func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	if r.init == "" {
 		if required {
-			return nil, nil, fmt.Errorf("--init is required: the model to fine-tune (a run directory of vkgrad sft, or any checkpoint)")
+			return nil, nil, fmt.Errorf("--init is required: the model to fine-tune (a Hugging Face Llama/Qwen directory, a run directory of vkgrad sft, or any checkpoint)")
 		}
 		return nil, nil, nil
 	}
-	m, l, err := load.Model(r.init, r.be)
+	m, l, err := r.loadPolicy(r.init)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--init: %w", err)
 	}
-	if m.Config.VocabSize < r.tok.VocabSize() {
-		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than GPT-2's %d", l.Path, m.Config.VocabSize, r.tok.VocabSize())
+	if m.VocabSize() < r.family.tok.VocabSize() {
+		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.tok.VocabSize())
 	}
-	r.log.Info().Str("format", string(l.Format)).Str("path", l.Path).Str("model", m.Config.String()).Msg("initial model")
+	format := "Hugging Face directory"
+	if l != nil {
+		format = string(l.Format)
+	}
+	r.log.Info().Str("format", format).Str("path", r.init).Str("model", describePolicy(m)).Msg("initial model")
 	return m, l, nil
 }
 
 // model returns the model to train: with --resume one of the run's shape (its parameters come
 // with the trainer's Restore), else --init's (required or not).
-func (r *rlRun) model(required bool) (*gpt2.Model, *load.Loaded, error) {
+func (r *rlRun) model(required bool) (rl.Policy, *load.Loaded, error) {
 	if r.resumed == nil {
 		return r.loadInit(required)
 	}
-	m, err := gpt2.New(r.be, r.resumed.Config)
+	m, err := r.newPolicyOfShape(r.resumed.Loaded)
 	return m, nil, err
 }
 
@@ -414,13 +450,20 @@ func (r *rlRun) restore(tr checkpointer, steps int) error {
 	return nil
 }
 
-func (r *rlRun) writeConfig(command string, m *gpt2.Model, cfg any) error {
+func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return err
 	}
 	opts := r.opts
-	return writeJSON(filepath.Join(r.runDir, "config.json"), rlRunMeta{Command: command, Model: m.Config, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts})
+	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts}
+	switch p := m.(type) {
+	case *rl.GPT2Policy:
+		meta.Model = &p.Model.Config
+	case *rl.LlamaPolicy:
+		meta.Llama = &p.Model.Config
+	}
+	return writeJSON(filepath.Join(r.runDir, "config.json"), meta)
 }
 
 // finish prints the accuracies and where the results are.

@@ -47,6 +47,7 @@ type runState struct {
 type resumedRun struct {
 	*load.Loaded
 	runState
+	hfDir string // the Hugging Face directory of a Llama-family run
 }
 
 // resumeSpec says how a command restores and checks its own settings on --resume.
@@ -148,7 +149,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 				name, given[name], name, f.Value.String(), dir)
 		}
 	}
-	res := &resumedRun{Loaded: l}
+	res := &resumedRun{Loaded: l, hfDir: meta.HFDir}
 	m := l.State.Meta
 	if v, ok := m[metaEvalBefore]; ok {
 		if err := json.Unmarshal([]byte(v), &res.before); err != nil {

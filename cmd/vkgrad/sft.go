@@ -12,7 +12,6 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
@@ -130,6 +129,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			return err
 		}
 	}
+	f.cfg.EOS = f.family.eos
 	src := f.setup.train
 	if f.sftOpts.Examples < 0 {
 		return fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
@@ -139,7 +139,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			return fmt.Errorf("--examples: %w", err)
 		}
 	}
-	tr, err := rl.NewSFTTrainer(rl.GPT2(m), f.tok, src, f.cfg)
+	tr, err := rl.NewSFTTrainer(m, f.family.tok, src, f.cfg)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", m.Config.String()).Str("params", humanCount(m.Config.NumParams())).Str("task", f.tasks.Spec).
+	f.log.Info().Str("model", describePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	ctx, stop := interruptContext()
 	defer stop()
@@ -167,7 +167,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if f.resumed != nil {
 		rs.before = f.resumed.before
 	} else {
-		if rs.before, err = f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp); err != nil {
+		if rs.before, err = f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp); err != nil {
 			return err
 		}
 		logEval(f.log, f.metrics, 0, "before", rs.before)
@@ -186,7 +186,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
 		if len(check) > 0 && s.Step%f.sftOpts.CheckEvery == 0 && s.Step < f.cfg.Steps {
-			r, err := rl.Evaluate(rl.GPT2(m), f.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: int(tokenizer.EOT), Success: 1})
+			r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1})
 			if err != nil {
 				return err
 			}
@@ -200,7 +200,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			}
 		}
 		if f.opts.EvalEvery > 0 && s.Step%f.opts.EvalEvery == 0 && s.Step < f.cfg.Steps {
-			r, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
+			r, err := f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp)
 			if err != nil {
 				return err
 			}
@@ -212,7 +212,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 		}
 	}
 	bar.Clear()
-	after, err := f.setup.evaluate(m, &f.tasks, f.tok, f.evalTemp)
+	after, err := f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
 	return out, nil
 }
 
-func (f *sftFlags) newModel() (*gpt2.Model, error) {
+func (f *sftFlags) newModel() (rl.Policy, error) {
 	cfg, err := gpt2.Preset(f.sftOpts.Preset)
 	if err != nil {
 		return nil, fmt.Errorf("--preset: %w", err)
@@ -278,14 +278,14 @@ func (f *sftFlags) newModel() (*gpt2.Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.VocabSize < f.tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.tok.VocabSize())
+	if cfg.VocabSize < f.family.tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.family.tok.VocabSize())
 	}
 	m, err := gpt2.New(f.be, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return m, m.InitRandom(f.sftOpts.Seed)
+	return rl.GPT2(m), m.InitRandom(f.sftOpts.Seed)
 }
 
 // fixedSet draws n distinct problems (by prompt text) from src and cycles over them, in a

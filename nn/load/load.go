@@ -14,6 +14,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/hf"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -37,6 +38,8 @@ type Loaded struct {
 	Path   string
 	Format Format
 	Config gpt2.Config
+	// Llama is set, and Config unused, when a vkgrad checkpoint holds a Llama-family model.
+	Llama  *llama.Config
 	Params []float32
 	// State is the whole checkpoint for the vkgrad format (optimizer, step, RNG, ...), else nil.
 	State *checkpoint.State
@@ -78,14 +81,11 @@ func Read(path string) (*Loaded, error) {
 		return &Loaded{Path: p, Format: FormatLLMC, Config: cfg, Params: params}, nil
 	}
 	if meta, err := checkpoint.Peek(p); err == nil {
-		if meta.Llama != nil {
-			return nil, fmt.Errorf("%s holds a %s model (a Llama-family run), not a GPT-2", p, meta.Llama.Architecture)
-		}
 		st, err := checkpoint.Load(p)
 		if err != nil {
 			return nil, err
 		}
-		return &Loaded{Path: p, Format: FormatVkgrad, Config: meta.Config, Params: st.Params, State: st}, nil
+		return &Loaded{Path: p, Format: FormatVkgrad, Config: meta.Config, Llama: meta.Llama, Params: st.Params, State: st}, nil
 	} else if isVkgrad(p) {
 		return nil, err
 	}
@@ -96,11 +96,14 @@ func Read(path string) (*Loaded, error) {
 	return &Loaded{Path: p, Format: FormatHuggingFace, Config: cfg, Params: params}, nil
 }
 
-// Model reads path and places the model on b.
+// Model reads path and places the model on b: a GPT-2 (a Llama-family checkpoint is refused).
 func Model(path string, b tensor.Backend) (*gpt2.Model, *Loaded, error) {
 	l, err := Read(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if l.Llama != nil {
+		return nil, nil, fmt.Errorf("%s holds a %s model (a Llama-family run), not a GPT-2", l.Path, l.Llama.Architecture)
 	}
 	m, err := gpt2.New(b, l.Config)
 	if err != nil {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
+)
+
+// writeChatDataset writes a small conversational dataset: questions as messages, answers to
+// check.
+func writeChatDataset(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	for i, q := range []string{"2+3", "4+4", "1+6", "5+2", "3+3", "2+2", "7+1", "6+3"} {
+		line, _ := json.Marshal(map[string]any{
+			"messages": []map[string]string{{"role": "user", "content": "What is " + q + "?"}},
+			"answer":   []string{"5", "8", "7", "7", "6", "4", "8", "9"}[i],
+		})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	p := filepath.Join(dir, "sums.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A Qwen3 Hugging Face directory fine-tunes end to end from the CLI: sft on a conversational
+// dataset (rendered in the model's chat template), grpo from that run with a verifier, stopped
+// and resumed, then exported back to a Hugging Face directory that samples with its tokenizer.
+func TestSFTThenGRPOOnAQwenDirectory(t *testing.T) {
+	model := chatModel(t)
+	dir := t.TempDir()
+	data := writeChatDataset(t, dir)
+	sft, grpo, out := filepath.Join(dir, "sft"), filepath.Join(dir, "grpo"), filepath.Join(dir, "export")
+	common := []string{"--device", "cpu", "-q", "--dataset", data, "--eval-size", "2", "--held-out-share", "0.25"}
+	if o, err := runCLI(append([]string{"sft", "--init", model, "--run-dir", sft, "--steps", "2", "--batch", "2", "--stop-at-accuracy", "0"}, common...)...); err != nil {
+		t.Fatalf("sft: %v\n%s", err, o)
+	}
+	var meta rlRunMeta
+	raw, _ := os.ReadFile(filepath.Join(sft, "config.json"))
+	if err := json.Unmarshal(raw, &meta); err != nil || meta.Llama == nil || meta.HFDir == "" || meta.Model != nil {
+		t.Fatalf("sft config.json: %s (%v)", raw, err)
+	}
+	grpoArgs := append([]string{"grpo", "--init", sft, "--run-dir", grpo, "--steps", "2", "--prompts", "2", "--group-size", "2",
+		"--max-new-tokens", "4", "--reward", "exact:1,length:0.1", "--target-length", "2"}, common...)
+	if o, err := runCLI(append(grpoArgs, "--stop-at", "1")...); err != nil {
+		t.Fatalf("grpo: %v\n%s", err, o)
+	}
+	if o, err := runCLI("grpo", "--resume", grpo, "--device", "cpu", "-q"); err != nil {
+		t.Fatalf("grpo --resume: %v\n%s", err, o)
+	}
+	st, err := checkpoint.Load(filepath.Join(grpo, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Llama == nil || st.Step != 2 {
+		t.Fatalf("grpo checkpoint: Llama config %v, step %d; want a Llama-family model at step 2", st.Llama != nil, st.Step)
+	}
+	if n := len(metricLines(t, grpo, "grpo")); n != 2 {
+		t.Fatalf("grpo wrote %d step lines over the stop and resume, want 2", n)
+	}
+	if o, err := runCLI("export", "--model", grpo, "--out", out); err != nil {
+		t.Fatalf("export: %v\n%s", err, o)
+	}
+	if o, err := runCLI("sample", "--model", out, "--chat", "What is 2+3?", "-n", "4", "--temperature", "0", "--device", "cpu"); err != nil {
+		t.Fatalf("sample of the exported run: %v\n%s", err, o)
+	}
+	if o, err := runCLI("grpo", "--init", model, "--run-dir", filepath.Join(dir, "builtin"), "--device", "cpu", "-q"); err == nil || !strings.Contains(err.Error(), "--dataset") {
+		t.Errorf("grpo on a built-in task with a Qwen model: %v\n%s", err, o)
+	}
+}
