@@ -21,26 +21,6 @@ type rlTokenizer interface {
 	VocabSize() int
 }
 
-// hfTokenizer gives a Hugging Face tokenizer rl.Tokenizer's int32 ids.
-type hfTokenizer struct{ *hftok.Tokenizer }
-
-func (t hfTokenizer) Encode(s string) []int32 {
-	ids := t.Tokenizer.Encode(s)
-	out := make([]int32, len(ids))
-	for i, id := range ids {
-		out[i] = int32(id)
-	}
-	return out
-}
-
-func (t hfTokenizer) Decode(ids []int32) (string, error) {
-	in := make([]int, len(ids))
-	for i, id := range ids {
-		in[i] = int(id)
-	}
-	return t.Tokenizer.Decode(in)
-}
-
 // modelFamily is what a run's model brings beside its weights: the tokenizer, the
 // end-of-sequence id and, for chat models, the chat template datasets' messages are rendered in.
 type modelFamily struct {
@@ -100,7 +80,7 @@ func openFamily(hfDir string) (*modelFamily, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &modelFamily{hfDir: hfDir, tok: hfTokenizer{tok}, eos: cfg.EOS[0]}
+	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0]}
 	if tmpl, err := hftok.LoadTemplate(hfDir); err == nil {
 		f.chat = func(msgs []tasks.Message) (string, error) {
 			in := make([]hftok.Message, len(msgs))

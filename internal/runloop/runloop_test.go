@@ -1,0 +1,125 @@
+package runloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// counter is a trainer whose state is its step; Save writes it, Restore reads it back.
+type counter struct {
+	step, last, stopAt int
+	saves              []int
+}
+
+func (c *counter) Step() (int, map[string]float64, bool, error) {
+	c.step++
+	return c.step, map[string]float64{"loss": 1 / float64(c.step), "odd": math.NaN()}, c.step == c.stopAt, nil
+}
+
+func (c *counter) Done() bool { return c.step >= c.last }
+
+func (c *counter) Save(path string) error {
+	c.saves = append(c.saves, c.step)
+	return os.WriteFile(path, []byte(fmt.Sprint(c.step)), 0o644)
+}
+
+func (c *counter) Restore(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	_, err = fmt.Sscan(string(b), &c.step)
+	return c.step, err
+}
+
+func readLines(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, Metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+func TestSavesEveryNAndAtTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	c := &counter{last: 7}
+	if err := Run(context.Background(), c, Options{Dir: dir, SaveEvery: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.saves) != "[3 6 7]" {
+		t.Errorf("saved at steps %v, want [3 6 7]", c.saves)
+	}
+	lines := readLines(t, dir)
+	if len(lines) != 7 || lines[1] != `{"step":2,"loss":0.5,"odd":"NaN"}` {
+		t.Errorf("metrics lines %q", lines)
+	}
+}
+
+// A resume drops the lines written after the checkpoint (and a torn last line), so every step
+// has one line.
+func TestResumeTrimsLinesAfterTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, Checkpoint), []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale := `{"step":1}` + "\n" + `{"step":2}` + "\n" + `{"step":3}` + "\n" + `{"step":4,"lo`
+	if err := os.WriteFile(filepath.Join(dir, Metrics), []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), &counter{last: 4}, Options{Dir: dir}); err == nil {
+		t.Fatal("an existing checkpoint was overwritten without Resume")
+	}
+	c := &counter{last: 4}
+	if err := Run(context.Background(), c, Options{Dir: dir, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, dir)
+	if len(lines) != 4 || lines[2] != `{"step":3,"loss":0.3333333333333333,"odd":"NaN"}` {
+		t.Errorf("metrics lines after the resume %q", lines)
+	}
+}
+
+func TestStopsOnItsOwnAndOnACallbackError(t *testing.T) {
+	c := &counter{last: 10, stopAt: 4}
+	dir := t.TempDir()
+	if err := Run(context.Background(), c, Options{Dir: dir}); err != nil || c.step != 4 || fmt.Sprint(c.saves) != "[4]" {
+		t.Errorf("a trainer that stops: %v at step %d, saves %v", err, c.step, c.saves)
+	}
+	boom := errors.New("boom")
+	c = &counter{last: 10}
+	err := Run(context.Background(), c, Options{Dir: t.TempDir(), OnStep: func(step int, _ map[string]float64) error {
+		if step == 2 {
+			return boom
+		}
+		return nil
+	}})
+	if !errors.Is(err, boom) || fmt.Sprint(c.saves) != "[2]" {
+		t.Errorf("callback error: %v, saves %v; want the error and a checkpoint at step 2", err, c.saves)
+	}
+	if err := Run(context.Background(), &counter{last: 1}, Options{SaveEvery: -1}); err == nil {
+		t.Error("a negative SaveEvery was accepted")
+	}
+}
+
+// A metrics write that fails (a full disk) ends the run with the file named.
+func TestMetricsWriteErrorStops(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/full", filepath.Join(dir, Metrics)); err != nil {
+		t.Skip(err)
+	}
+	c := &counter{last: 3}
+	err := Run(context.Background(), c, Options{Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), Metrics) || c.step != 1 {
+		t.Errorf("disk full: %v after %d steps", err, c.step)
+	}
+}
