@@ -75,3 +75,28 @@ func TestSFTThenGRPOOnAQwenDirectory(t *testing.T) {
 		t.Errorf("grpo on a built-in task with a Qwen model: %v\n%s", err, o)
 	}
 }
+
+// A Qwen-shaped preset trains without any download: sft makes a random Qwen3 over GPT-2's
+// tokenizer on a built-in task, and grpo continues it from the run directory.
+func TestQwenPresetOnABuiltInTask(t *testing.T) {
+	dir := t.TempDir()
+	sft, grpo := filepath.Join(dir, "sft"), filepath.Join(dir, "grpo")
+	common := []string{"--device", "cpu", "-q", "--eval-size", "4", "--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3"}
+	if o, err := runCLI(append([]string{"sft", "--preset", "qwen3-tiny", "--layers", "1", "--channels", "32", "--heads", "2",
+		"--run-dir", sft, "--steps", "2", "--batch", "4", "--stop-at-accuracy", "0"}, common...)...); err != nil {
+		t.Fatalf("sft: %v\n%s", err, o)
+	}
+	if o, err := runCLI(append([]string{"grpo", "--init", sft, "--run-dir", grpo, "--steps", "2", "--prompts", "2", "--group-size", "2"}, common...)...); err != nil {
+		t.Fatalf("grpo: %v\n%s", err, o)
+	}
+	st, err := checkpoint.Peek(filepath.Join(grpo, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Llama == nil || st.Llama.Architecture != "Qwen3ForCausalLM" || st.Llama.Layers != 1 || st.Llama.HeadDim != 16 {
+		t.Fatalf("grpo checkpoint model: %+v", st.Llama)
+	}
+	if o, err := runCLI("sft", "--preset", "qwen3-tiny", "--channels", "33", "--heads", "2", "--run-dir", filepath.Join(dir, "bad"), "--device", "cpu", "-q"); err == nil || !strings.Contains(err.Error(), "--channels 33") {
+		t.Errorf("an odd --channels: %v\n%s", err, o)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
@@ -63,7 +65,7 @@ func defaultSFTConfig() rl.SFTConfig {
 }
 
 func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
-	fs.StringVar(&o.Preset, "preset", o.Preset, "shape of a new model: "+strings.Join(gpt2.PresetNames(), ", "))
+	fs.StringVar(&o.Preset, "preset", o.Preset, "shape of a new model: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
 	fs.IntVar(&o.Shape.Layers, "layers", o.Shape.Layers, "override the preset's number of layers (0: keep)")
 	fs.IntVar(&o.Shape.Heads, "heads", o.Shape.Heads, "override the preset's attention heads (0: keep)")
 	fs.IntVar(&o.Shape.Channels, "channels", o.Shape.Channels, "override the preset's channels (0: keep)")
@@ -259,22 +261,26 @@ func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
 }
 
 func (f *sftFlags) newModel() (rl.Policy, error) {
-	cfg, err := gpt2.Preset(f.sftOpts.Preset)
-	if err != nil {
-		return nil, fmt.Errorf("--preset: %w", err)
-	}
+	shape := f.sftOpts.Shape
 	for _, o := range []struct {
 		name string
 		v    int
-		dst  *int
-	}{{"layers", f.sftOpts.Shape.Layers, &cfg.NumLayers}, {"heads", f.sftOpts.Shape.Heads, &cfg.NumHeads}, {"channels", f.sftOpts.Shape.Channels, &cfg.Channels}, {"context", f.sftOpts.Shape.Context, &cfg.MaxSeqLen}} {
+	}{{"layers", shape.Layers}, {"heads", shape.Heads}, {"channels", shape.Channels}, {"context", shape.Context}} {
 		if o.v < 0 {
 			return nil, fmt.Errorf("--%s %d: want >= 0", o.name, o.v)
 		}
-		if o.v > 0 {
-			*o.dst = o.v
-		}
 	}
+	if slices.Contains(llama.PresetNames(), f.sftOpts.Preset) {
+		return f.newLlama()
+	}
+	cfg, err := gpt2.Preset(f.sftOpts.Preset)
+	if err != nil {
+		return nil, fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
+	}
+	override(&cfg.NumLayers, shape.Layers)
+	override(&cfg.NumHeads, shape.Heads)
+	override(&cfg.Channels, shape.Channels)
+	override(&cfg.MaxSeqLen, shape.Context)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
@@ -286,6 +292,48 @@ func (f *sftFlags) newModel() (rl.Policy, error) {
 		return nil, err
 	}
 	return rl.GPT2(m), m.InitRandom(f.sftOpts.Seed)
+}
+
+// newLlama makes a random Llama-family model of a preset's shape (--heads sets the key/value
+// heads too, --channels the hidden size with head_dim = channels/heads).
+func (f *sftFlags) newLlama() (rl.Policy, error) {
+	cfg, err := llama.Preset(f.sftOpts.Preset)
+	if err != nil {
+		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	shape := f.sftOpts.Shape
+	override(&cfg.Layers, shape.Layers)
+	if shape.Heads > 0 || shape.Channels > 0 {
+		override(&cfg.Heads, shape.Heads)
+		override(&cfg.Hidden, shape.Channels)
+		cfg.KVHeads = min(cfg.KVHeads, cfg.Heads)
+		if cfg.Heads%cfg.KVHeads != 0 {
+			cfg.KVHeads = cfg.Heads
+		}
+		if cfg.Hidden%cfg.Heads != 0 {
+			return nil, fmt.Errorf("--channels %d is not a multiple of --heads %d", cfg.Hidden, cfg.Heads)
+		}
+		cfg.HeadDim = cfg.Hidden / cfg.Heads
+	}
+	override(&cfg.MaxPositions, shape.Context)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("model shape: %w", err)
+	}
+	if cfg.Vocab < f.family.tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.tok.VocabSize())
+	}
+	m, err := llama.New(f.be, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return rl.Llama(m), m.InitRandom(f.sftOpts.Seed)
+}
+
+// override sets *dst to v when v is positive (a flag's 0 keeps the preset's value).
+func override(dst *int, v int) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // fixedSet draws n distinct problems (by prompt text) from src and cycles over them, in a
