@@ -123,7 +123,7 @@ func adamRecord(o *optim.AdamW, lr float64) checkpoint.Optimizer {
 // newState fills a checkpoint state with what every trainer saves: the model's parameters and
 // moments, the step, the config and the trainer kind.
 func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg any) (*checkpoint.State, error) {
-	p, err := paramsToHost(m)
+	p, err := m.stateParams()
 	if err != nil {
 		return nil, err
 	}
@@ -291,8 +291,10 @@ func (c *core) checkpointState(kind string, cfg any) (*checkpoint.State, savedSt
 		return nil, s, err
 	}
 	if c.ref != nil {
-		if st.Extra[ReferenceExtra], err = paramsToHost(c.ref.Model); err != nil {
-			return nil, s, err
+		if !c.ref.Shared {
+			if st.Extra[ReferenceExtra], err = paramsToHost(c.ref.Model); err != nil {
+				return nil, s, err
+			}
 		}
 		syncs := c.ref.Syncs
 		s.RefSyncs = &syncs
@@ -309,7 +311,7 @@ func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (save
 	if err := rng.New(1).SetState(st.RNG); err != nil {
 		return s, fmt.Errorf("%s: sampling RNG: %w", path, err)
 	}
-	if c.ref != nil {
+	if c.ref != nil && !c.ref.Shared {
 		p, ok := st.Extra[ReferenceExtra]
 		switch {
 		case !ok || s.RefSyncs == nil:
@@ -324,7 +326,7 @@ func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (save
 // restoreCore applies a checked state: parameters, moments, RNG, reference, counters and the
 // prompt position.
 func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) error {
-	if err := setParams(c.policy, st.Params); err != nil {
+	if err := c.policy.setStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := restoreOpt(c.opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {
@@ -334,10 +336,14 @@ func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) erro
 		return fmt.Errorf("%s: sampling RNG: %w", path, err)
 	}
 	if c.ref != nil {
-		if err := setParams(c.ref.Model, st.Extra[ReferenceExtra]); err != nil {
-			return fmt.Errorf("%s: reference: %w", path, err)
+		if !c.ref.Shared {
+			if err := setParams(c.ref.Model, st.Extra[ReferenceExtra]); err != nil {
+				return fmt.Errorf("%s: reference: %w", path, err)
+			}
 		}
-		c.ref.Syncs = *s.RefSyncs
+		if s.RefSyncs != nil {
+			c.ref.Syncs = *s.RefSyncs
+		}
 	}
 	c.step, c.stopped = s.Step, s.Stopped
 	if err := c.prompts.restore(s.Prompts); err != nil {
@@ -480,7 +486,7 @@ func (t *SFTTrainer) Restore(st *checkpoint.State, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := setParams(t.Model, st.Params); err != nil {
+	if err := t.Model.setStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := restoreOpt(t.Opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {

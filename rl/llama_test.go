@@ -1,6 +1,7 @@
 package rl
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
@@ -44,7 +45,7 @@ func toyLlamaGRPO(t testing.TB, be tensor.Backend, seed uint64, src PromptSource
 func TestGRPOOnLlamaRaisesReward(t *testing.T) {
 	tr := toyLlamaGRPO(t, cpu.NewWithThreads(1), 3, toyPrompts(true))
 	var first, last float64
-	for s := range 30 {
+	for s := range 40 {
 		rep, err := tr.TrainStep()
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +57,7 @@ func TestGRPOOnLlamaRaisesReward(t *testing.T) {
 		if s < 5 {
 			first += r / 5
 		}
-		if s >= 25 {
+		if s >= 35 {
 			last += r / 5
 		}
 	}
@@ -153,5 +154,103 @@ func TestPPOOnLlamaRaisesReward(t *testing.T) {
 	t.Logf("reward %.3f -> %.3f", first, last)
 	if last < first+0.3 {
 		t.Fatalf("PPO on a Llama policy: mean reward of the last 5 steps %.3f, first 5 %.3f: want a rise of 0.3", last, first)
+	}
+}
+
+func toyLoRAGRPO(t testing.TB, seed uint64, src PromptSource) *GRPOTrainer {
+	t.Helper()
+	p := toyLlama(t, cpu.NewWithThreads(1), seed)
+	// Embeddings five times larger (std 0.1), nearer a trained model's: with N(0, 0.02) ones and
+	// the final norm frozen, the tied head's logits could hardly move, whatever the adapters do.
+	w := cpu.Float32s(p.Model.Params)
+	for i := range p.Model.Config.Vocab * p.Model.Config.Hidden {
+		w[i] *= 5
+	}
+	if err := p.Model.EnableLoRA(llama.LoRAConfig{Rank: 8, Alpha: 32}, 11); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultGRPOTrainerConfig()
+	cfg.Train = toyTrainConfig()
+	cfg.Train.LR, cfg.Train.MinLR = 1e-2, 1e-2
+	cfg.GRPO.GroupSize, cfg.GRPO.Beta = 8, 0.02
+	tr, err := NewGRPOTrainer(p, toy, src, countA(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// GRPO on LoRA adapters: the reference is the frozen base with the adapters off (KL exactly 0
+// before the first update, positive after), the base weights never move, the reward rises,
+// and a run resumes bit for bit from a checkpoint that holds the base, the adapters and their
+// moments but no copy of the reference.
+func TestGRPOWithLoRA(t *testing.T) {
+	tr := toyLoRAGRPO(t, 3, toyPrompts(true))
+	if !tr.Reference().Shared {
+		t.Fatal("a LoRA policy's reference is not its shared base")
+	}
+	base := tr.Policy().(*LlamaPolicy).Model
+	before, _ := tensor.ToHost(base.Params)
+	var first, last float64
+	for s := range 40 {
+		rep, err := tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == 0 && rep.Metrics["kl_mean"] != 0 {
+			t.Fatalf("KL before the first update %v, want exactly 0", rep.Metrics["kl_mean"])
+		}
+		if s < 5 {
+			first += rep.Metrics["reward_mean"] / 5
+		}
+		if s >= 35 {
+			last += rep.Metrics["reward_mean"] / 5
+			if rep.Metrics["kl_mean"] <= 0 {
+				t.Fatalf("step %d: KL %v against the base after training", s+1, rep.Metrics["kl_mean"])
+			}
+		}
+	}
+	after, _ := tensor.ToHost(base.Params)
+	for i := range before {
+		if before[i] != after[i] {
+			t.Fatalf("base weight %d moved from %v to %v", i, before[i], after[i])
+		}
+	}
+	t.Logf("reward %.3f -> %.3f", first, last)
+	if last < first+0.3 {
+		t.Fatalf("LoRA GRPO reward %.3f -> %.3f: want a rise of 0.3", first, last)
+	}
+
+	straight := checkContinuity(t, 4, func(seed uint64) resumer {
+		src, _ := newPrompts(7, false)
+		return toyLoRAGRPO(t, seed, src)
+	}, func(tr resumer, st *checkpoint.State, path string) error {
+		if st.LoRA == nil || st.Extra[ReferenceExtra] != nil || len(st.AdamM) >= tr.(*GRPOTrainer).Policy().(*LlamaPolicy).Model.Config.NumParams() {
+			t.Fatalf("LoRA checkpoint: config %v, reference copy %v, %d moments", st.LoRA, st.Extra[ReferenceExtra] != nil, len(st.AdamM))
+		}
+		return tr.(*GRPOTrainer).Restore(st, path)
+	})
+	if straight[3].Metrics["kl_mean"] == 0 {
+		t.Fatal("the resume test does not exercise the reference")
+	}
+}
+
+func TestLoRAPolicyRefusals(t *testing.T) {
+	p := toyLlama(t, cpu.NewWithThreads(1), 3)
+	if err := p.Model.EnableLoRA(llama.LoRAConfig{Rank: 2, Alpha: 4, Dropout: 0.1}, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultGRPOTrainerConfig()
+	cfg.Train = toyTrainConfig()
+	if _, err := NewGRPOTrainer(p, toy, toyPrompts(true), countA(), cfg); err == nil || !strings.Contains(err.Error(), "lora dropout") {
+		t.Errorf("LoRA dropout: %v", err)
+	}
+	q := toyLlama(t, cpu.NewWithThreads(1), 3)
+	if err := q.Model.EnableLoRA(llama.LoRAConfig{Rank: 2, Alpha: 4}, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Train.RefSyncEvery, cfg.GRPO.Beta = 2, 0.1
+	if _, err := NewGRPOTrainer(q, toy, toyPrompts(true), countA(), cfg); err == nil || !strings.Contains(err.Error(), "ref_sync_every") {
+		t.Errorf("a synced LoRA reference: %v", err)
 	}
 }

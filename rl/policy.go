@@ -20,8 +20,10 @@ type Policy interface {
 	MaxSeqLen() int
 	// Width is the hidden state's width, the input of a value head.
 	Width() int
+	// NumParams is the number of trained parameters, the length of Params and Grads.
 	NumParams() int
-	// Params and Grads are the flat parameter and gradient buffers (Grads nil until EnableGrads).
+	// Params and Grads are the flat buffers of what trains (the adapters of a LoRA model) and
+	// their gradients (nil until EnableGrads).
 	Params() *tensor.Tensor
 	Grads() *tensor.Tensor
 	EnableGrads() error
@@ -34,8 +36,15 @@ type Policy interface {
 	// NewDecoder returns a KV-cache decoder for B rows of up to limit positions.
 	NewDecoder(B, limit int) (Decoder, error)
 
-	// clone returns a model of the same shape on the same backend with the same parameters.
-	clone() (Policy, error)
+	// reference returns the frozen reference model: a copy with the same parameters, or for a
+	// LoRA model the shared base with its adapters off (shared set).
+	reference() (ref Policy, shared bool, err error)
+	// validate says whether the trainers can drive the model as it is set up.
+	validate() error
+	// stateParams are the values a checkpoint holds (for LoRA, the base weights and then the
+	// adapters); setStateParams restores them.
+	stateParams() ([]float32, error)
+	setStateParams([]float32) error
 	// describeIn records the model's shape in a checkpoint state; matches checks one.
 	describeIn(st *checkpoint.State)
 	matches(st *checkpoint.State) error
@@ -81,14 +90,18 @@ func (p *GPT2Policy) NewSelectedHead() SelectedHead { return p.Model.NewSelected
 
 func (p *GPT2Policy) NewDecoder(B, limit int) (Decoder, error) { return p.Model.NewDecoder(B, limit) }
 
-func (p *GPT2Policy) clone() (Policy, error) {
+func (p *GPT2Policy) reference() (Policy, bool, error) {
 	m, err := gpt2.New(p.Model.Backend, p.Model.Config)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	q := GPT2(m)
-	return q, copyParams(q, p)
+	return q, false, copyParams(q, p)
 }
+
+func (p *GPT2Policy) validate() error                  { return nil }
+func (p *GPT2Policy) stateParams() ([]float32, error)  { return paramsToHost(p) }
+func (p *GPT2Policy) setStateParams(v []float32) error { return setParams(p, v) }
 
 func (p *GPT2Policy) describeIn(st *checkpoint.State) { st.Config = p.Model.Config }
 
@@ -102,7 +115,9 @@ func (p *GPT2Policy) matches(st *checkpoint.State) error {
 	return nil
 }
 
-// LlamaPolicy drives a Llama-family model (Llama, Qwen2, Qwen3), all of its parameters trained.
+// LlamaPolicy drives a Llama-family model (Llama, Qwen2, Qwen3): every weight trains, or only
+// its LoRA adapters when it has them (llama.Model.EnableLoRA), and then the reference model is
+// the same base with the adapters off, sharing its memory.
 type LlamaPolicy struct {
 	Model *llama.Model
 	// MaxLen caps MaxSeqLen below the model's max_position_embeddings (0: no cap), which
@@ -116,12 +131,32 @@ func Llama(m *llama.Model) *LlamaPolicy { return &LlamaPolicy{Model: m} }
 func (p *LlamaPolicy) Backend() tensor.Backend { return p.Model.Backend }
 func (p *LlamaPolicy) VocabSize() int          { return p.Model.Config.Vocab }
 func (p *LlamaPolicy) Width() int              { return p.Model.Config.Hidden }
-func (p *LlamaPolicy) NumParams() int          { return p.Model.Config.NumParams() }
-func (p *LlamaPolicy) Params() *tensor.Tensor  { return p.Model.Params }
-func (p *LlamaPolicy) Grads() *tensor.Tensor   { return p.Model.Grads }
-func (p *LlamaPolicy) EnableGrads() error      { return p.Model.EnableGrads() }
-func (p *LlamaPolicy) ZeroGrad()               { p.Model.ZeroGrad() }
+func (p *LlamaPolicy) NumParams() int          { return p.Params().Numel() }
+func (p *LlamaPolicy) ZeroGrad()               { p.Model.ZeroTrainableGrads() }
 func (p *LlamaPolicy) ZeroTrunkGrads()         { p.Model.ZeroTrunkGrads() }
+
+func (p *LlamaPolicy) lora() bool {
+	_, ok := p.Model.LoRA()
+	return ok
+}
+
+func (p *LlamaPolicy) Params() *tensor.Tensor {
+	params, _ := p.Model.Trainable()
+	return params
+}
+
+func (p *LlamaPolicy) Grads() *tensor.Tensor {
+	_, grads := p.Model.Trainable()
+	return grads
+}
+
+// EnableGrads allocates the gradients of every weight; a LoRA model's adapters have theirs.
+func (p *LlamaPolicy) EnableGrads() error {
+	if p.lora() {
+		return nil
+	}
+	return p.Model.EnableGrads()
+}
 
 func (p *LlamaPolicy) MaxSeqLen() int {
 	n := p.Model.Config.MaxPositions
@@ -139,21 +174,56 @@ func (p *LlamaPolicy) NewSelectedHead() SelectedHead { return p.Model.NewSelecte
 
 func (p *LlamaPolicy) NewDecoder(B, limit int) (Decoder, error) { return p.Model.NewDecoder(B, limit) }
 
-func (p *LlamaPolicy) clone() (Policy, error) {
-	if _, ok := p.Model.LoRA(); ok {
-		return nil, fmt.Errorf("a reference copy of a model with LoRA adapters is not supported; merge them first")
+func (p *LlamaPolicy) reference() (Policy, bool, error) {
+	if p.lora() {
+		return &baseOf{p}, true, nil
 	}
 	m, err := llama.New(p.Model.Backend, p.Model.Config)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	q := &LlamaPolicy{Model: m, MaxLen: p.MaxLen}
-	return q, copyParams(q, p)
+	return q, false, copyParams(q, p)
+}
+
+// validate refuses LoRA dropout: it would make the training-time log-probs differ from those the
+// tokens were sampled with, and its masks are not part of a checkpoint.
+func (p *LlamaPolicy) validate() error {
+	if lc, ok := p.Model.LoRA(); ok && lc.Dropout != 0 {
+		return fmt.Errorf("lora dropout %v: the trainers need 0 (dropout makes the trained log-probs differ from the sampled ones)", lc.Dropout)
+	}
+	return nil
+}
+
+func (p *LlamaPolicy) stateParams() ([]float32, error) {
+	base, err := tensor.ToHost(p.Model.Params)
+	if err != nil || !p.lora() {
+		return base, err
+	}
+	adapters, err := paramsToHost(p)
+	return append(base, adapters...), err
+}
+
+func (p *LlamaPolicy) setStateParams(v []float32) error {
+	n := p.Model.Config.NumParams()
+	if !p.lora() {
+		return setParams(p, v)
+	}
+	if len(v) != n+p.NumParams() {
+		return fmt.Errorf("%d values for a model of %d weights and %d adapter parameters", len(v), n, p.NumParams())
+	}
+	if err := p.Model.Backend.Upload(p.Model.Params, v[:n]); err != nil {
+		return err
+	}
+	return setParams(p, v[n:])
 }
 
 func (p *LlamaPolicy) describeIn(st *checkpoint.State) {
 	c := p.Model.Config
 	st.Llama = &c
+	if lc, ok := p.Model.LoRA(); ok {
+		st.LoRA = &lc
+	}
 }
 
 func (p *LlamaPolicy) matches(st *checkpoint.State) error {
@@ -163,8 +233,54 @@ func (p *LlamaPolicy) matches(st *checkpoint.State) error {
 	if d := diffJSON("model", *st.Llama, p.Model.Config, nil); d != "" {
 		return fmt.Errorf("%s", d)
 	}
+	lc, ok := p.Model.LoRA()
+	switch {
+	case ok != (st.LoRA != nil):
+		return fmt.Errorf("checkpoint has LoRA adapters: %v, the policy: %v", st.LoRA != nil, ok)
+	case ok:
+		if d := diffJSON("lora", *st.LoRA, lc, nil); d != "" {
+			return fmt.Errorf("%s", d)
+		}
+	}
 	return nil
 }
+
+// baseOf is a LoRA policy's reference: the same model with its adapters off, sharing the base
+// weights and activations (a reference forward runs before the policy's recorded one).
+type baseOf struct{ p *LlamaPolicy }
+
+func (b *baseOf) Backend() tensor.Backend { return b.p.Backend() }
+func (b *baseOf) VocabSize() int          { return b.p.VocabSize() }
+func (b *baseOf) MaxSeqLen() int          { return b.p.MaxSeqLen() }
+func (b *baseOf) Width() int              { return b.p.Width() }
+func (b *baseOf) NumParams() int          { return 0 }
+func (b *baseOf) Params() *tensor.Tensor  { return nil }
+func (b *baseOf) Grads() *tensor.Tensor   { return nil }
+func (b *baseOf) EnableGrads() error      { return nil }
+func (b *baseOf) ZeroGrad()               {}
+func (b *baseOf) ZeroTrunkGrads()         {}
+
+func (b *baseOf) ForwardTrunk(tp *autograd.Tape, inputs []int32, B, T int) error {
+	if tp.Recording() {
+		return fmt.Errorf("the reference model does not train")
+	}
+	b.p.Model.SetAdapters(false)
+	defer b.p.Model.SetAdapters(true)
+	return b.p.Model.ForwardTrunk(nil, inputs, B, T)
+}
+
+func (b *baseOf) NewSelectedHead() SelectedHead { return b.p.Model.NewSelectedHead() }
+
+func (b *baseOf) NewDecoder(B, limit int) (Decoder, error) {
+	return nil, fmt.Errorf("the reference model does not sample")
+}
+
+func (b *baseOf) reference() (Policy, bool, error) { return b, true, nil }
+func (b *baseOf) validate() error                  { return nil }
+func (b *baseOf) stateParams() ([]float32, error)  { return nil, nil }
+func (b *baseOf) setStateParams([]float32) error   { return nil }
+func (b *baseOf) describeIn(*checkpoint.State)     {}
+func (b *baseOf) matches(*checkpoint.State) error  { return nil }
 
 // paramsToHost downloads a policy's parameters.
 func paramsToHost(p Policy) ([]float32, error) { return tensor.ToHost(p.Params()) }

@@ -11,15 +11,19 @@ type Reference struct {
 	Model Policy
 	// Syncs counts how many times the reference has been moved toward the policy.
 	Syncs int
+	// Shared says the reference is the policy's own base model with its LoRA adapters off: it
+	// takes no memory of its own, is not saved in checkpoints and cannot be synced.
+	Shared bool
 }
 
-// NewReference copies policy's parameters into a new model on the same backend.
+// NewReference copies policy's parameters into a new model on the same backend, or for a LoRA
+// policy shares its base with the adapters off.
 func NewReference(policy Policy) (*Reference, error) {
-	m, err := policy.clone()
+	m, shared, err := policy.reference()
 	if err != nil {
 		return nil, fmt.Errorf("reference model: %w", err)
 	}
-	return &Reference{Model: m}, nil
+	return &Reference{Model: m, Shared: shared}, nil
 }
 
 // Sync moves the reference toward the policy: ref = alpha*policy + (1-alpha)*ref, blended on
@@ -27,6 +31,9 @@ func NewReference(policy Policy) (*Reference, error) {
 func (r *Reference) Sync(policy Policy, alpha float64) error {
 	if !(alpha > 0 && alpha <= 1) {
 		return fmt.Errorf("ref_mix_alpha %v: want a value in (0, 1]", alpha)
+	}
+	if r.Shared {
+		return fmt.Errorf("the reference is the LoRA model's base: it cannot be synced (ref_sync_every must be 0)")
 	}
 	p, err := paramsToHost(policy)
 	if err != nil {

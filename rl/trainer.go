@@ -152,6 +152,9 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 	case reward == nil:
 		return nil, fmt.Errorf("trainer: no reward")
 	}
+	if err := policy.validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Rollout.EOS >= policy.VocabSize() {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.VocabSize())
 	}
@@ -163,6 +166,9 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 			return nil, err
 		}
 		c.refm = newModel(c.ref.Model)
+		if c.ref.Shared && cfg.RefSyncEvery > 0 {
+			return nil, fmt.Errorf("ref_sync_every %d: the reference of a LoRA policy is its base model, which cannot be synced (use 0)", cfg.RefSyncEvery)
+		}
 	}
 	if err := policy.EnableGrads(); err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ type State struct {
 	Config gpt2.Config
 	// Llama, when set, is the shape of a Llama-family model whose parameters the state holds.
 	Llama *llama.Config
+	// LoRA, with Llama, says the model has low-rank adapters: Params holds the base weights
+	// followed by the adapters (LoRASpecs order), and AdamM and AdamV the adapters' moments only.
+	LoRA *llama.LoRAConfig
 	// Step is the number of optimizer steps taken.
 	Step int
 	// Params is the flat parameter buffer in the model's order (ParamSpecs of Config or Llama).
@@ -82,6 +85,7 @@ type document struct {
 	Version   int               `json:"version"`
 	Config    gpt2.Config       `json:"config"`
 	Llama     *llama.Config     `json:"llama,omitempty"`
+	LoRA      *llama.LoRAConfig `json:"lora,omitempty"`
 	Step      int               `json:"step"`
 	HasAdam   bool              `json:"has_adam"`
 	Optimizer Optimizer         `json:"optimizer"`
@@ -94,7 +98,7 @@ func (st *State) check() error {
 	if st == nil {
 		return fmt.Errorf("nil state")
 	}
-	specs, err := specsOf(st.Config, st.Llama)
+	specs, moments, err := specsOf(st.Config, st.Llama, st.LoRA)
 	if err != nil {
 		return err
 	}
@@ -105,7 +109,7 @@ func (st *State) check() error {
 	if (st.AdamM == nil) != (st.AdamV == nil) {
 		return fmt.Errorf("the optimizer moments AdamM and AdamV must both be set or both be nil")
 	}
-	if st.AdamM != nil && (len(st.AdamM) != n || len(st.AdamV) != n) {
+	if n = numel(moments); st.AdamM != nil && (len(st.AdamM) != n || len(st.AdamV) != n) {
 		return fmt.Errorf("the optimizer moments have %d (AdamM) and %d (AdamV) values, want %d each for config %s", len(st.AdamM), len(st.AdamV), n, describe(st.Config, st.Llama))
 	}
 	if st.Step < 0 {
@@ -125,26 +129,44 @@ type paramSpec struct {
 	shape []int
 }
 
-// specsOf lists the parameter tensors of a GPT-2 (cfg) or, when ll is set, a Llama-family model,
-// in the order of the flat buffer.
-func specsOf(cfg gpt2.Config, ll *llama.Config) ([]paramSpec, error) {
-	var out []paramSpec
-	if ll != nil {
-		if err := ll.Validate(); err != nil {
-			return nil, err
+// specsOf lists the parameter tensors of a GPT-2 (cfg) or, when ll is set, a Llama-family model
+// with its adapters (lo) after the base weights, in the order of the flat buffer; and the
+// tensors that have optimizer moments (all of them, or the adapters).
+func specsOf(cfg gpt2.Config, ll *llama.Config, lo *llama.LoRAConfig) (params, moments []paramSpec, err error) {
+	if ll == nil {
+		if lo != nil {
+			return nil, nil, fmt.Errorf("LoRA adapters without a Llama-family model")
 		}
-		for _, s := range ll.ParamSpecs() {
-			out = append(out, paramSpec{s.Name, s.Shape})
+		if err := cfg.Validate(); err != nil {
+			return nil, nil, err
 		}
-		return out, nil
+		for _, s := range cfg.ParamSpecs() {
+			params = append(params, paramSpec{s.Name, s.Shape})
+		}
+		return params, params, nil
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	if err := ll.Validate(); err != nil {
+		return nil, nil, err
 	}
-	for _, s := range cfg.ParamSpecs() {
-		out = append(out, paramSpec{s.Name, s.Shape})
+	for _, s := range ll.ParamSpecs() {
+		params = append(params, paramSpec{s.Name, s.Shape})
 	}
-	return out, nil
+	if lo == nil {
+		return params, params, nil
+	}
+	if err := lo.Validate(); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range ll.LoRASpecs(*lo) {
+		moments = append(moments, paramSpec{s.Name, s.Shape})
+	}
+	return append(params, moments...), moments, nil
+}
+
+// tensorGroup is a set of tensors stored under one name prefix (parameters, or a moment).
+type tensorGroup struct {
+	prefix string
+	specs  []paramSpec
 }
 
 func numel(specs []paramSpec) int {
@@ -165,12 +187,12 @@ func tensorNumel(shape []int) int {
 
 // encode lays the state out as safetensors tensors and metadata.
 func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
-	doc := document{Format: Format, Version: 1, Config: st.Config, Llama: st.Llama, Step: st.Step, HasAdam: st.AdamM != nil,
+	doc := document{Format: Format, Version: 1, Config: st.Config, Llama: st.Llama, LoRA: st.LoRA, Step: st.Step, HasAdam: st.AdamM != nil,
 		Optimizer: st.Optimizer, Meta: st.Meta}
 	if st.Llama != nil {
 		doc.Version, doc.Config = 2, gpt2.Config{}
 	}
-	specs, err := specsOf(st.Config, st.Llama)
+	specs, moments, err := specsOf(st.Config, st.Llama, st.LoRA)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,7 +204,7 @@ func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
 		return nil, nil, err
 	}
 	var ts []safetensors.Tensor
-	add := func(prefix string, buf []float32) {
+	add := func(prefix string, specs []paramSpec, buf []float32) {
 		off := 0
 		for _, s := range specs {
 			n := tensorNumel(s.shape)
@@ -190,10 +212,10 @@ func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
 			off += n
 		}
 	}
-	add("", st.Params)
+	add("", specs, st.Params)
 	if st.AdamM != nil {
-		add(prefixM, st.AdamM)
-		add(prefixV, st.AdamV)
+		add(prefixM, moments, st.AdamM)
+		add(prefixV, moments, st.AdamV)
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.Extra)) {
 		ts = append(ts, safetensors.NewF32(prefixExtra+name, []int{len(st.Extra[name])}, st.Extra[name]))
@@ -304,12 +326,12 @@ func load(path string, withTensors bool) (*State, error) {
 	if (doc.Llama != nil) != (doc.Version >= 2) {
 		return nil, errf("version %d with a Llama config %v: version 2 holds a Llama-family model, 1 a GPT-2", doc.Version, doc.Llama != nil)
 	}
-	specs, err := specsOf(doc.Config, doc.Llama)
+	specs, moments, err := specsOf(doc.Config, doc.Llama, doc.LoRA)
 	if err != nil {
 		return nil, errf("%v", err)
 	}
 	cfg := describe(doc.Config, doc.Llama)
-	st := &State{Config: doc.Config, Llama: doc.Llama, Step: doc.Step, Optimizer: doc.Optimizer, Meta: doc.Meta}
+	st := &State{Config: doc.Config, Llama: doc.Llama, LoRA: doc.LoRA, Step: doc.Step, Optimizer: doc.Optimizer, Meta: doc.Meta}
 	for i, s := range doc.RNG {
 		r, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -319,13 +341,14 @@ func load(path string, withTensors bool) (*State, error) {
 	}
 
 	// Check every tensor against the config before reading any.
-	prefixes := []string{""}
+	groups := []tensorGroup{{"", specs}}
 	if doc.HasAdam {
-		prefixes = append(prefixes, prefixM, prefixV)
+		groups = append(groups, tensorGroup{prefixM, moments}, tensorGroup{prefixV, moments})
 	}
 	expected := make(map[string]bool)
-	for _, p := range prefixes {
-		for _, s := range specs {
+	for _, g := range groups {
+		p := g.prefix
+		for _, s := range g.specs {
 			name := p + s.name
 			expected[name] = true
 			t, ok := f.Info(name)
@@ -356,7 +379,7 @@ func load(path string, withTensors bool) (*State, error) {
 	if !withTensors {
 		return st, nil
 	}
-	read := func(prefix string) ([]float32, error) {
+	read := func(prefix string, specs []paramSpec) ([]float32, error) {
 		buf := make([]float32, numel(specs))
 		off := 0
 		for _, s := range specs {
@@ -368,14 +391,14 @@ func load(path string, withTensors bool) (*State, error) {
 		}
 		return buf, nil
 	}
-	if st.Params, err = read(""); err != nil {
+	if st.Params, err = read("", specs); err != nil {
 		return nil, err
 	}
 	if doc.HasAdam {
-		if st.AdamM, err = read(prefixM); err != nil {
+		if st.AdamM, err = read(prefixM, moments); err != nil {
 			return nil, err
 		}
-		if st.AdamV, err = read(prefixV); err != nil {
+		if st.AdamV, err = read(prefixV, moments); err != nil {
 			return nil, err
 		}
 	}

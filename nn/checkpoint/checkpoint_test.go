@@ -423,3 +423,51 @@ func TestLlamaRoundTrip(t *testing.T) {
 		t.Errorf("version 1 with a Llama config: error %v", err)
 	}
 }
+
+// A LoRA state holds the base weights and the adapters, and moments for the adapters only.
+func TestLoRARoundTrip(t *testing.T) {
+	cfg, err := llama.Preset("qwen3-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layers = 1
+	lo := llama.LoRAConfig{Rank: 2, Alpha: 4, Targets: []string{"q_proj", "down_proj"}}
+	nA := 0
+	for _, s := range cfg.LoRASpecs(lo) {
+		nA += s.Numel()
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	fill := func(n int) []float32 {
+		b := make([]float32, n)
+		for i := range b {
+			b[i] = r.Float32()
+		}
+		return b
+	}
+	st := &State{Llama: &cfg, LoRA: &lo, Step: 3, Params: fill(cfg.NumParams() + nA), AdamM: fill(nA), AdamV: fill(nA)}
+	p := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := Save(p, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LoRA == nil || !reflect.DeepEqual(*got.LoRA, lo) || len(got.AdamM) != nA || len(got.Params) != len(st.Params) {
+		t.Fatalf("read back LoRA %+v, %d moments, %d parameters", got.LoRA, len(got.AdamM), len(got.Params))
+	}
+	for i := range st.Params {
+		if got.Params[i] != st.Params[i] {
+			t.Fatalf("parameter %d differs", i)
+		}
+	}
+	for i := range st.AdamV {
+		if got.AdamV[i] != st.AdamV[i] {
+			t.Fatalf("moment %d differs", i)
+		}
+	}
+	st.AdamM = fill(cfg.NumParams())
+	if err := Save(p, st); err == nil {
+		t.Fatal("moments of the whole model were accepted for a LoRA state")
+	}
+}

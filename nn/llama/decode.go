@@ -28,6 +28,7 @@ type Decoder struct {
 	rstd           *tensor.Tensor // (B*limit*H)
 	last, lastN    *tensor.Tensor // (B, C)
 	logits         *tensor.Tensor // (B, V)
+	xa, xas        *tensor.Tensor // (B*limit, rank): the LoRA adapters' projection, when there are adapters
 	hostLogits     []float32
 	owned          []*tensor.Tensor
 }
@@ -70,6 +71,9 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	d.rstd = alloc(tensor.Float32, N*c.Heads)
 	d.last, d.lastN = alloc(tensor.Float32, B, C), alloc(tensor.Float32, B, C)
 	d.logits = alloc(tensor.Float32, B, c.Vocab)
+	if m.lora != nil {
+		d.xa, d.xas = alloc(tensor.Float32, N, m.lora.cfg.Rank), alloc(tensor.Float32, N, m.lora.cfg.Rank)
+	}
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("llama: allocating a decoder for B=%d length %d: %w", B, limit, err)
@@ -127,16 +131,18 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 	q, k, v := d.q.View(0, N, HD), d.k.View(0, N, KVD), d.v.View(0, N, KVD)
 	qr, kr, qkv, atty := d.qr.View(0, N, HD), d.kr.View(0, N, KVD), d.qkv.View(0, N, 3*HD), d.atty.View(0, N, HD)
 	gate, up, act := d.gate.View(0, N, I), d.up.View(0, N, I), d.act.View(0, N, I)
-	linear := func(out, in, w, bias *tensor.Tensor, n, k int) {
+	var l int
+	linear := func(module string, out, in, w, bias *tensor.Tensor, n, k int) {
 		be.MatMul(out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
+		d.addAdapter(l, module, out, in)
 	}
 	be.EmbeddingForward(x, tok, m.embed.Value, N, C)
-	for l := range m.layers {
+	for l = range m.layers {
 		lp := &m.layers[l]
 		be.RMSNormForward(h, d.rstd.View(0, N), x, lp.attnNorm.Value, N, C, eps)
-		linear(q, h, lp.wq.Value, varValue(lp.bq), HD, C)
-		linear(k, h, lp.wk.Value, varValue(lp.bk), KVD, C)
-		linear(v, h, lp.wv.Value, varValue(lp.bv), KVD, C)
+		linear("q_proj", q, h, lp.wq.Value, varValue(lp.bq), HD, C)
+		linear("k_proj", k, h, lp.wk.Value, varValue(lp.bk), KVD, C)
+		linear("v_proj", v, h, lp.wv.Value, varValue(lp.bv), KVD, C)
 		qin, kin := q, k
 		if c.QKNorm {
 			qin, kin = d.qn.View(0, N, HD), d.kn.View(0, N, KVD)
@@ -147,13 +153,13 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 		be.RoPEForward(kr, kin, m.rope, N, Tq, d.pos, KV, KV, KVD)
 		be.PackQKV(qkv, qr, kr, v, N, H, KV, D)
 		be.AttentionDecode(atty, d.kcache[l], d.vcache[l], qkv, B, Tq, d.pos, d.limit, HD, H)
-		linear(o, atty, lp.wo.Value, nil, C, HD)
+		linear("o_proj", o, atty, lp.wo.Value, nil, C, HD)
 		be.Add(x, x, o)
 		be.RMSNormForward(h, d.rstd.View(0, N), x, lp.mlpNorm.Value, N, C, eps)
-		linear(gate, h, lp.wgate.Value, nil, I, C)
-		linear(up, h, lp.wup.Value, nil, I, C)
+		linear("gate_proj", gate, h, lp.wgate.Value, nil, I, C)
+		linear("up_proj", up, h, lp.wup.Value, nil, I, C)
 		be.SwiGLUForward(act, gate, up, N*I)
-		linear(o, act, lp.wdown.Value, nil, C, I)
+		linear("down_proj", o, act, lp.wdown.Value, nil, C, I)
 		be.Add(x, x, o)
 	}
 	for b := range B {
@@ -166,6 +172,26 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 	}
 	d.pos += Tq
 	return d.hostLogits, nil
+}
+
+// addAdapter adds a layer's LoRA term to a linear layer's output, out += s·(in·Aᵀ)·Bᵀ, with the
+// same kernels in the same order as the training forward (without dropout), so sampled and
+// trained log-probs agree.
+func (d *Decoder) addAdapter(layer int, module string, out, in *tensor.Tensor) {
+	lo := d.m.lora
+	if lo == nil || lo.off {
+		return
+	}
+	ad := lo.layers[layer][module]
+	if ad == nil {
+		return
+	}
+	be, N, r := d.m.Backend, out.Shape[0], lo.cfg.Rank
+	xa, xas := d.xa.View(0, N, r), d.xas.View(0, N, r)
+	be.MatMul(xa, in, ad.A.Value, nil, tensor.MatMulParams{M: N, N: r, K: ad.in, TransB: true})
+	be.Copy(xas, xa)
+	be.Scale(xas, lo.scale)
+	be.MatMul(out, xas, ad.B.Value, nil, tensor.MatMulParams{M: N, N: ad.out, K: r, TransB: true, Accumulate: true})
 }
 
 // varValue is v's value, or nil for an absent (nil) parameter such as a bias.

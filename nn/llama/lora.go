@@ -88,8 +88,8 @@ func moduleParent(module string) string {
 	return "mlp"
 }
 
-// loraSpecs lists the adapters' tensors under PEFT's names.
-func (c Config) loraSpecs(cfg LoRAConfig) []ParamSpec {
+// LoRASpecs lists the adapters' tensors under PEFT's names, in the order of their flat buffer.
+func (c Config) LoRASpecs(cfg LoRAConfig) []ParamSpec {
 	var out []ParamSpec
 	off := 0
 	for l := range c.Layers {
@@ -115,7 +115,7 @@ func (m *Model) EnableLoRA(cfg LoRAConfig, seed uint64) error {
 	if m.lora != nil {
 		return fmt.Errorf("lora: the model already has adapters")
 	}
-	specs := m.Config.loraSpecs(cfg)
+	specs := m.Config.LoRASpecs(cfg)
 	n := 0
 	for _, s := range specs {
 		n += s.Numel()

@@ -207,3 +207,40 @@ func TestLoRAOnVulkanTrainsLikeTheCPU(t *testing.T) {
 		}
 	}
 }
+
+// The decoder applies the adapters as the forward does: its logits at every position of a
+// prompt fed one token at a time equal the full forward's, adapters on (trained, B nonzero) and
+// off.
+func TestDecoderWithLoRAMatchesForward(t *testing.T) {
+	m, e := loadFixture(t, cpu.New(), "qwen2-tiny")
+	if err := m.EnableLoRA(LoRAConfig{Rank: 3, Alpha: 6}, 2); err != nil {
+		t.Fatal(err)
+	}
+	p := cpu.Float32s(func() *tensor.Tensor { params, _ := m.Trainable(); return params }())
+	r := rng.New(5)
+	for i := range p {
+		p[i] += float32(0.1 * r.Normal())
+	}
+	T := e.T
+	row := flatten(e.InputIDs)[:T]
+	for _, on := range []bool{true, false} {
+		m.SetAdapters(on)
+		full := logitsOf(t, m, row, 1, T)
+		d, err := m.NewDecoder(1, T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		V := m.Config.Vocab
+		for pos := range T {
+			got, err := d.Step(row[pos:pos+1], 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := maxAbsDiff(got, full[pos*V:(pos+1)*V]); diff > 1e-4 {
+				t.Fatalf("adapters on %v, position %d: decoder logits differ from the forward's by %g", on, pos, diff)
+			}
+		}
+		d.Close()
+	}
+	m.SetAdapters(true)
+}

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // TestSelectedHeadMatchesReference checks the selected head's log-probs and entropies against
@@ -140,4 +142,56 @@ func refLogProb(logits []float32, target int, cut, temp float64) (logp, entropy 
 		}
 	}
 	return float64(logits[target])/temp - lz, entropy
+}
+
+// With LoRA adapters, the selected head's backward reaches the adapters exactly as the
+// chunked loss's does: seeding every log-prob with -1/N gives the mean loss's gradients.
+func TestSelectedHeadTrainsAdapters(t *testing.T) {
+	m, e := loadFixture(t, cpu.New(), "qwen3-tiny")
+	if err := m.EnableLoRA(LoRAConfig{Rank: 3, Alpha: 6}, 2); err != nil {
+		t.Fatal(err)
+	}
+	params, grads := m.Trainable()
+	p := cpu.Float32s(params)
+	r := rng.New(3)
+	for i := range p { // B nonzero too, so A's gradient is not zero
+		p[i] += float32(0.05 * r.Normal())
+	}
+	in, tg := flatten(e.InputIDs), flatten(e.Targets)
+	N := e.B * e.T
+	tp := autograd.NewTape()
+	m.ZeroTrainableGrads()
+	if _, err := m.ForwardLoss(tp, in, tg, e.B, e.T); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Backward(tp); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]float32(nil), cpu.Float32s(grads)...)
+	h := m.NewSelectedHead()
+	defer h.Free()
+	m.HeadChunkRows = 7
+	if err := m.ForwardTrunk(tp, in, e.B, e.T); err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, N)
+	for i := range all {
+		all[i] = i
+	}
+	logp, _, err := h.Forward(tp, all, tg, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ZeroTrainableGrads()
+	m.ZeroTrunkGrads()
+	m.Backend.Fill(logp.Grad, -1/float32(N))
+	tp.Backward()
+	got := cpu.Float32s(grads)
+	var scale float64
+	for _, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	if d := maxAbsDiff(got, want); d > 1e-5*scale || scale == 0 {
+		t.Fatalf("adapter gradients differ by %.3g (max |g| %.3g)", d, scale)
+	}
 }
