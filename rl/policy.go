@@ -282,6 +282,10 @@ func (b *baseOf) setStateParams([]float32) error   { return nil }
 func (b *baseOf) describeIn(*checkpoint.State)     {}
 func (b *baseOf) matches(*checkpoint.State) error  { return nil }
 
+// SetParams uploads a policy's values as a checkpoint holds them (checkpoint.State.Params: for a
+// LoRA model the base weights and then the adapters).
+func SetParams(p Policy, values []float32) error { return p.setStateParams(values) }
+
 // paramsToHost downloads a policy's parameters.
 func paramsToHost(p Policy) ([]float32, error) { return tensor.ToHost(p.Params()) }
 

@@ -91,8 +91,21 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 	if err != nil {
 		return err
 	}
-	if err := be.Upload(m.Params, l.Params); err != nil {
+	base := l.Params[:l.Llama.NumParams()]
+	if err := be.Upload(m.Params, base); err != nil {
 		return err
+	}
+	if lo := l.State.LoRA; lo != nil { // merged into the weights: the result is a plain model
+		if err := m.EnableLoRA(*lo, 0); err != nil {
+			return err
+		}
+		adapters, _ := m.Trainable()
+		if err := be.Upload(adapters, l.Params[len(base):]); err != nil {
+			return err
+		}
+		if err := m.MergeLoRA(); err != nil {
+			return err
+		}
 	}
 	if err := m.Export(out, dtype); err != nil {
 		return err

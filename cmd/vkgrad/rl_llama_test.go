@@ -100,3 +100,39 @@ func TestQwenPresetOnABuiltInTask(t *testing.T) {
 		t.Errorf("an odd --channels: %v\n%s", err, o)
 	}
 }
+
+// --lora-rank trains adapters of a Qwen directory: the checkpoint holds them, a resume refuses
+// another rank, and export merges them into a plain Hugging Face directory.
+func TestGRPOWithLoRAOnAQwenDirectory(t *testing.T) {
+	model := chatModel(t)
+	dir := t.TempDir()
+	data := writeChatDataset(t, dir)
+	run, out := filepath.Join(dir, "grpo"), filepath.Join(dir, "merged")
+	args := []string{"grpo", "--init", model, "--run-dir", run, "--steps", "2", "--prompts", "2", "--group-size", "2",
+		"--max-new-tokens", "3", "--lora-rank", "4", "--device", "cpu", "-q", "--dataset", data, "--eval-size", "0"}
+	if o, err := runCLI(append(args, "--stop-at", "1")...); err != nil {
+		t.Fatalf("grpo --lora-rank: %v\n%s", err, o)
+	}
+	if _, err := runCLI("grpo", "--resume", run, "--lora-rank", "8", "--device", "cpu", "-q"); err == nil || !strings.Contains(err.Error(), "--lora-rank 4") {
+		t.Errorf("a resume with another rank: %v", err)
+	}
+	if o, err := runCLI("grpo", "--resume", run, "--device", "cpu", "-q"); err != nil {
+		t.Fatalf("grpo --resume: %v\n%s", err, o)
+	}
+	st, err := checkpoint.Peek(filepath.Join(run, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.LoRA == nil || st.LoRA.Rank != 4 || st.LoRA.Alpha != 8 || st.Step != 2 {
+		t.Fatalf("checkpoint LoRA %+v at step %d", st.LoRA, st.Step)
+	}
+	if o, err := runCLI("export", "--model", run, "--out", out); err != nil {
+		t.Fatalf("export: %v\n%s", err, o)
+	}
+	if o, err := runCLI("sample", "--model", out, "--chat", "What is 2+3?", "-n", "3", "--temperature", "0", "--device", "cpu"); err != nil {
+		t.Fatalf("sample of the merged export: %v\n%s", err, o)
+	}
+	if _, err := runCLI("grpo", "--init", model, "--run-dir", filepath.Join(dir, "bad"), "--lora-rank", "-1", "--device", "cpu", "-q", "--dataset", data); err == nil {
+		t.Error("--lora-rank -1 was accepted")
+	}
+}

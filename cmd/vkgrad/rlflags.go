@@ -43,7 +43,9 @@ type rlRunMeta struct {
 	Model   *gpt2.Config  `json:"model,omitempty"`
 	Llama   *llama.Config `json:"llama,omitempty"`
 	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
-	HFDir  string          `json:"hf_dir,omitempty"`
+	HFDir string `json:"hf_dir,omitempty"`
+	// LoRA are the adapters added to --init\'s model.
+	LoRA   loraFlags       `json:"lora"`
 	Init   string          `json:"init,omitempty"`
 	Tasks  taskFlags       `json:"tasks"`
 	Config json.RawMessage `json:"config"`
@@ -284,6 +286,7 @@ type rlRun struct {
 	setup        *taskSetup
 	// resumed is the run being continued (--resume), nil for a new run.
 	resumed *resumedRun
+	lora    loraFlags
 }
 
 // runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
@@ -310,6 +313,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.StringSliceVar(&r.reportTo, "report-to", []string{"jsonl", "tensorboard"}, "records to keep beside metrics.jsonl (always written): tensorboard (event files for TensorBoard), or none")
 	fs.BoolVar(&r.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
+	addLoRAFlags(fs, &r.lora)
 }
 
 // start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
@@ -409,6 +413,9 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--init: %w", err)
 	}
+	if err := r.addAdapters(m); err != nil {
+		return nil, nil, err
+	}
 	if m.VocabSize() < r.family.tok.VocabSize() {
 		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.tok.VocabSize())
 	}
@@ -456,7 +463,7 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 		return err
 	}
 	opts := r.opts
-	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts}
+	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora}
 	switch p := m.(type) {
 	case *rl.GPT2Policy:
 		meta.Model = &p.Model.Config

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/hftok"
@@ -93,8 +96,59 @@ func openFamily(hfDir string) (*modelFamily, error) {
 	return f, nil
 }
 
+// loraFlags add LoRA adapters to a Llama-family model; saved in the run's config.json.
+type loraFlags struct {
+	Rank    int      `json:"r,omitempty"`
+	Alpha   float64  `json:"alpha,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	Seed    uint64   `json:"seed,omitempty"`
+}
+
+func addLoRAFlags(fs *pflag.FlagSet, l *loraFlags) {
+	fs.IntVar(&l.Rank, "lora-rank", l.Rank, "train LoRA adapters of this rank instead of every weight (Llama-family models; 0: full fine-tuning); the reference model is then the frozen base")
+	fs.Float64Var(&l.Alpha, "lora-alpha", l.Alpha, "LoRA scale numerator: adapters add (alpha/rank)·B·A (0: twice the rank)")
+	fs.StringSliceVar(&l.Targets, "lora-targets", l.Targets, "linear layers given adapters, by Hugging Face name (default: all of "+strings.Join(llama.LoRAModules, ", ")+")")
+	fs.Uint64Var(&l.Seed, "lora-seed", l.Seed, "seed of the adapters' random A matrices")
+}
+
+// config is the adapters' settings (ok false without --lora-rank).
+func (l loraFlags) config() (cfg llama.LoRAConfig, ok bool, err error) {
+	if l.Rank < 0 {
+		return cfg, false, fmt.Errorf("--lora-rank %d: want >= 0 (0: full fine-tuning)", l.Rank)
+	}
+	if l.Rank == 0 {
+		return cfg, false, nil
+	}
+	cfg = llama.LoRAConfig{Rank: l.Rank, Alpha: l.Alpha, Targets: l.Targets}
+	if cfg.Alpha == 0 {
+		cfg.Alpha = 2 * float64(l.Rank)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, false, fmt.Errorf("--lora-rank/--lora-alpha/--lora-targets: %w", err)
+	}
+	return cfg, true, nil
+}
+
+// addAdapters gives a freshly loaded policy the adapters --lora-rank asks for. A model whose
+// checkpoint already holds adapters keeps training them.
+func (r *rlRun) addAdapters(p rl.Policy) error {
+	cfg, ok, err := r.lora.config()
+	if err != nil || !ok {
+		return err
+	}
+	lp, isLlama := p.(*rl.LlamaPolicy)
+	if !isLlama {
+		return fmt.Errorf("--lora-rank: LoRA adapters are for Llama-family models, not a GPT-2 (%s)", describePolicy(p))
+	}
+	if have, already := lp.Model.LoRA(); already {
+		return fmt.Errorf("--lora-rank %d: the model already has adapters (rank %d); leave the LoRA flags out to keep training them", cfg.Rank, have.Rank)
+	}
+	return lp.Model.EnableLoRA(cfg, r.lora.Seed)
+}
+
 // loadPolicy reads the model to fine-tune from path: a Llama-family Hugging Face directory (l
-// nil), or any checkpoint or run directory (GPT-2 or Llama-family), placed on the run's backend.
+// nil), or any checkpoint or run directory (GPT-2 or Llama-family, with its adapters), placed on
+// the run's backend.
 func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error) {
 	if isHFModelDir(path) {
 		m, err := llama.Load(r.be, path)
@@ -109,7 +163,7 @@ func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error)
 	if p, err = r.newPolicyOfShape(l); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
-	if err := r.be.Upload(p.Params(), l.Params); err != nil {
+	if err := rl.SetParams(p, l.Params); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	return p, l, nil
@@ -127,13 +181,18 @@ func describePolicy(p rl.Policy) string {
 	return fmt.Sprintf("%T", p)
 }
 
-// newPolicyOfShape makes a model of a resumed run's shape (its parameters come with the
-// trainer's Restore).
+// newPolicyOfShape makes a model of a checkpoint's shape, adapters included (its values come
+// from rl.SetParams or the trainer's Restore).
 func (r *rlRun) newPolicyOfShape(l *load.Loaded) (rl.Policy, error) {
 	if l.Llama != nil {
 		m, err := llama.New(r.be, *l.Llama)
 		if err != nil {
 			return nil, err
+		}
+		if l.State != nil && l.State.LoRA != nil {
+			if err := m.EnableLoRA(*l.State.LoRA, 0); err != nil {
+				return nil, err
+			}
 		}
 		return rl.Llama(m), nil
 	}

@@ -109,7 +109,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	if meta.Command != command {
 		return nil, fmt.Errorf("--resume: %s: command %q, want %q", cfgPath, meta.Command, command)
 	}
-	r.tasks, r.init = meta.Tasks, meta.Init
+	r.tasks, r.init, r.lora = meta.Tasks, meta.Init, meta.LoRA
 	// The run loop's cadence carries over unless given again.
 	if o := meta.Run; o != nil {
 		if _, ok := given["eval-every"]; !ok {
@@ -126,6 +126,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	saved.SetOutput(io.Discard)
 	saved.StringVar(&r.init, "init", r.init, "")
 	addTaskFlags(saved, &r.tasks)
+	addLoRAFlags(saved, &r.lora)
 	spec.register(saved)
 	may := append(slices.Clone(resumeMayChange), spec.mayChange...)
 	names := make([]string, 0, len(given))

@@ -130,6 +130,9 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 		if m, err = f.newModel(); err != nil {
 			return err
 		}
+		if err := f.addAdapters(m); err != nil {
+			return err
+		}
 	}
 	f.cfg.EOS = f.family.eos
 	src := f.setup.train
