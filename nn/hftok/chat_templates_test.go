@@ -107,7 +107,11 @@ func TestChatTemplateGoldens(t *testing.T) {
 			t.Fatalf("golden for %s %q has no case or template", g.Template, g.Case)
 		}
 		rendered[g.Template+"/"+g.Case] = true
-		got, err := tmpl.Render(c.Messages, c.options())
+		o := c.options()
+		if g.Template == "llama3.2" && o.Date == "" {
+			o.Date = "15 Mar 2025" // as render.mjs gives it, for a golden that holds tomorrow
+		}
+		got, err := tmpl.Render(c.Messages, o)
 		switch {
 		case g.Text == nil && err == nil:
 			t.Errorf("%s %q: rendered, want the template's error %q", g.Template, g.Case, g.Error)
