@@ -10,7 +10,8 @@ import (
 
 // TestIgnoreMerges: with ignore_merges a word in the vocabulary is one token even where the
 // merges cannot build it; without, the merges decide. Here "abc" is in the vocabulary but the
-// only merge makes "bc", so merging gives "a" "bc".
+// only merge makes "bc", so merging gives "a" "bc". Hugging Face's tokenizers.js
+// (@huggingface/tokenizers 0.2.0) encodes this tokenizer.json to the same ids.
 func TestIgnoreMerges(t *testing.T) {
 	for _, tc := range []struct {
 		ignore bool
