@@ -41,15 +41,19 @@ type ChatOptions struct {
 	// template tells nil (no tools) from an empty list (the tools preamble, listing none).
 	Tools []json.RawMessage
 	// Date is Llama 3.1's date_string, "26 Jul 2024" style, for the system turn's "Today
-	// Date"; empty keeps the template's own: 26 Jul 2024 for 3.1, today for 3.2.
+	// Date"; empty keeps the template's own: 26 Jul 2024 for 3.1, today for 3.2. Templates
+	// without the variable ignore it, as they ignore the next.
 	Date string
 	// ToolsInSystemMessage lists Llama 3.1's tools in the system turn rather than the first
 	// user turn (tools_in_user_message=false).
 	ToolsInSystemMessage bool
 }
 
-// Template renders conversations exactly as one model's chat_template does.
+// Template renders conversations exactly as one model's chat_template does. Features the
+// template has no place for (tools, tool calls, thinking) are refused rather than dropped.
 type Template interface {
+	// Name is the template recognised: llama3, llama3.1, llama3.2, qwen2, qwen2.5,
+	// qwen2.5-early or qwen3.
 	Name() string
 	Render(msgs []Message, o ChatOptions) (string, error)
 }
