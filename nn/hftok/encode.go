@@ -65,7 +65,8 @@ func (t *Tokenizer) encodePlain(text string) []int {
 }
 
 // bpe encodes one piece: its bytes in the byte-level alphabet, merged pair by pair, the pair
-// of lowest rank first (every occurrence of it at once, left to right).
+// of lowest rank first (every occurrence of it at once, left to right); with ignore_merges a
+// piece in the vocabulary is its own token.
 func (t *Tokenizer) bpe(piece string) []int {
 	if ids, ok := t.cache[piece]; ok {
 		return ids
@@ -73,6 +74,11 @@ func (t *Tokenizer) bpe(piece string) []int {
 	syms := make([]string, 0, len(piece))
 	for i := 0; i < len(piece); i++ {
 		syms = append(syms, string(byteToRune[piece[i]]))
+	}
+	if t.ignoreMerges {
+		if id, ok := t.vocab[strings.Join(syms, "")]; ok {
+			return []int{id}
+		}
 	}
 	for len(syms) > 1 {
 		best, rank := -1, 0

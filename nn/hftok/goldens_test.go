@@ -72,7 +72,7 @@ func TestChatToolGoldens(t *testing.T) { checkChat(t, "chat_tools.jsonl") }
 // model's chat_template, and their ids.
 func TestChatGoldens(t *testing.T) {
 	checkChat(t, "chat.jsonl")
-	if _, err := templateFor("{{ messages }}"); err == nil {
+	if _, err := templateFor("{{ messages }}", ""); err == nil {
 		t.Error("an unknown template should be refused")
 	}
 }

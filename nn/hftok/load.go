@@ -21,6 +21,9 @@ type Tokenizer struct {
 	added   []addedToken // longest first
 	special map[int]bool
 	cache   map[string][]int
+	// ignoreMerges takes a piece found whole in the vocabulary as it is, before any merge
+	// (Llama 3's tokenizer, after tiktoken): merging could end in other tokens.
+	ignoreMerges bool
 }
 
 type addedToken struct {
@@ -40,6 +43,7 @@ type file struct {
 		Vocab        map[string]int  `json:"vocab"`
 		Merges       json.RawMessage `json:"merges"`
 		ByteFallback bool            `json:"byte_fallback"`
+		IgnoreMerges bool            `json:"ignore_merges"`
 	} `json:"model"`
 }
 
@@ -85,7 +89,7 @@ func build(f *file) (*Tokenizer, error) {
 	if f.Model.ByteFallback {
 		return nil, fmt.Errorf("BPE with byte_fallback (SentencePiece style) is not supported")
 	}
-	t := &Tokenizer{vocab: f.Model.Vocab, ranks: map[[2]string]int{}, special: map[int]bool{}, cache: map[string][]int{}}
+	t := &Tokenizer{vocab: f.Model.Vocab, ranks: map[[2]string]int{}, special: map[int]bool{}, cache: map[string][]int{}, ignoreMerges: f.Model.IgnoreMerges}
 	if err := t.readMerges(f.Model.Merges); err != nil {
 		return nil, err
 	}

@@ -10,17 +10,21 @@ import (
 // pyJSON writes raw JSON as Python's json.dumps(x, ensure_ascii=False) does, which chat
 // templates' tojson is: keys in their given order, ", " and ": " between items, non-ASCII
 // characters as they are.
-func pyJSON(raw json.RawMessage) (string, error) {
+func pyJSON(raw json.RawMessage) (string, error) { return pyJSONIndent(raw, 0) }
+
+// pyJSONIndent is tojson(indent=n): with n > 0 every item on its own line, indented n spaces
+// a level, items separated by "," alone, and empty containers still "{}" and "[]".
+func pyJSONIndent(raw json.RawMessage, n int) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var b strings.Builder
-	if err := pyValue(dec, &b); err != nil {
+	if err := pyValue(dec, &b, n, 0); err != nil {
 		return "", fmt.Errorf("tojson: %w", err)
 	}
 	return b.String(), nil
 }
 
-func pyValue(dec *json.Decoder, b *strings.Builder) error {
+func pyValue(dec *json.Decoder, b *strings.Builder, indent, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return err
@@ -29,10 +33,16 @@ func pyValue(dec *json.Decoder, b *strings.Builder) error {
 	case json.Delim:
 		closing := map[json.Delim]json.Delim{'{': '}', '[': ']'}[v]
 		b.WriteRune(rune(v))
-		for i := 0; dec.More(); i++ {
+		sep, inner, outer := ", ", "", ""
+		if indent > 0 {
+			sep, inner, outer = ",", "\n"+strings.Repeat(" ", indent*(depth+1)), "\n"+strings.Repeat(" ", indent*depth)
+		}
+		i := 0
+		for ; dec.More(); i++ {
 			if i > 0 {
-				b.WriteString(", ")
+				b.WriteString(sep)
 			}
+			b.WriteString(inner)
 			if v == '{' {
 				key, err := dec.Token()
 				if err != nil {
@@ -41,12 +51,15 @@ func pyValue(dec *json.Decoder, b *strings.Builder) error {
 				pyString(b, key.(string))
 				b.WriteString(": ")
 			}
-			if err := pyValue(dec, b); err != nil {
+			if err := pyValue(dec, b, indent, depth+1); err != nil {
 				return err
 			}
 		}
 		if _, err := dec.Token(); err != nil { // the closing delimiter
 			return err
+		}
+		if i > 0 {
+			b.WriteString(outer)
 		}
 		b.WriteRune(rune(closing))
 	case string:
