@@ -136,3 +136,23 @@ func TestGRPOWithLoRAOnAQwenDirectory(t *testing.T) {
 		t.Error("--lora-rank -1 was accepted")
 	}
 }
+
+// A Qwen-shaped preset over GPT-2's tokenizer renders a conversational dataset in its family's
+// ChatML, through sft and a grpo continuing it; a GPT-2 has no chat template and refuses it.
+func TestQwenPresetOnAChatDataset(t *testing.T) {
+	dir := t.TempDir()
+	data := writeChatDataset(t, dir)
+	sft, grpo := filepath.Join(dir, "sft"), filepath.Join(dir, "grpo")
+	common := []string{"--device", "cpu", "-q", "--dataset", data, "--eval-size", "2", "--held-out-share", "0.25"}
+	if o, err := runCLI(append([]string{"sft", "--preset", "qwen3-tiny", "--layers", "1", "--channels", "32", "--heads", "2",
+		"--run-dir", sft, "--steps", "2", "--batch", "2", "--stop-at-accuracy", "0"}, common...)...); err != nil {
+		t.Fatalf("sft: %v\n%s", err, o)
+	}
+	if o, err := runCLI(append([]string{"grpo", "--init", sft, "--run-dir", grpo, "--steps", "1", "--prompts", "2", "--group-size", "2", "--max-new-tokens", "3"}, common...)...); err != nil {
+		t.Fatalf("grpo: %v\n%s", err, o)
+	}
+	_, err := runCLI(append([]string{"sft", "--run-dir", filepath.Join(dir, "gpt2"), "--steps", "1"}, common...)...)
+	if err == nil || !strings.Contains(err.Error(), "no chat template") {
+		t.Errorf("a GPT-2 on a conversational dataset: %v", err)
+	}
+}

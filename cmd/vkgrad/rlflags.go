@@ -287,6 +287,9 @@ type rlRun struct {
 	// resumed is the run being continued (--resume), nil for a new run.
 	resumed *resumedRun
 	lora    loraFlags
+	// presetType, when set, names the model_type of the Llama-family model a command makes
+	// without --init (sft --preset).
+	presetType func() string
 }
 
 // runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
@@ -335,7 +338,7 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	if r.be, err = r.common.backend(r.log); err != nil {
 		return err
 	}
-	if r.family, err = openFamily(r.hfDir()); err != nil {
+	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
 	if r.setup, err = r.tasks.setup(r.family); err != nil {

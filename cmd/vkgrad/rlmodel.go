@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -62,15 +63,27 @@ func hfDirOfRun(path string) string {
 	return meta.HFDir
 }
 
-// openFamily loads the tokenizer side of a model: GPT-2's when hfDir is "", else the Hugging
-// Face directory's.
-func openFamily(hfDir string) (*modelFamily, error) {
+// familyTemplates are the chat templates of a Llama-family model over GPT-2's tokenizer (a
+// random model of a preset's shape), by model_type.
+var familyTemplates = map[string]string{"qwen2": "qwen2.5", "qwen3": "qwen3", "llama": "llama3.1"}
+
+// openFamily loads the tokenizer side of a model: the Hugging Face directory's, or GPT-2's when
+// hfDir is "" (with the chat template of modelType's family for a Llama-family model).
+func openFamily(hfDir, modelType string) (*modelFamily, error) {
 	if hfDir == "" {
 		tok, err := tokenizer.GPT2()
 		if err != nil {
 			return nil, err
 		}
-		return &modelFamily{tok: tok, eos: int(tokenizer.EOT)}, nil
+		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT)}
+		if name, ok := familyTemplates[modelType]; ok {
+			tmpl, err := hftok.TemplateNamed(name, "<|begin_of_text|>")
+			if err != nil {
+				return nil, err
+			}
+			f.chat = renderer(tmpl)
+		}
+		return f, nil
 	}
 	cfg, err := llama.ReadConfig(hfDir)
 	if err != nil {
@@ -85,15 +98,44 @@ func openFamily(hfDir string) (*modelFamily, error) {
 	}
 	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0]}
 	if tmpl, err := hftok.LoadTemplate(hfDir); err == nil {
-		f.chat = func(msgs []tasks.Message) (string, error) {
-			in := make([]hftok.Message, len(msgs))
-			for i, m := range msgs {
-				in[i] = hftok.Message{Role: m.Role, Content: m.Content}
-			}
-			return tmpl.Render(in, hftok.ChatOptions{AddGenerationPrompt: true})
-		}
+		f.chat = renderer(tmpl)
 	}
 	return f, nil
+}
+
+// renderer renders a dataset's conversation as a prompt, the assistant's turn opened.
+func renderer(tmpl hftok.Template) func([]tasks.Message) (string, error) {
+	return func(msgs []tasks.Message) (string, error) {
+		in := make([]hftok.Message, len(msgs))
+		for i, m := range msgs {
+			in[i] = hftok.Message{Role: m.Role, Content: m.Content}
+		}
+		return tmpl.Render(in, hftok.ChatOptions{AddGenerationPrompt: true})
+	}
+}
+
+// modelType is the model_type of the Llama-family model a run trains over GPT-2's tokenizer:
+// the resumed run's, --init's checkpoint's, or the new model's preset (presetType); "" for a
+// GPT-2.
+func (r *rlRun) modelType() string {
+	if r.resumed != nil {
+		if r.resumed.Llama != nil {
+			return r.resumed.Llama.ModelType
+		}
+		return ""
+	}
+	if r.init != "" {
+		if p, err := load.Resolve(r.init); err == nil {
+			if st, err := checkpoint.Peek(p); err == nil && st.Llama != nil {
+				return st.Llama.ModelType
+			}
+		}
+		return ""
+	}
+	if r.presetType != nil {
+		return r.presetType()
+	}
+	return ""
 }
 
 // loraFlags add LoRA adapters to a Llama-family model; saved in the run's config.json.

@@ -88,6 +88,10 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 func init() {
 	register("sft", "supervised warm-up on a built-in task's generated examples (the start of RL fine-tuning)", func(fs *pflag.FlagSet) func([]string) error {
 		f := &sftFlags{cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
+		f.presetType = func() string {
+			c, _ := llama.Preset(f.sftOpts.Preset)
+			return c.ModelType
+		}
 		f.evalTemp = 1
 		f.common = addCommonFlags(fs)
 		f.tasks = defaultTaskFlags()

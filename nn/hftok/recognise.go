@@ -73,3 +73,22 @@ func templateDigest(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])
 }
+
+// TemplateNamed returns a renderer by its name (a Template's Name: llama3, llama3.1, llama3.2,
+// qwen2, qwen2.5, qwen3), for a model without a tokenizer_config.json of its own, such as a
+// random model of a family's shape. bos is the text Llama's templates start with.
+func TemplateNamed(name, bos string) (Template, error) {
+	switch name {
+	case "llama3":
+		return llama3{bos: bos}, nil
+	case "llama3.1", "llama3.2":
+		return llama31{bos: bos, name: name}, nil
+	case "qwen2":
+		return qwen2{}, nil
+	case "qwen2.5":
+		return qwen25{callFormat: qwenCallFormat}, nil
+	case "qwen3":
+		return qwen3{}, nil
+	}
+	return nil, fmt.Errorf("hftok: no chat template named %q (have llama3, llama3.1, llama3.2, qwen2, qwen2.5, qwen3)", name)
+}
