@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -34,8 +36,10 @@ func init() {
 			newTokens     int
 			profileKernel bool
 			cpuProfile    string
+			loraRank      int
 		)
-		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+fmt.Sprint(gpt2.PresetNames()))
+		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
+		fs.IntVar(&loraRank, "lora-rank", 0, "Llama-family presets: train (or sample with) LoRA adapters of this rank instead of every weight")
 		fs.IntVar(&B, "batch", 4, "bench train: sequences per step")
 		fs.IntVar(&T, "seq", 64, "bench train: tokens per sequence")
 		fs.IntVar(&steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
@@ -57,9 +61,13 @@ func init() {
 			if err != nil {
 				return err
 			}
+			llamaCfg, isLlama := llamaPreset(preset)
 			cfg, err := gpt2.Preset(preset)
-			if err != nil {
-				return fmt.Errorf("--preset: %w", err)
+			if err != nil && !isLlama {
+				return fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
+			}
+			if loraRank < 0 || loraRank > 0 && !isLlama {
+				return fmt.Errorf("--lora-rank %d: want >= 0, and a Llama-family --preset", loraRank)
 			}
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
@@ -78,12 +86,18 @@ func init() {
 				}
 			}
 			var report map[string]any
-			switch args[0] {
-			case "train":
+			switch {
+			case args[0] == "train" && isLlama:
+				report, err = benchTrainLlama(be, llamaCfg, loraRank, B, T, steps, warmup, profileKernel)
+			case args[0] == "sample" && isLlama:
+				report, err = benchSampleLlama(be, llamaCfg, loraRank, batches, newTokens, steps)
+			case args[0] == "matmul" && isLlama:
+				return fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
+			case args[0] == "train":
 				report, err = benchTrain(be, cfg, B, T, steps, warmup, profileKernel)
-			case "matmul":
+			case args[0] == "matmul":
 				report, err = benchMatmul(be, cfg, B*T, steps, warmup)
-			case "sample":
+			case args[0] == "sample":
 				report, err = benchSample(be, cfg, batches, newTokens, steps)
 			default:
 				return fmt.Errorf("unknown benchmark %q: want train, matmul or sample", args[0])
@@ -104,6 +118,12 @@ func init() {
 			return nil
 		}
 	})
+}
+
+// llamaPreset returns a Llama-family preset's shape when name is one.
+func llamaPreset(name string) (llama.Config, bool) {
+	c, err := llama.Preset(name)
+	return c, err == nil
 }
 
 // peak measures the machine's FMA peak in this process (CPU backends only).
@@ -138,8 +158,18 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 	if err != nil {
 		return nil, err
 	}
+	step := func() error {
+		_, err := tr.TrainStep()
+		return err
+	}
+	return timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
+}
+
+// timeTrainSteps runs warmup steps, then times steps of them and reports ms/step, tokens/s and
+// the fraction of the FMA peak measured in the same process (flops is one step's work).
+func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	for i := 0; i < warmup; i++ {
-		if _, err := tr.TrainStep(); err != nil {
+		if err := step(); err != nil {
 			return nil, err
 		}
 	}
@@ -150,7 +180,7 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 	settle()
 	start := time.Now()
 	for i := 0; i < steps; i++ {
-		if _, err := tr.TrainStep(); err != nil {
+		if err := step(); err != nil {
 			return nil, err
 		}
 	}
@@ -158,7 +188,6 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 		return nil, err
 	}
 	perStep := time.Since(start).Seconds() / float64(steps)
-	flops := cfg.TrainFLOPsPerToken(T) * float64(B*T)
 	rep := map[string]any{"bench": "train", "batch": B, "seq": T, "steps": steps,
 		"ms_per_step": perStep * 1e3, "tokens_per_s": float64(B*T) / perStep,
 		"model_gflop_per_step": flops / 1e9, "achieved_gflops": flops / perStep / 1e9,
@@ -283,18 +312,33 @@ func benchSample(be tensor.Backend, cfg gpt2.Config, batches []int, newTokens, r
 	if err := m.InitRandom(1); err != nil {
 		return nil, err
 	}
+	open := func(B, limit int) (decoder, error) { return m.NewDecoder(B, limit) }
+	weightBytes := 4 * float64(cfg.NumParams()-cfg.MaxSeqLen*cfg.Channels)
+	return timeDecoding(open, cfg.VocabSize, cfg.MaxSeqLen, weightBytes, batches, newTokens, reps)
+}
+
+// decoder is a KV-cache decoder of either model family.
+type decoder interface {
+	Step(tokens []int32, Tq int) ([]float32, error)
+	Reset()
+	Close()
+}
+
+// timeDecoding measures decoding steps per second for each batch size after a 16-token
+// prompt, and the weight bytes read per second against the machine's read bandwidth (weightBytes
+// are read once per step).
+func timeDecoding(open func(B, limit int) (decoder, error), vocab, maxT int, weightBytes float64, batches []int, newTokens, reps int) (map[string]any, error) {
 	const prompt = 16
-	if prompt+newTokens > cfg.MaxSeqLen {
-		return nil, fmt.Errorf("--tokens %d: prompt + tokens exceed the context of %d", newTokens, cfg.MaxSeqLen)
+	if prompt+newTokens > maxT {
+		return nil, fmt.Errorf("--tokens %d: prompt + tokens exceed the context of %d", newTokens, maxT)
 	}
 	bw := sysinfo.ReadBandwidth(512 << 20)
-	weightBytes := 4 * float64(cfg.NumParams()-cfg.MaxSeqLen*cfg.Channels)
 	var rows []map[string]any
 	for _, B := range batches {
 		if B < 1 {
 			return nil, fmt.Errorf("--batches: %d must be >= 1", B)
 		}
-		d, err := m.NewDecoder(B, prompt+newTokens)
+		d, err := open(B, prompt+newTokens)
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +346,7 @@ func benchSample(be tensor.Backend, cfg gpt2.Config, batches []int, newTokens, r
 		for i := range prompts {
 			prompts[i] = make([]int32, prompt)
 			for j := range prompts[i] {
-				prompts[i][j] = int32((i*31 + j*7) % cfg.VocabSize)
+				prompts[i][j] = int32((i*31 + j*7) % vocab)
 			}
 		}
 		best := 0.0

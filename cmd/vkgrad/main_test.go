@@ -12,6 +12,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
@@ -237,5 +238,38 @@ func TestBenchJSON(t *testing.T) {
 	}
 	if r["peak_rss_bytes"] <= 0 {
 		t.Error("no peak RSS")
+	}
+}
+
+// The Llama-family presets benchmark too: a training step's FLOPs follow the config's count,
+// LoRA reports the adapters it trains, and sampling reports a row per batch size.
+func TestBenchLlamaPreset(t *testing.T) {
+	report := func(args ...string) map[string]any {
+		t.Helper()
+		out, err := runCLI(append([]string{"bench"}, append(args, "--json", "--device", "cpu", "-q")...)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimSpace(out[strings.Index(out, "{"):])), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		return r
+	}
+	cfg, _ := llama.Preset("qwen3-tiny")
+	r := report("train", "--preset", "qwen3-tiny", "--batch", "1", "--seq", "8", "--steps", "1", "--warmup", "0")
+	if got, want := r["model_gflop_per_step"].(float64), cfg.TrainFLOPsPerToken(8)*8/1e9; math.Abs(got-want) > 1e-9*want || r["trained_params"].(float64) != float64(cfg.NumParams()) {
+		t.Errorf("full fine-tuning: %v GFLOP per step (want %v), %v trained", got, want, r["trained_params"])
+	}
+	r = report("train", "--preset", "qwen3-tiny", "--lora-rank", "4", "--batch", "1", "--seq", "8", "--steps", "1", "--warmup", "0")
+	if n := r["trained_params"].(float64); n <= 0 || n >= float64(cfg.NumParams())/10 {
+		t.Errorf("LoRA rank 4 trains %v of %d parameters", n, cfg.NumParams())
+	}
+	r = report("sample", "--preset", "qwen3-tiny", "--batches", "1,2", "--tokens", "4", "--steps", "1")
+	if rows, _ := r["rows"].([]any); len(rows) != 2 {
+		t.Errorf("sample rows %v", r["rows"])
+	}
+	if _, err := runCLI("bench", "train", "--preset", "tiny", "--lora-rank", "4", "--device", "cpu", "-q"); err == nil {
+		t.Error("--lora-rank on a GPT-2 preset was accepted")
 	}
 }

@@ -11,20 +11,6 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 )
 
-// flopsPerToken is the matrix-product work of a training step per token: 6 per weight used
-// (forward, and the two backward products), the lm head twice more for its recomputation,
-// and attention's score and mix products (12 per layer per query head dim per position).
-func flopsPerToken(c Config, T int) float64 {
-	weights := float64(c.NumParams())
-	head := float64(c.Vocab * c.Hidden)
-	if c.TieEmbeddings {
-		weights += head // the embedding is looked up, the head multiplied: count the product
-	}
-	weights -= float64(c.Vocab * c.Hidden) // the lookup itself is free
-	attn := 12 * float64(c.Layers*c.Heads*c.HeadDim) * float64(T) / 2
-	return 6*weights + 2*head + attn
-}
-
 // benchTrainStep measures forward, backward and AdamW on random tokens and reports tokens/s
 // and the fraction of the FMA peak of the same threads, measured in the same process.
 func benchTrainStep(b *testing.B, preset string, B, T int) { benchStep(b, preset, B, T, nil) }
@@ -80,7 +66,7 @@ func benchStep(b *testing.B, preset string, B, T int, lora *LoRAConfig) {
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.StopTimer()
-	gflops := flopsPerToken(cfg, T) * float64(B*T) / sec / 1e9
+	gflops := cfg.TrainFLOPsPerToken(T) * float64(B*T) / sec / 1e9
 	b.ReportMetric(float64(B*T)/sec, "tok/s")
 	b.ReportMetric(gflops, "GFLOP/s")
 	b.ReportMetric(gflops/gemm.PeakGFLOPS(0), "peak")

@@ -62,3 +62,17 @@ func (c Config) NumParams() int {
 	}
 	return n
 }
+
+// TrainFLOPsPerToken is the matrix-product work of a training step per token at sequence
+// length T: 6 per weight used (the forward and the two backward products), the lm head twice
+// more for its recomputation in the chunked loss, and attention's score and mix products (12 per
+// layer per query head dimension per attended position, T/2 on average).
+func (c Config) TrainFLOPsPerToken(T int) float64 {
+	head := float64(c.Vocab * c.Hidden)
+	weights := float64(c.NumParams()) - head // the embedding lookup is free
+	if c.TieEmbeddings {
+		weights += head // the tied head is multiplied
+	}
+	attn := 12 * float64(c.Layers*c.Heads*c.HeadDim) * float64(T) / 2
+	return 6*weights + 2*head + attn
+}
