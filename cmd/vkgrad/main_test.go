@@ -12,9 +12,9 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
-	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 )
 
 func runCLI(args ...string) (string, error) {
