@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,8 +12,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/nn/data"
+	"github.com/vkgrad/vkgrad/nn/hftok"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
+	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 func init() {
@@ -39,13 +45,17 @@ func init() {
 			if err != nil {
 				return err
 			}
-			m, l, err := load.Model(model, be)
+			m, err := openEvalModel(model, be)
 			if err != nil {
 				return err
 			}
 			cfg := train.Config{Batch: B, Seq: T, Seed: 1}
 			valFraction := 0.0
+			if df.Path == "" && m.tok.Tokenizer != nil {
+				return fmt.Errorf("--data is required for a Llama-family model: the text to evaluate on")
+			}
 			if df.Path == "" {
+				l := m.loaded
 				// A run directory knows its data and split.
 				raw, err := os.ReadFile(filepath.Join(filepath.Dir(l.Path), "config.json"))
 				if err != nil {
@@ -61,13 +71,13 @@ func init() {
 				}
 			}
 			if cfg.Seq == 0 {
-				cfg.Seq = min(64, m.Config.MaxSeqLen)
+				cfg.Seq = min(64, m.maxT)
 			}
 			dir, err := tokenCacheDir(*cacheDir)
 			if err != nil {
 				return err
 			}
-			tokens, source, err := loadCorpus(df, dir, log)
+			tokens, source, err := loadCorpus(df, dir, m.tok, log)
 			if err != nil {
 				return err
 			}
@@ -80,7 +90,7 @@ func init() {
 					return fmt.Errorf("the run's data %s changed since it was trained (%s, now %s): its validation split would not be the same; pass --data to evaluate on other data", source, df.Fingerprint, now)
 				}
 			}
-			lc := data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.Config.MaxSeqLen, VocabSize: m.Config.VocabSize,
+			lc := data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.maxT, VocabSize: m.vocab,
 				ValFraction: valFraction, ValMode: data.ValInterleaved, Seed: cfg.Seed, NoShuffle: true, Source: source}
 			trainL, valL, err := data.NewLoaders(tokens, lc)
 			if err != nil {
@@ -90,12 +100,85 @@ func init() {
 			if valL != nil {
 				split, which = valL, "validation split"
 			}
-			loss, err := train.EvalLoss(m, split, cfg.Batch, cfg.Seq, nb)
+			loss, err := train.EvalLoss(m.model, split, cfg.Batch, cfg.Seq, nb)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%s on %s (%s): loss %.4f, perplexity %.2f\n", l.Path, source, which, loss, math.Exp(float64(loss)))
+			fmt.Fprintf(stdout, "%s on %s (%s): loss %.4f, perplexity %.2f\n", m.path, source, which, loss, math.Exp(float64(loss)))
 			return nil
 		}
 	})
+}
+
+// evalModel is a model eval measures, of either family, with the tokenizer its text needs.
+type evalModel struct {
+	model       train.LossModel
+	path        string
+	maxT, vocab int
+	tok         data.LoadOptions // GPT-2's when it names no tokenizer
+	loaded      *load.Loaded     // a checkpoint's contents; nil for a Hugging Face directory
+}
+
+// openEvalModel reads a GPT-2 (any format), a Llama-family Hugging Face directory, or a
+// Llama-family run's checkpoint (tokenised with the directory the run started from).
+func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
+	if isHFModelDir(path) {
+		m, err := llama.Load(be, path)
+		if err != nil {
+			return nil, err
+		}
+		return llamaEvalModel(m, path, path, nil)
+	}
+	l, err := load.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if l.Llama == nil {
+		m, _, err := load.Model(path, be)
+		if err != nil {
+			return nil, err
+		}
+		return &evalModel{model: m, path: l.Path, maxT: m.Config.MaxSeqLen, vocab: m.Config.VocabSize, loaded: l}, nil
+	}
+	m, err := llama.New(be, *l.Llama)
+	if err != nil {
+		return nil, err
+	}
+	if l.State != nil && l.State.LoRA != nil {
+		if err := m.EnableLoRA(*l.State.LoRA, 0); err != nil {
+			return nil, err
+		}
+	}
+	if err := rl.SetParams(rl.Llama(m), l.Params); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.Path, err)
+	}
+	return llamaEvalModel(m, l.Path, hfDirOfRun(path), l)
+}
+
+// llamaEvalModel pairs a Llama-family model with the tokenizer of hfDir (GPT-2's when "").
+func llamaEvalModel(m *llama.Model, path, hfDir string, l *load.Loaded) (*evalModel, error) {
+	e := &evalModel{model: m, path: path, maxT: m.Config.MaxPositions, vocab: m.Config.Vocab, loaded: l}
+	if hfDir == "" {
+		return e, nil
+	}
+	tok, err := hftok.Load(hfDir)
+	if err != nil {
+		return nil, err
+	}
+	var sep int32
+	switch c := m.Config; {
+	case len(c.BOS) > 0:
+		sep = int32(c.BOS[0]) // a document starts after the model's BOS
+	case len(c.EOS) > 0:
+		sep = int32(c.EOS[0])
+	default:
+		return nil, fmt.Errorf("%s: no bos_token_id or eos_token_id to separate documents with", hfDir)
+	}
+	raw, err := os.ReadFile(filepath.Join(hfDir, "tokenizer.json"))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	e.tok = data.LoadOptions{Tokenizer: rl.HFTokenizer{Tokenizer: tok}, Separator: sep, TokenizerID: "tokenizer.json " + hex.EncodeToString(sum[:8])}
+	return e, nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +156,38 @@ func TestQwenPresetOnAChatDataset(t *testing.T) {
 	_, err := runCLI(append([]string{"sft", "--run-dir", filepath.Join(dir, "gpt2"), "--steps", "1"}, common...)...)
 	if err == nil || !strings.Contains(err.Error(), "no chat template") {
 		t.Errorf("a GPT-2 on a conversational dataset: %v", err)
+	}
+}
+
+// eval measures a Qwen directory on text tokenised with its own tokenizer (a 152k vocabulary:
+// the token cache holds 32-bit tokens): a random model's loss is about ln(vocabulary).
+func TestEvalAQwenDirectory(t *testing.T) {
+	model := chatModel(t)
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("The quick brown fox jumps over the lazy dog.\n", 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	var losses []float64
+	for range 2 { // the second run reads the token cache
+		out, err := runCLI("eval", "--model", model, "--data", text, "--seq", "16", "--batch", "2", "--device", "cpu", "--cache-dir", cache)
+		if err != nil {
+			t.Fatalf("eval: %v\n%s", err, out)
+		}
+		var loss, ppl float64
+		i := strings.Index(out, "loss ")
+		if i < 0 {
+			t.Fatalf("no loss in %q", out)
+		}
+		if _, err := fmt.Sscanf(out[i:], "loss %f, perplexity %f", &loss, &ppl); err != nil {
+			t.Fatalf("%q: %v", out[i:], err)
+		}
+		losses = append(losses, loss)
+	}
+	if want := math.Log(151669); math.Abs(losses[0]-want) > 0.05 || losses[1] != losses[0] {
+		t.Errorf("losses %v, want about ln(151669) = %.3f both times", losses, want)
+	}
+	if _, err := runCLI("eval", "--model", model, "--device", "cpu"); err == nil || !strings.Contains(err.Error(), "--data") {
+		t.Errorf("eval without --data: %v", err)
 	}
 }

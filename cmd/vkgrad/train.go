@@ -410,7 +410,7 @@ func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return loadCorpus(f.data, dir, log)
+	return loadCorpus(f.data, dir, data.LoadOptions{}, log)
 }
 
 // metricsErr is the first error writing metrics (nil on ranks that write none).
@@ -431,7 +431,9 @@ func (f *trainFlags) syncMetrics() error {
 
 // loadCorpus reads the data the flags name (the Go sources by default), tokenising through a
 // cache in cacheDir.
-func loadCorpus(df dataFlags, cacheDir string, log zerolog.Logger) ([]int32, string, error) {
+// loadCorpus tokenises --data (with tok's tokenizer; GPT-2's when it names none), through the
+// token cache in cacheDir.
+func loadCorpus(df dataFlags, cacheDir string, tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
 	var src data.TextSource
 	if df.Path == "" {
 		maxBytes := df.MaxBytes
@@ -448,15 +450,15 @@ func loadCorpus(df dataFlags, cacheDir string, log zerolog.Logger) ([]int32, str
 		src = data.TextSource{Path: df.Path, Extensions: df.Ext, MaxBytes: df.MaxBytes}
 	}
 	bar := (*progress.Bar)(nil)
-	corpus, err := data.LoadCorpus(src, data.LoadOptions{
-		CacheDir: cacheDir,
-		Progress: func(done, total int64) {
-			if bar == nil {
-				bar = progress.New(os.Stderr, int(total))
-			}
-			bar.Update(int(done), "tokenising")
-		},
-	})
+	opt := tok
+	opt.CacheDir = cacheDir
+	opt.Progress = func(done, total int64) {
+		if bar == nil {
+			bar = progress.New(os.Stderr, int(total))
+		}
+		bar.Update(int(done), "tokenising")
+	}
+	corpus, err := data.LoadCorpus(src, opt)
 	if err != nil {
 		return nil, "", fmt.Errorf("--data: %w", err)
 	}

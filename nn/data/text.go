@@ -58,8 +58,19 @@ type LoadOptions struct {
 	// Progress, when set, is called from the calling goroutine about every 1% of the
 	// tokenisation and at its end, with the bytes done so far and the total.
 	Progress func(doneBytes, totalBytes int64)
-	// Tokenizer defaults to GPT-2.
-	Tokenizer *tokenizer.Tokenizer
+	// Tokenizer defaults to GPT-2's. Another (a Hugging Face model's, say) needs Separator, the
+	// token that precedes each document, and TokenizerID, which names it in the cache key.
+	Tokenizer   Encoder
+	Separator   int32
+	TokenizerID string
+}
+
+// Encoder turns text into token ids. Text is cut between documents and at lone newlines
+// between printable ASCII characters (splitSafe) before encoding: byte-level BPE tokenizers
+// whose pre-tokenizer makes a newline its own piece (GPT-2's, Llama 3's, Qwen's) give the same
+// ids for the pieces as for the whole.
+type Encoder interface {
+	Encode(text string) []int32
 }
 
 // Corpus is a tokenised TextSource: each document (file) is preceded by the EOT token, as in
@@ -233,18 +244,23 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok := opt.Tokenizer
+	tok, sep, tokID := opt.Tokenizer, opt.Separator, opt.TokenizerID
 	if tok == nil {
 		if tok, err = tokenizer.GPT2(); err != nil {
 			return nil, err
 		}
+		sep, tokID = tokenizer.EOT, tokenizer.Name
+	} else if tokID == "" {
+		return nil, fmt.Errorf("text source %s: a tokenizer other than GPT-2's needs a TokenizerID for the token cache", s.Path)
+	} else {
+		tokID = fmt.Sprintf("%s separator %d", tokID, sep)
 	}
 	if opt.Workers < 0 {
 		return nil, fmt.Errorf("text source %s: %d workers", s.Path, opt.Workers)
 	}
 	var cachePath, metaPath string
 	if opt.CacheDir != "" {
-		key, err := s.cacheKey(files, tokenizer.Name)
+		key, err := s.cacheKey(files, tokID)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +302,7 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("text source %s: no text: %d files found, %d skipped as binary, the rest empty or beyond max bytes %d", s.Path, len(files), len(c.Skipped), s.MaxBytes)
 	}
-	c.Tokens = encodeDocs(tok, docs, opt.Workers, c.Bytes, opt.Progress)
+	c.Tokens = encodeDocs(tok, sep, docs, opt.Workers, c.Bytes, opt.Progress)
 
 	if cachePath != "" {
 		if err := os.MkdirAll(opt.CacheDir, 0o755); err != nil {
@@ -349,9 +365,9 @@ func isBinary(b []byte) bool {
 // chunkTarget is the size of the pieces large documents are cut into for parallel encoding.
 var chunkTarget = 256 << 10
 
-// encodeDocs tokenises docs, each preceded by EOT, in parallel; the result equals encoding
+// encodeDocs tokenises docs, each preceded by sep, in parallel; the result equals encoding
 // each document whole, one after another.
-func encodeDocs(tok *tokenizer.Tokenizer, docs []string, workers int, total int64, progress func(int64, int64)) []int32 {
+func encodeDocs(tok Encoder, sep int32, docs []string, workers int, total int64, progress func(int64, int64)) []int32 {
 	type job struct {
 		text string
 		eot  bool // the first chunk of a document carries the document's EOT
@@ -375,7 +391,7 @@ func encodeDocs(tok *tokenizer.Tokenizer, docs []string, workers int, total int6
 			for i := range next {
 				var out []int32
 				if jobs[i].eot {
-					out = append(out, tokenizer.EOT)
+					out = append(out, sep)
 				}
 				results[i] = append(out, tok.Encode(jobs[i].text)...)
 				done <- int64(len(jobs[i].text))

@@ -392,3 +392,43 @@ func BenchmarkTokenizeGoSource(b *testing.B) {
 		})
 	}
 }
+
+// byteEncoder is a tokenizer with one id per byte.
+type byteEncoder struct{}
+
+func (byteEncoder) Encode(s string) []int32 {
+	out := make([]int32, len(s))
+	for i := range len(s) {
+		out[i] = int32(s[i])
+	}
+	return out
+}
+
+// Another tokenizer is used with its own separator, and named in the cache key; without a
+// name it is refused.
+func TestLoadWithAnotherTokenizer(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("ab\ncd"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	src := TextSource{Path: root}
+	c, err := src.Load(LoadOptions{Tokenizer: byteEncoder{}, Separator: 300, TokenizerID: "bytes", CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.Tokens) != "[300 97 98 10 99 100]" {
+		t.Fatalf("tokens %v", c.Tokens)
+	}
+	gpt2, err := src.Load(LoadOptions{CacheDir: cache})
+	if err != nil || gpt2.FromCache || gpt2.Tokens[0] != tokenizer.EOT {
+		t.Fatalf("GPT-2 after another tokenizer: from cache %v, first token %v, %v", gpt2 != nil && gpt2.FromCache, gpt2.Tokens[:1], err)
+	}
+	again, err := src.Load(LoadOptions{Tokenizer: byteEncoder{}, Separator: 300, TokenizerID: "bytes", CacheDir: cache})
+	if err != nil || !again.FromCache || fmt.Sprint(again.Tokens) != fmt.Sprint(c.Tokens) {
+		t.Fatalf("the byte tokenizer's cache: %v, %v", again, err)
+	}
+	if _, err := src.Load(LoadOptions{Tokenizer: byteEncoder{}}); err == nil || !strings.Contains(err.Error(), "TokenizerID") {
+		t.Errorf("a tokenizer without an ID: %v", err)
+	}
+}

@@ -14,12 +14,14 @@ import (
 )
 
 // llm.c token file layout: a header of 256 little-endian int32 [magic, version, ntok, 0...],
-// then ntok uint16 tokens.
+// then ntok uint16 tokens. Version 2, written only when a token does not fit 16 bits (the
+// vocabularies of Llama 3 and Qwen), stores uint32 tokens; llm.c reads version 1 only.
 const (
-	TokenFileMagic   = 20240520
-	TokenFileVersion = 1
-	headerInts       = 256
-	headerBytes      = headerInts * 4
+	TokenFileMagic    = 20240520
+	TokenFileVersion  = 1
+	tokenFileVersion2 = 2
+	headerInts        = 256
+	headerBytes       = headerInts * 4
 )
 
 // ReadTokenFile reads an llm.c token file.
@@ -50,38 +52,55 @@ func ReadTokenFile(path string) ([]int32, error) {
 	switch {
 	case magic != TokenFileMagic:
 		return nil, fmt.Errorf("token file %s: magic %d, want %d (not an llm.c token file)", path, magic, TokenFileMagic)
-	case version != TokenFileVersion:
-		return nil, fmt.Errorf("token file %s: version %d, want %d", path, version, TokenFileVersion)
+	case version != TokenFileVersion && version != tokenFileVersion2:
+		return nil, fmt.Errorf("token file %s: version %d, want %d (or %d for 32-bit tokens)", path, version, TokenFileVersion, tokenFileVersion2)
 	case ntok < 0:
 		return nil, fmt.Errorf("token file %s: negative token count %d in header", path, ntok)
 	}
-	want := headerBytes + 2*ntok
+	width := int64(2)
+	if version == tokenFileVersion2 {
+		width = 4
+	}
+	want := headerBytes + width*ntok
 	if size < want {
 		return nil, fmt.Errorf("token file %s: truncated: header says %d tokens (%d bytes) but the file has %d bytes", path, ntok, want, size)
 	}
 	if size > want {
 		return nil, fmt.Errorf("token file %s: %d trailing bytes after the %d tokens the header declares", path, size-want, ntok)
 	}
-	raw := make([]byte, 2*ntok)
+	raw := make([]byte, width*ntok)
 	if _, err := io.ReadFull(f, raw); err != nil {
 		return nil, fmt.Errorf("token file %s: reading tokens: %w", path, err)
 	}
 	out := make([]int32, ntok)
 	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint16(raw[2*i:]))
+		if width == 2 {
+			out[i] = int32(binary.LittleEndian.Uint16(raw[2*i:]))
+			continue
+		}
+		v := binary.LittleEndian.Uint32(raw[4*i:])
+		if v > math.MaxInt32 {
+			return nil, fmt.Errorf("token file %s: token %d at position %d is out of range", path, v, i)
+		}
+		out[i] = int32(v)
 	}
 	return out, nil
 }
 
-// WriteTokenFile writes tokens as an llm.c token file. It writes a temporary file beside path
-// and renames it, so a crash never leaves a half-written file under path.
+// WriteTokenFile writes tokens as an llm.c token file (version 2, 32-bit tokens, when one does
+// not fit 16 bits). It writes a temporary file beside path and renames it, so a crash never
+// leaves a half-written file under path.
 func WriteTokenFile(path string, tokens []int32) error {
 	if int64(len(tokens)) > math.MaxInt32 {
 		return fmt.Errorf("token file %s: %d tokens exceed the format's limit of %d", path, len(tokens), math.MaxInt32)
 	}
+	version := TokenFileVersion
 	for i, t := range tokens {
-		if t < 0 || t > math.MaxUint16 {
-			return fmt.Errorf("token file %s: token %d at position %d does not fit the format's uint16", path, t, i)
+		if t < 0 {
+			return fmt.Errorf("token file %s: token %d at position %d is negative", path, t, i)
+		}
+		if t > math.MaxUint16 {
+			version = tokenFileVersion2
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
@@ -98,12 +117,17 @@ func WriteTokenFile(path string, tokens []int32) error {
 	w := bufio.NewWriterSize(tmp, 1<<16)
 	var hdr [headerBytes]byte
 	binary.LittleEndian.PutUint32(hdr[0:], TokenFileMagic)
-	binary.LittleEndian.PutUint32(hdr[4:], TokenFileVersion)
+	binary.LittleEndian.PutUint32(hdr[4:], uint32(version))
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(len(tokens)))
 	w.Write(hdr[:])
-	var b [2]byte
+	var b [4]byte
 	for _, t := range tokens {
-		binary.LittleEndian.PutUint16(b[:], uint16(t))
+		if version == TokenFileVersion {
+			binary.LittleEndian.PutUint16(b[:], uint16(t))
+			w.Write(b[:2])
+			continue
+		}
+		binary.LittleEndian.PutUint32(b[:], uint32(t))
 		w.Write(b[:])
 	}
 	if err := w.Flush(); err != nil {

@@ -62,7 +62,8 @@ func TestReadTokenFileErrors(t *testing.T) {
 		want string
 	}{
 		{"magic", rawTokenFile(20240326, 1, 3, []uint16{1, 2, 3}), "magic 20240326"},
-		{"version", rawTokenFile(20240520, 2, 3, []uint16{1, 2, 3}), "version 2"},
+		{"version", rawTokenFile(20240520, 3, 3, []uint16{1, 2, 3}), "version 3"},
+		{"version 2 with 16-bit tokens", rawTokenFile(20240520, 2, 3, []uint16{1, 2, 3}), "truncated"},
 		{"short-header", good[:100], "shorter than the 1024-byte header"},
 		{"truncated", good[:len(good)-1], "truncated"},
 		{"trailing", append(slices.Clone(good), 0, 0, 0), "3 trailing bytes"},
@@ -91,6 +92,30 @@ func TestReadTokenFileErrors(t *testing.T) {
 	}
 }
 
+// Tokens beyond 16 bits (a 152k vocabulary) are written as version 2 and read back; a 16-bit
+// stream stays version 1, what llm.c reads.
+func TestTokenFileVersion2(t *testing.T) {
+	dir := t.TempDir()
+	wide, narrow := filepath.Join(dir, "wide.bin"), filepath.Join(dir, "narrow.bin")
+	toks := []int32{0, 65535, 65536, 151645, 1 << 30}
+	if err := WriteTokenFile(wide, toks); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadTokenFile(wide)
+	if err != nil || !slices.Equal(got, toks) {
+		t.Fatalf("read back %v, %v", got, err)
+	}
+	if err := WriteTokenFile(narrow, []int32{1, 65535}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]uint32{wide: 2, narrow: 1} {
+		b, _ := os.ReadFile(path)
+		if v := binary.LittleEndian.Uint32(b[4:]); v != want {
+			t.Errorf("%s: version %d, want %d", filepath.Base(path), v, want)
+		}
+	}
+}
+
 func TestWriteTokenFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.bin")
@@ -98,8 +123,7 @@ func TestWriteTokenFileErrors(t *testing.T) {
 		toks []int32
 		want string
 	}{
-		{[]int32{1, 2, 65536}, "token 65536 at position 2"},
-		{[]int32{-1}, "token -1 at position 0"},
+		{[]int32{1, 2, -1}, "token -1 at position 2"},
 	} {
 		err := WriteTokenFile(path, c.toks)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {

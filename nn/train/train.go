@@ -207,9 +207,15 @@ func (t *Trainer) Evaluate() (float32, error) {
 	return EvalLoss(t.Model, t.Val, t.Config.Batch, t.Config.Seq, t.Config.ValBatches)
 }
 
+// LossModel is a model whose mean cross-entropy EvalLoss measures: a GPT-2 or a Llama-family
+// model.
+type LossModel interface {
+	ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error)
+}
+
 // EvalLoss averages the loss of a model over the first n batches (B, T) of l (all when n is 0 or
 // larger than an epoch), restoring l's position afterwards.
-func EvalLoss(m *gpt2.Model, l *data.Loader, B, T, n int) (float32, error) {
+func EvalLoss(m LossModel, l *data.Loader, B, T, n int) (float32, error) {
 	saved := l.State()
 	defer l.Restore(saved)
 	l.Reset()
