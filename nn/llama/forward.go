@@ -114,24 +114,10 @@ func (m *Model) forward(tp *autograd.Tape) {
 // held at once: with a 152k vocabulary they would be most of the memory. When tp records, the
 // backward recomputes each chunk's logits.
 func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error) {
-	if err := m.checkTokens("targets", targets, B, T); err != nil {
-		return 0, err
-	}
-	if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {
+	if err := m.ForwardCrossEntropy(tp, inputs, targets, B, T); err != nil {
 		return 0, err
 	}
 	a := m.acts
-	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
-		return 0, err
-	}
-	h, err := m.newHeadChunks(B * T)
-	if err != nil {
-		return 0, err
-	}
-	h.forward()
-	if tp.Recording() {
-		tp.Record(h.backward)
-	}
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err
 	}
@@ -141,6 +127,34 @@ func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int
 	}
 	return sum / float32(len(a.hostLosses)), nil
 }
+
+// ForwardCrossEntropy is ForwardLoss leaving the per-token losses on the device (Losses),
+// without reading them back.
+func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, B, T int) error {
+	if err := m.checkTokens("targets", targets, B, T); err != nil {
+		return err
+	}
+	if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {
+		return err
+	}
+	a := m.acts
+	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
+		return err
+	}
+	h, err := m.newHeadChunks(B * T)
+	if err != nil {
+		return err
+	}
+	h.forward()
+	if tp.Recording() {
+		tp.Record(h.backward)
+	}
+	return nil
+}
+
+// Losses returns the per-token cross-entropies (B*T) of the last ForwardLoss or
+// ForwardCrossEntropy.
+func (m *Model) Losses() *tensor.Tensor { return m.acts.losses.Value }
 
 // Backward back-propagates the mean loss of the last recorded ForwardLoss into the parameter
 // gradients (which accumulate; see ZeroGrad).

@@ -43,7 +43,8 @@ func (t *Trainer) ensureAccum() error {
 	if t.acc != nil {
 		return nil
 	}
-	K, n := t.Config.microBatches(), t.Model.Config.NumParams()
+	params, _ := t.lm.trainable()
+	K, n := t.Config.microBatches(), params.Numel()
 	r, err := dist.NewReducer(t.comm, n, K)
 	if err != nil {
 		return err
@@ -63,7 +64,8 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	if err := t.ensureAccum(); err != nil {
 		return StepStats{}, err
 	}
-	a, m := t.acc, t.Model
+	a, m := t.acc, t.lm
+	params, grads := m.trainable()
 	K, B, T := t.Config.microBatches(), t.Config.Batch, t.Config.Seq
 	first, cnt := a.reducer.Held()
 	clear(a.losses)
@@ -87,12 +89,12 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	for i := range a.sum {
 		a.sum[i] *= inv
 	}
-	be := m.Backend
-	if err := be.Upload(m.Grads, a.sum); err != nil {
+	be := m.backend()
+	if err := be.Upload(grads, a.sum); err != nil {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)
-	be.SumSquares(t.Opt.GradSumSq(), m.Grads)
+	be.SumSquares(t.Opt.GradSumSq(), grads)
 	norm, err := t.Opt.GradNorm()
 	if err != nil {
 		return StepStats{}, err
@@ -105,7 +107,7 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	if !finite(loss) || !finite(norm) { // every rank sees the same values and decides alike
 		return t.nonFinite(stats, start)
 	}
-	t.Opt.UpdateMeasured(m.Params, m.Grads, lr)
+	t.Opt.UpdateMeasured(params, grads, lr)
 	t.Step++
 	t.skipsInARow = 0
 	stats.Seconds = time.Since(start).Seconds()
@@ -115,20 +117,21 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 // microBatchGradient runs forward and backward on one micro-batch from zeroed gradients and
 // copies the gradient into dst; it returns the micro-batch's mean loss.
 func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32) (float64, error) {
-	m := t.Model
+	m := t.lm
 	if err := m.ForwardCrossEntropy(t.tape, x, y, B, T); err != nil {
 		t.tape.Reset()
 		return 0, err
 	}
-	m.ZeroGrad()
+	m.zeroGrad()
 	if err := m.Backward(t.tape); err != nil {
 		return 0, err
 	}
-	if err := m.Backend.Download(dst, m.Grads); err != nil {
+	_, grads := m.trainable()
+	if err := m.backend().Download(dst, grads); err != nil {
 		return 0, err
 	}
 	losses := t.hostStats[:B*T]
-	if err := m.Backend.Download(losses, m.Losses()); err != nil {
+	if err := m.backend().Download(losses, m.Losses()); err != nil {
 		return 0, err
 	}
 	return float64(gpt2.MeanOf(losses)), nil
@@ -157,7 +160,8 @@ func (t *Trainer) CheckReplicas() error {
 	if t.comm == nil {
 		return nil
 	}
-	p, err := tensor.ToHost(t.Model.Params)
+	params, _ := t.lm.trainable()
+	p, err := tensor.ToHost(params)
 	if err != nil {
 		return err
 	}

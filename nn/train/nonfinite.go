@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -43,24 +42,25 @@ func (t *Trainer) nonFinite(s StepStats, start time.Time) (StepStats, error) {
 // firstNonFiniteGrad names the first parameter tensor (llm.c order) whose gradient holds NaN
 // or Inf, or "" when the gradients cannot be read or are finite.
 func (t *Trainer) firstNonFiniteGrad() string {
-	g, err := tensor.ToHost(t.Model.Grads)
+	_, grads := t.lm.trainable()
+	g, err := tensor.ToHost(grads)
 	if err != nil {
 		return ""
 	}
-	return firstNonFinite(t.Model.Config, g)
+	return firstNonFinite(t.lm.trainableSpecs(), g)
 }
 
 // firstNonFinite names the first tensor of a flat parameter-shaped buffer holding NaN or Inf,
 // with the index inside it.
-func firstNonFinite(cfg gpt2.Config, flat []float32) string {
+func firstNonFinite(specs []tensorSpec, flat []float32) string {
 	off := 0
-	for _, s := range cfg.ParamSpecs() {
-		for i, v := range flat[off : off+s.Numel()] {
+	for _, s := range specs {
+		for i, v := range flat[off : off+s.numel] {
 			if !finite(v) {
-				return fmt.Sprintf("%s[%d] = %v", s.Name, i, v)
+				return fmt.Sprintf("%s[%d] = %v", s.name, i, v)
 			}
 		}
-		off += s.Numel()
+		off += s.numel
 	}
 	return ""
 }

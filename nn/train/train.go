@@ -1,6 +1,7 @@
 // Package train is the language-model training loop shared by the `vkgrad train` command and Go
-// programs: batches from nn/data, GPT-2 forward/backward, AdamW with a cosine schedule and
-// clipping, periodic validation, and checkpoints that resume bit for bit on the CPU.
+// programs: batches from nn/data, a GPT-2's or Llama-family model's forward and backward, AdamW
+// with a cosine schedule and clipping, periodic validation, and checkpoints that resume bit for
+// bit on the CPU.
 package train
 
 import (
@@ -15,6 +16,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -102,13 +104,17 @@ type StepStats struct {
 
 // Trainer owns a model, its optimizer and the data position.
 type Trainer struct {
-	Config     Config
-	Model      *gpt2.Model
+	Config Config
+	// Model is the GPT-2 being trained (nil for a Llama-family model: see Llama).
+	Model *gpt2.Model
+	// Llama is the Llama-family model being trained (NewLlama), nil for a GPT-2.
+	Llama      *llama.Model
 	Opt        *optim.AdamW
 	Train, Val *data.Loader
 	Step       int // steps taken
 	RNG        *rng.RNG
 
+	lm       model // Model or Llama
 	tape     *autograd.Tape
 	schedule optim.Cosine
 	// stats gathers the per-token losses and the gradient sum of squares on the device so a
@@ -128,31 +134,52 @@ type Trainer struct {
 // New builds a trainer for model m over tokens (already validated against the vocabulary by
 // the loader). source names the data in errors.
 func New(m *gpt2.Model, cfg Config, tokens []int32, source string) (*Trainer, error) {
+	t, err := newModelTrainer(gpt2Model{m}, cfg, tokens, source)
+	if err != nil {
+		return nil, err
+	}
+	t.Model = m
+	return t, nil
+}
+
+// NewLlama is New for a Llama-family model: every weight trains, or only its LoRA adapters
+// when it has them (llama.Model.EnableLoRA).
+func NewLlama(m *llama.Model, cfg Config, tokens []int32, source string) (*Trainer, error) {
+	t, err := newModelTrainer(llamaModel{m}, cfg, tokens, source)
+	if err != nil {
+		return nil, err
+	}
+	t.Llama = m
+	return t, nil
+}
+
+func newModelTrainer(m model, cfg Config, tokens []int32, source string) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Seq > m.Config.MaxSeqLen {
-		return nil, fmt.Errorf("seq %d exceeds the model's max_seq_len %d", cfg.Seq, m.Config.MaxSeqLen)
+	if cfg.Seq > m.maxSeqLen() {
+		return nil, fmt.Errorf("seq %d exceeds the model's context of %d", cfg.Seq, m.maxSeqLen())
 	}
-	train, val, err := data.NewLoaders(tokens, data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.Config.MaxSeqLen,
-		VocabSize: m.Config.VocabSize, ValFraction: cfg.ValFraction, ValMode: data.ValInterleaved,
+	train, val, err := data.NewLoaders(tokens, data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.maxSeqLen(),
+		VocabSize: m.vocabSize(), ValFraction: cfg.ValFraction, ValMode: data.ValInterleaved,
 		Seed: cfg.Seed, NoShuffle: cfg.NoShuffle, Source: source})
 	if err != nil {
 		return nil, err
 	}
-	if err := m.EnableGrads(); err != nil {
+	if err := m.enableGrads(); err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdamW(m.Backend, m.Config.NumParams(), cfg.adamW())
+	params, _ := m.trainable()
+	opt, err := optim.NewAdamW(m.backend(), params.Numel(), cfg.adamW())
 	if err != nil {
 		return nil, err
 	}
 	BT := cfg.Batch * cfg.Seq
-	stats, err := tensor.New(m.Backend, tensor.Float32, BT+1)
+	stats, err := tensor.New(m.backend(), tensor.Float32, BT+1)
 	if err != nil {
 		return nil, err
 	}
-	return &Trainer{Config: cfg, Model: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
+	return &Trainer{Config: cfg, lm: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
 		tape: autograd.NewTape(), schedule: optim.Cosine{MaxLR: cfg.LR, MinLR: cfg.MinLR, Warmup: cfg.Warmup, Total: cfg.Steps},
 		stats: stats, statLosses: stats.View(0, BT), statNorm: stats.View(BT, 1), hostStats: make([]float32, BT+1)}, nil
 }
@@ -164,22 +191,23 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 		return t.trainStepAccumulated()
 	}
 	start := time.Now()
-	m := t.Model
+	m := t.lm
+	params, grads := m.trainable()
 	BT := t.Config.Batch * t.Config.Seq
 	x, y := t.Train.Next()
 	if err := m.ForwardCrossEntropy(t.tape, x, y, t.Config.Batch, t.Config.Seq); err != nil {
 		t.tape.Reset()
 		return StepStats{}, err
 	}
-	m.ZeroGrad()
+	m.zeroGrad()
 	if err := m.Backward(t.tape); err != nil {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)
-	be := m.Backend
+	be := m.backend()
 	// Loss and gradient norm come back in one transfer, before the update: a non-finite value
 	// must never reach the weights.
-	be.SumSquares(t.Opt.GradSumSq(), m.Grads)
+	be.SumSquares(t.Opt.GradSumSq(), grads)
 	be.Copy(t.statLosses, m.Losses())
 	be.Copy(t.statNorm, t.Opt.GradSumSq())
 	if err := be.Download(t.hostStats, t.stats); err != nil {
@@ -191,7 +219,7 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	if !finite(loss) || !finite(norm) {
 		return t.nonFinite(stats, start)
 	}
-	t.Opt.UpdateMeasured(m.Params, m.Grads, lr)
+	t.Opt.UpdateMeasured(params, grads, lr)
 	t.Step++
 	t.skipsInARow = 0
 	stats.Seconds = time.Since(start).Seconds()
@@ -204,7 +232,7 @@ func (t *Trainer) Evaluate() (float32, error) {
 	if t.Val == nil {
 		return 0, fmt.Errorf("no validation split (val fraction is 0)")
 	}
-	return EvalLoss(t.Model, t.Val, t.Config.Batch, t.Config.Seq, t.Config.ValBatches)
+	return EvalLoss(t.lm, t.Val, t.Config.Batch, t.Config.Seq, t.Config.ValBatches)
 }
 
 // LossModel is a model whose mean cross-entropy EvalLoss measures: a GPT-2 or a Llama-family
@@ -246,13 +274,18 @@ const (
 // Save writes a checkpoint with the parameters, the optimizer moments, the step, the RNG and
 // the data position; written atomically by nn/checkpoint.
 func (t *Trainer) Save(path string) error {
-	m := t.Model
-	params, err := m.ParamsToHost()
+	m := t.lm
+	trained, _ := m.trainable()
+	host, err := tensor.ToHost(trained)
 	if err != nil {
 		return err
 	}
-	if bad := firstNonFinite(m.Config, params); bad != "" {
+	if bad := firstNonFinite(m.trainableSpecs(), host); bad != "" {
 		return fmt.Errorf("not saving %s: parameter %s is not finite; the last checkpoint is kept", path, bad)
+	}
+	params, err := m.stateParams()
+	if err != nil {
+		return err
 	}
 	am, err := tensor.ToHost(t.Opt.M)
 	if err != nil {
@@ -264,28 +297,29 @@ func (t *Trainer) Save(path string) error {
 	}
 	cfgJSON, _ := json.Marshal(t.Config)
 	loaderJSON, _ := json.Marshal(t.Train.State())
-	st := &checkpoint.State{Config: m.Config, Step: t.Step, Params: params, AdamM: am, AdamV: av,
+	st := &checkpoint.State{Step: t.Step, Params: params, AdamM: am, AdamV: av,
 		Optimizer: checkpoint.Optimizer{Name: "adamw", LR: float64(t.Config.LR), Beta1: float64(t.Opt.Config.Beta1),
 			Beta2: float64(t.Opt.Config.Beta2), Eps: float64(t.Opt.Config.Eps), WeightDecay: float64(t.Opt.Config.WeightDecay),
 			Extra: map[string]float64{"adam_step": float64(t.Opt.Step)}},
 		RNG:  t.RNG.State(),
 		Meta: map[string]string{metaTrainConfig: string(cfgJSON), metaLoader: string(loaderJSON)}}
+	m.describeIn(st)
 	return checkpoint.Save(path, st)
 }
 
 // Restore loads a checkpoint written by Save into a trainer built with the same model config
 // and data: parameters, moments, step, RNG and data position.
 func (t *Trainer) Restore(st *checkpoint.State, path string) error {
-	if st.Config != t.Model.Config {
-		return fmt.Errorf("%s: checkpoint model %v does not match %v", path, st.Config, t.Model.Config)
+	if err := t.lm.matches(st); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if st.AdamM == nil || st.AdamV == nil {
 		return fmt.Errorf("%s: checkpoint has no optimizer state to resume from", path)
 	}
-	if err := t.Model.SetParams(st.Params); err != nil {
-		return err
+	if err := t.lm.setStateParams(st.Params); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	be := t.Model.Backend
+	be := t.lm.backend()
 	if err := be.Upload(t.Opt.M, st.AdamM); err != nil {
 		return err
 	}
