@@ -59,7 +59,7 @@ func (m gpt2Model) trainableSpecs() []tensorSpec {
 	return out
 }
 
-func (m gpt2Model) stateParams() ([]float32, error)   { return m.ParamsToHost() }
+func (m gpt2Model) stateParams() ([]float32, error)  { return m.ParamsToHost() }
 func (m gpt2Model) setStateParams(v []float32) error { return m.SetParams(v) }
 func (m gpt2Model) describeIn(st *checkpoint.State)  { st.Config = m.Config }
 
