@@ -51,8 +51,8 @@ func init() {
 			}
 			cfg := train.Config{Batch: B, Seq: T, Seed: 1}
 			valFraction := 0.0
-			if df.Path == "" && m.tok.Tokenizer != nil {
-				return fmt.Errorf("--data is required for a Llama-family model: the text to evaluate on")
+			if df.Path == "" && m.loaded == nil {
+				return fmt.Errorf("--data is required for a Hugging Face directory: the text to evaluate on")
 			}
 			if df.Path == "" {
 				l := m.loaded

@@ -187,7 +187,38 @@ func TestEvalAQwenDirectory(t *testing.T) {
 	if want := math.Log(151669); math.Abs(losses[0]-want) > 0.05 || losses[1] != losses[0] {
 		t.Errorf("losses %v, want about ln(151669) = %.3f both times", losses, want)
 	}
-	if _, err := runCLI("eval", "--model", model, "--device", "cpu"); err == nil || !strings.Contains(err.Error(), "--data") {
+	if _, err := runCLI("eval", "--model", model, "--device", "cpu"); err == nil || !strings.Contains(err.Error(), "--data is required") {
 		t.Errorf("eval without --data: %v", err)
+	}
+}
+
+// train continues pretraining a Qwen directory on text in its own tokenizer: stopped, resumed,
+// and evaluated from its run directory; --preset qwen3-tiny trains a random one over GPT-2's.
+func TestTrainAQwenDirectory(t *testing.T) {
+	model := chatModel(t)
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("The quick brown fox jumps over the lazy dog.\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	common := []string{"--device", "cpu", "-q", "--cache-dir", filepath.Join(dir, "cache")}
+	if o, err := runCLI(append([]string{"train", "--init", model, "--data", text, "--steps", "4", "--batch", "2", "--seq", "16",
+		"--val-fraction", "0.2", "--run-dir", run, "--stop-at", "2"}, common...)...); err != nil {
+		t.Fatalf("train: %v\n%s", err, o)
+	}
+	if o, err := runCLI(append([]string{"train", "--resume", run}, common...)...); err != nil {
+		t.Fatalf("train --resume: %v\n%s", err, o)
+	}
+	st, err := checkpoint.Peek(filepath.Join(run, "checkpoint.safetensors"))
+	if err != nil || st.Llama == nil || st.Step != 4 {
+		t.Fatalf("checkpoint %v at step %v: %v", st != nil && st.Llama != nil, st.Step, err)
+	}
+	if o, err := runCLI(append([]string{"eval", "--model", run}, common...)...); err != nil || !strings.Contains(o, "validation split") {
+		t.Fatalf("eval of the run: %v\n%s", err, o)
+	}
+	if o, err := runCLI(append([]string{"train", "--preset", "qwen3-tiny", "--data", text, "--steps", "1", "--batch", "2", "--seq", "16",
+		"--val-fraction", "0.2", "--run-dir", filepath.Join(dir, "preset")}, common...)...); err != nil {
+		t.Fatalf("train --preset qwen3-tiny: %v\n%s", err, o)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
@@ -43,6 +44,7 @@ type trainFlags struct {
 	cfg            train.Config
 	data           dataFlags
 	preset, init   string
+	hfDir          string // a resumed Llama-family run's tokenizer directory
 	runDir, resume string
 	loopOpts       trainRun
 	stopAt         int
@@ -86,8 +88,8 @@ func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.data.Path, "data", f.data.Path, "training text: a file, a folder, or an llm.c token file (default: the Go standard library sources of the running Go)")
 	fs.StringSliceVar(&f.data.Ext, "ext", f.data.Ext, "with a folder, read only files with these extensions, e.g. .txt,.md (default: all; .go for the default corpus)")
 	fs.Int64Var(&f.data.MaxBytes, "max-bytes", f.data.MaxBytes, "read at most this many bytes of text (0: all; 16 MiB for the default corpus)")
-	fs.StringVar(&f.preset, "preset", f.preset, "model shape for a new model: "+strings.Join(gpt2.PresetNames(), ", "))
-	fs.StringVar(&f.init, "init", f.init, "start from this model (vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory) instead of a random one")
+	fs.StringVar(&f.preset, "preset", f.preset, "model shape for a new model: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
+	fs.StringVar(&f.init, "init", f.init, "start from this model (vkgrad or llm.c checkpoint, Hugging Face GPT-2 model.safetensors, a Llama/Qwen Hugging Face directory, or a run directory) instead of a random one")
 	fs.StringVar(&f.resume, "resume", "", "continue an interrupted run from its directory (same data, optimizer state and position)")
 	fs.StringVar(&f.runDir, "run-dir", "", "where to write the checkpoint, metrics and config (default: runs/<preset>-<time>)")
 	fs.IntVar(&f.cfg.Batch, "batch", f.cfg.Batch, "sequences per micro-batch (per step without --micro-batches)")
@@ -118,11 +120,15 @@ func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
 
 // runMeta is written as config.json in the run directory.
 type runMeta struct {
-	Model gpt2.Config  `json:"model"`
-	Train train.Config `json:"train"`
-	Data  dataFlags    `json:"data"`
-	Init  string       `json:"init,omitempty"`
-	Run   *trainRun    `json:"run,omitempty"` // absent in runs saved before it was
+	Model gpt2.Config `json:"model"`
+	// Llama is set, and Model unused, for a Llama-family model; HFDir is the Hugging Face
+	// directory its tokenizer comes from ("" for GPT-2's).
+	Llama *llama.Config `json:"llama,omitempty"`
+	HFDir string        `json:"hf_dir,omitempty"`
+	Train train.Config  `json:"train"`
+	Data  dataFlags     `json:"data"`
+	Init  string        `json:"init,omitempty"`
+	Run   *trainRun     `json:"run,omitempty"` // absent in runs saved before it was
 }
 
 func (f *trainFlags) run(args []string) (err error) {
@@ -174,8 +180,14 @@ func (f *trainFlags) run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := checkSamplePrompt(f.loopOpts, m.Config); err != nil {
-		return err
+	if m.gpt2 == nil && f.loopOpts.SampleTokens > 0 {
+		log.Info().Msg("no sample at the end of a Llama-family run: export it and use vkgrad sample --model")
+		f.loopOpts.SampleTokens = 0
+	}
+	if m.gpt2 != nil {
+		if err := checkSamplePrompt(f.loopOpts, m.gpt2.Config); err != nil {
+			return err
+		}
 	}
 	if f.runDir == "" {
 		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
@@ -187,7 +199,7 @@ func (f *trainFlags) run(args []string) (err error) {
 	} else if err := cl.barrier(); err != nil { // rank 0 tokenises into the cache first
 		return err
 	}
-	tokens, source, err := f.loadData(log)
+	tokens, source, err := f.loadData(m.tok, log)
 	if err != nil {
 		return err
 	}
@@ -196,7 +208,7 @@ func (f *trainFlags) run(args []string) (err error) {
 			return err
 		}
 	}
-	tr, err := train.New(m, f.cfg, tokens, source)
+	tr, err := m.newTrainer(f.cfg, tokens, source)
 	if err != nil {
 		return err
 	}
@@ -214,7 +226,12 @@ func (f *trainFlags) run(args []string) (err error) {
 	if !cl.main() {
 		return f.loop(tr, log, zerolog.Nop())
 	}
-	meta := runMeta{Model: m.Config, Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts}
+	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.hfDir}
+	if m.llama != nil {
+		meta.Llama = &m.llama.Config
+	} else {
+		meta.Model = m.gpt2.Config
+	}
 	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
@@ -242,7 +259,7 @@ func (f *trainFlags) run(args []string) (err error) {
 			err = fmt.Errorf("metrics: %w", cerr)
 		}
 	}()
-	log.Info().Str("model", m.Config.String()).Str("params", humanCount(m.Config.NumParams())).
+	log.Info().Str("model", m.describe()).Str("params", humanCount(m.numParams())).
 		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
 	return f.loop(tr, log, metrics)
 }
@@ -279,6 +296,7 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 	if err := f.adoptSaved(saved, meta, l.State.Step); err != nil {
 		return nil, fmt.Errorf("--resume %s: %w", f.resume, err)
 	}
+	f.hfDir = meta.HFDir
 	if f.runDir == "" {
 		f.runDir = filepath.Dir(l.Path)
 	}
@@ -326,44 +344,59 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 	return nil
 }
 
-func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (*gpt2.Model, error) {
+func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
+	if resumed != nil && resumed.Llama != nil {
+		m, err := newLlamaOfState(be, resumed) // the optimizer state comes in Restore
+		if err != nil {
+			return trainModel{}, err
+		}
+		return llamaTrainModel(m, f.hfDir)
+	}
 	if resumed != nil {
 		if err := f.checkMemory(be, resumed.Config, log); err != nil {
-			return nil, err
+			return trainModel{}, err
 		}
-		return gpt2.New(be, resumed.Config) // parameters come with the optimizer state in Restore
+		m, err := gpt2.New(be, resumed.Config) // parameters come with the optimizer state in Restore
+		return trainModel{gpt2: m}, err
+	}
+	if tm, ok, err := f.llamaModel(be, log); ok || err != nil {
+		if err == nil && f.dryRun {
+			fmt.Fprintf(stdout, "%s: %s parameters; the memory estimate covers GPT-2 models only\n", tm.describe(), humanCount(tm.numParams()))
+			return tm, errDryRun
+		}
+		return tm, err
 	}
 	if f.init != "" {
 		l, err := load.Read(f.init)
 		if err != nil {
-			return nil, fmt.Errorf("--init: %w", err)
+			return trainModel{}, fmt.Errorf("--init: %w", err)
 		}
 		if err := f.checkMemory(be, l.Config, log); err != nil {
-			return nil, err
+			return trainModel{}, err
 		}
 		m, err := gpt2.New(be, l.Config)
 		if err != nil {
-			return nil, fmt.Errorf("--init %s: %w", l.Path, err)
+			return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
 		}
 		if err := m.SetParams(l.Params); err != nil {
-			return nil, fmt.Errorf("--init %s: %w", l.Path, err)
+			return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
 		}
 		f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
 		log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-		return m, nil
+		return trainModel{gpt2: m}, nil
 	}
 	cfg, err := gpt2.Preset(f.preset)
 	if err != nil {
-		return nil, fmt.Errorf("--preset: %w", err)
+		return trainModel{}, fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
 	}
 	if err := f.checkMemory(be, cfg, log); err != nil {
-		return nil, err
+		return trainModel{}, err
 	}
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
-		return nil, err
+		return trainModel{}, err
 	}
-	return m, m.InitRandom(f.cfg.Seed)
+	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
 }
 
 // errDryRun stops a --dry-run after the footprint is printed.
@@ -405,12 +438,12 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 		gpt2.HumanBytes(fp.Total()), be.Name(), gpt2.HumanBytes(int64(budget)), source, advice)
 }
 
-func (f *trainFlags) loadData(log zerolog.Logger) ([]int32, string, error) {
+func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
 	dir, err := tokenCacheDir(f.cacheDir)
 	if err != nil {
 		return nil, "", err
 	}
-	return loadCorpus(f.data, dir, data.LoadOptions{}, log)
+	return loadCorpus(f.data, dir, tok, log)
 }
 
 // metricsErr is the first error writing metrics (nil on ranks that write none).
@@ -591,7 +624,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
 			100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
 	}
-	if f.loopOpts.SampleTokens > 0 {
+	if f.loopOpts.SampleTokens > 0 && tr.Model != nil {
 		res, err := generateText(tr.Model, f.runDir, f.loopOpts.SamplePrompt, f.loopOpts.SampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("sampling: %w", err)
