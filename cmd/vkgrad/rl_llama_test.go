@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // writeChatDataset writes a small conversational dataset: questions as messages, answers to
@@ -220,5 +223,21 @@ func TestTrainAQwenDirectory(t *testing.T) {
 	if o, err := runCLI(append([]string{"train", "--preset", "qwen3-tiny", "--data", text, "--steps", "1", "--batch", "2", "--seq", "16",
 		"--val-fraction", "0.2", "--run-dir", filepath.Join(dir, "preset")}, common...)...); err != nil {
 		t.Fatalf("train --preset qwen3-tiny: %v\n%s", err, o)
+	}
+}
+
+// train --dry-run prints a Llama-family run's memory, the estimate nn/llama makes.
+func TestTrainDryRunLlama(t *testing.T) {
+	out, err := runCLI("train", "--preset", "qwen3-tiny", "--batch", "2", "--seq", "32", "--dry-run", "--device", "cpu", "-q")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	cfg, _ := llama.Preset("qwen3-tiny")
+	f, err := llama.EstimateFootprint(cpu.New(), cfg, 2, 32, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "total " + gpt2.HumanBytes(f.Total()); !strings.Contains(out, want) || !strings.Contains(out, "activations") {
+		t.Errorf("dry run %q lacks %q", out, want)
 	}
 }

@@ -360,11 +360,10 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 		return trainModel{gpt2: m}, err
 	}
 	if tm, ok, err := f.llamaModel(be, log); ok || err != nil {
-		if err == nil && f.dryRun {
-			fmt.Fprintf(stdout, "%s: %s parameters; the memory estimate covers GPT-2 models only\n", tm.describe(), humanCount(tm.numParams()))
-			return tm, errDryRun
+		if err != nil {
+			return tm, err
 		}
-		return tm, err
+		return tm, f.checkLlamaMemory(be, tm.llama, log)
 	}
 	if f.init != "" {
 		l, err := load.Read(f.init)
@@ -436,6 +435,35 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 	}
 	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
 		gpt2.HumanBytes(fp.Total()), be.Name(), gpt2.HumanBytes(int64(budget)), source, advice)
+}
+
+// checkLlamaMemory logs (or with --dry-run prints) the memory a Llama-family run needs against
+// what is available, and refuses a run that cannot fit.
+func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zerolog.Logger) error {
+	var lo *llama.LoRAConfig
+	if c, ok := m.LoRA(); ok {
+		lo = &c
+	}
+	fp, err := llama.EstimateFootprint(be, m.Config, f.cfg.Batch, f.cfg.Seq, true, lo)
+	if err != nil {
+		return fmt.Errorf("--batch %d --seq %d: %w", f.cfg.Batch, f.cfg.Seq, err)
+	}
+	h := gpt2.HumanBytes
+	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
+		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), h(fp.Total()))
+	budget, source, known := device.Budget(be)
+	if known {
+		line += fmt.Sprintf(" of %s available (%s)", h(int64(budget)), source)
+	}
+	if f.dryRun {
+		fmt.Fprintln(stdout, line)
+		return errDryRun
+	}
+	log.Info().Msg(line)
+	if known && fp.Total() > int64(budget) {
+		return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): use a smaller --batch with --micro-batches, or a shorter --seq", f.cfg.Batch, f.cfg.Seq, h(fp.Total()), be.Name(), h(int64(budget)), source)
+	}
+	return nil
 }
 
 func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {

@@ -33,14 +33,25 @@ type layerActs struct {
 	loraIn                                                                     map[string]*loraInput // by input, with dropout
 }
 
-// alloc hands out activation tensors, remembering them for Free.
+// alloc hands out activation tensors, remembering them for Free; counting, it only adds up the
+// bytes they would take (EstimateFootprint).
 type alloc struct {
-	a   *activations
-	be  tensor.Backend
-	err error
+	a        *activations
+	be       tensor.Backend
+	err      error
+	counting bool
+	bytes    int64
 }
 
 func (al *alloc) v(shape ...int) *autograd.Var {
+	if al.counting {
+		n := 4 * int64(tensor.Shape(shape).Numel())
+		if al.a.withGrad {
+			n *= 2
+		}
+		al.bytes += n
+		return nil
+	}
 	if al.err != nil {
 		return nil
 	}
@@ -54,6 +65,10 @@ func (al *alloc) v(shape ...int) *autograd.Var {
 }
 
 func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
+	if al.counting {
+		al.bytes += 4 * int64(tensor.Shape(shape).Numel()) // float32 and int32 alike
+		return nil
+	}
 	if al.err != nil {
 		return nil
 	}
@@ -82,6 +97,17 @@ func loraInputOf(module string) string {
 func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora) (*activations, error) {
 	a := &activations{B: B, T: T, withGrad: withGrad, hostLosses: make([]float32, B*T)}
 	al := &alloc{a: a, be: be}
+	a.layout(al, c, lo)
+	if al.err != nil {
+		a.free(be)
+		return nil, al.err
+	}
+	return a, nil
+}
+
+// layout hands out every activation of a (B, T) batch from al.
+func (a *activations) layout(al *alloc, c Config, lo *lora) {
+	B, T, be, withGrad := a.B, a.T, al.be, a.withGrad
 	N, C, H, KV, D, I := B*T, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
 	attSaved, attScratch := be.AttentionSaved(B, T, H)
 	a.inputs, a.targets = al.t(tensor.Int32, N), al.t(tensor.Int32, N)
@@ -108,11 +134,6 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 	a.final, a.finalRstd = al.v(N, C), al.t(tensor.Float32, N)
 	a.losses = al.v(N)
 	a.attScratch = al.t(tensor.Float32, attScratch)
-	if al.err != nil {
-		a.free(be)
-		return nil, al.err
-	}
-	return a, nil
 }
 
 // zeroGrads clears every activation gradient before a backward pass.

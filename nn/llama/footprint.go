@@ -1,0 +1,57 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Footprint is the device memory a model needs for a (B, T) batch, in bytes.
+type Footprint struct {
+	B, T     int
+	Training bool
+	// Params are the weights (and adapters), Grads and Optimizer (AdamW's two moments) those of
+	// what trains: every weight, or the adapters.
+	Params, Grads, Optimizer int64
+	// Activations are the forward values (and their gradients when training), the lm head's
+	// chunk buffers and the rotary table.
+	Activations int64
+}
+
+// Total is the sum of the parts.
+func (f Footprint) Total() int64 { return f.Params + f.Grads + f.Optimizer + f.Activations }
+
+// EstimateFootprint adds up what training (or, with training false, a forward pass) of c at
+// (B, T) allocates on be, with LoRA adapters when lo is set: the same layout the model uses,
+// counted instead of allocated.
+func EstimateFootprint(be tensor.Backend, c Config, B, T int, training bool, lo *LoRAConfig) (Footprint, error) {
+	if err := c.Validate(); err != nil {
+		return Footprint{}, err
+	}
+	if B <= 0 || T <= 0 || c.MaxPositions > 0 && T > c.MaxPositions {
+		return Footprint{}, fmt.Errorf("llama: footprint of B=%d T=%d: want B >= 1 and 1 <= T <= %d", B, T, c.MaxPositions)
+	}
+	f := Footprint{B: B, T: T, Training: training, Params: 4 * int64(c.NumParams())}
+	trained := f.Params
+	var adapters *lora
+	if lo != nil {
+		if err := lo.Validate(); err != nil {
+			return Footprint{}, err
+		}
+		n := 0
+		for _, s := range c.LoRASpecs(*lo) {
+			n += s.Numel()
+		}
+		trained = 4 * int64(n)
+		f.Params += trained
+		adapters = &lora{cfg: *lo}
+	}
+	if training {
+		f.Grads, f.Optimizer = trained, 2*trained
+	}
+	al := &alloc{a: &activations{B: B, T: T, withGrad: training}, be: be, counting: true}
+	al.a.layout(al, c, adapters)
+	rows := max(1, min(B*T, headBudget/c.Vocab))
+	f.Activations = al.bytes + 2*4*int64(rows*c.Vocab) + 4*int64(T*c.HeadDim)
+	return f, nil
+}
