@@ -78,7 +78,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start)}
+	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start), Completions: completionsOf(ro, rb)}
 	m := map[string]float64{}
 	sb, _, err := t.batchFor(ro, m)
 	if err != nil {

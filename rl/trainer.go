@@ -115,6 +115,29 @@ type StepReport struct {
 	Warnings []string
 	// Seconds is the step's wall time, RolloutSeconds the sampling part of it.
 	Seconds, RolloutSeconds float64
+	// Completions are the step's sampled completions with their rewards, in rollout order.
+	Completions []Completion
+}
+
+// Completion is one sampled completion and how it was scored.
+type Completion struct {
+	Prompt     string             `json:"prompt"`
+	Completion string             `json:"completion"`
+	Reward     float64            `json:"reward"`
+	Rewards    map[string]float64 `json:"rewards"` // each term's unweighted score
+}
+
+// completionsOf pairs a rollout's prompts and texts with their rewards.
+func completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
+	out := make([]Completion, len(ro.Texts))
+	for i := range out {
+		terms := make(map[string]float64, len(rb.PerReward))
+		for k, v := range rb.PerReward {
+			terms[k] = v[i]
+		}
+		out[i] = Completion{Prompt: ro.Prompts[i].Text, Completion: ro.Texts[i], Reward: rb.Total[i], Rewards: terms}
+	}
+	return out
 }
 
 // core is what the GRPO and PPO trainers share: the policy, its optimizer, the reference,

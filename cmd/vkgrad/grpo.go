@@ -129,6 +129,10 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 			bar.Clear()
 		}
 		rl.WriteMetrics(r.metrics, r.log, kind, rep)
+		if err := r.completions.write(rep.Step, rep.Completions); err != nil {
+			bar.Clear()
+			return err
+		}
 		rs.summary.Add(rep)
 		bar.Update(rep.Step, fmt.Sprintf("reward %.3f | kl %.4f", rep.Metrics["reward_mean"], rep.Metrics["kl_mean"]))
 		if rep.Action == rl.Stop {

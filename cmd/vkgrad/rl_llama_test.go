@@ -53,7 +53,7 @@ func TestSFTThenGRPOOnAQwenDirectory(t *testing.T) {
 		t.Fatalf("sft config.json: %s (%v)", raw, err)
 	}
 	grpoArgs := append([]string{"grpo", "--init", sft, "--run-dir", grpo, "--steps", "2", "--prompts", "2", "--group-size", "2",
-		"--max-new-tokens", "4", "--reward", "exact:1,length:0.1", "--target-length", "2"}, common...)
+		"--max-new-tokens", "4", "--reward", "exact:1,length:0.1", "--target-length", "2", "--log-completions", "3"}, common...)
 	if o, err := runCLI(append(grpoArgs, "--stop-at", "1")...); err != nil {
 		t.Fatalf("grpo: %v\n%s", err, o)
 	}
@@ -69,6 +69,24 @@ func TestSFTThenGRPOOnAQwenDirectory(t *testing.T) {
 	}
 	if n := len(metricLines(t, grpo, "grpo")); n != 2 {
 		t.Fatalf("grpo wrote %d step lines over the stop and resume, want 2", n)
+	}
+	raw, err = os.ReadFile(filepath.Join(grpo, "completions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var last struct {
+		Step       int                `json:"step"`
+		Prompt     string             `json:"prompt"`
+		Completion *string            `json:"completion"`
+		Reward     *float64           `json:"reward"`
+		Rewards    map[string]float64 `json:"rewards"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 6 || last.Step != 2 || !strings.Contains(last.Prompt, "<|im_start|>user") || last.Completion == nil || last.Reward == nil || len(last.Rewards) != 2 {
+		t.Fatalf("completions.jsonl: %d lines (want 3 a step over 2 steps), the last %s", len(lines), lines[len(lines)-1])
 	}
 	if o, err := runCLI("export", "--model", grpo, "--out", out); err != nil {
 		t.Fatalf("export: %v\n%s", err, o)

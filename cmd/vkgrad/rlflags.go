@@ -277,6 +277,7 @@ type rlRun struct {
 	log, metrics zerolog.Logger
 	closeMetrics func(failed bool)
 	metricsOut   *metricsWriter
+	completions  *completionLog
 	held         *heldRun // the run directory, owned for the run's life
 	overwrite    bool
 	reportTo     []string
@@ -305,6 +306,9 @@ type runOptions struct {
 	StopAt int `json:"stop_at,omitempty"`
 	// Resume is the run directory (or checkpoint) this invocation continued, if any.
 	Resume string `json:"resume,omitempty"`
+	// LogCompletions writes this many sampled completions a step, with their rewards, to
+	// completions.jsonl (grpo and ppo).
+	LogCompletions int `json:"log_completions,omitempty"`
 }
 
 func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
@@ -317,14 +321,15 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.BoolVar(&r.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 	addLoRAFlags(fs, &r.lora)
+	fs.IntVar(&r.opts.LogCompletions, "log-completions", 0, "grpo, ppo: write this many sampled completions a step, with their rewards, to completions.jsonl in the run directory")
 }
 
 // start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
 // run's own settings replace the flags first (see loadResume, which spec drives).
 func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error {
 	r.log = r.common.logger()
-	if r.opts.EvalEvery < 0 || r.opts.SaveEvery < 0 || r.opts.StopAt < 0 {
-		return fmt.Errorf("--eval-every %d, --save-every %d, --stop-at %d: want >= 0", r.opts.EvalEvery, r.opts.SaveEvery, r.opts.StopAt)
+	if r.opts.EvalEvery < 0 || r.opts.SaveEvery < 0 || r.opts.StopAt < 0 || r.opts.LogCompletions < 0 {
+		return fmt.Errorf("--eval-every %d, --save-every %d, --stop-at %d, --log-completions %d: want >= 0", r.opts.EvalEvery, r.opts.SaveEvery, r.opts.StopAt, r.opts.LogCompletions)
 	}
 	if r.opts.Resume != "" {
 		var err error
@@ -377,9 +382,22 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 		r.held.release(true)
 		return err
 	}
+	resumedStep := 0
+	if r.resumed != nil {
+		resumedStep = r.resumed.State.Step
+	}
+	if r.completions, err = openCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
+		r.metricsOut.Close()
+		r.setup.close()
+		r.held.release(true)
+		return fmt.Errorf("--log-completions: %w", err)
+	}
 	r.closeMetrics = func(failed bool) {
 		if err := r.metricsOut.Close(); err != nil {
 			r.log.Error().Err(err).Msg("metrics")
+		}
+		if err := r.completions.close(); err != nil {
+			r.log.Error().Err(err).Msg("completions")
 		}
 		r.setup.close()
 		r.held.release(failed)

@@ -118,6 +118,9 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 		if _, ok := given["save-every"]; !ok {
 			r.opts.SaveEvery = o.SaveEvery
 		}
+		if _, ok := given["log-completions"]; !ok {
+			r.opts.LogCompletions = o.LogCompletions
+		}
 	}
 	if err := spec.decode(meta.Config); err != nil {
 		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
@@ -239,6 +242,9 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	}
 	path := filepath.Join(r.runDir, load.RunCheckpoint)
 	if err := checkpoint.Save(path, st); err != nil {
+		return path, err
+	}
+	if err := r.completions.sync(); err != nil {
 		return path, err
 	}
 	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/vkgrad/vkgrad/rl"
+)
+
+// completionsFile is completions.jsonl: --log-completions N sampled completions per step, each
+// a JSON line with the step, the prompt, the completion and its rewards.
+const completionsFile = "completions.jsonl"
+
+// completionLog appends a run's sampled completions; nil logs nothing.
+type completionLog struct {
+	f *os.File
+	n int
+}
+
+// openCompletionLog opens dir/completions.jsonl for n completions a step (nil when n is 0); a
+// resumed run drops the lines of steps after its checkpoint first.
+func openCompletionLog(dir string, n, resumedStep int, resumed bool) (*completionLog, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	path := filepath.Join(dir, completionsFile)
+	if resumed {
+		if _, err := trimMetrics(path, resumedStep); err != nil {
+			return nil, err
+		}
+	}
+	flag := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if !resumed {
+		flag |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &completionLog{f: f, n: n}, nil
+}
+
+// write logs the first n completions of a step, one whole line each.
+func (l *completionLog) write(step int, cs []rl.Completion) error {
+	if l == nil {
+		return nil
+	}
+	for _, c := range cs[:min(l.n, len(cs))] {
+		raw, err := json.Marshal(struct {
+			Step int `json:"step"`
+			rl.Completion
+		}{step, c})
+		if err != nil {
+			return err
+		}
+		if _, err := l.f.Write(append(raw, '\n')); err != nil {
+			return fmt.Errorf("writing %s: %w", l.f.Name(), err)
+		}
+	}
+	return nil
+}
+
+func (l *completionLog) sync() error {
+	if l == nil {
+		return nil
+	}
+	return l.f.Sync()
+}
+
+func (l *completionLog) close() error {
+	if l == nil {
+		return nil
+	}
+	return l.f.Close()
+}
