@@ -90,6 +90,32 @@ func (s *Summary) Table(w io.Writer) {
 		fmt.Fprintf(w, "%-26s %11.4g %11.4g %11.4g %11.4g %11.4g\n", k, s.first[k], s.last[k], s.sum[k]/float64(s.n[k]), s.min[k], s.max[k])
 	}
 	fmt.Fprintf(w, "steps %d: %d applied, %d skipped, %d stopped\n", s.steps, s.actions[Proceed], s.actions[Skip], s.actions[Stop])
+	var notes []string
+	for _, k := range s.keys {
+		if note, ok := MetricNotes[k]; ok && s.n[k] > 0 {
+			notes = append(notes, fmt.Sprintf("  %-24s %s", k, note))
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "what vkgrad's own diagnostics say:")
+		fmt.Fprintln(w, strings.Join(notes, "\n"))
+	}
+}
+
+// MetricNotes explain, in a line each, the diagnostics vkgrad adds to the usual RL metrics.
+var MetricNotes = map[string]string{
+	"frac_reward_zero_std":   "share of groups whose completions all scored alike: no learning signal there",
+	"kl_share":               "the KL term's share of the loss; near 1 the penalty, not the reward, drives the update",
+	"truncated_fraction":     "share of completions cut at --max-new-tokens without an EOS",
+	"active_fraction":        "share of tokens whose ratio is inside the clip range (low: the step is too large or log-probs are stale)",
+	"clip_ratio_region_mean": "share of tokens clipped, low side or high",
+	"ratio_p50":              "median policy/old probability ratio over the tokens; 1 on the first update of a batch",
+	"advantage_std":          "spread of the advantages; 0 means every update is empty",
+	"loss_token_fraction":    "share of response tokens the loss counts (forced template tokens are left out)",
+	"token_alignment":        "share of trained tokens equal to the sampled ones; below 1 the loss trains on other tokens",
+	"logp_mismatch_max":      "largest gap between sampling-time and training-time log-probs (float rounding when on-policy)",
+	"explained_variance":     "how much of the returns' variance the value head explains (1 perfect, <= 0 no better than a constant)",
+	"vf_clipfrac":            "share of tokens where the clipped value loss was the larger",
 }
 
 // summaryJSON is a Summary's saved form (for a checkpoint, so a resumed run's table covers the
