@@ -24,8 +24,9 @@ import (
 	"github.com/vkgrad/vkgrad/vk"
 )
 
-func init() {
-	register("bench", "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", func(fs *pflag.FlagSet) func([]string) error {
+// benchCommand is `vkgrad bench`.
+func benchCommand() command {
+	return command{name: "bench", summary: "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		common := addCommonFlags(fs)
 		var (
 			preset        string
@@ -117,7 +118,7 @@ func init() {
 			printBench(report)
 			return nil
 		}
-	})
+	}}
 }
 
 // llamaPreset returns a Llama-family preset's shape when name is one.

@@ -11,8 +11,9 @@ import (
 	"github.com/vkgrad/vkgrad/vk"
 )
 
-func init() {
-	register("devices", "list the CPU and every Vulkan device, and which one --device auto picks", func(fs *pflag.FlagSet) func([]string) error {
+// devicesCommand is `vkgrad devices`.
+func devicesCommand() command {
+	return command{name: "devices", summary: "list the CPU and every Vulkan device, and which one --device auto picks", setup: func(fs *pflag.FlagSet) func([]string) error {
 		asJSON := fs.Bool("json", false, "print the Vulkan devices as JSON")
 		return func(args []string) error {
 			if len(args) > 0 {
@@ -41,5 +42,5 @@ func init() {
 			fmt.Fprintf(stdout, "--device auto -> %s: %s\n", b.Name(), reason)
 			return nil
 		}
-	})
+	}}
 }

@@ -20,8 +20,9 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-func init() {
-	register("eval", "report a model's loss and perplexity on held-out data", func(fs *pflag.FlagSet) func([]string) error {
+// evalCommand is `vkgrad eval`.
+func evalCommand() command {
+	return command{name: "eval", summary: "report a model's loss and perplexity on held-out data", setup: func(fs *pflag.FlagSet) func([]string) error {
 		common := addCommonFlags(fs)
 		var (
 			model    string
@@ -107,7 +108,7 @@ func init() {
 			fmt.Fprintf(stdout, "%s on %s (%s): loss %.4f, perplexity %.2f\n", m.path, source, which, loss, math.Exp(float64(loss)))
 			return nil
 		}
-	})
+	}}
 }
 
 // evalModel is a model eval measures, of either family, with the tokenizer its text needs.

@@ -16,8 +16,9 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
-func init() {
-	register("export", "write a model's weights in another format: a Hugging Face directory or an llm.c checkpoint", func(fs *pflag.FlagSet) func([]string) error {
+// exportCommand is `vkgrad export`.
+func exportCommand() command {
+	return command{name: "export", summary: "write a model's weights in another format: a Hugging Face directory or an llm.c checkpoint", setup: func(fs *pflag.FlagSet) func([]string) error {
 		model := fs.String("model", "", "model to export: a run directory, a checkpoint, an llm.c file, or a Hugging Face directory")
 		format := fs.String("format", "hf", "hf (a Hugging Face directory: config.json and model.safetensors) or llmc (an llm.c checkpoint file; GPT-2 only)")
 		out := fs.String("out", "", "where to write: a directory for hf, a file for llmc")
@@ -35,7 +36,7 @@ func init() {
 			fmt.Fprintf(stdout, "wrote %s (%s, %s)\n", *out, *format, *dtype)
 			return nil
 		}
-	})
+	}}
 }
 
 // export converts one model; a Llama-family directory goes through nn/llama, anything else

@@ -41,8 +41,9 @@ func addGRPOFlags(fs *pflag.FlagSet, c *rl.GRPOConfig) {
 	fs.StringVar((*string)(&c.KLCapAction), "kl-cap-action", string(c.KLCapAction), "past the cap: skip the step or stop training")
 }
 
-func init() {
-	register("grpo", "RL fine-tuning with GRPO on a built-in task (start from a vkgrad sft run)", func(fs *pflag.FlagSet) func([]string) error {
+// grpoCommand is `vkgrad grpo`.
+func grpoCommand() command {
+	return command{name: "grpo", summary: "RL fine-tuning with GRPO on a built-in task or a --dataset with rewards (from an sft run or a Llama/Qwen directory)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		r := &rlRun{tasks: defaultTaskFlags()}
 		cfg := defaultGRPOConfig()
 		r.common = addCommonFlags(fs)
@@ -78,7 +79,7 @@ func init() {
 			}
 			return r.loop("grpo", tr, cfg.Train.Steps)
 		}
-	})
+	}}
 }
 
 // rlTrainer is what the grpo and ppo commands drive.

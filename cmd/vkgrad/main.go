@@ -1,4 +1,5 @@
-// Command vkgrad trains, samples, evaluates and verifies GPT-2 models on the CPU or any Vulkan GPU.
+// Command vkgrad trains, fine-tunes (SFT, GRPO, PPO), samples, evaluates and verifies GPT-2 and
+// Llama-family models on the CPU or any Vulkan GPU.
 package main
 
 import (
@@ -6,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -14,32 +14,49 @@ import (
 
 // command is one subcommand: its flags are registered on fs by setup, which returns the action.
 type command struct {
-	summary string
-	setup   func(fs *pflag.FlagSet) func(args []string) error
+	name, summary string
+	setup         func(fs *pflag.FlagSet) func(args []string) error
 }
 
-var commands = map[string]command{}
+// commands are vkgrad's subcommands, in the order the help lists them: training, fine-tuning,
+// using a model, then tools.
+var commands = []command{
+	trainCommand(),
+	sftCommand(),
+	grpoCommand(),
+	ppoCommand(),
+	sampleCommand(),
+	evalCommand(),
+	exportCommand(),
+	tokenizeCommand(),
+	plotCommand(),
+	benchCommand(),
+	verifyCommand(),
+	devicesCommand(),
+	versionCommand(),
+}
 
-func register(name, summary string, setup func(fs *pflag.FlagSet) func(args []string) error) {
-	commands[name] = command{summary: summary, setup: setup}
+// lookup finds a command by name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "vkgrad trains and fine-tunes GPT-2 models on the CPU or any Vulkan GPU.")
+	fmt.Fprintln(w, "vkgrad trains and fine-tunes GPT-2 and Llama-family models on the CPU or any Vulkan GPU.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Usage: vkgrad <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'vkgrad <command> --help' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'vkgrad <command> --help' for the flags of a command, 'vkgrad --version' for the version.")
 }
 
 // stdout receives a command's results (logs go to stderr); tests capture it.
@@ -57,8 +74,11 @@ func run(args []string, out, stderr io.Writer) error {
 		usage(out)
 		return nil
 	}
+	if args[0] == "--version" || args[0] == "-v" {
+		return run([]string{"version"}, out, stderr)
+	}
 	name := args[0]
-	cmd, ok := commands[name]
+	cmd, ok := lookup(name)
 	if !ok {
 		usage(stderr)
 		return fmt.Errorf("unknown command %q", name)

@@ -28,7 +28,8 @@ func TestHelpForEveryCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range commands {
+	for _, c := range commands {
+		name := c.name
 		if !strings.Contains(out, name) {
 			t.Errorf("top-level help does not list %s", name)
 		}
@@ -42,6 +43,16 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 	if _, err := runCLI("nonsense"); err == nil || !strings.Contains(err.Error(), "nonsense") {
 		t.Errorf("unknown command: %v", err)
+	}
+	if v, err := runCLI("--version"); err != nil || !strings.HasPrefix(v, "vkgrad ") {
+		t.Errorf("--version: %q, %v", v, err)
+	}
+	seen := map[string]bool{}
+	for _, c := range commands {
+		if seen[c.name] || c.name == "" || c.summary == "" {
+			t.Errorf("command %q listed twice or without a name or summary", c.name)
+		}
+		seen[c.name] = true
 	}
 }
 

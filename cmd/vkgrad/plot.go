@@ -10,8 +10,9 @@ import (
 	"github.com/vkgrad/vkgrad/internal/curves"
 )
 
-func init() {
-	register("plot", "draw a run's curves (loss, reward, KL, ...) against the step; several runs overlaid", func(fs *pflag.FlagSet) func([]string) error {
+// plotCommand is `vkgrad plot`.
+func plotCommand() command {
+	return command{name: "plot", summary: "draw a run's curves (loss, reward, KL, ...) against the step; several runs overlaid", setup: func(fs *pflag.FlagSet) func([]string) error {
 		out := fs.String("out", "", "picture to write, .png or .svg (default: curves.png in the run directory, or in the working directory for several runs)")
 		metrics := fs.StringSlice("metrics", nil, "metrics to draw, by their names in metrics.jsonl (default: loss, val_loss, reward, KL, entropy, clip ratio, accuracy, ... where present)")
 		return func(args []string) error {
@@ -46,5 +47,5 @@ func init() {
 			fmt.Fprintf(stdout, "wrote %s (%d panels: %v)\n", path, len(names), names)
 			return nil
 		}
-	})
+	}}
 }

@@ -49,8 +49,9 @@ func addPPOFlags(fs *pflag.FlagSet, c *rl.PPOTrainerConfig) {
 	fs.Float64Var(&c.ValueLR, "value-lr", c.ValueLR, "value head learning rate (0: the policy's)")
 }
 
-func init() {
-	register("ppo", "RL fine-tuning with PPO and a value head on a built-in task (start from a vkgrad sft run)", func(fs *pflag.FlagSet) func([]string) error {
+// ppoCommand is `vkgrad ppo`.
+func ppoCommand() command {
+	return command{name: "ppo", summary: "RL fine-tuning with PPO and a value head, the same prompts, rewards and models as grpo", setup: func(fs *pflag.FlagSet) func([]string) error {
 		r := &rlRun{tasks: defaultTaskFlags()}
 		cfg := defaultPPOConfig()
 		r.common = addCommonFlags(fs)
@@ -95,5 +96,5 @@ func init() {
 			}
 			return r.loop("ppo", tr, cfg.Train.Steps)
 		}
-	})
+	}}
 }

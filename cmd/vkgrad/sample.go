@@ -14,8 +14,9 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/device"
 )
 
-func init() {
-	register("sample", "generate text from a model with a KV cache", func(fs *pflag.FlagSet) func([]string) error {
+// sampleCommand is `vkgrad sample`.
+func sampleCommand() command {
+	return command{name: "sample", summary: "generate text from a model with a KV cache", setup: func(fs *pflag.FlagSet) func([]string) error {
 		common := addCommonFlags(fs)
 		var (
 			model, prompt string
@@ -80,7 +81,7 @@ func init() {
 			log.Info().Int("tokens", total).Float64("tok_per_s", float64(total)/elapsed.Seconds()).Msg("sampled")
 			return nil
 		}
-	})
+	}}
 }
 
 // generated is the outcome of generateText.

@@ -85,8 +85,9 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 	fs.BoolVar(&c.AnswerOnly, "answer-only", c.AnswerOnly, "put the loss on the answer tokens and EOS only (--answer-only=false: also the prompt)")
 }
 
-func init() {
-	register("sft", "supervised warm-up on a built-in task's generated examples (the start of RL fine-tuning)", func(fs *pflag.FlagSet) func([]string) error {
+// sftCommand is `vkgrad sft`.
+func sftCommand() command {
+	return command{name: "sft", summary: "supervised fine-tuning on a built-in task or a --dataset (the start of RL fine-tuning)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		f := &sftFlags{cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
 		f.presetType = func() string {
 			c, _ := llama.Preset(f.sftOpts.Preset)
@@ -99,7 +100,7 @@ func init() {
 		addRunFlags(fs, &f.rlRun, "start from this model (checkpoint or run directory) instead of a new one")
 		addSFTFlags(fs, &f.cfg, &f.sftOpts)
 		return func(args []string) error { return f.run(fs, args) }
-	})
+	}}
 }
 
 func (f *sftFlags) runConfig() sftRunConfig {

@@ -13,8 +13,9 @@ import (
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 )
 
-func init() {
-	register("tokenize", "print the token ids of a text (or, with --decode, the text of ids)", func(fs *pflag.FlagSet) func([]string) error {
+// tokenizeCommand is `vkgrad tokenize`.
+func tokenizeCommand() command {
+	return command{name: "tokenize", summary: "print the token ids of a text (or, with --decode, the text of ids)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		decode := fs.Bool("decode", false, "read token ids (separated by spaces or commas) and print their text")
 		pieces := fs.Bool("pieces", false, "also print each token's text, one token per line")
 		special := fs.Bool("special", false, "match special tokens such as <|endoftext|> written in the text")
@@ -44,7 +45,7 @@ func init() {
 			}
 			return printIDs(tok, ids, *pieces)
 		}
-	})
+	}}
 }
 
 func printIDs(tok *tokenizer.Tokenizer, ids []int32, pieces bool) error {

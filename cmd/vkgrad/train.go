@@ -58,13 +58,14 @@ type trainFlags struct {
 	metricsOut     *metricsWriter // nil on ranks other than 0
 }
 
-func init() {
-	register("train", "train a GPT-2 language model (with no flags: a small model on the Go standard library sources)", func(fs *pflag.FlagSet) func([]string) error {
+// trainCommand is `vkgrad train`.
+func trainCommand() command {
+	return command{name: "train", summary: "train a GPT-2 or Llama-family language model on text (with no flags: a small GPT-2 on the Go standard library sources)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		f := newTrainFlags(fs)
 		f.addFlags(fs)
 		f.common.addDistributedFlag(fs)
 		return f.run
-	})
+	}}
 }
 
 // trainRun are the run-loop settings: saved with the run and carried over by --resume, but

@@ -10,8 +10,9 @@ import (
 	"github.com/vkgrad/vkgrad/nn/verify"
 )
 
-func init() {
-	register("verify", "check vkgrad's math against a reference (verify llmc: llm.c's GPT-2)", func(fs *pflag.FlagSet) func([]string) error {
+// verifyCommand is `vkgrad verify`.
+func verifyCommand() command {
+	return command{name: "verify", summary: "check vkgrad's math against a reference (verify llmc: llm.c's GPT-2)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		common := addCommonFlags(fs)
 		var opt verify.Options
 		fs.StringVar(&opt.ModelPath, "model", "", "llm.c model checkpoint (gpt2_124M.bin or similar), required")
@@ -46,7 +47,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}}
 }
 
 func printReport(w io.Writer, r *verify.Report) {

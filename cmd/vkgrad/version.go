@@ -11,8 +11,9 @@ import (
 // Version is set at build time with -ldflags "-X main.Version=...".
 var Version = "dev"
 
-func init() {
-	register("version", "print the version and build information", func(fs *pflag.FlagSet) func([]string) error {
+// versionCommand is `vkgrad version`.
+func versionCommand() command {
+	return command{name: "version", summary: "print the version and build information", setup: func(fs *pflag.FlagSet) func([]string) error {
 		return func([]string) error {
 			rev := ""
 			if info, ok := debug.ReadBuildInfo(); ok {
@@ -25,5 +26,5 @@ func init() {
 			fmt.Fprintf(stdout, "vkgrad %s%s (%s %s/%s)\n", Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		}
-	})
+	}}
 }
