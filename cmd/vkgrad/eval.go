@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -97,15 +98,28 @@ func evalCommand() command {
 			if err != nil {
 				return err
 			}
-			split, which := trainL, "all tokens"
+			split, which := trainL, "the whole data"
 			if valL != nil {
-				split, which = valL, "validation split"
+				split, which = valL, "the validation split"
 			}
-			loss, err := train.EvalLoss(m.model, split, cfg.Batch, cfg.Seq, nb)
+			var bar *progress.Bar
+			loss, n, err := train.EvalLossProgress(m.model, split, cfg.Batch, cfg.Seq, nb, func(done, total int) {
+				if bar == nil {
+					bar = progress.New(os.Stderr, total)
+				}
+				bar.Update(done, "evaluating")
+			})
+			if bar != nil {
+				bar.Clear()
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%s on %s (%s): loss %.4f, perplexity %.2f\n", m.path, source, which, loss, math.Exp(float64(loss)))
+			if n < split.BatchesPerEpoch() {
+				which = fmt.Sprintf("the first %d of %d batches of %s", n, split.BatchesPerEpoch(), which)
+			}
+			fmt.Fprintf(stdout, "%s on %s (%s: %d tokens in %d batches of %dx%d): loss %.4f, perplexity %.2f\n",
+				m.path, source, which, n*cfg.Batch*cfg.Seq, n, cfg.Batch, cfg.Seq, loss, math.Exp(float64(loss)))
 			return nil
 		}
 	}}

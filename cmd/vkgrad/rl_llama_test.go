@@ -208,6 +208,10 @@ func TestEvalAQwenDirectory(t *testing.T) {
 	if want := math.Log(151669); math.Abs(losses[0]-want) > 0.05 || losses[1] != losses[0] {
 		t.Errorf("losses %v, want about ln(151669) = %.3f both times", losses, want)
 	}
+	out, err := runCLI("eval", "--model", model, "--data", text, "--seq", "16", "--batch", "2", "--batches", "3", "--device", "cpu", "--cache-dir", cache)
+	if err != nil || !strings.Contains(out, "the first 3 of") || !strings.Contains(out, "96 tokens in 3 batches of 2x16") {
+		t.Errorf("eval --batches 3 says %q (%v)", out, err)
+	}
 	if _, err := runCLI("eval", "--model", model, "--device", "cpu"); err == nil || !strings.Contains(err.Error(), "--data is required") {
 		t.Errorf("eval without --data: %v", err)
 	}

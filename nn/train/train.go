@@ -244,6 +244,13 @@ type LossModel interface {
 // EvalLoss averages the loss of a model over the first n batches (B, T) of l (all when n is 0 or
 // larger than an epoch), restoring l's position afterwards.
 func EvalLoss(m LossModel, l *data.Loader, B, T, n int) (float32, error) {
+	loss, _, err := EvalLossProgress(m, l, B, T, n, nil)
+	return loss, err
+}
+
+// EvalLossProgress is EvalLoss calling progress (when set) after each batch with the batches
+// done and the total, and returning how many batches it averaged.
+func EvalLossProgress(m LossModel, l *data.Loader, B, T, n int, progress func(done, total int)) (float32, int, error) {
 	saved := l.State()
 	defer l.Restore(saved)
 	l.Reset()
@@ -251,18 +258,21 @@ func EvalLoss(m LossModel, l *data.Loader, B, T, n int) (float32, error) {
 		n = l.BatchesPerEpoch()
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("validation split holds no full batch")
+		return 0, 0, fmt.Errorf("validation split holds no full batch")
 	}
 	var sum float64
 	for i := 0; i < n; i++ {
 		x, y := l.Next()
 		loss, err := m.ForwardLoss(nil, x, y, B, T)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		sum += float64(loss)
+		if progress != nil {
+			progress(i+1, n)
+		}
 	}
-	return float32(sum / float64(n)), nil
+	return float32(sum / float64(n)), n, nil
 }
 
 // Meta keys of the trainer's state inside a checkpoint.
