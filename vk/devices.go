@@ -359,7 +359,7 @@ func Select(devs []DeviceInfo, spec string) (int, string, error) {
 		if len(skipped) == 0 {
 			return -1, "", fmt.Errorf("%w: --device %s: the loader lists no devices", ErrNoDevice, spec)
 		}
-		return -1, "", fmt.Errorf("%w: --device %s: no usable GPU; %s", ErrNoDevice, spec, strings.Join(skipped, "; "))
+		return -1, "", fmt.Errorf("%w: --device %s takes GPUs only; %s", ErrNoDevice, spec, strings.Join(skipped, "; "))
 	case strings.HasPrefix(spec, "vulkan:"):
 		n, err := strconv.Atoi(spec[len("vulkan:"):])
 		if err != nil || n < 0 {

@@ -10,7 +10,7 @@ var (
 	// the libraries tried.
 	ErrNoLoader = errors.New("vk: no Vulkan loader found")
 	// ErrNoDevice means the loader works but reports no usable Vulkan device.
-	ErrNoDevice = errors.New("vk: no Vulkan device found")
+	ErrNoDevice = errors.New("vk: no usable Vulkan device")
 	// ErrDeviceLost means the device stopped working (driver reset, hang, removal); every later
 	// operation on that device fails with it.
 	ErrDeviceLost = errors.New("vk: device lost")

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -431,6 +432,22 @@ func kernelProfile(be tensor.Backend) any {
 	return append(rows, map[string]any{"kernel": "(device peak)", "gflops": math.Round(peak.GFLOPS*10) / 10, "gbps": math.Round(peak.GBps*10) / 10})
 }
 
+// readable writes a report value for a person: integers whole, fractions to four significant
+// digits without an exponent.
+func readable(v any) string {
+	x, ok := v.(float64)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	switch ax := math.Abs(x); {
+	case x == math.Trunc(x) && ax < 1e15:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case ax >= 1000:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
 func printBench(r map[string]any) {
 	fmt.Fprintf(stdout, "%s on %s, preset %s\n", r["bench"], r["device"], r["preset"])
 	if rows, ok := r["rows"].([]map[string]any); ok {
@@ -439,16 +456,11 @@ func printBench(r map[string]any) {
 			fmt.Fprintf(stdout, "  %s\n", raw)
 		}
 	}
-	keys := []string{"batch", "seq", "steps", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
+	keys := []string{"batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
 		"peak_gflops", "peak_threads", "peak_fraction", "read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
-			switch x := v.(type) {
-			case float64:
-				fmt.Fprintf(stdout, "  %-22s %.4g\n", k, x)
-			default:
-				fmt.Fprintf(stdout, "  %-22s %v\n", k, x)
-			}
+			fmt.Fprintf(stdout, "  %-22s %s\n", k, readable(v))
 		}
 	}
 	switch p := r["profile"].(type) {

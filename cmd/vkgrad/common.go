@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -86,4 +87,14 @@ func tokenCacheDir(dir string) (string, error) {
 		return "", fmt.Errorf("no user cache directory (%v): pass --cache-dir", err)
 	}
 	return filepath.Join(base, "vkgrad", "tokens"), nil
+}
+
+// rounded keeps four significant digits of x, for log lines a person reads (metrics files keep
+// every digit).
+func rounded(x float64) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
 }

@@ -78,7 +78,7 @@ func sampleCommand() command {
 				fmt.Fprintln(stdout, text)
 			}
 			total := res.tokens
-			log.Info().Int("tokens", total).Float64("tok_per_s", float64(total)/elapsed.Seconds()).Msg("sampled")
+			log.Info().Int("tokens", total).Float64("tok_per_s", rounded(float64(total)/elapsed.Seconds())).Msg("sampled")
 			return nil
 		}
 	}}

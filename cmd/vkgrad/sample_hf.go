@@ -92,6 +92,6 @@ func sampleHF(be tensor.Backend, dir, prompt, chat string, n, count int, opt sam
 			fmt.Fprintln(stdout, prompt+s)
 		}
 	}
-	log.Info().Int("tokens", total).Float64("tok_per_s", float64(total)/time.Since(start).Seconds()).Msg("sampled")
+	log.Info().Int("tokens", total).Float64("tok_per_s", rounded(float64(total)/time.Since(start).Seconds())).Msg("sampled")
 	return nil
 }

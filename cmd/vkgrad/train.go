@@ -646,7 +646,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	wall := time.Since(start)
 	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
 		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
-		Float64("tok_per_s", float64(tokens)/wall.Seconds()).Msg("validation loss")
+		Float64("tok_per_s", rounded(float64(tokens)/wall.Seconds())).Msg("validation loss")
 	if tr.Val == nil {
 		fmt.Fprintf(stdout, "trained %d steps in %s (no validation split: --val-fraction 0)\n", tr.Step, wall.Round(time.Second))
 	} else {
