@@ -74,7 +74,7 @@ func grpoCommand() command {
 			if err := r.restore(tr, cfg.Train.Steps); err != nil {
 				return err
 			}
-			if err := r.writeConfig("grpo", m, cfg); err != nil {
+			if err := r.writeConfig("grpo", m, tr.Config); err != nil { // as the trainer completed it
 				return err
 			}
 			return r.loop("grpo", tr, cfg.Train.Steps)

@@ -91,7 +91,10 @@ func ppoCommand() command {
 			if err := r.restore(tr, cfg.Train.Steps); err != nil {
 				return err
 			}
-			if err := r.writeConfig("ppo", m, cfg); err != nil {
+			if cfg.CriticWarmup >= cfg.Train.Steps {
+				r.log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
+			}
+			if err := r.writeConfig("ppo", m, tr.Config); err != nil {
 				return err
 			}
 			return r.loop("ppo", tr, cfg.Train.Steps)

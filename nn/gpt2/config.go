@@ -125,13 +125,16 @@ func Preset(name string) (Config, error) {
 	return c, nil
 }
 
-// PresetNames lists the preset names in sorted order.
+// PresetNames lists the preset names, smallest model first.
 func PresetNames() []string {
 	names := make([]string, 0, len(presets))
 	for n := range presets {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { // smallest first
+		pi, pj := presets[names[i]].NumParams(), presets[names[j]].NumParams()
+		return pi < pj || pi == pj && names[i] < names[j]
+	})
 	return names
 }
 
