@@ -254,3 +254,44 @@ func TestLoRAPolicyRefusals(t *testing.T) {
 		t.Errorf("a synced LoRA reference: %v", err)
 	}
 }
+
+// SFT micro-batches (a padded last one included) give the whole batch's losses and parameters
+// to float32 rounding, for either model family.
+func TestSFTMicroBatchesMatchTheWholeBatch(t *testing.T) {
+	for _, family := range []string{"gpt2", "llama"} {
+		run := func(micro int) ([]float64, []float32) {
+			cfg := DefaultSFTConfig()
+			cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.EOS, cfg.MicroBatch = 5, 8, 1e-2, 1e-2, toyEOS, micro
+			var p Policy = GPT2(toyModel(t, 5))
+			if family == "llama" {
+				p = toyLlama(t, cpu.NewWithThreads(1), 5)
+			}
+			tr, err := NewSFTTrainer(p, toy, toyPrompts(false), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var losses []float64
+			for range cfg.Steps {
+				s, err := tr.TrainStep()
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses = append(losses, s.Loss)
+			}
+			params, _ := paramsToHost(p)
+			return losses, params
+		}
+		wl, wp := run(0)
+		ml, mp := run(3)
+		for i := range wl {
+			if d := wl[i] - ml[i]; d > 1e-5 || d < -1e-5 {
+				t.Errorf("%s step %d: loss %.7f whole, %.7f in micro-batches", family, i+1, wl[i], ml[i])
+			}
+		}
+		for i := range wp {
+			if d := wp[i] - mp[i]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("%s parameter %d: %v whole, %v in micro-batches", family, i, wp[i], mp[i])
+			}
+		}
+	}
+}

@@ -25,6 +25,9 @@ type SFTConfig struct {
 	AnswerOnly bool `json:"answer_only"`
 	// EOS is appended to every answer so the model learns to stop.
 	EOS int `json:"eos"`
+	// MicroBatch caps the examples of one forward pass (gradient accumulation over the batch,
+	// for memory); 0 runs the whole batch at once.
+	MicroBatch int `json:"micro_batch,omitempty"`
 }
 
 // DefaultSFTConfig is a setting for small models on the built-in tasks.
@@ -45,6 +48,9 @@ func (c SFTConfig) Validate() error {
 	}
 	if c.EOS < 0 {
 		return fmt.Errorf("eos %d: want >= 0", c.EOS)
+	}
+	if c.MicroBatch < 0 {
+		return fmt.Errorf("micro_batch %d: want >= 0 (0: the whole batch)", c.MicroBatch)
 	}
 	return c.adamW().Validate()
 }
@@ -153,33 +159,20 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		}
 	}
 	count := len(positions)
-	if err := m.ForwardTrunk(t.tape, inputs, B, T); err != nil {
-		t.tape.Reset()
-		return SFTStats{}, err
-	}
-	logp, _, err := t.head.Forward(t.tape, positions, targets, nil, 1)
-	if err != nil {
-		t.tape.Reset()
-		return SFTStats{}, err
-	}
-	host := make([]float32, count)
-	if err := m.Backend().Download(host, logp.Value); err != nil {
-		t.tape.Reset()
-		return SFTStats{}, err
+	m.ZeroGrad()
+	rows := B
+	if cfg.MicroBatch > 0 {
+		rows = min(cfg.MicroBatch, B)
 	}
 	var loss float64
-	for k, v := range host {
-		loss -= float64(v)
-		host[k] = -1 / float32(count)
+	for r0 := 0; r0 < B; r0 += rows {
+		sum, err := t.accumulate(inputs, positions, targets, r0, rows, B, T, count)
+		if err != nil {
+			return SFTStats{}, err
+		}
+		loss += sum
 	}
 	loss /= float64(count)
-	m.ZeroGrad()
-	m.ZeroTrunkGrads()
-	if err := m.Backend().Upload(logp.Grad, host); err != nil {
-		t.tape.Reset()
-		return SFTStats{}, err
-	}
-	t.tape.Backward()
 	lr := t.sched.At(t.Step)
 	// Measured before the update: a non-finite loss or gradient must never reach the weights.
 	m.Backend().SumSquares(t.Opt.GradSumSq(), m.Grads())
@@ -193,4 +186,57 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	t.Opt.UpdateMeasured(m.Params(), m.Grads(), lr)
 	t.Step++
 	return SFTStats{Step: t.Step, Loss: loss, LR: float64(lr), GradNorm: float64(gn), Tokens: count, Seconds: since(start)}, nil
+}
+
+// accumulate runs rows r0..r0+rows-1 of the batch forward and backward, adding their share of
+// the mean loss's gradient (each target weighs -1/count) to the parameter gradients; it returns
+// the rows' summed negative log-likelihood. A last chunk shorter than rows is padded with EOS
+// rows that carry no target, so every chunk has the same shape and reuses the activations.
+func (t *SFTTrainer) accumulate(inputs []int32, positions []int, targets []int32, r0, rows, B, T, count int) (float64, error) {
+	m := t.Model
+	in := inputs[r0*T : min(B, r0+rows)*T]
+	if len(in) < rows*T {
+		padded := make([]int32, rows*T)
+		for i := range padded {
+			padded[i] = int32(t.Config.EOS)
+		}
+		copy(padded, in)
+		in = padded
+	}
+	var pos []int
+	var tg []int32
+	for k, p := range positions {
+		if p >= r0*T && p < (r0+rows)*T {
+			pos, tg = append(pos, p-r0*T), append(tg, targets[k])
+		}
+	}
+	if len(pos) == 0 {
+		return 0, nil
+	}
+	if err := m.ForwardTrunk(t.tape, in, rows, T); err != nil {
+		t.tape.Reset()
+		return 0, err
+	}
+	logp, _, err := t.head.Forward(t.tape, pos, tg, nil, 1)
+	if err != nil {
+		t.tape.Reset()
+		return 0, err
+	}
+	host := make([]float32, len(pos))
+	if err := m.Backend().Download(host, logp.Value); err != nil {
+		t.tape.Reset()
+		return 0, err
+	}
+	var sum float64
+	for k, v := range host {
+		sum -= float64(v)
+		host[k] = -1 / float32(count)
+	}
+	m.ZeroTrunkGrads()
+	if err := m.Backend().Upload(logp.Grad, host); err != nil {
+		t.tape.Reset()
+		return 0, err
+	}
+	t.tape.Backward()
+	return sum, nil
 }

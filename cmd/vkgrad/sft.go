@@ -77,6 +77,7 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 	fs.IntVar(&o.CheckSize, "check-size", o.CheckSize, "validation problems per --stop-at-accuracy check")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "examples per step")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most examples per forward pass, their gradients added over the step's batch (memory; 0: the whole batch at once)")
 	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
 	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "learning rate at the end of the cosine decay")
 	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "steps of linear learning-rate warmup")
