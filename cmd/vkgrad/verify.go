@@ -19,7 +19,9 @@ func verifyCommand() command {
 		fs.StringVar(&opt.StatePath, "state", "", "llm.c debug state (gpt2_124M_debug_state.bin or similar), required")
 		fs.StringVar(&opt.LossesPath, "losses", "", "expected loss before each AdamW step, one per line (optional)")
 		fs.Float32Var(&opt.LR, "lr", verify.DefaultLR, "learning rate the expected losses were made with")
+		fs.Float32Var(&opt.WeightDecay, "weight-decay", 0, "weight decay the expected losses were made with")
 		fs.Float32Var(&opt.WeightDecay, "wd", 0, "weight decay the expected losses were made with")
+		fs.MarkDeprecated("wd", "use --weight-decay")
 		return func(args []string) error {
 			if len(args) != 1 || args[0] != "llmc" {
 				return fmt.Errorf("usage: vkgrad verify llmc --model M --state S [--losses L] [--lr X] [--wd Y] [--device D]")
