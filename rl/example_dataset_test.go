@@ -39,7 +39,7 @@ func Example_dataset() {
 	tr, _ := rl.NewGRPOTrainer(rl.GPT2(m), alphabet, prompts, reward, cfg)
 	var last float64
 	err = tr.Run(context.Background(), rl.RunOptions{OnStep: func(_ int, m map[string]float64) error {
-		last = m["reward_mean"]
+		last = m["reward"]
 		return nil
 	}})
 	fmt.Println(err, last > 0.5)

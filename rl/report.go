@@ -6,28 +6,52 @@ import (
 	"io"
 	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
 )
 
-// WriteMetrics writes one JSON object for the step to metrics (every metric, sorted by name,
-// plus action, reason and timings) and each warning as a warn-level line to log.
+// TRLNames are the names TRL logs a quantity under, for the metrics vkgrad computes under names
+// of its own; files, TensorBoard and the summary use them (MetricName), so curves compare with
+// TRL runs. StepReport.Metrics keeps vkgrad's names.
+var TRLNames = map[string]string{
+	"reward_mean":            "reward",
+	"kl_mean":                "kl",
+	"entropy_mean":           "entropy",
+	"completion_length_mean": "completions/mean_length",
+	"completion_length_min":  "completions/min_length",
+	"completion_length_max":  "completions/max_length",
+	"truncated_fraction":     "completions/clipped_ratio",
+	"clip_ratio_region_mean": "clip_ratio/region_mean",
+	"clip_ratio_low_mean":    "clip_ratio/low_mean",
+	"clip_ratio_high_mean":   "clip_ratio/high_mean",
+	"lr":                     "learning_rate",
+}
+
+// MetricName is the name a metric is written under: TRL's where TRL has the quantity.
+func MetricName(k string) string {
+	if n, ok := TRLNames[k]; ok {
+		return n
+	}
+	return k
+}
+
+// WriteMetrics writes one JSON object for the step to metrics (every metric under MetricName,
+// sorted, plus action, reason and timings) and each warning as a warn-level line to log.
 func WriteMetrics(metrics, log zerolog.Logger, kind string, rep *StepReport) {
 	ev := metrics.Log().Str("kind", kind).Int("step", rep.Step).Str("action", string(rep.Action))
 	if rep.Reason != "" {
 		ev = ev.Str("reason", rep.Reason)
 	}
-	keys := make([]string, 0, len(rep.Metrics))
+	names := make(map[string]string, len(rep.Metrics))
 	for k := range rep.Metrics {
 		if k != "step" {
-			keys = append(keys, k)
+			names[MetricName(k)] = k
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		ev = ev.Float64(k, rep.Metrics[k])
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		ev = ev.Float64(n, rep.Metrics[names[n]])
 	}
 	ev.Float64("step_seconds", rep.Seconds).Float64("rollout_seconds", rep.RolloutSeconds).Msg("")
 	for _, w := range rep.Warnings {
@@ -87,13 +111,13 @@ func (s *Summary) Table(w io.Writer) {
 		if s.n[k] == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "%-26s %11.4g %11.4g %11.4g %11.4g %11.4g\n", k, s.first[k], s.last[k], s.sum[k]/float64(s.n[k]), s.min[k], s.max[k])
+		fmt.Fprintf(w, "%-26s %11.4g %11.4g %11.4g %11.4g %11.4g\n", MetricName(k), s.first[k], s.last[k], s.sum[k]/float64(s.n[k]), s.min[k], s.max[k])
 	}
 	fmt.Fprintf(w, "steps %d: %d applied, %d skipped, %d stopped\n", s.steps, s.actions[Proceed], s.actions[Skip], s.actions[Stop])
 	var notes []string
 	for _, k := range s.keys {
 		if note, ok := MetricNotes[k]; ok && s.n[k] > 0 {
-			notes = append(notes, fmt.Sprintf("  %-24s %s", k, note))
+			notes = append(notes, fmt.Sprintf("  %-24s %s", MetricName(k), note))
 		}
 	}
 	if len(notes) > 0 {

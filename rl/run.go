@@ -30,7 +30,11 @@ func (r rlRunner) Step() (int, map[string]float64, bool, error) {
 	if err != nil {
 		return 0, nil, false, err
 	}
-	return rep.Step, rep.Metrics, rep.Action == Stop, nil
+	named := make(map[string]float64, len(rep.Metrics))
+	for k, v := range rep.Metrics {
+		named[MetricName(k)] = v
+	}
+	return rep.Step, named, rep.Action == Stop, nil
 }
 
 func (r rlRunner) Done() bool             { return r.done() }
@@ -66,7 +70,7 @@ func (r sftRunner) Step() (int, map[string]float64, bool, error) {
 	if err != nil {
 		return 0, nil, false, err
 	}
-	return s.Step, map[string]float64{"loss": s.Loss, "lr": s.LR, "grad_norm": s.GradNorm,
+	return s.Step, map[string]float64{"loss": s.Loss, "learning_rate": s.LR, "grad_norm": s.GradNorm,
 		"loss_tokens": float64(s.Tokens), "step_seconds": s.Seconds}, false, nil
 }
 

@@ -34,7 +34,7 @@ func TestGRPORunCancelAndResume(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || first.Steps() != 3 {
 		t.Fatalf("cancelled run: %v after %d steps", err, first.Steps())
 	}
-	if !strings.Contains(progress.String(), "step 3 | loss") || !strings.Contains(progress.String(), "reward_mean") {
+	if !strings.Contains(progress.String(), "step 3 | loss") || !strings.Contains(progress.String(), "reward") {
 		t.Errorf("progress lines: %q", progress.String())
 	}
 	if err := toyGRPO(t, nil).Run(context.Background(), RunOptions{Dir: dir}); err == nil {

@@ -52,11 +52,11 @@ func TestSFTThenGRPOAndPPO(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := []string{"reward_mean", "reward_std", "rewards/task/mean", "frac_reward_zero_std", "rewards/task/std", "kl_mean", "kl_share", "clip_ratio_low_mean",
-		"clip_ratio_high_mean", "clip_ratio_region_mean", "active_fraction", "clipped_fraction", "ratio_mean_positive_adv",
-		"ratio_mean_negative_adv", "ratio_p10", "ratio_p50", "ratio_p90", "entropy_mean", "grad_norm", "advantage_std",
-		"loss_token_fraction", "completion_length_mean", "completion_length_min", "completion_length_max", "truncated_fraction",
-		"token_alignment", "logp_mismatch_max", "action", "step_seconds"}
+	want := []string{"reward", "reward_std", "rewards/task/mean", "frac_reward_zero_std", "rewards/task/std", "kl", "kl_share", "clip_ratio/low_mean",
+		"clip_ratio/high_mean", "clip_ratio/region_mean", "active_fraction", "clipped_fraction", "ratio_mean_positive_adv",
+		"ratio_mean_negative_adv", "ratio_p10", "ratio_p50", "ratio_p90", "entropy", "grad_norm", "advantage_std",
+		"loss_token_fraction", "completions/mean_length", "completions/min_length", "completions/max_length", "completions/clipped_ratio",
+		"token_alignment", "logp_mismatch_max", "learning_rate", "action", "step_seconds"}
 	lines := metricLines(t, grpo, "grpo")
 	if len(lines) != 2 {
 		t.Fatalf("grpo wrote %d step lines, want 2", len(lines))
@@ -66,8 +66,8 @@ func TestSFTThenGRPOAndPPO(t *testing.T) {
 			t.Errorf("grpo metrics lack %q: %v", k, lines[0])
 		}
 	}
-	if lines[0]["kl_mean"] != 0.0 || lines[0]["token_alignment"] != 1.0 {
-		t.Errorf("grpo step 1: kl_mean %v token_alignment %v, want 0 and 1", lines[0]["kl_mean"], lines[0]["token_alignment"])
+	if lines[0]["kl"] != 0.0 || lines[0]["token_alignment"] != 1.0 {
+		t.Errorf("grpo step 1: kl %v token_alignment %v, want 0 and 1", lines[0]["kl"], lines[0]["token_alignment"])
 	}
 	var cfg rlRunMeta
 	raw, _ := os.ReadFile(filepath.Join(grpo, "config.json"))

@@ -136,8 +136,8 @@ func TestRLResumeCLI(t *testing.T) {
 			if g, _ := last["grad_norm"].(float64); g == 0 {
 				t.Fatalf("%s: grad_norm 0 at the last step: %v", c.kind, last)
 			}
-			if kl, ok := last["kl_mean"].(float64); c.kind != "sft" && (!ok || kl == 0) {
-				t.Fatalf("%s: kl_mean %v at the last step: the policy did not move from the reference", c.kind, last["kl_mean"])
+			if kl, ok := last["kl"].(float64); c.kind != "sft" && (!ok || kl == 0) {
+				t.Fatalf("%s: kl %v at the last step: the policy did not move from the reference", c.kind, last["kl"])
 			}
 		})
 	}

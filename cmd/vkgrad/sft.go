@@ -193,7 +193,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 			bar.Clear()
 			return err
 		}
-		f.metrics.Log().Str("kind", "sft").Int("step", s.Step).Float64("loss", s.Loss).Float64("lr", s.LR).
+		f.metrics.Log().Str("kind", "sft").Int("step", s.Step).Float64("loss", s.Loss).Float64("learning_rate", s.LR).
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
 		if len(check) > 0 && s.Step%f.sftOpts.CheckEvery == 0 && s.Step < f.cfg.Steps {

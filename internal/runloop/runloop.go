@@ -217,7 +217,7 @@ func trim(path string, step int) error {
 }
 
 // progressKeys are the metrics a progress line shows, those a step has.
-var progressKeys = []string{"loss", "reward_mean", "kl_mean", "grad_norm", "lr"}
+var progressKeys = []string{"loss", "reward", "kl", "grad_norm", "learning_rate"}
 
 func progress(w io.Writer, step int, m map[string]float64) {
 	if w == nil {

@@ -20,7 +20,7 @@ func (r runner) Step() (int, map[string]float64, bool, error) {
 	if err != nil {
 		return 0, nil, false, err
 	}
-	m := map[string]float64{"loss": float64(s.Loss), "lr": float64(s.LR), "grad_norm": float64(s.GradNorm),
+	m := map[string]float64{"loss": float64(s.Loss), "learning_rate": float64(s.LR), "grad_norm": float64(s.GradNorm),
 		"tokens": float64(s.Tokens), "step_seconds": s.Seconds}
 	if s.Skipped {
 		m["skipped"] = 1
