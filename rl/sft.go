@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/nn/optim"
 )
 
@@ -26,7 +27,8 @@ type SFTConfig struct {
 	// EOS is appended to every answer so the model learns to stop.
 	EOS int `json:"eos"`
 	// MicroBatch caps the examples of one forward pass (gradient accumulation over the batch,
-	// for memory); 0 runs the whole batch at once.
+	// for memory, and what SetComm spreads over ranks); 0 runs the whole batch at once. The
+	// micro-batches' gradients are added on the host in order, the same for any rank count.
 	MicroBatch int `json:"micro_batch,omitempty"`
 }
 
@@ -89,6 +91,8 @@ type SFTTrainer struct {
 	tape  *autograd.Tape
 	head  SelectedHead
 	sched optim.Cosine
+	comm  *dist.Comm // nil: one process
+	acc   *sftAccum  // micro-batched or distributed steps
 }
 
 // NewSFTTrainer enables m's gradients and allocates the optimizer.
@@ -159,18 +163,20 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		}
 	}
 	count := len(positions)
-	m.ZeroGrad()
-	rows := B
-	if cfg.MicroBatch > 0 {
-		rows = min(cfg.MicroBatch, B)
-	}
 	var loss float64
-	for r0 := 0; r0 < B; r0 += rows {
-		sum, err := t.accumulate(inputs, positions, targets, r0, rows, B, T, count)
+	if K, _ := t.microBatches(); K > 1 || t.comm != nil {
+		sum, err := t.accumulateOrdered(inputs, positions, targets, B, T, count)
 		if err != nil {
 			return SFTStats{}, err
 		}
-		loss += sum
+		loss = sum
+	} else {
+		m.ZeroGrad()
+		sum, err := t.accumulate(inputs, positions, targets, 0, B, B, T, count)
+		if err != nil {
+			return SFTStats{}, err
+		}
+		loss = sum
 	}
 	loss /= float64(count)
 	lr := t.sched.At(t.Step)
