@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 
@@ -93,4 +94,23 @@ func (cl *cluster) close() {
 // describe is the log line of this process's place in the job.
 func (cl *cluster) describe() string {
 	return fmt.Sprintf("rank %d of %d (local %d of %d) on %s", cl.comm.Rank(), cl.comm.Size(), cl.localRank, cl.localSize, cl.comm.Library())
+}
+
+// joinCluster makes a fine-tuning command one rank of an MPI job when launched under one (sft
+// only: its micro-batches spread over the ranks); rank 0 alone speaks and writes the run's files.
+func (r *rlRun) joinCluster(command string) error {
+	cl, err := r.common.joinCluster()
+	if err != nil || cl == nil {
+		return err
+	}
+	if command != "sft" {
+		cl.close()
+		return fmt.Errorf("%s runs in one process; under MPI, train and sft spread their micro-batches over the ranks", command)
+	}
+	r.cluster = cl
+	if !cl.main() {
+		r.common.quiet = true
+		stdout = io.Discard
+	}
+	return nil
 }

@@ -78,3 +78,42 @@ func TestTrainDataParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestSFTDataParallel: `mpirun -np 2 vkgrad sft --micro-batch 2` writes the checkpoint a single
+// process writes with the same micro-batches, byte for byte, with each installed MPI; grpo
+// under MPI is refused with a clear message.
+func TestSFTDataParallel(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := func(runDir string) []string {
+		return []string{"sft", "--steps", "3", "--batch", "6", "--micro-batch", "2", "--max-digits", "1", "--min-digits", "1",
+			"--held-out-fraction", "0.3", "--eval-size", "4", "--stop-at-accuracy", "0", "--device", "cpu", "-q", "--run-dir", runDir}
+	}
+	single := filepath.Join(dir, "single")
+	if out, err := runCLI(args(single)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want, err := os.ReadFile(filepath.Join(single, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		runDir := filepath.Join(dir, l.Name)
+		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(runDir)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -np 2: %v\n%s", l.Name, err, out)
+		}
+		got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors"))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s -np 2: checkpoint differs from a single process's (%v)\n%s", l.Name, err, out)
+		}
+		out, err = l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, "grpo", "--init", single, "--device", "cpu", "-q",
+			"--run-dir", filepath.Join(dir, l.Name+"-grpo")).CombinedOutput()
+		if err == nil || !bytes.Contains(out, []byte("grpo runs in one process")) {
+			t.Errorf("%s: grpo under MPI: %v\n%s", l.Name, err, out)
+		}
+	}
+}

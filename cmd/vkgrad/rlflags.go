@@ -291,6 +291,8 @@ type rlRun struct {
 	// presetType, when set, names the model_type of the Llama-family model a command makes
 	// without --init (sft --preset).
 	presetType func() string
+	// cluster is this process's place in a data-parallel sft job (nil: one process).
+	cluster *cluster
 }
 
 // runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
@@ -327,6 +329,9 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 // start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
 // run's own settings replace the flags first (see loadResume, which spec drives).
 func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error {
+	if err := r.joinCluster(command); err != nil {
+		return err
+	}
 	r.log = r.common.logger()
 	if r.opts.EvalEvery < 0 || r.opts.SaveEvery < 0 || r.opts.StopAt < 0 || r.opts.LogCompletions < 0 {
 		return fmt.Errorf("--eval-every %d, --save-every %d, --stop-at %d, --log-completions %d: want >= 0", r.opts.EvalEvery, r.opts.SaveEvery, r.opts.StopAt, r.opts.LogCompletions)
@@ -355,6 +360,11 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 			name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
 		}
 		r.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s", command, name, time.Now().Format("20060102-150405")))
+	}
+	if !r.cluster.main() { // rank 0 writes the run's files
+		r.metrics = zerolog.Nop()
+		r.closeMetrics = func(bool) { r.setup.close() }
+		return nil
 	}
 	if r.held, err = claimRunDir(r.runDir, r.resumed != nil, r.overwrite); err != nil {
 		r.setup.close()
@@ -484,6 +494,9 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 		return err
 	}
 	opts := r.opts
+	if !r.cluster.main() {
+		return nil
+	}
 	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora}
 	switch p := m.(type) {
 	case *rl.GPT2Policy:

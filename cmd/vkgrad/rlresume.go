@@ -215,6 +215,10 @@ func trimMetrics(path string, step int) (int, error) {
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).
 func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
+	path := filepath.Join(r.runDir, load.RunCheckpoint)
+	if !r.cluster.main() { // every rank holds the same state; rank 0 writes it
+		return path, nil
+	}
 	st, err := tr.Checkpoint()
 	if err != nil {
 		return "", err
@@ -240,7 +244,6 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	if rs.stopped != "" {
 		st.Meta[metaStopped] = rs.stopped
 	}
-	path := filepath.Join(r.runDir, load.RunCheckpoint)
 	if err := checkpoint.Save(path, st); err != nil {
 		return path, err
 	}
@@ -259,7 +262,12 @@ func interruptContext() (context.Context, context.CancelFunc) {
 // an interrupt arrived (which makes the command fail, so scripts see it did not finish).
 func (r *rlRun) pause(ctx context.Context, command string, step, steps int, tr checkpointer, rs *runState, bar *progress.Bar) (stop bool, err error) {
 	atStop := r.opts.StopAt > 0 && step >= r.opts.StopAt
-	if !atStop && ctx.Err() == nil {
+	// Every rank leaves at the same step: one that left alone would leave the others waiting.
+	interrupted, err := r.cluster.anyStop(ctx.Err() != nil)
+	if err != nil {
+		return true, err
+	}
+	if !atStop && !interrupted {
 		return false, nil
 	}
 	bar.Clear()

@@ -198,6 +198,9 @@ func lineScalars(line []byte) (int64, []tfevents.Scalar) {
 
 // Err is the first write error, nil while every line was written.
 func (w *metricsWriter) Err() error {
+	if w == nil { // a rank other than 0 writes no metrics
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
@@ -205,6 +208,9 @@ func (w *metricsWriter) Err() error {
 
 // Sync flushes the file to disk (with each checkpoint), returning any earlier write error.
 func (w *metricsWriter) Sync() error {
+	if w == nil {
+		return nil
+	}
 	if err := w.Err(); err != nil {
 		return err
 	}
@@ -243,6 +249,9 @@ func openMetricsFile(path string, appendTo, tensorboard bool) (*metricsWriter, z
 
 // Close syncs and closes the file, returning the first error of the run's writes.
 func (w *metricsWriter) Close() error {
+	if w == nil {
+		return nil
+	}
 	err := w.Sync()
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = cerr

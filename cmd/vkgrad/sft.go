@@ -100,6 +100,7 @@ func sftCommand() command {
 		addTaskFlags(fs, &f.tasks)
 		addRunFlags(fs, &f.rlRun, "start from this model (checkpoint or run directory) instead of a new one")
 		addSFTFlags(fs, &f.cfg, &f.sftOpts)
+		f.common.addDistributedFlag(fs)
 		return func(args []string) error { return f.run(fs, args) }
 	}}
 }
@@ -127,6 +128,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.start(fs, "sft", spec); err != nil {
 		return err
 	}
+	defer f.cluster.close()
 	defer func() { f.closeMetrics(err != nil) }()
 	m, _, err := f.model(false)
 	if err != nil {
@@ -153,6 +155,12 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	tr, err := rl.NewSFTTrainer(m, f.family.tok, src, f.cfg)
 	if err != nil {
 		return err
+	}
+	if f.cluster != nil {
+		f.log.Info().Msg(f.cluster.describe())
+		if err := tr.SetComm(f.cluster.comm); err != nil {
+			return err
+		}
 	}
 	var check []rl.Prompt
 	if f.sftOpts.StopAtAccuracy < 0 || f.sftOpts.StopAtAccuracy > 1 || f.sftOpts.CheckEvery < 1 || f.sftOpts.CheckSize < 1 {
