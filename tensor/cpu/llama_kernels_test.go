@@ -191,3 +191,46 @@ func TestSwiGLUKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestPackQKVBackwardOrder checks PackQKVBackward's bits against the plain loop it must match
+// (each KV head's copies summed in head order, then added), for head widths on both sides of
+// the summing buffer.
+func TestPackQKVBackwardOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(59, 60))
+	b := New()
+	defer b.Close()
+	for _, sh := range []struct{ N, H, KV, D int }{{3, 4, 4, 8}, {2, 4, 2, 7}, {5, 14, 2, 64}, {2, 6, 3, 300}} {
+		N, H, KV, D := sh.N, sh.H, sh.KV, sh.D
+		dqkv := randn(r, 3*N*H*D, 1)
+		dq0, dk0, dv0 := randn(r, N*H*D, 1), randn(r, N*KV*D, 1), randn(r, N*KV*D, 1)
+		dq, dk, dv := mk(t, b, dq0, N*H*D), mk(t, b, dk0, N*KV*D), mk(t, b, dv0, N*KV*D)
+		b.PackQKVBackward(dq, dk, dv, mk(t, b, dqkv, 3*N*H*D), N, H, KV, D)
+
+		rep := H / KV
+		for row := range N {
+			in := dqkv[row*3*H*D:]
+			for i := range H * D {
+				dq0[row*H*D+i] += in[i]
+			}
+			for part, dst := range [][]float32{dk0, dv0} {
+				src := in[(part+1)*H*D:]
+				for i := range KV * D {
+					g, d := i/D, i%D
+					s := src[g*rep*D+d]
+					for c := 1; c < rep; c++ {
+						s += src[(g*rep+c)*D+d]
+					}
+					dst[row*KV*D+i] += s
+				}
+			}
+		}
+		for _, c := range []struct {
+			name      string
+			got, want []float32
+		}{{"dq", Float32s(dq), dq0}, {"dk", Float32s(dk), dk0}, {"dv", Float32s(dv), dv0}} {
+			if !bitsEqual(c.got, c.want) {
+				t.Errorf("%+v: %s differs from the plain loop", sh, c.name)
+			}
+		}
+	}
+}

@@ -246,25 +246,26 @@ func unpackRow(j *llamaJob, r int) {
 	qw, kw, rep := H*D, KV*D, H/KV
 	in := j.dout[r*3*qw : (r+1)*3*qw]
 	addTo(j.dq[r*qw:(r+1)*qw], in[:qw])
+	var buf [256]float32
 	for part, dst := range [2][]float32{j.dk[r*kw : (r+1)*kw], j.dv[r*kw : (r+1)*kw]} {
 		src := in[(part+1)*qw : (part+2)*qw]
-		for i := range dst {
-			g, d := i/D, i%D
-			s := src[g*rep*D+d]
-			for c := 1; c < rep; c++ {
-				s += src[(g*rep+c)*D+d]
+		for g := range KV {
+			copies := src[g*rep*D : (g+1)*rep*D]
+			for lo := 0; lo < D; lo += len(buf) {
+				hi := min(lo+len(buf), D)
+				sum := buf[:hi-lo]
+				copy(sum, copies[lo:hi])
+				for c := 1; c < rep; c++ {
+					addTo(sum, copies[c*D+lo:c*D+hi])
+				}
+				addTo(dst[g*D+lo:g*D+hi], sum)
 			}
-			dst[i] += s
 		}
 	}
 }
 
-func addTo(dst, src []float32) {
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
-	}
-}
+// addTo sets dst[i] += src[i] (axpy with a = 1: the product is exact, so the bits are the sum's).
+func addTo(dst, src []float32) { axpy(dst, src, 1) }
 
 func packArgs(op string, N, H, KV, D int) {
 	dims(op, N, H, KV, D)
