@@ -59,15 +59,49 @@ func sameBitsAsGo(t *testing.T, what string, got map[string][][]float32) {
 	}
 }
 
+// guarded returns a copy of x one element into a larger slice whose other elements are NaN (so
+// vector loads and stores are unaligned), and a check that those elements are untouched.
+func guarded(x []float32) ([]float32, func() bool) {
+	whole := make([]float32, len(x)+17)
+	nan := math.Float32bits(float32(math.NaN()))
+	for i := range whole {
+		whole[i] = math.Float32frombits(nan)
+	}
+	v := whole[1 : 1+len(x)]
+	copy(v, x)
+	return v, func() bool {
+		for i, e := range whole {
+			if (i == 0 || i > len(x)) && math.Float32bits(e) != nan {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// mustBeIntact fails the test where a guard check reports a write outside its slice.
+func mustBeIntact(t *testing.T, what string, intact ...func() bool) {
+	t.Helper()
+	for k, ok := range intact {
+		if !ok() {
+			t.Fatalf("%s: slice %d was written outside its bounds", what, k)
+		}
+	}
+}
+
 func TestRMSNormRowKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
 	for _, n := range kernelLengths {
-		x, w, g := randn(r, n, 1.5), randn(r, n, 1), randn(r, n, 1)
+		x, _ := guarded(randn(r, n, 1.5))
+		w, _ := guarded(randn(r, n, 1))
+		g, _ := guarded(randn(r, n, 1))
 		d0 := randn(r, n, 1)
 		got := inModes(t, func() [][]float32 {
-			out, dinp := make([]float32, n), clone(d0)
+			out, outOK := guarded(make([]float32, n))
+			dinp, dinpOK := guarded(d0)
 			s := rmsNormRow(out, x, w, 1e-6)
 			rmsNormBackwardRow(dinp, g, x, w, s)
+			mustBeIntact(t, fmt.Sprintf("rmsnorm n=%d", n), outOK, dinpOK)
 			return [][]float32{out, {s}, dinp}
 		})
 		sameBitsAsGo(t, fmt.Sprintf("n=%d", n), got)
@@ -124,9 +158,11 @@ func TestRoPEKernels(t *testing.T) {
 			cos[i], sin[i] = float32(math.Cos(a)), float32(math.Sin(a))
 		}
 		got := inModes(t, func() [][]float32 {
-			o, dx := make([]float32, 2*half), clone(d0)
+			o, oOK := guarded(make([]float32, 2*half))
+			dx, dxOK := guarded(d0)
 			ropeRotate(o, x, cos, sin)
 			ropeRotateBack(dx, g, cos, sin)
+			mustBeIntact(t, fmt.Sprintf("rope half=%d", half), oOK, dxOK)
 			return [][]float32{o, dx}
 		})
 		sameBitsAsGo(t, fmt.Sprintf("half=%d", half), got)
@@ -161,11 +197,16 @@ func TestSwiGLUKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(57, 58))
 	for _, n := range append(kernelLengths, 4099) {
 		gate, up, dout := swigluInputs(r, n), randn(r, n, 1), randn(r, n, 1)
+		up, _ = guarded(up)
+		dout, _ = guarded(dout)
 		dg0, du0 := randn(r, n, 1), randn(r, n, 1)
 		got := inModes(t, func() [][]float32 {
-			out, dg, du := make([]float32, n), clone(dg0), clone(du0)
+			out, outOK := guarded(make([]float32, n))
+			dg, dgOK := guarded(dg0)
+			du, duOK := guarded(du0)
 			swigluRange(out, gate, up)
 			swigluBackwardRange(dg, du, gate, up, dout)
+			mustBeIntact(t, fmt.Sprintf("swiglu n=%d", n), outOK, dgOK, duOK)
 			return [][]float32{out, dg, du}
 		})
 		sameBitsAsGo(t, fmt.Sprintf("n=%d", n), got)
