@@ -200,3 +200,86 @@ func BenchmarkMatMul(b *testing.B) {
 	p := tensor.MatMulParams{M: bN, N: 3 * bC, K: bC, TransB: true}
 	measure(b, 0, 2*bN*3*bC*bC, func() { be.MatMul(out, x, w, bias, p) })
 }
+
+// Qwen2.5-0.5B shapes at B=4, T=64 for the Llama ops: hidden width, MLP width, query and KV
+// heads of qD.
+const (
+	qC, qI, qH, qKV, qD = 896, 4864, 14, 2, 64
+)
+
+// measureModes is measure once per kernel mode (llamaModes), as sub-benchmarks named for it
+// (the avx512 mode differs from avx2 in SwiGLU only).
+func measureModes(b *testing.B, bytes, flops float64, fn func()) {
+	defer func(v, w bool) { llamaVector, llamaAVX512 = v, w }(llamaVector, llamaAVX512)
+	for _, m := range llamaModes() {
+		b.Run(m.name, func(b *testing.B) {
+			llamaVector, llamaAVX512 = m.vec, m.wide
+			measure(b, bytes, flops, fn)
+		})
+	}
+}
+
+func BenchmarkRMSNorm(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x, out := benchTensor(b, be, bN*qC, 1), benchTensor(b, be, bN*qC, 0)
+	w, rstd := benchTensor(b, be, qC, 1), benchTensor(b, be, bN, 0)
+	measureModes(b, 4*2*bN*qC, 0, func() { be.RMSNormForward(out, rstd, x, w, bN, qC, 1e-6) })
+}
+
+func BenchmarkRMSNormBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	x, dout, dx := benchTensor(b, be, bN*qC, 1), benchTensor(b, be, bN*qC, 1), benchTensor(b, be, bN*qC, 0)
+	w, dw, rstd := benchTensor(b, be, qC, 1), benchTensor(b, be, qC, 0), benchTensor(b, be, bN, 1)
+	measureModes(b, 4*5*bN*qC, 0, func() { be.RMSNormBackward(dx, dw, dout, x, w, rstd, bN, qC) })
+}
+
+func BenchmarkSwiGLU(b *testing.B) {
+	be := New()
+	defer be.Close()
+	n := bN * qI
+	gate, up, out := benchTensor(b, be, n, 2), benchTensor(b, be, n, 1), benchTensor(b, be, n, 0)
+	measureModes(b, 4*3*float64(n), 0, func() { be.SwiGLUForward(out, gate, up, n) })
+}
+
+func BenchmarkSwiGLUBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	n := bN * qI
+	gate, up, dout := benchTensor(b, be, n, 2), benchTensor(b, be, n, 1), benchTensor(b, be, n, 1)
+	dgate, dup := benchTensor(b, be, n, 0), benchTensor(b, be, n, 0)
+	measureModes(b, 4*7*float64(n), 0, func() { be.SwiGLUBackward(dgate, dup, gate, up, dout, n) })
+}
+
+func BenchmarkRoPE(b *testing.B) {
+	be := New()
+	defer be.Close()
+	n := bN * qH * qD
+	x, out, table := benchTensor(b, be, n, 1), benchTensor(b, be, n, 0), benchTensor(b, be, bT*qD, 1)
+	measureModes(b, 4*2*float64(n), 0, func() { be.RoPEForward(out, x, table, bN, bT, 0, qH, qH, qH*qD) })
+}
+
+func BenchmarkRoPEBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	n := bN * qH * qD
+	dout, dx, table := benchTensor(b, be, n, 1), benchTensor(b, be, n, 0), benchTensor(b, be, bT*qD, 1)
+	measureModes(b, 4*3*float64(n), 0, func() { be.RoPEBackward(dx, dout, table, bN, bT, 0, qH, qH, qH*qD) })
+}
+
+func BenchmarkPackQKV(b *testing.B) {
+	be := New()
+	defer be.Close()
+	q, k, v := benchTensor(b, be, bN*qH*qD, 1), benchTensor(b, be, bN*qKV*qD, 1), benchTensor(b, be, bN*qKV*qD, 1)
+	qkv := benchTensor(b, be, 3*bN*qH*qD, 0)
+	measureModes(b, 4*float64(bN*(qH+2*qKV)*qD+3*bN*qH*qD), 0, func() { be.PackQKV(qkv, q, k, v, bN, qH, qKV, qD) })
+}
+
+func BenchmarkPackQKVBackward(b *testing.B) {
+	be := New()
+	defer be.Close()
+	dq, dk, dv := benchTensor(b, be, bN*qH*qD, 0), benchTensor(b, be, bN*qKV*qD, 0), benchTensor(b, be, bN*qKV*qD, 0)
+	dqkv := benchTensor(b, be, 3*bN*qH*qD, 1)
+	measureModes(b, 4*float64(2*bN*(qH+2*qKV)*qD+3*bN*qH*qD), 0, func() { be.PackQKVBackward(dq, dk, dv, dqkv, bN, qH, qKV, qD) })
+}

@@ -25,6 +25,8 @@ type opBench struct {
 	p, g, m, v, sum, mask    *tensor.Tensor
 	mm, mmW, mmOut, mmBias   *tensor.Tensor
 	dinp, qkv1               *tensor.Tensor
+	gate, up, ropeTable      *tensor.Tensor
+	kvK, kvV                 *tensor.Tensor
 	ops                      []namedOp
 }
 
@@ -52,6 +54,10 @@ func newOpBench(t testing.TB, b *Backend, B, T, C, NH, V, Vp int) *opBench {
 	o.p, o.g, o.m, o.v, o.sum, o.mask = f(n, 1), f(n, 1), f(n, 0), f(n, 0), f(1, 0), f(n, 0)
 	o.mm, o.mmW, o.mmOut = f(N*C, 1), f(3*C*C, 1), f(N*3*C, 0)
 	o.mmBias, o.dinp, o.qkv1 = f(3*C, 1), o.out.View(0, N*C), o.qkv.View(0, B*3*C)
+	// The Llama ops: heads of C/NH (RoPE), half of them KV heads (PackQKV), an MLP of 4C.
+	D := C / NH
+	o.gate, o.up, o.ropeTable = f(n, 2), f(n, 1), f(T*D, 1)
+	o.kvK, o.kvV = f(N*C/2, 1), f(N*C/2, 1)
 	o.ops = []namedOp{
 		{"Add", func() { b.Add(o.out, o.x, o.x2) }, []*tensor.Tensor{o.out}},
 		{"Axpy", func() { b.Axpy(o.out, 0.5, o.x) }, []*tensor.Tensor{o.out}},
@@ -88,6 +94,22 @@ func newOpBench(t testing.TB, b *Backend, B, T, C, NH, V, Vp int) *opBench {
 			b.LogSoftmaxGatherBackward(o.dlogits, o.logits, o.targets, nil, o.logp, o.ent, N, V, Vp, 0.8)
 		}, []*tensor.Tensor{o.dlogits}},
 		{"Dropout", func() { b.Dropout(o.out, o.mask, o.x, 0.1, 7) }, []*tensor.Tensor{o.out, o.mask}},
+		{"RMSNormForward", func() { b.RMSNormForward(o.attOut, o.rstd, o.dout, o.w, N, C, 1e-6) },
+			[]*tensor.Tensor{o.attOut, o.rstd}},
+		{"RMSNormBackward", func() { b.RMSNormBackward(o.dinp, o.dw, o.dout, o.mm, o.w, o.rstd, N, C) },
+			[]*tensor.Tensor{o.out, o.dw}},
+		{"RoPEForward", func() { b.RoPEForward(o.attOut, o.mm, o.ropeTable, N, T, 0, NH, NH-1, C) },
+			[]*tensor.Tensor{o.attOut}},
+		{"RoPEBackward", func() { b.RoPEBackward(o.dinp, o.dout, o.ropeTable, N, T, 0, NH, NH-1, C) },
+			[]*tensor.Tensor{o.out}},
+		{"SwiGLUForward", func() { b.SwiGLUForward(o.out, o.gate, o.up, n) }, []*tensor.Tensor{o.out}},
+		{"SwiGLUBackward", func() { b.SwiGLUBackward(o.x, o.x2, o.gate, o.up, o.p, n) },
+			[]*tensor.Tensor{o.x, o.x2}},
+		{"PackQKV", func() { b.PackQKV(o.qkv, o.mm, o.kvK, o.kvV, N, NH, NH/2, D) }, []*tensor.Tensor{o.qkv}},
+		{"PackQKVBackward", func() { b.PackQKVBackward(o.mm, o.kvK, o.kvV, o.dqkv, N, NH, NH/2, D) },
+			[]*tensor.Tensor{o.mm, o.kvK, o.kvV}},
+		{"EmbeddingForward", func() { b.EmbeddingForward(o.attOut, o.tokens, o.wte, N, C) }, []*tensor.Tensor{o.attOut}},
+		{"EmbeddingBackward", func() { b.EmbeddingBackward(o.dwte, o.dout, o.tokens, N, C) }, []*tensor.Tensor{o.dwte}},
 		{"AdamW", func() {
 			b.AdamW(o.p, o.g, o.m, o.v, tensor.AdamWParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
 				WeightDecay: 0.01, Step: 1, GradSumSq: o.sum, MaxNorm: 1})

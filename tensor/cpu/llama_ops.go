@@ -80,103 +80,6 @@ func (j *llamaJob) run(_, c int) {
 	}
 }
 
-// rmsNormRow writes w * x * rstd, rstd = 1/sqrt(mean(x²) + eps), and returns rstd. The sum of
-// squares is split over eight lanes, as a vector kernel would.
-func rmsNormRow(out, x, w []float32, eps float32) float32 {
-	out, w = out[:len(x)], w[:len(x)]
-	var acc [8]float32
-	for i, v := range x {
-		acc[i%8] += v * v
-	}
-	s := 1 / sqrtf(lanes8Sum(&acc)/float32(len(x))+eps)
-	for i, v := range x {
-		out[i] = w[i] * (v * s)
-	}
-	return s
-}
-
-// rmsNormBackwardRow accumulates the input gradient of one row:
-// dx_i += s·w_i·g_i − x_i·s³·mean_j(g_j·w_j·x_j).
-func rmsNormBackwardRow(dinp, dout, x, w []float32, s float32) {
-	dinp, dout, w = dinp[:len(x)], dout[:len(x)], w[:len(x)]
-	var acc [8]float32
-	for i, v := range x {
-		acc[i%8] += dout[i] * w[i] * v
-	}
-	k := lanes8Sum(&acc) / float32(len(x)) * s * s * s
-	for i, v := range x {
-		dinp[i] += s*w[i]*dout[i] - v*k
-	}
-}
-
-// rmsWeightGrad accumulates dw[c] += sum over rows, in order, of dout·x·rstd for columns lo..hi.
-func rmsWeightGrad(j *llamaJob, lo, hi int) {
-	dw := j.dw[lo:hi]
-	for r := 0; r < j.n; r++ {
-		s := j.rstd[r]
-		d, x := j.dout[r*j.C+lo:r*j.C+hi], j.inp[r*j.C+lo:r*j.C+hi]
-		for i := range dw {
-			dw[i] += d[i] * (x[i] * s)
-		}
-	}
-}
-
-// ropeRow rotates (or, backward, rotates back and accumulates) the first rotHeads heads of
-// row r at its position and copies (or accumulates) the rest.
-func ropeRow(j *llamaJob, r int) {
-	D, half := j.C/j.H, j.C/j.H/2
-	pos := j.pos0 + r%j.T
-	cos, sin := j.table[pos*D:pos*D+half], j.table[pos*D+half:(pos+1)*D]
-	row := r * j.C
-	for h := 0; h < j.H; h++ {
-		base := row + h*D
-		if j.kind == ropeForward {
-			x, o := j.inp[base:base+D], j.out[base:base+D]
-			if h >= j.rotHeads {
-				copy(o, x)
-				continue
-			}
-			for i := 0; i < half; i++ {
-				x0, x1 := x[i], x[i+half]
-				o[i] = x0*cos[i] - x1*sin[i]
-				o[i+half] = x1*cos[i] + x0*sin[i]
-			}
-			continue
-		}
-		g, dx := j.dout[base:base+D], j.dinp[base:base+D]
-		if h >= j.rotHeads {
-			for i := range g {
-				dx[i] += g[i]
-			}
-			continue
-		}
-		for i := 0; i < half; i++ {
-			g0, g1 := g[i], g[i+half]
-			dx[i] += g0*cos[i] + g1*sin[i]
-			dx[i+half] += g1*cos[i] - g0*sin[i]
-		}
-	}
-}
-
-// swigluRange writes silu(gate)·up.
-func swigluRange(out, gate, up []float32) {
-	gate, up = gate[:len(out)], up[:len(out)]
-	for i, g := range gate {
-		out[i] = g * sigmoidf(g) * up[i]
-	}
-}
-
-// swigluBackwardRange accumulates the gradients of gate and up.
-func swigluBackwardRange(dgate, dup, gate, up, dout []float32) {
-	n := len(dout)
-	dgate, dup, gate, up = dgate[:n], dup[:n], gate[:n], up[:n]
-	for i, g := range gate {
-		sg := sigmoidf(g)
-		dup[i] += dout[i] * (g * sg)
-		dgate[i] += dout[i] * up[i] * (sg * (1 + g*(1-sg)))
-	}
-}
-
 // embedGrad accumulates dwte[tokens[r]] += dout[r] for columns lo..hi, rows in order.
 func embedGrad(j *llamaJob, lo, hi int) {
 	for r := 0; r < j.n; r++ {
@@ -323,9 +226,6 @@ func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int)
 	b.runLlama(false)
 }
 
-// sigmoidf is 1/(1+e^-x) in float32 steps.
-func sigmoidf(x float32) float32 { return 1 / (1 + expf32(-x)) }
-
 // packRow writes row r of the packed q|k|v with each KV head repeated H/KV times.
 func packRow(j *llamaJob, r int) {
 	H, KV, D := j.H, j.KV, j.D
@@ -346,25 +246,26 @@ func unpackRow(j *llamaJob, r int) {
 	qw, kw, rep := H*D, KV*D, H/KV
 	in := j.dout[r*3*qw : (r+1)*3*qw]
 	addTo(j.dq[r*qw:(r+1)*qw], in[:qw])
+	var buf [256]float32
 	for part, dst := range [2][]float32{j.dk[r*kw : (r+1)*kw], j.dv[r*kw : (r+1)*kw]} {
 		src := in[(part+1)*qw : (part+2)*qw]
-		for i := range dst {
-			g, d := i/D, i%D
-			s := src[g*rep*D+d]
-			for c := 1; c < rep; c++ {
-				s += src[(g*rep+c)*D+d]
+		for g := range KV {
+			copies := src[g*rep*D : (g+1)*rep*D]
+			for lo := 0; lo < D; lo += len(buf) {
+				hi := min(lo+len(buf), D)
+				sum := buf[:hi-lo]
+				copy(sum, copies[lo:hi])
+				for c := 1; c < rep; c++ {
+					addTo(sum, copies[c*D+lo:c*D+hi])
+				}
+				addTo(dst[g*D+lo:g*D+hi], sum)
 			}
-			dst[i] += s
 		}
 	}
 }
 
-func addTo(dst, src []float32) {
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
-	}
-}
+// addTo sets dst[i] += src[i] (axpy with a = 1: the product is exact, so the bits are the sum's).
+func addTo(dst, src []float32) { axpy(dst, src, 1) }
 
 func packArgs(op string, N, H, KV, D int) {
 	dims(op, N, H, KV, D)
