@@ -354,26 +354,26 @@ func Select(devs []DeviceInfo, spec string) (int, string, error) {
 			if spec == "vulkan" {
 				return k, fmt.Sprintf("vulkan: vulkan:%d (%s), a %s device, the only kind present", k, d.Name, d.Type), nil
 			}
-			skipped = append(skipped, fmt.Sprintf("vulkan:%d %s is a %s device (ask for it with --device vulkan:%d)", k, d.Name, d.Type, k))
+			skipped = append(skipped, fmt.Sprintf("vulkan:%d %s is a %s device (ask for it as vulkan:%d)", k, d.Name, d.Type, k))
 		}
 		if len(skipped) == 0 {
-			return -1, "", fmt.Errorf("%w: --device %s: the loader lists no devices", ErrNoDevice, spec)
+			return -1, "", fmt.Errorf("%w: the loader lists no devices", ErrNoDevice)
 		}
-		return -1, "", fmt.Errorf("%w: --device %s takes GPUs only; %s", ErrNoDevice, spec, strings.Join(skipped, "; "))
+		return -1, "", fmt.Errorf("%w: %s takes GPUs only; %s", ErrNoDevice, spec, strings.Join(skipped, "; "))
 	case strings.HasPrefix(spec, "vulkan:"):
 		n, err := strconv.Atoi(spec[len("vulkan:"):])
 		if err != nil || n < 0 {
-			return -1, "", fmt.Errorf("vk: --device %q: expected vulkan:N with N a device index", spec)
+			return -1, "", fmt.Errorf("vk: device %q: expected vulkan:N with N a device index", spec)
 		}
 		if n >= len(devs) {
-			return -1, "", fmt.Errorf("%w: --device %s: only %d Vulkan device(s) present", ErrNoDevice, spec, len(devs))
+			return -1, "", fmt.Errorf("%w: only %d Vulkan device(s) present", ErrNoDevice, len(devs))
 		}
 		if devs[n].Unusable != "" {
-			return -1, "", fmt.Errorf("vk: --device %s (%s) is unusable: %s", spec, devs[n].Name, devs[n].Unusable)
+			return -1, "", fmt.Errorf("vk: %s (%s) is unusable: %s", spec, devs[n].Name, devs[n].Unusable)
 		}
 		return n, fmt.Sprintf("%s: %s (%s), as asked", spec, devs[n].Name, devs[n].Type), nil
 	}
-	return -1, "", fmt.Errorf("vk: --device %q is not a Vulkan device (want auto, vulkan or vulkan:N)", spec)
+	return -1, "", fmt.Errorf("vk: %q is not a Vulkan device (want auto, vulkan or vulkan:N)", spec)
 }
 
 // IsUnavailable reports whether err means Vulkan cannot be used here at all (no loader, no

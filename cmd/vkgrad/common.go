@@ -11,9 +11,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/tensor"
-	"github.com/vkgrad/vkgrad/tensor/device"
 )
 
 // commonFlags are on every subcommand that computes.
@@ -58,7 +58,7 @@ func (c *commonFlags) backend(log zerolog.Logger) (tensor.Backend, error) {
 	}
 	b, reason, err := device.Open(c.device, device.Options{Threads: c.threads})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--device: %w", err)
 	}
 	log.Info().Str("device", b.Name()).Msg(reason)
 	return b, nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/tensor/device"
+	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/vk"
 )
 

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -18,8 +19,8 @@ func TestOpen(t *testing.T) {
 	}
 	t.Logf("auto chose %s: %s", b.Name(), reason)
 	for _, bad := range []string{"tpu", "vulkan:x", "cuda"} {
-		if _, _, err := Open(bad, Options{}); err == nil || !strings.Contains(err.Error(), "--device") {
-			t.Errorf("%q: error %v should name --device", bad, err)
+		if _, _, err := Open(bad, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("device %q", bad)) {
+			t.Errorf("%q: error %v should name the device it was given", bad, err)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func Open(spec string, opt Options) (tensor.Backend, string, error) {
 	switch {
 	case spec == "cpu":
 		b := newCPU(opt)
-		return b, fmt.Sprintf("cpu: chosen by --device cpu (%d threads)", b.Threads()), nil
+		return b, fmt.Sprintf("cpu: asked for (%d threads)", b.Threads()), nil
 	case spec == "auto" || spec == "":
 		if b, reason, err := openVulkan("auto"); err == nil {
 			return b, reason, nil
@@ -34,11 +34,11 @@ func Open(spec string, opt Options) (tensor.Backend, string, error) {
 	case spec == "vulkan" || strings.HasPrefix(spec, "vulkan:"):
 		b, reason, err := openVulkan(spec)
 		if err != nil {
-			return nil, "", fmt.Errorf("--device %s: %w", spec, err)
+			return nil, "", fmt.Errorf("device %q: %w", spec, err)
 		}
 		return b, reason, nil
 	}
-	return nil, "", fmt.Errorf("--device %q: want auto, cpu, vulkan or vulkan:N", spec)
+	return nil, "", fmt.Errorf("device %q: want auto, cpu, vulkan or vulkan:N", spec)
 }
 
 func newCPU(opt Options) *cpu.Backend {
