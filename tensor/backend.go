@@ -30,6 +30,8 @@ type Backend interface {
 	DownloadInt32(dst []int32, src *Tensor) error
 	// Sync waits until all queued work has finished.
 	Sync() error
+	// Close releases the backend's device (and its memory); the backend is not used afterwards.
+	Close() error
 
 	// Fill sets every element of x to v.
 	Fill(x *Tensor, v float32)
@@ -175,4 +177,12 @@ type AdamWParams struct {
 	Step                               int // 1-based
 	GradSumSq                          *Tensor
 	MaxNorm                            float32
+}
+
+// Profiler is a backend that times its own kernels (both backends are): SetProfiling starts a
+// fresh profile or stops it, and KernelProfile returns one row per kernel (name, calls, total
+// and mean time, and where known the achieved GFLOP/s and GB/s).
+type Profiler interface {
+	SetProfiling(on bool)
+	KernelProfile() []map[string]any
 }

@@ -384,15 +384,10 @@ func flatten(rows [][]int32) []int32 {
 	return out
 }
 
-// kernelProfiler is implemented by backends that time their kernels.
-type kernelProfiler interface {
-	SetProfiling(on bool)
-	KernelProfile() []map[string]any
-}
 
 // startProfile (re)starts the per-kernel profile, after warm-up so it covers measured work only.
 func startProfile(be tensor.Backend, on bool) error {
-	if p, ok := be.(kernelProfiler); ok && on {
+	if p, ok := be.(tensor.Profiler); ok && on {
 		if err := be.Sync(); err != nil {
 			return err
 		}
@@ -402,7 +397,7 @@ func startProfile(be tensor.Backend, on bool) error {
 }
 
 func kernelProfile(be tensor.Backend) any {
-	p, ok := be.(kernelProfiler)
+	p, ok := be.(tensor.Profiler)
 	if !ok {
 		return "kernel timing needs a Vulkan device"
 	}

@@ -73,12 +73,13 @@ func NewWithThreads(n int) *Backend {
 func (b *Backend) Threads() int { return b.threads }
 
 // Close ends the backend's use of the shared helpers: it still works afterwards, on the
-// calling goroutine alone. It holds nothing else to release.
-func (b *Backend) Close() {
+// calling goroutine alone. It holds nothing else to release and never fails.
+func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pool = newPool(1)
 	b.threads = 1
+	return nil
 }
 
 // Name implements tensor.Backend.
