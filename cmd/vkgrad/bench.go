@@ -384,7 +384,6 @@ func flatten(rows [][]int32) []int32 {
 	return out
 }
 
-
 // startProfile (re)starts the per-kernel profile, after warm-up so it covers measured work only.
 func startProfile(be tensor.Backend, on bool) error {
 	if p, ok := be.(tensor.Profiler); ok && on {
