@@ -275,3 +275,33 @@ func dropoutBackward(n *node) {
 	be.Mul(out.Value, out.Grad, n.ts[0])
 	be.Axpy(inp.Grad, 1, out.Value)
 }
+
+// GatherRows copies row positions[k] of src (rows of C values) to row k of dst, one copy per run
+// of consecutive positions, and records adding dst's gradient back into those rows of src's.
+func GatherRows(t *Tape, dst, src *Var, positions []int, C int) {
+	be := backendOf(dst)
+	var runs [][3]int // (source row, destination row, length)
+	for k := 0; k < len(positions); {
+		j := k + 1
+		for j < len(positions) && positions[j] == positions[j-1]+1 {
+			j++
+		}
+		runs = append(runs, [3]int{positions[k], k, j - k})
+		k = j
+	}
+	for _, r := range runs {
+		be.Copy(dst.Value.View(r[1]*C, r[2]*C), src.Value.View(r[0]*C, r[2]*C))
+	}
+	if !t.Recording() {
+		return
+	}
+	be.Fill(dst.Grad, 0)
+	t.Record(func() {
+		if src.Grad == nil {
+			return
+		}
+		for _, r := range runs {
+			be.Axpy(src.Grad.View(r[0]*C, r[2]*C), 1, dst.Grad.View(r[1]*C, r[2]*C))
+		}
+	})
+}

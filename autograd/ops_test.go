@@ -610,3 +610,34 @@ func TestLogSoftmaxGatherEntropyOnlyGradient(t *testing.T) {
 		return ent
 	}, []*autograd.Var{logits}, []string{"logits"}, autograd.GradCheckOptions{})
 }
+
+// GatherRows copies the chosen rows (runs of consecutive rows in one copy) and adds their
+// gradient back into the same rows, twice for a row chosen twice.
+func TestGatherRows(t *testing.T) {
+	be := cpu.New()
+	src, err := autograd.NewVar(be, true, 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := autograd.NewVar(be, true, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Upload(src.Value, []float32{0, 1, 10, 11, 20, 21, 30, 31, 40, 41}); err != nil {
+		t.Fatal(err)
+	}
+	tp := autograd.NewTape()
+	autograd.GatherRows(tp, dst, src, []int{1, 2, 4, 1}, 2)
+	got, _ := tensor.ToHost(dst.Value)
+	if fmt.Sprint(got) != "[10 11 20 21 40 41 10 11]" {
+		t.Fatalf("gathered %v", got)
+	}
+	if err := be.Upload(dst.Grad, []float32{1, 2, 3, 4, 5, 6, 7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	tp.Backward()
+	g, _ := tensor.ToHost(src.Grad)
+	if fmt.Sprint(g) != "[0 0 8 10 3 4 0 0 5 6]" {
+		t.Fatalf("gradient %v", g)
+	}
+}

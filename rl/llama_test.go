@@ -44,21 +44,31 @@ func toyLlamaGRPO(t testing.TB, be tensor.Backend, seed uint64, src PromptSource
 // GRPO drives a Llama-family policy as it does GPT-2: the reward rises on the easy task.
 func TestGRPOOnLlamaRaisesReward(t *testing.T) {
 	tr := toyLlamaGRPO(t, cpu.NewWithThreads(1), 3, toyPrompts(true))
+	requireRewardRise(t, tr, 40, func(s int, rep *StepReport) {
+		if rep.Metrics["token_alignment"] != 1 || rep.Metrics["recompute_mismatch"] != 0 {
+			t.Fatalf("step %d: token alignment %v, recompute mismatches %v", s+1, rep.Metrics["token_alignment"], rep.Metrics["recompute_mismatch"])
+		}
+	})
+}
+
+// requireRewardRise takes steps steps (check sees each report) and requires the mean reward of
+// the last five to exceed the first five's by 0.3.
+func requireRewardRise(t *testing.T, tr interface{ TrainStep() (*StepReport, error) }, steps int, check func(s int, rep *StepReport)) {
+	t.Helper()
 	var first, last float64
-	for s := range 40 {
+	for s := range steps {
 		rep, err := tr.TrainStep()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Metrics["token_alignment"] != 1 || rep.Metrics["recompute_mismatch"] != 0 {
-			t.Fatalf("step %d: token alignment %v, recompute mismatches %v", s+1, rep.Metrics["token_alignment"], rep.Metrics["recompute_mismatch"])
+		if check != nil {
+			check(s, rep)
 		}
-		r := rep.Metrics["reward_mean"]
 		if s < 5 {
-			first += r / 5
+			first += rep.Metrics["reward_mean"] / 5
 		}
-		if s >= 35 {
-			last += r / 5
+		if s >= steps-5 {
+			last += rep.Metrics["reward_mean"] / 5
 		}
 	}
 	t.Logf("reward %.3f -> %.3f", first, last)
@@ -134,27 +144,11 @@ func TestPPOOnLlamaRaisesReward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first, last float64
-	for s := range 40 {
-		rep, err := tr.TrainStep()
-		if err != nil {
-			t.Fatal(err)
-		}
+	requireRewardRise(t, tr, 40, func(s int, rep *StepReport) {
 		if s == 2 && (rep.Metrics["critic_warmup"] != 1 || rep.Metrics["vf_loss"] == 0) {
 			t.Fatalf("warm-up step: %v", rep.Metrics)
 		}
-		r := rep.Metrics["reward_mean"]
-		if s < 5 {
-			first += r / 5
-		}
-		if s >= 35 {
-			last += r / 5
-		}
-	}
-	t.Logf("reward %.3f -> %.3f", first, last)
-	if last < first+0.3 {
-		t.Fatalf("PPO on a Llama policy: mean reward of the last 5 steps %.3f, first 5 %.3f: want a rise of 0.3", last, first)
-	}
+	})
 }
 
 func toyLoRAGRPO(t testing.TB, seed uint64, src PromptSource) *GRPOTrainer {
@@ -191,34 +185,19 @@ func TestGRPOWithLoRA(t *testing.T) {
 	}
 	base := tr.Policy().(*LlamaPolicy).Model
 	before, _ := tensor.ToHost(base.Params)
-	var first, last float64
-	for s := range 40 {
-		rep, err := tr.TrainStep()
-		if err != nil {
-			t.Fatal(err)
-		}
+	requireRewardRise(t, tr, 40, func(s int, rep *StepReport) {
 		if s == 0 && rep.Metrics["kl_mean"] != 0 {
 			t.Fatalf("KL before the first update %v, want exactly 0", rep.Metrics["kl_mean"])
 		}
-		if s < 5 {
-			first += rep.Metrics["reward_mean"] / 5
+		if s >= 35 && rep.Metrics["kl_mean"] <= 0 {
+			t.Fatalf("step %d: KL %v against the base after training", s+1, rep.Metrics["kl_mean"])
 		}
-		if s >= 35 {
-			last += rep.Metrics["reward_mean"] / 5
-			if rep.Metrics["kl_mean"] <= 0 {
-				t.Fatalf("step %d: KL %v against the base after training", s+1, rep.Metrics["kl_mean"])
-			}
-		}
-	}
+	})
 	after, _ := tensor.ToHost(base.Params)
 	for i := range before {
 		if before[i] != after[i] {
 			t.Fatalf("base weight %d moved from %v to %v", i, before[i], after[i])
 		}
-	}
-	t.Logf("reward %.3f -> %.3f", first, last)
-	if last < first+0.3 {
-		t.Fatalf("LoRA GRPO reward %.3f -> %.3f: want a rise of 0.3", first, last)
 	}
 
 	straight := checkContinuity(t, 4, func(seed uint64) resumer {

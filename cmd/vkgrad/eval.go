@@ -155,16 +155,8 @@ func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
 		}
 		return &evalModel{model: m, path: l.Path, maxT: m.Config.MaxSeqLen, vocab: m.Config.VocabSize, loaded: l}, nil
 	}
-	m, err := llama.New(be, *l.Llama)
+	m, err := newLlamaOfState(be, l)
 	if err != nil {
-		return nil, err
-	}
-	if l.State != nil && l.State.LoRA != nil {
-		if err := m.EnableLoRA(*l.State.LoRA, 0); err != nil {
-			return nil, err
-		}
-	}
-	if err := rl.SetParams(rl.Llama(m), l.Params); err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	return llamaEvalModel(m, l.Path, hfDirOfRun(path), l)

@@ -464,7 +464,7 @@ func (r *rlRun) model(required bool) (rl.Policy, *load.Loaded, error) {
 	if r.resumed == nil {
 		return r.loadInit(required)
 	}
-	m, err := r.newPolicyOfShape(r.resumed.Loaded)
+	m, err := r.policyOf(r.resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
 	return m, nil, err
 }
 

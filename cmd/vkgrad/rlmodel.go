@@ -202,10 +202,7 @@ func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error)
 	if l, err = load.Read(path); err != nil {
 		return nil, nil, err
 	}
-	if p, err = r.newPolicyOfShape(l); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
-	}
-	if err := rl.SetParams(p, l.Params); err != nil {
+	if p, err = r.policyOf(l); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	return p, l, nil
@@ -223,18 +220,12 @@ func describePolicy(p rl.Policy) string {
 	return fmt.Sprintf("%T", p)
 }
 
-// newPolicyOfShape makes a model of a checkpoint's shape, adapters included (its values come
-// from rl.SetParams or the trainer's Restore).
-func (r *rlRun) newPolicyOfShape(l *load.Loaded) (rl.Policy, error) {
+// policyOf places a checkpoint's model, adapters included, on the run's backend.
+func (r *rlRun) policyOf(l *load.Loaded) (rl.Policy, error) {
 	if l.Llama != nil {
-		m, err := llama.New(r.be, *l.Llama)
+		m, err := newLlamaOfState(r.be, l)
 		if err != nil {
 			return nil, err
-		}
-		if l.State != nil && l.State.LoRA != nil {
-			if err := m.EnableLoRA(*l.State.LoRA, 0); err != nil {
-				return nil, err
-			}
 		}
 		return rl.Llama(m), nil
 	}
@@ -242,5 +233,5 @@ func (r *rlRun) newPolicyOfShape(l *load.Loaded) (rl.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rl.GPT2(m), nil
+	return rl.GPT2(m), m.SetParams(l.Params)
 }

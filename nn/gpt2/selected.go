@@ -40,7 +40,6 @@ type SelectedHead struct {
 	targets        *tensor.Tensor
 	cutoff         *tensor.Tensor // float32, allocated on the first truncated Forward
 	hostT          []int32
-	runs           [][3]int // (source row, destination row, length) of each gathered run
 	withGrad       bool
 }
 
@@ -138,33 +137,8 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 	if err := be.UploadInt32(tgt, h.hostT); err != nil {
 		return nil, nil, err
 	}
-	// Gather runs of consecutive positions with one copy each.
-	h.runs = h.runs[:0]
-	for k := 0; k < n; {
-		j := k + 1
-		for j < n && positions[j] == positions[j-1]+1 {
-			j++
-		}
-		h.runs = append(h.runs, [3]int{positions[k], k, j - k})
-		k = j
-	}
 	hid := h.hidden.View(0, n, C)
-	src := a.lnf
-	for _, r := range h.runs {
-		be.Copy(hid.Value.View(r[1]*C, r[2]*C), src.Value.View(r[0]*C, r[2]*C))
-	}
-	if tp.Recording() {
-		runs := append([][3]int(nil), h.runs...)
-		be.Fill(hid.Grad, 0)
-		tp.Record(func() {
-			if src.Grad == nil {
-				return
-			}
-			for _, r := range runs {
-				be.Axpy(src.Grad.View(r[0]*C, r[2]*C), 1, hid.Grad.View(r[1]*C, r[2]*C))
-			}
-		})
-	}
+	autograd.GatherRows(tp, hid, a.lnf, positions, C)
 	logits := h.logits.View(0, n, Vp)
 	autograd.MatMul(tp, logits, hid, m.wte, nil, tensor.MatMulParams{M: n, N: Vp, K: C, TransB: true})
 	logp, entropy = h.logp.View(0, n), h.entropy.View(0, n)

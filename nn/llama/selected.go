@@ -20,7 +20,6 @@ type SelectedHead struct {
 	targets, cutoff *tensor.Tensor
 	logits, dlogits *tensor.Tensor // (rows, V) chunk scratch
 	hostT           []int32
-	runs            [][3]int // (source row, destination row, length) of each gathered run
 	withGrad        bool
 }
 
@@ -169,32 +168,12 @@ func (h *SelectedHead) uploadCutoffs(cutoffs []float32) (*tensor.Tensor, error) 
 	return v, h.m.Backend.Upload(v, cutoffs)
 }
 
-// gather copies the selected rows of the final hidden states, one copy per run of consecutive
-// positions, and records the scatter of their gradient back.
+// gather copies the selected rows of the final hidden states and records the scatter of their
+// gradient back.
 func (h *SelectedHead) gather(tp *autograd.Tape, positions []int) *autograd.Var {
-	m, n, C := h.m, len(positions), h.m.Config.Hidden
-	h.runs = h.runs[:0]
-	for k := 0; k < n; {
-		j := k + 1
-		for j < n && positions[j] == positions[j-1]+1 {
-			j++
-		}
-		h.runs = append(h.runs, [3]int{positions[k], k, j - k})
-		k = j
-	}
-	be, src, hid := m.Backend, m.acts.final, h.hidden.View(0, n, C)
-	for _, r := range h.runs {
-		be.Copy(hid.Value.View(r[1]*C, r[2]*C), src.Value.View(r[0]*C, r[2]*C))
-	}
-	if tp.Recording() {
-		runs := append([][3]int(nil), h.runs...)
-		be.Fill(hid.Grad, 0)
-		tp.Record(func() {
-			for _, r := range runs {
-				be.Axpy(src.Grad.View(r[0]*C, r[2]*C), 1, hid.Grad.View(r[1]*C, r[2]*C))
-			}
-		})
-	}
+	C := h.m.Config.Hidden
+	hid := h.hidden.View(0, len(positions), C)
+	autograd.GatherRows(tp, hid, h.m.acts.final, positions, C)
 	return hid
 }
 
