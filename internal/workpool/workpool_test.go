@@ -3,6 +3,8 @@ package workpool
 import (
 	"sync/atomic"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/race"
 )
 
 // countJob claims pieces from a counter and records who computed each one.
@@ -70,7 +72,7 @@ func TestNestedRunFinishes(t *testing.T) {
 }
 
 func TestRunAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	j := newCountJob(256, 4)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/race"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -162,7 +163,7 @@ func TestZeroAllocs(t *testing.T) {
 	defer o.b.Close()
 	for _, op := range o.ops {
 		op.run()
-		if op.name == "MatMul" && raceEnabled {
+		if op.name == "MatMul" && race.Enabled {
 			continue // package gemm allocates under the race detector's instrumentation
 		}
 		if a := testing.AllocsPerRun(5, op.run); a != 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/race"
 )
 
 type shape struct{ m, n, k int }
@@ -267,7 +269,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	useThreads(t, 2)

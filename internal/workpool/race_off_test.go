@@ -1,5 +1,0 @@
-//go:build !race
-
-package workpool
-
-const raceEnabled = false

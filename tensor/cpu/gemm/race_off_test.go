@@ -1,5 +1,0 @@
-//go:build !race
-
-package gemm
-
-const raceEnabled = false

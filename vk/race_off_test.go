@@ -1,5 +1,0 @@
-//go:build !race
-
-package vk
-
-const raceEnabled = false
