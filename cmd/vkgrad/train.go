@@ -100,7 +100,8 @@ func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&f.cfg.LR, "lr", f.cfg.LR, "peak learning rate")
 	fs.Float32Var(&f.cfg.MinLR, "min-lr", f.cfg.MinLR, "learning rate at the end of the cosine decay")
 	fs.IntVar(&f.cfg.Warmup, "warmup", f.cfg.Warmup, "steps of linear learning-rate warmup")
-	fs.Float32Var(&f.cfg.WeightDecay, "weight-decay", f.cfg.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does)")
+	fs.Float32Var(&f.cfg.WeightDecay, "weight-decay", f.cfg.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does, unless --decay-matrices-only)")
+	fs.BoolVar(&f.cfg.DecayMatricesOnly, "decay-matrices-only", f.cfg.DecayMatricesOnly, "exempt biases and norm weights from weight decay, as nanoGPT does")
 	fs.Float32Var(&f.cfg.MaxGradNorm, "clip", f.cfg.MaxGradNorm, "clip the global gradient norm to this (0: off)")
 	fs.Uint64Var(&f.cfg.Seed, "seed", f.cfg.Seed, "seed for initialisation and data order")
 	fs.BoolVar(&f.cfg.NoShuffle, "no-shuffle", f.cfg.NoShuffle, "read training sequences in corpus order")
@@ -268,7 +269,7 @@ func (f *trainFlags) run(args []string) (err error) {
 // resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
 // different value given again is refused, naming the saved one.
 var resumeFixed = []string{"data", "ext", "max-bytes", "preset", "init", "batch", "micro-batches", "seq", "lr", "min-lr", "warmup",
-	"weight-decay", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
+	"weight-decay", "decay-matrices-only", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
 	l, err := load.Read(f.resume)

@@ -49,8 +49,18 @@ type AdamW struct {
 	// Step counts completed updates; the next update uses Step+1 for bias correction.
 	Step int
 
-	sumSq *tensor.Tensor
-	host  [1]float32
+	sumSq    *tensor.Tensor
+	host     [1]float32
+	segments []segment // nil: one pass decaying every parameter
+}
+
+// Span is the run [Off, Off+N) of a flat parameter buffer.
+type Span struct{ Off, N int }
+
+// segment is a run of parameters updated by one AdamW pass, with or without weight decay.
+type segment struct {
+	Span
+	decay bool
 }
 
 // NewAdamW allocates zeroed moments for n parameters on b.
@@ -72,6 +82,49 @@ func NewAdamW(b tensor.Backend, n int, cfg AdamWConfig) (*AdamW, error) {
 	return o, nil
 }
 
+// SetNoDecay exempts spans of the parameters from weight decay (nanoGPT's choice for biases and
+// norm weights; by default every parameter decays, as in llm.c). The update then runs one pass
+// per run of parameters that decay alike, with the same clipping for all.
+func (o *AdamW) SetNoDecay(spans []Span) error {
+	n := o.M.Numel()
+	exempt := make([]bool, n)
+	for _, s := range spans {
+		if s.Off < 0 || s.N < 0 || s.Off+s.N > n {
+			return fmt.Errorf("adamw: no-decay span [%d, %d) outside the %d parameters", s.Off, s.Off+s.N, n)
+		}
+		for i := s.Off; i < s.Off+s.N; i++ {
+			exempt[i] = true
+		}
+	}
+	o.segments = o.segments[:0]
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && exempt[j] == exempt[i] {
+			j++
+		}
+		o.segments = append(o.segments, segment{Span{i, j - i}, !exempt[i]})
+		i = j
+	}
+	return nil
+}
+
+// apply runs the AdamW pass over every parameter, or one per segment.
+func (o *AdamW) apply(params, grads *tensor.Tensor, p tensor.AdamWParams) {
+	b := params.Backend()
+	if o.segments == nil {
+		b.AdamW(params, grads, o.M, o.V, p)
+		return
+	}
+	wd := p.WeightDecay
+	for _, s := range o.segments {
+		p.WeightDecay = 0
+		if s.decay {
+			p.WeightDecay = wd
+		}
+		b.AdamW(params.View(s.Off, s.N), grads.View(s.Off, s.N), o.M.View(s.Off, s.N), o.V.View(s.Off, s.N), p)
+	}
+}
+
 // Update applies one AdamW step at learning rate lr. The gradient's sum of squares is computed
 // on the device; with MaxGradNorm set the clipping happens there too, so no host read is needed.
 func (o *AdamW) Update(params, grads *tensor.Tensor, lr float32) {
@@ -83,20 +136,19 @@ func (o *AdamW) Update(params, grads *tensor.Tensor, lr float32) {
 	if o.Config.MaxGradNorm > 0 {
 		p.GradSumSq, p.MaxNorm = o.sumSq, o.Config.MaxGradNorm
 	}
-	b.AdamW(params, grads, o.M, o.V, p)
+	o.apply(params, grads, p)
 }
 
 // UpdateMeasured is Update for a caller that has already put the gradient's sum of squares in
 // GradSumSq() (to check it before the update): the same step, without measuring twice.
 func (o *AdamW) UpdateMeasured(params, grads *tensor.Tensor, lr float32) {
-	b := params.Backend()
 	o.Step++
 	p := tensor.AdamWParams{LR: lr, Beta1: o.Config.Beta1, Beta2: o.Config.Beta2, Eps: o.Config.Eps,
 		WeightDecay: o.Config.WeightDecay, Step: o.Step}
 	if o.Config.MaxGradNorm > 0 {
 		p.GradSumSq, p.MaxNorm = o.sumSq, o.Config.MaxGradNorm
 	}
-	b.AdamW(params, grads, o.M, o.V, p)
+	o.apply(params, grads, p)
 }
 
 // GradSumSq is the device scalar holding the sum of squared gradients of the last Update, for

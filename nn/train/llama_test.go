@@ -94,3 +94,37 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 		t.Errorf("LoRA losses %v do not fall", losses)
 	}
 }
+
+// DecayMatricesOnly leaves biases and norm weights undecayed: after a step they equal a run
+// without weight decay, and the matrices a run decaying everything, bit for bit.
+func TestDecayMatricesOnly(t *testing.T) {
+	step := func(wd float32, matricesOnly bool) ([]float32, []tensorSpec) {
+		cfg := testConfig()
+		cfg.WeightDecay, cfg.DecayMatricesOnly, cfg.LR, cfg.Warmup = wd, matricesOnly, 1e-2, 0
+		tr := newTrainer(t, cfg)
+		if _, err := tr.TrainStep(); err != nil {
+			t.Fatal(err)
+		}
+		p, _ := tr.Model.ParamsToHost()
+		return p, tr.lm.trainableSpecs()
+	}
+	all, specs := step(0.5, false)
+	none, _ := step(0, false)
+	mixed, _ := step(0.5, true)
+	off, vectors := 0, 0
+	for _, s := range specs {
+		want := all
+		if s.vector {
+			want, vectors = none, vectors+1
+		}
+		for i := off; i < off+s.numel; i++ {
+			if mixed[i] != want[i] {
+				t.Fatalf("%s[%d] (vector %v): %v, want %v", s.name, i-off, s.vector, mixed[i], want[i])
+			}
+		}
+		off += s.numel
+	}
+	if vectors != 10 {
+		t.Fatalf("%d of GPT-2's tensors taken for biases and norm weights, want 10", vectors)
+	}
+}

@@ -2,11 +2,13 @@ package train
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -34,10 +36,25 @@ type model interface {
 	matches(st *checkpoint.State) error
 }
 
-// tensorSpec names one tensor of a flat buffer.
+// tensorSpec names one tensor of a flat buffer; vector marks a bias or a norm's weight (a
+// matrix per layer in llm.c's stacked layout, still one vector a layer).
 type tensorSpec struct {
-	name  string
-	numel int
+	name   string
+	numel  int
+	vector bool
+}
+
+// vectorSpans are the runs of the flat buffer that hold biases and norm weights.
+func vectorSpans(specs []tensorSpec) []optim.Span {
+	var out []optim.Span
+	off := 0
+	for _, s := range specs {
+		if s.vector {
+			out = append(out, optim.Span{Off: off, N: s.numel})
+		}
+		off += s.numel
+	}
+	return out
 }
 
 // gpt2Model drives a GPT-2.
@@ -54,7 +71,8 @@ func (m gpt2Model) trainable() (params, grads *tensor.Tensor) { return m.Params,
 func (m gpt2Model) trainableSpecs() []tensorSpec {
 	var out []tensorSpec
 	for _, s := range m.Config.ParamSpecs() {
-		out = append(out, tensorSpec{s.Name, s.Numel()})
+		vector := strings.HasPrefix(s.Name, "ln") || strings.HasSuffix(s.Name, "b") // ln1w, qkvb, ...
+		out = append(out, tensorSpec{s.Name, s.Numel(), vector})
 	}
 	return out
 }
@@ -100,7 +118,8 @@ func (m llamaModel) trainableSpecs() []tensorSpec {
 	}
 	var out []tensorSpec
 	for _, s := range specs {
-		out = append(out, tensorSpec{s.Name, s.Numel()})
+		vector := strings.HasSuffix(s.Name, "norm.weight") || strings.HasSuffix(s.Name, ".bias")
+		out = append(out, tensorSpec{s.Name, s.Numel(), vector})
 	}
 	return out
 }

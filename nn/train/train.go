@@ -44,6 +44,9 @@ type Config struct {
 	// gradients added in order (gradient accumulation; over MPI, spread over the ranks). 0 or
 	// 1: one.
 	MicroBatches int `json:"micro_batches,omitempty"`
+	// DecayMatricesOnly exempts biases and norm weights from weight decay, as nanoGPT does
+	// (llm.c, and the default, decay every parameter).
+	DecayMatricesOnly bool `json:"decay_matrices_only,omitempty"`
 }
 
 // DefaultConfig is a setting that trains a small model well on a few million tokens.
@@ -173,6 +176,11 @@ func newModelTrainer(m model, cfg Config, tokens []int32, source string) (*Train
 	opt, err := optim.NewAdamW(m.backend(), params.Numel(), cfg.adamW())
 	if err != nil {
 		return nil, err
+	}
+	if cfg.DecayMatricesOnly {
+		if err := opt.SetNoDecay(vectorSpans(m.trainableSpecs())); err != nil {
+			return nil, err
+		}
 	}
 	BT := cfg.Batch * cfg.Seq
 	stats, err := tensor.New(m.backend(), tensor.Float32, BT+1)
