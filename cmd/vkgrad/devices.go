@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/device"
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/vk"
 )
 
@@ -18,6 +20,9 @@ func devicesCommand() command {
 		return func(args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("devices takes no arguments, got %q", args)
+			}
+			if dist.Launched(os.Getenv) {
+				return devicesPerRank()
 			}
 			devs, verr := vk.Devices()
 			if *asJSON {
@@ -43,4 +48,17 @@ func devicesCommand() command {
 			return nil
 		}
 	}}
+}
+
+// devicesPerRank prints, under an MPI launcher, the device each rank takes with --device auto:
+// its machine's GPU by local rank, or the CPU.
+func devicesPerRank() error {
+	c := &commonFlags{device: "auto"}
+	cl, err := c.joinCluster()
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+	fmt.Fprintf(stdout, "%s: --device auto -> %s\n", cl.describe(), c.device)
+	return nil
 }

@@ -117,3 +117,63 @@ func TestSFTDataParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestDevicesPerRank: `vkgrad devices` under each MPI prints the device each rank takes.
+func TestDevicesPerRank(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, "devices").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", l.Name, err, out)
+		}
+		for _, want := range []string{"rank 0 of 2", "rank 1 of 2", "--device auto -> "} {
+			if !bytes.Contains(out, []byte(want)) {
+				t.Errorf("%s: devices under MPI lacks %q:\n%s", l.Name, want, out)
+			}
+		}
+	}
+}
+
+// TestTrainDataParallelOnLavapipe: two ranks on the Vulkan device write the checkpoint one
+// process writes there with the same micro-batches, byte for byte.
+func TestTrainDataParallelOnLavapipe(t *testing.T) {
+	testutil.Vulkan(t) // skips without a device unless VKGRAD_REQUIRE_VULKAN=1
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "corpus.txt")
+	var text bytes.Buffer
+	for i := range 200 {
+		fmt.Fprintf(&text, "line %d: the quick brown fox jumps over the lazy dog %d times.\n", i, i%7)
+	}
+	if err := os.WriteFile(data, text.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := func(runDir string) []string {
+		return []string{"train", "--preset", "gpt2-micro", "--data", data, "--steps", "3", "--batch", "2", "--seq", "16",
+			"--micro-batches", "2", "--device", "vulkan:0", "--sample-tokens", "0", "--val-fraction", "0", "-q", "--run-dir", runDir}
+	}
+	single := filepath.Join(dir, "single")
+	if out, err := runCLI(args(single)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want, err := os.ReadFile(filepath.Join(single, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		runDir := filepath.Join(dir, l.Name)
+		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(runDir)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s -np 2 on vulkan:0: %v\n%s", l.Name, err, out)
+		}
+		if got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors")); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s -np 2 on vulkan:0: checkpoint differs from a single process's (%v)", l.Name, err)
+		}
+	}
+}
