@@ -518,4 +518,7 @@ func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt st
 		}
 	}
 	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
+	if r.cluster.main() {
+		fmt.Fprintf(stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", drawRunCurves(r.runDir), r.runDir, r.runDir)
+	}
 }

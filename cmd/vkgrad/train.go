@@ -661,7 +661,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		}
 		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", res.texts[0])
 	}
-	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\ncurves:     vkgrad plot %s   (or tensorboard --logdir %s)\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"), f.runDir, f.runDir)
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\ncurves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"), drawRunCurves(f.runDir), f.runDir, f.runDir)
 	return nil
 }
 
