@@ -122,6 +122,17 @@ func benchCommand() command {
 	}}
 }
 
+// recordStats is a Vulkan backend's count of dispatches, barriers and queue submissions so far;
+// nil on the CPU.
+func recordStats(be tensor.Backend) *vk.RecordStats {
+	v, ok := be.(*vk.Backend)
+	if !ok {
+		return nil
+	}
+	s := v.Device().RecordStats()
+	return &s
+}
+
 // llamaPreset returns a Llama-family preset's shape when name is one.
 func llamaPreset(name string) (llama.Config, bool) {
 	c, err := llama.Preset(name)
@@ -180,6 +191,7 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, s
 		return nil, err
 	}
 	settle()
+	stats0 := recordStats(be)
 	start := time.Now()
 	for i := 0; i < steps; i++ {
 		if err := step(); err != nil {
@@ -190,10 +202,17 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, s
 		return nil, err
 	}
 	perStep := time.Since(start).Seconds() / float64(steps)
+	stats1 := recordStats(be)
 	rep := map[string]any{"bench": "train", "batch": B, "seq": T, "steps": steps,
 		"ms_per_step": perStep * 1e3, "tokens_per_s": float64(B*T) / perStep,
 		"model_gflop_per_step": flops / 1e9, "achieved_gflops": flops / perStep / 1e9,
 		"peak_rss_bytes": sysinfo.PeakRSS()}
+	if stats0 != nil {
+		n := float64(steps)
+		rep["dispatches_per_step"] = float64(stats1.Dispatches-stats0.Dispatches) / n
+		rep["barriers_per_step"] = float64(stats1.Barriers-stats0.Barriers) / n
+		rep["submits_per_step"] = float64(stats1.Submits-stats0.Submits) / n
+	}
 	// The peak is measured before and after the steps and the higher kept, so a measurement
 	// taken while another process held a core does not inflate the fraction.
 	if p, th := peak(be); p > 0 {
@@ -451,7 +470,8 @@ func printBench(r map[string]any) {
 		}
 	}
 	keys := []string{"batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
-		"peak_gflops", "peak_threads", "peak_fraction", "read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
+		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step",
+		"read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			fmt.Fprintf(stdout, "  %-22s %s\n", k, readable(v))

@@ -284,3 +284,22 @@ func TestBenchLlamaPreset(t *testing.T) {
 		t.Error("--lora-rank on a GPT-2 preset was accepted")
 	}
 }
+
+// On Vulkan, bench train reports what a step records: dispatches, barriers and submissions.
+func TestBenchVulkanCounts(t *testing.T) {
+	testutil.Vulkan(t)
+	out, err := runCLI("bench", "train", "--preset", "tiny", "--batch", "2", "--seq", "16", "--steps", "2", "--json", "--device", "vulkan:0", "-q")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out[strings.Index(out, "{"):])), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	d, _ := r["dispatches_per_step"].(float64)
+	b, _ := r["barriers_per_step"].(float64)
+	s, _ := r["submits_per_step"].(float64)
+	if d < 20 || b < 1 || b > d || s < 1 {
+		t.Errorf("a training step of %v dispatches, %v barriers, %v submissions", d, b, s)
+	}
+}
