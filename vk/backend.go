@@ -22,6 +22,7 @@ type Backend struct {
 	scratch *Buffer // reduction partials
 
 	wg        uint32 // workgroup size of the one-dimensional kernels (a power of two)
+	rowWG     uint32 // workgroup size of the row-reduction kernels (rowKernel)
 	maxGroups uint32 // cap on workgroups per dispatch; kernels loop with a grid stride
 	maxChunk  int    // elements per dispatch, bounded by maxStorageBufferRange
 }
@@ -56,6 +57,7 @@ func NewBackendOn(d *Device) *Backend {
 		dev:       d,
 		name:      fmt.Sprintf("vulkan:%d (%s)", d.Info.Index, d.Info.Name),
 		wg:        wg,
+		rowWG:     rowWorkgroup(d.Info, wg),
 		maxGroups: min(d.Info.MaxComputeWorkGroupCount[0], maxGroups1D),
 		maxChunk:  d.MaxWindowElems(),
 	}
@@ -460,4 +462,15 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// rowWorkgroup is the workgroup size of the row-reduction kernels: the device's subgroup width
+// (a power of two from 8 to wg), so a workgroup is one subgroup wherever the driver keeps its
+// default size.
+func rowWorkgroup(info DeviceInfo, wg uint32) uint32 {
+	n := uint32(8)
+	for n < info.SubgroupSize && n < wg {
+		n *= 2
+	}
+	return min(n, wg)
 }

@@ -102,6 +102,16 @@ func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func
 	}
 }
 
+// rowKernel is k with a workgroup of rowWG invocations, for the kernels that reduce each row
+// (norms, softmaxes) with a shared-memory tree: one subgroup's width, so a row's tree is a few
+// levels deep and no lane idles on short rows. Measured on lavapipe (subgroup 8), gpt2-mini's
+// layernorm_forward (rows of 128) took 4759 us a call with 256 invocations, 1185 with 64, 669
+// with 32 and 288 with 8.
+func (b *Backend) rowKernel(k Kernel) Kernel {
+	k.Local = [3]uint32{b.rowWG, 1, 1}
+	return k
+}
+
 // nnRowGroups is one workgroup per row, capped (the kernels loop over rows with a stride).
 func (b *Backend) nnRowGroups(rows int) [3]uint32 {
 	return [3]uint32{uint32(min(rows, int(b.maxGroups))), 1, 1}

@@ -30,7 +30,7 @@ func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int
 	if C == 0 {
 		return
 	}
-	b.nnRun(kRMSNormForward, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kRMSNormForward), op, N, []nnArg{
 		nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps)}
@@ -48,7 +48,7 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	if N == 0 || C == 0 {
 		return
 	}
-	b.nnRun(kRMSNormBackward, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kRMSNormBackward), op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(rs, rstd, 1, N, false),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {

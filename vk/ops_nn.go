@@ -49,7 +49,7 @@ func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Te
 		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
 		nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
 	}
-	b.nnRun(kLayerNormForward, op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+	b.nnRun(b.rowKernel(kLayerNormForward), op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
 	})
 }
@@ -70,7 +70,7 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 	if N == 0 || C == 0 {
 		return
 	}
-	b.nnRun(kLayerNormBackward, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kLayerNormBackward), op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(ms, mean, 1, N, false), nnRows(rs, rstd, 1, N, false),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
@@ -204,7 +204,7 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 	checkVocab(op, V, Vp)
 	ls, ps := nnF32(b, op, "losses", losses, N), nnF32(b, op, "probs", probs, N*Vp)
 	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
-	b.nnRun(kCrossEntropyFwd, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kCrossEntropyFwd), op, N, []nnArg{
 		nnRows(ls, losses, 1, N, true), nnRows(ps, probs, Vp, N*Vp, true),
 		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
@@ -220,7 +220,7 @@ func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.
 	checkVocab(op, V, Vp)
 	ds, ps := nnF32(b, op, "dlogits", dlogits, N*Vp), nnF32(b, op, "probs", probs, N*Vp)
 	ts, ls := nnI32(b, op, "targets", targets, N), nnF32(b, op, "dlosses", dlosses, N)
-	b.nnRun(kCrossEntropyBwd, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kCrossEntropyBwd), op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(ps, probs, Vp, N*Vp, false),
 		nnRows(ts, targets, 1, N, false), nnRows(ls, dlosses, 1, N, false),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
@@ -259,7 +259,7 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets, cutoff *tenso
 		ent, hasEnt = nnRows(nnF32(b, op, "entropy", entropy, N), entropy, 1, N, true), 1
 	}
 	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(ts, targets, 1, N, false)) // targets stand in
-	b.nnRun(kLogSoftmaxGather, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kLogSoftmaxGather), op, N, []nnArg{
 		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false), cut,
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), hasCut, f[0], f[1], f[2], f[3], f[4]}
@@ -281,7 +281,7 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlo
 		dent, hasEnt = nnRows(nnF32(b, op, "dentropy", dentropy, N), dentropy, 1, N, false), 1
 	}
 	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(lps, dlogp, 1, N, false)) // dlogp stands in
-	b.nnRun(kLogSoftmaxBwd, op, N, []nnArg{
+	b.nnRun(b.rowKernel(kLogSoftmaxBwd), op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 		nnRows(lps, dlogp, 1, N, false), dent, cut,
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {

@@ -193,6 +193,16 @@ func runNNCases(t *testing.T, cases []nnCase) {
 			if err := chunked.Sync(); err != nil {
 				t.Fatal(err)
 			}
+			// The row-reduction kernels at the workgroup widths of other devices' subgroups.
+			for _, w := range []uint32{32, vb.wg} {
+				wide := NewBackendOn(d)
+				defer wide.Close()
+				wide.rowWG = w
+				got := c.runVulkan(t, wide)
+				for _, ch := range c.checks {
+					nnCompare(t, fmt.Sprintf("%s (rows of %d invocations)", ch.name, w), ch, got[ch.name], want[ch.name])
+				}
+			}
 		})
 	}
 }
