@@ -277,80 +277,103 @@ func GroupAdvantages(rewards []float64, groupSize int, scale ScaleRewards, eps f
 //
 // aggregated by LossType.
 func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkGRPOInputs(cfg, in); err != nil {
 		return nil, err
 	}
-	n := len(in.Rewards)
-	if n == 0 {
-		return nil, fmt.Errorf("rewards: empty batch")
-	}
-	T := cols(in.Logp)
-	if err := checkMatrix("logp", in.Logp, n, T); err != nil {
-		return nil, err
-	}
-	if err := checkMatrix("old_logp", in.OldLogp, n, T); err != nil {
-		return nil, err
-	}
-	needRef := cfg.Beta > 0 || in.RefLogp != nil
-	if needRef {
-		if err := checkMatrix("ref_logp", in.RefLogp, n, T); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkMask("response_mask", in.ResponseMask, n, T); err != nil {
-		return nil, err
-	}
-	if err := checkMask("loss_mask", in.LossMask, n, T); err != nil {
-		return nil, err
-	}
-	if err := checkSubmask("loss_mask", in.LossMask, "response_mask", in.ResponseMask); err != nil {
-		return nil, err
-	}
-	if cfg.EntropyCoef != 0 {
-		if err := checkMatrix("entropy", in.Entropy, n, T); err != nil {
-			return nil, fmt.Errorf("%w (needed because entropy_coef is %v)", err, cfg.EntropyCoef)
-		}
-	} else if in.Entropy != nil {
-		if err := checkMatrix("entropy", in.Entropy, n, T); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.LossType == LossDrGRPO && T > cfg.MaxCompletionLength {
-		return nil, fmt.Errorf("max_completion_length %d: the batch has %d completion positions", cfg.MaxCompletionLength, T)
-	}
-
 	adv, fracZero, err := GroupAdvantages(in.Rewards, cfg.GroupSize, cfg.ScaleRewards, cfg.AdvantageEps)
 	if err != nil {
 		return nil, err
 	}
+	n, T := len(in.Rewards), cols(in.Logp)
 	res := &GRPOResult{Advantages: adv, GradLogp: zeros(n, T), EffectiveLossMask: zeros(n, T), Action: Proceed}
-	d := &res.Diagnostics
+	tok := maskTokens(cfg, in, res.EffectiveLossMask)
+	weight := tokenWeights(cfg, res.EffectiveLossMask, tok.learn)
+	sums := accumulateGRPO(cfg, in, res, tok.ratio, weight)
+	res.Loss = res.Diagnostics.PGLoss + res.Diagnostics.KLLoss + res.Diagnostics.EntropyLoss
+	grpoDiagnostics(&res.Diagnostics, in, adv, fracZero, tok, sums)
+	decideStep(cfg, res, tok, maskCount(in.LossMask))
+	return res, nil
+}
 
-	// Effective loss mask: drop tokens whose ratio is out of bounds.
-	ratio := zeros(n, T)
-	respTokens, learn, dropped := 0, 0, 0
+// checkGRPOInputs names the first input whose shape does not fit the batch.
+func checkGRPOInputs(cfg GRPOConfig, in GRPOInputs) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	n := len(in.Rewards)
+	if n == 0 {
+		return fmt.Errorf("rewards: empty batch")
+	}
+	T := cols(in.Logp)
+	if err := checkMatrix("logp", in.Logp, n, T); err != nil {
+		return err
+	}
+	if err := checkMatrix("old_logp", in.OldLogp, n, T); err != nil {
+		return err
+	}
+	if cfg.Beta > 0 || in.RefLogp != nil {
+		if err := checkMatrix("ref_logp", in.RefLogp, n, T); err != nil {
+			return err
+		}
+	}
+	if err := checkMask("response_mask", in.ResponseMask, n, T); err != nil {
+		return err
+	}
+	if err := checkMask("loss_mask", in.LossMask, n, T); err != nil {
+		return err
+	}
+	if err := checkSubmask("loss_mask", in.LossMask, "response_mask", in.ResponseMask); err != nil {
+		return err
+	}
+	if cfg.EntropyCoef != 0 || in.Entropy != nil {
+		if err := checkMatrix("entropy", in.Entropy, n, T); err != nil {
+			if cfg.EntropyCoef != 0 {
+				return fmt.Errorf("%w (needed because entropy_coef is %v)", err, cfg.EntropyCoef)
+			}
+			return err
+		}
+	}
+	if cfg.LossType == LossDrGRPO && T > cfg.MaxCompletionLength {
+		return fmt.Errorf("max_completion_length %d: the batch has %d completion positions", cfg.MaxCompletionLength, T)
+	}
+	return nil
+}
+
+// tokenCounts are the batch's ratios and how its tokens were counted.
+type tokenCounts struct {
+	ratio                      [][]float64 // exp(logp - old_logp) at every position
+	respTokens, learn, dropped int         // response tokens, those learned from, those dropped by the ratio bounds
+}
+
+// maskTokens computes the ratios and writes the effective loss mask: the loss mask less the
+// tokens whose ratio is outside [min_token_ratio, max_token_ratio].
+func maskTokens(cfg GRPOConfig, in GRPOInputs, mask [][]float64) tokenCounts {
+	n, T := len(in.Rewards), cols(in.Logp)
+	c := tokenCounts{ratio: zeros(n, T)}
 	for i := 0; i < n; i++ {
 		for t := 0; t < T; t++ {
-			ratio[i][t] = math.Exp(in.Logp[i][t] - in.OldLogp[i][t])
+			c.ratio[i][t] = math.Exp(in.Logp[i][t] - in.OldLogp[i][t])
 			if in.ResponseMask[i][t] != 0 {
-				respTokens++
+				c.respTokens++
 			}
 			if in.LossMask[i][t] == 0 {
 				continue
 			}
-			r := ratio[i][t]
+			r := c.ratio[i][t]
 			if (cfg.MinTokenRatio > 0 && r < cfg.MinTokenRatio) || (cfg.MaxTokenRatio > 0 && r > cfg.MaxTokenRatio) {
-				dropped++
+				c.dropped++
 				continue
 			}
-			res.EffectiveLossMask[i][t] = 1
-			learn++
+			mask[i][t] = 1
+			c.learn++
 		}
 	}
-	mask := res.EffectiveLossMask
+	return c
+}
 
-	// Aggregation weights: loss = sum_t w_t * l_t.
-	var weight func(row int) float64
+// tokenWeights is each row's per-token weight in loss = sum_t w_t * l_t, by loss type.
+func tokenWeights(cfg GRPOConfig, mask [][]float64, learn int) func(row int) float64 {
+	n := len(mask)
 	switch cfg.LossType {
 	case LossGRPO:
 		rowCount := make([]float64, n)
@@ -359,20 +382,31 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 				rowCount[i] += v
 			}
 		}
-		weight = func(i int) float64 { return 1 / (float64(n) * math.Max(rowCount[i], 1)) }
+		return func(i int) float64 { return 1 / (float64(n) * math.Max(rowCount[i], 1)) }
 	case LossBNPO, LossDAPO:
 		w := 1 / math.Max(float64(learn), 1)
-		weight = func(int) float64 { return w }
-	case LossDrGRPO:
-		w := 1 / float64(n*cfg.MaxCompletionLength)
-		weight = func(int) float64 { return w }
+		return func(int) float64 { return w }
 	}
+	w := 1 / float64(n*cfg.MaxCompletionLength) // LossDrGRPO
+	return func(int) float64 { return w }
+}
 
+// grpoSums are what accumulateGRPO adds up over the learned tokens for the diagnostics.
+type grpoSums struct {
+	ratios                           []float64
+	k                                [3]float64 // k1, k2, k3 estimates of KL(policy || reference)
+	kl, entropy, ratio, pos, neg     float64
+	nPos, nNeg, nLow, nHigh, nActive int
+}
+
+// accumulateGRPO adds each learned token's clipped policy-gradient, KL and entropy terms to the
+// loss and writes their gradients with respect to the log-probs (and the entropies).
+func accumulateGRPO(cfg GRPOConfig, in GRPOInputs, res *GRPOResult, ratio [][]float64, weight func(int) float64) grpoSums {
+	n, T := len(in.Rewards), cols(in.Logp)
+	d, mask, adv := &res.Diagnostics, res.EffectiveLossMask, res.Advantages
+	needRef := cfg.Beta > 0 || in.RefLogp != nil
 	lo, hi := 1-cfg.EpsilonLow, 1+cfg.EpsilonHigh
-	var ratios []float64
-	var sumK [3]float64
-	var sumKL, sumEnt, sumRatio, sumPos, sumNeg float64
-	var nPos, nNeg, nLow, nHigh, nActive int
+	var s grpoSums
 	if cfg.EntropyCoef != 0 {
 		res.GradEntropy = zeros(n, T)
 	}
@@ -386,18 +420,18 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 			r := ratio[i][t]
 			cr := math.Min(math.Max(r, lo), hi)
 			obj := math.Min(r*A, cr*A)
-			res.Diagnostics.PGLoss += -w * obj
+			d.PGLoss += -w * obj
 			var g float64
 			if (A > 0 && r <= hi) || (A < 0 && r >= lo) {
 				g = -A * r // the unclipped branch is the minimum
 			}
 			if needRef {
 				kl, dkl := cfg.KLEstimator.KL(in.Logp[i][t], in.RefLogp[i][t])
-				sumKL += kl
+				s.kl += kl
 				dd := in.Logp[i][t] - in.RefLogp[i][t]
-				sumK[0] += dd
-				sumK[1] += 0.5 * dd * dd
-				sumK[2] += math.Exp(-dd) + dd - 1
+				s.k[0] += dd
+				s.k[1] += 0.5 * dd * dd
+				s.k[2] += math.Exp(-dd) + dd - 1
 				if cfg.Beta > 0 {
 					d.KLLoss += w * cfg.Beta * kl
 					g += cfg.Beta * dkl
@@ -405,66 +439,75 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 			}
 			res.GradLogp[i][t] = w * g
 			if in.Entropy != nil {
-				sumEnt += in.Entropy[i][t]
+				s.entropy += in.Entropy[i][t]
 			}
 			if cfg.EntropyCoef != 0 {
 				d.EntropyLoss -= w * cfg.EntropyCoef * in.Entropy[i][t]
 				res.GradEntropy[i][t] = -w * cfg.EntropyCoef
 			}
-			ratios = append(ratios, r)
-			sumRatio += r
-			if r >= lo && r <= hi {
-				nActive++
-			}
-			if r < lo && A < 0 {
-				nLow++
-			}
-			if r > hi && A > 0 {
-				nHigh++
-			}
-			if A > 0 {
-				sumPos += r
-				nPos++
-			} else if A < 0 {
-				sumNeg += r
-				nNeg++
-			}
+			s.count(r, A, lo, hi)
 		}
 	}
-	res.Loss = d.PGLoss + d.KLLoss + d.EntropyLoss
+	return s
+}
 
+// count records one learned token's ratio r under advantage A for the clip statistics.
+func (s *grpoSums) count(r, A, lo, hi float64) {
+	s.ratios = append(s.ratios, r)
+	s.ratio += r
+	if r >= lo && r <= hi {
+		s.nActive++
+	}
+	if r < lo && A < 0 {
+		s.nLow++
+	}
+	if r > hi && A > 0 {
+		s.nHigh++
+	}
+	if A > 0 {
+		s.pos += r
+		s.nPos++
+	} else if A < 0 {
+		s.neg += r
+		s.nNeg++
+	}
+}
+
+// grpoDiagnostics fills the means, fractions and quantiles the step reports.
+func grpoDiagnostics(d *GRPODiagnostics, in GRPOInputs, adv []float64, fracZero float64, tok tokenCounts, s grpoSums) {
+	n, learn := len(in.Rewards), tok.learn
 	frac := func(k int) float64 {
 		if learn == 0 {
 			return 0
 		}
 		return float64(k) / float64(learn)
 	}
-	ratioMean := func(s float64, k int) float64 {
+	ratioMean := func(sum float64, k int) float64 {
 		if k == 0 {
 			return 1
 		}
-		return s / float64(k)
+		return sum / float64(k)
 	}
 	if learn > 0 {
-		d.KLMean = sumKL / float64(learn)
-		d.KLK1Mean = sumK[0] / float64(learn)
-		d.KLK2Mean = sumK[1] / float64(learn)
-		d.KLK3Mean = sumK[2] / float64(learn)
-		d.EntropyMean = sumEnt / float64(learn)
+		d.KLMean = s.kl / float64(learn)
+		d.KLK1Mean = s.k[0] / float64(learn)
+		d.KLK2Mean = s.k[1] / float64(learn)
+		d.KLK3Mean = s.k[2] / float64(learn)
+		d.EntropyMean = s.entropy / float64(learn)
 	}
-	d.ClipRatioLowMean = frac(nLow)
-	d.ClipRatioHighMean = frac(nHigh)
-	d.ClipRatioRegionMean = frac(nLow + nHigh)
-	d.ActiveFraction = frac(nActive)
+	d.ClipRatioLowMean = frac(s.nLow)
+	d.ClipRatioHighMean = frac(s.nHigh)
+	d.ClipRatioRegionMean = frac(s.nLow + s.nHigh)
+	d.ActiveFraction = frac(s.nActive)
 	if learn > 0 {
 		d.ClippedFraction = 1 - d.ActiveFraction
 	}
-	d.RatioMean = ratioMean(sumRatio, learn)
-	d.RatioMeanPositiveAdv = ratioMean(sumPos, nPos)
-	d.RatioMeanNegativeAdv = ratioMean(sumNeg, nNeg)
+	d.RatioMean = ratioMean(s.ratio, learn)
+	d.RatioMeanPositiveAdv = ratioMean(s.pos, s.nPos)
+	d.RatioMeanNegativeAdv = ratioMean(s.neg, s.nNeg)
 	d.RatioP10, d.RatioP50, d.RatioP90 = 1, 1, 1
-	if len(ratios) > 0 {
-		d.RatioP10, d.RatioP50, d.RatioP90 = Quantile(ratios, 0.1), Quantile(ratios, 0.5), Quantile(ratios, 0.9)
+	if len(s.ratios) > 0 {
+		d.RatioP10, d.RatioP50, d.RatioP90 = Quantile(s.ratios, 0.1), Quantile(s.ratios, 0.5), Quantile(s.ratios, 0.9)
 	}
 	d.FracRewardZeroStd = fracZero
 	d.RewardMean, d.RewardStd = meanStd(in.Rewards)
@@ -475,39 +518,43 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 		d.AdvantageMax = math.Max(d.AdvantageMax, a)
 		d.AdvantageAbsMean += math.Abs(a) / float64(n)
 	}
-	if respTokens > 0 {
-		d.LossTokenFraction = float64(maskCount(in.LossMask)) / float64(respTokens)
+	if tok.respTokens > 0 {
+		d.LossTokenFraction = float64(maskCount(in.LossMask)) / float64(tok.respTokens)
 	}
 	d.LearnableTokens = float64(learn)
-	d.ResponseTokens = float64(respTokens)
-	d.RatioMaskedTokens = float64(dropped)
-	d.CompletionLengthMean = float64(respTokens) / float64(n)
+	d.ResponseTokens = float64(tok.respTokens)
+	d.RatioMaskedTokens = float64(tok.dropped)
+	d.CompletionLengthMean = float64(tok.respTokens) / float64(n)
 	if den := math.Abs(d.PGLoss) + math.Abs(d.KLLoss); den > 0 {
 		d.KLShare = math.Abs(d.KLLoss) / den
 	}
+}
 
-	// Step decision, most severe first.
+// decideStep skips or stops the update, most severe reason first, zeroing the gradients of a
+// step that does not proceed.
+func decideStep(cfg GRPOConfig, res *GRPOResult, tok tokenCounts, lossTokens int) {
+	d, learn, resp := &res.Diagnostics, tok.learn, tok.respTokens
 	switch {
 	case cfg.KLHardCap > 0 && d.KLMean > cfg.KLHardCap:
 		res.Action = cfg.KLCapAction
 		res.Reason = fmt.Sprintf("mean per-token KL %.4g exceeds kl_hard_cap %.4g", d.KLMean, cfg.KLHardCap)
 	case learn == 0:
 		res.Action = Skip
-		res.Reason = fmt.Sprintf("no learnable tokens (%d response tokens, %d forced, %d outside the ratio bounds)", respTokens, respTokens-maskCount(in.LossMask), dropped)
+		res.Reason = fmt.Sprintf("no learnable tokens (%d response tokens, %d forced, %d outside the ratio bounds)", resp, resp-lossTokens, tok.dropped)
 	case learn < cfg.MinLearnableTokens:
 		res.Action = Skip
 		res.Reason = fmt.Sprintf("%d learnable tokens, fewer than min_learnable_tokens %d", learn, cfg.MinLearnableTokens)
-	case respTokens > 0 && float64(learn)/float64(respTokens) < cfg.MinLearnableFraction:
+	case resp > 0 && float64(learn)/float64(resp) < cfg.MinLearnableFraction:
 		res.Action = Skip
-		res.Reason = fmt.Sprintf("learnable fraction %.3g (%d of %d response tokens) is below min_learnable_fraction %.3g", float64(learn)/float64(respTokens), learn, respTokens, cfg.MinLearnableFraction)
+		res.Reason = fmt.Sprintf("learnable fraction %.3g (%d of %d response tokens) is below min_learnable_fraction %.3g", float64(learn)/float64(resp), learn, resp, cfg.MinLearnableFraction)
 	}
-	if res.Action != Proceed {
-		for i := range res.GradLogp {
-			clear(res.GradLogp[i])
-			if res.GradEntropy != nil {
-				clear(res.GradEntropy[i])
-			}
+	if res.Action == Proceed {
+		return
+	}
+	for i := range res.GradLogp {
+		clear(res.GradLogp[i])
+		if res.GradEntropy != nil {
+			clear(res.GradEntropy[i])
 		}
 	}
-	return res, nil
 }
