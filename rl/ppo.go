@@ -197,18 +197,45 @@ func Whiten(x, mask [][]float64) [][]float64 {
 //
 // With in.Rows set, the means run over those rows only (a mini-batch).
 func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkPPOInputs(cfg, in); err != nil {
 		return nil, err
+	}
+	inLoss, err := lossRows(in.Rows, len(in.Scores))
+	if err != nil {
+		return nil, err
+	}
+	r := &PPOResult{}
+	if err := tokenRewards(cfg, in, r); err != nil {
+		return nil, err
+	}
+	if r.AdvantagesRaw, r.Returns, err = GAE(r.TokenRewards, in.OldValues, in.ResponseMask, cfg.Gamma, cfg.Lam); err != nil {
+		return nil, err
+	}
+	r.Advantages = r.AdvantagesRaw
+	if cfg.WhitenAdvantages {
+		r.Advantages = Whiten(r.AdvantagesRaw, in.ResponseMask)
+	}
+	sums := accumulatePPO(cfg, in, r, inLoss)
+	r.Loss = r.PGLoss + cfg.VFCoef*r.VFLoss + r.Diagnostics.EntropyLoss
+	ppoDiagnostics(&r.Diagnostics, in, r, sums)
+	return r, nil
+}
+
+// checkPPOInputs names the first input whose shape does not fit the batch, or a response that
+// is not one run from position 0.
+func checkPPOInputs(cfg PPOConfig, in PPOInputs) error {
+	if err := cfg.Validate(); err != nil {
+		return err
 	}
 	n := len(in.Scores)
 	if n == 0 {
-		return nil, fmt.Errorf("scores: empty batch")
+		return fmt.Errorf("scores: empty batch")
 	}
 	if err := checkVector("scores", in.Scores, n); err != nil {
-		return nil, err
+		return err
 	}
 	if len(in.HasEOS) != n {
-		return nil, fmt.Errorf("has_eos: %d values, want %d", len(in.HasEOS), n)
+		return fmt.Errorf("has_eos: %d values, want %d", len(in.HasEOS), n)
 	}
 	T := cols(in.Logp)
 	for _, f := range []struct {
@@ -216,38 +243,40 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 		m    [][]float64
 	}{{"logp", in.Logp}, {"old_logp", in.OldLogp}, {"ref_logp", in.RefLogp}, {"values", in.Values}, {"old_values", in.OldValues}} {
 		if err := checkMatrix(f.name, f.m, n, T); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := checkMask("response_mask", in.ResponseMask, n, T); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkMask("loss_mask", in.LossMask, n, T); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkSubmask("loss_mask", in.LossMask, "response_mask", in.ResponseMask); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.EntropyCoef != 0 || in.Entropy != nil {
 		if err := checkMatrix("entropy", in.Entropy, n, T); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	inLoss, err := lossRows(in.Rows, n)
-	if err != nil {
-		return nil, err
-	}
-	resp, lm := in.ResponseMask, in.LossMask
+	resp := in.ResponseMask
 	for i := 0; i < n; i++ {
 		for t := 1; t < T; t++ {
 			if resp[i][t] != 0 && resp[i][t-1] == 0 {
-				return nil, fmt.Errorf("response_mask row %d: a gap at position %d; the response must be one run from position 0 (right padding only)", i, t)
+				return fmt.Errorf("response_mask row %d: a gap at position %d; the response must be one run from position 0 (right padding only)", i, t)
 			}
 		}
 	}
+	return nil
+}
 
-	r := &PPOResult{TokenRewards: zeros(n, T), GradLogp: zeros(n, T), GradValues: zeros(n, T)}
-	d := &r.Diagnostics
+// tokenRewards puts the KL penalty against the reference on every response token and the
+// sequence's score (less the missing-EOS penalty) on its last.
+func tokenRewards(cfg PPOConfig, in PPOInputs, r *PPOResult) error {
+	n, T := len(in.Scores), cols(in.Logp)
+	resp, d := in.ResponseMask, &r.Diagnostics
+	r.TokenRewards, r.GradLogp, r.GradValues = zeros(n, T), zeros(n, T), zeros(n, T)
 	var klRowSum float64
 	respN := 0
 	for i := 0; i < n; i++ {
@@ -269,7 +298,7 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 		}
 		d.ScoreMean += in.Scores[i] / float64(n)
 		if last < 0 {
-			return nil, fmt.Errorf("response_mask row %d: no response tokens, so score %v has no token to go to", i, in.Scores[i])
+			return fmt.Errorf("response_mask row %d: no response tokens, so score %v has no token to go to", i, in.Scores[i])
 		}
 		r.TokenRewards[i][last] += score
 	}
@@ -277,27 +306,30 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 	if respN > 0 {
 		d.KLRefMean = klRowSum / float64(respN)
 	}
+	return nil
+}
 
-	r.AdvantagesRaw, r.Returns, err = GAE(r.TokenRewards, in.OldValues, resp, cfg.Gamma, cfg.Lam)
-	if err != nil {
-		return nil, err
-	}
-	r.Advantages = r.AdvantagesRaw
-	if cfg.WhitenAdvantages {
-		r.Advantages = Whiten(r.AdvantagesRaw, resp)
-	}
+// ppoSums are what accumulatePPO adds up over the loss rows for the diagnostics.
+type ppoSums struct {
+	lossN, lossRespN                           int // loss-mask and response tokens of the loss rows
+	clipped, vfClipped, ratio, sqLogRatio, ent float64
+}
 
-	var lossN, lossRespN int
+// accumulatePPO adds the loss rows' clipped policy-gradient, value and entropy terms to the loss
+// and writes their gradients with respect to the log-probs, the values (and the entropies).
+func accumulatePPO(cfg PPOConfig, in PPOInputs, r *PPOResult, inLoss []bool) ppoSums {
+	n, T := len(in.Scores), cols(in.Logp)
+	resp, lm, d := in.ResponseMask, in.LossMask, &r.Diagnostics
+	var s ppoSums
 	for i := 0; i < n; i++ {
 		if inLoss[i] {
-			lossN += maskCount(lm[i : i+1])
-			lossRespN += maskCount(resp[i : i+1])
+			s.lossN += maskCount(lm[i : i+1])
+			s.lossRespN += maskCount(resp[i : i+1])
 		}
 	}
-	lossW := 1 / math.Max(float64(lossN), 1)
-	respW := 1 / math.Max(float64(lossRespN), 1)
+	lossW := 1 / math.Max(float64(s.lossN), 1)
+	respW := 1 / math.Max(float64(s.lossRespN), 1)
 	lo, hi := 1-cfg.ClipRange, 1+cfg.ClipRange
-	var clipped, vfClipped, sumRatio, sumSq, sumEnt float64
 	if cfg.EntropyCoef != 0 {
 		r.GradEntropy = zeros(n, T)
 	}
@@ -314,14 +346,14 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 				l1, l2 := -A*ratio, -A*cr
 				r.PGLoss += lossW * math.Max(l1, l2)
 				if l2 > l1 {
-					clipped++
+					s.clipped++
 				} else {
 					r.GradLogp[i][t] = -lossW * A * ratio
 				}
-				sumRatio += ratio
-				sumSq += lr * lr
+				s.ratio += ratio
+				s.sqLogRatio += lr * lr
 				if in.Entropy != nil {
-					sumEnt += in.Entropy[i][t]
+					s.ent += in.Entropy[i][t]
 				}
 				if cfg.EntropyCoef != 0 {
 					d.EntropyLoss -= lossW * cfg.EntropyCoef * in.Entropy[i][t]
@@ -329,49 +361,56 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 				}
 			}
 			if resp[i][t] != 0 {
-				v, vo, R := in.Values[i][t], in.OldValues[i][t], r.Returns[i][t]
-				vc := math.Min(math.Max(v, vo-cfg.ClipRangeValue), vo+cfg.ClipRangeValue)
-				e1, e2 := (v-R)*(v-R), (vc-R)*(vc-R)
-				r.VFLoss += 0.5 * respW * math.Max(e1, e2)
-				var g float64
-				if e2 > e1 {
-					vfClipped++
-					if v > vo-cfg.ClipRangeValue && v < vo+cfg.ClipRangeValue {
-						g = vc - R
-					}
-				} else {
-					g = v - R
-				}
-				r.GradValues[i][t] = cfg.VFCoef * respW * g
+				r.GradValues[i][t] = valueTerm(cfg, r, &s, in.Values[i][t], in.OldValues[i][t], r.Returns[i][t], respW)
 			}
 		}
 	}
-	r.Loss = r.PGLoss + cfg.VFCoef*r.VFLoss + d.EntropyLoss
+	return s
+}
+
+// valueTerm adds one response token's clipped value loss to r.VFLoss and returns its gradient
+// with respect to the value.
+func valueTerm(cfg PPOConfig, r *PPOResult, s *ppoSums, v, vo, R, respW float64) float64 {
+	vc := math.Min(math.Max(v, vo-cfg.ClipRangeValue), vo+cfg.ClipRangeValue)
+	e1, e2 := (v-R)*(v-R), (vc-R)*(vc-R)
+	r.VFLoss += 0.5 * respW * math.Max(e1, e2)
+	var g float64
+	if e2 > e1 {
+		s.vfClipped++
+		if v > vo-cfg.ClipRangeValue && v < vo+cfg.ClipRangeValue {
+			g = vc - R
+		}
+	} else {
+		g = v - R
+	}
+	return cfg.VFCoef * respW * g
+}
+
+// ppoDiagnostics fills the fractions, means and the value head's explained variance.
+func ppoDiagnostics(d *PPODiagnostics, in PPOInputs, r *PPOResult, s ppoSums) {
+	resp := in.ResponseMask
 	d.PGLoss, d.VFLoss = r.PGLoss, r.VFLoss
-	if lossN > 0 {
-		d.ClipFrac = clipped / float64(lossN)
-		d.ApproxKL = 0.5 * sumSq / float64(lossN)
-		d.RatioMean = sumRatio / float64(lossN)
-		d.EntropyMean = sumEnt / float64(lossN)
+	if s.lossN > 0 {
+		d.ClipFrac = s.clipped / float64(s.lossN)
+		d.ApproxKL = 0.5 * s.sqLogRatio / float64(s.lossN)
+		d.RatioMean = s.ratio / float64(s.lossN)
+		d.EntropyMean = s.ent / float64(s.lossN)
 	} else {
 		d.RatioMean = 1
 	}
-	if lossRespN > 0 {
-		d.VFClipFrac = vfClipped / float64(lossRespN)
-		d.LossTokenFraction = float64(lossN) / float64(lossRespN)
+	if s.lossRespN > 0 {
+		d.VFClipFrac = s.vfClipped / float64(s.lossRespN)
+		d.LossTokenFraction = float64(s.lossN) / float64(s.lossRespN)
 	}
-	var retMean, retVar float64
-	retMean, retVar, _ = maskedMeanVar(r.Returns, resp)
+	retMean, retVar, _ := maskedMeanVar(r.Returns, resp)
 	d.ReturnMean = retMean
 	d.ValueMean, _, _ = maskedMeanVar(in.OldValues, resp)
-	var am, av float64
-	am, av, _ = maskedMeanVar(r.AdvantagesRaw, resp)
+	am, av, _ := maskedMeanVar(r.AdvantagesRaw, resp)
 	d.AdvantageMean, d.AdvantageStd = am, math.Sqrt(av)
 	// Residual R - V_old equals the raw advantage; explained variance is 1 - Var(A)/Var(R).
 	if retVar > 0 {
 		d.ExplainedVariance = 1 - av/retVar
 	}
-	return r, nil
 }
 
 // lossRows marks the rows a loss covers: all n when rows is nil, else exactly rows, which
