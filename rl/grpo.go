@@ -275,7 +275,13 @@ func GroupAdvantages(rewards []float64, groupSize int, scale ScaleRewards, eps f
 //	ratio = exp(logp - old_logp)
 //	l_t   = -min(ratio*A, clip(ratio, 1-eps_low, 1+eps_high)*A) + beta*KL_t - entropy_coef*H_t
 //
-// aggregated by LossType.
+// with A the group advantage (r - mean_group) / (std + eps) and KL_t the k1, k2 or k3 estimate
+// (k3 = exp(ref-logp) - (ref-logp) - 1, TRL's choice), aggregated by LossType: grpo the mean over
+// rows of each row's mean, bnpo and dapo the sum over tokens / tokens, dr_grpo the sum / (rows *
+// max_completion_length). The gradient is exact: -A*ratio*w_t where the unclipped branch is the
+// minimum, 0 where the clip holds, plus beta*dKL/dlogp*w_t, with w_t the token's aggregation
+// weight. Tokens whose ratio is outside the ratio bounds are dropped and counted; a step with
+// too few learnable tokens is skipped, and a KL hard cap skips or stops, each with a reason.
 func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 	if err := checkGRPOInputs(cfg, in); err != nil {
 		return nil, err
