@@ -113,7 +113,37 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if len(args) > 0 {
 		return fmt.Errorf("sft takes no arguments, got %q", args)
 	}
-	spec := resumeSpec{
+	if err := f.start(fs, "sft", f.resumeSpec()); err != nil {
+		return err
+	}
+	defer f.cluster.close()
+	defer func() { f.closeMetrics(err != nil) }()
+	m, err := f.policy()
+	if err != nil {
+		return err
+	}
+	tr, err := f.trainer(m)
+	if err != nil {
+		return err
+	}
+	check, err := f.checkSet()
+	if err != nil {
+		return err
+	}
+	if err := f.restore(tr, f.cfg.Steps); err != nil {
+		return err
+	}
+	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
+		return err
+	}
+	f.log.Info().Str("model", describePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
+		Str("run_dir", f.runDir).Msg("supervised training")
+	return f.supervise(m, tr, check)
+}
+
+// resumeSpec restores sft's own settings from a resumed run's config.json.
+func (f *sftFlags) resumeSpec() resumeSpec {
+	return resumeSpec{
 		decode: func(raw json.RawMessage) error {
 			c := f.runConfig()
 			if err := json.Unmarshal(raw, &c); err != nil {
@@ -125,60 +155,67 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 		register:  func(fs *pflag.FlagSet) { addSFTFlags(fs, &f.cfg, &f.sftOpts) },
 		mayChange: []string{"stop-at-accuracy", "check-every", "check-size"},
 	}
-	if err := f.start(fs, "sft", spec); err != nil {
-		return err
-	}
-	defer f.cluster.close()
-	defer func() { f.closeMetrics(err != nil) }()
+}
+
+// policy is the model to train: --init's or the resumed run's, else a new one of --preset's
+// shape (with --lora-rank's adapters).
+func (f *sftFlags) policy() (rl.Policy, error) {
 	m, _, err := f.model(false)
-	if err != nil {
-		return err
+	if err != nil || m != nil {
+		return m, err
 	}
-	if m == nil {
-		if m, err = f.newModel(); err != nil {
-			return err
-		}
-		if err := f.addAdapters(m); err != nil {
-			return err
-		}
+	if m, err = f.newModel(); err != nil {
+		return nil, err
 	}
+	return m, f.addAdapters(m)
+}
+
+// trainer builds the supervised trainer over the task's (or --examples') prompts, spread over
+// the ranks under MPI.
+func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	f.cfg.EOS = f.family.eos
 	src := f.setup.train
 	if f.sftOpts.Examples < 0 {
-		return fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
+		return nil, fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
 	}
 	if f.sftOpts.Examples > 0 {
+		var err error
 		if src, err = fixedSet(src, f.sftOpts.Examples, f.tasks.DataSeed); err != nil {
-			return fmt.Errorf("--examples: %w", err)
+			return nil, fmt.Errorf("--examples: %w", err)
 		}
 	}
 	tr, err := rl.NewSFTTrainer(m, f.family.tok, src, f.cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.cluster != nil {
 		f.log.Info().Msg(f.cluster.describe())
 		if err := tr.SetComm(f.cluster.comm); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	var check []rl.Prompt
-	if f.sftOpts.StopAtAccuracy < 0 || f.sftOpts.StopAtAccuracy > 1 || f.sftOpts.CheckEvery < 1 || f.sftOpts.CheckSize < 1 {
-		return fmt.Errorf("--stop-at-accuracy %v, --check-every %d, --check-size %d: want a value in [0, 1] and positive counts", f.sftOpts.StopAtAccuracy, f.sftOpts.CheckEvery, f.sftOpts.CheckSize)
+	return tr, nil
+}
+
+// checkSet is the validation problems --stop-at-accuracy checks (none when it is 0).
+func (f *sftFlags) checkSet() ([]rl.Prompt, error) {
+	o := f.sftOpts
+	if o.StopAtAccuracy < 0 || o.StopAtAccuracy > 1 || o.CheckEvery < 1 || o.CheckSize < 1 {
+		return nil, fmt.Errorf("--stop-at-accuracy %v, --check-every %d, --check-size %d: want a value in [0, 1] and positive counts", o.StopAtAccuracy, o.CheckEvery, o.CheckSize)
 	}
-	if f.sftOpts.StopAtAccuracy > 0 {
-		if check, err = validationSet(f.setup, f.sftOpts.CheckSize, f.tasks.DataSeed); err != nil {
-			return fmt.Errorf("--stop-at-accuracy: %w", err)
-		}
+	if o.StopAtAccuracy == 0 {
+		return nil, nil
 	}
-	if err := f.restore(tr, f.cfg.Steps); err != nil {
-		return err
+	check, err := validationSet(f.setup, o.CheckSize, f.tasks.DataSeed)
+	if err != nil {
+		return nil, fmt.Errorf("--stop-at-accuracy: %w", err)
 	}
-	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
-		return err
-	}
-	f.log.Info().Str("model", describePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
-		Str("run_dir", f.runDir).Msg("supervised training")
+	return check, nil
+}
+
+// supervise evaluates, trains to the last step (or to --stop-at-accuracy), evaluates again, saves
+// and prints the summary.
+func (f *sftFlags) supervise(m rl.Policy, tr *rl.SFTTrainer, check []rl.Prompt) error {
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
@@ -186,6 +223,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if f.resumed != nil {
 		rs.before = f.resumed.before
 	} else {
+		var err error
 		if rs.before, err = f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp); err != nil {
 			return err
 		}
@@ -204,19 +242,12 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 		f.metrics.Log().Str("kind", "sft").Int("step", s.Step).Float64("loss", s.Loss).Float64("learning_rate", s.LR).
 			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
-		if len(check) > 0 && s.Step%f.sftOpts.CheckEvery == 0 && s.Step < f.cfg.Steps {
-			r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1})
+		if done, err := f.checkAccuracy(m, check, s.Step, rs); err != nil || done {
+			bar.Clear()
 			if err != nil {
 				return err
 			}
-			f.metrics.Log().Str("kind", "sft_check").Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Msg("")
-			if r.Accuracy >= f.sftOpts.StopAtAccuracy {
-				bar.Clear()
-				f.log.Info().Int("step", s.Step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
-					Msg("validation accuracy reached --stop-at-accuracy; stopping")
-				rs.stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
-				break
-			}
+			break
 		}
 		if f.opts.EvalEvery > 0 && s.Step%f.opts.EvalEvery == 0 && s.Step < f.cfg.Steps {
 			r, err := f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp)
@@ -243,6 +274,26 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	f.finish(rs.before, after, time.Since(start), ckpt)
 	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
 	return nil
+}
+
+// checkAccuracy measures greedy accuracy on the check set every --check-every steps and says
+// whether it reached --stop-at-accuracy (recording why the run ends in rs).
+func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *runState) (bool, error) {
+	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
+		return false, nil
+	}
+	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1})
+	if err != nil {
+		return false, err
+	}
+	f.metrics.Log().Str("kind", "sft_check").Int("step", step).Float64("validation_accuracy", r.Accuracy).Msg("")
+	if r.Accuracy < f.sftOpts.StopAtAccuracy {
+		return false, nil
+	}
+	f.log.Info().Int("step", step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
+		Msg("validation accuracy reached --stop-at-accuracy; stopping")
+	rs.stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
+	return true, nil
 }
 
 // validationSet draws up to n distinct problems of the training split per task (fewer when the
