@@ -135,22 +135,8 @@ type runMeta struct {
 
 func (f *trainFlags) run(args []string) (err error) {
 	defer func() { f.held.release(err != nil) }()
-	if len(args) > 0 {
-		return fmt.Errorf("train takes no arguments, got %q", args)
-	}
-	if f.loopOpts.ValEvery < 0 || f.loopOpts.SaveEvery < 0 || f.loopOpts.SampleTokens < 0 || f.stopAt < 0 {
-		return fmt.Errorf("--val-every, --save-every, --stop-at and --sample-tokens must be >= 0")
-	}
-	if err := f.cfg.Validate(); err != nil { // before anything is allocated or written
-		return fmt.Errorf("--%w", err)
-	}
-	// Paths are saved absolute, so the run's data is found from any working directory.
-	for _, p := range []*string{&f.data.Path, &f.init} {
-		if *p != "" {
-			if *p, err = filepath.Abs(*p); err != nil {
-				return err
-			}
-		}
+	if err := f.check(args); err != nil {
+		return err
 	}
 	cl, err := f.common.joinCluster()
 	if err != nil {
@@ -182,88 +168,137 @@ func (f *trainFlags) run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if m.gpt2 == nil && f.loopOpts.SampleTokens > 0 {
-		log.Info().Msg("no sample at the end of a Llama-family run: export it and use vkgrad sample --model")
-		f.loopOpts.SampleTokens = 0
-	}
-	if m.gpt2 != nil {
-		if err := checkSamplePrompt(f.loopOpts, m.gpt2.Config); err != nil {
-			return err
-		}
-	}
-	if f.runDir == "" {
-		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
-	}
-	if cl.main() {
-		if f.held, err = claimRunDir(f.runDir, resumed != nil, f.overwrite); err != nil {
-			return err
-		}
-	} else if err := cl.barrier(); err != nil { // rank 0 tokenises into the cache first
+	if err := f.checkSampling(m, log); err != nil {
 		return err
 	}
-	tokens, source, err := f.loadData(m.tok, log)
+	tr, source, err := f.trainer(m, resumed, log)
 	if err != nil {
 		return err
-	}
-	if cl.main() {
-		if err := cl.barrier(); err != nil {
-			return err
-		}
-	}
-	tr, err := m.newTrainer(f.cfg, tokens, source)
-	if err != nil {
-		return err
-	}
-	if cl != nil {
-		if err := tr.SetComm(cl.comm); err != nil {
-			return err
-		}
-	}
-	if resumed != nil {
-		if err := tr.Restore(resumed.State, resumed.Path); err != nil {
-			return err
-		}
-		log.Info().Int("step", tr.Step).Str("from", resumed.Path).Msg("resumed")
 	}
 	if !cl.main() {
 		return f.loop(tr, log, zerolog.Nop())
 	}
-	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.hfDir}
-	if m.llama != nil {
-		meta.Llama = &m.llama.Config
-	} else {
-		meta.Model = m.gpt2.Config
-	}
-	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
-		return fmt.Errorf("--data: %w", err)
-	}
-	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
-		return err
-	}
-	metricsPath := filepath.Join(f.runDir, "metrics.jsonl")
-	if resumed != nil {
-		// Lines of steps taken after the checkpoint (a crash since the last save) are written again.
-		if _, err := trimMetrics(metricsPath, tr.Step); err != nil {
-			return fmt.Errorf("--resume: %w", err)
-		}
-	}
-	tensorboard, err := reportTo(f.reportTo)
+	metrics, err := f.openRun(m, tr, source, resumed != nil)
 	if err != nil {
 		return err
 	}
-	out, metrics, err := openMetricsFile(metricsPath, resumed != nil, tensorboard)
-	if err != nil {
-		return err
-	}
-	f.metricsOut = out
 	defer func() {
-		if cerr := out.Close(); err == nil && cerr != nil {
+		if cerr := f.metricsOut.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("metrics: %w", cerr)
 		}
 	}()
 	log.Info().Str("model", m.describe()).Str("params", humanCount(m.numParams())).
 		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
 	return f.loop(tr, log, metrics)
+}
+
+// check refuses bad flags before anything is allocated or written, and makes the paths
+// absolute, so the run's data is found from any working directory.
+func (f *trainFlags) check(args []string) (err error) {
+	if len(args) > 0 {
+		return fmt.Errorf("train takes no arguments, got %q", args)
+	}
+	if f.loopOpts.ValEvery < 0 || f.loopOpts.SaveEvery < 0 || f.loopOpts.SampleTokens < 0 || f.stopAt < 0 {
+		return fmt.Errorf("--val-every, --save-every, --stop-at and --sample-tokens must be >= 0")
+	}
+	if err := f.cfg.Validate(); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	for _, p := range []*string{&f.data.Path, &f.init} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkSampling checks the end-of-run sample's prompt (a GPT-2's; a Llama-family run samples
+// through vkgrad sample instead).
+func (f *trainFlags) checkSampling(m trainModel, log zerolog.Logger) error {
+	if m.gpt2 == nil {
+		if f.loopOpts.SampleTokens > 0 {
+			log.Info().Msg("no sample at the end of a Llama-family run: export it and use vkgrad sample --model")
+			f.loopOpts.SampleTokens = 0
+		}
+		return nil
+	}
+	return checkSamplePrompt(f.loopOpts, m.gpt2.Config)
+}
+
+// trainer claims the run directory (rank 0), reads the data (rank 0 tokenising into the cache
+// first) and builds the trainer, joined to the ranks and resumed when asked.
+func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
+	cl := f.cluster
+	if f.runDir == "" {
+		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
+	}
+	if cl.main() {
+		if f.held, err = claimRunDir(f.runDir, resumed != nil, f.overwrite); err != nil {
+			return nil, "", err
+		}
+	} else if err := cl.barrier(); err != nil {
+		return nil, "", err
+	}
+	tokens, source, err := f.loadData(m.tok, log)
+	if err != nil {
+		return nil, "", err
+	}
+	if cl.main() {
+		if err := cl.barrier(); err != nil {
+			return nil, "", err
+		}
+	}
+	if tr, err = m.newTrainer(f.cfg, tokens, source); err != nil {
+		return nil, "", err
+	}
+	if cl != nil {
+		if err := tr.SetComm(cl.comm); err != nil {
+			return nil, "", err
+		}
+	}
+	if resumed != nil {
+		if err := tr.Restore(resumed.State, resumed.Path); err != nil {
+			return nil, "", err
+		}
+		log.Info().Int("step", tr.Step).Str("from", resumed.Path).Msg("resumed")
+	}
+	return tr, source, nil
+}
+
+// openRun writes the run's config.json and opens its metrics (dropping, on a resume, the lines
+// of steps taken after the checkpoint).
+func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, resumed bool) (zerolog.Logger, error) {
+	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.hfDir}
+	if m.llama != nil {
+		meta.Llama = &m.llama.Config
+	} else {
+		meta.Model = m.gpt2.Config
+	}
+	var err error
+	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
+		return zerolog.Nop(), fmt.Errorf("--data: %w", err)
+	}
+	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
+		return zerolog.Nop(), err
+	}
+	metricsPath := filepath.Join(f.runDir, "metrics.jsonl")
+	if resumed {
+		if _, err := trimMetrics(metricsPath, tr.Step); err != nil {
+			return zerolog.Nop(), fmt.Errorf("--resume: %w", err)
+		}
+	}
+	tensorboard, err := reportTo(f.reportTo)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	out, metrics, err := openMetricsFile(metricsPath, resumed, tensorboard)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	f.metricsOut = out
+	return metrics, nil
 }
 
 // resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
