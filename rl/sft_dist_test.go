@@ -1,12 +1,10 @@
 package rl
 
 import (
-	"bytes"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/dist"
@@ -51,28 +49,14 @@ func sftDistHash(t *testing.T, c *dist.Comm) string {
 // Supervised training spread over 1, 2 and 3 ranks of each installed MPI (3 ranks hold 2, 1
 // and 1 of the 4 micro-batches) ends with the parameters of one process, bit for bit.
 func TestSFTDataParallelIsBitwiseEqual(t *testing.T) {
-	if os.Getenv("VKGRAD_SFT_RANK_TEST") != "" {
+	if os.Getenv(testutil.RankEnv) != "" {
 		t.Skip("inside an MPI job")
 	}
 	want := sftDistHash(t, nil)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, l := range testutil.MPILaunchers(t) {
 		for _, np := range []int{1, 2, 3} {
-			dir := t.TempDir()
-			out, err := l.Command(np, []string{"VKGRAD_SFT_RANK_TEST=1", "VKGRAD_SFT_OUT=" + dir}, exe,
-				"-test.run=^TestSFTDataParallelRank$", "-test.v").CombinedOutput()
-			if err != nil || !bytes.Contains(out, []byte("--- PASS: TestSFTDataParallelRank")) {
-				t.Fatalf("%s -np %d: %v\n%s", l.Name, np, err, out)
-			}
-			for r := range np {
-				got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("rank%d", r)))
-				if err != nil {
-					t.Fatalf("%s -np %d: rank %d wrote nothing: %v\n%s", l.Name, np, r, err, out)
-				}
-				if string(got) != want {
+			for r, got := range testutil.RunRanks(t, l, np, "TestSFTDataParallelRank") {
+				if got != want {
 					t.Errorf("%s -np %d rank %d: parameters hash %s, one process %s", l.Name, np, r, got, want)
 				}
 			}
@@ -82,7 +66,7 @@ func TestSFTDataParallelIsBitwiseEqual(t *testing.T) {
 
 // TestSFTDataParallelRank is one rank of TestSFTDataParallelIsBitwiseEqual's jobs.
 func TestSFTDataParallelRank(t *testing.T) {
-	if os.Getenv("VKGRAD_SFT_RANK_TEST") == "" {
+	if os.Getenv(testutil.RankEnv) == "" {
 		t.Skip("runs only inside the MPI job of TestSFTDataParallelIsBitwiseEqual")
 	}
 	c, err := dist.Init()
@@ -90,8 +74,5 @@ func TestSFTDataParallelRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got := sftDistHash(t, c)
-	if err := os.WriteFile(filepath.Join(os.Getenv("VKGRAD_SFT_OUT"), fmt.Sprintf("rank%d", c.Rank())), []byte(got), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteRankResult(t, c.Rank(), sftDistHash(t, c))
 }

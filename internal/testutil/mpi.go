@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +49,40 @@ func (l Launcher) Command(np int, env []string, program string, args ...string) 
 	cmd := exec.Command(l.cmd[0], a...)
 	cmd.Env = append(append(os.Environ(), l.env...), env...)
 	return cmd
+}
+
+// RankEnv is set, in a job RunRanks starts, to the directory where each rank writes its result
+// (WriteRankResult).
+const RankEnv = "VKGRAD_RANK_RESULTS"
+
+// RunRanks runs the test named test of this test binary as an np-rank job of l, and returns
+// what each rank wrote with WriteRankResult. The test must skip itself unless RankEnv is set.
+func RunRanks(t *testing.T, l Launcher, np int, test string) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, err := l.Command(np, []string{RankEnv + "=" + dir}, exe, "-test.run=^"+test+"$", "-test.v").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("%s -np %d: %v\n%s", l.Name, np, err, out)
+	}
+	results := make([]string, np)
+	for r := range np {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("rank%d", r)))
+		if err != nil {
+			t.Fatalf("%s -np %d: rank %d wrote nothing: %v\n%s", l.Name, np, r, err, out)
+		}
+		results[r] = string(b)
+	}
+	return results
+}
+
+// WriteRankResult records rank's result for RunRanks.
+func WriteRankResult(t *testing.T, rank int, result string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(os.Getenv(RankEnv), fmt.Sprintf("rank%d", rank)), []byte(result), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

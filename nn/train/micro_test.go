@@ -1,11 +1,9 @@
 package train
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,31 +65,17 @@ const distSteps = 3
 // installed MPI with 1, 2 and 3 ranks (3 ranks hold 2, 1 and 1 micro-batches), and requires
 // the same parameters bit for bit on every rank.
 func TestDataParallelIsBitwiseEqual(t *testing.T) {
-	if os.Getenv("VKGRAD_TRAIN_RANK_TEST") != "" {
+	if os.Getenv(testutil.RankEnv) != "" {
 		t.Skip("inside an MPI job")
 	}
 	tr := newTrainer(t, microConfig(4))
 	trainSteps(t, tr, distSteps)
 	p, _ := tensor.ToHost(tr.Model.Params)
 	want := fmt.Sprintf("%016x", hashFloats(p))
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, l := range testutil.MPILaunchers(t) {
 		for _, np := range []int{1, 2, 3} {
-			dir := t.TempDir()
-			out, err := l.Command(np, []string{"VKGRAD_TRAIN_RANK_TEST=1", "VKGRAD_TRAIN_OUT=" + dir}, exe,
-				"-test.run=^TestDataParallelRank$", "-test.v").CombinedOutput()
-			if err != nil || !bytes.Contains(out, []byte("--- PASS: TestDataParallelRank")) {
-				t.Fatalf("%s -np %d: %v\n%s", l.Name, np, err, out)
-			}
-			for r := range np {
-				got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("rank%d", r)))
-				if err != nil {
-					t.Fatalf("%s -np %d: rank %d wrote nothing: %v\n%s", l.Name, np, r, err, out)
-				}
-				if string(got) != want {
+			for r, got := range testutil.RunRanks(t, l, np, "TestDataParallelRank") {
+				if got != want {
 					t.Errorf("%s -np %d rank %d: parameters hash %s, one process %s", l.Name, np, r, got, want)
 				}
 			}
@@ -101,7 +85,7 @@ func TestDataParallelIsBitwiseEqual(t *testing.T) {
 
 // TestDataParallelRank is one rank of TestDataParallelIsBitwiseEqual's jobs.
 func TestDataParallelRank(t *testing.T) {
-	if os.Getenv("VKGRAD_TRAIN_RANK_TEST") == "" {
+	if os.Getenv(testutil.RankEnv) == "" {
 		t.Skip("runs only inside the MPI job of TestDataParallelIsBitwiseEqual")
 	}
 	c, err := dist.Init()
@@ -118,10 +102,7 @@ func TestDataParallelRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := tensor.ToHost(tr.Model.Params)
-	out := filepath.Join(os.Getenv("VKGRAD_TRAIN_OUT"), fmt.Sprintf("rank%d", c.Rank()))
-	if err := os.WriteFile(out, fmt.Appendf(nil, "%016x", hashFloats(p)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", hashFloats(p)))
 	if !strings.Contains(c.Library(), "MPI") {
 		t.Errorf("library %q", c.Library())
 	}
