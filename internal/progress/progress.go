@@ -19,6 +19,7 @@ type Bar struct {
 	last     time.Time
 	interval time.Duration
 	width    int
+	cols     int // the terminal's width (0: unknown); a longer line would wrap and scroll
 	drawn    bool
 	now      func() time.Time
 }
@@ -29,6 +30,7 @@ func New(w io.Writer, total int) *Bar {
 	b.interval = 10 * time.Second
 	if b.tty {
 		b.interval = 100 * time.Millisecond
+		b.cols = columns(w)
 	}
 	b.start = b.now()
 	return b
@@ -65,13 +67,27 @@ func (b *Bar) Update(done int, status string) {
 		if filled < b.width {
 			bar += ">" + strings.Repeat(" ", b.width-filled-1)
 		}
-		fmt.Fprintf(b.w, "\r\033[K%d/%d [%s] %3.0f%% | %s | %s elapsed, ETA %s", done, b.total, bar, 100*frac, status, formatDuration(elapsed), eta)
+		line := fmt.Sprintf("%d/%d [%s] %3.0f%% | %s | %s elapsed, ETA %s", done, b.total, bar, 100*frac, status, formatDuration(elapsed), eta)
+		fmt.Fprintf(b.w, "\r\033[K%s", fit(line, b.cols))
 		if final {
 			fmt.Fprintln(b.w)
 		}
 		return
 	}
 	fmt.Fprintf(b.w, "%d/%d (%3.0f%%) | %s | %s elapsed, ETA %s\n", done, b.total, 100*frac, status, formatDuration(elapsed), eta)
+}
+
+// fit cuts line to cols-1 characters, so redrawing never wraps onto a new line; cols 0 leaves
+// it whole.
+func fit(line string, cols int) string {
+	if cols <= 1 {
+		return line
+	}
+	r := []rune(line)
+	if len(r) < cols {
+		return line
+	}
+	return string(r[:cols-1])
 }
 
 // Clear erases the bar line on a terminal so a log line can be printed cleanly.

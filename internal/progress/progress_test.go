@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestPlainLinesWithETA(t *testing.T) {
@@ -26,5 +27,23 @@ func TestPlainLinesWithETA(t *testing.T) {
 	}
 	if last := lines[len(lines)-1]; !strings.Contains(last, "10/10 (100%)") || !strings.Contains(last, "1m00s elapsed") {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// On a narrow terminal the redrawn line is cut to the width, so it never wraps and scrolls.
+func TestFitsTheTerminalWidth(t *testing.T) {
+	var b strings.Builder
+	bar := &Bar{w: &b, total: 10, tty: true, width: 28, cols: 40, now: time.Now, interval: 0}
+	bar.start = bar.now()
+	bar.Update(3, "loss 4.21 | 1530 tok/s | a long status that would wrap")
+	line := strings.TrimPrefix(b.String(), "\r\033[K")
+	if n := utf8.RuneCountInString(line); n != 39 {
+		t.Errorf("line of %d characters on a 40-column terminal: %q", n, line)
+	}
+	if got := fit("short", 40); got != "short" {
+		t.Errorf("fit cut a short line: %q", got)
+	}
+	if got := fit("ab€cd", 4); got != "ab€" {
+		t.Errorf("fit counts characters, not bytes: %q", got)
 	}
 }
