@@ -27,7 +27,7 @@ import (
 
 // benchCommand is `vkgrad bench`.
 func benchCommand() command {
-	return command{name: "bench", summary: "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", setup: func(fs *pflag.FlagSet) func([]string) error {
+	return command{name: "bench", summary: "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", usage: benchUsage, setup: func(fs *pflag.FlagSet) func([]string) error {
 		common := addCommonFlags(fs)
 		var (
 			preset        string
@@ -121,6 +121,18 @@ func benchCommand() command {
 		}
 	}}
 }
+
+// benchUsage says which flags each benchmark reads.
+const benchUsage = `vkgrad bench train|matmul|sample [flags]
+
+  bench train    a training step of --preset (GPT-2 or Llama-family) at --batch x --seq: ms/step,
+                 tokens/s, GFLOP/s and the fraction of the FMA peak, peak RSS; --steps, --warmup,
+                 --lora-rank
+  bench matmul   GPT-2 --preset's training products at --batch x --seq rows: GFLOP/s per shape;
+                 --steps, --warmup
+  bench sample   KV-cache decoding of --preset for each of --batches after a 16-token prompt:
+                 tokens/s and weight bandwidth; --tokens, --steps (best of), --lora-rank
+  every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile`
 
 // recordStats is a Vulkan backend's count of dispatches, barriers and queue submissions so far;
 // nil on the CPU.

@@ -16,6 +16,8 @@ import (
 type command struct {
 	name, summary string
 	setup         func(fs *pflag.FlagSet) func(args []string) error
+	// usage, when set, replaces the "vkgrad name [flags]" line of the help (subcommands, say).
+	usage string
 }
 
 // commands are vkgrad's subcommands, in the order the help lists them: training, fine-tuning,
@@ -88,7 +90,11 @@ func run(args []string, out, stderr io.Writer) error {
 	fs.SortFlags = false
 	action := cmd.setup(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "vkgrad %s: %s\n\nUsage: vkgrad %s [flags]\n\nFlags:\n%s", name, cmd.summary, name, fs.FlagUsages())
+		usage := cmd.usage
+		if usage == "" {
+			usage = fmt.Sprintf("vkgrad %s [flags]", name)
+		}
+		fmt.Fprintf(stderr, "vkgrad %s: %s\n\nUsage: %s\n\nFlags:\n%s", name, cmd.summary, usage, fs.FlagUsages())
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
