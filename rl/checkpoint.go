@@ -56,6 +56,8 @@ type savedState struct {
 	KLCoef *float64 `json:"kl_coef,omitempty"`
 	// Stopped is the reason training was stopped (GRPO's KL hard cap), or "".
 	Stopped string `json:"stopped,omitempty"`
+	// NumTokens counts the rollouts' prompt and completion tokens so far.
+	NumTokens int64 `json:"num_tokens,omitempty"`
 }
 
 // promptPosition is how far a run has read its prompt source.
@@ -286,7 +288,7 @@ func (c *core) checkpointState(kind string, cfg any) (*checkpoint.State, savedSt
 		return nil, savedState{}, err
 	}
 	st.RNG = c.rng.State()
-	s := savedState{Step: c.step, AdamStep: c.opt.Step, Stopped: c.stopped}
+	s := savedState{Step: c.step, AdamStep: c.opt.Step, Stopped: c.stopped, NumTokens: c.numTokens}
 	if s.Prompts, err = c.prompts.position(); err != nil {
 		return nil, s, err
 	}
@@ -345,7 +347,7 @@ func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) erro
 			c.ref.Syncs = *s.RefSyncs
 		}
 	}
-	c.step, c.stopped = s.Step, s.Stopped
+	c.step, c.stopped, c.numTokens = s.Step, s.Stopped, s.NumTokens
 	if err := c.prompts.restore(s.Prompts); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -90,6 +90,9 @@ func TestGRPOOnLlamaResumesBitForBit(t *testing.T) {
 	if straight[3].Metrics["kl_mean"] == 0 {
 		t.Fatalf("the test does not exercise the reference: %v", straight[3].Metrics)
 	}
+	if n := straight[3].Metrics["num_tokens"]; !(n > straight[2].Metrics["num_tokens"] && straight[0].Metrics["num_tokens"] > 0) {
+		t.Fatalf("num_tokens %v after 4 steps, %v after 3: want a growing count", n, straight[2].Metrics["num_tokens"])
+	}
 	st, err := build(3).(*GRPOTrainer).Checkpoint()
 	if err != nil {
 		t.Fatal(err)

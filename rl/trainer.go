@@ -158,6 +158,9 @@ type core struct {
 	step    int
 	stopped string
 	notes   []string
+	// numTokens counts the prompt and completion tokens of every rollout so far (TRL's
+	// num_tokens).
+	numTokens int64
 	valueLR float64 // the value head's learning rate; 0 follows the schedule
 }
 
@@ -233,6 +236,9 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	rb, err := c.reward.ScoreBatch(texts, ro.Texts, metas)
 	if err != nil {
 		return nil, nil, err
+	}
+	for i := range ro.PromptIDs {
+		c.numTokens += int64(len(ro.PromptIDs[i]) + ro.GenLens[i])
 	}
 	return ro, rb, nil
 }
@@ -424,6 +430,7 @@ func (c *core) finishStep(m map[string]float64) error {
 	if c.ref != nil {
 		m["ref_syncs"] = float64(c.ref.Syncs)
 	}
+	m["num_tokens"] = float64(c.numTokens)
 	return nil
 }
 

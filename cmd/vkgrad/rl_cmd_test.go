@@ -56,7 +56,7 @@ func TestSFTThenGRPOAndPPO(t *testing.T) {
 		"clip_ratio/high_mean", "clip_ratio/region_mean", "active_fraction", "clipped_fraction", "ratio_mean_positive_adv",
 		"ratio_mean_negative_adv", "ratio_p10", "ratio_p50", "ratio_p90", "entropy", "grad_norm", "advantage_std",
 		"loss_token_fraction", "completions/mean_length", "completions/min_length", "completions/max_length", "completions/clipped_ratio",
-		"token_alignment", "logp_mismatch_max", "learning_rate", "action", "step_seconds"}
+		"token_alignment", "logp_mismatch_max", "learning_rate", "num_tokens", "action", "step_seconds"}
 	if st, err := os.Stat(filepath.Join(grpo, "curves.png")); err != nil || st.Size() == 0 {
 		t.Errorf("grpo drew no curves.png at the end: %v", err)
 	}
