@@ -2,6 +2,7 @@ package dist
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -40,7 +41,20 @@ type Reducer struct {
 	parts                                          [][]float32 // recv cut into the K micro-batches' parts, in micro-batch order
 	sendCounts, sendDispls, recvCounts, recvDispls []int32
 	partCounts, partDispls                         []int32
+
+	stats ReduceStats
 }
+
+// ReduceStats count what a Reducer moved between ranks: bytes this rank sent (the all-to-all
+// and its part of the all-gather) and the time spent in MPI, over every Sum so far.
+type ReduceStats struct {
+	Sums      int
+	BytesSent int64
+	Seconds   float64
+}
+
+// Stats returns the Reducer's counts so far.
+func (r *Reducer) Stats() ReduceStats { return r.stats }
 
 // NewReducer prepares the sum of K vectors of n floats. c may be nil: then this process holds
 // all K micro-batches and the sum is local, with the same bits as over MPI.
@@ -106,6 +120,14 @@ func (r *Reducer) Sum(dst []float32, held [][]float32) error {
 	}
 	r.pack(held)
 	lo, hi := span(r.n, r.size, r.rank)
+	start := time.Now()
+	defer func() {
+		r.stats.Sums++
+		r.stats.Seconds += time.Since(start).Seconds()
+		// Everything but this rank's own parts goes out: its held vectors' other parts, then
+		// its reduced part to every other rank.
+		r.stats.BytesSent += 4 * (int64(r.cnt)*int64(r.n-(hi-lo)) + int64(r.size-1)*int64(hi-lo))
+	}()
 	return r.c.do(func() error {
 		l := r.c.lib
 		if err := l.check("MPI_Alltoallv", call(l.fn.Alltoallv,

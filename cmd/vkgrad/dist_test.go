@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 // TestMain lets the test binary run as the vkgrad command, for tests that start it under an
@@ -65,6 +66,12 @@ func TestTrainDataParallel(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors"))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s -np 2: checkpoint differs from a single process's (%v)", l.Name, err)
+		}
+		// Rank 0 sends rank 1 its half of its micro-batch's gradient, then its reduced half:
+		// 4 bytes a parameter in all.
+		cfg, _ := gpt2.Preset("gpt2-micro")
+		if lines := metricLines(t, runDir, "train"); len(lines) == 0 || lines[0]["comm_bytes"] != float64(4*cfg.NumParams()) || !(lines[0]["comm_seconds"].(float64) > 0) {
+			t.Errorf("%s -np 2: step lines %v, want comm_bytes %d", l.Name, lines, 4*cfg.NumParams())
 		}
 		stopped := filepath.Join(dir, l.Name+"-stopped")
 		if out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(stopped, "--stop-at", "2")...).CombinedOutput(); err != nil {

@@ -648,8 +648,12 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 		}
 		tokens += s.Tokens
 		tps := float64(tokens) / time.Since(start).Seconds()
-		metrics.Log().Str("kind", "train").Int("step", s.Step).Float32("loss", s.Loss).Float32("learning_rate", s.LR).
-			Float32("grad_norm", s.GradNorm).Float64("step_seconds", s.Seconds).Float64("tok_per_s", tps).Msg("")
+		ev := metrics.Log().Str("kind", "train").Int("step", s.Step).Float32("loss", s.Loss).Float32("learning_rate", s.LR).
+			Float32("grad_norm", s.GradNorm).Float64("step_seconds", s.Seconds).Float64("tok_per_s", tps)
+		if f.cluster != nil {
+			ev = ev.Int64("comm_bytes", s.CommBytes).Float64("comm_seconds", s.CommSeconds)
+		}
+		ev.Msg("")
 		bar.Update(s.Step, fmt.Sprintf("loss %.3f | %.0f tok/s", s.Loss, tps))
 		if err := f.metricsErr(); err != nil {
 			bar.Clear()

@@ -82,9 +82,11 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 		}
 		a.losses[k] = loss
 	}
+	before := a.reducer.Stats()
 	if err := a.reducer.Sum(a.sum, a.held); err != nil {
 		return StepStats{}, err
 	}
+	after := a.reducer.Stats()
 	inv := 1 / float32(K)
 	for i := range a.sum {
 		a.sum[i] *= inv
@@ -103,7 +105,8 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	if err != nil {
 		return StepStats{}, err
 	}
-	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T}
+	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T,
+		CommBytes: after.BytesSent - before.BytesSent, CommSeconds: after.Seconds - before.Seconds}
 	if !finite(loss) || !finite(norm) { // every rank sees the same values and decides alike
 		return t.nonFinite(stats, start)
 	}

@@ -103,6 +103,10 @@ type StepStats struct {
 	// (parameters, optimizer state and step count are as before it); Reason says why.
 	Skipped bool   `json:"skipped,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// CommBytes and CommSeconds are what the step's gradient reduction sent to other ranks and
+	// the time it spent in MPI (0 in one process).
+	CommBytes   int64   `json:"comm_bytes,omitempty"`
+	CommSeconds float64 `json:"comm_seconds,omitempty"`
 }
 
 // Trainer owns a model, its optimizer and the data position.
