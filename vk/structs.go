@@ -674,3 +674,21 @@ type validationFeaturesEXT struct {
 	DisabledValidationFeatureCount uint32
 	PDisabledValidationFeatures    unsafe.Pointer
 }
+
+// physicalDeviceShaderCorePropertiesAMD mirrors VkPhysicalDeviceShaderCorePropertiesAMD.
+type physicalDeviceShaderCorePropertiesAMD struct {
+	SType                      uint32
+	PNext                      unsafe.Pointer
+	ShaderEngineCount          uint32
+	ShaderArraysPerEngineCount uint32
+	ComputeUnitsPerShaderArray uint32
+	Rest                       [11]uint32 // SIMD, wavefront and register counts, unused
+}
+
+// physicalDeviceShaderSMBuiltinsPropertiesNV mirrors VkPhysicalDeviceShaderSMBuiltinsPropertiesNV.
+type physicalDeviceShaderSMBuiltinsPropertiesNV struct {
+	SType            uint32
+	PNext            unsafe.Pointer
+	ShaderSMCount    uint32
+	ShaderWarpsPerSM uint32
+}
