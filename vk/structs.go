@@ -682,7 +682,17 @@ type physicalDeviceShaderCorePropertiesAMD struct {
 	ShaderEngineCount          uint32
 	ShaderArraysPerEngineCount uint32
 	ComputeUnitsPerShaderArray uint32
-	Rest                       [11]uint32 // SIMD, wavefront and register counts, unused
+	SimdPerComputeUnit         uint32
+	WavefrontsPerSimd          uint32
+	WavefrontSize              uint32
+	SgprsPerSimd               uint32
+	MinSgprAllocation          uint32
+	MaxSgprAllocation          uint32
+	SgprAllocationGranularity  uint32
+	VgprsPerSimd               uint32
+	MinVgprAllocation          uint32
+	MaxVgprAllocation          uint32
+	VgprAllocationGranularity  uint32
 }
 
 // physicalDeviceShaderSMBuiltinsPropertiesNV mirrors VkPhysicalDeviceShaderSMBuiltinsPropertiesNV.
