@@ -128,10 +128,11 @@ func (b *Backend) mmTileFor(M, N, batch int) (mmTile, error) {
 
 func mmTiles(t mmTile, M, N int) int { return mmCeilDiv(M, t.BM) * mmCeilDiv(N, t.BN) }
 
-// Split-K: a product with fewer workgroups than compute units and a long K (weight gradients,
-// K = batch x sequence) sums K in up to mmMaxSplits parts of at least mmSplitMinK, each into
-// its own slice of scratch, then adds the slices in order. The count follows from the shape and
-// the device alone, so two runs give the same bits.
+// Split-K: a product with fewer than two workgroups per compute unit (one resident workgroup
+// each leaves latency unhidden, and a second partial wave idles most of the device) and a long
+// K (weight gradients, K = batch x sequence) sums K in up to mmMaxSplits parts of at least
+// mmSplitMinK, each into its own slice of scratch, then adds the slices in order. The count
+// follows from the shape and the device alone, so two runs give the same bits.
 const (
 	mmMaxSplits = 8
 	mmSplitMinK = 512
@@ -143,8 +144,8 @@ func (b *Backend) mmSplits(t mmTile, M, N, K, batch int) (splits, ksplit int) {
 	splits = 1
 	if mmForceSplits > 0 {
 		splits = mmForceSplits
-	} else if groups := mmTiles(t, M, N) * batch; groups < b.computeUnits() {
-		splits = min(mmMaxSplits, mmCeilDiv(b.computeUnits(), groups), K/mmSplitMinK)
+	} else if groups, target := mmTiles(t, M, N)*batch, 2*b.computeUnits(); groups < target {
+		splits = min(mmMaxSplits, mmCeilDiv(target, groups), K/mmSplitMinK)
 	}
 	if splits <= 1 || K < 2 {
 		return 1, max(K, 1)
