@@ -227,7 +227,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	splits, ksplit := 1, 0
 	if tiled && whole && bg == batch {
 		splits, ksplit = b.mmSplits(tile, M, N, K, batch)
-		if batch*splits > int(maxG[2]) {
+		if batch*splits > int(maxG[2]) || batch*M*N*splits > lim { // the partials must fit one window
 			splits = 1
 		}
 	}

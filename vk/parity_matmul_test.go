@@ -241,6 +241,12 @@ func TestMatMulChunked(t *testing.T) {
 			checkMatMul(t, vb, cb, c, uint64(250+i))
 		}
 	}
+	// Split-K applies to whole products whose partial sums fit a window, and to nothing else.
+	mmForceShader, mmForceSplits = "matmul_tiled", 3
+	defer func() { mmForceSplits = 0 }()
+	for i, c := range append(cases, mmCase{M: 7, N: 9, K: 100, bias: true, accum: true}) {
+		checkMatMul(t, vb, cb, c, uint64(280+i))
+	}
 }
 
 // TestMatMulPlan checks that every chunk the planner makes fits the window limit, on random
