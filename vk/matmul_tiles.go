@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The tiled matmul kernel's tile sizes (shaders/matmul_tiled.glsl): the presets, the choice
@@ -93,6 +94,33 @@ func (t mmTile) check(info *DeviceInfo) error {
 	return nil
 }
 
+// mmTileParsed keeps the last override parsed, so that a training step allocates nothing.
+var mmTileParsed struct {
+	sync.Mutex
+	s    string
+	info *DeviceInfo
+	tile mmTile
+	err  error
+}
+
+// mmTileOverride parses and checks the value s of VKGRAD_MATMUL_TILE for the device of info.
+func mmTileOverride(s string, info *DeviceInfo) (mmTile, error) {
+	c := &mmTileParsed
+	c.Lock()
+	defer c.Unlock()
+	if c.s == s && c.info == info {
+		return c.tile, c.err
+	}
+	t, err := parseMMTile(s)
+	if err == nil {
+		if err = t.check(info); err != nil {
+			err = fmt.Errorf("%s=%q: %w", mmTileEnv, s, err)
+		}
+	}
+	c.s, c.info, c.tile, c.err = s, info, t, err
+	return t, err
+}
+
 // mmTileFor picks the tile of a batch of M x N products: the user's override, else the largest
 // preset whose tiles still number at least one per compute unit, else the smallest that fits.
 func (b *Backend) mmTileFor(M, N, batch int) (mmTile, error) {
@@ -101,13 +129,7 @@ func (b *Backend) mmTileFor(M, N, batch int) (mmTile, error) {
 		return mmForceTile, mmForceTile.check(info)
 	}
 	if s := os.Getenv(mmTileEnv); s != "" {
-		t, err := parseMMTile(s)
-		if err == nil {
-			if err = t.check(info); err != nil {
-				err = fmt.Errorf("%s=%q: %w", mmTileEnv, s, err)
-			}
-		}
-		return t, err
+		return mmTileOverride(s, info)
 	}
 	cus := b.computeUnits()
 	var fit mmTile
