@@ -581,6 +581,7 @@ func mmRunOnce(t *testing.T, vb *Backend, c mmCase, seed uint64) []float32 {
 func TestMatMulTileChoice(t *testing.T) {
 	vb := NewBackendOn(device(t))
 	defer vb.Close()
+	t.Setenv(mmTileEnv, "") // the presets, whatever the environment says
 	vb.dev.Info.ComputeUnits = 60
 	defer func() { vb.dev.Info.ComputeUnits = 0 }()
 	for _, c := range []struct {
