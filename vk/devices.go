@@ -425,6 +425,9 @@ func Describe(d DeviceInfo) string {
 	fmt.Fprintf(&b, "  compute   subgroup %d, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
 		d.SubgroupSize, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
 		d.MaxComputeWorkGroupInvocations, formatBytes(uint64(d.MaxComputeSharedMemorySize)))
+	if d.ComputeUnits > 0 {
+		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)
+	}
 	fmt.Fprintf(&b, "  limits    storage buffer range %s, offset alignment %d, timestamp period %g ns",
 		formatBytes(uint64(d.MaxStorageBufferRange)), d.MinStorageBufferOffsetAlignment, d.TimestampPeriod)
 	if d.Unusable != "" {
