@@ -144,3 +144,9 @@ func (r result) String() string {
 	}
 	return fmt.Sprintf("VkResult(%d)", int32(r))
 }
+
+// Structure types of the compute-unit counts (vk/matmul_tiles.go).
+const (
+	stPhysicalDeviceShaderCorePropertiesAMD      = 1000185000
+	stPhysicalDeviceShaderSMBuiltinsPropertiesNV = 1000154001
+)

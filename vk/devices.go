@@ -55,7 +55,8 @@ type DeviceInfo struct {
 	UUID          [16]byte
 	Heaps         []MemoryHeap
 	SubgroupSize  uint32
-	Float16       bool // shaderFloat16
+	ComputeUnits  uint32 // AMD CUs or NVIDIA SMs where the driver reports them, else 0
+	Float16       bool   // shaderFloat16
 
 	// MaxMemoryAllocationSize bounds one VkDeviceMemory allocation (Vulkan 1.1), MaxBufferSize
 	// one VkBuffer (1.3 or VK_KHR_maintenance4; 0 when the device does not say). Drivers differ
@@ -251,6 +252,14 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 		driver.PNext = unsafe.Pointer(ids)
 		props.PNext = unsafe.Pointer(driver)
 	}
+	amdCores := &physicalDeviceShaderCorePropertiesAMD{SType: stPhysicalDeviceShaderCorePropertiesAMD}
+	nvSMs := &physicalDeviceShaderSMBuiltinsPropertiesNV{SType: stPhysicalDeviceShaderSMBuiltinsPropertiesNV}
+	if exts["VK_AMD_shader_core_properties"] {
+		amdCores.PNext, props.PNext = props.PNext, unsafe.Pointer(amdCores)
+	}
+	if exts["VK_NV_shader_sm_builtins"] {
+		nvSMs.PNext, props.PNext = props.PNext, unsafe.Pointer(nvSMs)
+	}
 	fp16 := &physicalDeviceShaderFloat16Int8Features{SType: stPhysicalDeviceShaderFloat16Int8}
 	feats := &physicalDeviceFeatures2{SType: stPhysicalDeviceFeatures2}
 	if hasV12 || exts["VK_KHR_shader_float16_int8"] {
@@ -274,6 +283,7 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.UUID = ids.DeviceUUID
 	d.pipelineCacheUUID = p.PipelineCacheUUID
 	d.SubgroupSize = subgroup.SubgroupSize
+	d.ComputeUnits = max(nvSMs.ShaderSMCount, amdCores.ShaderEngineCount*amdCores.ShaderArraysPerEngineCount*amdCores.ComputeUnitsPerShaderArray)
 	d.MaxMemoryAllocationSize, d.MaxBufferSize = maint3.MaxMemoryAllocationSize, maint4.MaxBufferSize
 	d.Float16 = fp16.ShaderFloat16 != 0
 	l := &p.Limits
@@ -415,6 +425,9 @@ func Describe(d DeviceInfo) string {
 	fmt.Fprintf(&b, "  compute   subgroup %d, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
 		d.SubgroupSize, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
 		d.MaxComputeWorkGroupInvocations, formatBytes(uint64(d.MaxComputeSharedMemorySize)))
+	if d.ComputeUnits > 0 {
+		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)
+	}
 	fmt.Fprintf(&b, "  limits    storage buffer range %s, offset alignment %d, timestamp period %g ns",
 		formatBytes(uint64(d.MaxStorageBufferRange)), d.MinStorageBufferOffsetAlignment, d.TimestampPeriod)
 	if d.Unusable != "" {

@@ -32,6 +32,7 @@ var mirroredStructs = []any{
 	physicalDeviceMemoryBudgetPropertiesEXT{}, physicalDeviceMemoryProperties2{},
 	physicalDeviceFeatures2{}, physicalDeviceShaderFloat16Int8Features{},
 	physicalDevice16BitStorageFeatures{}, memoryType{}, memoryHeap{},
+	physicalDeviceShaderCorePropertiesAMD{}, physicalDeviceShaderSMBuiltinsPropertiesNV{},
 	physicalDeviceMemoryProperties{}, extent3D{}, queueFamilyProperties{},
 	deviceQueueCreateInfo{}, deviceCreateInfo{}, bufferCreateInfo{}, memoryRequirements{},
 	memoryAllocateInfo{}, mappedMemoryRange{}, shaderModuleCreateInfo{},
@@ -146,6 +147,10 @@ var mirroredConsts = map[string]int64{
 	"VK_ERROR_FRAGMENTATION":                                         int64(errFragmentation),
 	"VK_ERROR_INVALID_SHADER_NV":                                     int64(errInvalidShaderNV),
 	"VK_PIPELINE_COMPILE_REQUIRED":                                   int64(pipelineCompileRequired),
+
+	// compute-unit counts (vk/matmul_tiles.go)
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD":       stPhysicalDeviceShaderCorePropertiesAMD,
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV": stPhysicalDeviceShaderSMBuiltinsPropertiesNV,
 }
 
 // cName maps a mirror's Go name to its C name: applicationInfo -> VkApplicationInfo,

@@ -76,20 +76,22 @@ func (b *Backend) mmLocal(M, N, batch int) [2]uint32 {
 
 func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
 
-// mmShader picks the product's kernel: operands staged through shared memory on GPUs, read
-// directly on a CPU implementation, where barriers are dear and caches already stage
-// (VKGRAD_MATMUL_KERNEL=matmul|matmul_direct overrides, to compare the two).
+// mmShader picks the product's kernel: the register-tiled one on GPUs (and wherever a tile is
+// set through VKGRAD_MATMUL_TILE), operands read directly on a CPU implementation, where
+// barriers are dear and caches already stage. VKGRAD_MATMUL_KERNEL=matmul_tiled|matmul|
+// matmul_direct overrides, to compare them (matmul is the earlier fixed-tile staged kernel).
 func (b *Backend) mmShader() string {
 	if mmForceShader != "" {
 		return mmForceShader
 	}
-	if v := os.Getenv("VKGRAD_MATMUL_KERNEL"); v == "matmul" || v == "matmul_direct" {
+	switch v := os.Getenv("VKGRAD_MATMUL_KERNEL"); v {
+	case "matmul", "matmul_direct", "matmul_tiled":
 		return v
 	}
-	if b.dev.Info.Type == DeviceCPU {
+	if b.dev.Info.Type == DeviceCPU && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
 		return "matmul_direct"
 	}
-	return "matmul"
+	return "matmul_tiled"
 }
 
 // mmSpans are the window lengths, in elements, of one chunk of a product: rows [m0, m0+mc),
@@ -190,22 +192,44 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		return
 	}
 
-	local := b.mmLocal(M, N, batch)
-	bmT, bnT := int(local[1])*mmTM, int(local[0])*mmTN
-	k := Kernel{Shader: b.mmShader(), Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
+	shader := b.mmShader()
+	tiled := shader == "matmul_tiled"
+	var tile mmTile
+	var k Kernel
+	if tiled {
+		var err error
+		if tile, err = b.mmTileFor(M, N, batch); err != nil {
+			b.setErr(err)
+			return
+		}
+		k = tile.kernel(false)
+	} else {
+		local := b.mmLocal(M, N, batch)
+		tile = mmTile{BM: int(local[1]) * mmTM, BN: int(local[0]) * mmTN, BK: mmBK, TM: mmTM, TN: mmTN}
+		k = Kernel{Shader: shader, Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
+	}
+	bmT, bnT := tile.BM, tile.BN
 	lim := b.maxChunk
 	maxG := b.dev.Info.MaxComputeWorkGroupCount
 	mc, nc, kc := mmPlan(p, lim, bmT, bnT, int(maxG[1])*bmT, int(maxG[0])*bnT)
 
 	// Whole products that fit a window together go in one dispatch, one batch per z.
 	bg := 1
-	if mc == M && nc == N && kc == max(K, 1) {
+	whole := mc == M && nc == N && kc == max(K, 1)
+	if whole {
 		s := mmSpan(p, M, N, max(K, 1))
 		bg = batch
 		for bg > 1 && ((bg-1)*M*K+s.a > lim || (bg-1)*K*N+s.b > lim || (bg-1)*M*N+s.out > lim) {
 			bg = max(1, bg/2)
 		}
 		bg = min(bg, int(maxG[2]))
+	}
+	splits, ksplit := 1, 0
+	if tiled && whole && bg == batch {
+		splits, ksplit = b.mmSplits(tile, M, N, K, batch)
+		if batch*splits > int(maxG[2]) || batch*M*N*splits > lim { // the partials must fit one window
+			splits = 1
+		}
 	}
 
 	lda, ldb := K, N
@@ -231,7 +255,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		return w, true
 	}
 	var args [4]Arg
-	var push [14]uint32
+	var push [16]uint32
 	for z0 := 0; z0 < batch; z0 += bg {
 		zn := min(bg, batch-z0)
 		for m0 := 0; m0 < M; m0 += mc {
@@ -287,8 +311,19 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					push[6], push[7], push[8], push[9] = wo.First, wa.First, wb.First, wbias.First
 					push[10], push[11], push[12] = uint32(M*N), uint32(M*K), uint32(K*N)
 					push[13] = f
+					push[14], push[15] = 1, uint32(max(kn, 0))
+					kd := k
+					if tiled {
+						kd = tile.kernel(mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb))
+					}
 					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
-					if err := b.dev.Dispatch(k, groups, push[:], args[:]...); err != nil {
+					if splits > 1 {
+						if !b.mmSplitK(kd, groups, push, args, splits, ksplit, zn*M*N) {
+							return
+						}
+						continue
+					}
+					if err := b.dev.Dispatch(kd, groups, push[:kd.Push], args[:]...); err != nil {
 						b.setErr(err)
 						return
 					}
@@ -296,6 +331,57 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 			}
 		}
 	}
+}
+
+// mmVec4 says whether a chunk's operands can be read as vec4s: both start at a multiple of 4
+// elements, as do their rows, and the contiguous extent of each (k of A, n of B, or m and k
+// when transposed) is a multiple of 4, so a vec4 is either wholly inside the chunk or wholly out.
+func mmVec4(p tensor.MatMulParams, offA, offB uint32, mn, nn, kn, lda, ldb int) bool {
+	extA, extB := kn, nn
+	if p.TransA {
+		extA = mn
+	}
+	if p.TransB {
+		extB = kn
+	}
+	return kn > 0 && offA%4 == 0 && offB%4 == 0 && lda%4 == 0 && ldb%4 == 0 && extA%4 == 0 && extB%4 == 0
+}
+
+var kSplitKReduce = Kernel{Shader: "matmul_splitk_reduce", Bindings: 3, Push: 8}
+
+// mmSplitK computes one whole product (all zn batches) in splits parts along K: the tiled
+// kernel writes each part's sum into scratch, zn*splits slices of M*N, and the reduction adds
+// them in order of the split into out, applying the bias and accumulate flags there.
+func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push [16]uint32, args [4]Arg, splits, ksplit, total int) bool {
+	scratch, err := b.scratchFor(total * splits)
+	if err != nil {
+		b.setErr(err)
+		return false
+	}
+	ws, err := b.dev.Window(scratch, 0, total*splits)
+	if err != nil {
+		b.setErr(err)
+		return false
+	}
+	out, bias, flags := args[0], args[3], push[13]
+	part := push
+	part[6], part[10], part[13] = ws.First, push[0]*push[1], flags&(mmTransA|mmTransB)
+	part[14], part[15] = uint32(splits), uint32(ksplit)
+	args[0] = Arg{W: ws, Write: true}
+	groups[2] *= uint32(splits)
+	if err := b.dev.Dispatch(k, groups, part[:], args[:]...); err != nil {
+		b.setErr(err)
+		return false
+	}
+	r := kSplitKReduce
+	r.Local = [3]uint32{b.wg, 1, 1}
+	g := uint32(min(mmCeilDiv(total, int(b.wg)), int(b.dev.Info.MaxComputeWorkGroupCount[0]), 4096))
+	rp := []uint32{uint32(total), push[0] * push[1], push[1], uint32(splits), out.W.First, ws.First, push[9], flags &^ (mmTransA | mmTransB)}
+	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, rp, out, Arg{W: ws}, bias); err != nil {
+		b.setErr(err)
+		return false
+	}
+	return true
 }
 
 // BiasBackward accumulates dbias[j] += sum over the N rows of dout[i, j]. Workgroups sum blocks

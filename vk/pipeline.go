@@ -19,11 +19,19 @@ type Kernel struct {
 	Bindings int       // storage buffers at set 0, bindings 0..Bindings-1
 	Push     int       // 32-bit words of push constants
 	Local    [3]uint32 // workgroup size (specialisation constants 0, 1, 2); zeros mean 1
+
+	// Spec are specialisation constants 3, 4, ... (a zero keeps the shader's default).
+	Spec [maxSpec]uint32
 }
+
+// maxSpec bounds the specialisation constants a kernel sets beyond its workgroup size; a fixed
+// array keeps Kernel comparable, so it can key the pipeline cache.
+const maxSpec = 4
 
 type pipelineKey struct {
 	shader string
 	local  [3]uint32
+	spec   [maxSpec]uint32
 }
 
 type pipeline struct {
@@ -52,7 +60,7 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 			k.Local[i] = 1
 		}
 	}
-	key := pipelineKey{k.Shader, k.Local}
+	key := pipelineKey{k.Shader, k.Local, k.Spec}
 	if p, ok := d.pipelines[key]; ok {
 		if p.kernel.Bindings != k.Bindings || p.kernel.Push != k.Push {
 			return nil, fmt.Errorf("vk: kernel %s used with %d bindings/%d push words and %d/%d", k.Shader,
@@ -108,9 +116,8 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 	}
 	defer callPtr(d.fn.DestroyShaderModule, d.handle, uintptr(module), 0)
 
-	spec := &[3]uint32{k.Local[0], k.Local[1], k.Local[2]}
-	entries := &[3]specializationMapEntry{{0, 0, 4}, {1, 4, 4}, {2, 8, 4}}
-	si := &specializationInfo{MapEntryCount: 3, PMapEntries: unsafe.Pointer(entries), DataSize: 12, PData: unsafe.Pointer(spec)}
+	spec, entries, n := specialisation(k)
+	si := &specializationInfo{MapEntryCount: uint32(n), PMapEntries: unsafe.Pointer(&entries[0]), DataSize: uintptr(4 * n), PData: unsafe.Pointer(&spec[0])}
 	entry := cstr("main")
 	cpci := &computePipelineCreateInfo{
 		SType: stComputePipelineCreateInfo,
@@ -129,6 +136,28 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 	}
 	d.pipelines[key] = p
 	return p, nil
+}
+
+// specialisation lists the constants of k: the workgroup size as ids 0..2, then each non-zero
+// Spec[i] as id 3+i (a zero leaves the shader's default).
+func specialisation(k Kernel) (*[3 + maxSpec]uint32, *[3 + maxSpec]specializationMapEntry, int) {
+	var vals [3 + maxSpec]uint32
+	var entries [3 + maxSpec]specializationMapEntry
+	n := 0
+	add := func(id, v uint32) {
+		vals[n] = v
+		entries[n] = specializationMapEntry{id, uint32(4 * n), 4}
+		n++
+	}
+	for i, v := range k.Local {
+		add(uint32(i), v)
+	}
+	for i, v := range k.Spec {
+		if v != 0 {
+			add(uint32(3+i), v)
+		}
+	}
+	return &vals, &entries, n
 }
 
 // pipelineCacheFile is where the pipeline cache of this device and driver lives:

@@ -86,7 +86,7 @@ func TestVersionsAndDescribe(t *testing.T) {
 		DriverVersion: 535<<22 | 104<<14 | 5<<6, APIVersion: apiVersion(1, 3, 260),
 		Heaps:      []MemoryHeap{{Size: 80 << 30, DeviceLocal: true}, {Size: 64 << 30}},
 		HeapBudget: []uint64{70 << 30, 60 << 30}, MaxMemoryAllocationSize: 4 << 30,
-		SubgroupSize: 32, Float16: true,
+		SubgroupSize: 32, Float16: true, ComputeUnits: 132,
 		MaxStorageBufferRange: 1<<32 - 1, MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64},
 		MaxComputeWorkGroupInvocations: 1024, MaxComputeSharedMemorySize: 48 << 10,
 		MinStorageBufferOffsetAlignment: 16, TimestampPeriod: 1,
@@ -110,7 +110,7 @@ func TestVersionsAndDescribe(t *testing.T) {
 	d.MaxBufferSize = 0
 	s := Describe(d)
 	for _, want := range []string{"vulkan:2", "Test GPU", "[discrete]", "NVIDIA", "1.3.260", "80.0 GiB device-local", "64.0 GiB host", "subgroup 32", "fp16 yes", "1024x1024x64", "48.0 KiB", "offset alignment 16",
-		"budget 70.0 GiB", "one allocation at most 4.0 GiB, one buffer at most (not reported)"} {
+		"132 compute units", "budget 70.0 GiB", "one allocation at most 4.0 GiB, one buffer at most (not reported)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("Describe output lacks %q:\n%s", want, s)
 		}

@@ -674,3 +674,31 @@ type validationFeaturesEXT struct {
 	DisabledValidationFeatureCount uint32
 	PDisabledValidationFeatures    unsafe.Pointer
 }
+
+// physicalDeviceShaderCorePropertiesAMD mirrors VkPhysicalDeviceShaderCorePropertiesAMD.
+type physicalDeviceShaderCorePropertiesAMD struct {
+	SType                      uint32
+	PNext                      unsafe.Pointer
+	ShaderEngineCount          uint32
+	ShaderArraysPerEngineCount uint32
+	ComputeUnitsPerShaderArray uint32
+	SimdPerComputeUnit         uint32
+	WavefrontsPerSimd          uint32
+	WavefrontSize              uint32
+	SgprsPerSimd               uint32
+	MinSgprAllocation          uint32
+	MaxSgprAllocation          uint32
+	SgprAllocationGranularity  uint32
+	VgprsPerSimd               uint32
+	MinVgprAllocation          uint32
+	MaxVgprAllocation          uint32
+	VgprAllocationGranularity  uint32
+}
+
+// physicalDeviceShaderSMBuiltinsPropertiesNV mirrors VkPhysicalDeviceShaderSMBuiltinsPropertiesNV.
+type physicalDeviceShaderSMBuiltinsPropertiesNV struct {
+	SType            uint32
+	PNext            unsafe.Pointer
+	ShaderSMCount    uint32
+	ShaderWarpsPerSM uint32
+}
