@@ -161,7 +161,7 @@ type core struct {
 	// numTokens counts the prompt and completion tokens of every rollout so far (TRL's
 	// num_tokens).
 	numTokens int64
-	valueLR float64 // the value head's learning rate; 0 follows the schedule
+	valueLR   float64 // the value head's learning rate; 0 follows the schedule
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
