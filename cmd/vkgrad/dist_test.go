@@ -50,23 +50,10 @@ func TestTrainDataParallel(t *testing.T) {
 			"--micro-batches", "2", "--device", "cpu", "--sample-tokens", "0", "--val-every", "0", "-q", "--run-dir", runDir}, extra...)
 	}
 	single := filepath.Join(dir, "single")
-	if out, err := runCLI(args(single)...); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	want, err := os.ReadFile(filepath.Join(single, "checkpoint.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := singleCheckpoint(t, single, args(single))
 	for _, l := range testutil.MPILaunchers(t) {
 		runDir := filepath.Join(dir, l.Name)
-		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(runDir)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s -np 2: %v\n%s", l.Name, err, out)
-		}
-		got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors"))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s -np 2: checkpoint differs from a single process's (%v)", l.Name, err)
-		}
+		sameCheckpointOnTwoRanks(t, l, runDir, args(runDir), want)
 		// Rank 0 sends rank 1 its half of its micro-batch's gradient, then its reduced half:
 		// 4 bytes a parameter in all.
 		cfg, _ := gpt2.Preset("gpt2-micro")
@@ -100,24 +87,11 @@ func TestSFTDataParallel(t *testing.T) {
 			"--held-out-fraction", "0.3", "--eval-size", "4", "--stop-at-accuracy", "0", "--device", "cpu", "-q", "--run-dir", runDir}
 	}
 	single := filepath.Join(dir, "single")
-	if out, err := runCLI(args(single)...); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	want, err := os.ReadFile(filepath.Join(single, "checkpoint.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := singleCheckpoint(t, single, args(single))
 	for _, l := range testutil.MPILaunchers(t) {
 		runDir := filepath.Join(dir, l.Name)
-		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(runDir)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s -np 2: %v\n%s", l.Name, err, out)
-		}
-		got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors"))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s -np 2: checkpoint differs from a single process's (%v)\n%s", l.Name, err, out)
-		}
-		out, err = l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, "grpo", "--init", single, "--device", "cpu", "-q",
+		sameCheckpointOnTwoRanks(t, l, runDir, args(runDir), want)
+		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, "grpo", "--init", single, "--device", "cpu", "-q",
 			"--run-dir", filepath.Join(dir, l.Name+"-grpo")).CombinedOutput()
 		if err == nil || !bytes.Contains(out, []byte("grpo runs in one process")) {
 			t.Errorf("%s: grpo under MPI: %v\n%s", l.Name, err, out)
@@ -148,10 +122,6 @@ func TestDevicesPerRank(t *testing.T) {
 // process writes there with the same micro-batches, byte for byte.
 func TestTrainDataParallelOnLavapipe(t *testing.T) {
 	testutil.Vulkan(t) // skips without a device unless VKGRAD_REQUIRE_VULKAN=1
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "corpus.txt")
 	var text bytes.Buffer
@@ -166,21 +136,40 @@ func TestTrainDataParallelOnLavapipe(t *testing.T) {
 			"--micro-batches", "2", "--device", "vulkan:0", "--sample-tokens", "0", "--val-fraction", "0", "-q", "--run-dir", runDir}
 	}
 	single := filepath.Join(dir, "single")
-	if out, err := runCLI(args(single)...); err != nil {
+	want := singleCheckpoint(t, single, args(single))
+	for _, l := range testutil.MPILaunchers(t) {
+		runDir := filepath.Join(dir, l.Name)
+		sameCheckpointOnTwoRanks(t, l, runDir, args(runDir), want)
+	}
+}
+
+// singleCheckpoint runs the command args(runDir) in this process and returns the checkpoint it
+// wrote: what a data-parallel run must write byte for byte.
+func singleCheckpoint(t *testing.T, runDir string, args []string) []byte {
+	t.Helper()
+	if out, err := runCLI(args...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want, err := os.ReadFile(filepath.Join(single, "checkpoint.safetensors"))
+	want, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range testutil.MPILaunchers(t) {
-		runDir := filepath.Join(dir, l.Name)
-		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(runDir)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s -np 2 on vulkan:0: %v\n%s", l.Name, err, out)
-		}
-		if got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors")); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s -np 2 on vulkan:0: checkpoint differs from a single process's (%v)", l.Name, err)
-		}
+	return want
+}
+
+// sameCheckpointOnTwoRanks runs args under l with two ranks and requires the checkpoint in
+// runDir to be want, byte for byte.
+func sameCheckpointOnTwoRanks(t *testing.T, l testutil.Launcher, runDir string, args []string, want []byte) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s -np 2: %v\n%s", l.Name, err, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(runDir, "checkpoint.safetensors")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s -np 2: checkpoint differs from a single process's (%v)\n%s", l.Name, err, out)
 	}
 }
