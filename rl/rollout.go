@@ -15,6 +15,13 @@ type Tokenizer interface {
 	Decode(ids []int32) (string, error)
 }
 
+// SizedSource is a PromptSource over a fixed set of prompts (a dataset), whose size lets the
+// trainers report epochs; Len 0 means endless.
+type SizedSource interface {
+	PromptSource
+	Len() int
+}
+
 // Prompt is one problem given to the trainer.
 type Prompt struct {
 	Text string

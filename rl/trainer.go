@@ -431,6 +431,9 @@ func (c *core) finishStep(m map[string]float64) error {
 		m["ref_syncs"] = float64(c.ref.Syncs)
 	}
 	m["num_tokens"] = float64(c.numTokens)
+	if s, ok := c.prompts.src.(SizedSource); ok && s.Len() > 0 {
+		m["epoch"] = float64(c.prompts.drawn) / float64(s.Len()) // TRL's epoch: passes over a dataset
+	}
 	return nil
 }
 

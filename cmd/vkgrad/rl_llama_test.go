@@ -67,8 +67,16 @@ func TestSFTThenGRPOOnAQwenDirectory(t *testing.T) {
 	if st.Llama == nil || st.Step != 2 {
 		t.Fatalf("grpo checkpoint: Llama config %v, step %d; want a Llama-family model at step 2", st.Llama != nil, st.Step)
 	}
-	if n := len(metricLines(t, grpo, "grpo")); n != 2 {
-		t.Fatalf("grpo wrote %d step lines over the stop and resume, want 2", n)
+	steps := metricLines(t, grpo, "grpo")
+	if len(steps) != 2 {
+		t.Fatalf("grpo wrote %d step lines over the stop and resume, want 2", len(steps))
+	}
+	// 2 prompts a step from a training split of n of the dataset's 8 lines: epoch 2/n, then 4/n.
+	e1, _ := steps[0]["epoch"].(float64)
+	e2, _ := steps[1]["epoch"].(float64)
+	n := 2 / e1
+	if n != math.Trunc(n) || n < 1 || n > 8 || e2 != 4/n {
+		t.Errorf("epochs %v, %v after 1 and 2 steps of 2 prompts; want 2/n and 4/n for a training split of n ≤ 8", steps[0]["epoch"], steps[1]["epoch"])
 	}
 	raw, err = os.ReadFile(filepath.Join(grpo, "completions.jsonl"))
 	if err != nil {

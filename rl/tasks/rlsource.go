@@ -51,6 +51,15 @@ func RLSource(src Source, enc Encoder) rl.PromptSource {
 	return s
 }
 
+// Len is the number of prompts of a fixed set (a dataset's List), 0 for an endless source (an
+// rl.SizedSource either way: the trainers report epochs of a fixed set).
+func (s rlSource) Len() int {
+	if l, ok := s.src.(interface{ Len() int }); ok {
+		return l.Len()
+	}
+	return 0
+}
+
 // RLPrompts converts a list of prompts (an evaluation set, say).
 func RLPrompts(ps []Prompt, enc Encoder) ([]rl.Prompt, error) {
 	out := make([]rl.Prompt, len(ps))

@@ -198,6 +198,9 @@ func (l *List) newEpoch() {
 // Epoch returns the number of completed passes over the list.
 func (l *List) Epoch() int { return l.epoch }
 
+// Len is the number of prompts in the list.
+func (l *List) Len() int { return len(l.prompts) }
+
 // Next implements Source.
 func (l *List) Next() (Prompt, error) {
 	if l.pos == len(l.order) {
