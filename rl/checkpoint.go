@@ -12,7 +12,6 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/optim"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // StatefulSource is a PromptSource whose position can be saved in a checkpoint and restored,
@@ -134,11 +133,11 @@ func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg
 			return nil, fmt.Errorf("not saving: parameter %d of the policy is %v; the last checkpoint is kept", i, v)
 		}
 	}
-	am, err := tensor.ToHost(opt.M)
+	am, err := opt.M.ToHost()
 	if err != nil {
 		return nil, err
 	}
-	av, err := tensor.ToHost(opt.V)
+	av, err := opt.V.ToHost()
 	if err != nil {
 		return nil, err
 	}
@@ -267,14 +266,13 @@ func flatten(prefix string, v any, out map[string]any) {
 
 // restoreOpt uploads saved AdamW moments and sets the step.
 func restoreOpt(o *optim.AdamW, m, v []float32, step int) error {
-	be := o.M.Backend()
-	if len(m) != o.M.Numel() || len(v) != o.V.Numel() {
-		return fmt.Errorf("moments of %d and %d values for an optimizer of %d", len(m), len(v), o.M.Numel())
+	if len(m) != o.M.Len() || len(v) != o.V.Len() {
+		return fmt.Errorf("moments of %d and %d values for an optimizer of %d", len(m), len(v), o.M.Len())
 	}
-	if err := be.Upload(o.M, m); err != nil {
+	if err := o.M.Upload(m); err != nil {
 		return err
 	}
-	if err := be.Upload(o.V, v); err != nil {
+	if err := o.V.Upload(v); err != nil {
 		return err
 	}
 	o.Step = step
@@ -396,10 +394,10 @@ func (t *PPOTrainer) Checkpoint() (*checkpoint.State, error) {
 	if err := t.SaveValueHead(st); err != nil {
 		return nil, err
 	}
-	if st.Extra[ValueHeadAdamM], err = tensor.ToHost(t.Value.Opt.M); err != nil {
+	if st.Extra[ValueHeadAdamM], err = t.Value.Opt.M.ToHost(); err != nil {
 		return nil, err
 	}
-	if st.Extra[ValueHeadAdamV], err = tensor.ToHost(t.Value.Opt.V); err != nil {
+	if st.Extra[ValueHeadAdamV], err = t.Value.Opt.V.ToHost(); err != nil {
 		return nil, err
 	}
 	s.ValueAdamStep = t.Value.Opt.Step

@@ -159,7 +159,7 @@ func toyLoRAGRPO(t testing.TB, seed uint64, src PromptSource) *GRPOTrainer {
 	p := toyLlama(t, cpu.NewWithThreads(1), seed)
 	// Embeddings five times larger (std 0.1), nearer a trained model's: with N(0, 0.02) ones and
 	// the final norm frozen, the tied head's logits could hardly move, whatever the adapters do.
-	w := cpu.Float32s(p.Model.Params)
+	w := cpu.Float32s(p.Model.Params.Parts()[0])
 	for i := range p.Model.Config.Vocab * p.Model.Config.Hidden {
 		w[i] *= 5
 	}
@@ -187,7 +187,7 @@ func TestGRPOWithLoRA(t *testing.T) {
 		t.Fatal("a LoRA policy's reference is not its shared base")
 	}
 	base := tr.Policy().(*LlamaPolicy).Model
-	before, _ := tensor.ToHost(base.Params)
+	before, _ := base.Params.ToHost()
 	requireRewardRise(t, tr, 40, func(s int, rep *StepReport) {
 		if s == 0 && rep.Metrics["kl_mean"] != 0 {
 			t.Fatalf("KL before the first update %v, want exactly 0", rep.Metrics["kl_mean"])
@@ -196,7 +196,7 @@ func TestGRPOWithLoRA(t *testing.T) {
 			t.Fatalf("step %d: KL %v against the base after training", s+1, rep.Metrics["kl_mean"])
 		}
 	})
-	after, _ := tensor.ToHost(base.Params)
+	after, _ := base.Params.ToHost()
 	for i := range before {
 		if before[i] != after[i] {
 			t.Fatalf("base weight %d moved from %v to %v", i, before[i], after[i])

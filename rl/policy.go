@@ -24,8 +24,8 @@ type Policy interface {
 	NumParams() int
 	// Params and Grads are the flat buffers of what trains (the adapters of a LoRA model) and
 	// their gradients (nil until EnableGrads).
-	Params() *tensor.Tensor
-	Grads() *tensor.Tensor
+	Params() *tensor.Flat
+	Grads() *tensor.Flat
 	EnableGrads() error
 	ZeroGrad()
 	// ZeroTrunkGrads clears the gradients of the activations ForwardTrunk records.
@@ -76,8 +76,8 @@ func (p *GPT2Policy) VocabSize() int          { return p.Model.Config.VocabSize 
 func (p *GPT2Policy) MaxSeqLen() int          { return p.Model.Config.MaxSeqLen }
 func (p *GPT2Policy) Width() int              { return p.Model.Config.Channels }
 func (p *GPT2Policy) NumParams() int          { return p.Model.Config.NumParams() }
-func (p *GPT2Policy) Params() *tensor.Tensor  { return p.Model.Params }
-func (p *GPT2Policy) Grads() *tensor.Tensor   { return p.Model.Grads }
+func (p *GPT2Policy) Params() *tensor.Flat    { return p.Model.Params }
+func (p *GPT2Policy) Grads() *tensor.Flat     { return p.Model.Grads }
 func (p *GPT2Policy) EnableGrads() error      { return p.Model.EnableGrads() }
 func (p *GPT2Policy) ZeroGrad()               { p.Model.ZeroGrad() }
 func (p *GPT2Policy) ZeroTrunkGrads()         { p.Model.ZeroTrunkGrads() }
@@ -131,7 +131,7 @@ func Llama(m *llama.Model) *LlamaPolicy { return &LlamaPolicy{Model: m} }
 func (p *LlamaPolicy) Backend() tensor.Backend { return p.Model.Backend }
 func (p *LlamaPolicy) VocabSize() int          { return p.Model.Config.Vocab }
 func (p *LlamaPolicy) Width() int              { return p.Model.Config.Hidden }
-func (p *LlamaPolicy) NumParams() int          { return p.Params().Numel() }
+func (p *LlamaPolicy) NumParams() int          { return p.Params().Len() }
 func (p *LlamaPolicy) ZeroGrad()               { p.Model.ZeroTrainableGrads() }
 func (p *LlamaPolicy) ZeroTrunkGrads()         { p.Model.ZeroTrunkGrads() }
 
@@ -140,12 +140,12 @@ func (p *LlamaPolicy) lora() bool {
 	return ok
 }
 
-func (p *LlamaPolicy) Params() *tensor.Tensor {
+func (p *LlamaPolicy) Params() *tensor.Flat {
 	params, _ := p.Model.Trainable()
 	return params
 }
 
-func (p *LlamaPolicy) Grads() *tensor.Tensor {
+func (p *LlamaPolicy) Grads() *tensor.Flat {
 	_, grads := p.Model.Trainable()
 	return grads
 }
@@ -196,7 +196,7 @@ func (p *LlamaPolicy) validate() error {
 }
 
 func (p *LlamaPolicy) stateParams() ([]float32, error) {
-	base, err := tensor.ToHost(p.Model.Params)
+	base, err := p.Model.Params.ToHost()
 	if err != nil || !p.lora() {
 		return base, err
 	}
@@ -212,7 +212,7 @@ func (p *LlamaPolicy) setStateParams(v []float32) error {
 	if len(v) != n+p.NumParams() {
 		return fmt.Errorf("%d values for a model of %d weights and %d adapter parameters", len(v), n, p.NumParams())
 	}
-	if err := p.Model.Backend.Upload(p.Model.Params, v[:n]); err != nil {
+	if err := p.Model.Params.Upload(v[:n]); err != nil {
 		return err
 	}
 	return setParams(p, v[n:])
@@ -254,8 +254,8 @@ func (b *baseOf) VocabSize() int          { return b.p.VocabSize() }
 func (b *baseOf) MaxSeqLen() int          { return b.p.MaxSeqLen() }
 func (b *baseOf) Width() int              { return b.p.Width() }
 func (b *baseOf) NumParams() int          { return 0 }
-func (b *baseOf) Params() *tensor.Tensor  { return nil }
-func (b *baseOf) Grads() *tensor.Tensor   { return nil }
+func (b *baseOf) Params() *tensor.Flat    { return nil }
+func (b *baseOf) Grads() *tensor.Flat     { return nil }
 func (b *baseOf) EnableGrads() error      { return nil }
 func (b *baseOf) ZeroGrad()               {}
 func (b *baseOf) ZeroTrunkGrads()         {}
@@ -287,14 +287,14 @@ func (b *baseOf) matches(*checkpoint.State) error  { return nil }
 func SetParams(p Policy, values []float32) error { return p.setStateParams(values) }
 
 // paramsToHost downloads a policy's parameters.
-func paramsToHost(p Policy) ([]float32, error) { return tensor.ToHost(p.Params()) }
+func paramsToHost(p Policy) ([]float32, error) { return p.Params().ToHost() }
 
 // setParams uploads a flat parameter buffer into a policy.
 func setParams(p Policy, v []float32) error {
 	if len(v) != p.NumParams() {
 		return fmt.Errorf("%d parameter values for a model of %d", len(v), p.NumParams())
 	}
-	return p.Backend().Upload(p.Params(), v)
+	return p.Params().Upload(v)
 }
 
 func copyParams(dst, src Policy) error {

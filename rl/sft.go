@@ -112,7 +112,7 @@ func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*S
 	if err := m.EnableGrads(); err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdamW(m.Backend(), m.NumParams(), cfg.adamW())
+	opt, err := optim.NewAdamW(m.Params(), cfg.adamW())
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	loss /= float64(count)
 	lr := t.sched.At(t.Step)
 	// Measured before the update: a non-finite loss or gradient must never reach the weights.
-	m.Backend().SumSquares(t.Opt.GradSumSq(), m.Grads())
+	t.Opt.MeasureGrads(m.Grads())
 	gn, err := t.Opt.GradNorm()
 	if err != nil {
 		return SFTStats{}, err

@@ -69,7 +69,7 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 		if err != nil {
 			return 0, fmt.Errorf("micro-batch %d: %w", k, err)
 		}
-		if err := m.Backend().Download(a.held[k-first], m.Grads()); err != nil {
+		if err := m.Grads().Download(a.held[k-first]); err != nil {
 			return 0, err
 		}
 		a.nll[k] = nll
@@ -77,7 +77,7 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 	if err := a.reducer.Sum(a.sum, a.held); err != nil {
 		return 0, err
 	}
-	if err := m.Backend().Upload(m.Grads(), a.sum); err != nil {
+	if err := m.Grads().Upload(a.sum); err != nil {
 		return 0, err
 	}
 	all := a.nll

@@ -199,7 +199,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 	if err := policy.EnableGrads(); err != nil {
 		return nil, err
 	}
-	if c.opt, err = optim.NewAdamW(policy.Backend(), policy.NumParams(), cfg.adamW()); err != nil {
+	if c.opt, err = optim.NewAdamW(policy.Params(), cfg.adamW()); err != nil {
 		return nil, err
 	}
 	if s := cfg.Rollout.Sampling; s.truncates() && !cfg.ReplayTruncation {
@@ -392,7 +392,7 @@ func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn fu
 	lr := c.sched.At(c.step)
 	if policyGrad {
 		// Measured before the update: a non-finite gradient must never reach the weights.
-		m.Backend().SumSquares(c.opt.GradSumSq(), m.Grads())
+		c.opt.MeasureGrads(m.Grads())
 		n, err := c.opt.GradNorm()
 		if err != nil {
 			return nil, nil, 0, 0, err

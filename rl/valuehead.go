@@ -57,8 +57,8 @@ func (c ValueHeadConfig) Validate() error {
 type ValueHead struct {
 	Config ValueHeadConfig
 	C      int
-	Params *tensor.Tensor // C+1
-	Grads  *tensor.Tensor // C+1
+	Params *tensor.Flat // C+1
+	Grads  *tensor.Flat // C+1
 	Opt    *optim.AdamW
 
 	w, b    *autograd.Var
@@ -78,13 +78,13 @@ func NewValueHead(be tensor.Backend, C int, cfg ValueHeadConfig, opt optim.AdamW
 	}
 	vh := &ValueHead{Config: cfg, C: C}
 	var err error
-	if vh.Params, err = tensor.New(be, tensor.Float32, C+1); err != nil {
+	if vh.Params, err = tensor.NewFlat(be, []int{C + 1}); err != nil {
 		return nil, err
 	}
-	if vh.Grads, err = tensor.New(be, tensor.Float32, C+1); err != nil {
+	if vh.Grads, err = tensor.NewFlatLike(vh.Params); err != nil {
 		return nil, err
 	}
-	if vh.Opt, err = optim.NewAdamW(be, C+1, opt); err != nil {
+	if vh.Opt, err = optim.NewAdamW(vh.Params, opt); err != nil {
 		return nil, fmt.Errorf("value head: %w", err)
 	}
 	vh.w = &autograd.Var{Value: vh.Params.View(0, 1, C), Grad: vh.Grads.View(0, 1, C)}
@@ -109,11 +109,11 @@ func (vh *ValueHead) SetParams(p []float32) error {
 	if len(p) != vh.C+1 {
 		return fmt.Errorf("value head: %d values for a head of %d", len(p), vh.C+1)
 	}
-	return vh.Params.Backend().Upload(vh.Params, p)
+	return vh.Params.Upload(p)
 }
 
 // ParamsToHost downloads [w..., b].
-func (vh *ValueHead) ParamsToHost() ([]float32, error) { return tensor.ToHost(vh.Params) }
+func (vh *ValueHead) ParamsToHost() ([]float32, error) { return vh.Params.ToHost() }
 
 func (vh *ValueHead) ensure(n int) error {
 	if n <= vh.cap {
@@ -177,12 +177,12 @@ func (vh *ValueHead) Forward(tp *autograd.Tape, hidden *autograd.Var, n int, tra
 func (vh *ValueHead) Update(lr float32) (gradNorm float32, err error) {
 	vh.Opt.Update(vh.Params, vh.Grads, lr)
 	g, err := vh.Opt.GradNorm()
-	vh.Params.Backend().Fill(vh.Grads, 0)
+	vh.Grads.Fill(0)
 	return g, err
 }
 
 // ZeroGrad clears the head's gradients.
-func (vh *ValueHead) ZeroGrad() { vh.Params.Backend().Fill(vh.Grads, 0) }
+func (vh *ValueHead) ZeroGrad() { vh.Grads.Fill(0) }
 
 // Checkpoint keys of a value head inside a checkpoint's Extra and Meta.
 const (

@@ -39,7 +39,7 @@ func benchTrainLlama(be tensor.Backend, cfg llama.Config, loraRank, B, T, steps,
 		}
 	}
 	params, grads := m.Trainable()
-	opt, err := optim.NewAdamW(be, params.Numel(), optim.DefaultAdamW())
+	opt, err := optim.NewAdamW(params, optim.DefaultAdamW())
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func benchTrainLlama(be tensor.Backend, cfg llama.Config, loraRank, B, T, steps,
 	}
 	rep, err := timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
 	if rep != nil {
-		rep["trained_params"], rep["lora_rank"] = params.Numel(), loraRank
+		rep["trained_params"], rep["lora_rank"] = params.Len(), loraRank
 	}
 	return rep, err
 }

@@ -93,7 +93,7 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 		return err
 	}
 	base := l.Params[:l.Llama.NumParams()]
-	if err := be.Upload(m.Params, base); err != nil {
+	if err := m.Params.Upload(base); err != nil {
 		return err
 	}
 	if lo := l.State.LoRA; lo != nil { // merged into the weights: the result is a plain model
@@ -101,7 +101,7 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 			return err
 		}
 		adapters, _ := m.Trainable()
-		if err := be.Upload(adapters, l.Params[len(base):]); err != nil {
+		if err := adapters.Upload(l.Params[len(base):]); err != nil {
 			return err
 		}
 		if err := m.MergeLoRA(); err != nil {

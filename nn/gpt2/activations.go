@@ -128,7 +128,7 @@ func (acts *activations) bindHead(b tensor.Backend, cfg Config) error {
 	if acts.headBound() {
 		return nil
 	}
-	cap := allocCap(b)
+	cap := tensor.MaxAllocElems(b)
 	sizing := &actLayout{cap: cap}
 	acts.layoutHead(cfg, sizing)
 	if sizing.err != nil {
@@ -167,7 +167,7 @@ func freeTensor(b tensor.Backend, t **tensor.Tensor) {
 func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*activations, error) {
 	acts := &activations{B: B, T: T, withGrad: withGrad}
 	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
-	cap := allocCap(b)
+	cap := tensor.MaxAllocElems(b)
 	sizing := &actLayout{cap: cap}
 	acts.layout(cfg, sizing)
 	if sizing.err != nil {

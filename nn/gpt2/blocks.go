@@ -2,7 +2,6 @@ package gpt2
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -13,14 +12,6 @@ import (
 type blocks struct {
 	cap   int
 	parts []*tensor.Tensor
-}
-
-// allocCap is how many floats one allocation on b may hold.
-func allocCap(b tensor.Backend) int {
-	if l, ok := b.(tensor.AllocLimiter); ok {
-		return max(1, l.MaxAllocElems())
-	}
-	return math.MaxInt
 }
 
 // newBlocks allocates size floats in parts of at most cap.

@@ -83,6 +83,23 @@ func (c Config) ParamSpecs() []ParamSpec {
 	}
 }
 
+// paramPieces are the sizes of the tensors the model views its parameters as, in order: the
+// per-layer specs' layer slices one by one, so that none is split between allocations.
+func (c Config) paramPieces() []int {
+	var out []int
+	for _, s := range c.ParamSpecs() {
+		layers := c.NumLayers
+		switch s.Name {
+		case "wte", "wpe", "lnfw", "lnfb":
+			layers = 1
+		}
+		for range layers {
+			out = append(out, s.Numel()/layers)
+		}
+	}
+	return out
+}
+
 // NumParams is the total number of parameters, padded embedding rows included.
 func (c Config) NumParams() int {
 	n := 0

@@ -35,7 +35,7 @@ func EstimateFootprint(b tensor.Backend, cfg Config, B, T int, training bool) (F
 	}
 	acts := &activations{B: B, T: T, withGrad: training}
 	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
-	l := &actLayout{cap: allocCap(b)}
+	l := &actLayout{cap: tensor.MaxAllocElems(b)}
 	acts.layout(cfg, l)
 	acts.layoutHead(cfg, l)
 	if l.err != nil {

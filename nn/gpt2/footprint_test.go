@@ -32,7 +32,7 @@ func TestFootprintIsWhatTheModelAllocates(t *testing.T) {
 	if f.Activations != got {
 		t.Errorf("estimated activations %d bytes, allocated %d", f.Activations, got)
 	}
-	if f.Params != 4*int64(m.Params.Numel()) || f.Optimizer != 2*f.Params || f.Total() != f.Params*4+f.Activations {
+	if f.Params != 4*int64(m.Params.Len()) || f.Optimizer != 2*f.Params || f.Total() != f.Params*4+f.Activations {
 		t.Errorf("footprint %+v", f)
 	}
 	if b := LargestBatch(be, cfg, T, 1000, true, f.Total()); b != B {

@@ -35,7 +35,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	withGrad = withGrad || (m.acts != nil && m.acts.withGrad)
 	next := &activations{B: B, T: T, withGrad: withGrad}
 	next.attSaved[0], next.attSaved[1] = m.Backend.AttentionSaved(B, T, m.Config.NumHeads)
-	sizing := &actLayout{cap: allocCap(m.Backend)}
+	sizing := &actLayout{cap: tensor.MaxAllocElems(m.Backend)}
 	next.layout(m.Config, sizing)
 	if sizing.err != nil {
 		return fmt.Errorf("gpt2: B=%d T=%d: %w", B, T, sizing.err)
@@ -206,7 +206,7 @@ func (m *Model) ZeroActGrads() {
 // ZeroGrad clears the parameter gradients.
 func (m *Model) ZeroGrad() {
 	if m.Grads != nil {
-		m.Backend.Fill(m.Grads, 0)
+		m.Grads.Fill(0)
 	}
 }
 

@@ -9,14 +9,15 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Model is GPT-2 on one backend. Parameters live in one flat buffer in llm.c order (so the
-// optimizer and gradient clipping are single fused passes); gradients, when enabled, mirror it.
+// Model is GPT-2 on one backend. Parameters form one flat vector in llm.c order (so the
+// optimizer and gradient clipping are a few fused passes), in as few allocations as the device
+// allows with no layer's tensor split between two; gradients, when enabled, mirror it.
 type Model struct {
 	Config  Config
 	Backend tensor.Backend
 
-	Params *tensor.Tensor // flat, NumParams elements
-	Grads  *tensor.Tensor // flat, nil until EnableGrads
+	Params *tensor.Flat // NumParams elements
+	Grads  *tensor.Flat // nil until EnableGrads
 
 	wte, wpe, lnfw, lnfb *autograd.Var
 	layers               []layerParams
@@ -33,7 +34,7 @@ func New(b tensor.Backend, cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	params, err := tensor.New(b, tensor.Float32, cfg.NumParams())
+	params, err := tensor.NewFlat(b, cfg.paramPieces())
 	if err != nil {
 		return nil, fmt.Errorf("gpt2: allocating %d parameters: %w", cfg.NumParams(), err)
 	}
@@ -47,7 +48,7 @@ func (m *Model) EnableGrads() error {
 	if m.Grads != nil {
 		return nil
 	}
-	g, err := tensor.New(m.Backend, tensor.Float32, m.Config.NumParams())
+	g, err := tensor.NewFlatLike(m.Params)
 	if err != nil {
 		return fmt.Errorf("gpt2: allocating gradients: %w", err)
 	}
@@ -59,31 +60,31 @@ func (m *Model) EnableGrads() error {
 // bindViews (re)creates the per-tensor and per-layer views into Params and Grads.
 func (m *Model) bindViews() {
 	specs := m.Config.ParamSpecs()
-	whole := make([]*autograd.Var, len(specs))
-	off := 0
-	for i, s := range specs {
-		v := &autograd.Var{Value: m.Params.View(off, s.Shape...)}
+	offs := make([]int, len(specs))
+	for i, off := 1, 0; i < len(specs); i++ {
+		off += specs[i-1].Numel()
+		offs[i] = off
+	}
+	// view is spec i's tensor, or layer l's slice of it for the per-layer specs.
+	view := func(i, l int, shape ...int) *autograd.Var {
+		off := offs[i] + l*tensor.Shape(shape).Numel()
+		v := &autograd.Var{Value: m.Params.View(off, shape...)}
 		if m.Grads != nil {
-			v.Grad = m.Grads.View(off, s.Shape...)
+			v.Grad = m.Grads.View(off, shape...)
 		}
-		whole[i] = v
-		off += s.Numel()
+		return v
 	}
-	m.wte, m.wpe, m.lnfw, m.lnfb = whole[0], whole[1], whole[14], whole[15]
-	L, C := m.Config.NumLayers, m.Config.Channels
-	layer := func(v *autograd.Var, l int, shape ...int) *autograd.Var {
-		n := tensor.Shape(shape).Numel()
-		return v.View(l*n, shape...)
-	}
+	L, C, Vp, T := m.Config.NumLayers, m.Config.Channels, m.Config.PaddedVocabSize, m.Config.MaxSeqLen
+	m.wte, m.wpe, m.lnfw, m.lnfb = view(0, 0, Vp, C), view(1, 0, T, C), view(14, 0, C), view(15, 0, C)
 	m.layers = make([]layerParams, L)
 	for l := range m.layers {
 		m.layers[l] = layerParams{
-			ln1w: layer(whole[2], l, C), ln1b: layer(whole[3], l, C),
-			qkvw: layer(whole[4], l, 3*C, C), qkvb: layer(whole[5], l, 3*C),
-			attprojw: layer(whole[6], l, C, C), attprojb: layer(whole[7], l, C),
-			ln2w: layer(whole[8], l, C), ln2b: layer(whole[9], l, C),
-			fcw: layer(whole[10], l, 4*C, C), fcb: layer(whole[11], l, 4*C),
-			fcprojw: layer(whole[12], l, C, 4*C), fcprojb: layer(whole[13], l, C),
+			ln1w: view(2, l, C), ln1b: view(3, l, C),
+			qkvw: view(4, l, 3*C, C), qkvb: view(5, l, 3*C),
+			attprojw: view(6, l, C, C), attprojb: view(7, l, C),
+			ln2w: view(8, l, C), ln2b: view(9, l, C),
+			fcw: view(10, l, 4*C, C), fcb: view(11, l, 4*C),
+			fcprojw: view(12, l, C, 4*C), fcprojb: view(13, l, C),
 		}
 	}
 }
@@ -93,18 +94,18 @@ func (m *Model) SetParams(p []float32) error {
 	if len(p) != m.Config.NumParams() {
 		return fmt.Errorf("gpt2: %d parameter values for a model of %d (%v)", len(p), m.Config.NumParams(), m.Config)
 	}
-	return m.Backend.Upload(m.Params, p)
+	return m.Params.Upload(p)
 }
 
 // ParamsToHost downloads the flat parameter vector.
-func (m *Model) ParamsToHost() ([]float32, error) { return tensor.ToHost(m.Params) }
+func (m *Model) ParamsToHost() ([]float32, error) { return m.Params.ToHost() }
 
 // GradsToHost downloads the flat gradient vector.
 func (m *Model) GradsToHost() ([]float32, error) {
 	if m.Grads == nil {
 		return nil, fmt.Errorf("gpt2: gradients are not enabled")
 	}
-	return tensor.ToHost(m.Grads)
+	return m.Grads.ToHost()
 }
 
 // InitRandom draws GPT-2's initialisation from seed: weights N(0, 0.02), the two residual
@@ -140,11 +141,15 @@ func (m *Model) InitRandom(seed uint64) error {
 	return m.SetParams(p)
 }
 
-// ParamTensor returns the view of one named parameter tensor (llm.c names).
+// ParamTensor returns the view of one named parameter tensor (llm.c names); a per-layer tensor
+// that the device's allocation limit split between allocations has no single view.
 func (m *Model) ParamTensor(name string) (*tensor.Tensor, error) {
 	off := 0
 	for _, s := range m.Config.ParamSpecs() {
 		if s.Name == name {
+			if r := m.Params.Range(off, s.Numel()); len(r) > 1 {
+				return nil, fmt.Errorf("gpt2: parameter %q lies in %d allocations", name, len(r))
+			}
 			return m.Params.View(off, s.Shape...), nil
 		}
 		off += s.Numel()

@@ -457,7 +457,7 @@ func TestReferenceAdamW(t *testing.T) {
 	in, tg := refTokens(c.B*c.T, cfg.VocabSize, r), refTokens(c.B*c.T, cfg.VocabSize, r)
 	m := newRefModel(t, c, p)
 	ocfg := optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1}
-	opt, err := optim.NewAdamW(m.Backend, cfg.NumParams(), ocfg)
+	opt, err := optim.NewAdamW(m.Params, ocfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ func TestFrozenReferenceEqualsPolicy(t *testing.T) {
 	}
 	policy.Backend.Fill(logp.Grad, -1/float32(tapeB*tapeT))
 	tp.Backward()
-	opt, err := optim.NewAdamW(policy.Backend, tapeCfg.NumParams(), optim.DefaultAdamW())
+	opt, err := optim.NewAdamW(policy.Params, optim.DefaultAdamW())
 	if err != nil {
 		t.Fatal(err)
 	}

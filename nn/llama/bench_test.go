@@ -39,7 +39,7 @@ func benchStep(b *testing.B, preset string, B, T int, lora *LoRAConfig) {
 		b.Fatal(err)
 	}
 	params, grads := m.Trainable()
-	opt, err := optim.NewAdamW(be, params.Numel(), optim.AdamWConfig{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1})
+	opt, err := optim.NewAdamW(params, optim.AdamWConfig{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/vkgrad/vkgrad/nn/safetensors"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // rawConfigOut is the config.json Export writes: the keys Hugging Face's loaders read.
@@ -60,7 +59,7 @@ func (m *Model) Export(dir, dtype string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("llama: %w", err)
 	}
-	params, err := tensor.ToHost(m.Params)
+	params, err := m.Params.ToHost()
 	if err != nil {
 		return err
 	}

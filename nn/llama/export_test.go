@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/nn/safetensors"
-	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -16,7 +15,7 @@ func TestExportRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		orig, _ := tensor.ToHost(m.Params)
+		orig, _ := m.Params.ToHost()
 		for _, dtype := range []string{"float32", "bfloat16"} {
 			out := t.TempDir()
 			if err := m.Export(out, dtype); err != nil {
@@ -31,7 +30,7 @@ func TestExportRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(back.Config, want) {
 				t.Errorf("%s: config after export\n%+v\nwant\n%+v", dir, back.Config, want)
 			}
-			got, _ := tensor.ToHost(back.Params)
+			got, _ := back.Params.ToHost()
 			for i := range orig {
 				w := orig[i]
 				if dtype == "bfloat16" {

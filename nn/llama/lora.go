@@ -59,7 +59,7 @@ type lora struct {
 	cfg           LoRAConfig
 	scale         float32
 	specs         []ParamSpec
-	params, grads *tensor.Tensor
+	params, grads *tensor.Flat
 	layers        []map[string]*adapter
 	off           bool   // adapters bypassed: the base model (the RL reference)
 	dropSeed      uint64 // advanced every recorded forward
@@ -116,19 +116,17 @@ func (m *Model) EnableLoRA(cfg LoRAConfig, seed uint64) error {
 		return fmt.Errorf("lora: the model already has adapters")
 	}
 	specs := m.Config.LoRASpecs(cfg)
-	n := 0
-	for _, s := range specs {
-		n += s.Numel()
-	}
+	sizes := specSizes(specs)
 	l := &lora{cfg: cfg, scale: float32(cfg.Alpha / float64(cfg.Rank)), specs: specs}
 	var err error
-	if l.params, err = tensor.New(m.Backend, tensor.Float32, n); err != nil {
-		return fmt.Errorf("lora: allocating %d adapter parameters: %w", n, err)
+	if l.params, err = tensor.NewFlat(m.Backend, sizes); err != nil {
+		return fmt.Errorf("lora: allocating adapter parameters: %w", err)
 	}
-	if l.grads, err = tensor.New(m.Backend, tensor.Float32, n); err != nil {
-		m.Backend.Free(l.params.Storage)
+	if l.grads, err = tensor.NewFlatLike(l.params); err != nil {
+		l.params.Free()
 		return fmt.Errorf("lora: allocating adapter gradients: %w", err)
 	}
+	n := l.params.Len()
 	host := make([]float32, n)
 	r := rng.New(seed)
 	for _, s := range specs {
@@ -139,7 +137,7 @@ func (m *Model) EnableLoRA(cfg LoRAConfig, seed uint64) error {
 			}
 		}
 	}
-	if err := m.Backend.Upload(l.params, host); err != nil {
+	if err := l.params.Upload(host); err != nil {
 		return err
 	}
 	l.layers = make([]map[string]*adapter, m.Config.Layers)
@@ -182,7 +180,7 @@ func (m *Model) SetAdapters(on bool) {
 
 // Trainable returns the parameters training updates and their gradients: the adapters when
 // the model has them, else every weight (after EnableGrads).
-func (m *Model) Trainable() (params, grads *tensor.Tensor) {
+func (m *Model) Trainable() (params, grads *tensor.Flat) {
 	if m.lora != nil {
 		return m.lora.params, m.lora.grads
 	}
@@ -192,7 +190,7 @@ func (m *Model) Trainable() (params, grads *tensor.Tensor) {
 // ZeroTrainableGrads clears the gradients of what trains.
 func (m *Model) ZeroTrainableGrads() {
 	if _, g := m.Trainable(); g != nil {
-		m.Backend.Fill(g, 0)
+		g.Fill(0)
 	}
 }
 
@@ -227,8 +225,8 @@ func (m *Model) MergeLoRA() error {
 	if err := m.Backend.Sync(); err != nil {
 		return err
 	}
-	m.Backend.Free(l.params.Storage)
-	m.Backend.Free(l.grads.Storage)
+	l.params.Free()
+	l.grads.Free()
 	m.lora = nil
 	if m.acts != nil {
 		m.acts.free(m.Backend)

@@ -68,7 +68,7 @@ func TestLoRAGradients(t *testing.T) {
 		t.Fatal(err)
 	}
 	params, grads := m.Trainable()
-	p := cpu.Float32s(params)
+	p := cpu.Float32s(params.Parts()[0])
 	r := rng.New(3)
 	for i := range p { // B nonzero too, so A's gradient is not zero
 		p[i] += float32(0.05 * r.Normal())
@@ -82,7 +82,7 @@ func TestLoRAGradients(t *testing.T) {
 	if err := m.Backward(tp); err != nil {
 		t.Fatal(err)
 	}
-	g := append([]float32(nil), cpu.Float32s(grads)...)
+	g := append([]float32(nil), cpu.Float32s(grads.Parts()[0])...)
 	loss := func() float64 {
 		l, err := m.ForwardLoss(nil, in, tg, e.B, e.T)
 		if err != nil {
@@ -115,7 +115,7 @@ func TestLoRAGradients(t *testing.T) {
 func trainLoRA(t *testing.T, m *Model, e expected, steps int) []float32 {
 	t.Helper()
 	params, grads := m.Trainable()
-	opt, err := optim.NewAdamW(m.Backend, params.Numel(), optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	opt, err := optim.NewAdamW(params, optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func trainLoRA(t *testing.T, m *Model, e expected, steps int) []float32 {
 func TestLoRATrainsMergesAndExports(t *testing.T) {
 	for _, name := range []string{"llama3-tiny", "qwen2-tiny"} {
 		m, e := loadFixture(t, cpu.New(), name)
-		before, _ := tensor.ToHost(m.Params)
+		before, _ := m.Params.ToHost()
 		if err := m.EnableLoRA(LoRAConfig{Rank: 4, Alpha: 16, Dropout: 0.05}, 7); err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestLoRATrainsMergesAndExports(t *testing.T) {
 		if !(losses[len(losses)-1] < losses[0]-0.5) {
 			t.Errorf("%s: LoRA losses %v do not fall", name, losses)
 		}
-		after, _ := tensor.ToHost(m.Params)
+		after, _ := m.Params.ToHost()
 		for i := range before {
 			if math.Float32bits(before[i]) != math.Float32bits(after[i]) {
 				t.Fatalf("%s: base parameter %d changed while only adapters train", name, i)
@@ -216,7 +216,7 @@ func TestDecoderWithLoRAMatchesForward(t *testing.T) {
 	if err := m.EnableLoRA(LoRAConfig{Rank: 3, Alpha: 6}, 2); err != nil {
 		t.Fatal(err)
 	}
-	p := cpu.Float32s(func() *tensor.Tensor { params, _ := m.Trainable(); return params }())
+	p := cpu.Float32s(func() *tensor.Tensor { params, _ := m.Trainable(); return params.Parts()[0] }())
 	r := rng.New(5)
 	for i := range p {
 		p[i] += float32(0.1 * r.Normal())

@@ -8,14 +8,15 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Model is a Llama-family causal language model on one backend. Parameters live in one flat
-// buffer (ParamSpecs order), so the optimizer is one fused pass; gradients mirror it.
+// Model is a Llama-family causal language model on one backend. Parameters form one flat
+// vector (ParamSpecs order), so the optimizer is a few fused passes, held in as few allocations
+// as the device allows with no tensor split between two; gradients mirror it.
 type Model struct {
 	Config  Config
 	Backend tensor.Backend
 
-	Params *tensor.Tensor
-	Grads  *tensor.Tensor // nil until EnableGrads
+	Params *tensor.Flat
+	Grads  *tensor.Flat // nil until EnableGrads
 
 	embed, norm, head *autograd.Var
 	layers            []layerParams
@@ -40,7 +41,7 @@ func New(b tensor.Backend, cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
-	params, err := tensor.New(b, tensor.Float32, cfg.NumParams())
+	params, err := tensor.NewFlat(b, specSizes(cfg.ParamSpecs()))
 	if err != nil {
 		return nil, fmt.Errorf("llama: allocating %d parameters: %w", cfg.NumParams(), err)
 	}
@@ -67,7 +68,7 @@ func Load(b tensor.Backend, dir string) (*Model, error) {
 	for _, s := range cfg.ParamSpecs() {
 		copy(flat[s.Offset:s.Offset+s.Numel()], w[s.Name].Data)
 	}
-	if err := b.Upload(m.Params, flat); err != nil {
+	if err := m.Params.Upload(flat); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -78,7 +79,7 @@ func (m *Model) EnableGrads() error {
 	if m.Grads != nil {
 		return nil
 	}
-	g, err := tensor.New(m.Backend, tensor.Float32, m.Config.NumParams())
+	g, err := tensor.NewFlatLike(m.Params)
 	if err != nil {
 		return fmt.Errorf("llama: allocating gradients: %w", err)
 	}
@@ -90,7 +91,7 @@ func (m *Model) EnableGrads() error {
 // ZeroGrad clears the parameter gradients.
 func (m *Model) ZeroGrad() {
 	if m.Grads != nil {
-		m.Backend.Fill(m.Grads, 0)
+		m.Grads.Fill(0)
 	}
 }
 

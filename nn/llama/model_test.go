@@ -37,7 +37,26 @@ func TestModelMatchesFixtures(t *testing.T) {
 		for _, bname := range []string{"cpu", "vulkan"} {
 			t.Run(filepath.Base(dir)+"/"+bname, func(t *testing.T) { checkFixture(t, backends[bname](t), dir) })
 		}
+		t.Run(filepath.Base(dir)+"/vulkan-split", func(t *testing.T) { checkFixture(t, splitVulkan(t, dir), dir) })
 	}
+}
+
+// splitVulkan is the Vulkan backend with allocations capped so that the parameters of the
+// model in dir take at least three (as a 2 GiB cap splits a 0.6B model's).
+func splitVulkan(t *testing.T, dir string) tensor.Backend {
+	vkb := testutil.Vulkan(t)
+	cfg, err := ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	largest := 0
+	for _, s := range cfg.ParamSpecs() {
+		largest = max(largest, s.Numel())
+	}
+	limit := 4 * uint64(max(largest, (cfg.NumParams()+2)/3))
+	vkb.Device().LimitAllocations(limit)
+	t.Cleanup(func() { vkb.Device().LimitAllocations(math.MaxUint64) })
+	return vkb
 }
 
 func checkFixture(t *testing.T, be tensor.Backend, dir string) {
@@ -74,7 +93,10 @@ func checkFixture(t *testing.T, be tensor.Backend, dir string) {
 	if err := m.Backward(tp); err != nil {
 		t.Fatal(err)
 	}
-	grads, err := tensor.ToHost(m.Grads)
+	if l, ok := be.(tensor.AllocLimiter); ok && l.MaxAllocElems() < m.Config.NumParams() && len(m.Params.Parts()) < 3 {
+		t.Errorf("%d parameters in %d allocations of at most %d floats", m.Config.NumParams(), len(m.Params.Parts()), l.MaxAllocElems())
+	}
+	grads, err := m.Grads.ToHost()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +122,7 @@ func checkFixture(t *testing.T, be tensor.Backend, dir string) {
 // checkAdamW takes five AdamW steps on the fixture's batch (lr 1e-3, betas 0.9/0.95, eps 1e-8,
 // weight decay 0.1 on every parameter) and compares the loss before each and after the last.
 func checkAdamW(t *testing.T, m *Model, e expected) {
-	opt, err := optim.NewAdamW(m.Backend, m.Config.NumParams(), optim.AdamWConfig{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1})
+	opt, err := optim.NewAdamW(m.Params, optim.AdamWConfig{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}

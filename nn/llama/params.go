@@ -54,6 +54,15 @@ func (c Config) ParamSpecs() []ParamSpec {
 	return out
 }
 
+// specSizes are the sizes of specs' tensors, in order: the pieces of a flat vector of them.
+func specSizes(specs []ParamSpec) []int {
+	out := make([]int, len(specs))
+	for i, s := range specs {
+		out[i] = s.Numel()
+	}
+	return out
+}
+
 // NumParams is the number of parameter values.
 func (c Config) NumParams() int {
 	n := 0

@@ -75,5 +75,5 @@ func (m *Model) InitRandom(seed uint64) error {
 			}
 		}
 	}
-	return m.Backend.Upload(m.Params, p)
+	return m.Params.Upload(p)
 }

@@ -62,5 +62,8 @@ func TestPresets(t *testing.T) {
 
 // sgd takes a plain gradient step, p -= lr * g.
 func sgd(m *Model, lr float32) {
-	m.Backend.Axpy(m.Params, -lr, m.Grads)
+	g := m.Grads.Parts()
+	for i, p := range m.Params.Parts() {
+		m.Backend.Axpy(p, -lr, g[i])
+	}
 }

@@ -86,7 +86,7 @@ func checkSelectedHead(t *testing.T, be tensor.Backend, dir string) {
 	m.ZeroTrunkGrads()
 	be.Fill(logp.Grad, -1/float32(N))
 	tp.Backward()
-	grads, _ := tensor.ToHost(m.Grads)
+	grads, _ := m.Grads.ToHost()
 	for _, s := range m.Config.ParamSpecs() {
 		want, err := sf.Float32("grad_f64." + s.Name)
 		if err != nil {
@@ -152,7 +152,7 @@ func TestSelectedHeadTrainsAdapters(t *testing.T) {
 		t.Fatal(err)
 	}
 	params, grads := m.Trainable()
-	p := cpu.Float32s(params)
+	p := cpu.Float32s(params.Parts()[0])
 	r := rng.New(3)
 	for i := range p { // B nonzero too, so A's gradient is not zero
 		p[i] += float32(0.05 * r.Normal())
@@ -167,7 +167,7 @@ func TestSelectedHeadTrainsAdapters(t *testing.T) {
 	if err := m.Backward(tp); err != nil {
 		t.Fatal(err)
 	}
-	want := append([]float32(nil), cpu.Float32s(grads)...)
+	want := append([]float32(nil), cpu.Float32s(grads.Parts()[0])...)
 	h := m.NewSelectedHead()
 	defer h.Free()
 	m.HeadChunkRows = 7
@@ -186,7 +186,7 @@ func TestSelectedHeadTrainsAdapters(t *testing.T) {
 	m.ZeroTrunkGrads()
 	m.Backend.Fill(logp.Grad, -1/float32(N))
 	tp.Backward()
-	got := cpu.Float32s(grads)
+	got := cpu.Float32s(grads.Parts()[0])
 	var scale float64
 	for _, v := range want {
 		scale = max(scale, math.Abs(float64(v)))

@@ -42,16 +42,18 @@ func (c AdamWConfig) Validate() error {
 	return nil
 }
 
-// AdamW keeps the moment buffers of one flat parameter vector.
+// AdamW keeps the moment buffers of one flat parameter vector, laid out as the parameters.
 type AdamW struct {
 	Config AdamWConfig
-	M, V   *tensor.Tensor
+	M, V   *tensor.Flat
 	// Step counts completed updates; the next update uses Step+1 for bias correction.
 	Step int
 
-	sumSq    *tensor.Tensor
-	host     [1]float32
-	segments []segment // nil: one pass decaying every parameter
+	sumSq, partSq *tensor.Tensor // the global sum of squared gradients; one part's
+	host          [1]float32
+	segments      []segment // nil: one pass decaying every parameter
+	passes        []pass    // the kernel launches of an update, made once per parameter vector
+	passesFor     [2]*tensor.Flat
 }
 
 // Span is the run [Off, Off+N) of a flat parameter buffer.
@@ -63,21 +65,34 @@ type segment struct {
 	decay bool
 }
 
-// NewAdamW allocates zeroed moments for n parameters on b.
-func NewAdamW(b tensor.Backend, n int, cfg AdamWConfig) (*AdamW, error) {
+// pass is one AdamW launch: a segment's run within one allocation.
+type pass struct {
+	params, grads, m, v *tensor.Tensor
+	decay               bool
+}
+
+// NewAdamW allocates zeroed moments laid out as params.
+func NewAdamW(params *tensor.Flat, cfg AdamWConfig) (*AdamW, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	o := &AdamW{Config: cfg}
 	var err error
-	if o.M, err = tensor.New(b, tensor.Float32, n); err != nil {
+	if o.M, err = tensor.NewFlatLike(params); err != nil {
 		return nil, fmt.Errorf("adamw: allocating first moments: %w", err)
 	}
-	if o.V, err = tensor.New(b, tensor.Float32, n); err != nil {
+	if o.V, err = tensor.NewFlatLike(params); err != nil {
+		o.M.Free()
 		return nil, fmt.Errorf("adamw: allocating second moments: %w", err)
 	}
-	if o.sumSq, err = tensor.New(b, tensor.Float32, 1); err != nil {
+	be := params.Backend()
+	if o.sumSq, err = tensor.New(be, tensor.Float32, 1); err != nil {
 		return nil, err
+	}
+	if len(params.Parts()) > 1 {
+		if o.partSq, err = tensor.New(be, tensor.Float32, 1); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -86,7 +101,7 @@ func NewAdamW(b tensor.Backend, n int, cfg AdamWConfig) (*AdamW, error) {
 // norm weights; by default every parameter decays, as in llm.c). The update then runs one pass
 // per run of parameters that decay alike, with the same clipping for all.
 func (o *AdamW) SetNoDecay(spans []Span) error {
-	n := o.M.Numel()
+	n := o.M.Len()
 	exempt := make([]bool, n)
 	for _, s := range spans {
 		if s.Off < 0 || s.N < 0 || s.Off+s.N > n {
@@ -105,43 +120,68 @@ func (o *AdamW) SetNoDecay(spans []Span) error {
 		o.segments = append(o.segments, segment{Span{i, j - i}, !exempt[i]})
 		i = j
 	}
+	o.passesFor = [2]*tensor.Flat{}
 	return nil
 }
 
-// apply runs the AdamW pass over every parameter, or one per segment.
-func (o *AdamW) apply(params, grads *tensor.Tensor, p tensor.AdamWParams) {
-	b := params.Backend()
-	if o.segments == nil {
-		b.AdamW(params, grads, o.M, o.V, p)
-		return
+// passesOf lists the launches of an update of params from grads: each segment within each
+// allocation it touches.
+func (o *AdamW) passesOf(params, grads *tensor.Flat) []pass {
+	if o.passesFor == [2]*tensor.Flat{params, grads} {
+		return o.passes
 	}
+	segs := o.segments
+	if segs == nil {
+		segs = []segment{{Span{0, params.Len()}, true}}
+	}
+	o.passes = o.passes[:0]
+	for _, s := range segs {
+		p, g, m, v := params.Range(s.Off, s.N), grads.Range(s.Off, s.N), o.M.Range(s.Off, s.N), o.V.Range(s.Off, s.N)
+		for i := range p {
+			o.passes = append(o.passes, pass{p[i], g[i], m[i], v[i], s.decay})
+		}
+	}
+	o.passesFor = [2]*tensor.Flat{params, grads}
+	return o.passes
+}
+
+// apply runs the AdamW passes of one update.
+func (o *AdamW) apply(params, grads *tensor.Flat, p tensor.AdamWParams) {
+	b := params.Backend()
 	wd := p.WeightDecay
-	for _, s := range o.segments {
+	for _, s := range o.passesOf(params, grads) {
 		p.WeightDecay = 0
 		if s.decay {
 			p.WeightDecay = wd
 		}
-		b.AdamW(params.View(s.Off, s.N), grads.View(s.Off, s.N), o.M.View(s.Off, s.N), o.V.View(s.Off, s.N), p)
+		b.AdamW(s.params, s.grads, s.m, s.v, p)
+	}
+}
+
+// MeasureGrads puts the gradient's sum of squares in GradSumSq(), on the device: one part's
+// after another, in order, so the result does not depend on anything but the layout.
+func (o *AdamW) MeasureGrads(grads *tensor.Flat) {
+	b := grads.Backend()
+	for i, part := range grads.Parts() {
+		if i == 0 {
+			b.SumSquares(o.sumSq, part)
+			continue
+		}
+		b.SumSquares(o.partSq, part)
+		b.Add(o.sumSq, o.sumSq, o.partSq)
 	}
 }
 
 // Update applies one AdamW step at learning rate lr. The gradient's sum of squares is computed
 // on the device; with MaxGradNorm set the clipping happens there too, so no host read is needed.
-func (o *AdamW) Update(params, grads *tensor.Tensor, lr float32) {
-	b := params.Backend()
-	o.Step++
-	p := tensor.AdamWParams{LR: lr, Beta1: o.Config.Beta1, Beta2: o.Config.Beta2, Eps: o.Config.Eps,
-		WeightDecay: o.Config.WeightDecay, Step: o.Step}
-	b.SumSquares(o.sumSq, grads)
-	if o.Config.MaxGradNorm > 0 {
-		p.GradSumSq, p.MaxNorm = o.sumSq, o.Config.MaxGradNorm
-	}
-	o.apply(params, grads, p)
+func (o *AdamW) Update(params, grads *tensor.Flat, lr float32) {
+	o.MeasureGrads(grads)
+	o.UpdateMeasured(params, grads, lr)
 }
 
-// UpdateMeasured is Update for a caller that has already put the gradient's sum of squares in
-// GradSumSq() (to check it before the update): the same step, without measuring twice.
-func (o *AdamW) UpdateMeasured(params, grads *tensor.Tensor, lr float32) {
+// UpdateMeasured is Update for a caller that has already measured the gradient with
+// MeasureGrads (to check it before the update): the same step, without measuring twice.
+func (o *AdamW) UpdateMeasured(params, grads *tensor.Flat, lr float32) {
 	o.Step++
 	p := tensor.AdamWParams{LR: lr, Beta1: o.Config.Beta1, Beta2: o.Config.Beta2, Eps: o.Config.Eps,
 		WeightDecay: o.Config.WeightDecay, Step: o.Step}

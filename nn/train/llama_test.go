@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/nn/llama"
-	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -67,8 +66,8 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 	if err := second.Run(context.Background(), RunOptions{Dir: dir, Resume: true}); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := tensor.ToHost(straight.Llama.Params)
-	b, _ := tensor.ToHost(second.Llama.Params)
+	a, _ := straight.Llama.Params.ToHost()
+	b, _ := second.Llama.Params.ToHost()
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("parameter %d: %v resumed, %v straight", i, b[i], a[i])
@@ -76,7 +75,7 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 	}
 
 	lora := newLlamaTrainer(t, cfg, true)
-	base, _ := tensor.ToHost(lora.Llama.Params)
+	base, _ := lora.Llama.Params.ToHost()
 	losses = losses[:0]
 	if err := lora.Run(context.Background(), RunOptions{OnStep: func(_ int, m map[string]float64) error {
 		losses = append(losses, m["loss"])
@@ -84,7 +83,7 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := tensor.ToHost(lora.Llama.Params)
+	after, _ := lora.Llama.Params.ToHost()
 	for i := range base {
 		if base[i] != after[i] {
 			t.Fatalf("LoRA training moved base weight %d", i)

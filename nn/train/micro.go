@@ -7,7 +7,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // A step of K micro-batches: each is forward and backward on its own, its gradient kept apart,
@@ -44,7 +43,7 @@ func (t *Trainer) ensureAccum() error {
 		return nil
 	}
 	params, _ := t.lm.trainable()
-	K, n := t.Config.microBatches(), params.Numel()
+	K, n := t.Config.microBatches(), params.Len()
 	r, err := dist.NewReducer(t.comm, n, K)
 	if err != nil {
 		return err
@@ -91,12 +90,11 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	for i := range a.sum {
 		a.sum[i] *= inv
 	}
-	be := m.backend()
-	if err := be.Upload(grads, a.sum); err != nil {
+	if err := grads.Upload(a.sum); err != nil {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)
-	be.SumSquares(t.Opt.GradSumSq(), grads)
+	t.Opt.MeasureGrads(grads)
 	norm, err := t.Opt.GradNorm()
 	if err != nil {
 		return StepStats{}, err
@@ -130,7 +128,7 @@ func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32) (flo
 		return 0, err
 	}
 	_, grads := m.trainable()
-	if err := m.backend().Download(dst, grads); err != nil {
+	if err := grads.Download(dst); err != nil {
 		return 0, err
 	}
 	losses := t.hostStats[:B*T]
@@ -164,7 +162,7 @@ func (t *Trainer) CheckReplicas() error {
 		return nil
 	}
 	params, _ := t.lm.trainable()
-	p, err := tensor.ToHost(params)
+	p, err := params.ToHost()
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/testutil"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // microConfig is testConfig in K micro-batches of 2 sequences, read in corpus order so that
@@ -44,8 +43,8 @@ func TestMicroBatchesMatchOneBatch(t *testing.T) {
 			t.Errorf("step %d: loss %v in one batch, %v in micro-batches", i+1, la[i], lb[i])
 		}
 	}
-	pa, _ := tensor.ToHost(a.Model.Params)
-	pb, _ := tensor.ToHost(b.Model.Params)
+	pa, _ := a.Model.Params.ToHost()
+	pb, _ := b.Model.Params.ToHost()
 	var worst float64
 	for i := range pa {
 		worst = max(worst, math.Abs(float64(pa[i]-pb[i])))
@@ -70,7 +69,7 @@ func TestDataParallelIsBitwiseEqual(t *testing.T) {
 	}
 	tr := newTrainer(t, microConfig(4))
 	trainSteps(t, tr, distSteps)
-	p, _ := tensor.ToHost(tr.Model.Params)
+	p, _ := tr.Model.Params.ToHost()
 	want := fmt.Sprintf("%016x", hashFloats(p))
 	for _, l := range testutil.MPILaunchers(t) {
 		for _, np := range []int{1, 2, 3} {
@@ -101,7 +100,7 @@ func TestDataParallelRank(t *testing.T) {
 	if err := tr.CheckReplicas(); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := tensor.ToHost(tr.Model.Params)
+	p, _ := tr.Model.Params.ToHost()
 	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", hashFloats(p)))
 	if !strings.Contains(c.Library(), "MPI") {
 		t.Errorf("library %q", c.Library())

@@ -20,7 +20,7 @@ type model interface {
 	vocabSize() int
 	// trainable are the flat buffers the optimizer updates (a LoRA model's adapters) and their
 	// gradients, with the names of their tensors for error messages.
-	trainable() (params, grads *tensor.Tensor)
+	trainable() (params, grads *tensor.Flat)
 	trainableSpecs() []tensorSpec
 	enableGrads() error
 	zeroGrad()
@@ -66,7 +66,7 @@ func (m gpt2Model) vocabSize() int          { return m.Config.VocabSize }
 func (m gpt2Model) enableGrads() error      { return m.EnableGrads() }
 func (m gpt2Model) zeroGrad()               { m.ZeroGrad() }
 
-func (m gpt2Model) trainable() (params, grads *tensor.Tensor) { return m.Params, m.Grads }
+func (m gpt2Model) trainable() (params, grads *tensor.Flat) { return m.Params, m.Grads }
 
 func (m gpt2Model) trainableSpecs() []tensorSpec {
 	var out []tensorSpec
@@ -95,7 +95,7 @@ func (m llamaModel) backend() tensor.Backend { return m.Backend }
 func (m llamaModel) vocabSize() int          { return m.Config.Vocab }
 func (m llamaModel) zeroGrad()               { m.ZeroTrainableGrads() }
 
-func (m llamaModel) trainable() (params, grads *tensor.Tensor) { return m.Trainable() }
+func (m llamaModel) trainable() (params, grads *tensor.Flat) { return m.Trainable() }
 
 func (m llamaModel) maxSeqLen() int {
 	if m.Config.MaxPositions > 0 {
@@ -125,12 +125,12 @@ func (m llamaModel) trainableSpecs() []tensorSpec {
 }
 
 func (m llamaModel) stateParams() ([]float32, error) {
-	base, err := tensor.ToHost(m.Params)
+	base, err := m.Params.ToHost()
 	if _, ok := m.LoRA(); err != nil || !ok {
 		return base, err
 	}
 	params, _ := m.Trainable()
-	adapters, err := tensor.ToHost(params)
+	adapters, err := params.ToHost()
 	return append(base, adapters...), err
 }
 
@@ -139,15 +139,15 @@ func (m llamaModel) setStateParams(v []float32) error {
 	params, _ := m.Trainable()
 	want := n
 	if _, ok := m.LoRA(); ok {
-		want += params.Numel()
+		want += params.Len()
 	}
 	if len(v) != want {
 		return fmt.Errorf("%d values for a model of %d", len(v), want)
 	}
-	if err := m.Backend.Upload(m.Params, v[:n]); err != nil || want == n {
+	if err := m.Params.Upload(v[:n]); err != nil || want == n {
 		return err
 	}
-	return m.Backend.Upload(params, v[n:])
+	return params.Upload(v[n:])
 }
 
 func (m llamaModel) describeIn(st *checkpoint.State) {

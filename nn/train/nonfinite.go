@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // DefaultMaxSkips is how many non-finite steps in a row "skip" tolerates before stopping.
@@ -43,7 +41,7 @@ func (t *Trainer) nonFinite(s StepStats, start time.Time) (StepStats, error) {
 // or Inf, or "" when the gradients cannot be read or are finite.
 func (t *Trainer) firstNonFiniteGrad() string {
 	_, grads := t.lm.trainable()
-	g, err := tensor.ToHost(grads)
+	g, err := grads.ToHost()
 	if err != nil {
 		return ""
 	}

@@ -177,7 +177,7 @@ func newModelTrainer(m model, cfg Config, tokens []int32, source string) (*Train
 		return nil, err
 	}
 	params, _ := m.trainable()
-	opt, err := optim.NewAdamW(m.backend(), params.Numel(), cfg.adamW())
+	opt, err := optim.NewAdamW(params, cfg.adamW())
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	be := m.backend()
 	// Loss and gradient norm come back in one transfer, before the update: a non-finite value
 	// must never reach the weights.
-	be.SumSquares(t.Opt.GradSumSq(), grads)
+	t.Opt.MeasureGrads(grads)
 	be.Copy(t.statLosses, m.Losses())
 	be.Copy(t.statNorm, t.Opt.GradSumSq())
 	if err := be.Download(t.hostStats, t.stats); err != nil {
@@ -298,7 +298,7 @@ const (
 func (t *Trainer) Save(path string) error {
 	m := t.lm
 	trained, _ := m.trainable()
-	host, err := tensor.ToHost(trained)
+	host, err := trained.ToHost()
 	if err != nil {
 		return err
 	}
@@ -309,11 +309,11 @@ func (t *Trainer) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	am, err := tensor.ToHost(t.Opt.M)
+	am, err := t.Opt.M.ToHost()
 	if err != nil {
 		return err
 	}
-	av, err := tensor.ToHost(t.Opt.V)
+	av, err := t.Opt.V.ToHost()
 	if err != nil {
 		return err
 	}
@@ -341,11 +341,10 @@ func (t *Trainer) Restore(st *checkpoint.State, path string) error {
 	if err := t.lm.setStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	be := t.lm.backend()
-	if err := be.Upload(t.Opt.M, st.AdamM); err != nil {
+	if err := t.Opt.M.Upload(st.AdamM); err != nil {
 		return err
 	}
-	if err := be.Upload(t.Opt.V, st.AdamV); err != nil {
+	if err := t.Opt.V.Upload(st.AdamV); err != nil {
 		return err
 	}
 	t.Step = st.Step

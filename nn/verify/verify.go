@@ -188,7 +188,7 @@ func (r *Report) runSteps(m *gpt2.Model, tape *autograd.Tape, state *llmc.DebugS
 	}
 	cfg := optim.DefaultAdamW()
 	cfg.WeightDecay = opt.WeightDecay
-	o, err := optim.NewAdamW(m.Backend, m.Config.NumParams(), cfg)
+	o, err := optim.NewAdamW(m.Params, cfg)
 	if err != nil {
 		return err
 	}
