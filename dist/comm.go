@@ -154,6 +154,29 @@ func (c *Comm) GatherFloat64(xs []float64) ([][]float64, error) {
 	return out, err
 }
 
+// GatherBytes returns every rank's buf (of any length), in rank order: each rank broadcasts
+// its own in turn.
+func (c *Comm) GatherBytes(buf []byte) ([][]byte, error) {
+	lens, err := c.GatherInt64(int64(len(buf)))
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, c.size)
+	for r, n := range lens {
+		out[r] = make([]byte, n)
+		if r == c.rank {
+			copy(out[r], buf)
+		}
+		if n == 0 {
+			continue
+		}
+		if err := c.Broadcast(out[r], r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // SumFloat64 returns the element-wise sum of every rank's xs, added in rank order, so every
 // rank gets the same bits whatever the MPI library's reduction algorithm.
 func (c *Comm) SumFloat64(xs []float64) ([]float64, error) {

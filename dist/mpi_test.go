@@ -116,6 +116,16 @@ func TestMPIRank(t *testing.T) {
 	if err := c.Broadcast(msg, 0); err != nil || string(msg) != "from rank 0...." {
 		t.Errorf("Broadcast: %q, %v", msg, err)
 	}
+	// Rank r sends r bytes of value r (rank 0 none).
+	parts, err := c.GatherBytes(bytes.Repeat([]byte{byte(rank)}, rank))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, p := range parts {
+		if !bytes.Equal(p, bytes.Repeat([]byte{byte(r)}, r)) {
+			t.Errorf("GatherBytes: rank %d's part is %v", r, p)
+		}
+	}
 	if err := c.CheckSame("parameters", 42); err != nil {
 		t.Errorf("equal values: %v", err)
 	}

@@ -26,6 +26,25 @@ func New(seed uint64) *RNG {
 	return r
 }
 
+// Keyed returns a generator seeded from several keys (a run's seed, a step, a row): the
+// stream depends on all of them and on nothing else, so work can be split between processes
+// in any way and draw the same numbers.
+func Keyed(keys ...uint64) *RNG {
+	var x uint64
+	for _, k := range keys {
+		x = splitmix(x ^ k)
+	}
+	return New(x)
+}
+
+// splitmix is splitmix64's output function after its increment.
+func splitmix(x uint64) uint64 {
+	z := x + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
 // Uint64 returns the next 64 random bits.
 func (r *RNG) Uint64() uint64 {
 	s := &r.s

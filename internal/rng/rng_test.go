@@ -48,3 +48,11 @@ func TestMoments(t *testing.T) {
 		}
 	}
 }
+
+// Keyed streams differ with any key and repeat with the same keys.
+func TestKeyed(t *testing.T) {
+	a, b, c := Keyed(1, 2, 3).Uint64(), Keyed(1, 2, 3).Uint64(), Keyed(1, 3, 2).Uint64()
+	if a != b || a == c || Keyed(1, 2).Uint64() == a || Keyed(0).Uint64() == Keyed(1).Uint64() {
+		t.Errorf("keyed draws %x %x %x", a, b, c)
+	}
+}
