@@ -118,15 +118,24 @@ func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *r
 
 // generate is Generate, or greedy decoding (cfg.Sampling unused) when greedy is set.
 func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG) (*Rollout, error) {
-	n := len(prompts)
-	if n == 0 {
+	ids, err := encodePrompts(m, tok, prompts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeRows(m, ids, cfg, greedy, r)
+	if err != nil {
+		return nil, err
+	}
+	return assembleRollout(tok, prompts, ids, rows, cfg)
+}
+
+// encodePrompts tokenises the prompts and checks they fit the model.
+func encodePrompts(m Policy, tok Tokenizer, prompts []Prompt) ([][]int32, error) {
+	if len(prompts) == 0 {
 		return nil, fmt.Errorf("rollout: no prompts")
 	}
-	if cfg.EOS >= m.VocabSize() {
-		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
-	}
-	ro := &Rollout{Prompts: prompts, PromptIDs: make([][]int32, n), GenLens: make([]int, n)}
 	maxT := m.MaxSeqLen()
+	out := make([][]int32, len(prompts))
 	for i, p := range prompts {
 		ids := tok.Encode(p.Text)
 		if len(ids) == 0 {
@@ -140,23 +149,38 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 				return nil, fmt.Errorf("prompt %d: token %d outside the model's vocabulary of %d", i, id, m.VocabSize())
 			}
 		}
-		ro.PromptIDs[i] = ids
+		out[i] = ids
 	}
-	toks := make([][]int32, n)
-	lps := make([][]float32, n)
-	trs := make([][]float32, n)
-	kept := make([][]int32, n)
-	cuts := make([][]float32, n)
-	for _, rows := range groupByLength(ro.PromptIDs, cfg.GenBatch) {
-		P := len(ro.PromptIDs[rows[0]])
-		maxNew := min(cfg.MaxNewTokens, maxT-P)
+	return out, nil
+}
+
+// sampledRow is what the sampler drew for one row: its tokens and, at each, the log-probs,
+// kept-set size and cutoff (see Rollout).
+type sampledRow struct {
+	Tokens          []int32
+	LogProbs, Trunc []float32
+	Kept            []int32
+	Cutoff          []float32
+}
+
+// decodeRows samples a completion for each prompt with m's KV-cache decoder. Rows are grouped
+// by prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order
+// from r.
+func decodeRows(m Policy, ids [][]int32, cfg RolloutConfig, greedy bool, r *rng.RNG) ([]sampledRow, error) {
+	if cfg.EOS >= m.VocabSize() {
+		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
+	}
+	out := make([]sampledRow, len(ids))
+	for _, rows := range groupByLength(ids, cfg.GenBatch) {
+		P := len(ids[rows[0]])
+		maxNew := min(cfg.MaxNewTokens, m.MaxSeqLen()-P)
 		d, err := m.NewDecoder(len(rows), P+maxNew)
 		if err != nil {
 			return nil, err
 		}
 		batch := make([][]int32, len(rows))
 		for k, i := range rows {
-			batch[k] = ro.PromptIDs[i]
+			batch[k] = ids[i]
 		}
 		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), cfg.Sampling.options(greedy), r)
 		d.Close()
@@ -164,29 +188,37 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 			return nil, err
 		}
 		for k, i := range rows {
-			toks[i], lps[i], trs[i], kept[i], cuts[i] = res.Tokens[k], res.LogProbs[k], res.Trunc[k], res.Kept[k], res.Cutoff[k]
+			out[i] = sampledRow{res.Tokens[k], res.LogProbs[k], res.Trunc[k], res.Kept[k], res.Cutoff[k]}
 		}
 	}
+	return out, nil
+}
+
+// assembleRollout pads the sampled rows into a Rollout, builds the masks by position with the
+// prompts' templates, and decodes the completions' texts.
+func assembleRollout(tok Tokenizer, prompts []Prompt, ids [][]int32, rows []sampledRow, cfg RolloutConfig) (*Rollout, error) {
+	n := len(prompts)
+	ro := &Rollout{Prompts: prompts, PromptIDs: ids, GenLens: make([]int, n)}
 	W := 0
-	for _, t := range toks {
-		W = max(W, len(t))
+	for _, r := range rows {
+		W = max(W, len(r.Tokens))
 	}
 	ro.Completions = make([][]int, n)
 	ro.SampleLogp, ro.SampleTrunc, ro.Kept, ro.Cutoff = zeros(n, W), zeros(n, W), make([][]int, n), make([][]float32, n)
-	for i := range toks {
-		ro.GenLens[i] = len(toks[i])
+	for i, r := range rows {
+		ro.GenLens[i] = len(r.Tokens)
 		ro.Completions[i] = make([]int, W)
 		ro.Kept[i] = make([]int, W)
 		ro.Cutoff[i] = make([]float32, W)
 		for j := range W {
 			ro.Completions[i][j] = cfg.EOS
 			ro.Cutoff[i][j] = sample.NoCutoff
-			if j < len(toks[i]) {
-				ro.Completions[i][j] = int(toks[i][j])
-				ro.SampleLogp[i][j] = float64(lps[i][j])
-				ro.SampleTrunc[i][j] = float64(trs[i][j])
-				ro.Kept[i][j] = int(kept[i][j])
-				ro.Cutoff[i][j] = cuts[i][j]
+			if j < len(r.Tokens) {
+				ro.Completions[i][j] = int(r.Tokens[j])
+				ro.SampleLogp[i][j] = float64(r.LogProbs[j])
+				ro.SampleTrunc[i][j] = float64(r.Trunc[j])
+				ro.Kept[i][j] = int(r.Kept[j])
+				ro.Cutoff[i][j] = r.Cutoff[j]
 			}
 		}
 	}
@@ -207,8 +239,8 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 	}
 	ro.Masks = masks
 	ro.Texts = make([]string, n)
-	for i := range toks {
-		body := toks[i][:masks.Lengths[i]]
+	for i, r := range rows {
+		body := r.Tokens[:masks.Lengths[i]]
 		if !masks.Truncated[i] {
 			body = body[:len(body)-1]
 		}
