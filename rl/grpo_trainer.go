@@ -86,7 +86,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	}
 	var ref *seqOut
 	if t.ref != nil {
-		if ref, err = sb.evalNoGrad(t.refm, cfg.Train.Rollout.Sampling.Temperature, nil, false, nil); err != nil {
+		if ref, err = t.evalAll(sb, t.refm); err != nil {
 			return nil, fmt.Errorf("reference log-probs: %w", err)
 		}
 	}
@@ -96,7 +96,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	applied, computed, mismatches := 0, 0, 0
 	for k := 0; k < cfg.Train.Mu; k++ {
 		var res *GRPOResult
-		cur, g, gn, mm, err := t.update(sb, nil, true, k, func(cur *seqOut) (*grads, error) {
+		up, err := t.update(sb, updateSpec{policyGrad: true, index: k}, func(cur *seqOut) (*grads, error) {
 			if old == nil {
 				old = cur // the policy before any update: the first ratio is exactly 1
 			}
@@ -115,13 +115,13 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 			return nil, err
 		}
 		if k == 0 {
-			sampleMismatch(m, ro, cur.Logp)
+			sampleMismatch(m, ro, up.cur.Logp)
 		}
-		mismatches += mm
+		mismatches += up.recomputeMismatch
 		computed++
 		meanInto(sum, res.Diagnostics.Map())
 		sum["loss"] += res.Loss
-		if !g.Proceed {
+		if !up.g.Proceed {
 			if rep.Action == Proceed {
 				rep.Action, rep.Reason = res.Action, res.Reason
 			}
@@ -129,7 +129,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 			break
 		}
 		applied++
-		gradNormSum += gn
+		gradNormSum += up.gradNorm
 	}
 	for k, v := range sum {
 		m[k] = v / float64(computed)

@@ -158,7 +158,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 					return nil, err
 				}
 			}
-			_, _, gn, mm, err := t.update(mb, t.Value, !warm, k*cfg.MiniBatches+j, func(cur *seqOut) (*grads, error) {
+			up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !warm, index: k*cfg.MiniBatches + j}, func(cur *seqOut) (*grads, error) {
 				full := spreadRows(cur, rows, epoch)
 				in := PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: full.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
 					Values: full.Values, OldValues: old.Values, ResponseMask: ro.Masks.Response, LossMask: ro.Masks.Loss,
@@ -179,8 +179,8 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			mismatches += mm
-			gradNormSum += gn
+			mismatches += up.recomputeMismatch
+			gradNormSum += up.gradNorm
 			updates++
 			meanInto(sum, res.Diagnostics.Map())
 			sum["loss"] += res.Loss

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/optim"
 )
@@ -162,6 +163,13 @@ type core struct {
 	// num_tokens).
 	numTokens int64
 	valueLR   float64 // the value head's learning rate; 0 follows the schedule
+
+	// spread splits each step over the ranks of comm (nil: the same arithmetic in one
+	// process); see SetComm.
+	spread bool
+	comm   *dist.Comm
+	acc    *spreadAccum
+	accK   int
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
@@ -224,7 +232,13 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 			rows = append(rows, p)
 		}
 	}
-	ro, err := Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
+	var ro *Rollout
+	var err error
+	if c.spread {
+		ro, err = c.generateSpread(rows, per)
+	} else {
+		ro, err = Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("rollout: %w", err)
 	}
@@ -287,136 +301,6 @@ func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
 		cut = sub
 	}
 	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.MaxSeqLen())
-}
-
-// grads are a loss's per-token gradients; nil fields contribute nothing.
-type grads struct {
-	Logp, Entropy, Values [][]float64
-	Proceed               bool
-}
-
-// update runs one optimizer update on sb: forward (with the tape), fn turns the outputs into
-// gradients, backward, AdamW on the policy (when policyGrad) and on vh (when set). It returns
-// the outputs fn saw. With several micro-batches the outputs are computed without the tape
-// first and each micro-batch is recomputed with it; recomputeMismatch counts log-probs that
-// then differ (0 on a deterministic backend).
-func (c *core) update(sb *seqBatch, vh *ValueHead, policyGrad bool, k int, fn func(cur *seqOut) (*grads, error)) (cur *seqOut, g *grads, gradNorm float64, recomputeMismatch int, err error) {
-	m, tp := c.pol, c.tape
-	mtp := tp
-	if !policyGrad {
-		mtp = nil
-	}
-	seed := func(mb int) uint64 { return c.cfg.Seed*1_000_003 + uint64(c.step)*7919 + uint64(k)*104729 + uint64(mb) }
-	if vh != nil {
-		seed = func(mb int) uint64 {
-			return vh.Config.Seed*1_000_003 + uint64(c.step)*7919 + uint64(k)*104729 + uint64(mb)
-		}
-	}
-	temp := c.cfg.Rollout.Sampling.Temperature
-	backward := func(mb *microBatch, logp, ent, values *autograd.Var) error {
-		if policyGrad {
-			m.ZeroTrunkGrads()
-			if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
-				return err
-			}
-			if g.Entropy != nil {
-				if err := sb.scatter(mb, g.Entropy, ent.Grad); err != nil {
-					return err
-				}
-			}
-		}
-		if vh != nil && g.Values != nil {
-			if err := sb.scatter(mb, g.Values, values.Grad); err != nil {
-				return err
-			}
-		}
-		tp.Backward()
-		return nil
-	}
-	if len(sb.mbs) == 1 {
-		mb := &sb.mbs[0]
-		logp, ent, values, err := forwardMB(m, mtp, mb, temp, vh, tp, true, seed(0), !policyGrad)
-		if err != nil {
-			tp.Reset()
-			return nil, nil, 0, 0, err
-		}
-		cur = newSeqOut(sb.N, sb.W, vh != nil)
-		if err := sb.collect(mb, cur, logp, ent, values); err != nil {
-			tp.Reset()
-			return nil, nil, 0, 0, err
-		}
-		if g, err = fn(cur); err != nil || !g.Proceed {
-			tp.Reset()
-			return cur, g, 0, 0, err
-		}
-		if policyGrad {
-			m.ZeroGrad()
-		}
-		if err := backward(mb, logp, ent, values); err != nil {
-			return nil, nil, 0, 0, err
-		}
-	} else {
-		if cur, err = sb.evalNoGrad(m, temp, vh, true, seed); err != nil {
-			return nil, nil, 0, 0, err
-		}
-		if g, err = fn(cur); err != nil || !g.Proceed {
-			return cur, g, 0, 0, err
-		}
-		if policyGrad {
-			m.ZeroGrad()
-		}
-		check := zeros(sb.N, sb.W)
-		for b := range sb.mbs {
-			mb := &sb.mbs[b]
-			logp, ent, values, err := forwardMB(m, mtp, mb, temp, vh, tp, true, seed(b), !policyGrad)
-			if err != nil {
-				tp.Reset()
-				return nil, nil, 0, 0, err
-			}
-			if err := sb.gather(mb, logp.Value, check); err != nil {
-				tp.Reset()
-				return nil, nil, 0, 0, err
-			}
-			for _, i := range mb.rows {
-				for j := range check[i] {
-					if check[i][j] != cur.Logp[i][j] {
-						recomputeMismatch++
-					}
-				}
-			}
-			if err := backward(mb, logp, ent, values); err != nil {
-				return nil, nil, 0, 0, err
-			}
-		}
-	}
-	lr := c.sched.At(c.step)
-	if policyGrad {
-		// Measured before the update: a non-finite gradient must never reach the weights.
-		c.opt.MeasureGrads(m.Grads())
-		n, err := c.opt.GradNorm()
-		if err != nil {
-			return nil, nil, 0, 0, err
-		}
-		if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
-			return nil, nil, 0, 0, fmt.Errorf("step %d: the policy's gradient norm is %v; the policy was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", c.step+1, n, lr)
-		}
-		c.opt.UpdateMeasured(m.Params(), m.Grads(), lr)
-		gradNorm = float64(n)
-	}
-	if vh != nil {
-		vlr := lr
-		if c.valueLR > 0 {
-			vlr = float32(c.valueLR)
-		}
-		n, err := vh.Update(vlr)
-		if err != nil {
-			return nil, nil, 0, 0, err
-		}
-		if !policyGrad {
-			gradNorm = float64(n)
-		}
-	}
-	return cur, g, gradNorm, recomputeMismatch, nil
 }
 
 // finishStep syncs the reference when due and advances the step counter.

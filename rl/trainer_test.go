@@ -168,10 +168,11 @@ func TestStepZeroKLAndRatioExact(t *testing.T) {
 		}
 	}
 	// The recorded forward gives the same bits as the no-tape forward.
-	cur, _, _, _, err := tr.update(sb, nil, true, 0, func(cur *seqOut) (*grads, error) { return &grads{}, nil })
+	up, err := tr.update(sb, updateSpec{policyGrad: true}, func(cur *seqOut) (*grads, error) { return &grads{}, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	cur := up.cur
 	for i := range pol.Logp {
 		for j := range pol.Logp[i] {
 			if pol.Logp[i][j] != cur.Logp[i][j] {

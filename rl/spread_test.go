@@ -1,0 +1,118 @@
+package rl
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/internal/testutil"
+)
+
+// grpoSpreadSteps is how many steps the data-parallel comparison runs.
+const grpoSpreadSteps = 3
+
+// grpoSpreadRun trains the toy model with GRPO spread over c's ranks (one process when c is
+// nil): 5 groups of 4 over 5 micro-batches of 4 rows, a KL penalty (so the reference is
+// evaluated spread too) and two updates per batch. It returns a hash of the parameters and of
+// every step's metrics, and the last step's report.
+func grpoSpreadRun(t *testing.T, c *dist.Comm) (string, *StepReport) {
+	t.Helper()
+	cfg := DefaultGRPOTrainerConfig()
+	cfg.Train = toyTrainConfig()
+	cfg.Train.Steps, cfg.Train.PromptsPerStep, cfg.Train.Mu, cfg.Train.MicroBatch = grpoSpreadSteps, 5, 2, 4
+	cfg.Train.Rollout.Sampling.TopK = 8
+	cfg.GRPO.GroupSize, cfg.GRPO.Beta = 4, 0.05
+	p := GPT2(toyModel(t, 5))
+	tr, err := NewGRPOTrainer(p, toy, toyPrompts(false), countA(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetComm(c); err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	var rep *StepReport
+	for range grpoSpreadSteps {
+		if rep, err = tr.TrainStep(); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"loss", "reward_mean", "kl_mean", "grad_norm", "recompute_mismatch", "num_tokens"} {
+			fmt.Fprintf(h, "%s=%016x;", k, math.Float64bits(rep.Metrics[k]))
+		}
+		for _, cp := range rep.Completions {
+			fmt.Fprintf(h, "%q;", cp.Completion)
+		}
+	}
+	params, err := paramsToHost(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range params {
+		fmt.Fprintf(h, "%08x", math.Float32bits(v))
+	}
+	return fmt.Sprintf("%016x", h.Sum64()), rep
+}
+
+// GRPO spread over 1, 2 and 3 ranks of each installed MPI (3 ranks sample 2, 2 and 1 of the 5
+// groups and compute 2, 2 and 1 of the 5 micro-batches) gives every rank the completions,
+// metrics and parameters of one process, bit for bit.
+func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
+	if os.Getenv(testutil.RankEnv) != "" {
+		t.Skip("inside an MPI job")
+	}
+	want, rep := grpoSpreadRun(t, nil)
+	if rep.Metrics["kl_mean"] == 0 || rep.Metrics["updates_applied"] != 2 || len(rep.Completions) != 20 {
+		t.Fatalf("the run does not exercise the reference and both updates: %v, %d completions", rep.Metrics, len(rep.Completions))
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		for _, np := range []int{1, 2, 3} {
+			for r, got := range testutil.RunRanks(t, l, np, "TestGRPOSpreadRank") {
+				if got != want {
+					t.Errorf("%s -np %d rank %d: hash %s, one process %s", l.Name, np, r, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestGRPOSpreadRank is one rank of TestGRPOSpreadIsBitwiseEqual's jobs.
+func TestGRPOSpreadRank(t *testing.T) {
+	if os.Getenv(testutil.RankEnv) == "" {
+		t.Skip("runs only inside the MPI job of TestGRPOSpreadIsBitwiseEqual")
+	}
+	c, err := dist.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, _ := grpoSpreadRun(t, c)
+	testutil.WriteRankResult(t, c.Rank(), got)
+}
+
+// Spread in one process, the trainer still learns: the mean reward rises on the toy task as it
+// does unspread.
+func TestGRPOSpreadLearns(t *testing.T) {
+	tr := toyGRPO(t, func(c *GRPOTrainerConfig) { c.Train.MicroBatch = 8 })
+	if err := tr.SetComm(nil); err != nil {
+		t.Fatal(err)
+	}
+	var first, last float64
+	for s := range 30 {
+		rep, err := tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s < 5 {
+			first += rep.Metrics["reward_mean"] / 5
+		}
+		if s >= 25 {
+			last += rep.Metrics["reward_mean"] / 5
+		}
+	}
+	if !(last > first+0.1) {
+		t.Errorf("mean reward %.3f over the first 5 steps, %.3f over the last 5: want a rise of 0.1", first, last)
+	}
+}
