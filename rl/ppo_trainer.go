@@ -81,6 +81,9 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Train.Spread {
+		return nil, fmt.Errorf("spread: PPO runs in one process (its value head and whitening are not spread over ranks); use GRPO")
+	}
 	needRef := cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive" || cfg.Train.KLMetrics
 	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
 	if err != nil {

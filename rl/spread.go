@@ -25,12 +25,13 @@ type spreadAccum struct {
 	sum     []float32
 }
 
-// SetComm spreads each step over the ranks of c (see the comment above); every rank must build
-// the same trainer and prompt source. A nil c runs the same arithmetic in one process: the
-// reference a run over any number of ranks equals. The micro-batches (TrainConfig.MicroBatch
-// rows each) must be at least as many as the ranks.
+// SetComm spreads each step over the ranks of c (see the comment above) and sets
+// TrainConfig.Spread; every rank must build the same trainer and prompt source. A nil c runs
+// the same arithmetic in one process, as a trainer built with Spread does. The micro-batches
+// (TrainConfig.MicroBatch rows each) must be at least as many as the ranks.
 func (t *GRPOTrainer) SetComm(c *dist.Comm) error {
 	t.comm, t.spread, t.acc = c, true, nil
+	t.cfg.Spread, t.Config.Train.Spread = true, true
 	return nil
 }
 

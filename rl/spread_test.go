@@ -15,23 +15,26 @@ import (
 const grpoSpreadSteps = 3
 
 // grpoSpreadRun trains the toy model with GRPO spread over c's ranks (one process when c is
-// nil): 5 groups of 4 over 5 micro-batches of 4 rows, a KL penalty (so the reference is
+// nil; through TrainConfig.Spread alone when viaConfig is set): 5 groups of 4 over 5 micro-batches of 4 rows, a KL penalty (so the reference is
 // evaluated spread too) and two updates per batch. It returns a hash of the parameters and of
 // every step's metrics, and the last step's report.
-func grpoSpreadRun(t *testing.T, c *dist.Comm) (string, *StepReport) {
+func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepReport) {
 	t.Helper()
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
 	cfg.Train.Steps, cfg.Train.PromptsPerStep, cfg.Train.Mu, cfg.Train.MicroBatch = grpoSpreadSteps, 5, 2, 4
 	cfg.Train.Rollout.Sampling.TopK = 8
 	cfg.GRPO.GroupSize, cfg.GRPO.Beta = 4, 0.05
+	cfg.Train.Spread = viaConfig
 	p := GPT2(toyModel(t, 5))
 	tr, err := NewGRPOTrainer(p, toy, toyPrompts(false), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SetComm(c); err != nil {
-		t.Fatal(err)
+	if !viaConfig {
+		if err := tr.SetComm(c); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h := fnv.New64a()
 	var rep *StepReport
@@ -63,7 +66,10 @@ func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
 	if os.Getenv(testutil.RankEnv) != "" {
 		t.Skip("inside an MPI job")
 	}
-	want, rep := grpoSpreadRun(t, nil)
+	want, rep := grpoSpreadRun(t, nil, false)
+	if got, _ := grpoSpreadRun(t, nil, true); got != want {
+		t.Errorf("a trainer built with Spread: hash %s, after SetComm(nil) %s", got, want)
+	}
 	if rep.Metrics["kl_mean"] == 0 || rep.Metrics["updates_applied"] != 2 || len(rep.Completions) != 20 {
 		t.Fatalf("the run does not exercise the reference and both updates: %v, %d completions", rep.Metrics, len(rep.Completions))
 	}
@@ -88,7 +94,7 @@ func TestGRPOSpreadRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got, _ := grpoSpreadRun(t, c)
+	got, _ := grpoSpreadRun(t, c, false)
 	testutil.WriteRankResult(t, c.Rank(), got)
 }
 

@@ -52,6 +52,11 @@ type TrainConfig struct {
 	Seed uint64 `json:"seed"`
 	// KLMetrics keeps a reference model for the KL diagnostics even when no loss term uses it.
 	KLMetrics bool `json:"kl_metrics"`
+	// Spread computes each step in pieces that any number of ranks can share (GRPO only; see
+	// GRPOTrainer.SetComm, which sets it): each group sampled from its own stream, micro-batch
+	// gradients added in order on the host. A run then gives the same numbers on any number
+	// of ranks, and resumes on another.
+	Spread bool `json:"spread,omitempty"`
 }
 
 // DefaultTrainConfig is a setting for small models on the built-in tasks.
@@ -165,7 +170,7 @@ type core struct {
 	valueLR   float64 // the value head's learning rate; 0 follows the schedule
 
 	// spread splits each step over the ranks of comm (nil: the same arithmetic in one
-	// process); see SetComm.
+	// process); see GRPOTrainer.SetComm.
 	spread bool
 	comm   *dist.Comm
 	acc    *spreadAccum
@@ -193,7 +198,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.VocabSize())
 	}
 	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: &countedSource{src: prompts}, reward: reward, rng: rng.New(cfg.Seed),
-		tape: autograd.NewTape(), sched: cfg.schedule()}
+		tape: autograd.NewTape(), sched: cfg.schedule(), spread: cfg.Spread}
 	var err error
 	if needRef {
 		if c.ref, err = NewReference(policy); err != nil {

@@ -97,15 +97,16 @@ func (cl *cluster) describe() string {
 }
 
 // joinCluster makes a fine-tuning command one rank of an MPI job when launched under one (sft
-// only: its micro-batches spread over the ranks); rank 0 alone speaks and writes the run's files.
+// and grpo: their micro-batches, and grpo's groups, spread over the ranks); rank 0 alone speaks
+// and writes the run's files.
 func (r *rlRun) joinCluster(command string) error {
 	cl, err := r.common.joinCluster()
 	if err != nil || cl == nil {
 		return err
 	}
-	if command != "sft" {
+	if command != "sft" && command != "grpo" {
 		cl.close()
-		return fmt.Errorf("%s runs in one process; under MPI, train and sft spread their micro-batches over the ranks", command)
+		return fmt.Errorf("%s runs in one process; under MPI, train, sft and grpo spread their work over the ranks", command)
 	}
 	r.cluster = cl
 	if !cl.main() {

@@ -60,6 +60,7 @@ func grpoCommand() command {
 			if err := r.start(fs, "grpo", spec); err != nil {
 				return err
 			}
+			defer r.cluster.close()
 			defer func() { r.closeMetrics(err != nil) }()
 			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
 			m, _, err := r.model(true)
@@ -67,9 +68,19 @@ func grpoCommand() command {
 				return err
 			}
 			cfg.Train.Rollout.EOS = r.family.eos
+			if r.cluster != nil && r.resumed != nil && !cfg.Train.Spread {
+				r.log.Warn().Msg("the run was started in one process: from here its steps are spread over the ranks, sampled from other streams than it would have been")
+			}
+			cfg.Train.Spread = cfg.Train.Spread || r.cluster != nil // a spread run stays spread, on any number of ranks
 			tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err
+			}
+			if r.cluster != nil {
+				r.log.Info().Msg(r.cluster.describe())
+				if err := tr.SetComm(r.cluster.comm); err != nil {
+					return err
+				}
 			}
 			if err := r.restore(tr, cfg.Train.Steps); err != nil {
 				return err
@@ -166,8 +177,10 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 	}
 	var table bytes.Buffer
 	rs.summary.Table(&table)
-	if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
-		return err
+	if r.cluster.main() {
+		if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
+			return err
+		}
 	}
 	stdout.Write(table.Bytes())
 	r.finish(rs.before, after, time.Since(start), ckpt)
