@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // Tokenizer turns text into token ids and back; nn/tokenizer's GPT-2 tokenizer satisfies it.
@@ -30,7 +31,7 @@ type Prompt struct {
 	// Meta is passed to the reward (reference answer, task name, ...).
 	Meta Meta
 	// Template is the forced-token template of the completion: the token id each position
-	// must hold by the task's format, or Free (see ForcedTemplate); nil when nothing is forced.
+	// must hold by the task's format, or Free (see [objective.ForcedTemplate]); nil when nothing is forced.
 	Template []int
 }
 
@@ -88,7 +89,7 @@ type Rollout struct {
 	// truncated and past each row's generated length. The trainer hands it to the loss's
 	// log-probs to replay the truncation (TrainConfig.ReplayTruncation).
 	Cutoff [][]float32
-	Masks  *Masks
+	Masks  *objective.Masks
 	// Texts are the completions as rewards see them (CompletionText).
 	Texts []string
 }
@@ -107,8 +108,8 @@ func (r *Rollout) Width() int {
 // Generate samples one completion per prompt with m's KV-cache decoder. Rows are grouped by
 // prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order from r
 // so a seed fixes the whole rollout. Tokens are drawn (by nn/sample) from exactly the
-// distribution SampleToken and ComputeTokenLogProbs describe. Masks are built by position with
-// the prompts' templates.
+// distribution objective.SampleToken and objective.ComputeTokenLogProbs describe. Masks are
+// built by position with the prompts' templates.
 func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 		for k, i := range rows {
 			batch[k] = ro.PromptIDs[i]
 		}
-		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), cfg.Sampling.options(greedy), r)
+		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), samplerOptions(cfg.Sampling, greedy), r)
 		d.Close()
 		if err != nil {
 			return nil, err
@@ -172,7 +173,7 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 		W = max(W, len(t))
 	}
 	ro.Completions = make([][]int, n)
-	ro.SampleLogp, ro.SampleTrunc, ro.Kept, ro.Cutoff = zeros(n, W), zeros(n, W), make([][]int, n), make([][]float32, n)
+	ro.SampleLogp, ro.SampleTrunc, ro.Kept, ro.Cutoff = objective.Zeros(n, W), objective.Zeros(n, W), make([][]int, n), make([][]float32, n)
 	for i := range toks {
 		ro.GenLens[i] = len(toks[i])
 		ro.Completions[i] = make([]int, W)
@@ -190,10 +191,10 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 			}
 		}
 	}
-	var forced Forced
+	var forced objective.Forced
 	for _, p := range prompts {
 		if p.Template != nil {
-			tp := make(ForcedTemplate, n)
+			tp := make(objective.ForcedTemplate, n)
 			for i, q := range prompts {
 				tp[i] = q.Template
 			}
@@ -201,7 +202,7 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 			break
 		}
 	}
-	masks, err := BuildMasks(ro.Completions, ro.GenLens, cfg.EOS, forced)
+	masks, err := objective.BuildMasks(ro.Completions, ro.GenLens, cfg.EOS, forced)
 	if err != nil {
 		return nil, err
 	}

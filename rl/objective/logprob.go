@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"fmt"
@@ -18,12 +18,12 @@ type Sampling struct {
 	// TopP keeps, after top-k, the smallest prefix of the tokens in descending probability whose
 	// cumulative (renormalised) mass reaches TopP, and the tokens tied with its last one; 1
 	// disables. In (0, 1]. Keeping ties makes the kept set always "every token whose logit is
-	// at least some cutoff", which the loss can replay exactly (TrainConfig.ReplayTruncation).
+	// at least some cutoff", which the loss can replay exactly (rl.TrainConfig.ReplayTruncation).
 	TopP float64 `json:"top_p"`
 }
 
-// truncates reports whether top-k or top-p can drop tokens.
-func (s Sampling) truncates() bool { return s.TopK > 0 || s.TopP < 1 }
+// Truncates reports whether top-k or top-p can drop tokens.
+func (s Sampling) Truncates() bool { return s.TopK > 0 || s.TopP < 1 }
 
 // Validate names the first bad field.
 func (s Sampling) Validate() error {
