@@ -48,7 +48,9 @@ func (f PromptFunc) Next() (Prompt, error) { return f() }
 
 // RolloutConfig says how completions are sampled.
 type RolloutConfig struct {
-	Sampling Sampling `json:"sampling"`
+	// Sampling is how the rollouts draw tokens; the loss scores them at the same temperature
+	// (and, with TrainConfig.ReplayTruncation, truncation).
+	Sampling sample.Options `json:"sampling"`
 	// MaxNewTokens caps the completion length (EOS included); >= 1.
 	MaxNewTokens int `json:"max_new_tokens"`
 	// EOS ends a completion; GPT-2's is 50256.
@@ -60,7 +62,9 @@ type RolloutConfig struct {
 
 // Validate names the first bad field.
 func (c RolloutConfig) Validate() error {
-	if err := c.Sampling.Validate(); err != nil {
+	// Stricter than the sampler's own check: a rollout samples (the loss divides by a
+	// temperature > 0), and top_p must say 1, not 0, to keep every token.
+	if err := objective.Sampling(c.Sampling).Validate(); err != nil {
 		return err
 	}
 	if c.MaxNewTokens < 1 {

@@ -35,7 +35,7 @@ func TestPickerMatchesSampleToken(t *testing.T) {
 				f[5], f[9] = f[2], f[2]
 			}
 			u := r.Float64()
-			want, err := objective.SampleToken(f, s, u)
+			want, err := objective.SampleToken(f, objective.Sampling(s), u)
 			if err != nil {
 				t.Fatal(err)
 			}

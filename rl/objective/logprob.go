@@ -9,7 +9,9 @@ import (
 // Sampling describes how the sampler turns logits into a distribution. The loss must use the
 // same temperature (and, with truncated log-probs, the same top-k/top-p) as the sampler, or
 // the first-iteration ratio is not 1 and the objective optimises a different distribution
-// from the one that produced the rollouts.
+// from the one that produced the rollouts. Its fields are nn/sample's Options, which this
+// standard-library package cannot import: rl converts the sampler's settings to it, and rl's
+// TestPickerMatchesSampleToken checks that both draw the same token.
 type Sampling struct {
 	// Temperature divides the logits before the softmax; > 0.
 	Temperature float64 `json:"temperature"`
@@ -21,9 +23,6 @@ type Sampling struct {
 	// at least some cutoff", which the loss can replay exactly (rl.TrainConfig.ReplayTruncation).
 	TopP float64 `json:"top_p"`
 }
-
-// Truncates reports whether top-k or top-p can drop tokens.
-func (s Sampling) Truncates() bool { return s.TopK > 0 || s.TopP < 1 }
 
 // Validate names the first bad field.
 func (s Sampling) Validate() error {
