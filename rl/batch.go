@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/rl/objective"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -108,7 +109,7 @@ func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, cutoffs [][
 }
 
 // trainTokens returns, for every row and completion position, the target token the forward
-// pass is trained on (pad past the row): compared with the rollout by TokenAlignment.
+// pass is trained on (pad past the row): compared with the rollout by objective.TokenAlignment.
 func (sb *seqBatch) trainTokens(pad int) [][]int {
 	out := make([][]int, sb.N)
 	for i := range out {
@@ -160,9 +161,9 @@ type seqOut struct {
 }
 
 func newSeqOut(n, w int, values bool) *seqOut {
-	o := &seqOut{Logp: zeros(n, w), Entropy: zeros(n, w)}
+	o := &seqOut{Logp: objective.Zeros(n, w), Entropy: objective.Zeros(n, w)}
 	if values {
-		o.Values = zeros(n, w)
+		o.Values = objective.Zeros(n, w)
 	}
 	return o
 }

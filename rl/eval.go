@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/sample"
 )
 
 // EvalConfig says how held-out prompts are answered and scored.
@@ -20,8 +21,8 @@ type EvalConfig struct {
 	Success float64 `json:"success"`
 	// Samples is the number of answers sampled per prompt at Sampling (the training
 	// temperature) for the sampled accuracy; 0 evaluates greedily only.
-	Samples  int      `json:"samples"`
-	Sampling Sampling `json:"sampling"`
+	Samples  int            `json:"samples"`
+	Sampling sample.Options `json:"sampling"`
 	// Seed fixes the sampled answers.
 	Seed uint64 `json:"seed"`
 }

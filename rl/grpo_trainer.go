@@ -3,6 +3,8 @@ package rl
 import (
 	"fmt"
 	"time"
+
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // GRPOTrainerConfig is a GRPO run: the shared training options and the loss's options.
@@ -14,7 +16,7 @@ type GRPOTrainerConfig struct {
 
 // DefaultGRPOTrainerConfig pairs DefaultTrainConfig with DefaultGRPOConfig.
 func DefaultGRPOTrainerConfig() GRPOTrainerConfig {
-	return GRPOTrainerConfig{Train: DefaultTrainConfig(), GRPO: DefaultGRPOConfig()}
+	return GRPOTrainerConfig{Train: DefaultTrainConfig(), GRPO: objective.DefaultGRPOConfig()}
 }
 
 // Validate names the first bad field.
@@ -28,7 +30,7 @@ func (c GRPOTrainerConfig) Validate() error {
 }
 
 // GRPOTrainer samples groups of completions per prompt, scores them, and updates the policy
-// with the GRPO loss (see GRPOLoss).
+// with the GRPO loss (see [objective.GRPOLoss]).
 type GRPOTrainer struct {
 	*core
 	Config GRPOTrainerConfig
@@ -95,18 +97,18 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	var gradNormSum float64
 	applied, computed, mismatches := 0, 0, 0
 	for k := 0; k < cfg.Train.Mu; k++ {
-		var res *GRPOResult
+		var res *objective.GRPOResult
 		up, err := t.update(sb, updateSpec{policyGrad: true, index: k}, func(cur *seqOut) (*grads, error) {
 			if old == nil {
 				old = cur // the policy before any update: the first ratio is exactly 1
 			}
-			in := GRPOInputs{Rewards: rb.Total, Logp: cur.Logp, OldLogp: old.Logp, ResponseMask: ro.Masks.Response,
+			in := objective.GRPOInputs{Rewards: rb.Total, Logp: cur.Logp, OldLogp: old.Logp, ResponseMask: ro.Masks.Response,
 				LossMask: ro.Masks.Loss, Entropy: cur.Entropy}
 			if ref != nil {
 				in.RefLogp = ref.Logp
 			}
 			var err error
-			if res, err = GRPOLoss(cfg.GRPO, in); err != nil {
+			if res, err = objective.GRPOLoss(cfg.GRPO, in); err != nil {
 				return nil, err
 			}
 			return &grads{Logp: res.GradLogp, Entropy: res.GradEntropy, Proceed: res.Action == Proceed}, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // PPOTrainerConfig is a PPO run: shared options, the loss, the KL controller and the critic.
@@ -31,7 +32,7 @@ type PPOTrainerConfig struct {
 
 // DefaultPPOTrainerConfig pairs DefaultTrainConfig with TRL's PPO defaults.
 func DefaultPPOTrainerConfig() PPOTrainerConfig {
-	p := DefaultPPOConfig()
+	p := objective.DefaultPPOConfig()
 	return PPOTrainerConfig{Train: DefaultTrainConfig(), PPO: p,
 		KLControl: KLControlConfig{Kind: "fixed", InitCoef: p.KLCoef, Target: 6, Horizon: 10000},
 		ValueHead: DefaultValueHeadConfig(), SamplesPerPrompt: 1, MiniBatches: 1}
@@ -72,7 +73,7 @@ type PPOTrainer struct {
 	*core
 	Config PPOTrainerConfig
 	Value  *ValueHead
-	KL     KLController
+	KL     objective.KLController
 }
 
 // NewPPOTrainer builds a trainer for policy with a fresh value head (see SetValueHead to
@@ -152,7 +153,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	var gradNormSum float64
 	mismatches, updates := 0, 0
 	for k := 0; k < cfg.Train.Mu; k++ {
-		var res *PPOResult
+		var res *objective.PPOResult
 		epoch := newSeqOut(sb.N, sb.W, true)
 		for j, rows := range t.miniBatches(ro.Rows(), k) {
 			mb := sb
@@ -163,11 +164,11 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 			}
 			up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !warm, index: k*cfg.MiniBatches + j}, func(cur *seqOut) (*grads, error) {
 				full := spreadRows(cur, rows, epoch)
-				in := PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: full.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
+				in := objective.PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: full.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
 					Values: full.Values, OldValues: old.Values, ResponseMask: ro.Masks.Response, LossMask: ro.Masks.Loss,
 					Entropy: full.Entropy, Rows: rows}
 				var err error
-				if res, err = PPOLoss(pcfg, in); err != nil {
+				if res, err = objective.PPOLoss(pcfg, in); err != nil {
 					return nil, err
 				}
 				g := &grads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
@@ -205,7 +206,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	} else {
 		m["kl_share"] = 0
 	}
-	m["reward_mean"], m["reward_std"] = meanStd(rb.Total)
+	m["reward_mean"], m["reward_std"] = objective.MeanStd(rb.Total)
 	m["critic_warmup"] = b2f(warm)
 	m["recompute_mismatch"] = float64(mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
@@ -310,7 +311,7 @@ func ratioStats(logp, old, adv, mask [][]float64, lo, hi float64) map[string]flo
 		out["clip_ratio_low_mean"] = float64(nLow) / n
 		out["clip_ratio_high_mean"] = float64(nHigh) / n
 		out["clip_ratio_region_mean"] = float64(nLow+nHigh) / n
-		out["ratio_p10"], out["ratio_p50"], out["ratio_p90"] = Quantile(ratios, 0.1), Quantile(ratios, 0.5), Quantile(ratios, 0.9)
+		out["ratio_p10"], out["ratio_p50"], out["ratio_p90"] = objective.Quantile(ratios, 0.1), objective.Quantile(ratios, 0.5), objective.Quantile(ratios, 0.9)
 	}
 	if nPos > 0 {
 		out["ratio_mean_positive_adv"] = sumPos / float64(nPos)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // EOSText is GPT-2's end-of-text token as text. Rewards receive a completion as the decoded
@@ -198,7 +200,7 @@ func (c *Combined) ScoreBatch(prompts, completions []string, metas []Meta) (*Rew
 			b.Total[i] += p.Weight * s
 		}
 		b.PerReward[name] = scores
-		b.Means[name], b.Stds[name] = meanStd(scores)
+		b.Means[name], b.Stds[name] = objective.MeanStd(scores)
 	}
 	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // Tokenizer turns text into token ids and back; nn/tokenizer's GPT-2 tokenizer satisfies it.
@@ -30,7 +31,7 @@ type Prompt struct {
 	// Meta is passed to the reward (reference answer, task name, ...).
 	Meta Meta
 	// Template is the forced-token template of the completion: the token id each position
-	// must hold by the task's format, or Free (see ForcedTemplate); nil when nothing is forced.
+	// must hold by the task's format, or Free (see [objective.ForcedTemplate]); nil when nothing is forced.
 	Template []int
 }
 
@@ -47,7 +48,9 @@ func (f PromptFunc) Next() (Prompt, error) { return f() }
 
 // RolloutConfig says how completions are sampled.
 type RolloutConfig struct {
-	Sampling Sampling `json:"sampling"`
+	// Sampling is how the rollouts draw tokens; the loss scores them at the same temperature
+	// (and, with TrainConfig.ReplayTruncation, truncation).
+	Sampling sample.Options `json:"sampling"`
 	// MaxNewTokens caps the completion length (EOS included); >= 1.
 	MaxNewTokens int `json:"max_new_tokens"`
 	// EOS ends a completion; GPT-2's is 50256.
@@ -59,7 +62,9 @@ type RolloutConfig struct {
 
 // Validate names the first bad field.
 func (c RolloutConfig) Validate() error {
-	if err := c.Sampling.Validate(); err != nil {
+	// Stricter than the sampler's own check: a rollout samples (the loss divides by a
+	// temperature > 0), and top_p must say 1, not 0, to keep every token.
+	if err := objective.Sampling(c.Sampling).Validate(); err != nil {
 		return err
 	}
 	if c.MaxNewTokens < 1 {
@@ -88,7 +93,7 @@ type Rollout struct {
 	// truncated and past each row's generated length. The trainer hands it to the loss's
 	// log-probs to replay the truncation (TrainConfig.ReplayTruncation).
 	Cutoff [][]float32
-	Masks  *Masks
+	Masks  *objective.Masks
 	// Texts are the completions as rewards see them (CompletionText).
 	Texts []string
 }
@@ -107,8 +112,8 @@ func (r *Rollout) Width() int {
 // Generate samples one completion per prompt with m's KV-cache decoder. Rows are grouped by
 // prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order from r
 // so a seed fixes the whole rollout. Tokens are drawn (by nn/sample) from exactly the
-// distribution SampleToken and ComputeTokenLogProbs describe. Masks are built by position with
-// the prompts' templates.
+// distribution objective.SampleToken and objective.ComputeTokenLogProbs describe. Masks are
+// built by position with the prompts' templates.
 func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -182,7 +187,7 @@ func decodeRows(m Policy, ids [][]int32, cfg RolloutConfig, greedy bool, r *rng.
 		for k, i := range rows {
 			batch[k] = ids[i]
 		}
-		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), cfg.Sampling.options(greedy), r)
+		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), samplerOptions(cfg.Sampling, greedy), r)
 		d.Close()
 		if err != nil {
 			return nil, err
@@ -204,7 +209,7 @@ func assembleRollout(tok Tokenizer, prompts []Prompt, ids [][]int32, rows []samp
 		W = max(W, len(r.Tokens))
 	}
 	ro.Completions = make([][]int, n)
-	ro.SampleLogp, ro.SampleTrunc, ro.Kept, ro.Cutoff = zeros(n, W), zeros(n, W), make([][]int, n), make([][]float32, n)
+	ro.SampleLogp, ro.SampleTrunc, ro.Kept, ro.Cutoff = objective.Zeros(n, W), objective.Zeros(n, W), make([][]int, n), make([][]float32, n)
 	for i, r := range rows {
 		ro.GenLens[i] = len(r.Tokens)
 		ro.Completions[i] = make([]int, W)
@@ -222,10 +227,10 @@ func assembleRollout(tok Tokenizer, prompts []Prompt, ids [][]int32, rows []samp
 			}
 		}
 	}
-	var forced Forced
+	var forced objective.Forced
 	for _, p := range prompts {
 		if p.Template != nil {
-			tp := make(ForcedTemplate, n)
+			tp := make(objective.ForcedTemplate, n)
 			for i, q := range prompts {
 				tp[i] = q.Template
 			}
@@ -233,7 +238,7 @@ func assembleRollout(tok Tokenizer, prompts []Prompt, ids [][]int32, rows []samp
 			break
 		}
 	}
-	masks, err := BuildMasks(ro.Completions, ro.GenLens, cfg.EOS, forced)
+	masks, err := objective.BuildMasks(ro.Completions, ro.GenLens, cfg.EOS, forced)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,12 @@ package rl
 
 import "github.com/vkgrad/vkgrad/nn/sample"
 
-// options are s as nn/sample's Options, or greedy decoding (s unused). nn/sample's Picker draws
-// from exactly the distribution SampleToken describes, faster, and reports the cutoff the loss
+// samplerOptions are s, or greedy decoding (s unused). nn/sample's Picker draws from exactly
+// the distribution objective.SampleToken describes, faster, and reports the cutoff the loss
 // needs to replay the truncation.
-func (s Sampling) options(greedy bool) sample.Options {
+func samplerOptions(s sample.Options, greedy bool) sample.Options {
 	if greedy {
 		return sample.Options{Temperature: 0, TopP: 1}
 	}
-	return sample.Options{Temperature: s.Temperature, TopK: s.TopK, TopP: s.TopP}
+	return s
 }

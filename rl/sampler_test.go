@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // The rollouts' sampler, nn/sample's Picker, draws the same token as SampleToken for the same
@@ -13,8 +14,11 @@ import (
 func TestPickerMatchesSampleToken(t *testing.T) {
 	r := rng.New(3)
 	const V = 300
-	for _, s := range []Sampling{{1, 0, 1}, {0.7, 0, 1}, {1.3, 5, 1}, {1, 0, 0.9}, {0.8, 20, 0.7}, {1, 1, 1}} {
-		pk, err := sample.NewPicker(s.options(false))
+	for _, s := range []Sampling{
+		{Temperature: 1, TopK: 0, TopP: 1}, {Temperature: 0.7, TopK: 0, TopP: 1}, {Temperature: 1.3, TopK: 5, TopP: 1},
+		{Temperature: 1, TopK: 0, TopP: 0.9}, {Temperature: 0.8, TopK: 20, TopP: 0.7}, {Temperature: 1, TopK: 1, TopP: 1},
+	} {
+		pk, err := sample.NewPicker(samplerOptions(s, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +35,7 @@ func TestPickerMatchesSampleToken(t *testing.T) {
 				f[5], f[9] = f[2], f[2]
 			}
 			u := r.Float64()
-			want, err := SampleToken(f, s, u)
+			want, err := objective.SampleToken(f, objective.Sampling(s), u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +46,7 @@ func TestPickerMatchesSampleToken(t *testing.T) {
 		}
 	}
 	// Greedy decoding (evaluation) ignores the sampling settings, unset ones included.
-	if o := (Sampling{}).options(true); o.Validate() != nil || o.Temperature != 0 {
+	if o := samplerOptions(Sampling{}, true); o.Validate() != nil || o.Temperature != 0 {
 		t.Fatalf("greedy options %+v: %v", o, o.Validate())
 	}
 }

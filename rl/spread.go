@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // A GRPO step spread over ranks: whole groups are sampled on the rank holding them, each
@@ -181,7 +182,7 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 	}
 	a, m := c.acc, c.pol
 	first, n := a.reducer.Held()
-	check := zeros(sb.N, sb.W)
+	check := objective.Zeros(sb.N, sb.W)
 	for b := first; b < first+n; b++ {
 		mb := &sb.mbs[b]
 		m.ZeroGrad()

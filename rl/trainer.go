@@ -9,6 +9,7 @@ import (
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // TrainConfig holds the options the GRPO and PPO trainers share. Each field becomes a
@@ -215,7 +216,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 	if c.opt, err = optim.NewAdamW(policy.Params(), cfg.adamW()); err != nil {
 		return nil, err
 	}
-	if s := cfg.Rollout.Sampling; s.truncates() && !cfg.ReplayTruncation {
+	if s := cfg.Rollout.Sampling; s.Truncates() && !cfg.ReplayTruncation {
 		c.notes = append(c.notes, fmt.Sprintf("sampling truncates (top_k %d, top_p %v) but the loss's log-probs use the full distribution at the temperature (replay_truncation is off): an off-policy bias", s.TopK, s.TopP))
 	}
 	return c, nil
@@ -263,7 +264,7 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 }
 
 // replays reports whether the loss's log-probs replay the sampler's truncation.
-func (c *core) replays() bool { return c.cfg.ReplayTruncation && c.cfg.Rollout.Sampling.truncates() }
+func (c *core) replays() bool { return c.cfg.ReplayTruncation && c.cfg.Rollout.Sampling.Truncates() }
 
 // batchFor lays a rollout out for the forward passes (with the sampler's cutoffs when the
 // truncation is replayed) and checks token alignment.
@@ -272,7 +273,7 @@ func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, 
 	if err != nil {
 		return nil, 0, err
 	}
-	align, err := TokenAlignment(ro.Completions, sb.trainTokens(c.cfg.Rollout.EOS), ro.Masks.Response)
+	align, err := objective.TokenAlignment(ro.Completions, sb.trainTokens(c.cfg.Rollout.EOS), ro.Masks.Response)
 	if err != nil {
 		return nil, 0, err
 	}

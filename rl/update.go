@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 // grads are a loss's per-token gradients; nil fields contribute nothing.
@@ -143,7 +144,7 @@ func (c *core) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*upda
 	if spec.policyGrad {
 		c.pol.ZeroGrad()
 	}
-	check := zeros(sb.N, sb.W)
+	check := objective.Zeros(sb.N, sb.W)
 	for b := range sb.mbs {
 		mb := &sb.mbs[b]
 		logp, ent, values, err := c.forwardRecorded(sb, b, spec)

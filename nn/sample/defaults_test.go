@@ -9,7 +9,7 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := DefaultOptions().Validate(); err != nil {
 		t.Errorf("DefaultOptions: %v", err)
 	}
-	if (Options{Temperature: 1}).truncates() {
+	if (Options{Temperature: 1}).Truncates() {
 		t.Error("top-p 0 (unset) must not truncate")
 	}
 	if err := (Options{TopP: 1.5}).Validate(); err == nil {

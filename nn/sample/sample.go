@@ -35,8 +35,8 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// truncates reports whether top-k or top-p can drop tokens.
-func (o Options) truncates() bool { return o.TopK > 0 || o.nucleus() }
+// Truncates reports whether top-k or top-p can drop tokens.
+func (o Options) Truncates() bool { return o.TopK > 0 || o.nucleus() }
 
 // nucleus reports whether top-p truncates (0, the zero value, keeps all like 1).
 func (o Options) nucleus() bool { return o.TopP > 0 && o.TopP < 1 }
@@ -125,7 +125,7 @@ func (pk *Picker) Pick(logits []float32, V int, u float64) Pick {
 	}
 	invT := 1 / pk.opt.Temperature
 	p, sum, logZ := pk.weigh(logits, V, invT)
-	if !pk.opt.truncates() {
+	if !pk.opt.Truncates() {
 		target := u * sum
 		var acc float64
 		choice := -1

@@ -20,7 +20,7 @@ func score(pk *Picker, logits []float32, tok int32) (logp, truncLogp float64, ke
 	invT := 1 / pk.opt.Temperature
 	p, sum, logZ := pk.weigh(logits, len(logits), invT)
 	logp = float64(logits[tok])*invT - logZ
-	if !pk.opt.truncates() {
+	if !pk.opt.Truncates() {
 		return logp, logp, true
 	}
 	var mass float64

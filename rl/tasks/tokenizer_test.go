@@ -6,6 +6,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
 func gpt2(t *testing.T) Encoder {
@@ -111,7 +112,7 @@ func TestCopyTemplateForcesEndMarker(t *testing.T) {
 		}
 		ans, _ := enc(p.Answer)
 		resp := append(ans, 50256)
-		m, err := rl.BuildMasks([][]int{resp}, nil, 50256, rl.ForcedTemplate{tmpl})
+		m, err := objective.BuildMasks([][]int{resp}, nil, 50256, objective.ForcedTemplate{tmpl})
 		if err != nil {
 			t.Fatal(err)
 		}

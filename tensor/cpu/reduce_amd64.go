@@ -61,21 +61,6 @@ func fillStream(x []float32, v float32) {
 	fillLoop(x[head+n:], v)
 }
 
-//go:noescape
-func expShiftSumAVX2(dst, src *float32, n int, shift float32, acc *[8]float32)
-
-// expShiftSumVector runs expShiftSum's kernel on the first multiple of 8 elements and
-// returns how many.
-func expShiftSumVector(dst, src []float32, shift float32, acc *[8]float32) int {
-	n := len(src) &^ 7
-	if !haveAVX2FMA || n == 0 {
-		return 0
-	}
-	_ = dst[n-1]
-	expShiftSumAVX2(&dst[0], &src[0], n, shift, acc)
-	return n
-}
-
 // sumLanesVector runs the kernel on the first multiple of 16 elements and returns how many.
 func sumLanesVector(x []float32, acc *[16]float64, squares bool) int {
 	n := len(x) &^ 15

@@ -17,5 +17,3 @@ func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
 }
 
 func fillStream(x []float32, v float32) { fillLoop(x, v) }
-
-func expShiftSumVector(dst, src []float32, shift float32, acc *[8]float32) int { return 0 }

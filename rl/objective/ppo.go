@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"fmt"
@@ -154,7 +154,7 @@ func GAE(rewards, values, mask [][]float64, gamma, lam float64) (adv, ret [][]fl
 	if !(lam >= 0 && lam <= 1) {
 		return nil, nil, fmt.Errorf("lam %v: want a value in [0, 1]", lam)
 	}
-	adv, ret = zeros(n, T), zeros(n, T)
+	adv, ret = Zeros(n, T), Zeros(n, T)
 	for i := 0; i < n; i++ {
 		var next, last float64
 		for t := T - 1; t >= 0; t-- {
@@ -175,7 +175,7 @@ func GAE(rewards, values, mask [][]float64, gamma, lam float64) (adv, ret [][]fl
 // Whiten returns (x - mean) / sqrt(var + 1e-8) over the mask (Bessel variance), 0 off the mask.
 func Whiten(x, mask [][]float64) [][]float64 {
 	mean, v, _ := maskedMeanVar(x, mask)
-	out := zeros(len(x), cols(x))
+	out := Zeros(len(x), cols(x))
 	s := 1 / math.Sqrt(v+1e-8)
 	for i := range x {
 		for t := range x[i] {
@@ -276,7 +276,7 @@ func checkPPOInputs(cfg PPOConfig, in PPOInputs) error {
 func tokenRewards(cfg PPOConfig, in PPOInputs, r *PPOResult) error {
 	n, T := len(in.Scores), cols(in.Logp)
 	resp, d := in.ResponseMask, &r.Diagnostics
-	r.TokenRewards, r.GradLogp, r.GradValues = zeros(n, T), zeros(n, T), zeros(n, T)
+	r.TokenRewards, r.GradLogp, r.GradValues = Zeros(n, T), Zeros(n, T), Zeros(n, T)
 	var klRowSum float64
 	respN := 0
 	for i := 0; i < n; i++ {
@@ -331,7 +331,7 @@ func accumulatePPO(cfg PPOConfig, in PPOInputs, r *PPOResult, inLoss []bool) ppo
 	respW := 1 / math.Max(float64(s.lossRespN), 1)
 	lo, hi := 1-cfg.ClipRange, 1+cfg.ClipRange
 	if cfg.EntropyCoef != 0 {
-		r.GradEntropy = zeros(n, T)
+		r.GradEntropy = Zeros(n, T)
 	}
 	for i := 0; i < n; i++ {
 		if !inLoss[i] {

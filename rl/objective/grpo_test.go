@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"math"
@@ -12,8 +12,8 @@ import (
 func randomGRPO(seed uint64, n, T int) GRPOInputs {
 	r := rng.New(seed)
 	in := GRPOInputs{
-		Rewards: make([]float64, n), Logp: zeros(n, T), OldLogp: zeros(n, T), RefLogp: zeros(n, T),
-		ResponseMask: zeros(n, T), LossMask: zeros(n, T), Entropy: zeros(n, T),
+		Rewards: make([]float64, n), Logp: Zeros(n, T), OldLogp: Zeros(n, T), RefLogp: Zeros(n, T),
+		ResponseMask: Zeros(n, T), LossMask: Zeros(n, T), Entropy: Zeros(n, T),
 	}
 	for i := 0; i < n; i++ {
 		in.Rewards[i] = r.Normal()
@@ -38,7 +38,7 @@ func randomGRPO(seed uint64, n, T int) GRPOInputs {
 }
 
 func cloneM(m [][]float64) [][]float64 {
-	out := zeros(len(m), cols(m))
+	out := Zeros(len(m), cols(m))
 	for i := range m {
 		copy(out[i], m[i])
 	}
@@ -211,7 +211,7 @@ func TestGRPORatioBoundsAndSkips(t *testing.T) {
 	}
 	// All forced: nothing to learn.
 	cfg.MinLearnableFraction = 0
-	in.LossMask = zeros(2, 3)
+	in.LossMask = Zeros(2, 3)
 	res, _ = GRPOLoss(cfg, in)
 	if res.Action != Skip || !strings.Contains(res.Reason, "no learnable tokens") || res.Loss != 0 {
 		t.Errorf("all forced: action %s reason %q loss %v", res.Action, res.Reason, res.Loss)

@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"math"
@@ -12,8 +12,8 @@ func randomPPO(seed uint64, n, T int) PPOInputs {
 	r := rng.New(seed)
 	in := PPOInputs{
 		Scores: make([]float64, n), HasEOS: make([]bool, n),
-		Logp: zeros(n, T), OldLogp: zeros(n, T), RefLogp: zeros(n, T), Values: zeros(n, T), OldValues: zeros(n, T),
-		ResponseMask: zeros(n, T), LossMask: zeros(n, T), Entropy: zeros(n, T),
+		Logp: Zeros(n, T), OldLogp: Zeros(n, T), RefLogp: Zeros(n, T), Values: Zeros(n, T), OldValues: Zeros(n, T),
+		ResponseMask: Zeros(n, T), LossMask: Zeros(n, T), Entropy: Zeros(n, T),
 	}
 	for i := 0; i < n; i++ {
 		in.Scores[i] = r.Normal()
@@ -286,7 +286,7 @@ func TestPPOLossMiniBatchRows(t *testing.T) {
 	}
 	// Rows outside the mini-batch must not be read: fill them with a value that would show.
 	mb := in
-	mb.Logp, mb.Values, mb.Entropy = zeros(9, 6), zeros(9, 6), zeros(9, 6)
+	mb.Logp, mb.Values, mb.Entropy = Zeros(9, 6), Zeros(9, 6), Zeros(9, 6)
 	for i := range mb.Logp {
 		for j := range mb.Logp[i] {
 			mb.Logp[i][j], mb.Values[i][j], mb.Entropy[i][j] = 50, 50, 50

@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"fmt"
@@ -90,8 +90,8 @@ func BuildMasks(completions [][]int, genLens []int, eos int, forced Forced) (*Ma
 		return nil, fmt.Errorf("generated lengths: %d values for %d rows", len(genLens), rows)
 	}
 	m := &Masks{
-		Response:  zeros(rows, width),
-		Loss:      zeros(rows, width),
+		Response:  Zeros(rows, width),
+		Loss:      Zeros(rows, width),
 		Truncated: make([]bool, rows),
 		Lengths:   make([]int, rows),
 	}

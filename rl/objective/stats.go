@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"fmt"
@@ -35,9 +35,9 @@ func quantileSorted(s []float64, q float64) float64 {
 	return s[lo] + (s[hi]-s[lo])*f
 }
 
-// meanStd returns the mean and the Bessel-corrected (n-1) standard deviation of xs; the std is
+// MeanStd returns the mean and the Bessel-corrected (n-1) standard deviation of xs; the std is
 // 0 when there are fewer than two values (a single sample carries no spread).
-func meanStd(xs []float64) (mean, std float64) {
+func MeanStd(xs []float64) (mean, std float64) {
 	n := len(xs)
 	if n == 0 {
 		return 0, 0
@@ -88,8 +88,8 @@ func maskedMeanVar(x, mask [][]float64) (mean, variance float64, n int) {
 	return mean, ss / float64(n-1), n
 }
 
-// zeros returns a rows x cols matrix of zeros.
-func zeros(rows, cols int) [][]float64 {
+// Zeros returns a rows x cols matrix of zeros.
+func Zeros(rows, cols int) [][]float64 {
 	m := make([][]float64, rows)
 	buf := make([]float64, rows*cols)
 	for i := range m {

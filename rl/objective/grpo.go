@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"fmt"
@@ -239,13 +239,13 @@ func GroupAdvantages(rewards []float64, groupSize int, scale ScaleRewards, eps f
 	if len(rewards)%groupSize != 0 {
 		return nil, 0, fmt.Errorf("rewards: %d values is not a multiple of group_size %d", len(rewards), groupSize)
 	}
-	_, batchStd := meanStd(rewards)
+	_, batchStd := MeanStd(rewards)
 	adv = make([]float64, len(rewards))
 	groups := len(rewards) / groupSize
 	zero := 0
 	for g := 0; g < groups; g++ {
 		r := rewards[g*groupSize : (g+1)*groupSize]
-		m, s := meanStd(r)
+		m, s := MeanStd(r)
 		if math.Abs(s) <= 1e-8 {
 			zero++
 		}
@@ -291,7 +291,7 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 		return nil, err
 	}
 	n, T := len(in.Rewards), cols(in.Logp)
-	res := &GRPOResult{Advantages: adv, GradLogp: zeros(n, T), EffectiveLossMask: zeros(n, T), Action: Proceed}
+	res := &GRPOResult{Advantages: adv, GradLogp: Zeros(n, T), EffectiveLossMask: Zeros(n, T), Action: Proceed}
 	tok := maskTokens(cfg, in, res.EffectiveLossMask)
 	weight := tokenWeights(cfg, res.EffectiveLossMask, tok.learn)
 	sums := accumulateGRPO(cfg, in, res, tok.ratio, weight)
@@ -355,7 +355,7 @@ type tokenCounts struct {
 // tokens whose ratio is outside [min_token_ratio, max_token_ratio].
 func maskTokens(cfg GRPOConfig, in GRPOInputs, mask [][]float64) tokenCounts {
 	n, T := len(in.Rewards), cols(in.Logp)
-	c := tokenCounts{ratio: zeros(n, T)}
+	c := tokenCounts{ratio: Zeros(n, T)}
 	for i := 0; i < n; i++ {
 		for t := 0; t < T; t++ {
 			c.ratio[i][t] = math.Exp(in.Logp[i][t] - in.OldLogp[i][t])
@@ -414,7 +414,7 @@ func accumulateGRPO(cfg GRPOConfig, in GRPOInputs, res *GRPOResult, ratio [][]fl
 	lo, hi := 1-cfg.EpsilonLow, 1+cfg.EpsilonHigh
 	var s grpoSums
 	if cfg.EntropyCoef != 0 {
-		res.GradEntropy = zeros(n, T)
+		res.GradEntropy = Zeros(n, T)
 	}
 	for i := 0; i < n; i++ {
 		A := adv[i]
@@ -516,8 +516,8 @@ func grpoDiagnostics(d *GRPODiagnostics, in GRPOInputs, adv []float64, fracZero 
 		d.RatioP10, d.RatioP50, d.RatioP90 = Quantile(s.ratios, 0.1), Quantile(s.ratios, 0.5), Quantile(s.ratios, 0.9)
 	}
 	d.FracRewardZeroStd = fracZero
-	d.RewardMean, d.RewardStd = meanStd(in.Rewards)
-	_, d.AdvantageStd = meanStd(adv)
+	d.RewardMean, d.RewardStd = MeanStd(in.Rewards)
+	_, d.AdvantageStd = MeanStd(adv)
 	d.AdvantageMin, d.AdvantageMax = adv[0], adv[0]
 	for _, a := range adv {
 		d.AdvantageMin = math.Min(d.AdvantageMin, a)

@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"fmt"
@@ -9,7 +9,9 @@ import (
 // Sampling describes how the sampler turns logits into a distribution. The loss must use the
 // same temperature (and, with truncated log-probs, the same top-k/top-p) as the sampler, or
 // the first-iteration ratio is not 1 and the objective optimises a different distribution
-// from the one that produced the rollouts.
+// from the one that produced the rollouts. Its fields are nn/sample's Options, which this
+// standard-library package cannot import: rl converts the sampler's settings to it, and rl's
+// TestPickerMatchesSampleToken checks that both draw the same token.
 type Sampling struct {
 	// Temperature divides the logits before the softmax; > 0.
 	Temperature float64 `json:"temperature"`
@@ -18,12 +20,9 @@ type Sampling struct {
 	// TopP keeps, after top-k, the smallest prefix of the tokens in descending probability whose
 	// cumulative (renormalised) mass reaches TopP, and the tokens tied with its last one; 1
 	// disables. In (0, 1]. Keeping ties makes the kept set always "every token whose logit is
-	// at least some cutoff", which the loss can replay exactly (TrainConfig.ReplayTruncation).
+	// at least some cutoff", which the loss can replay exactly (rl.TrainConfig.ReplayTruncation).
 	TopP float64 `json:"top_p"`
 }
-
-// truncates reports whether top-k or top-p can drop tokens.
-func (s Sampling) truncates() bool { return s.TopK > 0 || s.TopP < 1 }
 
 // Validate names the first bad field.
 func (s Sampling) Validate() error {

@@ -1,4 +1,4 @@
-package rl
+package objective
 
 import (
 	"math"
