@@ -339,3 +339,16 @@ func bytesFloat64(b []byte) []float64 {
 	}
 	return xs
 }
+
+// CheckReplicas returns an error when the ranks' policy parameters differ (they must stay
+// equal bit for bit); one process always passes.
+func (c *core) CheckReplicas() error {
+	if c.comm == nil {
+		return nil
+	}
+	p, err := paramsToHost(c.policy)
+	if err != nil {
+		return err
+	}
+	return c.comm.CheckSameFloat32s(fmt.Sprintf("policy parameters after step %d", c.step), p)
+}

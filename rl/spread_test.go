@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/dist"
@@ -18,7 +19,7 @@ const grpoSpreadSteps = 3
 // nil; through TrainConfig.Spread alone when viaConfig is set): 5 groups of 4 over 5 micro-batches of 4 rows, a KL penalty (so the reference is
 // evaluated spread too) and two updates per batch. It returns a hash of the parameters and of
 // every step's metrics, and the last step's report.
-func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepReport) {
+func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepReport, *GRPOTrainer) {
 	t.Helper()
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
@@ -56,7 +57,7 @@ func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepRep
 	for _, v := range params {
 		fmt.Fprintf(h, "%08x", math.Float32bits(v))
 	}
-	return fmt.Sprintf("%016x", h.Sum64()), rep
+	return fmt.Sprintf("%016x", h.Sum64()), rep, tr
 }
 
 // GRPO spread over 1, 2 and 3 ranks of each installed MPI (3 ranks sample 2, 2 and 1 of the 5
@@ -66,8 +67,8 @@ func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
 	if os.Getenv(testutil.RankEnv) != "" {
 		t.Skip("inside an MPI job")
 	}
-	want, rep := grpoSpreadRun(t, nil, false)
-	if got, _ := grpoSpreadRun(t, nil, true); got != want {
+	want, rep, _ := grpoSpreadRun(t, nil, false)
+	if got, _, _ := grpoSpreadRun(t, nil, true); got != want {
 		t.Errorf("a trainer built with Spread: hash %s, after SetComm(nil) %s", got, want)
 	}
 	if rep.Metrics["kl_mean"] == 0 || rep.Metrics["updates_applied"] != 2 || len(rep.Completions) != 20 {
@@ -172,7 +173,22 @@ func TestGRPOSpreadRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got, _ := grpoSpreadRun(t, c, false)
+	got, _, tr := grpoSpreadRun(t, c, false)
+	if err := tr.CheckReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Size() > 1 { // the last rank's policy drifts: every rank hears which
+		if c.Rank() == c.Size()-1 {
+			p, _ := paramsToHost(tr.policy)
+			p[0] += 1e-3
+			if err := setParams(tr.policy, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tr.CheckReplicas(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("ranks [%d]", c.Size()-1)) {
+			t.Errorf("a drifted rank: %v", err)
+		}
+	}
 	testutil.WriteRankResult(t, c.Rank(), got)
 }
 
