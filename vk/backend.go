@@ -25,6 +25,8 @@ type Backend struct {
 	rowWG     uint32 // workgroup size of the row-reduction kernels (rowKernel)
 	maxGroups uint32 // cap on workgroups per dispatch; kernels loop with a grid stride
 	maxChunk  int    // elements per dispatch, bounded by maxStorageBufferRange
+
+	subgroupReduce bool // reductions run their subgroup variants (reduceKernel)
 }
 
 var _ tensor.Backend = (*Backend)(nil)
@@ -54,12 +56,13 @@ func NewBackendOn(d *Device) *Backend {
 		wg /= 2
 	}
 	return &Backend{
-		dev:       d,
-		name:      fmt.Sprintf("vulkan:%d (%s)", d.Info.Index, d.Info.Name),
-		wg:        wg,
-		rowWG:     rowWorkgroup(d.Info, wg),
-		maxGroups: min(d.Info.MaxComputeWorkGroupCount[0], maxGroups1D),
-		maxChunk:  d.MaxWindowElems(),
+		dev:            d,
+		name:           fmt.Sprintf("vulkan:%d (%s)", d.Info.Index, d.Info.Name),
+		wg:             wg,
+		rowWG:          rowWorkgroup(d.Info, wg),
+		maxGroups:      min(d.Info.MaxComputeWorkGroupCount[0], maxGroups1D),
+		maxChunk:       d.MaxWindowElems(),
+		subgroupReduce: subgroupReductions(d.Info),
 	}
 }
 
@@ -372,6 +375,7 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 	ost, xs := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op)
 	n := x.Numel()
 	const maxPartials = 1024
+	k = b.reduceKernel(k)
 	k.Local = [3]uint32{b.wg, 1, 1}
 	wg := int(b.wg)
 	groupsFor := func(cn int) int { return max(1, min((cn+wg-1)/wg, maxPartials, int(b.maxGroups))) }
@@ -430,7 +434,7 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 		b.setErr(err)
 		return
 	}
-	ks := kSum
+	ks := b.reduceKernel(kSum)
 	ks.Local = k.Local
 	b.setErr(b.dev.Dispatch(ks, [3]uint32{1, 1, 1}, []uint32{uint32(total), wo.W.First, wp.First}, wo, Arg{W: wp}))
 }

@@ -64,6 +64,8 @@ const (
 	pipelineBindPointCompute            = 1
 	descriptorTypeStorageBuffer         = 7
 	shaderStageCompute                  = 0x20
+	subgroupFeatureBasic                = 0x1
+	subgroupFeatureArithmetic           = 0x4
 	commandPoolCreateResetCommandBuffer = 0x2
 	commandBufferLevelPrimary           = 0
 	commandBufferUsageOneTimeSubmit     = 0x1

@@ -106,6 +106,8 @@ var mirroredConsts = map[string]int64{
 	"VK_PIPELINE_BIND_POINT_COMPUTE":                                 pipelineBindPointCompute,
 	"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER":                              descriptorTypeStorageBuffer,
 	"VK_SHADER_STAGE_COMPUTE_BIT":                                    shaderStageCompute,
+	"VK_SUBGROUP_FEATURE_BASIC_BIT":                                  subgroupFeatureBasic,
+	"VK_SUBGROUP_FEATURE_ARITHMETIC_BIT":                             subgroupFeatureArithmetic,
 	"VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT":                commandPoolCreateResetCommandBuffer,
 	"VK_COMMAND_BUFFER_LEVEL_PRIMARY":                                commandBufferLevelPrimary,
 	"VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT":                    commandBufferUsageOneTimeSubmit,

@@ -22,6 +22,18 @@ type Kernel struct {
 
 	// Spec are specialisation constants 3, 4, ... (a zero keeps the shader's default).
 	Spec [maxSpec]uint32
+
+	// Op names the kernel in profiles when Shader is one of its variants (empty: Shader), so
+	// that a kernel's time reads the same whichever variant the device runs.
+	Op string
+}
+
+// profileName is the name k's time is recorded under.
+func (k Kernel) profileName() string {
+	if k.Op != "" {
+		return k.Op
+	}
+	return k.Shader
 }
 
 // maxSpec bounds the specialisation constants a kernel sets beyond its workgroup size; a fixed

@@ -291,7 +291,7 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 	if r.profiling {
 		d.rcall(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageBottomOfPipe, uintptr(r.queryPool), uintptr(r.queries+1))
 		r.queries += 2
-		r.names = append(r.names, k.Shader)
+		r.names = append(r.names, k.profileName())
 		r.costs = append(r.costs, r.nextCost)
 	}
 	r.nextCost = [2]float64{}

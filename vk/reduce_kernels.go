@@ -1,0 +1,39 @@
+package vk
+
+import "os"
+
+// noSubgroupEnv names the environment variable that, set to 1, keeps every reduction kernel on
+// its shared-memory variant even where the device has subgroup arithmetic.
+const noSubgroupEnv = "VKGRAD_NO_SUBGROUP"
+
+// subgroupVariants maps each kernel that reduces through a shared-memory tree (shaders/X.comp)
+// to its variant that reduces with subgroup arithmetic (shaders/X_sg.comp). Both are
+// deterministic; within one subgroup the subgroup variant needs no barrier at all.
+var subgroupVariants = map[string]string{
+	"sum":        "sum_sg",
+	"sumsquares": "sumsquares_sg",
+}
+
+// subgroupArithmetic reports whether compute shaders may use basic and arithmetic subgroup
+// operations.
+func subgroupArithmetic(p *physicalDeviceSubgroupProperties) bool {
+	const ops = subgroupFeatureBasic | subgroupFeatureArithmetic
+	return p.SupportedStages&shaderStageCompute != 0 && p.SupportedOperations&ops == ops
+}
+
+// subgroupReductions reports whether the reduction kernels run their subgroup variants on the
+// device: when it has subgroup arithmetic and VKGRAD_NO_SUBGROUP is not 1.
+func subgroupReductions(info DeviceInfo) bool {
+	return info.SubgroupArithmetic && os.Getenv(noSubgroupEnv) != "1"
+}
+
+// reduceKernel is k in the variant the backend's reductions use, profiled under k's own name.
+// It allocates nothing: the variant's name is a constant of the table.
+func (b *Backend) reduceKernel(k Kernel) Kernel {
+	if b.subgroupReduce {
+		if sg, ok := subgroupVariants[k.Shader]; ok {
+			k.Op, k.Shader = k.Shader, sg
+		}
+	}
+	return k
+}
