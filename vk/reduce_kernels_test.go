@@ -68,3 +68,17 @@ func TestReduceKernelVariant(t *testing.T) {
 		t.Errorf("add runs as %s", got)
 	}
 }
+
+// TestNNParitySharedReductions runs every parity case of the fused ops and of the sums with
+// the reductions forced onto their shared-memory variants, the path of devices without
+// subgroup arithmetic (TestNNParityWithCPU runs the variants the device picks).
+func TestNNParitySharedReductions(t *testing.T) {
+	t.Setenv(noSubgroupEnv, "1")
+	b := NewBackendOn(device(t))
+	defer b.Close()
+	if b.subgroupReduce {
+		t.Fatalf("%s=1 leaves the subgroup variants on", noSubgroupEnv)
+	}
+	t.Run("NN", func(t *testing.T) { runNNCases(t, append(nnCases(), llamaCases()...)) })
+	t.Run("Sums", TestParityWithCPU)
+}
