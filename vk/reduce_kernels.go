@@ -10,11 +10,15 @@ const noSubgroupEnv = "VKGRAD_NO_SUBGROUP"
 // to its variant that reduces with subgroup arithmetic (shaders/X_sg.comp). Both are
 // deterministic; within one subgroup the subgroup variant needs no barrier at all.
 var subgroupVariants = map[string]string{
-	"crossentropy_forward": "crossentropy_forward_sg",
-	"layernorm_forward":    "layernorm_forward_sg",
-	"rmsnorm_forward":      "rmsnorm_forward_sg",
-	"sum":                  "sum_sg",
-	"sumsquares":           "sumsquares_sg",
+	"crossentropy_forward":       "crossentropy_forward_sg",
+	"layernorm_backward":         "layernorm_backward_sg",
+	"layernorm_forward":          "layernorm_forward_sg",
+	"logsoftmax_gather":          "logsoftmax_gather_sg",
+	"logsoftmax_gather_backward": "logsoftmax_gather_backward_sg",
+	"rmsnorm_backward":           "rmsnorm_backward_sg",
+	"rmsnorm_forward":            "rmsnorm_forward_sg",
+	"sum":                        "sum_sg",
+	"sumsquares":                 "sumsquares_sg",
 }
 
 // subgroupArithmetic reports whether compute shaders may use basic and arithmetic subgroup
