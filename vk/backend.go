@@ -26,7 +26,8 @@ type Backend struct {
 	maxGroups uint32 // cap on workgroups per dispatch; kernels loop with a grid stride
 	maxChunk  int    // elements per dispatch, bounded by maxStorageBufferRange
 
-	subgroupReduce bool // reductions run their subgroup variants (reduceKernel)
+	subgroupReduce bool   // reductions run their subgroup variants (reduceKernel)
+	subgroupSize   uint32 // the subgroup size they require, 0 for the driver's choice
 }
 
 var _ tensor.Backend = (*Backend)(nil)
@@ -63,6 +64,7 @@ func NewBackendOn(d *Device) *Backend {
 		maxGroups:      min(d.Info.MaxComputeWorkGroupCount[0], maxGroups1D),
 		maxChunk:       d.MaxWindowElems(),
 		subgroupReduce: subgroupReductions(d.Info),
+		subgroupSize:   pinnedSubgroupSize(d.Info, wg),
 	}
 }
 

@@ -61,6 +61,11 @@ type DeviceInfo struct {
 	// operations (VkPhysicalDeviceSubgroupProperties), which the reduction kernels' subgroup
 	// variants need.
 	SubgroupArithmetic bool
+	// MinSubgroupSize and MaxSubgroupSize bound the subgroup size a compute pipeline may
+	// require, and MaxComputeWorkgroupSubgroups the subgroups of its workgroup (Vulkan 1.3 or
+	// VK_EXT_subgroup_size_control); zeros when the device cannot fix compute subgroup sizes.
+	MinSubgroupSize, MaxSubgroupSize uint32
+	MaxComputeWorkgroupSubgroups     uint32
 
 	// MaxMemoryAllocationSize bounds one VkDeviceMemory allocation (Vulkan 1.1), MaxBufferSize
 	// one VkBuffer (1.3 or VK_KHR_maintenance4; 0 when the device does not say). Drivers differ
@@ -269,6 +274,12 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	if hasV12 || exts["VK_KHR_shader_float16_int8"] {
 		feats.PNext = unsafe.Pointer(fp16)
 	}
+	sizeProps := &physicalDeviceSubgroupSizeControlProperties{SType: stPhysicalDeviceSubgroupSizeControlProperties}
+	sizeFeats := &physicalDeviceSubgroupSizeControlFeatures{SType: stPhysicalDeviceSubgroupSizeControlFeatures}
+	if subgroupSizeControlCore(base.ApiVersion, i.version) || exts["VK_EXT_subgroup_size_control"] {
+		sizeProps.PNext, props.PNext = props.PNext, unsafe.Pointer(sizeProps)
+		sizeFeats.PNext, feats.PNext = feats.PNext, unsafe.Pointer(sizeFeats)
+	}
 	if base.ApiVersion >= apiVersion(1, 1, 0) {
 		callPtr(i.fn.GetPhysicalDeviceProperties2, pd, uintptr(unsafe.Pointer(props)))
 		callPtr(i.fn.GetPhysicalDeviceFeatures2, pd, uintptr(unsafe.Pointer(feats)))
@@ -288,6 +299,10 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.pipelineCacheUUID = p.PipelineCacheUUID
 	d.SubgroupSize = subgroup.SubgroupSize
 	d.SubgroupArithmetic = subgroupArithmetic(subgroup)
+	if sizeFeats.SubgroupSizeControl != 0 && sizeProps.RequiredSubgroupSizeStages&shaderStageCompute != 0 {
+		d.MinSubgroupSize, d.MaxSubgroupSize = sizeProps.MinSubgroupSize, sizeProps.MaxSubgroupSize
+		d.MaxComputeWorkgroupSubgroups = sizeProps.MaxComputeWorkgroupSubgroups
+	}
 	d.ComputeUnits = max(nvSMs.ShaderSMCount, amdCores.ShaderEngineCount*amdCores.ShaderArraysPerEngineCount*amdCores.ComputeUnitsPerShaderArray)
 	d.MaxMemoryAllocationSize, d.MaxBufferSize = maint3.MaxMemoryAllocationSize, maint4.MaxBufferSize
 	d.Float16 = fp16.ShaderFloat16 != 0

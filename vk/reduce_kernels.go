@@ -28,18 +28,39 @@ func subgroupArithmetic(p *physicalDeviceSubgroupProperties) bool {
 	return p.SupportedStages&shaderStageCompute != 0 && p.SupportedOperations&ops == ops
 }
 
+// subgroupSizeControlCore reports whether subgroup size control is core (Vulkan 1.3) for a
+// device of version api under an instance of version inst, rather than an extension.
+func subgroupSizeControlCore(api, inst uint32) bool {
+	return api >= apiVersion(1, 3, 0) && inst >= apiVersion(1, 3, 0)
+}
+
 // subgroupReductions reports whether the reduction kernels run their subgroup variants on the
 // device: when it has subgroup arithmetic and VKGRAD_NO_SUBGROUP is not 1.
 func subgroupReductions(info DeviceInfo) bool {
 	return info.SubgroupArithmetic && os.Getenv(noSubgroupEnv) != "1"
 }
 
-// reduceKernel is k in the variant the backend's reductions use, profiled under k's own name.
-// It allocates nothing: the variant's name is a constant of the table.
+// pinnedSubgroupSize is the subgroup size the subgroup variants require of the driver: the
+// device's default size where a pipeline may require it for workgroups of up to wg
+// invocations, else 0 (the driver's choice). A driver free to pick a size per pipeline could
+// give a forward kernel and the backward that recomputes its sums different orders of
+// additions, and so different bits; a fixed size also keeps a row kernel's workgroup (rowWG)
+// one subgroup.
+func pinnedSubgroupSize(info DeviceInfo, wg uint32) uint32 {
+	s := info.SubgroupSize
+	if s == 0 || s < info.MinSubgroupSize || s > info.MaxSubgroupSize || uint64(wg) > uint64(s)*uint64(info.MaxComputeWorkgroupSubgroups) {
+		return 0
+	}
+	return s
+}
+
+// reduceKernel is k in the variant the backend's reductions use, profiled under k's own name;
+// its workgroup may have up to wg invocations. It allocates nothing: the variant's name is a
+// constant of the table.
 func (b *Backend) reduceKernel(k Kernel) Kernel {
 	if b.subgroupReduce {
 		if sg, ok := subgroupVariants[k.Shader]; ok {
-			k.Op, k.Shader = k.Shader, sg
+			k.Op, k.Shader, k.SubgroupSize = k.Shader, sg, b.subgroupSize
 		}
 	}
 	return k

@@ -28,14 +28,38 @@ func TestSubgroupArithmeticNeedsComputeAndArithmetic(t *testing.T) {
 	}
 }
 
+// TestPinnedSubgroupSize checks when the subgroup variants fix their subgroup size: to the
+// device's default, where it may be required and the widest workgroup fits in the subgroups
+// a workgroup may have.
+func TestPinnedSubgroupSize(t *testing.T) {
+	for _, c := range []struct {
+		size, lo, hi, most, wg uint32
+		want                   uint32
+	}{
+		{8, 8, 8, 32, 256, 8},     // lavapipe
+		{32, 8, 32, 64, 256, 32},  // an Intel-like range
+		{64, 32, 64, 16, 256, 64}, // wave64 by default
+		{32, 0, 0, 0, 256, 0},     // no subgroup size control
+		{8, 8, 8, 16, 256, 0},     // 256 invocations need 32 subgroups of 8
+		{16, 32, 64, 16, 256, 0},  // the default outside the range
+		{0, 8, 8, 32, 256, 0},     // no subgroup size reported
+	} {
+		info := DeviceInfo{SubgroupSize: c.size, MinSubgroupSize: c.lo, MaxSubgroupSize: c.hi, MaxComputeWorkgroupSubgroups: c.most}
+		if got := pinnedSubgroupSize(info, c.wg); got != c.want {
+			t.Errorf("default %d, sizes %d..%d, %d subgroups, workgroup %d: pinned %d, want %d", c.size, c.lo, c.hi, c.most, c.wg, got, c.want)
+		}
+	}
+}
+
 // TestReduceKernelVariant checks that reductions run their subgroup variants where the device
 // has subgroup arithmetic (lavapipe has), that VKGRAD_NO_SUBGROUP=1 keeps them on shared
 // memory, that kernels without a reduction keep their shader, and that every variant in the
-// table is embedded. Profiles name the kernel, whichever variant runs.
+// table is embedded. Profiles name the kernel, whichever variant runs, and the subgroup
+// variants require the device's subgroup size where it can be required.
 func TestReduceKernelVariant(t *testing.T) {
 	d := device(t)
-	if strings.Contains(d.Info.DriverName+d.Info.Name, "llvmpipe") && !d.Info.SubgroupArithmetic {
-		t.Errorf("%s reports no subgroup arithmetic in compute shaders", d.Info.Name)
+	if strings.Contains(d.Info.DriverName+d.Info.Name, "llvmpipe") && (!d.Info.SubgroupArithmetic || d.Info.MaxSubgroupSize == 0) {
+		t.Errorf("%s reports no subgroup arithmetic or no subgroup size control in compute shaders (%+v)", d.Info.Name, d.Info)
 	}
 	t.Setenv(noSubgroupEnv, "")
 	b := NewBackendOn(d)
@@ -52,11 +76,18 @@ func TestReduceKernelVariant(t *testing.T) {
 		if got := b.reduceKernel(k); got.Shader != want || got.profileName() != shared {
 			t.Errorf("%s runs as %s (profiled as %s) on %s, want %s", shared, got.Shader, got.profileName(), d.Info.Name, want)
 		}
+		wantSize := uint32(0)
+		if d.Info.SubgroupArithmetic && d.Info.MaxSubgroupSize > 0 {
+			wantSize = d.Info.SubgroupSize
+		}
+		if got := b.reduceKernel(k).SubgroupSize; got != wantSize {
+			t.Errorf("%s requires subgroups of %d, want %d", shared, got, wantSize)
+		}
 		if got := b.rowKernel(k); got.Shader != want || got.Local != [3]uint32{b.rowWG, 1, 1} {
 			t.Errorf("row kernel %s runs as %s with workgroup %v, want %s with %d", shared, got.Shader, got.Local, want, b.rowWG)
 		}
-		if got := forced.reduceKernel(k).Shader; got != shared {
-			t.Errorf("with %s=1, %s runs as %s", noSubgroupEnv, shared, got)
+		if got := forced.reduceKernel(k); got.Shader != shared || got.SubgroupSize != 0 {
+			t.Errorf("with %s=1, %s runs as %s in subgroups of %d", noSubgroupEnv, shared, got.Shader, got.SubgroupSize)
 		}
 		for _, name := range []string{shared, sg} {
 			if _, err := shaders.Lookup(name); err != nil {
