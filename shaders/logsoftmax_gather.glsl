@@ -1,8 +1,8 @@
 // logsoftmax_gather: one workgroup per row of Vp logits; with z = (logits[:V] - max) / T,
 // S = sum exp(z), A = sum exp(z) z: logp[row] = z[target] - log S and, when has_ent,
 // entropy[row] = log S - A/S. Subtracting the max before scaling keeps z exact to a rounding.
-// logsoftmax_gather_backward recomputes S and A with the same code (logsoftmax_row.glsl),
-// hence the same bits.
+// The max, S and A come from one pass over the row (logsoftmax_row.glsl);
+// logsoftmax_gather_backward recomputes them with the same code, hence the same bits.
 // has_cut truncates the row to the kept set {v : logits[v] >= cut[row]} plus the target (a
 // top-k/top-p sampler's set, replayed): the max, S and A run over kept columns only, so the
 // others have probability exactly 0 and add nothing to the entropy.

@@ -42,6 +42,9 @@ func BenchmarkReductions(b *testing.B) {
 		{"RMSNormForward", func() { be.RMSNormForward(out, rstd, x, w, N, C, 1e-5) }},
 		{"CrossEntropyForward", func() { be.CrossEntropyForward(losses, probs, logits, targets, N, V, Vp) }},
 		{"LogSoftmaxGather", func() { be.LogSoftmaxGather(losses, mean, logits, targets, nil, N, V, Vp, 1) }},
+		{"LogSoftmaxGatherBackward", func() {
+			be.LogSoftmaxGatherBackward(probs, logits, targets, nil, losses, mean, N, V, Vp, 1)
+		}},
 		{"SumSquares", func() { be.SumSquares(sum, params) }},
 	}
 	for _, op := range ops {
