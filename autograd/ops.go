@@ -147,6 +147,14 @@ func CrossEntropy(t *Tape, losses *Var, probs *tensor.Tensor, logits *Var, targe
 	}
 }
 
+// CrossEntropyFused is CrossEntropy for a loss whose gradient is dloss on every row (a mean,
+// known before the backward): the forward writes logits' gradient at once (written, not
+// added) and keeps no probabilities, so nothing is recorded. The caller must leave
+// logits.Grad alone until the backward (llm.c's fused classifier).
+func CrossEntropyFused(losses, logits *Var, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
+	backendOf(losses).CrossEntropyFused(losses.Value, logits.Grad, logits.Value, targets, N, V, Vp, dloss)
+}
+
 func crossEntropyBackward(n *node) {
 	losses, logits := n.vars[0], n.vars[1]
 	if losses.Grad != nil && logits.Grad != nil {

@@ -5,9 +5,13 @@
 // sum whenever the max grows; the lanes' sums are then rescaled to the row's max and added
 // (reduce.glsl). A second pass writes the probabilities. The order of operations is fixed, so
 // results are repeatable.
+//
+// With FUSED (llm.c's fused classifier) the second pass writes the loss gradient instead,
+// (probs - [v == target]) * dloss, the same bits as crossentropy_backward adds to zeroed
+// dlogits, and no probabilities are kept.
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) writeonly buffer Losses { float losses[]; };
-layout(set = 0, binding = 1) writeonly buffer Probs { float probs[]; };
+layout(set = 0, binding = 1) writeonly buffer Probs { float probs[]; }; // dlogits when FUSED
 layout(set = 0, binding = 2) readonly buffer Logits { float logits[]; };
 layout(set = 0, binding = 3) readonly buffer Targets { int targets[]; };
 layout(push_constant) uniform Params {
@@ -18,6 +22,9 @@ layout(push_constant) uniform Params {
     uint off_probs;
     uint off_logits;
     uint off_tg;
+#ifdef FUSED
+    float dloss;
+#endif
 } p;
 
 #include "reduce.glsl"
@@ -44,10 +51,19 @@ void main() {
         uint ix = uint(targets[p.off_tg + row]);
         for (uint v = l; v < p.V; v += W) {
             float pv = exp(logits[l0 + v] - rowMax) / sum;
+#ifdef FUSED
+            float g = pv;
+            if (v == ix) {
+                losses[p.off_losses + row] = -log(pv);
+                g -= 1.0;
+            }
+            probs[p0 + v] = g * p.dloss;
+#else
             probs[p0 + v] = pv;
             if (v == ix) {
                 losses[p.off_losses + row] = -log(pv);
             }
+#endif
         }
         for (uint v = p.V + l; v < p.Vp; v += W) {
             probs[p0 + v] = 0.0;

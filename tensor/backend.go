@@ -99,6 +99,12 @@ type Backend interface {
 	// CrossEntropyBackward accumulates dlogits[i,v] += (probs[i,v] - [v==targets[i]]) * dlosses[i]
 	// for v < V; padded columns are untouched.
 	CrossEntropyBackward(dlogits, probs, targets, dlosses *Tensor, N, V, Vp int)
+	// CrossEntropyFused is the forward and the backward at once for a loss whose gradient is
+	// dloss on every row (a mean): losses as CrossEntropyForward computes them, and
+	// dlogits[i,v] = (p[i,v] - [v==targets[i]]) * dloss for v < V, 0 in padded columns
+	// (written, not added). No probabilities are kept; the bits are those of the forward and
+	// a backward into zeroed dlogits.
+	CrossEntropyFused(losses, dlogits, logits, targets *Tensor, N, V, Vp int, dloss float32)
 
 	// LogSoftmaxGather computes, for each of N rows of Vp logits and z = logits[:V]/temperature
 	// (temperature positive and finite),

@@ -27,6 +27,7 @@ var (
 	kEncoderWpe        = Kernel{Shader: "encoder_backward_wpe", Bindings: 2, Push: 4}
 	kCrossEntropyFwd   = Kernel{Shader: "crossentropy_forward", Bindings: 4, Push: 7}
 	kCrossEntropyBwd   = Kernel{Shader: "crossentropy_backward", Bindings: 4, Push: 7}
+	kCrossEntropyFused = Kernel{Shader: "crossentropy_fused", Bindings: 4, Push: 8}
 	kLogSoftmaxGather  = Kernel{Shader: "logsoftmax_gather", Bindings: 5, Push: 11}
 	kLogSoftmaxBwd     = Kernel{Shader: "logsoftmax_gather_backward", Bindings: 6, Push: 12}
 	kDropout           = Kernel{Shader: "dropout", Bindings: 3, Push: 8}
@@ -209,6 +210,23 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
+	})
+}
+
+// CrossEntropyFused computes each row's loss and writes its gradient for a loss gradient of
+// dloss into dlogits, one workgroup per row and no probabilities in memory.
+func (b *Backend) CrossEntropyFused(losses, dlogits, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
+	b.dev.Cost(5*float64(N*V), 4*2*float64(N*Vp))
+	const op = "CrossEntropyFused"
+	nnDims(op, N)
+	checkVocab(op, V, Vp)
+	ls, ds := nnF32(b, op, "losses", losses, N), nnF32(b, op, "dlogits", dlogits, N*Vp)
+	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
+	b.nnRun(b.rowKernel(kCrossEntropyFused), op, N, []nnArg{
+		nnRows(ls, losses, 1, N, true), nnRows(ds, dlogits, Vp, N*Vp, true),
+		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3], math.Float32bits(dloss)}
 	})
 }
 

@@ -11,6 +11,7 @@ const noSubgroupEnv = "VKGRAD_NO_SUBGROUP"
 // deterministic; within one subgroup the subgroup variant needs no barrier at all.
 var subgroupVariants = map[string]string{
 	"crossentropy_forward":       "crossentropy_forward_sg",
+	"crossentropy_fused":         "crossentropy_fused_sg",
 	"layernorm_backward":         "layernorm_backward_sg",
 	"layernorm_forward":          "layernorm_forward_sg",
 	"logsoftmax_gather":          "logsoftmax_gather_sg",

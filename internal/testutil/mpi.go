@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -48,8 +49,22 @@ func (l Launcher) Command(np int, env []string, program string, args ...string) 
 	a := append(append(append([]string{}, l.cmd[1:]...), fmt.Sprint(np), program), args...)
 	cmd := exec.Command(l.cmd[0], a...)
 	cmd.Env = append(append(os.Environ(), l.env...), env...)
+	if l.Name == "openmpi" {
+		cmd.Env = append(cmd.Env, "OMPI_MCA_orte_tmpdir_base="+sessionBase())
+	}
 	return cmd
 }
+
+// sessionBase is where this test process's Open MPI jobs keep their session directories. Test
+// packages run in parallel, and jobs of several processes creating their session directories
+// under one base at once can collide ("mkdir ... File exists").
+var sessionBase = sync.OnceValue(func() string {
+	d, err := os.MkdirTemp("", "vkgrad-ompi-")
+	if err != nil {
+		return os.TempDir()
+	}
+	return d
+})
 
 // RankEnv is set, in a job RunRanks starts, to the directory where each rank writes its result
 // (WriteRankResult).

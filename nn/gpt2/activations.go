@@ -116,7 +116,9 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 func (acts *activations) layoutHead(cfg Config, l *actLayout) {
 	BT, Vp, g := acts.B*acts.T, cfg.PaddedVocabSize, acts.withGrad
 	acts.logits = l.v(g, BT, Vp)
-	acts.probs = l.t(BT, Vp)
+	if !g { // with gradients the loss is fused with its backward, which keeps no probabilities
+		acts.probs = l.t(BT, Vp)
+	}
 	acts.losses = l.v(g, BT)
 	acts.logp = l.v(g, BT)
 	acts.entropy = l.v(g, BT)

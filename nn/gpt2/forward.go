@@ -161,10 +161,19 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 		return err
 	}
 	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
-	autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, Vp)
+	if a.withGrad {
+		// The gradient of the mean loss, which Backward propagates, is 1/(B·T) on every row:
+		// known now, so the loss and its gradient take one pass and no probabilities.
+		autograd.CrossEntropyFused(a.losses, a.logits, a.targets, B*T, V, Vp, meanGrad(B, T))
+	} else {
+		autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, Vp)
+	}
 	a.lossRecorded = tp.Recording()
 	return nil
 }
+
+// meanGrad is the gradient of the mean of B·T per-token losses with respect to each.
+func meanGrad(B, T int) float32 { return 1 / float32(B*T) }
 
 // Losses returns the per-token losses (B*T) of the last ForwardCrossEntropy, on the device.
 func (m *Model) Losses() *tensor.Tensor { return m.acts.losses.Value }
@@ -193,12 +202,16 @@ func (m *Model) MeanLoss() (float32, error) {
 // TokenLosses returns the per-token losses of the last ForwardLoss (host copy, reused).
 func (m *Model) TokenLosses() []float32 { return m.acts.hostLosses }
 
-// ZeroActGrads clears the activation gradients; call it before seeding output gradients.
+// ZeroActGrads clears the activation gradients; call it before seeding output gradients. The
+// logits' gradient is left alone: the fused loss has already written it.
 func (m *Model) ZeroActGrads() {
-	if m.acts != nil && m.acts.grads != nil {
-		m.acts.grads.fill(m.Backend, 0)
-		if m.acts.headBound() && m.acts.headGrads != nil {
-			m.acts.headGrads.fill(m.Backend, 0)
+	a := m.acts
+	if a != nil && a.grads != nil {
+		a.grads.fill(m.Backend, 0)
+		if a.headBound() && a.headGrads != nil {
+			for _, v := range []*autograd.Var{a.losses, a.logp, a.entropy} {
+				m.Backend.Fill(v.Grad, 0)
+			}
 		}
 	}
 }
@@ -219,7 +232,7 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 	m.acts.lossRecorded = false
 	m.ZeroActGrads()
 	a := m.acts
-	m.Backend.Fill(a.losses.Grad, 1/float32(a.B*a.T))
+	m.Backend.Fill(a.losses.Grad, meanGrad(a.B, a.T))
 	tp.Backward()
 	return nil
 }

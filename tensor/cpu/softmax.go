@@ -8,7 +8,8 @@ import (
 )
 
 type xentJob struct {
-	backward        bool
+	backward, fused bool
+	dloss           float32 // fused: every row's loss gradient
 	N, V, Vp, rows  int
 	losses, probs   []float32
 	logits, dlogits []float32
@@ -40,6 +41,13 @@ func (j *xentJob) run(_, c int) {
 		divScalar(p, sum)
 		clear(probs[V:])
 		j.losses[r] = -logf(p[ix])
+		if j.fused { // the backward into zeroed dlogits, in place: 0 + g*dl is g*dl
+			t := p[ix]
+			for i := range p {
+				p[i] *= j.dloss
+			}
+			p[ix] = (t - 1) * j.dloss
+		}
 	}
 }
 
@@ -67,6 +75,21 @@ func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Ten
 	checkTargets(op, tg, V)
 	b.xent = xentJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * Vp), targets: tg,
 		losses: f32(op, "losses", losses, N), probs: f32(op, "probs", probs, N*Vp), logits: f32(op, "logits", logits, N*Vp)}
+	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
+	b.xent = xentJob{}
+}
+
+// CrossEntropyFused implements tensor.Backend: the forward writes its probabilities into
+// dlogits, and each row is turned into its gradient in place while it is in cache.
+func (b *Backend) CrossEntropyFused(losses, dlogits, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
+	defer b.unlock(b.lock("CrossEntropyFused"))
+	const op = "CrossEntropyFused"
+	dims(op, N)
+	checkVocab(op, V, Vp)
+	tg := i32(op, "targets", targets, N)
+	checkTargets(op, tg, V)
+	b.xent = xentJob{fused: true, dloss: dloss, N: N, V: V, Vp: Vp, rows: rowsPer(3 * Vp), targets: tg,
+		losses: f32(op, "losses", losses, N), probs: f32(op, "dlogits", dlogits, N*Vp), logits: f32(op, "logits", logits, N*Vp)}
 	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
 	b.xent = xentJob{}
 }

@@ -1,0 +1,80 @@
+package vk_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// On each backend the fused cross-entropy gives the bits of its forward followed by its
+// backward into zeroed dlogits with every row's loss gradient dloss, padded columns 0.
+func TestCrossEntropyFusedIsForwardThenBackward(t *testing.T) {
+	backends := map[string]func(*testing.T) tensor.Backend{
+		"cpu":    func(*testing.T) tensor.Backend { return cpu.New() },
+		"vulkan": func(t *testing.T) tensor.Backend { return testutil.Vulkan(t) },
+	}
+	const N, V, Vp = 7, 1000, 1024
+	dloss := float32(1) / float32(N)
+	r := rand.New(rand.NewPCG(5, 6))
+	logits, targets := make([]float32, N*Vp), make([]int32, N)
+	for i := range logits {
+		logits[i] = 4 * (r.Float32() - 0.5)
+	}
+	for i := range targets {
+		targets[i] = int32(r.IntN(V))
+	}
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			be := open(t)
+			up := func(v []float32) *tensor.Tensor {
+				x, err := tensor.FromSlice(be, v, len(v))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x
+			}
+			lg, tg := up(logits), mustInt32(t, be, targets)
+			losses1, probs, d1, dl := up(make([]float32, N)), up(make([]float32, N*Vp)), up(make([]float32, N*Vp)), up(make([]float32, N))
+			be.Fill(dl, dloss)
+			be.CrossEntropyForward(losses1, probs, lg, tg, N, V, Vp)
+			be.CrossEntropyBackward(d1, probs, tg, dl, N, V, Vp)
+			junk := make([]float32, N*Vp)
+			for i := range junk {
+				junk[i] = 9
+			}
+			losses2, d2 := up(make([]float32, N)), up(junk)
+			be.CrossEntropyFused(losses2, d2, lg, tg, N, V, Vp, dloss)
+			for _, c := range []struct {
+				name      string
+				want, got *tensor.Tensor
+			}{{"losses", losses1, losses2}, {"dlogits", d1, d2}} {
+				w, err := tensor.ToHost(c.want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := tensor.ToHost(c.got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range w {
+					if math.Float32bits(w[i]) != math.Float32bits(g[i]) {
+						t.Fatalf("%s[%d]: fused %v, forward and backward %v", c.name, i, g[i], w[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+func mustInt32(t *testing.T, be tensor.Backend, v []int32) *tensor.Tensor {
+	t.Helper()
+	x, err := tensor.FromInt32(be, v, len(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
