@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -67,14 +65,6 @@ type resumeSpec struct {
 // loop (--eval-every, --save-every, --stop-at, --run-dir) are not settings of the run and may
 // always be given.
 var resumeMayChange = []string{"steps"}
-
-// interruptSignals end a run with a checkpoint: Ctrl-C and SIGTERM (what schedulers and
-// container runtimes send before killing a job).
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
-
-// afterStepHook, when set (by tests), runs after each training step with the run's interrupt
-// context.
-var afterStepHook func(ctx context.Context, step int)
 
 // loadResume reads the run to continue: its checkpoint and config.json, whose settings replace
 // the task flags, --init and the command's config (through spec). A flag given on the command
@@ -251,11 +241,6 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 		return path, err
 	}
 	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint
-}
-
-// interruptContext is cancelled by Ctrl-C or SIGTERM.
-func interruptContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), interruptSignals...)
 }
 
 // pause saves and reports when the run must stop before taking step+1: --stop-at reached, or
