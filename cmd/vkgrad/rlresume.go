@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -241,48 +239,4 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 		return path, err
 	}
 	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint
-}
-
-// pause saves and reports when the run must stop before taking step+1: --stop-at reached, or
-// an interrupt arrived (which makes the command fail, so scripts see it did not finish).
-func (r *rlRun) pause(ctx context.Context, command string, step, steps int, tr checkpointer, rs *runState, bar *progress.Bar) (stop bool, err error) {
-	atStop := r.opts.StopAt > 0 && step >= r.opts.StopAt
-	// Every rank leaves at the same step: one that left alone would leave the others waiting.
-	interrupted, err := r.cluster.anyStop(ctx.Err() != nil)
-	if err != nil {
-		return true, err
-	}
-	if !atStop && !interrupted {
-		return false, nil
-	}
-	bar.Clear()
-	path, err := r.save(tr, rs)
-	if atStop {
-		if err != nil {
-			return true, err
-		}
-		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad %s --resume %s\n", step, steps, path, command, r.runDir)
-		return true, nil
-	}
-	if err != nil {
-		return true, fmt.Errorf("interrupted, and saving failed: %w", err)
-	}
-	return true, fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", step, steps, path, command, r.runDir)
-}
-
-// afterStep saves every --save-every steps (not at the last step, which the end saves) and runs
-// the test hook.
-func (r *rlRun) afterStep(ctx context.Context, step, steps int, tr checkpointer, rs *runState) error {
-	if err := r.metricsOut.Err(); err != nil {
-		return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. Free space, then continue from the last checkpoint with --resume %s", step, err, r.runDir)
-	}
-	if r.opts.SaveEvery > 0 && step%r.opts.SaveEvery == 0 && step < steps {
-		if _, err := r.save(tr, rs); err != nil {
-			return err
-		}
-	}
-	if afterStepHook != nil {
-		afterStepHook(ctx, step)
-	}
-	return nil
 }
