@@ -19,6 +19,10 @@ const (
 	Metrics    = "metrics.jsonl"
 )
 
+// Skipped is the metric of a step that changed nothing (a non-finite loss, say): when it is
+// non-zero, neither evaluation nor a periodic checkpoint follows the step.
+const Skipped = "skipped"
+
 // Options say how Run drives a trainer.
 type Options struct {
 	// Dir, when set, holds the run: Checkpoint (every SaveEvery steps, at the end, at StopAt
@@ -159,7 +163,8 @@ type run struct {
 }
 
 // step takes one step and what follows it: the metrics line, progress, OnStep, and at their
-// cadence evaluation and a checkpoint (the end saves the last step).
+// cadence evaluation and a checkpoint (the end saves the last step; a Skipped step has nothing
+// new to evaluate or save).
 func (r *run) step() (stop bool, err error) {
 	step, m, stop, err := r.t.Step()
 	if err != nil {
@@ -174,7 +179,7 @@ func (r *run) step() (stop bool, err error) {
 			return false, errors.Join(r.save(), err)
 		}
 	}
-	if stop || r.t.Done() {
+	if stop || r.t.Done() || m[Skipped] != 0 {
 		return stop, nil
 	}
 	if every(r.o.EvalEvery, step) {

@@ -206,3 +206,27 @@ func TestInterruptions(t *testing.T) {
 		t.Errorf("cancelled elsewhere after step 2 with a failing save: %v, asked %d times", err, asked)
 	}
 }
+
+// skipper skips (changes nothing at) its even steps.
+type skipper struct{ counter }
+
+func (s *skipper) Step() (int, map[string]float64, bool, error) {
+	step, m, stop, err := s.counter.Step()
+	if step%2 == 0 {
+		m[Skipped] = 1
+	}
+	return step, m, stop, err
+}
+
+// A skipped step is neither evaluated nor saved at its cadence; the end still saves it.
+func TestSkippedStepsAreNotEvaluatedNorSaved(t *testing.T) {
+	var evals []int
+	s := &skipper{counter{last: 6}}
+	o := Options{Dir: t.TempDir(), SaveEvery: 1, EvalEvery: 1, Eval: func(step int) error { evals = append(evals, step); return nil }}
+	if err := Run(context.Background(), s, o); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(evals) != "[1 3 5]" || fmt.Sprint(s.saves) != "[1 3 5 6]" {
+		t.Errorf("evaluated at %v and saved at %v; want [1 3 5] and [1 3 5 6]", evals, s.saves)
+	}
+}

@@ -30,7 +30,7 @@ func (r runner) Step() (int, map[string]float64, bool, error) {
 	m := map[string]float64{"loss": float64(s.Loss), "learning_rate": float64(s.LR), "grad_norm": float64(s.GradNorm),
 		"tokens": float64(s.Tokens), "step_seconds": s.Seconds}
 	if s.Skipped {
-		m["skipped"] = 1
+		m[runloop.Skipped] = 1
 	}
 	return s.Step, m, false, nil
 }
