@@ -69,7 +69,7 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 func (l *tuneLoop) run(ctx context.Context, steps runloop.Trainer) error {
 	err := runloop.Run(ctx, steps, runloop.Options{
 		SaveEvery: l.opts.SaveEvery, StopAt: l.opts.StopAt, EvalEvery: l.opts.EvalEvery, Eval: l.evalDuring,
-		Finish: l.finish, Save: l.saveCheckpoint, AnyCancelled: l.cluster.anyStop,
+		Finish: l.evalAfter, Save: l.saveCheckpoint, AnyCancelled: l.cluster.anyStop,
 		OnStep: func(step int, _ map[string]float64) error {
 			if afterStepHook != nil {
 				afterStepHook(ctx, step)
@@ -103,8 +103,8 @@ func (l *tuneLoop) evalDuring(step int) error {
 	return nil
 }
 
-// finish measures the held-out accuracy after the last step, before the final checkpoint.
-func (l *tuneLoop) finish(step int) error {
+// evalAfter measures the held-out accuracy after the last step, before the final checkpoint.
+func (l *tuneLoop) evalAfter(step int) error {
 	l.bar.Clear()
 	after, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp)
 	if err != nil {
