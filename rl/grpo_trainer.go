@@ -88,7 +88,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	}
 	var ref *seqOut
 	if t.ref != nil {
-		if ref, err = t.evalAll(sb, t.refm); err != nil {
+		if ref, err = t.evalAll(sb, t.refm, nil, false, nil); err != nil {
 			return nil, fmt.Errorf("reference log-probs: %w", err)
 		}
 	}

@@ -82,9 +82,6 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Train.Spread {
-		return nil, fmt.Errorf("spread: PPO runs in one process (its value head and whitening are not spread over ranks); use GRPO")
-	}
 	needRef := cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive" || cfg.Train.KLMetrics
 	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
 	if err != nil {
@@ -130,15 +127,14 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	temp := cfg.Train.Rollout.Sampling.Temperature
-	old, err := sb.evalNoGrad(t.pol, temp, t.Value, false, nil)
+	old, err := t.evalAll(sb, t.pol, t.Value, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	sampleMismatch(m, ro, old.Logp)
 	ref := old
 	if t.ref != nil {
-		if ref, err = sb.evalNoGrad(t.refm, temp, nil, false, nil); err != nil {
+		if ref, err = t.evalAll(sb, t.refm, nil, false, nil); err != nil {
 			return nil, fmt.Errorf("reference log-probs: %w", err)
 		}
 	}

@@ -93,3 +93,16 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 	}
 	return total, nil
 }
+
+// CheckReplicas returns an error when the ranks' parameters differ (they must stay equal bit
+// for bit); one process always passes.
+func (t *SFTTrainer) CheckReplicas() error {
+	if t.comm == nil {
+		return nil
+	}
+	p, err := paramsToHost(t.Model)
+	if err != nil {
+		return err
+	}
+	return t.comm.CheckSameFloat32s(fmt.Sprintf("parameters after step %d", t.Step), p)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/rl/objective"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // A GRPO step spread over ranks: whole groups are sampled on the rank holding them, each
@@ -19,7 +20,7 @@ import (
 // gradients are added in micro-batch order (dist.Reducer). Nothing depends on the number of
 // ranks, so the parameters are the same bit for bit for any.
 
-// spreadAccum holds the buffers of the ordered gradient sum.
+// spreadAccum holds the buffers of an ordered gradient sum.
 type spreadAccum struct {
 	reducer *dist.Reducer
 	held    [][]float32 // this rank's micro-batches' gradients
@@ -31,9 +32,22 @@ type spreadAccum struct {
 // the same arithmetic in one process, as a trainer built with Spread does. The micro-batches
 // (TrainConfig.MicroBatch rows each) must be at least as many as the ranks.
 func (t *GRPOTrainer) SetComm(c *dist.Comm) error {
-	t.comm, t.spread, t.acc = c, true, nil
-	t.cfg.Spread, t.Config.Train.Spread = true, true
+	t.setComm(c)
+	t.Config.Train.Spread = true
 	return nil
+}
+
+// SetComm is GRPOTrainer.SetComm for PPO: the groups are a prompt's SamplesPerPrompt rows, and
+// the value head's gradients are added in micro-batch order too.
+func (t *PPOTrainer) SetComm(c *dist.Comm) error {
+	t.setComm(c)
+	t.Config.Train.Spread = true
+	return nil
+}
+
+func (c *core) setComm(comm *dist.Comm) {
+	c.comm, c.spread, c.accs = comm, true, nil
+	c.cfg.Spread = true
 }
 
 // rankSize is this process's rank and the number of ranks (0 and 1 without MPI).
@@ -103,28 +117,43 @@ func (c *core) heldMBs(sb *seqBatch) (first, n int, err error) {
 	return first, n, nil
 }
 
-// evalAll evaluates every micro-batch of sb without the tape: spread, each rank its own and
-// every rank receives all outputs.
-func (c *core) evalAll(sb *seqBatch, m *model) (*seqOut, error) {
+// evalAll evaluates every micro-batch of sb without the tape (with vh's values when set, its
+// dropout keyed by seed when train is set): spread, each rank its own and every rank receives
+// all outputs.
+func (c *core) evalAll(sb *seqBatch, m *model, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
 	temp := c.cfg.Rollout.Sampling.Temperature
 	if !c.spread {
-		return sb.evalNoGrad(m, temp, nil, false, nil)
+		return sb.evalNoGrad(m, temp, vh, train, seed)
 	}
 	first, n, err := c.heldMBs(sb)
 	if err != nil {
 		return nil, err
 	}
-	out := newSeqOut(sb.N, sb.W, false)
+	out := newSeqOut(sb.N, sb.W, vh != nil)
 	for b := first; b < first+n; b++ {
-		logp, ent, _, err := forwardMB(m, nil, &sb.mbs[b], temp, nil, nil, false, 0, false)
+		var s uint64
+		if seed != nil {
+			s = seed(b)
+		}
+		logp, ent, values, err := forwardMB(m, nil, &sb.mbs[b], temp, vh, nil, train, s, false)
 		if err != nil {
 			return nil, err
 		}
-		if err := sb.collect(&sb.mbs[b], out, logp, ent, nil); err != nil {
+		if err := sb.collect(&sb.mbs[b], out, logp, ent, values); err != nil {
 			return nil, err
 		}
 	}
 	return out, c.shareOut(sb, out, first, n)
+}
+
+// rowFields are the per-row outputs a rank shares: log-probs, entropies and, when present,
+// values.
+func rowFields(out *seqOut) [][][]float64 {
+	f := [][][]float64{out.Logp, out.Entropy}
+	if out.Values != nil {
+		f = append(f, out.Values)
+	}
+	return f
 }
 
 // shareOut sends the rows of this rank's micro-batches [first, first+n) to every rank and
@@ -133,11 +162,13 @@ func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 	if c.comm == nil {
 		return nil
 	}
+	fields := rowFields(out)
 	var mine []float64
 	for b := first; b < first+n; b++ {
 		for _, i := range sb.mbs[b].rows {
-			mine = append(mine, out.Logp[i]...)
-			mine = append(mine, out.Entropy[i]...)
+			for _, f := range fields {
+				mine = append(mine, f[i]...)
+			}
 		}
 	}
 	parts, err := c.comm.GatherBytes(float64Bytes(mine))
@@ -150,12 +181,13 @@ func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 		f, k := dist.Held(r, len(sb.mbs), size)
 		for b := f; b < f+k; b++ {
 			for _, i := range sb.mbs[b].rows {
-				if len(got) < 2*sb.W {
-					return fmt.Errorf("rank %d sent %d log-probs short", r, 2*sb.W-len(got))
+				for _, field := range fields {
+					if len(got) < sb.W {
+						return fmt.Errorf("rank %d sent too few outputs", r)
+					}
+					copy(field[i], got[:sb.W])
+					got = got[sb.W:]
 				}
-				copy(out.Logp[i], got[:sb.W])
-				copy(out.Entropy[i], got[sb.W:2*sb.W])
-				got = got[2*sb.W:]
 			}
 		}
 	}
@@ -163,13 +195,10 @@ func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 }
 
 // gradientsSpread evaluates the whole batch (spread), computes the loss on it, and
-// back-propagates this rank's micro-batches one at a time; their gradients are added in
-// micro-batch order over all ranks into the policy's gradient.
+// back-propagates this rank's micro-batches one at a time; their gradients (the policy's and
+// the value head's, for what trains) are added in micro-batch order over all ranks.
 func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
-	if spec.vh != nil || !spec.policyGrad {
-		return nil, fmt.Errorf("a value head does not train spread over ranks")
-	}
-	cur, err := c.evalAll(sb, c.pol)
+	cur, err := c.evalAll(sb, c.pol, spec.vh, true, c.dropoutSeed(spec))
 	if err != nil {
 		return nil, err
 	}
@@ -177,34 +206,35 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 	if res.g, err = fn(cur); err != nil || !res.g.Proceed {
 		return res, err
 	}
-	if err := c.ensureSpreadAccum(len(sb.mbs)); err != nil {
+	K := len(sb.mbs)
+	var pol, val *spreadAccum
+	if spec.policyGrad {
+		if pol, err = c.accumFor(c.policy.NumParams(), K); err != nil {
+			return nil, err
+		}
+	}
+	if spec.vh != nil {
+		if val, err = c.accumFor(spec.vh.Params.Len(), K); err != nil {
+			return nil, err
+		}
+	}
+	first, n, err := c.heldMBs(sb)
+	if err != nil {
 		return nil, err
 	}
-	a, m := c.acc, c.pol
-	first, n := a.reducer.Held()
 	check := objective.Zeros(sb.N, sb.W)
 	for b := first; b < first+n; b++ {
-		mb := &sb.mbs[b]
-		m.ZeroGrad()
-		logp, ent, values, err := c.forwardRecorded(sb, b, spec)
-		if err != nil {
-			return nil, err
-		}
-		if res.recomputeMismatch, err = c.countMismatch(sb, mb, logp, cur, check, res.recomputeMismatch); err != nil {
-			return nil, err
-		}
-		if err := c.backwardMB(sb, mb, spec, res.g, logp, ent, values); err != nil {
-			return nil, err
-		}
-		if err := m.Grads().Download(a.held[b-first]); err != nil {
+		if res.recomputeMismatch, err = c.microBatchGradient(sb, b, spec, res, check, pol.slot(b-first), val.slot(b-first)); err != nil {
 			return nil, err
 		}
 	}
-	if err := a.reducer.Sum(a.sum, a.held); err != nil {
+	if err := pol.reduceInto(c.pol.Grads()); err != nil {
 		return nil, err
 	}
-	if err := m.Grads().Upload(a.sum); err != nil {
-		return nil, err
+	if spec.vh != nil {
+		if err := val.reduceInto(spec.vh.Grads); err != nil {
+			return nil, err
+		}
 	}
 	if c.comm != nil {
 		mm := []int64{int64(res.recomputeMismatch)}
@@ -216,23 +246,82 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 	return res, nil
 }
 
-// ensureSpreadAccum prepares the ordered sum of K micro-batches' gradients.
-func (c *core) ensureSpreadAccum(K int) error {
-	if c.acc != nil && c.accK == K {
-		return nil
+// microBatchGradient back-propagates micro-batch b from zeroed gradients and copies them to
+// polDst and valDst (each nil when that part does not train); it returns res's mismatch count
+// with b's added.
+func (c *core) microBatchGradient(sb *seqBatch, b int, spec updateSpec, res *updateResult, check [][]float64, polDst, valDst []float32) (int, error) {
+	mb := &sb.mbs[b]
+	if spec.policyGrad {
+		c.pol.ZeroGrad()
 	}
-	n := c.policy.NumParams()
+	if spec.vh != nil {
+		spec.vh.ZeroGrad()
+	}
+	logp, ent, values, err := c.forwardRecorded(sb, b, spec)
+	if err != nil {
+		return 0, err
+	}
+	mm, err := c.countMismatch(sb, mb, logp, res.cur, check, res.recomputeMismatch)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.backwardMB(sb, mb, spec, res.g, logp, ent, values); err != nil {
+		return 0, err
+	}
+	if polDst != nil {
+		if err := c.pol.Grads().Download(polDst); err != nil {
+			return 0, err
+		}
+	}
+	if valDst != nil {
+		if err := spec.vh.Grads.Download(valDst); err != nil {
+			return 0, err
+		}
+	}
+	return mm, nil
+}
+
+// accumFor returns the buffers of the ordered sum of K micro-batches' gradients of n values,
+// made once per (n, K).
+func (c *core) accumFor(n, K int) (*spreadAccum, error) {
+	key := [2]int{n, K}
+	if a, ok := c.accs[key]; ok {
+		return a, nil
+	}
 	r, err := dist.NewReducer(c.comm, n, K)
 	if err != nil {
-		return fmt.Errorf("%w (lower micro_batch)", err)
+		return nil, fmt.Errorf("%w (lower micro_batch)", err)
 	}
 	_, cnt := r.Held()
 	a := &spreadAccum{reducer: r, sum: make([]float32, n)}
 	for range cnt {
 		a.held = append(a.held, make([]float32, n))
 	}
-	c.acc, c.accK = a, K
-	return nil
+	if c.accs == nil {
+		c.accs = map[[2]int]*spreadAccum{}
+	}
+	c.accs[key] = a
+	return a, nil
+}
+
+// slot is where this rank's k-th micro-batch's gradient goes; nil for a nil accumulator.
+func (a *spreadAccum) slot(k int) []float32 {
+	if a == nil {
+		return nil
+	}
+	return a.held[k]
+}
+
+// reduceInto adds every rank's micro-batch gradients in order into dst (nothing for a nil
+// accumulator).
+func (a *spreadAccum) reduceInto(dst *tensor.Flat) error {
+	if a == nil {
+		return nil
+	}
+	if err := a.reducer.Sum(a.sum, a.held); err != nil {
+		return err
+	}
+	return dst.Upload(a.sum)
 }
 
 func float64Bytes(xs []float64) []byte {
@@ -249,4 +338,17 @@ func bytesFloat64(b []byte) []float64 {
 		xs[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	return xs
+}
+
+// CheckReplicas returns an error when the ranks' policy parameters differ (they must stay
+// equal bit for bit); one process always passes.
+func (c *core) CheckReplicas() error {
+	if c.comm == nil {
+		return nil
+	}
+	p, err := paramsToHost(c.policy)
+	if err != nil {
+		return err
+	}
+	return c.comm.CheckSameFloat32s(fmt.Sprintf("policy parameters after step %d", c.step), p)
 }

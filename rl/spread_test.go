@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/dist"
@@ -18,7 +19,7 @@ const grpoSpreadSteps = 3
 // nil; through TrainConfig.Spread alone when viaConfig is set): 5 groups of 4 over 5 micro-batches of 4 rows, a KL penalty (so the reference is
 // evaluated spread too) and two updates per batch. It returns a hash of the parameters and of
 // every step's metrics, and the last step's report.
-func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepReport) {
+func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepReport, *GRPOTrainer) {
 	t.Helper()
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
@@ -56,7 +57,7 @@ func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepRep
 	for _, v := range params {
 		fmt.Fprintf(h, "%08x", math.Float32bits(v))
 	}
-	return fmt.Sprintf("%016x", h.Sum64()), rep
+	return fmt.Sprintf("%016x", h.Sum64()), rep, tr
 }
 
 // GRPO spread over 1, 2 and 3 ranks of each installed MPI (3 ranks sample 2, 2 and 1 of the 5
@@ -66,8 +67,8 @@ func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
 	if os.Getenv(testutil.RankEnv) != "" {
 		t.Skip("inside an MPI job")
 	}
-	want, rep := grpoSpreadRun(t, nil, false)
-	if got, _ := grpoSpreadRun(t, nil, true); got != want {
+	want, rep, _ := grpoSpreadRun(t, nil, false)
+	if got, _, _ := grpoSpreadRun(t, nil, true); got != want {
 		t.Errorf("a trainer built with Spread: hash %s, after SetComm(nil) %s", got, want)
 	}
 	if rep.Metrics["kl_mean"] == 0 || rep.Metrics["updates_applied"] != 2 || len(rep.Completions) != 20 {
@@ -84,6 +85,84 @@ func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
 	}
 }
 
+// ppoSpreadRun is grpoSpreadRun for PPO: 6 prompts of 2 samples in 2 mini-batches of 3
+// micro-batches of 2 rows, two epochs, value dropout, an adaptive KL controller and a critic
+// warm-up step in which only the value head learns.
+func ppoSpreadRun(t *testing.T, c *dist.Comm) (string, *StepReport) {
+	t.Helper()
+	cfg := DefaultPPOTrainerConfig()
+	cfg.Train = toyTrainConfig()
+	cfg.Train.Steps, cfg.Train.PromptsPerStep, cfg.Train.Mu, cfg.Train.MicroBatch = grpoSpreadSteps, 6, 2, 2
+	cfg.KLControl = KLControlConfig{Kind: "adaptive", InitCoef: 0.1, Target: 0.01, Horizon: 50}
+	cfg.ValueHead.Dropout, cfg.ValueHead.Init, cfg.ValueHead.InitValue = 0.1, "random", 0.05
+	cfg.CriticWarmup, cfg.ValueLR, cfg.SamplesPerPrompt, cfg.MiniBatches = 1, 1e-2, 2, 2
+	p := GPT2(toyModel(t, 5))
+	tr, err := NewPPOTrainer(p, toy, toyPrompts(false), countA(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetComm(c); err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	var rep *StepReport
+	for range grpoSpreadSteps {
+		if rep, err = tr.TrainStep(); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"loss", "vf_loss", "reward_mean", "kl_coef", "grad_norm", "recompute_mismatch", "critic_warmup"} {
+			fmt.Fprintf(h, "%s=%016x;", k, math.Float64bits(rep.Metrics[k]))
+		}
+	}
+	params, err := paramsToHost(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := tr.Value.ParamsToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range append(params, head...) {
+		fmt.Fprintf(h, "%08x", math.Float32bits(v))
+	}
+	return fmt.Sprintf("%016x", h.Sum64()), rep
+}
+
+// PPO spread over 1, 2 and 3 ranks gives every rank the metrics, policy and value head of one
+// process, bit for bit.
+func TestPPOSpreadIsBitwiseEqual(t *testing.T) {
+	if os.Getenv(testutil.RankEnv) != "" {
+		t.Skip("inside an MPI job")
+	}
+	want, rep := ppoSpreadRun(t, nil)
+	if rep.Metrics["kl_coef"] == 0.1 || rep.Metrics["critic_warmup"] != 0 || !(rep.Metrics["vf_loss"] > 0) {
+		t.Fatalf("the run does not exercise the KL controller or the policy's updates: %v", rep.Metrics)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		for _, np := range []int{1, 2, 3} {
+			for r, got := range testutil.RunRanks(t, l, np, "TestPPOSpreadRank") {
+				if got != want {
+					t.Errorf("%s -np %d rank %d: hash %s, one process %s", l.Name, np, r, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPPOSpreadRank is one rank of TestPPOSpreadIsBitwiseEqual's jobs.
+func TestPPOSpreadRank(t *testing.T) {
+	if os.Getenv(testutil.RankEnv) == "" {
+		t.Skip("runs only inside the MPI job of TestPPOSpreadIsBitwiseEqual")
+	}
+	c, err := dist.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, _ := ppoSpreadRun(t, c)
+	testutil.WriteRankResult(t, c.Rank(), got)
+}
+
 // TestGRPOSpreadRank is one rank of TestGRPOSpreadIsBitwiseEqual's jobs.
 func TestGRPOSpreadRank(t *testing.T) {
 	if os.Getenv(testutil.RankEnv) == "" {
@@ -94,7 +173,22 @@ func TestGRPOSpreadRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got, _ := grpoSpreadRun(t, c, false)
+	got, _, tr := grpoSpreadRun(t, c, false)
+	if err := tr.CheckReplicas(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Size() > 1 { // the last rank's policy drifts: every rank hears which
+		if c.Rank() == c.Size()-1 {
+			p, _ := paramsToHost(tr.policy)
+			p[0] += 1e-3
+			if err := setParams(tr.policy, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tr.CheckReplicas(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("ranks [%d]", c.Size()-1)) {
+			t.Errorf("a drifted rank: %v", err)
+		}
+	}
 	testutil.WriteRankResult(t, c.Rank(), got)
 }
 

@@ -174,8 +174,7 @@ type core struct {
 	// process); see GRPOTrainer.SetComm.
 	spread bool
 	comm   *dist.Comm
-	acc    *spreadAccum
-	accK   int
+	accs   map[[2]int]*spreadAccum // by (values, micro-batches)
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {

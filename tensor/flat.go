@@ -37,7 +37,7 @@ func NewFlat(b Backend, pieces []int) (*Flat, error) {
 			return nil, fmt.Errorf("tensor: piece %d has negative size %d", i, p)
 		}
 		if p > limit {
-			return nil, fmt.Errorf("tensor: a piece of %s exceeds the device's largest allocation, %s", floatBytes(p), floatBytes(limit))
+			return nil, &PieceTooLargeError{Index: i, Floats: p, Limit: limit}
 		}
 		if len(sizes) == 0 || used+p > limit {
 			f.starts = append(f.starts, f.n)
@@ -170,6 +170,21 @@ func (f *Flat) Free() {
 	f.parts = nil
 }
 
+// PieceTooLargeError is a piece of a Flat larger than one allocation on its device: callers
+// name the tensor from Index.
+type PieceTooLargeError struct {
+	Index, Floats, Limit int
+}
+
+func (e *PieceTooLargeError) Error() string {
+	return fmt.Sprintf("tensor: piece %d, %s, exceeds the device's largest allocation, %s", e.Index, floatBytes(e.Floats), floatBytes(e.Limit))
+}
+
+// Named is the error with the piece's tensor named.
+func (e *PieceTooLargeError) Named(name string) error {
+	return fmt.Errorf("%s (%s) exceeds the device's largest allocation, %s (maxMemoryAllocationSize)", name, floatBytes(e.Floats), floatBytes(e.Limit))
+}
+
 func floatBytes(n int) string {
 	b := float64(n) * 4
 	switch {
@@ -178,5 +193,8 @@ func floatBytes(n int) string {
 	case b >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", b/(1<<20))
 	}
-	return fmt.Sprintf("%.0f KiB", b/(1<<10))
+	if b >= 1<<10 {
+		return fmt.Sprintf("%.0f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f bytes", b)
 }

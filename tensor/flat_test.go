@@ -63,7 +63,7 @@ func TestFlatPlacesPiecesWhole(t *testing.T) {
 	if err := f.Upload(v[1:]); err == nil {
 		t.Error("an upload of the wrong length was accepted")
 	}
-	if _, err := tensor.NewFlat(be, []int{4, 11}); err == nil || !strings.Contains(err.Error(), "exceeds the device's largest allocation") {
+	if _, err := tensor.NewFlat(be, []int{4, 11}); err == nil || !strings.Contains(err.Error(), "piece 1, 44 bytes, exceeds the device's largest allocation, 40 bytes") {
 		t.Errorf("a piece beyond the cap: %v", err)
 	}
 }

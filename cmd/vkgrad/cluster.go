@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/vk"
 )
 
@@ -96,17 +97,13 @@ func (cl *cluster) describe() string {
 	return fmt.Sprintf("rank %d of %d (local %d of %d) on %s", cl.comm.Rank(), cl.comm.Size(), cl.localRank, cl.localSize, cl.comm.Library())
 }
 
-// joinCluster makes a fine-tuning command one rank of an MPI job when launched under one (sft
-// and grpo: their micro-batches, and grpo's groups, spread over the ranks); rank 0 alone speaks
-// and writes the run's files.
+// joinCluster makes a fine-tuning command one rank of an MPI job when launched under one (their
+// micro-batches, and the RL commands' groups, spread over the ranks); rank 0 alone speaks and
+// writes the run's files.
 func (r *rlRun) joinCluster(command string) error {
 	cl, err := r.common.joinCluster()
 	if err != nil || cl == nil {
 		return err
-	}
-	if command != "sft" && command != "grpo" {
-		cl.close()
-		return fmt.Errorf("%s runs in one process; under MPI, train, sft and grpo spread their work over the ranks", command)
 	}
 	r.cluster = cl
 	if !cl.main() {
@@ -114,4 +111,22 @@ func (r *rlRun) joinCluster(command string) error {
 		stdout = io.Discard
 	}
 	return nil
+}
+
+// spreadSteps makes an RL run's steps spreadable over ranks under MPI (rl.TrainConfig.Spread);
+// a spread run stays spread when resumed, on any number of ranks or in one process.
+func (r *rlRun) spreadSteps(cfg *rl.TrainConfig) {
+	if r.cluster != nil && r.resumed != nil && !cfg.Spread {
+		r.log.Warn().Msg("the run was started in one process: from here its steps are spread over the ranks, sampled from other streams than it would have been")
+	}
+	cfg.Spread = cfg.Spread || r.cluster != nil
+}
+
+// joinTrainer spreads an RL trainer over the job's ranks (nothing in one process).
+func (r *rlRun) joinTrainer(tr interface{ SetComm(*dist.Comm) error }) error {
+	if r.cluster == nil {
+		return nil
+	}
+	r.log.Info().Msg(r.cluster.describe())
+	return tr.SetComm(r.cluster.comm)
 }

@@ -74,13 +74,8 @@ func TestTrainDataParallel(t *testing.T) {
 }
 
 // TestSFTDataParallel: `mpirun -np 2 vkgrad sft --micro-batch 2` writes the checkpoint a single
-// process writes with the same micro-batches, byte for byte, with each installed MPI; ppo
-// under MPI is refused with a clear message.
+// process writes with the same micro-batches, byte for byte, with each installed MPI.
 func TestSFTDataParallel(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	args := func(runDir string) []string {
 		return []string{"sft", "--steps", "3", "--batch", "6", "--micro-batch", "2", "--max-digits", "1", "--min-digits", "1",
@@ -91,18 +86,13 @@ func TestSFTDataParallel(t *testing.T) {
 	for _, l := range testutil.MPILaunchers(t) {
 		runDir := filepath.Join(dir, l.Name)
 		sameCheckpointOnTwoRanks(t, l, runDir, args(runDir), want)
-		out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, "ppo", "--init", single, "--device", "cpu", "-q",
-			"--run-dir", filepath.Join(dir, l.Name+"-ppo")).CombinedOutput()
-		if err == nil || !bytes.Contains(out, []byte("ppo runs in one process")) {
-			t.Errorf("%s: ppo under MPI: %v\n%s", l.Name, err, out)
-		}
 	}
 }
 
-// TestGRPODataParallel: `mpirun -np 2 vkgrad grpo --micro-batch 4` writes the checkpoint that
-// `-np 1` writes, byte for byte, with each installed MPI; a 2-rank run stopped halfway and
+// TestRLDataParallel: `mpirun -np 2 vkgrad grpo|ppo --micro-batch 4` writes the checkpoint
+// that `-np 1` writes, byte for byte, with each installed MPI; a 2-rank run stopped halfway and
 // resumed by a plain process (no MPI) ends there too.
-func TestGRPODataParallel(t *testing.T) {
+func TestRLDataParallel(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -124,35 +114,38 @@ func TestGRPODataParallel(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := func(runDir string, extra ...string) []string {
-		return append([]string{"grpo", "--init", sft, "--dataset", data, "--reward", "length:1", "--target-length", "12", "--eval-size", "0",
-			"--steps", "3", "--prompts", "3", "--group-size", "4", "--micro-batch", "4", "--max-new-tokens", "4", "--lr", "1e-2",
-			"--device", "cpu", "-q", "--run-dir", runDir}, extra...)
-	}
-	for _, l := range testutil.MPILaunchers(t) {
-		one := filepath.Join(dir, l.Name+"-1")
-		if out, err := l.Command(1, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(one)...).CombinedOutput(); err != nil {
-			t.Fatalf("%s -np 1: %v\n%s", l.Name, err, out)
+	for _, command := range []string{"grpo", "ppo"} {
+		args := func(runDir string, extra ...string) []string {
+			return append([]string{command, "--init", sft, "--dataset", data, "--reward", "length:1", "--target-length", "12", "--eval-size", "0",
+				"--steps", "3", "--prompts", "3", "--group-size", "4", "--micro-batch", "4", "--max-new-tokens", "4", "--lr", "1e-2",
+				"--device", "cpu", "-q", "--run-dir", runDir}, extra...)
 		}
-		want, err := os.ReadFile(filepath.Join(one, "checkpoint.safetensors"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range metricLines(t, one, "grpo") {
-			if !(line["grad_norm"].(float64) > 0) {
-				t.Fatalf("%s -np 1: a step with no gradient cannot tell runs apart: %v", l.Name, line)
+		for _, l := range testutil.MPILaunchers(t) {
+			name := command + "-" + l.Name
+			one := filepath.Join(dir, name+"-1")
+			if out, err := l.Command(1, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(one)...).CombinedOutput(); err != nil {
+				t.Fatalf("%s -np 1: %v\n%s", name, err, out)
 			}
-		}
-		sameCheckpointOnTwoRanks(t, l, filepath.Join(dir, l.Name+"-2"), args(filepath.Join(dir, l.Name+"-2")), want)
-		stopped := filepath.Join(dir, l.Name+"-stopped")
-		if out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(stopped, "--stop-at", "1")...).CombinedOutput(); err != nil {
-			t.Fatalf("%s -np 2 --stop-at 1: %v\n%s", l.Name, err, out)
-		}
-		if out, err := runCLI("grpo", "--resume", stopped, "--device", "cpu", "-q"); err != nil {
-			t.Fatalf("resuming a 2-rank run in one process: %v\n%s", err, out)
-		}
-		if got, _ := os.ReadFile(filepath.Join(stopped, "checkpoint.safetensors")); !bytes.Equal(got, want) {
-			t.Errorf("%s: a 2-rank grpo run resumed by a plain process ends with another checkpoint", l.Name)
+			want, err := os.ReadFile(filepath.Join(one, "checkpoint.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range metricLines(t, one, command) {
+				if !(line["grad_norm"].(float64) > 0) {
+					t.Fatalf("%s -np 1: a step with no gradient cannot tell runs apart: %v", name, line)
+				}
+			}
+			sameCheckpointOnTwoRanks(t, l, filepath.Join(dir, name+"-2"), args(filepath.Join(dir, name+"-2")), want)
+			stopped := filepath.Join(dir, name+"-stopped")
+			if out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(stopped, "--stop-at", "1")...).CombinedOutput(); err != nil {
+				t.Fatalf("%s -np 2 --stop-at 1: %v\n%s", name, err, out)
+			}
+			if out, err := runCLI(command, "--resume", stopped, "--device", "cpu", "-q"); err != nil {
+				t.Fatalf("resuming a 2-rank run in one process: %v\n%s", err, out)
+			}
+			if got, _ := os.ReadFile(filepath.Join(stopped, "checkpoint.safetensors")); !bytes.Equal(got, want) {
+				t.Errorf("%s: a 2-rank run resumed by a plain process ends with another checkpoint", name)
+			}
 		}
 	}
 }

@@ -63,19 +63,13 @@ func grpoCommand() command {
 				return err
 			}
 			cfg.Train.Rollout.EOS = r.family.eos
-			if r.cluster != nil && r.resumed != nil && !cfg.Train.Spread {
-				r.log.Warn().Msg("the run was started in one process: from here its steps are spread over the ranks, sampled from other streams than it would have been")
-			}
-			cfg.Train.Spread = cfg.Train.Spread || r.cluster != nil // a spread run stays spread, on any number of ranks
+			r.spreadSteps(&cfg.Train)
 			tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err
 			}
-			if r.cluster != nil {
-				r.log.Info().Msg(r.cluster.describe())
-				if err := tr.SetComm(r.cluster.comm); err != nil {
-					return err
-				}
+			if err := r.joinTrainer(tr); err != nil {
+				return err
 			}
 			if err := r.restore(tr, cfg.Train.Steps); err != nil {
 				return err

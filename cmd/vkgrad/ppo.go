@@ -70,6 +70,7 @@ func ppoCommand() command {
 			if err := r.start(fs, "ppo", spec); err != nil {
 				return err
 			}
+			defer r.cluster.close()
 			defer func() { r.closeMetrics(err != nil) }()
 			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
 			m, l, err := r.model(true)
@@ -77,8 +78,12 @@ func ppoCommand() command {
 				return err
 			}
 			cfg.Train.Rollout.EOS = r.family.eos
+			r.spreadSteps(&cfg.Train)
 			tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
+				return err
+			}
+			if err := r.joinTrainer(tr); err != nil {
 				return err
 			}
 			if l != nil && l.State != nil {

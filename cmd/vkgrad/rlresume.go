@@ -22,6 +22,8 @@ import (
 type checkpointer interface {
 	Checkpoint() (*checkpoint.State, error)
 	Restore(st *checkpoint.State, path string) error
+	// CheckReplicas fails when the ranks' parameters drifted apart (never in one process).
+	CheckReplicas() error
 }
 
 // Checkpoint Meta keys the commands add to a trainer's state: the held-out accuracy before
@@ -242,7 +244,10 @@ func trimMetrics(path string, step int) (int, error) {
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).
 func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	path := filepath.Join(r.runDir, load.RunCheckpoint)
-	if !r.cluster.main() { // every rank holds the same state; rank 0 writes it
+	if err := tr.CheckReplicas(); err != nil { // every rank holds the same state; rank 0 writes it
+		return "", err
+	}
+	if !r.cluster.main() {
 		return path, nil
 	}
 	st, err := tr.Checkpoint()

@@ -83,21 +83,21 @@ func (c Config) ParamSpecs() []ParamSpec {
 	}
 }
 
-// paramPieces are the sizes of the tensors the model views its parameters as, in order: the
-// per-layer specs' layer slices one by one, so that none is split between allocations.
-func (c Config) paramPieces() []int {
-	var out []int
+// paramPieces are the sizes and names of the tensors the model views its parameters as, in
+// order: the per-layer specs' layer slices one by one, so that none is split between
+// allocations.
+func (c Config) paramPieces() (sizes []int, names []string) {
 	for _, s := range c.ParamSpecs() {
-		layers := c.NumLayers
 		switch s.Name {
 		case "wte", "wpe", "lnfw", "lnfb":
-			layers = 1
+			sizes, names = append(sizes, s.Numel()), append(names, s.Name)
+			continue
 		}
-		for range layers {
-			out = append(out, s.Numel()/layers)
+		for l := range c.NumLayers {
+			sizes, names = append(sizes, s.Numel()/c.NumLayers), append(names, fmt.Sprintf("%s of layer %d", s.Name, l))
 		}
 	}
-	return out
+	return sizes, names
 }
 
 // NumParams is the total number of parameters, padded embedding rows included.

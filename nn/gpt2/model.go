@@ -1,6 +1,7 @@
 package gpt2
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -34,7 +35,11 @@ func New(b tensor.Backend, cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	params, err := tensor.NewFlat(b, cfg.paramPieces())
+	sizes, names := cfg.paramPieces()
+	params, err := tensor.NewFlat(b, sizes)
+	if big := (*tensor.PieceTooLargeError)(nil); errors.As(err, &big) {
+		err = big.Named(names[big.Index])
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gpt2: allocating %d parameters: %w", cfg.NumParams(), err)
 	}

@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -41,7 +42,11 @@ func New(b tensor.Backend, cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
-	params, err := tensor.NewFlat(b, specSizes(cfg.ParamSpecs()))
+	specs := cfg.ParamSpecs()
+	params, err := tensor.NewFlat(b, specSizes(specs))
+	if big := (*tensor.PieceTooLargeError)(nil); errors.As(err, &big) {
+		err = big.Named(specs[big.Index].Name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("llama: allocating %d parameters: %w", cfg.NumParams(), err)
 	}

@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/vkgrad/vkgrad/dist"
@@ -166,19 +165,5 @@ func (t *Trainer) CheckReplicas() error {
 	if err != nil {
 		return err
 	}
-	return t.comm.CheckSame(fmt.Sprintf("parameters after step %d", t.Step), hashFloats(p))
-}
-
-// hashFloats is FNV-1a over the bits of xs.
-func hashFloats(xs []float32) uint64 {
-	h := uint64(14695981039346656037)
-	for _, x := range xs {
-		b := math.Float32bits(x)
-		for range 4 {
-			h ^= uint64(b & 0xff)
-			h *= 1099511628211
-			b >>= 8
-		}
-	}
-	return h
+	return t.comm.CheckSameFloat32s(fmt.Sprintf("parameters after step %d", t.Step), p)
 }

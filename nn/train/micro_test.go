@@ -70,7 +70,7 @@ func TestDataParallelIsBitwiseEqual(t *testing.T) {
 	tr := newTrainer(t, microConfig(4))
 	trainSteps(t, tr, distSteps)
 	p, _ := tr.Model.Params.ToHost()
-	want := fmt.Sprintf("%016x", hashFloats(p))
+	want := fmt.Sprintf("%016x", dist.HashFloat32s(p))
 	for _, l := range testutil.MPILaunchers(t) {
 		for _, np := range []int{1, 2, 3} {
 			for r, got := range testutil.RunRanks(t, l, np, "TestDataParallelRank") {
@@ -101,7 +101,7 @@ func TestDataParallelRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := tr.Model.Params.ToHost()
-	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", hashFloats(p)))
+	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", dist.HashFloat32s(p)))
 	if !strings.Contains(c.Library(), "MPI") {
 		t.Errorf("library %q", c.Library())
 	}
