@@ -376,20 +376,11 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 	return nil
 }
 
+// model is the model to train: the resumed run's shape (its parameters come with the trainer's
+// Restore), a Llama-family one, --init's GPT-2, or a new one of --preset's shape.
 func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if resumed != nil && resumed.Llama != nil {
-		m, err := newLlamaOfState(be, resumed) // the optimizer state comes in Restore
-		if err != nil {
-			return trainModel{}, err
-		}
-		return llamaTrainModel(m, f.hfDir)
-	}
 	if resumed != nil {
-		if err := f.checkMemory(be, resumed.Config, log); err != nil {
-			return trainModel{}, err
-		}
-		m, err := gpt2.New(be, resumed.Config) // parameters come with the optimizer state in Restore
-		return trainModel{gpt2: m}, err
+		return f.resumedModel(be, resumed, log)
 	}
 	if tm, ok, err := f.llamaModel(be, log); ok || err != nil {
 		if err != nil {
@@ -398,23 +389,7 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 		return tm, f.checkLlamaMemory(be, tm.llama, log)
 	}
 	if f.init != "" {
-		l, err := load.Read(f.init)
-		if err != nil {
-			return trainModel{}, fmt.Errorf("--init: %w", err)
-		}
-		if err := f.checkMemory(be, l.Config, log); err != nil {
-			return trainModel{}, err
-		}
-		m, err := gpt2.New(be, l.Config)
-		if err != nil {
-			return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-		}
-		if err := m.SetParams(l.Params); err != nil {
-			return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-		}
-		f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
-		log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-		return trainModel{gpt2: m}, nil
+		return f.initGPT2(be, log)
 	}
 	cfg, err := gpt2.Preset(f.preset)
 	if err != nil {
@@ -428,6 +403,44 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 		return trainModel{}, err
 	}
 	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
+}
+
+// resumedModel is a model of the resumed run's shape; the trainer's Restore brings its
+// parameters with the optimizer state.
+func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
+	if resumed.Llama != nil {
+		m, err := newLlamaOfState(be, resumed)
+		if err != nil {
+			return trainModel{}, err
+		}
+		return llamaTrainModel(m, f.hfDir)
+	}
+	if err := f.checkMemory(be, resumed.Config, log); err != nil {
+		return trainModel{}, err
+	}
+	m, err := gpt2.New(be, resumed.Config)
+	return trainModel{gpt2: m}, err
+}
+
+// initGPT2 is the GPT-2 checkpoint --init names; the run takes its name from the file.
+func (f *trainFlags) initGPT2(be tensor.Backend, log zerolog.Logger) (trainModel, error) {
+	l, err := load.Read(f.init)
+	if err != nil {
+		return trainModel{}, fmt.Errorf("--init: %w", err)
+	}
+	if err := f.checkMemory(be, l.Config, log); err != nil {
+		return trainModel{}, err
+	}
+	m, err := gpt2.New(be, l.Config)
+	if err != nil {
+		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	if err := m.SetParams(l.Params); err != nil {
+		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
+	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
+	return trainModel{gpt2: m}, nil
 }
 
 // errDryRun stops a --dry-run after the footprint is printed.
