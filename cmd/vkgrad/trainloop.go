@@ -38,12 +38,7 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	err = runloop.Run(ctx, s, runloop.Options{
 		SaveEvery: f.loopOpts.SaveEvery, StopAt: f.stopAt, EvalEvery: f.loopOpts.ValEvery, Eval: s.validateDuring,
 		Finish: s.finish, Save: s.save, AnyCancelled: f.cluster.anyStop,
-		OnStep: func(step int, _ map[string]float64) error {
-			if afterStepHook != nil {
-				afterStepHook(ctx, step)
-			}
-			return nil
-		},
+		OnStep: testStepHook(ctx),
 	})
 	s.bar.Clear()
 	var in *runloop.Interrupted

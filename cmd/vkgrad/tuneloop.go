@@ -28,6 +28,16 @@ func interruptContext() (context.Context, context.CancelFunc) {
 // context.
 var afterStepHook func(ctx context.Context, step int)
 
+// testStepHook is the commands' OnStep for the run loop: it calls afterStepHook.
+func testStepHook(ctx context.Context) func(int, map[string]float64) error {
+	return func(step int, _ map[string]float64) error {
+		if afterStepHook != nil {
+			afterStepHook(ctx, step)
+		}
+		return nil
+	}
+}
+
 // tuneLoop is an sft, grpo or ppo run from its first step to its last: the hooks it gives the
 // run loop, and what they record for the end of the run.
 type tuneLoop struct {
@@ -70,12 +80,7 @@ func (l *tuneLoop) run(ctx context.Context, steps runloop.Trainer) error {
 	err := runloop.Run(ctx, steps, runloop.Options{
 		SaveEvery: l.opts.SaveEvery, StopAt: l.opts.StopAt, EvalEvery: l.opts.EvalEvery, Eval: l.evalDuring,
 		Finish: l.evalAfter, Save: l.saveCheckpoint, AnyCancelled: l.cluster.anyStop,
-		OnStep: func(step int, _ map[string]float64) error {
-			if afterStepHook != nil {
-				afterStepHook(ctx, step)
-			}
-			return nil
-		},
+		OnStep: testStepHook(ctx),
 	})
 	l.bar.Clear()
 	var in *runloop.Interrupted
