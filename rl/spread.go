@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
@@ -92,7 +93,7 @@ func (c *core) shareRows(mine []sampledRow) ([]sampledRow, error) {
 	if err := gob.NewEncoder(&buf).Encode(mine); err != nil {
 		return nil, err
 	}
-	parts, err := c.comm.GatherBytes(buf.Bytes())
+	parts, err := c.gather(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("sharing the rollout: %w", err)
 	}
@@ -171,7 +172,7 @@ func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 			}
 		}
 	}
-	parts, err := c.comm.GatherBytes(float64Bytes(mine))
+	parts, err := c.gather(float64Bytes(mine))
 	if err != nil {
 		return fmt.Errorf("sharing log-probs: %w", err)
 	}
@@ -228,11 +229,11 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 			return nil, err
 		}
 	}
-	if err := pol.reduceInto(c.pol.Grads()); err != nil {
+	if err := pol.reduceInto(c.pol.Grads(), &c.comms); err != nil {
 		return nil, err
 	}
 	if spec.vh != nil {
-		if err := val.reduceInto(spec.vh.Grads); err != nil {
+		if err := val.reduceInto(spec.vh.Grads, &c.comms); err != nil {
 			return nil, err
 		}
 	}
@@ -313,15 +314,37 @@ func (a *spreadAccum) slot(k int) []float32 {
 }
 
 // reduceInto adds every rank's micro-batch gradients in order into dst (nothing for a nil
-// accumulator).
-func (a *spreadAccum) reduceInto(dst *tensor.Flat) error {
+// accumulator), counting what moved in stats.
+func (a *spreadAccum) reduceInto(dst *tensor.Flat, stats *dist.ReduceStats) error {
 	if a == nil {
 		return nil
 	}
+	before := a.reducer.Stats()
 	if err := a.reducer.Sum(a.sum, a.held); err != nil {
 		return err
 	}
+	after := a.reducer.Stats()
+	stats.BytesSent += after.BytesSent - before.BytesSent
+	stats.Seconds += after.Seconds - before.Seconds
 	return dst.Upload(a.sum)
+}
+
+// gather is Comm.GatherBytes, counted in c.comms (a broadcast sends buf to every other rank).
+func (c *core) gather(buf []byte) ([][]byte, error) {
+	start := time.Now()
+	parts, err := c.comm.GatherBytes(buf)
+	c.comms.Seconds += time.Since(start).Seconds()
+	c.comms.BytesSent += int64(len(buf)) * int64(c.comm.Size()-1)
+	return parts, err
+}
+
+// commMetrics adds the step's traffic to m under MPI (bytes this rank sent, seconds in MPI) and
+// starts counting the next step's.
+func (c *core) commMetrics(m map[string]float64) {
+	if c.comm != nil {
+		m["comm_bytes"], m["comm_seconds"] = float64(c.comms.BytesSent), c.comms.Seconds
+	}
+	c.comms = dist.ReduceStats{}
 }
 
 func float64Bytes(xs []float64) []byte {

@@ -175,6 +175,7 @@ type core struct {
 	spread bool
 	comm   *dist.Comm
 	accs   map[[2]int]*spreadAccum // by (values, micro-batches)
+	comms  dist.ReduceStats        // this step's traffic so far
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
@@ -320,6 +321,7 @@ func (c *core) finishStep(m map[string]float64) error {
 		m["ref_syncs"] = float64(c.ref.Syncs)
 	}
 	m["num_tokens"] = float64(c.numTokens)
+	c.commMetrics(m)
 	if s, ok := c.prompts.src.(SizedSource); ok && s.Len() > 0 {
 		m["epoch"] = float64(c.prompts.drawn) / float64(s.Len()) // TRL's epoch: passes over a dataset
 	}

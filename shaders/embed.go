@@ -10,6 +10,9 @@
 //     runtime binds an aligned window and passes the rest of the offset here.
 //   - one-dimensional elementwise kernels loop with a grid stride, so any n fits in the
 //     device's maximum workgroup count.
+//   - kernels that reduce across a workgroup keep their body in X.glsl and use groupSum,
+//     groupSum2 and groupMax from reduce.glsl; X.comp compiles it with a shared-memory tree,
+//     X_sg.comp (REDUCE_SUBGROUP) with subgroup arithmetic, and the runtime picks one.
 package shaders
 
 //go:generate go run compile.go

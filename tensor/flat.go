@@ -177,15 +177,16 @@ type PieceTooLargeError struct {
 }
 
 func (e *PieceTooLargeError) Error() string {
-	return fmt.Sprintf("tensor: piece %d, %s, exceeds the device's largest allocation, %s", e.Index, floatBytes(e.Floats), floatBytes(e.Limit))
+	return fmt.Sprintf("tensor: piece %d, %s, exceeds the device's largest allocation, %s", e.Index, FloatBytes(e.Floats), FloatBytes(e.Limit))
 }
 
 // Named is the error with the piece's tensor named.
 func (e *PieceTooLargeError) Named(name string) error {
-	return fmt.Errorf("%s (%s) exceeds the device's largest allocation, %s (maxMemoryAllocationSize)", name, floatBytes(e.Floats), floatBytes(e.Limit))
+	return fmt.Errorf("%s (%s) exceeds the device's largest allocation, %s (maxMemoryAllocationSize)", name, FloatBytes(e.Floats), FloatBytes(e.Limit))
 }
 
-func floatBytes(n int) string {
+// FloatBytes says how much memory n float32s take, in the largest unit that fits.
+func FloatBytes(n int) string {
 	b := float64(n) * 4
 	switch {
 	case b >= 1<<30:

@@ -67,9 +67,17 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 		// Required by the spec whenever a portability driver (MoltenVK) advertises it.
 		exts = append(exts, "VK_KHR_portability_subset")
 	}
+	var pNext unsafe.Pointer
+	if info.MaxSubgroupSize > 0 { // the reduction kernels fix their subgroup size
+		pNext = unsafe.Pointer(&physicalDeviceSubgroupSizeControlFeatures{SType: stPhysicalDeviceSubgroupSizeControlFeatures, SubgroupSizeControl: 1})
+		if !subgroupSizeControlCore(info.APIVersion, i.version) {
+			exts = append(exts, "VK_EXT_subgroup_size_control")
+		}
+	}
 	extPtrs, extKeep := cstrArray(exts)
 	dci := &deviceCreateInfo{
 		SType:                   stDeviceCreateInfo,
+		PNext:                   pNext,
 		QueueCreateInfoCount:    1,
 		PQueueCreateInfos:       unsafe.Pointer(qci),
 		EnabledExtensionCount:   uint32(len(exts)),

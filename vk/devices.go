@@ -57,6 +57,15 @@ type DeviceInfo struct {
 	SubgroupSize  uint32
 	ComputeUnits  uint32 // AMD CUs or NVIDIA SMs where the driver reports them, else 0
 	Float16       bool   // shaderFloat16
+	// SubgroupArithmetic is set when compute shaders may use basic and arithmetic subgroup
+	// operations (VkPhysicalDeviceSubgroupProperties), which the reduction kernels' subgroup
+	// variants need.
+	SubgroupArithmetic bool
+	// MinSubgroupSize and MaxSubgroupSize bound the subgroup size a compute pipeline may
+	// require, and MaxComputeWorkgroupSubgroups the subgroups of its workgroup (Vulkan 1.3 or
+	// VK_EXT_subgroup_size_control); zeros when the device cannot fix compute subgroup sizes.
+	MinSubgroupSize, MaxSubgroupSize uint32
+	MaxComputeWorkgroupSubgroups     uint32
 
 	// MaxMemoryAllocationSize bounds one VkDeviceMemory allocation (Vulkan 1.1), MaxBufferSize
 	// one VkBuffer (1.3 or VK_KHR_maintenance4; 0 when the device does not say). Drivers differ
@@ -265,6 +274,12 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	if hasV12 || exts["VK_KHR_shader_float16_int8"] {
 		feats.PNext = unsafe.Pointer(fp16)
 	}
+	sizeProps := &physicalDeviceSubgroupSizeControlProperties{SType: stPhysicalDeviceSubgroupSizeControlProperties}
+	sizeFeats := &physicalDeviceSubgroupSizeControlFeatures{SType: stPhysicalDeviceSubgroupSizeControlFeatures}
+	if subgroupSizeControlCore(base.ApiVersion, i.version) || exts["VK_EXT_subgroup_size_control"] {
+		sizeProps.PNext, props.PNext = props.PNext, unsafe.Pointer(sizeProps)
+		sizeFeats.PNext, feats.PNext = feats.PNext, unsafe.Pointer(sizeFeats)
+	}
 	if base.ApiVersion >= apiVersion(1, 1, 0) {
 		callPtr(i.fn.GetPhysicalDeviceProperties2, pd, uintptr(unsafe.Pointer(props)))
 		callPtr(i.fn.GetPhysicalDeviceFeatures2, pd, uintptr(unsafe.Pointer(feats)))
@@ -283,6 +298,11 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.UUID = ids.DeviceUUID
 	d.pipelineCacheUUID = p.PipelineCacheUUID
 	d.SubgroupSize = subgroup.SubgroupSize
+	d.SubgroupArithmetic = subgroupArithmetic(subgroup)
+	if sizeFeats.SubgroupSizeControl != 0 && sizeProps.RequiredSubgroupSizeStages&shaderStageCompute != 0 {
+		d.MinSubgroupSize, d.MaxSubgroupSize = sizeProps.MinSubgroupSize, sizeProps.MaxSubgroupSize
+		d.MaxComputeWorkgroupSubgroups = sizeProps.MaxComputeWorkgroupSubgroups
+	}
 	d.ComputeUnits = max(nvSMs.ShaderSMCount, amdCores.ShaderEngineCount*amdCores.ShaderArraysPerEngineCount*amdCores.ComputeUnitsPerShaderArray)
 	d.MaxMemoryAllocationSize, d.MaxBufferSize = maint3.MaxMemoryAllocationSize, maint4.MaxBufferSize
 	d.Float16 = fp16.ShaderFloat16 != 0
@@ -422,8 +442,12 @@ func Describe(d DeviceInfo) string {
 	if d.Float16 {
 		fp16 = "yes"
 	}
-	fmt.Fprintf(&b, "  compute   subgroup %d, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
-		d.SubgroupSize, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
+	arith := ""
+	if d.SubgroupArithmetic {
+		arith = " with arithmetic"
+	}
+	fmt.Fprintf(&b, "  compute   subgroup %d%s, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
+		d.SubgroupSize, arith, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
 		d.MaxComputeWorkGroupInvocations, formatBytes(uint64(d.MaxComputeSharedMemorySize)))
 	if d.ComputeUnits > 0 {
 		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)

@@ -17,8 +17,13 @@
 //     SPIR-V of package shaders, specialised for their workgroup size and kept in an on-disk
 //     pipeline cache; and a recorder that puts every dispatch into one command buffer,
 //     inserts a barrier only before a dispatch that touches bytes an unbarriered earlier one
-//     wrote (or writes bytes one read), and submits at Sync or at a host read.
-//   - Backend: tensor.Backend on a Device.
+//     wrote (or writes bytes one read), and submits at Sync or at a host read. Descriptor
+//     sets are written once per (set layout, buffer ranges) and reused (descriptors.go).
+//   - Backend: tensor.Backend on a Device. Kernels that reduce (norms, softmaxes, sums) come
+//     in two variants, a shared-memory tree (shaders/X.comp) and subgroup arithmetic
+//     (shaders/X_sg.comp); reduceKernel picks the subgroup one where the device has subgroup
+//     arithmetic in compute shaders, unless VKGRAD_NO_SUBGROUP=1, and fixes its subgroup size
+//     where the device allows (reduce_kernels.go).
 //
 // Adding a kernel: write shaders/NAME.comp following the conventions in package shaders,
 // run `go generate ./shaders`, then bind each tensor with Device.Window (which aligns the

@@ -102,12 +102,13 @@ func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func
 	}
 }
 
-// rowKernel is k with a workgroup of rowWG invocations, for the kernels that reduce each row
-// (norms, softmaxes) with a shared-memory tree: one subgroup's width, so a row's tree is a few
-// levels deep and no lane idles on short rows. Measured on lavapipe (subgroup 8), gpt2-mini's
-// layernorm_forward (rows of 128) took 4759 us a call with 256 invocations, 1185 with 64, 669
-// with 32 and 288 with 8.
+// rowKernel is k, in the variant reduceKernel picks, with a workgroup of rowWG invocations,
+// for the kernels that reduce each row (norms, softmaxes): one subgroup's width, so a row
+// reduces within one subgroup (or in a shared-memory tree a few levels deep) and no lane idles
+// on short rows. Measured on lavapipe (subgroup 8), gpt2-mini's layernorm_forward (rows of
+// 128) took 4759 us a call with 256 invocations, 1185 with 64, 669 with 32 and 288 with 8.
 func (b *Backend) rowKernel(k Kernel) Kernel {
+	k = b.reduceKernel(k)
 	k.Local = [3]uint32{b.rowWG, 1, 1}
 	return k
 }

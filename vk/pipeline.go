@@ -22,6 +22,22 @@ type Kernel struct {
 
 	// Spec are specialisation constants 3, 4, ... (a zero keeps the shader's default).
 	Spec [maxSpec]uint32
+
+	// SubgroupSize is the subgroup size the pipeline requires of the driver (see
+	// pinnedSubgroupSize); 0 leaves it to the driver.
+	SubgroupSize uint32
+
+	// Op names the kernel in profiles when Shader is one of its variants (empty: Shader), so
+	// that a kernel's time reads the same whichever variant the device runs.
+	Op string
+}
+
+// profileName is the name k's time is recorded under.
+func (k Kernel) profileName() string {
+	if k.Op != "" {
+		return k.Op
+	}
+	return k.Shader
 }
 
 // maxSpec bounds the specialisation constants a kernel sets beyond its workgroup size; a fixed
@@ -29,9 +45,10 @@ type Kernel struct {
 const maxSpec = 4
 
 type pipelineKey struct {
-	shader string
-	local  [3]uint32
-	spec   [maxSpec]uint32
+	shader   string
+	local    [3]uint32
+	spec     [maxSpec]uint32
+	subgroup uint32
 }
 
 type pipeline struct {
@@ -60,7 +77,7 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 			k.Local[i] = 1
 		}
 	}
-	key := pipelineKey{k.Shader, k.Local, k.Spec}
+	key := pipelineKey{k.Shader, k.Local, k.Spec, k.SubgroupSize}
 	if p, ok := d.pipelines[key]; ok {
 		if p.kernel.Bindings != k.Bindings || p.kernel.Push != k.Push {
 			return nil, fmt.Errorf("vk: kernel %s used with %d bindings/%d push words and %d/%d", k.Shader,
@@ -75,6 +92,9 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 	}
 	if uint32(k.Push*4) > d.Info.MaxPushConstantsSize {
 		return nil, fmt.Errorf("vk: kernel %s: %d bytes of push constants exceed %s's %d", k.Shader, k.Push*4, d.Info.Name, d.Info.MaxPushConstantsSize)
+	}
+	if s := k.SubgroupSize; s != 0 && (s < d.Info.MinSubgroupSize || s > d.Info.MaxSubgroupSize || inv > uint64(s)*uint64(d.Info.MaxComputeWorkgroupSubgroups)) {
+		return nil, fmt.Errorf("vk: kernel %s: %s cannot run workgroup %v in subgroups of %d", k.Shader, d.Info.Name, k.Local, s)
 	}
 	code, err := shaders.Lookup(k.Shader)
 	if err != nil {
@@ -130,6 +150,11 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 		},
 		Layout:            p.layout,
 		BasePipelineIndex: -1,
+	}
+	if k.SubgroupSize != 0 {
+		cpci.Stage.PNext = unsafe.Pointer(&pipelineShaderStageRequiredSubgroupSizeCreateInfo{
+			SType: stPipelineShaderStageRequiredSubgroupSizeCreateInfo, RequiredSubgroupSize: k.SubgroupSize,
+		})
 	}
 	if err := check("vkCreateComputePipelines", call(d.fn.CreateComputePipelines, d.handle, uintptr(d.pcache), 1, uintptr(unsafe.Pointer(cpci)), 0, uintptr(unsafe.Pointer(&p.pipe)))); err != nil {
 		return fail(err)

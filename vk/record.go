@@ -10,9 +10,8 @@ import (
 )
 
 const (
-	descriptorSetsPerPool = 512
-	maxQueries            = 4096 // two per dispatch
-	fenceTimeout          = 10 * time.Minute
+	maxQueries   = 4096 // two per dispatch
+	fenceTimeout = 10 * time.Minute
 
 	// MaxBindings is the most storage buffers a Kernel may bind (descriptor pools hold
 	// descriptorSetsPerPool sets of this many).
@@ -47,8 +46,11 @@ type recorder struct {
 	dispatchN int
 	submits   int
 
-	descPools []uint64
-	descIdx   int
+	descPools  []uint64
+	descIdx    int                      // the pool sets are allocated from
+	descSets   int                      // sets allocated since the pools were last reset
+	descCache  map[descriptorKey]uint64 // see descriptors.go
+	descWrites int                      // statistics: sets allocated and written
 
 	queryPool uint64
 	queries   uint32
@@ -91,6 +93,7 @@ func (r *recorder) init(d *Device) error {
 		return err
 	}
 	r.profile = map[string]*ProfileEntry{}
+	r.descCache = map[descriptorKey]uint64{}
 	return nil
 }
 
@@ -99,6 +102,7 @@ func (r *recorder) destroy(d *Device) {
 		callPtr(d.fn.DestroyDescriptorPool, d.handle, uintptr(p), 0)
 	}
 	r.descPools = nil
+	r.descCache = nil
 	if r.queryPool != 0 {
 		callPtr(d.fn.DestroyQueryPool, d.handle, uintptr(r.queryPool), 0)
 	}
@@ -260,22 +264,16 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 	if err := d.begin(); err != nil {
 		return err
 	}
-	if err := d.descriptorSet(p.dsLayout); err != nil {
+	if err := d.bindingSet(p.dsLayout, args); err != nil {
 		return err
 	}
 	if k.Bindings > 0 {
 		var accs [MaxBindings]access
 		for i, a := range args {
-			r.infos[i] = descriptorBufferInfo{Buffer: a.W.block.buf, Offset: a.W.off, Range: a.W.rng}
-			r.writes[i] = writeDescriptorSet{
-				SType: stWriteDescriptorSet, DstSet: r.set, DstBinding: uint32(i), DescriptorCount: 1,
-				DescriptorType: descriptorTypeStorageBuffer, PBufferInfo: unsafe.Pointer(&r.infos[i]),
-			}
 			// The whole descriptor range counts, alignment slack included: that is what the
 			// shader may address, and what synchronization validation checks.
 			accs[i] = access{block: a.W.block, lo: a.W.off, hi: a.W.off + a.W.rng, write: a.Write}
 		}
-		d.rcall(d.fn.UpdateDescriptorSets, d.handle, uintptr(k.Bindings), uintptr(unsafe.Pointer(&r.writes[0])), 0, 0)
 		d.hazard(accs[:k.Bindings])
 	}
 	d.rcall(d.fn.CmdBindPipeline, r.cmd, pipelineBindPointCompute, uintptr(p.pipe))
@@ -291,40 +289,12 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 	if r.profiling {
 		d.rcall(d.fn.CmdWriteTimestamp, r.cmd, pipelineStageBottomOfPipe, uintptr(r.queryPool), uintptr(r.queries+1))
 		r.queries += 2
-		r.names = append(r.names, k.Shader)
+		r.names = append(r.names, k.profileName())
 		r.costs = append(r.costs, r.nextCost)
 	}
 	r.nextCost = [2]float64{}
 	r.dispatchN++
 	return nil
-}
-
-// descriptorSet allocates a set for layout into d.rec.set from the current pool, moving to a
-// new pool when it is full. Pools are reset after each submission completes.
-func (d *Device) descriptorSet(layout uint64) error {
-	r := &d.rec
-	for {
-		if r.descIdx == len(r.descPools) {
-			size := &descriptorPoolSize{Type: descriptorTypeStorageBuffer, DescriptorCount: descriptorSetsPerPool * 8}
-			ci := &descriptorPoolCreateInfo{SType: stDescriptorPoolCreateInfo, MaxSets: descriptorSetsPerPool, PoolSizeCount: 1, PPoolSizes: unsafe.Pointer(size)}
-			var pool uint64
-			if err := check("vkCreateDescriptorPool", call(d.fn.CreateDescriptorPool, d.handle, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&pool)))); err != nil {
-				return err
-			}
-			r.descPools = append(r.descPools, pool)
-		}
-		r.layout = layout
-		r.allocInfo = descriptorSetAllocateInfo{SType: stDescriptorSetAllocateInfo, DescriptorPool: r.descPools[r.descIdx], DescriptorSetCount: 1, PSetLayouts: unsafe.Pointer(&r.layout)}
-		res := d.rcallResult(d.fn.AllocateDescriptorSets, d.handle, uintptr(unsafe.Pointer(&r.allocInfo)), uintptr(unsafe.Pointer(&r.set)))
-		switch res {
-		case success:
-			return nil
-		case errOutOfPoolMemory, errFragmentedPool:
-			r.descIdx++
-		default:
-			return check("vkAllocateDescriptorSets", res)
-		}
-	}
 }
 
 // copyRegion records a buffer-to-buffer copy of size bytes.
@@ -352,7 +322,8 @@ func (d *Device) fillRegion(b *memBlock, off, size uint64, word uint32) error {
 }
 
 // flushLocked submits the recorded commands, waits for them, and recycles per-submission
-// resources: descriptor pools, the staging ring, deferred frees and timestamp queries.
+// resources: the staging ring, deferred frees and timestamp queries (and descriptor pools when
+// their cache is full).
 func (d *Device) flushLocked() error {
 	if d.err != nil {
 		return d.err
@@ -386,10 +357,7 @@ func (d *Device) flushLocked() error {
 	}
 	d.rcall(d.fn.ResetFences, d.handle, 1, uintptr(unsafe.Pointer(&r.fence)))
 	d.rcall(d.fn.ResetCommandBuffer, r.cmd, 0)
-	for _, p := range r.descPools[:min(r.descIdx+1, len(r.descPools))] {
-		d.rcall(d.fn.ResetDescriptorPool, d.handle, uintptr(p), 0)
-	}
-	r.descIdx = 0
+	d.trimDescriptorSets()
 	d.stageHead = 0
 	for _, b := range r.deferred {
 		d.pool.destroyBlock(b)
@@ -497,11 +465,16 @@ type RecordStats struct {
 	Dispatches int
 	Barriers   int
 	Submits    int // queue submissions
+	// DescriptorWrites counts descriptor sets allocated and written; a dispatch that binds
+	// what an earlier one bound reuses its set (see descriptors.go).
+	DescriptorWrites int
 }
 
-// RecordStats reports the number of dispatches, barriers and submissions so far.
+// RecordStats reports the number of dispatches, barriers, submissions and descriptor-set
+// writes so far.
 func (d *Device) RecordStats() RecordStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return RecordStats{Dispatches: d.rec.dispatchN, Barriers: d.rec.barriers, Submits: d.rec.submits}
+	r := &d.rec
+	return RecordStats{Dispatches: r.dispatchN, Barriers: r.barriers, Submits: r.submits, DescriptorWrites: r.descWrites}
 }

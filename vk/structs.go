@@ -268,6 +268,33 @@ type physicalDeviceSubgroupProperties struct {
 	QuadOperationsInAllStages uint32
 }
 
+// physicalDeviceSubgroupSizeControlProperties mirrors VkPhysicalDeviceSubgroupSizeControlProperties
+// (Vulkan 1.3, VK_EXT_subgroup_size_control).
+type physicalDeviceSubgroupSizeControlProperties struct {
+	SType                        uint32
+	PNext                        unsafe.Pointer
+	MinSubgroupSize              uint32
+	MaxSubgroupSize              uint32
+	MaxComputeWorkgroupSubgroups uint32
+	RequiredSubgroupSizeStages   uint32
+}
+
+// physicalDeviceSubgroupSizeControlFeatures mirrors VkPhysicalDeviceSubgroupSizeControlFeatures.
+type physicalDeviceSubgroupSizeControlFeatures struct {
+	SType                uint32
+	PNext                unsafe.Pointer
+	SubgroupSizeControl  uint32
+	ComputeFullSubgroups uint32
+}
+
+// pipelineShaderStageRequiredSubgroupSizeCreateInfo mirrors
+// VkPipelineShaderStageRequiredSubgroupSizeCreateInfo.
+type pipelineShaderStageRequiredSubgroupSizeCreateInfo struct {
+	SType                uint32
+	PNext                unsafe.Pointer
+	RequiredSubgroupSize uint32
+}
+
 // physicalDeviceIDProperties mirrors VkPhysicalDeviceIDProperties.
 type physicalDeviceIDProperties struct {
 	SType           uint32

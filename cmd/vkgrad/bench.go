@@ -134,8 +134,8 @@ const benchUsage = `vkgrad bench train|matmul|sample [flags]
                  tokens/s and weight bandwidth; --tokens, --steps (best of), --lora-rank
   every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile`
 
-// recordStats is a Vulkan backend's count of dispatches, barriers and queue submissions so far;
-// nil on the CPU.
+// recordStats is a Vulkan backend's count of dispatches, barriers, queue submissions and
+// descriptor-set writes so far; nil on the CPU.
 func recordStats(be tensor.Backend) *vk.RecordStats {
 	v, ok := be.(*vk.Backend)
 	if !ok {
@@ -224,6 +224,7 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, s
 		rep["dispatches_per_step"] = float64(stats1.Dispatches-stats0.Dispatches) / n
 		rep["barriers_per_step"] = float64(stats1.Barriers-stats0.Barriers) / n
 		rep["submits_per_step"] = float64(stats1.Submits-stats0.Submits) / n
+		rep["descriptor_writes_per_step"] = float64(stats1.DescriptorWrites-stats0.DescriptorWrites) / n
 	}
 	// The peak is measured before and after the steps and the higher kept, so a measurement
 	// taken while another process held a core does not inflate the fraction.
@@ -482,11 +483,11 @@ func printBench(r map[string]any) {
 		}
 	}
 	keys := []string{"batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
-		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step",
+		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
 		"read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
-			fmt.Fprintf(stdout, "  %-22s %s\n", k, readable(v))
+			fmt.Fprintf(stdout, "  %-26s %s\n", k, readable(v))
 		}
 	}
 	switch p := r["profile"].(type) {

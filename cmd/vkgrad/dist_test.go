@@ -136,6 +136,11 @@ func TestRLDataParallel(t *testing.T) {
 				}
 			}
 			sameCheckpointOnTwoRanks(t, l, filepath.Join(dir, name+"-2"), args(filepath.Join(dir, name+"-2")), want)
+			for _, line := range metricLines(t, filepath.Join(dir, name+"-2"), command) {
+				if !(line["comm_bytes"].(float64) > 0) || !(line["comm_seconds"].(float64) > 0) {
+					t.Errorf("%s -np 2: a step line without its MPI traffic: %v", name, line)
+				}
+			}
 			stopped := filepath.Join(dir, name+"-stopped")
 			if out, err := l.Command(2, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(stopped, "--stop-at", "1")...).CombinedOutput(); err != nil {
 				t.Fatalf("%s -np 2 --stop-at 1: %v\n%s", name, err, out)

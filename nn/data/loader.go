@@ -98,7 +98,7 @@ func NewLoaders(tokens []int32, cfg LoaderConfig) (train, val *Loader, err error
 	}
 	for i, tok := range tokens {
 		if tok < 0 || int(tok) >= cfg.VocabSize {
-			return nil, nil, fmt.Errorf("data %s: token id %d at position %d is outside the vocabulary of %d", src, tok, i, cfg.VocabSize)
+			return nil, nil, fmt.Errorf("data %s: token id %d at position %d is outside the vocabulary of %d (the model's vocabulary must cover its tokenizer's: choose a model or preset with the tokenizer's vocabulary, or data tokenised for this model)", src, tok, i, cfg.VocabSize)
 		}
 	}
 	trainSegs, valSegs, err := splitSegments(len(tokens), cfg)

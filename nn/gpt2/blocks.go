@@ -73,21 +73,10 @@ func (bl *blocks) free(b tensor.Backend) {
 // two parts of cap floats, or an error when it is larger than a part.
 func place(off, n, cap int) (int, error) {
 	if n > cap {
-		return 0, fmt.Errorf("a tensor of %d floats (%s) exceeds the device's largest allocation of %d floats", n, bytesOf(n), cap)
+		return 0, fmt.Errorf("a tensor of %d floats (%s) exceeds the device's largest allocation of %d floats", n, tensor.FloatBytes(n), cap)
 	}
 	if n > 0 && off/cap != (off+n-1)/cap {
 		off = (off/cap + 1) * cap
 	}
 	return off, nil
-}
-
-func bytesOf(n int) string {
-	b := float64(n) * 4
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", b/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", b/(1<<10))
 }

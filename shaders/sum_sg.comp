@@ -1,0 +1,6 @@
+#version 450
+// sum with subgroup reductions (see sum.glsl and reduce.glsl).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#define REDUCE_SUBGROUP
+#include "sum.glsl"

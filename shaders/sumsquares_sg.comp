@@ -1,0 +1,7 @@
+#version 450
+// sumsquares with subgroup reductions (see sum.glsl and reduce.glsl).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#define REDUCE_SUBGROUP
+#define SQUARES
+#include "sum.glsl"
