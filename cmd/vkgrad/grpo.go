@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -85,98 +80,4 @@ func grpoCommand() command {
 			return r.loop("grpo", tr, cfg.Train.Steps)
 		}
 	}}
-}
-
-// rlTrainer is what the grpo and ppo commands drive.
-type rlTrainer interface {
-	checkpointer
-	TrainStep() (*rl.StepReport, error)
-	Policy() rl.Policy
-	Notes() []string
-	Steps() int
-}
-
-// loop evaluates, trains for steps (saving every --save-every steps, at --stop-at and on an
-// interrupt), evaluates again, saves and prints the summary. A resumed run takes the accuracy
-// before training and the summary so far from its checkpoint.
-func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
-	m := tr.Policy()
-	for _, n := range tr.Notes() {
-		r.log.Warn().Msg(n)
-	}
-	r.log.Info().Str("model", describePolicy(m)).Str("prompts", r.tasks.source()).Str("run_dir", r.runDir).Msg(kind)
-	ctx, stop := interruptContext()
-	defer stop()
-	start := time.Now()
-	rs := &runState{summary: rl.NewSummary()}
-	if r.resumed != nil {
-		rs.before = r.resumed.before
-		if r.resumed.summary != nil {
-			rs.summary = r.resumed.summary
-		}
-	} else {
-		var err error
-		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp); err != nil {
-			return err
-		}
-		logEval(r.log, r.metrics, 0, "before", rs.before)
-	}
-	bar := progress.New(os.Stderr, steps)
-	for tr.Steps() < steps {
-		if stop, err := r.pause(ctx, kind, tr.Steps(), steps, tr, rs, bar); stop {
-			return err
-		}
-		rep, err := tr.TrainStep()
-		if err != nil {
-			bar.Clear()
-			return err
-		}
-		if len(rep.Warnings) > 0 {
-			bar.Clear()
-		}
-		rl.WriteMetrics(r.metrics, r.log, kind, rep)
-		if err := r.completions.write(rep.Step, rep.Completions); err != nil {
-			bar.Clear()
-			return err
-		}
-		rs.summary.Add(rep)
-		bar.Update(rep.Step, fmt.Sprintf("reward %.3f | kl %.4f", rep.Metrics["reward_mean"], rep.Metrics["kl_mean"]))
-		if rep.Action == rl.Stop {
-			bar.Clear()
-			r.log.Error().Int("step", rep.Step).Msg("training stopped: " + rep.Reason)
-			rs.stopped = rep.Reason
-			break
-		}
-		if r.opts.EvalEvery > 0 && rep.Step%r.opts.EvalEvery == 0 && rep.Step < steps {
-			e, err := r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp)
-			if err != nil {
-				return err
-			}
-			bar.Clear()
-			logEval(r.log, r.metrics, rep.Step, "during", e)
-		}
-		if err := r.afterStep(ctx, rep.Step, steps, tr, rs); err != nil {
-			return err
-		}
-	}
-	bar.Clear()
-	after, err := r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp)
-	if err != nil {
-		return err
-	}
-	logEval(r.log, r.metrics, tr.Steps(), "after", after)
-	ckpt, err := r.save(tr, rs)
-	if err != nil {
-		return err
-	}
-	var table bytes.Buffer
-	rs.summary.Table(&table)
-	if r.cluster.main() {
-		if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
-			return err
-		}
-	}
-	stdout.Write(table.Bytes())
-	r.finish(rs.before, after, time.Since(start), ckpt)
-	return nil
 }

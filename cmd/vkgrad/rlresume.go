@@ -3,19 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -70,36 +67,62 @@ type resumeSpec struct {
 // always be given.
 var resumeMayChange = []string{"steps"}
 
-// interruptSignals end a run with a checkpoint: Ctrl-C and SIGTERM (what schedulers and
-// container runtimes send before killing a job).
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
-
-// afterStepHook, when set (by tests), runs after each training step with the run's interrupt
-// context.
-var afterStepHook func(ctx context.Context, step int)
-
 // loadResume reads the run to continue: its checkpoint and config.json, whose settings replace
 // the task flags, --init and the command's config (through spec). A flag given on the command
 // line must agree with the run's setting unless a resume may change it; the error names it.
 func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (*resumedRun, error) {
 	given := map[string]string{}
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	l, err := load.Read(r.opts.Resume)
+	l, err := readRunCheckpoint(r.opts.Resume, command)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(l.Path)
+	cfgPath := filepath.Join(dir, "config.json")
+	meta, err := readRunMeta(cfgPath, command)
+	if err != nil {
+		return nil, err
+	}
+	r.tasks, r.init, r.lora = meta.Tasks, meta.Init, meta.LoRA
+	r.opts.carryOver(meta.Run, given)
+	if err := spec.decode(meta.Config); err != nil {
+		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
+	}
+	if err := r.checkGiven(given, spec, dir); err != nil {
+		return nil, err
+	}
+	res, err := resumedState(l, meta.HFDir)
+	if err != nil {
+		return nil, err
+	}
+	if r.runDir == "" {
+		r.runDir = dir
+	}
+	return res, nil
+}
+
+// readRunCheckpoint reads the checkpoint at path (a run directory or a file), which must hold
+// the trainer state of command.
+func readRunCheckpoint(path, command string) (*load.Loaded, error) {
+	l, err := load.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
 	}
 	if l.State == nil {
-		return nil, fmt.Errorf("--resume %s: %s is a %s, not a vkgrad run checkpoint; start a new run from it with --init", r.opts.Resume, l.Path, l.Format)
+		return nil, fmt.Errorf("--resume %s: %s is a %s, not a vkgrad run checkpoint; start a new run from it with --init", path, l.Path, l.Format)
 	}
 	switch kind := rl.SavedKind(l.State); kind {
 	case command:
+		return l, nil
 	case "":
-		return nil, fmt.Errorf("--resume %s: %s holds no %s trainer state (optimizer, RNG, prompt position): it was not written by vkgrad %s, or by a version that saved only the model; start a new run from it with --init", r.opts.Resume, l.Path, command, command)
+		return nil, fmt.Errorf("--resume %s: %s holds no %s trainer state (optimizer, RNG, prompt position): it was not written by vkgrad %s, or by a version that saved only the model; start a new run from it with --init", path, l.Path, command, command)
 	default:
-		return nil, fmt.Errorf("--resume %s: %s is the checkpoint of a %s run; continue it with vkgrad %s --resume", r.opts.Resume, l.Path, kind, kind)
+		return nil, fmt.Errorf("--resume %s: %s is the checkpoint of a %s run; continue it with vkgrad %s --resume", path, l.Path, kind, kind)
 	}
-	dir := filepath.Dir(l.Path)
-	cfgPath := filepath.Join(dir, "config.json")
+}
+
+// readRunMeta reads a run's config.json, which must be command's.
+func readRunMeta(cfgPath, command string) (*rlRunMeta, error) {
 	raw, err := os.ReadFile(cfgPath)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's settings: %w", err)
@@ -111,22 +134,28 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	if meta.Command != command {
 		return nil, fmt.Errorf("--resume: %s: command %q, want %q", cfgPath, meta.Command, command)
 	}
-	r.tasks, r.init, r.lora = meta.Tasks, meta.Init, meta.LoRA
-	// The run loop's cadence carries over unless given again.
-	if o := meta.Run; o != nil {
-		if _, ok := given["eval-every"]; !ok {
-			r.opts.EvalEvery = o.EvalEvery
-		}
-		if _, ok := given["save-every"]; !ok {
-			r.opts.SaveEvery = o.SaveEvery
-		}
-		if _, ok := given["log-completions"]; !ok {
-			r.opts.LogCompletions = o.LogCompletions
-		}
+	return &meta, nil
+}
+
+// carryOver takes the run loop's cadence from the resumed run's, unless given again.
+func (o *runOptions) carryOver(saved *runOptions, given map[string]string) {
+	if saved == nil {
+		return
 	}
-	if err := spec.decode(meta.Config); err != nil {
-		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
+	if _, ok := given["eval-every"]; !ok {
+		o.EvalEvery = saved.EvalEvery
 	}
+	if _, ok := given["save-every"]; !ok {
+		o.SaveEvery = saved.SaveEvery
+	}
+	if _, ok := given["log-completions"]; !ok {
+		o.LogCompletions = saved.LogCompletions
+	}
+}
+
+// checkGiven compares the flags given on the command line with the resumed run's settings
+// (now in r and in spec's config): those a resume may change are set, the others must agree.
+func (r *rlRun) checkGiven(given map[string]string, spec resumeSpec, dir string) error {
 	saved := pflag.NewFlagSet("saved", pflag.ContinueOnError)
 	saved.SetOutput(io.Discard)
 	saved.StringVar(&r.init, "init", r.init, "")
@@ -134,28 +163,28 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	addLoRAFlags(saved, &r.lora)
 	spec.register(saved)
 	may := append(slices.Clone(resumeMayChange), spec.mayChange...)
-	names := make([]string, 0, len(given))
-	for name := range given {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(given)) {
 		f := saved.Lookup(name)
 		if f == nil {
 			continue // a flag of the machine, the logs or the run loop
 		}
 		if slices.Contains(may, name) {
 			if err := saved.Set(name, given[name]); err != nil {
-				return nil, fmt.Errorf("--%s: %w", name, err)
+				return fmt.Errorf("--%s: %w", name, err)
 			}
 			continue
 		}
 		if f.Value.String() != given[name] {
-			return nil, fmt.Errorf("--%s %s: the run was made with --%s %s, which cannot change when resuming (the continued run would no longer match an uninterrupted one); start a new run with --init %s instead",
+			return fmt.Errorf("--%s %s: the run was made with --%s %s, which cannot change when resuming (the continued run would no longer match an uninterrupted one); start a new run with --init %s instead",
 				name, given[name], name, f.Value.String(), dir)
 		}
 	}
-	res := &resumedRun{Loaded: l, hfDir: meta.HFDir}
+	return nil
+}
+
+// resumedState is the run l continues, with the command's state saved in its checkpoint.
+func resumedState(l *load.Loaded, hfDir string) (*resumedRun, error) {
+	res := &resumedRun{Loaded: l, hfDir: hfDir}
 	m := l.State.Meta
 	if v, ok := m[metaEvalBefore]; ok {
 		if err := json.Unmarshal([]byte(v), &res.before); err != nil {
@@ -169,9 +198,6 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 		}
 	}
 	res.stopped = m[metaStopped]
-	if r.runDir == "" {
-		r.runDir = dir
-	}
 	return res, nil
 }
 
@@ -256,53 +282,4 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 		return path, err
 	}
 	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint
-}
-
-// interruptContext is cancelled by Ctrl-C or SIGTERM.
-func interruptContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), interruptSignals...)
-}
-
-// pause saves and reports when the run must stop before taking step+1: --stop-at reached, or
-// an interrupt arrived (which makes the command fail, so scripts see it did not finish).
-func (r *rlRun) pause(ctx context.Context, command string, step, steps int, tr checkpointer, rs *runState, bar *progress.Bar) (stop bool, err error) {
-	atStop := r.opts.StopAt > 0 && step >= r.opts.StopAt
-	// Every rank leaves at the same step: one that left alone would leave the others waiting.
-	interrupted, err := r.cluster.anyStop(ctx.Err() != nil)
-	if err != nil {
-		return true, err
-	}
-	if !atStop && !interrupted {
-		return false, nil
-	}
-	bar.Clear()
-	path, err := r.save(tr, rs)
-	if atStop {
-		if err != nil {
-			return true, err
-		}
-		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad %s --resume %s\n", step, steps, path, command, r.runDir)
-		return true, nil
-	}
-	if err != nil {
-		return true, fmt.Errorf("interrupted, and saving failed: %w", err)
-	}
-	return true, fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", step, steps, path, command, r.runDir)
-}
-
-// afterStep saves every --save-every steps (not at the last step, which the end saves) and runs
-// the test hook.
-func (r *rlRun) afterStep(ctx context.Context, step, steps int, tr checkpointer, rs *runState) error {
-	if err := r.metricsOut.Err(); err != nil {
-		return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. Free space, then continue from the last checkpoint with --resume %s", step, err, r.runDir)
-	}
-	if r.opts.SaveEvery > 0 && step%r.opts.SaveEvery == 0 && step < steps {
-		if _, err := r.save(tr, rs); err != nil {
-			return err
-		}
-	}
-	if afterStepHook != nil {
-		afterStepHook(ctx, step)
-	}
-	return nil
 }

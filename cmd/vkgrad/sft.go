@@ -3,14 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -219,61 +217,42 @@ func (f *sftFlags) supervise(m rl.Policy, tr *rl.SFTTrainer, check []rl.Prompt) 
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
-	rs := &runState{}
-	if f.resumed != nil {
-		rs.before = f.resumed.before
-	} else {
-		var err error
-		if rs.before, err = f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp); err != nil {
-			return err
-		}
-		logEval(f.log, f.metrics, 0, "before", rs.before)
-	}
-	bar := progress.New(os.Stderr, f.cfg.Steps)
-	for tr.Step < f.cfg.Steps {
-		if stop, err := f.pause(ctx, "sft", tr.Step, f.cfg.Steps, tr, rs, bar); stop {
-			return err
-		}
-		s, err := tr.TrainStep()
-		if err != nil {
-			bar.Clear()
-			return err
-		}
-		f.metrics.Log().Str("kind", "sft").Int("step", s.Step).Float64("loss", s.Loss).Float64("learning_rate", s.LR).
-			Float64("grad_norm", s.GradNorm).Int("loss_tokens", s.Tokens).Float64("step_seconds", s.Seconds).Msg("")
-		bar.Update(s.Step, fmt.Sprintf("loss %.3f", s.Loss))
-		if done, err := f.checkAccuracy(m, check, s.Step, rs); err != nil || done {
-			bar.Clear()
-			if err != nil {
-				return err
-			}
-			break
-		}
-		if f.opts.EvalEvery > 0 && s.Step%f.opts.EvalEvery == 0 && s.Step < f.cfg.Steps {
-			r, err := f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp)
-			if err != nil {
-				return err
-			}
-			bar.Clear()
-			logEval(f.log, f.metrics, s.Step, "during", r)
-		}
-		if err := f.afterStep(ctx, s.Step, f.cfg.Steps, tr, rs); err != nil {
-			return err
-		}
-	}
-	bar.Clear()
-	after, err := f.setup.evaluate(m, &f.tasks, f.family, f.evalTemp)
+	l, err := f.newTuneLoop("sft", m, tr, f.cfg.Steps, nil)
 	if err != nil {
 		return err
 	}
-	logEval(f.log, f.metrics, tr.Step, "after", after)
-	ckpt, err := f.save(tr, rs)
-	if err != nil {
+	if err := l.run(ctx, &sftSteps{l, f, tr, check}); err != nil || !l.finished {
 		return err
 	}
-	f.finish(rs.before, after, time.Since(start), ckpt)
+	f.finish(l.state.before, l.after, time.Since(start), l.checkpointPath())
 	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
 	return nil
+}
+
+// sftSteps are the steps of an sft run: each goes to the run's metrics and progress bar, and
+// --stop-at-accuracy may end the run.
+type sftSteps struct {
+	*tuneLoop
+	f     *sftFlags
+	tr    *rl.SFTTrainer
+	check []rl.Prompt
+}
+
+func (s *sftSteps) Steps() int { return s.tr.Step }
+func (s *sftSteps) Done() bool { return s.tr.Step >= s.last }
+
+func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
+	st, err := s.tr.TrainStep()
+	if err != nil {
+		return 0, nil, false, err
+	}
+	s.metrics.Log().Str("kind", "sft").Int("step", st.Step).Float64("loss", st.Loss).Float64("learning_rate", st.LR).
+		Float64("grad_norm", st.GradNorm).Int("loss_tokens", st.Tokens).Float64("step_seconds", st.Seconds).Msg("")
+	s.bar.Update(st.Step, fmt.Sprintf("loss %.3f", st.Loss))
+	if done, err := s.f.checkAccuracy(s.policy, s.check, st.Step, s.state); err != nil || done {
+		return st.Step, nil, done, err
+	}
+	return st.Step, nil, false, s.checkMetrics(st.Step)
 }
 
 // checkAccuracy measures greedy accuracy on the check set every --check-every steps and says

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,7 +18,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -381,20 +376,11 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 	return nil
 }
 
+// model is the model to train: the resumed run's shape (its parameters come with the trainer's
+// Restore), a Llama-family one, --init's GPT-2, or a new one of --preset's shape.
 func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if resumed != nil && resumed.Llama != nil {
-		m, err := newLlamaOfState(be, resumed) // the optimizer state comes in Restore
-		if err != nil {
-			return trainModel{}, err
-		}
-		return llamaTrainModel(m, f.hfDir)
-	}
 	if resumed != nil {
-		if err := f.checkMemory(be, resumed.Config, log); err != nil {
-			return trainModel{}, err
-		}
-		m, err := gpt2.New(be, resumed.Config) // parameters come with the optimizer state in Restore
-		return trainModel{gpt2: m}, err
+		return f.resumedModel(be, resumed, log)
 	}
 	if tm, ok, err := f.llamaModel(be, log); ok || err != nil {
 		if err != nil {
@@ -403,23 +389,7 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 		return tm, f.checkLlamaMemory(be, tm.llama, log)
 	}
 	if f.init != "" {
-		l, err := load.Read(f.init)
-		if err != nil {
-			return trainModel{}, fmt.Errorf("--init: %w", err)
-		}
-		if err := f.checkMemory(be, l.Config, log); err != nil {
-			return trainModel{}, err
-		}
-		m, err := gpt2.New(be, l.Config)
-		if err != nil {
-			return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-		}
-		if err := m.SetParams(l.Params); err != nil {
-			return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-		}
-		f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
-		log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-		return trainModel{gpt2: m}, nil
+		return f.initGPT2(be, log)
 	}
 	cfg, err := gpt2.Preset(f.preset)
 	if err != nil {
@@ -433,6 +403,44 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 		return trainModel{}, err
 	}
 	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
+}
+
+// resumedModel is a model of the resumed run's shape; the trainer's Restore brings its
+// parameters with the optimizer state.
+func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
+	if resumed.Llama != nil {
+		m, err := newLlamaOfState(be, resumed)
+		if err != nil {
+			return trainModel{}, err
+		}
+		return llamaTrainModel(m, f.hfDir)
+	}
+	if err := f.checkMemory(be, resumed.Config, log); err != nil {
+		return trainModel{}, err
+	}
+	m, err := gpt2.New(be, resumed.Config)
+	return trainModel{gpt2: m}, err
+}
+
+// initGPT2 is the GPT-2 checkpoint --init names; the run takes its name from the file.
+func (f *trainFlags) initGPT2(be tensor.Backend, log zerolog.Logger) (trainModel, error) {
+	l, err := load.Read(f.init)
+	if err != nil {
+		return trainModel{}, fmt.Errorf("--init: %w", err)
+	}
+	if err := f.checkMemory(be, l.Config, log); err != nil {
+		return trainModel{}, err
+	}
+	m, err := gpt2.New(be, l.Config)
+	if err != nil {
+		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	if err := m.SetParams(l.Params); err != nil {
+		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
+	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
+	return trainModel{gpt2: m}, nil
 }
 
 // errDryRun stops a --dry-run after the footprint is printed.
@@ -511,22 +519,6 @@ func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32
 	return loadCorpus(f.data, dir, tok, log)
 }
 
-// metricsErr is the first error writing metrics (nil on ranks that write none).
-func (f *trainFlags) metricsErr() error {
-	if f.metricsOut == nil {
-		return nil
-	}
-	return f.metricsOut.Err()
-}
-
-// syncMetrics makes the metrics as durable as the checkpoint just written.
-func (f *trainFlags) syncMetrics() error {
-	if f.metricsOut == nil {
-		return nil
-	}
-	return f.metricsOut.Sync()
-}
-
 // loadCorpus reads the data the flags name (the Go sources by default), tokenising through a
 // cache in cacheDir.
 // loadCorpus tokenises --data (with tok's tokenizer; GPT-2's when it names none), through the
@@ -569,139 +561,6 @@ func loadCorpus(df dataFlags, cacheDir string, tok data.LoadOptions, log zerolog
 		log.Warn().Int("files", n).Strs("first", corpus.Skipped[:min(n, 5)]).Msg("skipped files that are binary or not UTF-8")
 	}
 	return corpus.Tokens, src.Path, nil
-}
-
-func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), interruptSignals...)
-	defer stop()
-	cl := f.cluster
-	ckpt := filepath.Join(f.runDir, load.RunCheckpoint)
-	validate := func() (float32, error) {
-		if tr.Val == nil || !cl.main() {
-			return float32(math.NaN()), nil
-		}
-		v, err := tr.Evaluate()
-		if err != nil {
-			return 0, err
-		}
-		metrics.Log().Str("kind", "val").Int("step", tr.Step).Float32("val_loss", v).Msg("")
-		return v, nil
-	}
-	// save writes the checkpoint from rank 0 after every rank has confirmed its parameters
-	// equal the others'.
-	save := func() error {
-		if err := tr.CheckReplicas(); err != nil {
-			return err
-		}
-		if !cl.main() {
-			return nil
-		}
-		if err := tr.Save(ckpt); err != nil {
-			return err
-		}
-		return f.syncMetrics()
-	}
-	start := time.Now()
-	firstVal, err := validate()
-	if err != nil {
-		return err
-	}
-	log.Info().Int("step", tr.Step).Float32("val_loss", firstVal).Msg("validation before training")
-	out := io.Writer(os.Stderr)
-	if !cl.main() {
-		out = io.Discard
-	}
-	bar := progress.New(out, f.cfg.Steps)
-	tokens := 0
-	for tr.Step < f.cfg.Steps {
-		if f.stopAt > 0 && tr.Step >= f.stopAt {
-			bar.Clear()
-			if err := save(); err != nil {
-				return err
-			}
-			if cl.main() {
-				fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad train --resume %s\n", tr.Step, f.cfg.Steps, ckpt, f.runDir)
-			}
-			return nil
-		}
-		interrupted, err := cl.anyStop(ctx.Err() != nil)
-		if err != nil {
-			return err
-		}
-		if interrupted {
-			bar.Clear()
-			if err := save(); err != nil {
-				return fmt.Errorf("interrupted, and saving failed: %w", err)
-			}
-			return fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", tr.Step, ckpt, f.runDir)
-		}
-		s, err := tr.TrainStep()
-		if err != nil {
-			bar.Clear()
-			return err
-		}
-		if s.Skipped {
-			bar.Clear()
-			log.Warn().Int("step", s.Step).Str("why", s.Reason).Int("skipped_so_far", tr.Skipped).Msg("skipped a non-finite step; the weights were not updated")
-			metrics.Log().Str("kind", "train").Int("step", s.Step).Bool("skipped", true).Str("reason", s.Reason).Msg("")
-			continue
-		}
-		tokens += s.Tokens
-		tps := float64(tokens) / time.Since(start).Seconds()
-		ev := metrics.Log().Str("kind", "train").Int("step", s.Step).Float32("loss", s.Loss).Float32("learning_rate", s.LR).
-			Float32("grad_norm", s.GradNorm).Float64("step_seconds", s.Seconds).Float64("tok_per_s", tps)
-		if f.cluster != nil {
-			ev = ev.Int64("comm_bytes", s.CommBytes).Float64("comm_seconds", s.CommSeconds)
-		}
-		ev.Msg("")
-		bar.Update(s.Step, fmt.Sprintf("loss %.3f | %.0f tok/s", s.Loss, tps))
-		if err := f.metricsErr(); err != nil {
-			bar.Clear()
-			return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. The last checkpoint is intact: free space, then vkgrad train --resume %s", s.Step, err, f.runDir)
-		}
-		if f.loopOpts.ValEvery > 0 && s.Step%f.loopOpts.ValEvery == 0 && s.Step < f.cfg.Steps {
-			v, err := validate()
-			if err != nil {
-				return err
-			}
-			bar.Clear()
-			log.Info().Int("step", s.Step).Float32("val_loss", v).Msg("validation")
-		}
-		if f.loopOpts.SaveEvery > 0 && s.Step%f.loopOpts.SaveEvery == 0 && s.Step < f.cfg.Steps {
-			if err := save(); err != nil {
-				return err
-			}
-		}
-	}
-	finalVal, err := validate()
-	if err != nil {
-		return err
-	}
-	if err := save(); err != nil {
-		return err
-	}
-	if !cl.main() {
-		return nil
-	}
-	wall := time.Since(start)
-	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
-		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
-		Float64("tok_per_s", rounded(float64(tokens)/wall.Seconds())).Msg("validation loss")
-	if tr.Val == nil {
-		fmt.Fprintf(stdout, "trained %d steps in %s (no validation split: --val-fraction 0)\n", tr.Step, wall.Round(time.Second))
-	} else {
-		fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
-			100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
-	}
-	if f.loopOpts.SampleTokens > 0 && tr.Model != nil {
-		res, err := generateText(tr.Model, f.runDir, f.loopOpts.SamplePrompt, f.loopOpts.SampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, f.cfg.Seed)
-		if err != nil {
-			return fmt.Errorf("sampling: %w", err)
-		}
-		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", res.texts[0])
-	}
-	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\ncurves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", ckpt, filepath.Join(f.runDir, "metrics.jsonl"), drawRunCurves(f.runDir), f.runDir, f.runDir)
-	return nil
 }
 
 func writeJSON(path string, v any) error {

@@ -1,21 +1,16 @@
 // Package runloop drives a trainer from its current step to its last: checkpoints every few
-// steps, at the end and on cancellation, one JSON line of metrics per step, progress lines, and
-// a resume that continues a run directory's checkpoint. nn/train's and rl's trainers expose it as Run.
+// steps, at the end, at a pause and on cancellation, one JSON line of metrics per step,
+// progress lines, evaluation at a cadence, and a resume that continues a run directory's
+// checkpoint. nn/train's and rl's trainers expose it as Run; vkgrad's commands drive it with
+// their own checkpoint and records through the hooks of Options.
 package runloop
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"os"
 	"path/filepath"
-	"slices"
 )
 
 // Checkpoint and Metrics are the file names inside a run directory.
@@ -24,22 +19,45 @@ const (
 	Metrics    = "metrics.jsonl"
 )
 
+// Skipped is the metric of a step that changed nothing (a non-finite loss, say): when it is
+// non-zero, neither evaluation nor a periodic checkpoint follows the step.
+const Skipped = "skipped"
+
 // Options say how Run drives a trainer.
 type Options struct {
-	// Dir, when set, holds the run: Checkpoint (every SaveEvery steps, at the end, and when the
-	// context is cancelled) and Metrics (one JSON object per step, with "step"). An existing
-	// checkpoint there is refused unless Resume is set.
+	// Dir, when set, holds the run: Checkpoint (every SaveEvery steps, at the end, at StopAt
+	// and when the context is cancelled) and Metrics (one JSON object per step, with "step").
+	// An existing checkpoint there is refused unless Resume is set. The trainer must be
+	// Resumable.
 	Dir string
-	// SaveEvery is the number of steps between checkpoints; 0 saves only at the end and on
-	// cancellation.
+	// SaveEvery is the number of steps between checkpoints; 0 saves only at the end, at
+	// StopAt and on cancellation.
 	SaveEvery int
 	// Resume continues the checkpoint in Dir, when there is one, bit for bit; metric lines
 	// written after it (by a run that crashed) are dropped.
 	Resume bool
+	// StopAt, when positive, pauses the run once this many steps are taken: Run saves and
+	// returns nil short of the last step, for a resume to continue.
+	StopAt int
 	// Progress receives one line per step; nil writes none.
 	Progress io.Writer
 	// OnStep sees each step's metrics; an error from it ends the run (after a checkpoint).
 	OnStep func(step int, metrics map[string]float64) error
+	// Eval, when set, runs after every EvalEvery-th step but the last (Finish is the place
+	// for the end's); an error from it ends the run.
+	EvalEvery int
+	Eval      func(step int) error
+	// Finish, when set, runs once after the last step (or the step after which the trainer
+	// stopped), given its number, before the final checkpoint: a closing evaluation there is
+	// done again by a resume when the run dies during it.
+	Finish func(step int) error
+	// Save, when set, writes the checkpoint in place of Dir's: for a caller with its own
+	// checkpoint contents, or a process of several of which one writes.
+	Save func() error
+	// AnyCancelled, when set, is asked before every step whether the run stops, given
+	// whether this process's context was cancelled: processes that train together must all
+	// stop at the same step, so each of them calls it (a collective) every step.
+	AnyCancelled func(cancelled bool) (bool, error)
 }
 
 // Trainer is what Run drives.
@@ -47,173 +65,169 @@ type Trainer interface {
 	// Step takes one training step and returns its number (1-based) and metrics; stop says the
 	// trainer ended training on its own (its reason belongs in the metrics or the error).
 	Step() (step int, metrics map[string]float64, stop bool, err error)
+	// Steps is the number of steps taken.
+	Steps() int
 	// Done reports whether the last step was taken.
 	Done() bool
+}
+
+// Resumable is a Trainer whose checkpoint Run keeps in a run directory (Options.Dir).
+type Resumable interface {
+	Trainer
 	Save(path string) error
 	// Restore continues from the checkpoint at path and returns its step.
 	Restore(path string) (int, error)
 }
 
-// Run drives t to its last step. A cancelled context stops it after the step in progress, with
-// a checkpoint, and returns the context's error.
+// Interrupted is Run's error when the run was cancelled before its last step: the checkpoint
+// was saved at Step unless SaveErr says otherwise.
+type Interrupted struct {
+	Step    int
+	SaveErr error
+	// Cause is the context's error, or ErrCancelledElsewhere.
+	Cause error
+}
+
+// ErrCancelledElsewhere is the Cause of an interruption that came from another process (see
+// Options.AnyCancelled).
+var ErrCancelledElsewhere = errors.New("another process of the run was cancelled")
+
+func (e *Interrupted) Error() string {
+	if e.SaveErr != nil {
+		return fmt.Sprintf("interrupted at step %d (%v), and saving failed: %v", e.Step, e.Cause, e.SaveErr)
+	}
+	return fmt.Sprintf("interrupted at step %d: %v", e.Step, e.Cause)
+}
+
+func (e *Interrupted) Unwrap() []error {
+	if e.SaveErr != nil {
+		return []error{e.Cause, e.SaveErr}
+	}
+	return []error{e.Cause}
+}
+
+// Run drives t to its last step. A cancelled context stops it before the next step, with a
+// checkpoint, and returns an *Interrupted.
 func Run(ctx context.Context, t Trainer, o Options) error {
-	if o.SaveEvery < 0 {
-		return fmt.Errorf("save every %d steps: want >= 0 (0: at the end only)", o.SaveEvery)
+	if err := o.check(t); err != nil {
+		return err
 	}
 	metrics, err := open(t, o)
 	if err != nil {
 		return err
 	}
 	defer metrics.close()
-	save := func() error {
-		if o.Dir == "" {
-			return nil
+	r := &run{t: t, o: o, metrics: metrics}
+	for !t.Done() {
+		if o.StopAt > 0 && t.Steps() >= o.StopAt {
+			return r.save()
 		}
-		if err := metrics.sync(); err != nil {
+		if err := r.interruption(ctx); err != nil {
 			return err
 		}
-		return t.Save(filepath.Join(o.Dir, Checkpoint))
-	}
-	for !t.Done() {
-		if ctx.Err() != nil {
-			return errors.Join(save(), ctx.Err())
-		}
-		step, m, stop, err := t.Step()
+		stop, err := r.step()
 		if err != nil {
 			return err
-		}
-		if err := metrics.write(step, m); err != nil {
-			return err
-		}
-		progress(o.Progress, step, m)
-		if o.OnStep != nil {
-			if err := o.OnStep(step, m); err != nil {
-				return errors.Join(save(), err)
-			}
 		}
 		if stop {
 			break
 		}
-		if o.SaveEvery > 0 && step%o.SaveEvery == 0 {
-			if err := save(); err != nil {
-				return err
-			}
+	}
+	if o.Finish != nil {
+		if err := o.Finish(t.Steps()); err != nil {
+			return err
 		}
 	}
-	return save()
+	return r.save()
 }
 
-// open prepares the run directory: resumes its checkpoint when asked, refuses to overwrite one
-// otherwise, and opens the metrics file for appending.
-func open(t Trainer, o Options) (*metricsFile, error) {
-	if o.Dir == "" {
-		return &metricsFile{}, nil
+// check refuses options Run cannot follow.
+func (o Options) check(t Trainer) error {
+	if o.SaveEvery < 0 || o.StopAt < 0 || o.EvalEvery < 0 {
+		return fmt.Errorf("save every %d steps, stop at %d, evaluate every %d: want >= 0 (0: off)", o.SaveEvery, o.StopAt, o.EvalEvery)
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, err
+	if o.EvalEvery > 0 && o.Eval == nil {
+		return fmt.Errorf("evaluate every %d steps: no Eval function", o.EvalEvery)
 	}
-	ckpt, path := filepath.Join(o.Dir, Checkpoint), filepath.Join(o.Dir, Metrics)
-	_, statErr := os.Stat(ckpt)
-	switch {
-	case statErr == nil && o.Resume:
-		step, err := t.Restore(ckpt)
-		if err != nil {
-			return nil, err
-		}
-		if err := trim(path, step); err != nil {
-			return nil, err
-		}
-	case statErr == nil:
-		return nil, fmt.Errorf("%s already holds a run's checkpoint: resume it, or choose another directory", o.Dir)
-	case !errors.Is(statErr, os.ErrNotExist):
-		return nil, statErr
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &metricsFile{f: f}, nil
-}
-
-// metricsFile appends one whole line per step; a failed write ends the run rather than lose
-// lines silently.
-type metricsFile struct{ f *os.File }
-
-func (m *metricsFile) write(step int, metrics map[string]float64) error {
-	if m.f == nil {
-		return nil
-	}
-	line := []byte(fmt.Sprintf(`{"step":%d`, step))
-	for _, k := range slices.Sorted(maps.Keys(metrics)) {
-		v := metrics[k]
-		if k == "step" {
-			continue
-		}
-		name, _ := json.Marshal(k)
-		line = append(line, ',')
-		line = append(line, name...)
-		line = append(line, ':')
-		line = appendNumber(line, v)
-	}
-	line = append(line, '}', '\n')
-	if _, err := m.f.Write(line); err != nil {
-		return fmt.Errorf("writing %s: %w", m.f.Name(), err)
+	if _, ok := t.(Resumable); o.Dir != "" && !ok {
+		return fmt.Errorf("run directory %s: the trainer cannot save or restore a checkpoint", o.Dir)
 	}
 	return nil
 }
 
-// appendNumber writes v as JSON, non-finite values as strings (JSON has no NaN).
-func appendNumber(b []byte, v float64) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Appendf(b, `"%v"`, v)
-	}
-	raw, _ := json.Marshal(v)
-	return append(b, raw...)
+// run is one call of Run.
+type run struct {
+	t       Trainer
+	o       Options
+	metrics *metricsFile
 }
 
-func (m *metricsFile) sync() error {
-	if m.f == nil {
-		return nil
-	}
-	return m.f.Sync()
-}
-
-func (m *metricsFile) close() {
-	if m.f != nil {
-		m.f.Close()
-	}
-}
-
-// trim drops the lines of steps after step, and a torn last line.
-func trim(path string, step int) error {
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+// step takes one step and what follows it: the metrics line, progress, OnStep, and at their
+// cadence evaluation and a checkpoint (the end saves the last step; a Skipped step has nothing
+// new to evaluate or save).
+func (r *run) step() (stop bool, err error) {
+	step, m, stop, err := r.t.Step()
 	if err != nil {
+		return false, err
+	}
+	if err := r.metrics.write(step, m); err != nil {
+		return false, err
+	}
+	progress(r.o.Progress, step, m)
+	if r.o.OnStep != nil {
+		if err := r.o.OnStep(step, m); err != nil {
+			return false, errors.Join(r.save(), err)
+		}
+	}
+	if stop || r.t.Done() || m[Skipped] != 0 {
+		return stop, nil
+	}
+	if every(r.o.EvalEvery, step) {
+		if err := r.o.Eval(step); err != nil {
+			return false, err
+		}
+	}
+	if every(r.o.SaveEvery, step) {
+		return false, r.save()
+	}
+	return false, nil
+}
+
+// every reports whether step falls on a cadence of n steps (0: never).
+func every(n, step int) bool { return n > 0 && step%n == 0 }
+
+// interruption saves and returns an *Interrupted when the run must stop before its next step.
+func (r *run) interruption(ctx context.Context) error {
+	cancelled := ctx.Err() != nil
+	stop := cancelled
+	if r.o.AnyCancelled != nil {
+		var err error
+		if stop, err = r.o.AnyCancelled(cancelled); err != nil {
+			return err
+		}
+	}
+	if !stop {
+		return nil
+	}
+	cause := ctx.Err()
+	if cause == nil {
+		cause = ErrCancelledElsewhere
+	}
+	return &Interrupted{Step: r.t.Steps(), SaveErr: r.save(), Cause: cause}
+}
+
+// save makes the metrics durable, then writes the checkpoint: Options.Save's, else Dir's.
+func (r *run) save() error {
+	if err := r.metrics.sync(); err != nil {
 		return err
 	}
-	var keep bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var rec struct {
-			Step *int `json:"step"`
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Step == nil || *rec.Step > step {
-			continue
-		}
-		keep.Write(sc.Bytes())
-		keep.WriteByte('\n')
+	switch {
+	case r.o.Save != nil:
+		return r.o.Save()
+	case r.o.Dir != "":
+		return r.t.(Resumable).Save(filepath.Join(r.o.Dir, Checkpoint))
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, keep.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // progressKeys are the metrics a progress line shows, those a step has.

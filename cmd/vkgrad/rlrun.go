@@ -1,0 +1,307 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// rlRunMeta is the config.json of an sft, grpo or ppo run.
+type rlRunMeta struct {
+	Command string        `json:"command"`
+	Model   *gpt2.Config  `json:"model,omitempty"`
+	Llama   *llama.Config `json:"llama,omitempty"`
+	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
+	HFDir string `json:"hf_dir,omitempty"`
+	// LoRA are the adapters added to --init\'s model.
+	LoRA   loraFlags       `json:"lora"`
+	Init   string          `json:"init,omitempty"`
+	Tasks  taskFlags       `json:"tasks"`
+	Config json.RawMessage `json:"config"`
+	Run    *runOptions     `json:"run,omitempty"`
+}
+
+// rlRun is the shared skeleton of the sft, grpo and ppo commands.
+type rlRun struct {
+	common       *commonFlags
+	tasks        taskFlags
+	init         string
+	runDir       string
+	opts         runOptions
+	log, metrics zerolog.Logger
+	closeMetrics func(failed bool)
+	metricsOut   *metricsWriter
+	completions  *completionLog
+	held         *heldRun // the run directory, owned for the run's life
+	overwrite    bool
+	reportTo     []string
+	be           tensor.Backend
+	evalTemp     float64 // temperature of the sampled accuracy
+	family       *modelFamily
+	setup        *taskSetup
+	// resumed is the run being continued (--resume), nil for a new run.
+	resumed *resumedRun
+	lora    loraFlags
+	// presetType, when set, names the model_type of the Llama-family model a command makes
+	// without --init (sft --preset).
+	presetType func() string
+	// cluster is this process's place in a data-parallel sft job (nil: one process).
+	cluster *cluster
+}
+
+// runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
+// change a run's numbers, so a resumed run may set them afresh.
+type runOptions struct {
+	// EvalEvery measures held-out accuracy every this many steps (0: before and after only).
+	EvalEvery int `json:"eval_every"`
+	// SaveEvery writes the checkpoint (with the optimizer state, to continue with --resume)
+	// every this many steps; 0 saves only at the end, at --stop-at and on an interrupt.
+	SaveEvery int `json:"save_every"`
+	// StopAt saves and stops once this many steps are taken, to be continued with --resume; 0
+	// runs to the end. It is not carried over by a resume.
+	StopAt int `json:"stop_at,omitempty"`
+	// Resume is the run directory (or checkpoint) this invocation continued, if any.
+	Resume string `json:"resume,omitempty"`
+	// LogCompletions writes this many sampled completions a step, with their rewards, to
+	// completions.jsonl (grpo and ppo).
+	LogCompletions int `json:"log_completions,omitempty"`
+}
+
+func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
+	fs.StringVar(&r.init, "init", "", initHelp)
+	fs.StringVar(&r.runDir, "run-dir", "", "where to write config.json, metrics.jsonl and the checkpoint (default: runs/<command>-<task>-<time>; with --resume: the resumed run's directory)")
+	fs.IntVar(&r.opts.EvalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
+	fs.IntVar(&r.opts.SaveEvery, "save-every", 100, "write the checkpoint, with optimizer state to continue from, every this many steps (0: only at the end, at --stop-at and on Ctrl-C)")
+	fs.IntVar(&r.opts.StopAt, "stop-at", 0, "save and stop once this many steps are taken, to be continued later with --resume (0: run to --steps)")
+	fs.StringSliceVar(&r.reportTo, "report-to", []string{"jsonl", "tensorboard"}, "records to keep beside metrics.jsonl (always written): tensorboard (event files for TensorBoard), or none")
+	fs.BoolVar(&r.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
+	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
+	addLoRAFlags(fs, &r.lora)
+	fs.IntVar(&r.opts.LogCompletions, "log-completions", 0, "grpo, ppo: write this many sampled completions a step, with their rewards, to completions.jsonl in the run directory")
+}
+
+// start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
+// run's own settings replace the flags first (see loadResume, which spec drives).
+func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error {
+	if err := r.joinCluster(command); err != nil {
+		return err
+	}
+	r.log = r.common.logger()
+	if o := r.opts; o.EvalEvery < 0 || o.SaveEvery < 0 || o.StopAt < 0 || o.LogCompletions < 0 {
+		return fmt.Errorf("--eval-every %d, --save-every %d, --stop-at %d, --log-completions %d: want >= 0", o.EvalEvery, o.SaveEvery, o.StopAt, o.LogCompletions)
+	}
+	if r.opts.Resume != "" {
+		var err error
+		if r.resumed, err = r.loadResume(fs, command, spec); err != nil {
+			return err
+		}
+	} else {
+		r.tasks.inherit(fs, r.init, r.log)
+	}
+	if err := r.openInputs(); err != nil {
+		return err
+	}
+	if r.runDir == "" {
+		r.runDir = r.defaultRunDir(command)
+	}
+	if !r.cluster.main() { // rank 0 writes the run's files
+		r.metrics = zerolog.Nop()
+		r.closeMetrics = func(bool) { r.setup.close() }
+		return nil
+	}
+	if err := r.openRunFiles(); err != nil {
+		r.setup.close()
+		return err
+	}
+	return nil
+}
+
+// openInputs opens the backend, the model family's tokenizer and the prompts.
+func (r *rlRun) openInputs() error {
+	var err error
+	if r.be, err = r.common.backend(r.log); err != nil {
+		return err
+	}
+	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
+		return fmt.Errorf("--init %s: %w", r.init, err)
+	}
+	r.setup, err = r.tasks.setup(r.family)
+	return err
+}
+
+// defaultRunDir is runs/<command>-<task or dataset>-<time>.
+func (r *rlRun) defaultRunDir(command string) string {
+	name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
+	if r.tasks.Data.Path != "" {
+		name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
+	}
+	return filepath.Join("runs", fmt.Sprintf("%s-%s-%s", command, name, time.Now().Format("20060102-150405")))
+}
+
+// openRunFiles claims the run directory and opens its metrics and completions logs (dropping,
+// on a resume, the lines of steps taken after the checkpoint); on an error it lets the
+// directory go.
+func (r *rlRun) openRunFiles() (err error) {
+	if r.held, err = claimRunDir(r.runDir, r.resumed != nil, r.overwrite); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			r.held.release(true)
+		}
+	}()
+	metricsPath := filepath.Join(r.runDir, "metrics.jsonl")
+	resumedStep := 0
+	if r.resumed != nil {
+		resumedStep = r.resumed.State.Step
+		dropped, err := trimMetrics(metricsPath, resumedStep)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		if dropped > 0 {
+			r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
+				Msg("dropped metric lines written after the checkpoint (those steps run again)")
+		}
+	}
+	tensorboard, err := reportTo(r.reportTo)
+	if err != nil {
+		return err
+	}
+	if r.metricsOut, r.metrics, err = openMetricsFile(metricsPath, r.resumed != nil, tensorboard); err != nil {
+		return err
+	}
+	if r.completions, err = openCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
+		r.metricsOut.Close()
+		return fmt.Errorf("--log-completions: %w", err)
+	}
+	r.closeMetrics = func(failed bool) {
+		if err := r.metricsOut.Close(); err != nil {
+			r.log.Error().Err(err).Msg("metrics")
+		}
+		if err := r.completions.close(); err != nil {
+			r.log.Error().Err(err).Msg("completions")
+		}
+		r.setup.close()
+		r.held.release(failed)
+	}
+	return nil
+}
+
+// hfDir is the Hugging Face directory the run's model and tokenizer come from: --init itself, or
+// the directory a run given as --init (or resumed) started from; "" for GPT-2.
+func (r *rlRun) hfDir() string {
+	if r.resumed != nil {
+		return r.resumed.hfDir
+	}
+	if r.init == "" {
+		return ""
+	}
+	if isHFModelDir(r.init) {
+		if abs, err := filepath.Abs(r.init); err == nil {
+			return abs
+		}
+		return r.init
+	}
+	return hfDirOfRun(r.init)
+}
+
+func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
+	if r.init == "" {
+		if required {
+			return nil, nil, fmt.Errorf("--init is required: the model to fine-tune (a Hugging Face Llama/Qwen directory, a run directory of vkgrad sft, or any checkpoint)")
+		}
+		return nil, nil, nil
+	}
+	m, l, err := r.loadPolicy(r.init)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--init: %w", err)
+	}
+	if err := r.addAdapters(m); err != nil {
+		return nil, nil, err
+	}
+	if m.VocabSize() < r.family.tok.VocabSize() {
+		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.tok.VocabSize())
+	}
+	format := "Hugging Face directory"
+	if l != nil {
+		format = string(l.Format)
+	}
+	r.log.Info().Str("format", format).Str("path", r.init).Str("model", describePolicy(m)).Msg("initial model")
+	return m, l, nil
+}
+
+// model returns the model to train: with --resume one of the run's shape (its parameters come
+// with the trainer's Restore), else --init's (required or not).
+func (r *rlRun) model(required bool) (rl.Policy, *load.Loaded, error) {
+	if r.resumed == nil {
+		return r.loadInit(required)
+	}
+	m, err := r.policyOf(r.resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
+	return m, nil, err
+}
+
+// restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
+// the run's total, which must leave a step to take.
+func (r *rlRun) restore(tr checkpointer, steps int) error {
+	res := r.resumed
+	if res == nil {
+		return nil
+	}
+	if res.stopped != "" {
+		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.stopped)
+	}
+	if steps <= res.State.Step {
+		return fmt.Errorf("--resume %s: the run has taken %d of --steps %d; pass a larger --steps to continue it", res.Path, res.State.Step, steps)
+	}
+	if err := tr.Restore(res.State, res.Path); err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	r.log.Info().Int("step", res.State.Step).Int("steps", steps).Str("from", res.Path).Msg("resumed")
+	return nil
+}
+
+func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	opts := r.opts
+	if !r.cluster.main() {
+		return nil
+	}
+	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora}
+	switch p := m.(type) {
+	case *rl.GPT2Policy:
+		meta.Model = &p.Model.Config
+	case *rl.LlamaPolicy:
+		meta.Llama = &p.Model.Config
+	}
+	return writeJSON(filepath.Join(r.runDir, "config.json"), meta)
+}
+
+// finish prints the accuracies and where the results are.
+func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt string) {
+	if before != nil && after != nil {
+		fmt.Fprintf(stdout, "held-out accuracy (greedy): %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
+			100*(after.Accuracy-before.Accuracy), wall.Round(time.Second))
+		if r.tasks.EvalSamples > 0 {
+			fmt.Fprintf(stdout, "held-out accuracy (%d samples per problem at temperature %g): %.1f%% -> %.1f%% (%+.1f points)\n",
+				r.tasks.EvalSamples, r.evalTemp, 100*before.SampledAccuracy, 100*after.SampledAccuracy, 100*(after.SampledAccuracy-before.SampledAccuracy))
+		}
+	}
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
+	if r.cluster.main() {
+		fmt.Fprintf(stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", drawRunCurves(r.runDir), r.runDir, r.runDir)
+	}
+}
