@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
+	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -372,7 +373,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 		t.Errorf("model shape mismatch: %v", err)
 	}
 	// A PPO checkpoint given to the SFT trainer names the kind.
-	sft, err := NewSFTTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(false), SFTConfig{Steps: 2, Batch: 2, LR: 1e-3, MinLR: 1e-3, EOS: toyEOS})
+	sft, err := NewSFTTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(false), SFTConfig{Steps: 2, Batch: 2, Settings: optim.Settings{LR: 1e-3, MinLR: 1e-3}, EOS: toyEOS})
 	if err != nil {
 		t.Fatal(err)
 	}

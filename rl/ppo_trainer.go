@@ -87,7 +87,7 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 	if err != nil {
 		return nil, err
 	}
-	vh, err := NewValueHead(policy.Backend(), policy.Width(), cfg.ValueHead, cfg.Train.adamW())
+	vh, err := NewValueHead(policy.Backend(), policy.Width(), cfg.ValueHead, cfg.Train.AdamW())
 	if err != nil {
 		return nil, err
 	}

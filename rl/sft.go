@@ -15,12 +15,9 @@ import (
 type SFTConfig struct {
 	Steps int `json:"steps"`
 	// Batch is the number of examples per step; >= 1.
-	Batch       int     `json:"batch"`
-	LR          float64 `json:"lr"`
-	MinLR       float64 `json:"min_lr"`
-	Warmup      int     `json:"warmup"`
-	WeightDecay float64 `json:"weight_decay"`
-	MaxGradNorm float64 `json:"max_grad_norm"`
+	Batch int `json:"batch"`
+	// Settings are the learning rate, its schedule, weight decay and clipping.
+	optim.Settings
 	// AnswerOnly puts the loss on the answer tokens and the EOS only; otherwise the prompt's
 	// tokens (after the first) are predicted too.
 	AnswerOnly bool `json:"answer_only"`
@@ -34,7 +31,7 @@ type SFTConfig struct {
 
 // DefaultSFTConfig is a setting for small models on the built-in tasks.
 func DefaultSFTConfig() SFTConfig {
-	return SFTConfig{Steps: 1000, Batch: 32, LR: 3e-3, MinLR: 3e-4, Warmup: 50, MaxGradNorm: 1, AnswerOnly: true, EOS: 50256}
+	return SFTConfig{Steps: 1000, Batch: 32, Settings: optim.Settings{LR: 3e-3, MinLR: 3e-4, Warmup: 50, MaxGradNorm: 1}, AnswerOnly: true, EOS: 50256}
 }
 
 // Validate names the first bad field.
@@ -45,8 +42,8 @@ func (c SFTConfig) Validate() error {
 	if c.Batch < 1 {
 		return fmt.Errorf("batch %d: want >= 1", c.Batch)
 	}
-	if err := c.schedule().Validate(); err != nil {
-		return fmt.Errorf("learning rate: %w", err)
+	if err := c.Settings.Validate(c.Steps); err != nil {
+		return err
 	}
 	if c.EOS < 0 {
 		return fmt.Errorf("eos %d: want >= 0", c.EOS)
@@ -54,18 +51,10 @@ func (c SFTConfig) Validate() error {
 	if c.MicroBatch < 0 {
 		return fmt.Errorf("micro_batch %d: want >= 0 (0: the whole batch)", c.MicroBatch)
 	}
-	return c.adamW().Validate()
+	return nil
 }
 
-func (c SFTConfig) schedule() optim.Cosine {
-	return optim.Cosine{MaxLR: float32(c.LR), MinLR: float32(c.MinLR), Warmup: c.Warmup, Total: c.Steps}
-}
-
-func (c SFTConfig) adamW() optim.AdamWConfig {
-	a := optim.DefaultAdamW()
-	a.WeightDecay, a.MaxGradNorm = float32(c.WeightDecay), float32(c.MaxGradNorm)
-	return a
-}
+func (c SFTConfig) schedule() optim.Cosine { return c.Schedule(c.Steps) }
 
 // SFTStats describe one supervised step.
 type SFTStats struct {
@@ -112,7 +101,7 @@ func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*S
 	if err := m.EnableGrads(); err != nil {
 		return nil, err
 	}
-	opt, err := optim.NewAdamW(m.Params(), cfg.adamW())
+	opt, err := optim.NewAdamW(m.Params(), cfg.AdamW())
 	if err != nil {
 		return nil, err
 	}

@@ -31,15 +31,8 @@ type TrainConfig struct {
 	// Mu is the number of optimizer updates per rollout batch (GRPO's mu, PPO's epochs); >= 1.
 	// Old log-probs are those of the policy before the first update, so its ratio is exactly 1.
 	Mu int `json:"mu"`
-	// LR is the peak learning rate; MinLR the end of its cosine decay (MinLR = LR: constant).
-	LR    float64 `json:"lr"`
-	MinLR float64 `json:"min_lr"`
-	// Warmup is the number of steps of linear learning-rate warmup.
-	Warmup int `json:"warmup"`
-	// WeightDecay is AdamW's decoupled weight decay.
-	WeightDecay float64 `json:"weight_decay"`
-	// MaxGradNorm clips the global gradient norm before each update; 0 disables.
-	MaxGradNorm float64 `json:"max_grad_norm"`
+	// Settings are the learning rate, its schedule, weight decay and clipping.
+	optim.Settings
 	// RefSyncEvery moves the reference model toward the policy every this many steps; 0 never.
 	RefSyncEvery int `json:"ref_sync_every"`
 	// RefMixAlpha is the blend of a sync: ref = alpha*policy + (1-alpha)*ref; 1 copies (an EMA
@@ -63,7 +56,7 @@ type TrainConfig struct {
 // DefaultTrainConfig is a setting for small models on the built-in tasks.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{
-		Steps: 100, PromptsPerStep: 16, Mu: 1, LR: 1e-4, MinLR: 1e-4, MaxGradNorm: 1,
+		Steps: 100, PromptsPerStep: 16, Mu: 1, Settings: optim.Settings{LR: 1e-4, MinLR: 1e-4, MaxGradNorm: 1},
 		Rollout:     RolloutConfig{Sampling: Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 16, EOS: 50256},
 		RefMixAlpha: 1, Seed: 1, KLMetrics: true, ReplayTruncation: true,
 	}
@@ -83,10 +76,7 @@ func (c TrainConfig) Validate() error {
 	if c.Mu < 1 {
 		return fmt.Errorf("mu %d: want >= 1", c.Mu)
 	}
-	if err := c.schedule().Validate(); err != nil {
-		return fmt.Errorf("learning rate: %w", err)
-	}
-	if err := c.adamW().Validate(); err != nil {
+	if err := c.Settings.Validate(c.Steps); err != nil {
 		return err
 	}
 	if c.RefSyncEvery < 0 {
@@ -101,15 +91,7 @@ func (c TrainConfig) Validate() error {
 	return nil
 }
 
-func (c TrainConfig) schedule() optim.Cosine {
-	return optim.Cosine{MaxLR: float32(c.LR), MinLR: float32(c.MinLR), Warmup: c.Warmup, Total: c.Steps}
-}
-
-func (c TrainConfig) adamW() optim.AdamWConfig {
-	a := optim.DefaultAdamW()
-	a.WeightDecay, a.MaxGradNorm = float32(c.WeightDecay), float32(c.MaxGradNorm)
-	return a
-}
+func (c TrainConfig) schedule() optim.Cosine { return c.Schedule(c.Steps) }
 
 // StepReport is what one RL step did. Metrics holds every diagnostic under its JSON name
 // (deterministic for a seed on the CPU); timings are kept apart.
@@ -213,7 +195,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 	if err := policy.EnableGrads(); err != nil {
 		return nil, err
 	}
-	if c.opt, err = optim.NewAdamW(policy.Params(), cfg.adamW()); err != nil {
+	if c.opt, err = optim.NewAdamW(policy.Params(), cfg.AdamW()); err != nil {
 		return nil, err
 	}
 	if s := cfg.Rollout.Sampling; s.Truncates() && !cfg.ReplayTruncation {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -97,4 +98,22 @@ func rounded(x float64) float64 {
 	}
 	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
 	return math.Round(x*scale) / scale
+}
+
+// addOptimizerFlags binds the learning rate, its schedule, weight decay and clipping, the same
+// flags in every training command.
+func addOptimizerFlags(fs *pflag.FlagSet, s *optim.Settings) {
+	fs.Float64Var(&s.LR, "lr", s.LR, "peak learning rate")
+	fs.Float64Var(&s.MinLR, "min-lr", s.MinLR, "learning rate at the end of the cosine decay (equal to --lr: constant)")
+	fs.IntVar(&s.Warmup, "warmup", s.Warmup, "steps of linear learning-rate warmup")
+	fs.Float64Var(&s.WeightDecay, "weight-decay", s.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does)")
+	fs.Float64Var(&s.MaxGradNorm, "clip", s.MaxGradNorm, "clip the global gradient norm to this (0: off)")
+}
+
+// checkOptimizerFlags refuses bad optimizer settings for a run of steps, naming the flag.
+func checkOptimizerFlags(s optim.Settings, steps int) error {
+	if err := s.Validate(steps); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	return nil
 }

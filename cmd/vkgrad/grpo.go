@@ -64,6 +64,9 @@ func grpoCommand() command {
 			}
 			cfg.Train.Rollout.EOS = r.family.eos
 			r.spreadSteps(&cfg.Train)
+			if err := checkOptimizerFlags(cfg.Train.Settings, cfg.Train.Steps); err != nil {
+				return err
+			}
 			tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err

@@ -79,6 +79,9 @@ func ppoCommand() command {
 			}
 			cfg.Train.Rollout.EOS = r.family.eos
 			r.spreadSteps(&cfg.Train)
+			if err := checkOptimizerFlags(cfg.Train.Settings, cfg.Train.Steps); err != nil {
+				return err
+			}
 			tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 			if err != nil {
 				return err

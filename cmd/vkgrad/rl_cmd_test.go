@@ -135,3 +135,32 @@ func TestRLCommandErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// Every training command takes the same optimizer flags and refuses a bad value naming the
+// flag, leaving no run directory behind.
+func TestOptimizerFlagsAreCheckedAlike(t *testing.T) {
+	dir := t.TempDir()
+	sft := filepath.Join(dir, "sft")
+	if out, err := runCLI("sft", "--steps", "1", "--batch", "2", "--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3",
+		"--eval-size", "2", "--stop-at-accuracy", "0", "--device", "cpu", "-q", "--run-dir", sft); err != nil {
+		t.Fatalf("sft: %v\n%s", err, out)
+	}
+	commands := map[string][]string{
+		"train": {"train", "--preset", "gpt2-micro", "--steps", "1"},
+		"sft":   {"sft", "--steps", "1", "--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3", "--eval-size", "2", "--stop-at-accuracy", "0"},
+		"grpo":  {"grpo", "--init", sft},
+		"ppo":   {"ppo", "--init", sft},
+	}
+	for name, base := range commands {
+		for _, bad := range [][2]string{{"--lr", "Inf"}, {"--min-lr", "-1"}, {"--weight-decay", "NaN"}, {"--clip", "-2"}, {"--warmup", "-3"}} {
+			run := filepath.Join(dir, name+bad[0])
+			_, err := runCLI(append(append([]string{}, base...), bad[0], bad[1], "--device", "cpu", "-q", "--run-dir", run)...)
+			if err == nil || !strings.Contains(err.Error(), bad[0]+" ") {
+				t.Errorf("%s %s %s: %v", name, bad[0], bad[1], err)
+			}
+			if _, serr := os.Stat(run); serr == nil {
+				t.Errorf("%s %s %s left %s behind", name, bad[0], bad[1], run)
+			}
+		}
+	}
+}

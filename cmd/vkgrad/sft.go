@@ -76,11 +76,7 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 	fs.IntVar(&c.Steps, "steps", c.Steps, "optimizer steps")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "examples per step")
 	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most examples per forward pass, their gradients added over the step's batch (memory; 0: the whole batch at once)")
-	fs.Float64Var(&c.LR, "lr", c.LR, "peak learning rate")
-	fs.Float64Var(&c.MinLR, "min-lr", c.MinLR, "learning rate at the end of the cosine decay")
-	fs.IntVar(&c.Warmup, "warmup", c.Warmup, "steps of linear learning-rate warmup")
-	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "AdamW weight decay")
-	fs.Float64Var(&c.MaxGradNorm, "clip", c.MaxGradNorm, "clip the global gradient norm to this (0: off)")
+	addOptimizerFlags(fs, &c.Settings)
 	fs.BoolVar(&c.AnswerOnly, "answer-only", c.AnswerOnly, "put the loss on the answer tokens and EOS only (--answer-only=false: also the prompt)")
 }
 
@@ -181,6 +177,9 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 		if src, err = fixedSet(src, f.sftOpts.Examples, f.tasks.DataSeed); err != nil {
 			return nil, fmt.Errorf("--examples: %w", err)
 		}
+	}
+	if err := checkOptimizerFlags(f.cfg.Settings, f.cfg.Steps); err != nil {
+		return nil, err
 	}
 	tr, err := rl.NewSFTTrainer(m, f.family.tok, src, f.cfg)
 	if err != nil {

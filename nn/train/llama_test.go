@@ -97,7 +97,7 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 // DecayMatricesOnly leaves biases and norm weights undecayed: after a step they equal a run
 // without weight decay, and the matrices a run decaying everything, bit for bit.
 func TestDecayMatricesOnly(t *testing.T) {
-	step := func(wd float32, matricesOnly bool) ([]float32, []tensorSpec) {
+	step := func(wd float64, matricesOnly bool) ([]float32, []tensorSpec) {
 		cfg := testConfig()
 		cfg.WeightDecay, cfg.DecayMatricesOnly, cfg.LR, cfg.Warmup = wd, matricesOnly, 1e-2, 0
 		tr := newTrainer(t, cfg)

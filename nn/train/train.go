@@ -23,14 +23,12 @@ import (
 
 // Config is everything that decides a run's numbers.
 type Config struct {
-	Batch       int     `json:"batch"`
-	Seq         int     `json:"seq"`
-	Steps       int     `json:"steps"`
-	LR          float32 `json:"lr"`
-	MinLR       float32 `json:"min_lr"`
-	Warmup      int     `json:"warmup"`
-	WeightDecay float32 `json:"weight_decay"`
-	MaxGradNorm float32 `json:"max_grad_norm"`
+	Batch int `json:"batch"`
+	Seq   int `json:"seq"`
+	Steps int `json:"steps"`
+	// Settings are the learning rate, its schedule, weight decay and clipping (their JSON
+	// names sit beside the others').
+	optim.Settings
 	Seed        uint64  `json:"seed"`
 	NoShuffle   bool    `json:"no_shuffle"`
 	ValFraction float64 `json:"val_fraction"`
@@ -51,8 +49,8 @@ type Config struct {
 
 // DefaultConfig is a setting that trains a small model well on a few million tokens.
 func DefaultConfig() Config {
-	return Config{Batch: 8, Seq: 64, Steps: 600, LR: 3e-3, MinLR: 3e-4, Warmup: 20, WeightDecay: 0,
-		MaxGradNorm: 1, Seed: 1, ValFraction: 0.05, ValBatches: 16}
+	return Config{Batch: 8, Seq: 64, Steps: 600, Settings: optim.Settings{LR: 3e-3, MinLR: 3e-4, Warmup: 20, MaxGradNorm: 1},
+		Seed: 1, ValFraction: 0.05, ValBatches: 16}
 }
 
 // Validate names the first bad field.
@@ -68,10 +66,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("val-batches %d must be non-negative", c.ValBatches)
 	case c.MicroBatches < 0:
 		return fmt.Errorf("micro-batches %d must be non-negative", c.MicroBatches)
-	case !(c.WeightDecay >= 0) || math.IsInf(float64(c.WeightDecay), 1):
-		return fmt.Errorf("weight-decay %v must be a finite number >= 0", c.WeightDecay)
-	case !(c.MaxGradNorm >= 0) || math.IsInf(float64(c.MaxGradNorm), 1):
-		return fmt.Errorf("clip %v must be a finite number >= 0", c.MaxGradNorm)
 	case !(c.ValFraction >= 0 && c.ValFraction < 1):
 		return fmt.Errorf("val-fraction %v must be in [0, 1)", c.ValFraction)
 	case c.OnNonFinite != "" && c.OnNonFinite != "skip" && c.OnNonFinite != "stop":
@@ -79,16 +73,7 @@ func (c Config) Validate() error {
 	case c.MaxSkips < 0:
 		return fmt.Errorf("max-skips %d must be non-negative", c.MaxSkips)
 	}
-	if err := (optim.Cosine{MaxLR: c.LR, MinLR: c.MinLR, Warmup: c.Warmup, Total: c.Steps}).Validate(); err != nil {
-		return err
-	}
-	return c.adamW().Validate()
-}
-
-func (c Config) adamW() optim.AdamWConfig {
-	a := optim.DefaultAdamW()
-	a.WeightDecay, a.MaxGradNorm = c.WeightDecay, c.MaxGradNorm
-	return a
+	return c.Settings.Validate(c.Steps)
 }
 
 // StepStats describe one optimizer step.
@@ -177,7 +162,7 @@ func newModelTrainer(m model, cfg Config, tokens []int32, source string) (*Train
 		return nil, err
 	}
 	params, _ := m.trainable()
-	opt, err := optim.NewAdamW(params, cfg.adamW())
+	opt, err := optim.NewAdamW(params, cfg.AdamW())
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +177,7 @@ func newModelTrainer(m model, cfg Config, tokens []int32, source string) (*Train
 		return nil, err
 	}
 	return &Trainer{Config: cfg, lm: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
-		tape: autograd.NewTape(), schedule: optim.Cosine{MaxLR: cfg.LR, MinLR: cfg.MinLR, Warmup: cfg.Warmup, Total: cfg.Steps},
+		tape: autograd.NewTape(), schedule: cfg.Schedule(cfg.Steps),
 		stats: stats, statLosses: stats.View(0, BT), statNorm: stats.View(BT, 1), hostStats: make([]float32, BT+1)}, nil
 }
 
@@ -320,7 +305,7 @@ func (t *Trainer) Save(path string) error {
 	cfgJSON, _ := json.Marshal(t.Config)
 	loaderJSON, _ := json.Marshal(t.Train.State())
 	st := &checkpoint.State{Step: t.Step, Params: params, AdamM: am, AdamV: av,
-		Optimizer: checkpoint.Optimizer{Name: "adamw", LR: float64(t.Config.LR), Beta1: float64(t.Opt.Config.Beta1),
+		Optimizer: checkpoint.Optimizer{Name: "adamw", LR: t.Config.LR, Beta1: float64(t.Opt.Config.Beta1),
 			Beta2: float64(t.Opt.Config.Beta2), Eps: float64(t.Opt.Config.Eps), WeightDecay: float64(t.Opt.Config.WeightDecay),
 			Extra: map[string]float64{"adam_step": float64(t.Opt.Step)}},
 		RNG:  t.RNG.State(),
