@@ -11,48 +11,38 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu/internal/asmgen"
 )
 
-// isa is one instruction set's register name and lanes per register.
-type isa struct {
-	suffix string
-	reg    string
-	lanes  int
-}
-
-func (s isa) r(i int) string { return fmt.Sprintf("%s%d", s.reg, i) }
-
-// perBlock is the registers per packed block of 16 keys; bytes the bytes per register.
-func (s isa) perBlock() int { return 16 / s.lanes }
-func (s isa) bytes() int    { return 4 * s.lanes }
+// perBlock is the registers per packed block of 16 keys.
+func perBlock(s asmgen.Vec) int { return 16 / s.Lanes }
 
 var qRows = []string{"SI", "R10", "R11", "R12"}
 
 // scores4 writes attnScores4: four query rows against nb blocks at a time (then one).
-func scores4(f *asmgen.File, s isa) {
-	H, VB := s.perBlock(), s.bytes()
-	f.Linef("// func attnScores4%s(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)", s.suffix)
+func scores4(f *asmgen.File, s asmgen.Vec) {
+	H, VB := perBlock(s), s.Bytes()
+	f.Linef("// func attnScores4%s(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)", s.Suffix)
 	f.Linef("// Four query rows: s[r*ss+b*16+j] = sum over i of q[r*qs+i]*kt[(b*hs+i)*16+j], in order of i.")
-	f.Linef("TEXT ·attnScores4%s(SB), NOSPLIT, $0-56", s.suffix)
+	f.Linef("TEXT ·attnScores4%s(SB), NOSPLIT, $0-56", s.Suffix)
 	f.Instrs("MOVQ s+0(FP), DI", "MOVQ ss+8(FP), R14", "SHLQ $2, R14", "MOVQ q+16(FP), SI", "MOVQ qs+24(FP), R15", "SHLQ $2, R15",
 		"MOVQ kt+32(FP), DX", "MOVQ hs+40(FP), R8", "MOVQ nblk+48(FP), CX", "MOVQ R8, R9", "SHLQ $6, R9 // bytes per packed block",
 		"SHLQ $2, R8 // bytes per query row", "LEAQ (SI)(R15*1), R10", "LEAQ (R10)(R15*1), R11", "LEAQ (R11)(R15*1), R12",
 		"XORQ BX, BX // byte offset of the current block in a row of s")
 	f.Linef("")
 	nbs := []int{1}
-	if s.lanes == 16 {
+	if s.Lanes == 16 {
 		nbs = []int{2, 1}
 	}
-	done := "s4done" + s.suffix
+	done := "s4done" + s.Suffix
 	for idx, nb := range nbs {
-		lab := fmt.Sprintf("s4b%d%s", nb, s.suffix)
+		lab := fmt.Sprintf("s4b%d%s", nb, s.Suffix)
 		next := done
 		if idx+1 < len(nbs) {
-			next = fmt.Sprintf("s4b%d%s", nbs[idx+1], s.suffix)
+			next = fmt.Sprintf("s4b%d%s", nbs[idx+1], s.Suffix)
 		}
 		f.Linef("%s:", lab)
 		f.Instrs(fmt.Sprintf("CMPQ CX, $%d", nb), "JL   "+next)
 		nacc := 4 * nb * H
 		for i := 0; i < nacc; i++ {
-			f.Instrs(fmt.Sprintf("VXORPS %s, %s, %s", s.r(i), s.r(i), s.r(i)))
+			f.Instrs(fmt.Sprintf("VXORPS %s, %s, %s", s.R(i), s.R(i), s.R(i)))
 		}
 		f.Instrs("MOVQ DX, AX")
 		if nb == 2 {
@@ -68,18 +58,18 @@ func scores4(f *asmgen.File, s isa) {
 				base = "R13"
 			}
 			for h := 0; h < H; h++ {
-				f.Instrs(fmt.Sprintf("VMOVUPS %d(%s), %s", h*VB, base, s.r(kr)))
+				f.Instrs(fmt.Sprintf("VMOVUPS %d(%s), %s", h*VB, base, s.R(kr)))
 				kregs = append(kregs, kr)
 				kr++
 			}
 		}
 		bc, tmp := kr, kr+1
 		for row, q := range qRows {
-			f.Instrs(fmt.Sprintf("VBROADCASTSS (%s)(R15*1), %s", q, s.r(bc)))
+			f.Instrs(fmt.Sprintf("VBROADCASTSS (%s)(R15*1), %s", q, s.R(bc)))
 			for k, kreg := range kregs {
 				t, a := tmp+k%2, row*nb*H+k
-				f.Instrs(fmt.Sprintf("VMULPS %s, %s, %s", s.r(kreg), s.r(bc), s.r(t)),
-					fmt.Sprintf("VADDPS %s, %s, %s", s.r(t), s.r(a), s.r(a)))
+				f.Instrs(fmt.Sprintf("VMULPS %s, %s, %s", s.R(kreg), s.R(bc), s.R(t)),
+					fmt.Sprintf("VADDPS %s, %s, %s", s.R(t), s.R(a), s.R(a)))
 			}
 		}
 		f.Instrs("ADDQ $64, AX")
@@ -89,7 +79,7 @@ func scores4(f *asmgen.File, s isa) {
 		f.Instrs("ADDQ $4, R15", "CMPQ R15, R8", fmt.Sprintf("JL   %si", lab), "LEAQ (DI)(BX*1), AX")
 		for row := 0; row < 4; row++ {
 			for k := 0; k < nb*H; k++ {
-				f.Instrs(fmt.Sprintf("VMOVUPS %s, %d(AX)", s.r(row*nb*H+k), k*VB))
+				f.Instrs(fmt.Sprintf("VMOVUPS %s, %d(AX)", s.R(row*nb*H+k), k*VB))
 			}
 			if row < 3 {
 				f.Instrs("ADDQ R14, AX")
@@ -110,30 +100,30 @@ func scores4(f *asmgen.File, s isa) {
 }
 
 // scores1 writes attnScores1: one query row against nb blocks at a time (then one).
-func scores1(f *asmgen.File, s isa) {
-	H, VB := s.perBlock(), s.bytes()
-	f.Linef("// func attnScores1%s(s, q, kt *float32, hs, nblk int)", s.suffix)
+func scores1(f *asmgen.File, s asmgen.Vec) {
+	H, VB := perBlock(s), s.Bytes()
+	f.Linef("// func attnScores1%s(s, q, kt *float32, hs, nblk int)", s.Suffix)
 	f.Linef("// One query row: s[b*16+j] = sum over i of q[i]*kt[(b*hs+i)*16+j], in order of i.")
-	f.Linef("TEXT ·attnScores1%s(SB), NOSPLIT, $0-40", s.suffix)
+	f.Linef("TEXT ·attnScores1%s(SB), NOSPLIT, $0-40", s.Suffix)
 	f.Instrs("MOVQ s+0(FP), DI", "MOVQ q+8(FP), SI", "MOVQ kt+16(FP), DX", "MOVQ hs+24(FP), R8", "MOVQ nblk+32(FP), CX",
 		"MOVQ R8, R9", "SHLQ $6, R9", "SHLQ $2, R8")
 	f.Linef("")
 	nbs := []int{2, 1}
-	if s.lanes == 16 {
+	if s.Lanes == 16 {
 		nbs = []int{4, 1}
 	}
-	done := "s1done" + s.suffix
+	done := "s1done" + s.Suffix
 	for idx, nb := range nbs {
-		lab := fmt.Sprintf("s1b%d%s", nb, s.suffix)
+		lab := fmt.Sprintf("s1b%d%s", nb, s.Suffix)
 		next := done
 		if idx+1 < len(nbs) {
-			next = fmt.Sprintf("s1b%d%s", nbs[idx+1], s.suffix)
+			next = fmt.Sprintf("s1b%d%s", nbs[idx+1], s.Suffix)
 		}
 		f.Linef("%s:", lab)
 		f.Instrs(fmt.Sprintf("CMPQ CX, $%d", nb), "JL   "+next)
 		nacc := nb * H
 		for i := 0; i < nacc; i++ {
-			f.Instrs(fmt.Sprintf("VXORPS %s, %s, %s", s.r(i), s.r(i), s.r(i)))
+			f.Instrs(fmt.Sprintf("VXORPS %s, %s, %s", s.R(i), s.R(i), s.R(i)))
 		}
 		ptrs := []string{"AX", "R10", "R11", "R12"}[:nb]
 		f.Instrs("MOVQ DX, AX")
@@ -143,13 +133,13 @@ func scores1(f *asmgen.File, s isa) {
 		f.Instrs("XORQ R15, R15")
 		f.Linef("%si:", lab)
 		bc, tmp := nacc, nacc+1
-		f.Instrs(fmt.Sprintf("VBROADCASTSS (SI)(R15*1), %s", s.r(bc)))
+		f.Instrs(fmt.Sprintf("VBROADCASTSS (SI)(R15*1), %s", s.R(bc)))
 		for b := 0; b < nb; b++ {
 			for h := 0; h < H; h++ {
 				a := b*H + h
 				t := tmp + a%4
-				f.Instrs(fmt.Sprintf("VMULPS %d(%s), %s, %s", h*VB, ptrs[b], s.r(bc), s.r(t)),
-					fmt.Sprintf("VADDPS %s, %s, %s", s.r(t), s.r(a), s.r(a)))
+				f.Instrs(fmt.Sprintf("VMULPS %d(%s), %s, %s", h*VB, ptrs[b], s.R(bc), s.R(t)),
+					fmt.Sprintf("VADDPS %s, %s, %s", s.R(t), s.R(a), s.R(a)))
 			}
 		}
 		for _, p := range ptrs {
@@ -157,7 +147,7 @@ func scores1(f *asmgen.File, s isa) {
 		}
 		f.Instrs("ADDQ $4, R15", "CMPQ R15, R8", fmt.Sprintf("JL   %si", lab))
 		for a := 0; a < nacc; a++ {
-			f.Instrs(fmt.Sprintf("VMOVUPS %s, %d(DI)", s.r(a), a*VB))
+			f.Instrs(fmt.Sprintf("VMOVUPS %s, %d(DI)", s.R(a), a*VB))
 		}
 		f.Instrs(fmt.Sprintf("ADDQ $%d, DI", 64*nb))
 		switch nb {
@@ -178,14 +168,14 @@ func scores1(f *asmgen.File, s isa) {
 
 // combGroup writes one column group of attnComb: rows rows of floats values each, summed
 // over j; the caller has set DI, R14, DX, R9, R13, CX, BX and the weight row pointers.
-func combGroup(f *asmgen.File, s isa, lab string, rows, floats int, wregs []string, next string, nOff int) {
-	nv, VB := floats/s.lanes, s.bytes()
+func combGroup(f *asmgen.File, s asmgen.Vec, lab string, rows, floats int, wregs []string, next string, nOff int) {
+	nv, VB := floats/s.Lanes, s.Bytes()
 	f.Linef("%s:", lab)
 	f.Instrs(fmt.Sprintf("CMPQ CX, $%d", floats), "JL   "+next, fmt.Sprintf("MOVQ n+%d(FP), R8", nOff),
 		"TESTQ BX, BX", fmt.Sprintf("JZ   %sz", lab), "MOVQ DI, AX")
 	for r := 0; r < rows; r++ {
 		for v := 0; v < nv; v++ {
-			f.Instrs(fmt.Sprintf("VMOVUPS %d(AX), %s", VB*v, s.r(r*nv+v)))
+			f.Instrs(fmt.Sprintf("VMOVUPS %d(AX), %s", VB*v, s.R(r*nv+v)))
 		}
 		if r < rows-1 {
 			f.Instrs("ADDQ R14, AX")
@@ -194,7 +184,7 @@ func combGroup(f *asmgen.File, s isa, lab string, rows, floats int, wregs []stri
 	f.Instrs(fmt.Sprintf("JMP  %sp", lab))
 	f.Linef("%sz:", lab)
 	for i := 0; i < rows*nv; i++ {
-		f.Instrs(fmt.Sprintf("VXORPS %s, %s, %s", s.r(i), s.r(i), s.r(i)))
+		f.Instrs(fmt.Sprintf("VXORPS %s, %s, %s", s.R(i), s.R(i), s.R(i)))
 	}
 	f.Linef("%sp:", lab)
 	f.Instrs("TESTQ R8, R8", fmt.Sprintf("JZ   %ss", lab), "MOVQ DX, AX", "XORQ R15, R15")
@@ -204,24 +194,24 @@ func combGroup(f *asmgen.File, s isa, lab string, rows, floats int, wregs []stri
 	bc := base
 	if loadX {
 		for v := 0; v < nv; v++ {
-			f.Instrs(fmt.Sprintf("VMOVUPS %d(AX), %s", VB*v, s.r(base+v)))
+			f.Instrs(fmt.Sprintf("VMOVUPS %d(AX), %s", VB*v, s.R(base+v)))
 		}
 		bc = base + nv
 	}
 	ntmp := 2
-	if s.lanes == 16 {
+	if s.Lanes == 16 {
 		ntmp = 4
 	}
 	for r, w := range wregs {
-		f.Instrs(fmt.Sprintf("VBROADCASTSS (%s)(R15*1), %s", w, s.r(bc)))
+		f.Instrs(fmt.Sprintf("VBROADCASTSS (%s)(R15*1), %s", w, s.R(bc)))
 		for v := 0; v < nv; v++ {
 			t, a := bc+1+v%ntmp, r*nv+v
 			if loadX {
-				f.Instrs(fmt.Sprintf("VMULPS %s, %s, %s", s.r(base+v), s.r(bc), s.r(t)))
+				f.Instrs(fmt.Sprintf("VMULPS %s, %s, %s", s.R(base+v), s.R(bc), s.R(t)))
 			} else {
-				f.Instrs(fmt.Sprintf("VMULPS %d(AX), %s, %s", VB*v, s.r(bc), s.r(t)))
+				f.Instrs(fmt.Sprintf("VMULPS %d(AX), %s, %s", VB*v, s.R(bc), s.R(t)))
 			}
-			f.Instrs(fmt.Sprintf("VADDPS %s, %s, %s", s.r(t), s.r(a), s.r(a)))
+			f.Instrs(fmt.Sprintf("VADDPS %s, %s, %s", s.R(t), s.R(a), s.R(a)))
 		}
 	}
 	f.Instrs("ADDQ R9, AX", "ADDQ R13, R15", "DECQ R8", fmt.Sprintf("JNZ  %sj", lab))
@@ -229,7 +219,7 @@ func combGroup(f *asmgen.File, s isa, lab string, rows, floats int, wregs []stri
 	f.Instrs("MOVQ DI, AX")
 	for r := 0; r < rows; r++ {
 		for v := 0; v < nv; v++ {
-			f.Instrs(fmt.Sprintf("VMOVUPS %s, %d(AX)", s.r(r*nv+v), VB*v))
+			f.Instrs(fmt.Sprintf("VMOVUPS %s, %d(AX)", s.R(r*nv+v), VB*v))
 		}
 		if r < rows-1 {
 			f.Instrs("ADDQ R14, AX")
@@ -240,36 +230,36 @@ func combGroup(f *asmgen.File, s isa, lab string, rows, floats int, wregs []stri
 }
 
 // combGroups writes a combine kernel's column groups, widest first.
-func combGroups(f *asmgen.File, s isa, prefix string, rows int, groups []int, wregs []string, nOff int) {
-	done := prefix + "done" + s.suffix
+func combGroups(f *asmgen.File, s asmgen.Vec, prefix string, rows int, groups []int, wregs []string, nOff int) {
+	done := prefix + "done" + s.Suffix
 	for i, g := range groups {
 		next := done
 		if i+1 < len(groups) {
-			next = fmt.Sprintf("%sg%d%s", prefix, groups[i+1], s.suffix)
+			next = fmt.Sprintf("%sg%d%s", prefix, groups[i+1], s.Suffix)
 		}
-		combGroup(f, s, fmt.Sprintf("%sg%d%s", prefix, g, s.suffix), rows, g, wregs, next, nOff)
+		combGroup(f, s, fmt.Sprintf("%sg%d%s", prefix, g, s.Suffix), rows, g, wregs, next, nOff)
 	}
 	f.Linef("%s:", done)
 	f.Instrs("VZEROUPPER", "RET")
 	f.Linef("")
 }
 
-func comb(f *asmgen.File, s isa) {
-	f.Linef("// func attnComb4%s(out *float32, os int, w *float32, ws, wstep int, x *float32, xs, n, hs, acc int)", s.suffix)
+func comb(f *asmgen.File, s asmgen.Vec) {
+	f.Linef("// func attnComb4%s(out *float32, os int, w *float32, ws, wstep int, x *float32, xs, n, hs, acc int)", s.Suffix)
 	f.Linef("// Four rows: out[r*os+i] = (acc ? out[r*os+i] : 0) + sum over j < n of w[r*ws+j*wstep]*x[j*xs+i],")
 	f.Linef("// in order of j, for i < hs (a multiple of 16).")
-	f.Linef("TEXT ·attnComb4%s(SB), NOSPLIT, $0-80", s.suffix)
+	f.Linef("TEXT ·attnComb4%s(SB), NOSPLIT, $0-80", s.Suffix)
 	f.Instrs("MOVQ out+0(FP), DI", "MOVQ os+8(FP), R14", "SHLQ $2, R14", "MOVQ w+16(FP), SI", "MOVQ ws+24(FP), R15", "SHLQ $2, R15",
 		"MOVQ wstep+32(FP), R13", "SHLQ $2, R13", "MOVQ x+40(FP), DX", "MOVQ xs+48(FP), R9", "SHLQ $2, R9", "MOVQ hs+64(FP), CX",
 		"MOVQ acc+72(FP), BX", "LEAQ (SI)(R15*1), R10", "LEAQ (R10)(R15*1), R11", "LEAQ (R11)(R15*1), R12")
 	groups := []int{16}
-	if s.lanes == 16 {
+	if s.Lanes == 16 {
 		groups = []int{64, 16}
 	}
 	combGroups(f, s, "c4", 4, groups, qRows, 56)
-	f.Linef("// func attnComb1%s(out, w *float32, wstep int, x *float32, xs, n, hs, acc int)", s.suffix)
+	f.Linef("// func attnComb1%s(out, w *float32, wstep int, x *float32, xs, n, hs, acc int)", s.Suffix)
 	f.Linef("// One row: out[i] = (acc ? out[i] : 0) + sum over j < n of w[j*wstep]*x[j*xs+i], in order of j.")
-	f.Linef("TEXT ·attnComb1%s(SB), NOSPLIT, $0-64", s.suffix)
+	f.Linef("TEXT ·attnComb1%s(SB), NOSPLIT, $0-64", s.Suffix)
 	f.Instrs("MOVQ out+0(FP), DI", "MOVQ w+8(FP), SI", "MOVQ wstep+16(FP), R13", "SHLQ $2, R13", "MOVQ x+24(FP), DX",
 		"MOVQ xs+32(FP), R9", "SHLQ $2, R9", "MOVQ hs+48(FP), CX", "MOVQ acc+56(FP), BX")
 	combGroups(f, s, "c1", 1, []int{64, 16}, []string{"SI"}, 40)
@@ -336,7 +326,7 @@ func main() {
 		f.Linef("// the portable loops in attention.go do, with separate multiplies and adds (no FMA), so")
 		f.Linef("// results equal them bit for bit whatever the blocking.")
 		f.Linef("")
-		for _, s := range []isa{{"AVX512", "Z", 16}, {"AVX2", "Y", 8}} {
+		for _, s := range []asmgen.Vec{asmgen.AVX512, asmgen.AVX2} {
 			scores4(f, s)
 			scores1(f, s)
 			comb(f, s)

@@ -28,6 +28,11 @@ func (f *File) Instr(format string, args ...any) {
 	f.Linef(format, args...)
 }
 
+// Op writes the instruction op with its operands, comma-separated.
+func (f *File) Op(op string, operands ...string) {
+	f.Instr("%s %s", op, strings.Join(operands, ", "))
+}
+
 // Instrs writes each instruction on its own indented line.
 func (f *File) Instrs(instrs ...string) {
 	for _, in := range instrs {
