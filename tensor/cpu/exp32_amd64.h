@@ -1,5 +1,5 @@
 // The float32 exponential (gelu.go's expPoly, fastmath.go's expf32) of gelu_amd64.s,
-// fastmath_amd64.s (expShiftSumAVX2) and llama_amd64.s (SwiGLU's sigmoid): the constant table,
+// fastmath_amd64.s (expShiftSumAVX2) and swiglu_amd64.s (SwiGLU's sigmoid): the constant table,
 // which also holds the GELU constants, expf32's limits and the EXPPOLY8/16 sequences. Include
 // after textflag.h. The tables are file-local, so each file that includes them holds its own
 // copy.
