@@ -1,7 +1,8 @@
 package asmgen
 
 // Memory operands of the constants in exp32_amd64.h's eight-lane table gc<>, which the
-// float32 exponential, GELU and SwiGLU kernels include (gelu.go names the GELU ones).
+// float32 exponential, GELU and SwiGLU kernels include (gelu.go names them). exp32_gen.go
+// writes the table and checks each operand's offset.
 const (
 	GeluCubic     = "gc<>+0(SB)"
 	GeluScale     = "gc<>+32(SB)"
@@ -17,6 +18,16 @@ const (
 	TanhC3        = "gc<>+352(SB)"
 	TanhC5        = "gc<>+384(SB)"
 	TanhC7        = "gc<>+416(SB)"
+	Log2E         = "gc<>+448(SB)"
+	RoundMagic    = "gc<>+480(SB)" // 1.5·2^23: adding and subtracting it rounds to an integer
+	Ln2Hi         = "gc<>+512(SB)"
+	Ln2Lo         = "gc<>+544(SB)"
+	ExpP0         = "gc<>+576(SB)"
+	ExpP1         = "gc<>+608(SB)"
+	ExpP2         = "gc<>+640(SB)"
+	ExpP3         = "gc<>+672(SB)"
+	ExpP4         = "gc<>+704(SB)"
+	ExpP5         = "gc<>+736(SB)"
 	ExpBias       = "gc<>+768(SB)" // the float32 exponent bias, 127, as an integer
 	TanhC9        = "gc<>+800(SB)"
 	TanhC11       = "gc<>+832(SB)"

@@ -129,13 +129,18 @@ func firstDifferentLine(a, b []byte) int {
 	return bytes.Count(a[:i], []byte("\n")) + 1
 }
 
-// unwrittenGenerated lists the assembly files in dir that start as generated files do but
-// are not among written.
+// unwrittenGenerated lists the assembly files and headers in dir that start as generated
+// files do but are not among written.
 func unwrittenGenerated(dir string, written map[string]bool) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.s"))
+	asm, err := filepath.Glob(filepath.Join(dir, "*.s"))
 	if err != nil {
 		return nil, err
 	}
+	headers, err := filepath.Glob(filepath.Join(dir, "*.h"))
+	if err != nil {
+		return nil, err
+	}
+	files := append(asm, headers...)
 	var orphans []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
