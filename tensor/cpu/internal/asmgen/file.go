@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// File is a Go assembly file being generated.
+// File is a Go assembly file, or a header that assembly includes, being generated.
 type File struct {
 	b strings.Builder
 }
@@ -69,9 +69,8 @@ func header(generator, name string) string {
 }
 
 // Main is a generator's main: it writes the header and what body generates to name (Go
-// assembly, or a .h that assembly includes), in
-// the directory given by -o (the current one, as go generate runs it, by default).
-// generator is the generator's source file, named in the header.
+// assembly, or a .h that assembly includes) in the directory given by -o (by default the
+// current one, as go generate runs it). generator is its source file, named in the header.
 func Main(generator, name string, body func(f *File)) {
 	dir := flag.String("o", ".", "directory to write "+name+" into")
 	flag.Parse()
