@@ -2,9 +2,9 @@
 
 // The float32 exponential (gelu.go's expPoly, fastmath.go's expf32) of gelu_amd64.s,
 // fastmath_amd64.s (expShiftSumAVX2) and swiglu_amd64.s (SwiGLU's sigmoid): the constant table,
-// which also holds the GELU constants, expf32's limits and the EXPPOLY8/16 sequences. Include
-// after textflag.h. The tables are file-local, so each file that includes them holds its own
-// copy.
+// which also holds the GELU constants, expf32's limits and the EXPPOLY and EXPSCALE sequences.
+// Include after textflag.h. The tables are file-local, so each file that includes them holds
+// its own copy.
 
 // Eight-lane float32 constants of the exponential and the GELU kernels (gelu.go names them).
 DATA gc<>+0(SB)/4, $0x3d372713 // cubic
@@ -274,6 +274,29 @@ GLOBL gc<>(SB), RODATA|NOPTR, $864
 	VMULPS R, P, P; \
 	VADDPS R, P, P; \
 	VADDPS.BCST gc<>+96(SB), P, P;
+
+// EXPSCALE8(K, P, I, A, B) applies EXPPOLY8's 2^K to P in two halves, as expf32 does, so that
+// K down to -150 works; I, A and B are scratch. EXPSCALE16 is its sixteen-lane twin.
+#define EXPSCALE8(K, P, I, A, B) \
+	VCVTPS2DQ K, I; \
+	VPSRAD $1, I, A; \
+	VPSUBD A, I, B; \
+	VPADDD gc<>+768(SB), A, A; \
+	VPSLLD $23, A, A; \
+	VPADDD gc<>+768(SB), B, B; \
+	VPSLLD $23, B, B; \
+	VMULPS A, P, P; \
+	VMULPS B, P, P;
+#define EXPSCALE16(K, P, I, A, B) \
+	VCVTPS2DQ K, I; \
+	VPSRAD $1, I, A; \
+	VPSUBD A, I, B; \
+	VPADDD.BCST gc<>+768(SB), A, A; \
+	VPSLLD $23, A, A; \
+	VPADDD.BCST gc<>+768(SB), B, B; \
+	VPSLLD $23, B, B; \
+	VMULPS A, P, P; \
+	VMULPS B, P, P;
 
 // expf32's limits: inputs are clamped to at most 89, and below -104 the result is 0.
 DATA ec<>+0(SB)/4, $0x42b20000 // 89

@@ -90,13 +90,28 @@ func expPoly(f *asmgen.File, v asmgen.Vec) {
 	op(v.Bcst("VADDPS"), asmgen.One, "P", "P")
 }
 
+// scaleSplit writes P = P·2^K, K integral floats, as two factors 2^(K>>1) and
+// 2^(K-(K>>1)), each a normal float where 2^K alone would not be.
+func scaleSplit(f *asmgen.File, v asmgen.Vec) {
+	op := f.Op
+	op("VCVTPS2DQ", "K", "I")
+	op("VPSRAD", "$1", "I", "A")
+	op("VPSUBD", "A", "I", "B")
+	op(v.Bcst("VPADDD"), asmgen.ExpBias, "A", "A")
+	op("VPSLLD", "$23", "A", "A")
+	op(v.Bcst("VPADDD"), asmgen.ExpBias, "B", "B")
+	op("VPSLLD", "$23", "B", "B")
+	op("VMULPS", "A", "P", "P")
+	op("VMULPS", "B", "P", "P")
+}
+
 func main() {
 	asmgen.Main("exp32_gen.go", "exp32_amd64.h", func(f *asmgen.File) {
 		f.Linef("// The float32 exponential (gelu.go's expPoly, fastmath.go's expf32) of gelu_amd64.s,")
 		f.Linef("// fastmath_amd64.s (expShiftSumAVX2) and swiglu_amd64.s (SwiGLU's sigmoid): the constant table,")
-		f.Linef("// which also holds the GELU constants, expf32's limits and the EXPPOLY8/16 sequences. Include")
-		f.Linef("// after textflag.h. The tables are file-local, so each file that includes them holds its own")
-		f.Linef("// copy.")
+		f.Linef("// which also holds the GELU constants, expf32's limits and the EXPPOLY and EXPSCALE sequences.")
+		f.Linef("// Include after textflag.h. The tables are file-local, so each file that includes them holds")
+		f.Linef("// its own copy.")
 		f.Linef("")
 		writeTable(f)
 		f.Linef("// EXPPOLY8(X, K, R, P) is exp32's reduction and polynomial on eight lanes: K = round(X log2e)")
@@ -106,6 +121,11 @@ func main() {
 		f.Linef("// EXPPOLY16 is EXPPOLY8 on sixteen lanes (AVX-512), with the constants broadcast from the")
 		f.Linef("// table.")
 		f.Define("EXPPOLY16(X, K, R, P)", func(m *asmgen.File) { expPoly(m, asmgen.AVX512) })
+		f.Linef("")
+		f.Linef("// EXPSCALE8(K, P, I, A, B) applies EXPPOLY8's 2^K to P in two halves, as expf32 does, so that")
+		f.Linef("// K down to -150 works; I, A and B are scratch. EXPSCALE16 is its sixteen-lane twin.")
+		f.Define("EXPSCALE8(K, P, I, A, B)", func(m *asmgen.File) { scaleSplit(m, asmgen.AVX2) })
+		f.Define("EXPSCALE16(K, P, I, A, B)", func(m *asmgen.File) { scaleSplit(m, asmgen.AVX512) })
 		f.Linef("")
 		f.Linef("// expf32's limits: inputs are clamped to at most 89, and below -104 the result is 0.")
 		f.Linef("DATA %s/4, $0x42b20000 // 89", asmgen.Exp32Max)

@@ -12,7 +12,7 @@ import (
 )
 
 // sigmoid writes s = 1/(1+expf32(-g)) for the lanes of register g, as sigmoidf: the
-// exponential is expShiftSumAVX2's (2^k applied in two halves, 0 below -104, NaN kept).
+// exponential is expShiftSumAVX2's (EXPSCALE's 2^k in two halves, 0 below -104, NaN kept).
 // Needs R13 = 1, R14 = 89, R15 = -104; clobbers R1..R7, R10, R11 and, on AVX-512, K1.
 func sigmoid(f *asmgen.File, v asmgen.Vec, g, s string) {
 	r, op := v.R, f.Op
@@ -24,16 +24,7 @@ func sigmoid(f *asmgen.File, v asmgen.Vec, g, s string) {
 	op("VCMPPS", "$0x15", r(15), r(1), keep)
 	op("VMINPS", r(1), r(14), r(1))
 	f.Instr("EXPPOLY%d(%s, %s, %s, %s)", v.Lanes, r(1), r(2), r(4), r(5))
-	// e = p·2^(k>>1)·2^(k-(k>>1)), so that neither factor overflows.
-	op("VCVTPS2DQ", r(2), r(6))
-	op("VPSRAD", "$1", r(6), r(10))
-	op("VPSUBD", r(10), r(6), r(11))
-	op(v.Bcst("VPADDD"), asmgen.ExpBias, r(10), r(10))
-	op("VPSLLD", "$23", r(10), r(10))
-	op(v.Bcst("VPADDD"), asmgen.ExpBias, r(11), r(11))
-	op("VPSLLD", "$23", r(11), r(11))
-	op("VMULPS", r(10), r(5), r(5))
-	op("VMULPS", r(11), r(5), r(5))
+	f.Instr("EXPSCALE%d(%s, %s, %s, %s, %s)", v.Lanes, r(2), r(5), r(6), r(10), r(11))
 	e := r(5)
 	if v.Lanes == 16 {
 		e = r(7)
