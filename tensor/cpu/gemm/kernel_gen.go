@@ -19,12 +19,13 @@ func rowAddr(i int) string {
 	return fmt.Sprintf([]string{"(%s)", "(%s)(R9*1)", "(%s)(R9*2)"}[i%3], base)
 }
 
-// kernel emits an mr x (nvec*vw) micro-kernel on registers named reg (Z or Y) of vw floats,
+// kernel emits an mr x (nvec*vw) micro-kernel on the registers of s, vw floats each,
 // run over strips consecutive strips of packed A and tiles of C. The k loop is unrolled
 // twice; an odd k finishes with one more step. Between the two steps of each pair it
 // requests one cache line of its prefetch walk (see prefetchWalk), so the next operands
 // stream in under the multiply-adds instead of in bursts between kernel calls.
-func kernel(f *asmgen.File, name string, mr, nvec int, reg string, vw int) {
+func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
+	reg, vw := s.Reg, s.Lanes
 	nr := nvec * vw
 	nacc := mr * nvec
 	f.Linef("// func %s(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)", name)
@@ -199,8 +200,9 @@ func transpose8(f *asmgen.File) {
 	f.Linef("")
 }
 
-// peak emits a loop of 12 independent FMAs per iteration on registers named reg.
-func peak(f *asmgen.File, name, reg string) {
+// peak emits a loop of 12 independent FMAs per iteration on the registers of s.
+func peak(f *asmgen.File, name string, s asmgen.Vec) {
+	reg := s.Reg
 	f.Linef("// func %s(n int)", name)
 	f.Linef("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	f.Instr("MOVQ n+0(FP), CX")
@@ -218,9 +220,10 @@ func peak(f *asmgen.File, name, reg string) {
 	f.Linef("")
 }
 
-// copyRows emits a copy of n rows of nvec vectors (registers reg, vw floats each) from a
+// copyRows emits a copy of n rows of nvec vectors (registers of s, vw floats each) from a
 // strided source to a contiguous destination: packing a panel of B that is not transposed.
-func copyRows(f *asmgen.File, name string, nvec int, reg string, vw int) {
+func copyRows(f *asmgen.File, name string, nvec int, s asmgen.Vec) {
+	reg, vw := s.Reg, s.Lanes
 	width := nvec * vw
 	f.Linef("// func %s(dst *float32, src *float32, srcStride int, n int)", name)
 	f.Linef("// Copies n rows of %d floats from src + i*srcStride to dst + %di.", width, width)
@@ -340,15 +343,15 @@ func dot4x4(f *asmgen.File) {
 func main() {
 	asmgen.Main("kernel_gen.go", "kernel_amd64.s", func(f *asmgen.File) {
 		// AVX-512: 8 rows x 3 vectors of 16 = 24 accumulators, 3 B vectors, 2 broadcasts.
-		kernel(f, "kern8x48avx512", 8, 3, "Z", 16)
+		kernel(f, "kern8x48avx512", 8, 3, asmgen.AVX512)
 		// AVX2: 6 rows x 2 vectors of 8 = 12 accumulators, 2 B vectors, 2 broadcasts.
-		kernel(f, "kern6x16avx2", 6, 2, "Y", 8)
+		kernel(f, "kern6x16avx2", 6, 2, asmgen.AVX2)
 		transpose8(f)
-		peak(f, "fmaLoopAVX512", "Z")
-		peak(f, "fmaLoopAVX2", "Y")
-		copyRows(f, "copyRows8", 1, "Y", 8)
-		copyRows(f, "copyRows16", 2, "Y", 8)
-		copyRows(f, "copyRows48", 3, "Z", 16)
+		peak(f, "fmaLoopAVX512", asmgen.AVX512)
+		peak(f, "fmaLoopAVX2", asmgen.AVX2)
+		copyRows(f, "copyRows8", 1, asmgen.AVX2)
+		copyRows(f, "copyRows16", 2, asmgen.AVX2)
+		copyRows(f, "copyRows48", 3, asmgen.AVX512)
 		dot4x4(f)
 		prefetchRows(f)
 	})
