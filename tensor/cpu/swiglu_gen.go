@@ -25,6 +25,8 @@ func sigmoid(f *asmgen.File, v asmgen.Vec, g, s string) {
 	op("VMINPS", r(1), r(14), r(1))
 	f.Instr("EXPPOLY%d(%s, %s, %s, %s)", v.Lanes, r(1), r(2), r(4), r(5))
 	f.Instr("EXPSCALE%d(%s, %s, %s, %s, %s)", v.Lanes, r(2), r(5), r(6), r(10), r(11))
+	// Zero the dropped lanes: AVX-512 moves the kept ones into a zeroed register under K1,
+	// AVX2 ANDs with the compare's all-ones lanes.
 	e := r(5)
 	if v.Lanes == 16 {
 		e = r(7)
