@@ -4,9 +4,12 @@ package cpu
 
 import "golang.org/x/sys/cpu"
 
-// The vector kernels of the Llama ops. Each wrapper runs its kernel on the leading multiple of
-// the vector width and returns how many elements (columns, for rmsWeightColsVector) it did;
-// the caller finishes the rest with the same arithmetic in Go.
+//go:generate go run swiglu_gen.go
+
+// The vector kernels of the Llama ops (llama_amd64.s, and swiglu_amd64.s written by
+// swiglu_gen.go). Each wrapper runs its kernel on the leading multiple of the vector width
+// and returns how many elements (columns, for rmsWeightColsVector) it did; the caller
+// finishes the rest with the same arithmetic in Go.
 
 // llamaVector switches the kernels on (tests switch it off to compare); llamaAVX512 picks the
 // sixteen-lane SwiGLU kernels where the CPU has them (tests switch it off to run the eight-lane

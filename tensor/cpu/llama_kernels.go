@@ -1,10 +1,10 @@
 package cpu
 
 // The row kernels of the Llama ops in portable Go. Each hands the leading part of its row to
-// a vector kernel (llama_amd64.s) where there is one, and finishes the rest here. The vector
-// kernels compute the same bits: every product that feeds a sum is wrapped in float32() so no
-// compiler fuses it into a multiply-add, and sums go over eight lanes (element i in lane i%8)
-// in the order a vector register adds them.
+// a vector kernel (llama_amd64.s, swiglu_amd64.s) where there is one, and finishes the rest
+// here. The vector kernels compute the same bits: every product that feeds a sum is wrapped
+// in float32() so no compiler fuses it into a multiply-add, and sums go over eight lanes
+// (element i in lane i%8) in the order a vector register adds them.
 
 // rmsNormRow writes w * x * rstd, rstd = 1/sqrt(mean(x²) + eps), and returns rstd.
 func rmsNormRow(out, x, w []float32, eps float32) float32 {

@@ -4,7 +4,7 @@ package gemm
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run asm_gen.go
+//go:generate go run kernel_gen.go
 
 //go:noescape
 func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
