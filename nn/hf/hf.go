@@ -284,6 +284,15 @@ func numHeads(path string, cfg gpt2.Config, opts ImportOptions) (int, error) {
 	return *hc.NHead, nil
 }
 
+// ExportGPT2 writes m's weights as a Hugging Face GPT-2 model.safetensors (see Export).
+func ExportGPT2(path string, m *gpt2.Model) error {
+	p, err := m.ParamsToHost()
+	if err != nil {
+		return err
+	}
+	return Export(path, m.Config, p)
+}
+
 // Export writes params (llm.c order) as a Hugging Face GPT-2 model.safetensors, unprefixed
 // names, Conv1D weights (in, out), the vocabulary unpadded (padded rows of wte are dropped).
 // Transposed weights are produced chunk by chunk, so no second copy of the model is made.

@@ -1,0 +1,36 @@
+package checkpoint
+
+import (
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
+)
+
+// SaveGPT2 writes m's weights alone, without optimizer state: a checkpoint that every command
+// (--init, --model) and load.Read accept.
+func SaveGPT2(path string, m *gpt2.Model) error {
+	p, err := m.ParamsToHost()
+	if err != nil {
+		return err
+	}
+	return Save(path, &State{Config: m.Config, Params: p})
+}
+
+// SaveLlama writes a Llama-family model's weights alone, its LoRA adapters after them when it
+// has some (to merge them into a plain model, export it with llama.Model.Export).
+func SaveLlama(path string, m *llama.Model) error {
+	p, err := m.Params.ToHost()
+	if err != nil {
+		return err
+	}
+	c := m.Config
+	st := &State{Llama: &c, Params: p}
+	if lc, ok := m.LoRA(); ok {
+		adapters, _ := m.Trainable()
+		a, err := adapters.ToHost()
+		if err != nil {
+			return err
+		}
+		st.LoRA, st.Params = &lc, append(p, a...)
+	}
+	return Save(path, st)
+}
