@@ -10,8 +10,8 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
-	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
