@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -38,49 +36,17 @@ func addGRPOFlags(fs *pflag.FlagSet, c *rl.GRPOConfig) {
 
 // grpoCommand is `vkgrad grpo`.
 func grpoCommand() command {
-	return command{name: "grpo", summary: "RL fine-tuning with GRPO on a built-in task or a --dataset with rewards (from an sft run or a Llama/Qwen directory)", setup: func(fs *pflag.FlagSet) func([]string) error {
-		r := &rlRun{tasks: defaultTaskFlags()}
+	return rlCommand("grpo", "RL fine-tuning with GRPO on a built-in task or a --dataset with rewards (from an sft run or a Llama/Qwen directory)", func() rlAlgorithm {
 		cfg := defaultGRPOConfig()
-		r.common = addCommonFlags(fs)
-		addTaskFlags(fs, &r.tasks)
-		addRunFlags(fs, r, "model to fine-tune: a vkgrad sft run directory or any checkpoint (required)")
-		addRLTrainFlags(fs, &cfg.Train)
-		addGRPOFlags(fs, &cfg.GRPO)
-		return func(args []string) (err error) {
-			if len(args) > 0 {
-				return fmt.Errorf("grpo takes no arguments, got %q", args)
-			}
-			spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, &cfg) },
-				register: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) }}
-			if err := r.start(fs, "grpo", spec); err != nil {
-				return err
-			}
-			defer r.cluster.close()
-			defer func() { r.closeMetrics(err != nil) }()
-			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
-			m, _, err := r.model(true)
-			if err != nil {
-				return err
-			}
-			cfg.Train.Rollout.EOS = r.family.eos
-			r.spreadSteps(&cfg.Train)
-			if err := checkOptimizerFlags(cfg.Train.Settings, cfg.Train.Steps); err != nil {
-				return err
-			}
-			tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
-			if err != nil {
-				return err
-			}
-			if err := r.joinTrainer(tr); err != nil {
-				return err
-			}
-			if err := r.restore(tr, cfg.Train.Steps); err != nil {
-				return err
-			}
-			if err := r.writeConfig("grpo", m, tr.Config); err != nil { // as the trainer completed it
-				return err
-			}
-			return r.loop("grpo", tr, cfg.Train.Steps)
-		}
-	}}
+		return rlAlgorithm{name: "grpo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required)",
+			config: &cfg, train: &cfg.Train,
+			addFlags: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
+			build: func(r *rlRun, m rl.Policy, _ *load.Loaded) (rlTrainer, any, error) {
+				tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
+				if err != nil {
+					return nil, nil, err
+				}
+				return tr, tr.Config, nil
+			}}
+	})
 }

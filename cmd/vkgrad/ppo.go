@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -53,61 +53,38 @@ func addPPOFlags(fs *pflag.FlagSet, c *rl.PPOTrainerConfig) {
 
 // ppoCommand is `vkgrad ppo`.
 func ppoCommand() command {
-	return command{name: "ppo", summary: "RL fine-tuning with PPO and a value head, the same prompts, rewards and models as grpo", setup: func(fs *pflag.FlagSet) func([]string) error {
-		r := &rlRun{tasks: defaultTaskFlags()}
+	return rlCommand("ppo", "RL fine-tuning with PPO and a value head, the same prompts, rewards and models as grpo", func() rlAlgorithm {
 		cfg := defaultPPOConfig()
-		r.common = addCommonFlags(fs)
-		addTaskFlags(fs, &r.tasks)
-		addRunFlags(fs, r, "model to fine-tune: a vkgrad sft run directory or any checkpoint (required); a saved value head is restored")
-		addRLTrainFlags(fs, &cfg.Train)
-		addPPOFlags(fs, &cfg)
-		return func(args []string) (err error) {
-			if len(args) > 0 {
-				return fmt.Errorf("ppo takes no arguments, got %q", args)
-			}
-			spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, &cfg) },
-				register: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) }}
-			if err := r.start(fs, "ppo", spec); err != nil {
-				return err
-			}
-			defer r.cluster.close()
-			defer func() { r.closeMetrics(err != nil) }()
-			r.evalTemp = cfg.Train.Rollout.Sampling.Temperature
-			m, l, err := r.model(true)
-			if err != nil {
-				return err
-			}
-			cfg.Train.Rollout.EOS = r.family.eos
-			r.spreadSteps(&cfg.Train)
-			if err := checkOptimizerFlags(cfg.Train.Settings, cfg.Train.Steps); err != nil {
-				return err
-			}
-			tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
-			if err != nil {
-				return err
-			}
-			if err := r.joinTrainer(tr); err != nil {
-				return err
-			}
-			if l != nil && l.State != nil {
-				ok, err := tr.LoadValueHead(l.State)
+		return rlAlgorithm{name: "ppo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required); a saved value head is restored",
+			config: &cfg, train: &cfg.Train,
+			addFlags: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
+			build: func(r *rlRun, m rl.Policy, l *load.Loaded) (rlTrainer, any, error) {
+				tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 				if err != nil {
-					return fmt.Errorf("--init %s: %w", l.Path, err)
+					return nil, nil, err
 				}
-				if ok {
-					r.log.Info().Msg("value head restored from the initial checkpoint")
+				if err := restoreValueHead(r, tr, l); err != nil {
+					return nil, nil, err
 				}
-			}
-			if err := r.restore(tr, cfg.Train.Steps); err != nil {
-				return err
-			}
-			if cfg.CriticWarmup >= cfg.Train.Steps {
-				r.log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
-			}
-			if err := r.writeConfig("ppo", m, tr.Config); err != nil {
-				return err
-			}
-			return r.loop("ppo", tr, cfg.Train.Steps)
-		}
-	}}
+				if cfg.CriticWarmup >= cfg.Train.Steps {
+					r.log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
+				}
+				return tr, tr.Config, nil
+			}}
+	})
+}
+
+// restoreValueHead takes the value head of the checkpoint the policy came from, when it has one.
+func restoreValueHead(r *rlRun, tr *rl.PPOTrainer, l *load.Loaded) error {
+	if l == nil || l.State == nil {
+		return nil
+	}
+	ok, err := tr.LoadValueHead(l.State)
+	if err != nil {
+		return fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	if ok {
+		r.log.Info().Msg("value head restored from the initial checkpoint")
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -17,6 +18,7 @@ type rlTrainer interface {
 	Policy() rl.Policy
 	Notes() []string
 	Steps() int
+	SetComm(*dist.Comm) error
 }
 
 // loop evaluates, trains for steps (saving every --save-every steps, at --stop-at and on an

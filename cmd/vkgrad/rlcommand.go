@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/rl"
+)
+
+// rlAlgorithm is what the grpo and ppo commands differ in; rlCommand is the rest.
+type rlAlgorithm struct {
+	name, modelHelp string
+	config          any                  // the algorithm's whole config, decoded from a resumed run
+	train           *rl.TrainConfig      // the options every RL trainer shares, inside config
+	addFlags        func(*pflag.FlagSet) // the shared and the algorithm's own flags
+	// build makes the trainer for policy m (l: the checkpoint it came from, nil for a Hugging
+	// Face directory) and returns the config as the trainer completed it, for config.json.
+	build func(r *rlRun, m rl.Policy, l *load.Loaded) (rlTrainer, any, error)
+}
+
+// rlCommand is `vkgrad <name>`: flags, run directory and resume, the model, the trainer spread
+// over MPI ranks when launched so, and the run loop. newAlgorithm makes each run's fresh
+// config.
+func rlCommand(name, summary string, newAlgorithm func() rlAlgorithm) command {
+	return command{name: name, summary: summary, setup: func(fs *pflag.FlagSet) func([]string) error {
+		a := newAlgorithm()
+		r := &rlRun{tasks: defaultTaskFlags()}
+		r.common = addCommonFlags(fs)
+		addTaskFlags(fs, &r.tasks)
+		addRunFlags(fs, r, a.modelHelp)
+		a.addFlags(fs)
+		return func(args []string) error { return r.runRL(a, fs, args) }
+	}}
+}
+
+// runRL is one RL command's run.
+func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err error) {
+	if len(args) > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q", a.name, args)
+	}
+	spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, a.config) }, register: a.addFlags}
+	if err := r.start(fs, a.name, spec); err != nil {
+		return err
+	}
+	defer r.cluster.close()
+	defer func() { r.closeMetrics(err != nil) }()
+	c := a.train
+	r.evalTemp = c.Rollout.Sampling.Temperature
+	m, l, err := r.model(true)
+	if err != nil {
+		return err
+	}
+	c.Rollout.EOS = r.family.eos
+	r.spreadSteps(c)
+	if err := checkOptimizerFlags(c.Settings, c.Steps); err != nil {
+		return err
+	}
+	tr, completed, err := a.build(r, m, l)
+	if err != nil {
+		return err
+	}
+	if err := r.joinTrainer(tr); err != nil {
+		return err
+	}
+	if err := r.restore(tr, c.Steps); err != nil {
+		return err
+	}
+	if err := r.writeConfig(a.name, m, completed); err != nil {
+		return err
+	}
+	return r.loop(a.name, tr, c.Steps)
+}
