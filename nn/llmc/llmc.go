@@ -159,44 +159,28 @@ func ReadCheckpoint(path string) (gpt2.Config, []float32, error) {
 }
 
 func readFloat32s(r io.Reader, dst []float32) error {
-	var buf [4 * chunkElems]byte
-	for len(dst) > 0 {
-		n := min(len(dst), chunkElems)
-		if _, err := io.ReadFull(r, buf[:4*n]); err != nil {
-			return err
-		}
-		for i := range n {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-		}
-		dst = dst[n:]
-	}
-	return nil
+	return readChunks(r, dst, 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
 }
 
 func readInt32s(r io.Reader, dst []int32) error {
-	var buf [4 * chunkElems]byte
-	for len(dst) > 0 {
-		n := min(len(dst), chunkElems)
-		if _, err := io.ReadFull(r, buf[:4*n]); err != nil {
-			return err
-		}
-		for i := range n {
-			dst[i] = int32(binary.LittleEndian.Uint32(buf[4*i:]))
-		}
-		dst = dst[n:]
-	}
-	return nil
+	return readChunks(r, dst, 4, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
 }
 
 func readBF16(r io.Reader, dst []float32) error {
-	var buf [2 * chunkElems]byte
+	return readChunks(r, dst, 2, func(b []byte) float32 { return safetensors.BF16ToFloat32(binary.LittleEndian.Uint16(b)) })
+}
+
+// readChunks fills dst with values of size bytes each, decoded by decode, reading a bounded
+// chunk at a time so a large file needs no second copy in memory.
+func readChunks[T any](r io.Reader, dst []T, size int, decode func([]byte) T) error {
+	buf := make([]byte, size*chunkElems)
 	for len(dst) > 0 {
 		n := min(len(dst), chunkElems)
-		if _, err := io.ReadFull(r, buf[:2*n]); err != nil {
+		if _, err := io.ReadFull(r, buf[:size*n]); err != nil {
 			return err
 		}
 		for i := range n {
-			dst[i] = safetensors.BF16ToFloat32(binary.LittleEndian.Uint16(buf[2*i:]))
+			dst[i] = decode(buf[size*i:])
 		}
 		dst = dst[n:]
 	}
