@@ -22,8 +22,8 @@ type Sampling = sample.Options
 // The step decisions a report carries (Action), and the Prompt.Template entry for a position
 // the task leaves free.
 const (
-	Proceed = objective.Proceed
-	Skip    = objective.Skip
-	Stop    = objective.Stop
-	Free    = objective.Free
+	Proceed  = objective.Proceed
+	Skip     = objective.Skip
+	Stop     = objective.Stop
+	Unforced = objective.Unforced
 )

@@ -31,7 +31,7 @@ type Prompt struct {
 	// Meta is passed to the reward (reference answer, task name, ...).
 	Meta Meta
 	// Template is the forced-token template of the completion: the token id each position
-	// must hold by the task's format, or Free (see [objective.ForcedTemplate]); nil when nothing is forced.
+	// must hold by the task's format, or Unforced (see [objective.ForcedTemplate]); nil when nothing is forced.
 	Template []int
 }
 

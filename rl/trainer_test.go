@@ -63,7 +63,7 @@ func toyPrompts(withTemplate bool) PromptSource {
 	return PromptFunc(func() (Prompt, error) {
 		p := Prompt{Text: texts[i%len(texts)], Answer: "aa.", Meta: Meta{"task": "toy"}}
 		if withTemplate {
-			p.Template = []int{Free, Free, strings.IndexByte(toyAlphabet, '.')}
+			p.Template = []int{Unforced, Unforced, strings.IndexByte(toyAlphabet, '.')}
 		}
 		i++
 		return p, nil

@@ -48,11 +48,11 @@ func (s ForcedTokenSet) Forced(_ int, resp []int) ([]bool, error) {
 	return f, nil
 }
 
-// Free marks a template position whose token the policy chooses.
-const Free = -1
+// Unforced marks a template position whose token the policy chooses.
+const Unforced = -1
 
 // ForcedTemplate holds, per row, the token each completion position must hold by the task's
-// format, or Free. A position is forced only when the sampled token equals the template's:
+// format, or Unforced. A position is forced only when the sampled token equals the template's:
 // a policy that deviates from the format made a choice, and that choice is learned from.
 // A template shorter than the response leaves the remaining positions free.
 type ForcedTemplate [][]int
@@ -65,7 +65,7 @@ func (tp ForcedTemplate) Forced(row int, resp []int) ([]bool, error) {
 	tmpl := tp[row]
 	f := make([]bool, len(resp))
 	for i, tok := range resp {
-		if i < len(tmpl) && tmpl[i] != Free && tmpl[i] == tok {
+		if i < len(tmpl) && tmpl[i] != Unforced && tmpl[i] == tok {
 			f[i] = true
 		}
 	}

@@ -43,7 +43,7 @@ func TestBuildMasksForced(t *testing.T) {
 		t.Errorf("forced %d, want 5", m.ForcedTokens)
 	}
 	// A template forces a position only when the sampled token follows the format.
-	tmpl := ForcedTemplate{{Free, 8, Free, eos}, {Free, 8, eos}}
+	tmpl := ForcedTemplate{{Unforced, 8, Unforced, eos}, {Unforced, 8, eos}}
 	m, err = BuildMasks(comps, nil, eos, tmpl)
 	if err != nil {
 		t.Fatal(err)

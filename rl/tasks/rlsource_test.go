@@ -77,7 +77,7 @@ func TestRLPromptTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	dot, _ := enc(" .")
-	if len(p.Template) != 4 || p.Template[0] != rl.Free || p.Template[3] != dot[0] {
+	if len(p.Template) != 4 || p.Template[0] != rl.Unforced || p.Template[3] != dot[0] {
 		t.Fatalf("copy template %v", p.Template)
 	}
 	a, _ := NewAddition(DefaultAdditionConfig())

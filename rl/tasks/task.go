@@ -62,7 +62,7 @@ func (p Prompt) Example() Example { return Example{Prompt: p.Text, Completion: p
 type Encoder func(string) ([]int, error)
 
 // Template returns the forced-token template of the reference completion: the token id at each
-// position of a Fixed piece and rl.Free elsewhere, for rl.ForcedTemplate. Pieces are encoded
+// position of a Fixed piece and rl.Unforced elsewhere, for rl.ForcedTemplate. Pieces are encoded
 // one by one; it is an error when that differs from encoding the whole answer (a format whose
 // pieces merge across boundaries cannot have a position template).
 func (p Prompt) Template(enc Encoder) ([]int, error) {
@@ -80,7 +80,7 @@ func (p Prompt) Template(enc Encoder) ([]int, error) {
 			if pc.Fixed {
 				out = append(out, id)
 			} else {
-				out = append(out, rl.Free)
+				out = append(out, rl.Unforced)
 			}
 			all = append(all, id)
 		}

@@ -70,7 +70,7 @@ func TestAdditionTokenisesOneDigitPerToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range tmpl {
-			if id != rl.Free {
+			if id != rl.Unforced {
 				t.Fatalf("%q: addition answers have no fixed tokens, template %v", p.Answer, tmpl)
 			}
 		}
@@ -106,7 +106,7 @@ func TestCopyTemplateForcesEndMarker(t *testing.T) {
 			t.Fatalf("%q: template %v", p.Answer, tmpl)
 		}
 		for _, id := range tmpl[:n] {
-			if id != rl.Free {
+			if id != rl.Unforced {
 				t.Fatalf("%q: letter position not free: %v", p.Answer, tmpl)
 			}
 		}
