@@ -181,7 +181,7 @@ func decodeRows(m Policy, ids [][]int32, cfg RolloutConfig, greedy bool, r *rng.
 		maxNew := min(cfg.MaxNewTokens, m.MaxSeqLen()-P)
 		d, err := m.NewDecoder(len(rows), P+maxNew)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w; gen_batch (--gen-batch) caps the rows decoded together", err)
 		}
 		batch := make([][]int32, len(rows))
 		for k, i := range rows {

@@ -185,17 +185,5 @@ func (e *PieceTooLargeError) Named(name string) error {
 	return fmt.Errorf("%s (%s) exceeds the device's largest allocation, %s (maxMemoryAllocationSize)", name, FloatBytes(e.Floats), FloatBytes(e.Limit))
 }
 
-// FloatBytes says how much memory n float32s take, in the largest unit that fits.
-func FloatBytes(n int) string {
-	b := float64(n) * 4
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", b/(1<<20))
-	}
-	if b >= 1<<10 {
-		return fmt.Sprintf("%.0f KiB", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f bytes", b)
-}
+// FloatBytes says how much memory n float32s take (HumanBytes).
+func FloatBytes(n int) string { return HumanBytes(4 * int64(n)) }

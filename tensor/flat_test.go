@@ -78,3 +78,27 @@ func TestFlatUnboundedIsOneAllocation(t *testing.T) {
 		t.Errorf("%d parts, want 1", len(f.Parts()))
 	}
 }
+
+// budgeted is a CPU backend with a fixed memory budget.
+type budgeted struct {
+	tensor.Backend
+	n uint64
+}
+
+func (b budgeted) MemoryBudget() (uint64, string) { return b.n, "a test budget" }
+
+// A request beyond the budget is an error that says both sizes; one within it, or where the
+// budget is unknown (0), is not.
+func TestCheckFits(t *testing.T) {
+	be := budgeted{cpu.New(), 1000}
+	err := tensor.CheckFits(be, 2048, "the thing")
+	if err == nil || err.Error() != "the thing needs 2.0 KiB, and cpu has 1000 bytes available (a test budget)" {
+		t.Errorf("2048 bytes of 1000: %v", err)
+	}
+	if err := tensor.CheckFits(be, 1000, "the thing"); err != nil {
+		t.Errorf("1000 bytes of 1000: %v", err)
+	}
+	if err := tensor.CheckFits(budgeted{cpu.New(), 0}, 1<<40, "the thing"); err != nil {
+		t.Errorf("an unknown budget: %v", err)
+	}
+}

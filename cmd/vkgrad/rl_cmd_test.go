@@ -164,3 +164,22 @@ func TestOptimizerFlagsAreCheckedAlike(t *testing.T) {
 		}
 	}
 }
+
+// A rollout too large for the machine is refused before it is allocated, saying what it needs
+// and which setting caps it, and leaves no run directory.
+func TestRolloutTooLargeForMemory(t *testing.T) {
+	dir := t.TempDir()
+	sft := filepath.Join(dir, "sft")
+	if out, err := runCLI("sft", "--steps", "1", "--batch", "2", "--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3",
+		"--eval-size", "2", "--stop-at-accuracy", "0", "--device", "cpu", "-q", "--run-dir", sft); err != nil {
+		t.Fatalf("sft: %v\n%s", err, out)
+	}
+	run := filepath.Join(dir, "grpo")
+	_, err := runCLI("grpo", "--init", sft, "--prompts", "20000", "--group-size", "64", "--eval-size", "2", "--device", "cpu", "-q", "--run-dir", run)
+	if err == nil || !strings.Contains(err.Error(), "needs") || !strings.Contains(err.Error(), "--gen-batch") {
+		t.Errorf("1.28M rows decoded at once: %v", err)
+	}
+	if _, serr := os.Stat(run); serr == nil {
+		t.Errorf("the failed run left %s behind", run)
+	}
+}

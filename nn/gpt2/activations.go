@@ -136,6 +136,16 @@ func (acts *activations) bindHead(b tensor.Backend, cfg Config) error {
 	if sizing.err != nil {
 		return fmt.Errorf("gpt2: the lm head's activations for B=%d T=%d: %w", acts.B, acts.T, sizing.err)
 	}
+	var need int64 // what is not already held
+	if !acts.headValues.holds(sizing.offV) {
+		need += 4 * int64(sizing.offV)
+	}
+	if acts.withGrad && !acts.headGrads.holds(sizing.offG) {
+		need += 4 * int64(sizing.offG)
+	}
+	if err := tensor.CheckFits(b, need, fmt.Sprintf("gpt2: the lm head's activations for B=%d T=%d", acts.B, acts.T)); err != nil {
+		return err
+	}
 	if !acts.headValues.holds(sizing.offV) {
 		acts.headValues.free(b)
 		bl, err := newBlocks(b, sizing.offV, cap)

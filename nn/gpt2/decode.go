@@ -35,6 +35,9 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if limit <= 0 || limit > cfg.MaxSeqLen {
 		return nil, fmt.Errorf("gpt2: decoder length %d must be in [1, max_seq_len=%d]", limit, cfg.MaxSeqLen)
 	}
+	if err := tensor.CheckFits(m.Backend, cfg.DecoderBytes(B, limit), fmt.Sprintf("gpt2: a decoder of %d rows of %d positions (its key/value cache and activations)", B, limit)); err != nil {
+		return nil, err
+	}
 	d := &Decoder{m: m, B: B, limit: limit}
 	C, N := cfg.Channels, B*limit
 	var err error

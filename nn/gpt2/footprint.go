@@ -56,15 +56,7 @@ func (f Footprint) String() string {
 }
 
 // HumanBytes formats a byte count in KiB, MiB or GiB.
-func HumanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-}
+func HumanBytes(n int64) string { return tensor.HumanBytes(n) }
 
 // LargestBatch is the largest B up to maxB whose footprint fits budget bytes, or 0 when none.
 func LargestBatch(b tensor.Backend, cfg Config, T, maxB int, training bool, budget int64) int {

@@ -1,6 +1,8 @@
 package llama
 
 import (
+	"fmt"
+
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -95,6 +97,11 @@ func loraInputOf(module string) string {
 }
 
 func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora) (*activations, error) {
+	count := &alloc{a: &activations{B: B, T: T, withGrad: withGrad}, be: be, counting: true}
+	count.a.layout(count, c, lo)
+	if err := tensor.CheckFits(be, count.bytes, fmt.Sprintf("llama: the activations of B=%d T=%d", B, T)); err != nil {
+		return nil, err
+	}
 	a := &activations{B: B, T: T, withGrad: withGrad, hostLosses: make([]float32, B*T)}
 	al := &alloc{a: a, be: be}
 	a.layout(al, c, lo)

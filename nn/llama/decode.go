@@ -42,6 +42,13 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if limit <= 0 || (c.MaxPositions > 0 && limit > c.MaxPositions) {
 		return nil, fmt.Errorf("llama: decoder length %d must be in [1, max_position_embeddings=%d]", limit, c.MaxPositions)
 	}
+	rank := 0
+	if m.lora != nil {
+		rank = m.lora.cfg.Rank
+	}
+	if err := tensor.CheckFits(m.Backend, c.DecoderBytes(B, limit, rank), fmt.Sprintf("llama: a decoder of %d rows of %d positions (its key/value cache and activations)", B, limit)); err != nil {
+		return nil, err
+	}
 	if err := m.ensureRope(limit); err != nil {
 		return nil, err
 	}
@@ -80,6 +87,16 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	}
 	d.hostLogits = make([]float32, B*c.Vocab)
 	return d, nil
+}
+
+// DecoderBytes is what NewDecoder allocates for B rows of limit positions (LoRA adapters of
+// the given rank, 0 for none), and the host copy of the logits.
+func (c Config) DecoderBytes(B, limit, rank int) int64 {
+	N, HD, KVD := int64(B*limit), int64(c.Heads*c.HeadDim), int64(c.KVHeads*c.HeadDim)
+	Bc, C, I := int64(B), int64(c.Hidden), int64(c.Intermediate)
+	floats := 2*int64(c.Layers)*Bc*int64(limit)*HD + N + 3*N*C + 3*N*HD + 4*N*KVD + 4*N*HD + 3*N*I +
+		N*int64(c.Heads) + 2*Bc*C + Bc*int64(c.Vocab) + 2*N*int64(rank)
+	return 4*floats + 4*Bc*int64(c.Vocab)
 }
 
 // Close frees the decoder's buffers.

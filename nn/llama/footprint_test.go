@@ -63,3 +63,36 @@ func TestFootprintMatchesAllocations(t *testing.T) {
 		}
 	}
 }
+
+// DecoderBytes is what a decoder allocates (the host logits included), with and without LoRA
+// adapters.
+func TestDecoderBytesMatchesAllocations(t *testing.T) {
+	for _, lo := range []*LoRAConfig{nil, {Rank: 3, Alpha: 6}} {
+		be := &countingBackend{Backend: cpu.New()}
+		m, err := Load(be, "testdata/qwen2-tiny")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rank := 0
+		if lo != nil {
+			if err := m.EnableLoRA(*lo, 1); err != nil {
+				t.Fatal(err)
+			}
+			rank = lo.Rank
+		}
+		const B, limit = 3, 11
+		if err := m.ensureRope(limit); err != nil {
+			t.Fatal(err)
+		}
+		before := be.live
+		d, err := m.NewDecoder(B, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := be.live - before + 4*int64(len(d.hostLogits))
+		if want := m.Config.DecoderBytes(B, limit, rank); got != want {
+			t.Errorf("LoRA %v: a decoder allocated %d bytes, DecoderBytes says %d", lo != nil, got, want)
+		}
+		d.Close()
+	}
+}

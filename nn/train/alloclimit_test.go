@@ -69,7 +69,7 @@ func TestVulkanTrainsWithinSmallAllocations(t *testing.T) {
 	// A single parameter tensor, or a single activation, larger than an allocation is refused
 	// with sizes.
 	dev.LimitAllocations(32 << 10)
-	if _, err := gpt2.New(vkb, cfg); err == nil || !strings.Contains(err.Error(), "qkvw of layer 0 (48 KiB) exceeds the device's largest allocation") {
+	if _, err := gpt2.New(vkb, cfg); err == nil || !strings.Contains(err.Error(), "qkvw of layer 0 (48.0 KiB) exceeds the device's largest allocation") {
 		t.Errorf("a 48 KiB layer weight beyond a 32 KiB cap: %v", err)
 	}
 	dev.LimitAllocations(512 << 10)
