@@ -271,3 +271,20 @@ func TestTrainDryRunLlama(t *testing.T) {
 		t.Errorf("dry run %q lacks %q", out, want)
 	}
 }
+
+// A real model's preset over GPT-2's tokenizer (Qwen2.5's 151,936 rows) gets the tokenizer's
+// vocabulary and EOS, so it never samples a token without text.
+func TestLargeVocabularyPresetTakesTheTokenizers(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "sft")
+	if o, err := runCLI("sft", "--preset", "qwen2.5-0.5b", "--layers", "1", "--channels", "64", "--heads", "2", "--steps", "1", "--batch", "2",
+		"--stop-at-accuracy", "0", "--eval-size", "4", "--device", "cpu", "-q", "--run-dir", run); err != nil {
+		t.Fatalf("sft: %v\n%s", err, o)
+	}
+	st, err := checkpoint.Peek(filepath.Join(run, "checkpoint.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Llama == nil || st.Llama.Vocab != gpt2.GPT2Vocab || len(st.Llama.EOS) != 1 || st.Llama.EOS[0] != gpt2.GPT2Vocab-1 {
+		t.Errorf("model: %+v", st.Llama)
+	}
+}

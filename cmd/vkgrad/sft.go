@@ -368,6 +368,12 @@ func (f *sftFlags) newLlama() (rl.Policy, error) {
 	if cfg.Vocab < f.family.tok.VocabSize() {
 		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.tok.VocabSize())
 	}
+	if v := f.family.tok.VocabSize(); cfg.Vocab > v {
+		// A new model over this tokenizer: rows past its vocabulary could only be sampled
+		// into tokens that have no text.
+		f.log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", v).Msg("the new model's vocabulary and EOS are the tokenizer's")
+		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.family.eos}
+	}
 	m, err := llama.New(f.be, cfg)
 	if err != nil {
 		return nil, err
