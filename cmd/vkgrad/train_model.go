@@ -92,6 +92,10 @@ func (f *trainFlags) llamaModel(be tensor.Backend, log zerolog.Logger) (tm train
 	if err != nil {
 		return tm, false, nil
 	}
+	if cfg.Vocab > gpt2.GPT2Vocab { // a new model reads GPT-2 tokens: no rows past them
+		log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", gpt2.GPT2Vocab).Msg("the new model's vocabulary and EOS are GPT-2's")
+		cfg.Vocab, cfg.BOS, cfg.EOS = gpt2.GPT2Vocab, nil, []int{gpt2.GPT2Vocab - 1}
+	}
 	m, err := llama.New(be, cfg)
 	if err != nil {
 		return tm, true, err
