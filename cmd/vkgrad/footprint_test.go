@@ -25,6 +25,10 @@ func TestTrainDryRunAndMemoryCheck(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--batch 100000") || !strings.Contains(err.Error(), "available") || !strings.Contains(err.Error(), "fits") {
 		t.Errorf("a batch far beyond memory: %v", err)
 	}
+	_, err = runCLI("train", "--preset", "qwen3-tiny", "--batch", "100000", "--seq", "1024", "--device", "cpu", "--run-dir", filepath.Join(dir, "big-qwen"))
+	if err == nil || !strings.Contains(err.Error(), "--batch 100000") || !strings.Contains(err.Error(), "fits") {
+		t.Errorf("a Llama-family batch far beyond memory: %v", err)
+	}
 }
 
 func TestSampleCountBeyondMemory(t *testing.T) {

@@ -501,10 +501,29 @@ func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zer
 		return errDryRun
 	}
 	log.Info().Msg(line)
-	if known && fp.Total() > int64(budget) {
-		return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): use a smaller --batch with --micro-batches, or a shorter --seq", f.cfg.Batch, f.cfg.Seq, h(fp.Total()), be.Name(), h(int64(budget)), source)
+	if !known || fp.Total() <= int64(budget) {
+		return nil
 	}
-	return nil
+	advice := "no batch fits at this --seq: use a shorter --seq, LoRA or a smaller model"
+	if fit := largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, lo, int64(budget)); fit > 0 {
+		advice = fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
+	}
+	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq, h(fp.Total()), be.Name(), h(int64(budget)), source, advice)
+}
+
+// largestLlamaBatch is the largest batch up to maxB whose training footprint fits budget, 0
+// when none does.
+func largestLlamaBatch(be tensor.Backend, c llama.Config, T, maxB int, lo *llama.LoRAConfig, budget int64) int {
+	fit := 0
+	for low, high := 1, maxB; low <= high; {
+		mid := (low + high) / 2
+		if fp, err := llama.EstimateFootprint(be, c, mid, T, true, lo); err == nil && fp.Total() <= budget {
+			fit, low = mid, mid+1
+		} else {
+			high = mid - 1
+		}
+	}
+	return fit
 }
 
 func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
