@@ -13,7 +13,15 @@ package tensor
 //     the next Download. Ops panic only on programming errors (wrong sizes or dtypes), never on
 //     user input, which the callers validate.
 //   - Results are deterministic: the same inputs on the same backend give bitwise-equal outputs.
+//
+// Its methods read as two lists: Memory (storage and transfers) and Kernels (the operations).
 type Backend interface {
+	Memory
+	Kernels
+}
+
+// Memory is the part of a Backend that owns storage and moves data to and from the host.
+type Memory interface {
 	// Name identifies the backend and device, e.g. "cpu" or "vulkan:0 (NVIDIA H100)".
 	Name() string
 
@@ -32,7 +40,10 @@ type Backend interface {
 	Sync() error
 	// Close releases the backend's device (and its memory); the backend is not used afterwards.
 	Close() error
+}
 
+// Kernels are a Backend's operations (see Backend for the conventions they follow).
+type Kernels interface {
 	// Fill sets every element of x to v.
 	Fill(x *Tensor, v float32)
 	// Copy copies src into dst (same size; float32 or int32).
