@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/dist"
@@ -49,26 +48,14 @@ func sftDistHash(t *testing.T, c *dist.Comm) string {
 // Supervised training spread over 1, 2 and 3 ranks of each installed MPI (3 ranks hold 2, 1
 // and 1 of the 4 micro-batches) ends with the parameters of one process, bit for bit.
 func TestSFTDataParallelIsBitwiseEqual(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) != "" {
-		t.Skip("inside an MPI job")
-	}
+	testutil.SkipInRankJob(t)
 	want := sftDistHash(t, nil)
-	for _, l := range testutil.MPILaunchers(t) {
-		for _, np := range []int{1, 2, 3} {
-			for r, got := range testutil.RunRanks(t, l, np, "TestSFTDataParallelRank") {
-				if got != want {
-					t.Errorf("%s -np %d rank %d: parameters hash %s, one process %s", l.Name, np, r, got, want)
-				}
-			}
-		}
-	}
+	testutil.SameOnEveryRank(t, "TestSFTDataParallelRank", want, 1, 2, 3)
 }
 
 // TestSFTDataParallelRank is one rank of TestSFTDataParallelIsBitwiseEqual's jobs.
 func TestSFTDataParallelRank(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) == "" {
-		t.Skip("runs only inside the MPI job of TestSFTDataParallelIsBitwiseEqual")
-	}
+	testutil.RankJobOnly(t, "TestSFTDataParallelIsBitwiseEqual")
 	c, err := dist.Init()
 	if err != nil {
 		t.Fatal(err)

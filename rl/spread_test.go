@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -64,9 +63,7 @@ func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepRep
 // groups and compute 2, 2 and 1 of the 5 micro-batches) gives every rank the completions,
 // metrics and parameters of one process, bit for bit.
 func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) != "" {
-		t.Skip("inside an MPI job")
-	}
+	testutil.SkipInRankJob(t)
 	want, rep, _ := grpoSpreadRun(t, nil, false)
 	if got, _, _ := grpoSpreadRun(t, nil, true); got != want {
 		t.Errorf("a trainer built with Spread: hash %s, after SetComm(nil) %s", got, want)
@@ -74,15 +71,7 @@ func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
 	if rep.Metrics["kl_mean"] == 0 || rep.Metrics["updates_applied"] != 2 || len(rep.Completions) != 20 {
 		t.Fatalf("the run does not exercise the reference and both updates: %v, %d completions", rep.Metrics, len(rep.Completions))
 	}
-	for _, l := range testutil.MPILaunchers(t) {
-		for _, np := range []int{1, 2, 3} {
-			for r, got := range testutil.RunRanks(t, l, np, "TestGRPOSpreadRank") {
-				if got != want {
-					t.Errorf("%s -np %d rank %d: hash %s, one process %s", l.Name, np, r, got, want)
-				}
-			}
-		}
-	}
+	testutil.SameOnEveryRank(t, "TestGRPOSpreadRank", want, 1, 2, 3)
 }
 
 // ppoSpreadRun is grpoSpreadRun for PPO: 6 prompts of 2 samples in 2 mini-batches of 3
@@ -131,29 +120,17 @@ func ppoSpreadRun(t *testing.T, c *dist.Comm) (string, *StepReport) {
 // PPO spread over 1, 2 and 3 ranks gives every rank the metrics, policy and value head of one
 // process, bit for bit.
 func TestPPOSpreadIsBitwiseEqual(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) != "" {
-		t.Skip("inside an MPI job")
-	}
+	testutil.SkipInRankJob(t)
 	want, rep := ppoSpreadRun(t, nil)
 	if rep.Metrics["kl_coef"] == 0.1 || rep.Metrics["critic_warmup"] != 0 || !(rep.Metrics["vf_loss"] > 0) {
 		t.Fatalf("the run does not exercise the KL controller or the policy's updates: %v", rep.Metrics)
 	}
-	for _, l := range testutil.MPILaunchers(t) {
-		for _, np := range []int{1, 2, 3} {
-			for r, got := range testutil.RunRanks(t, l, np, "TestPPOSpreadRank") {
-				if got != want {
-					t.Errorf("%s -np %d rank %d: hash %s, one process %s", l.Name, np, r, got, want)
-				}
-			}
-		}
-	}
+	testutil.SameOnEveryRank(t, "TestPPOSpreadRank", want, 1, 2, 3)
 }
 
 // TestPPOSpreadRank is one rank of TestPPOSpreadIsBitwiseEqual's jobs.
 func TestPPOSpreadRank(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) == "" {
-		t.Skip("runs only inside the MPI job of TestPPOSpreadIsBitwiseEqual")
-	}
+	testutil.RankJobOnly(t, "TestPPOSpreadIsBitwiseEqual")
 	c, err := dist.Init()
 	if err != nil {
 		t.Fatal(err)
@@ -165,9 +142,7 @@ func TestPPOSpreadRank(t *testing.T) {
 
 // TestGRPOSpreadRank is one rank of TestGRPOSpreadIsBitwiseEqual's jobs.
 func TestGRPOSpreadRank(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) == "" {
-		t.Skip("runs only inside the MPI job of TestGRPOSpreadIsBitwiseEqual")
-	}
+	testutil.RankJobOnly(t, "TestGRPOSpreadIsBitwiseEqual")
 	c, err := dist.Init()
 	if err != nil {
 		t.Fatal(err)

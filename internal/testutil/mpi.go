@@ -101,3 +101,35 @@ func WriteRankResult(t *testing.T, rank int, result string) {
 		t.Fatal(err)
 	}
 }
+
+// SkipInRankJob skips a test that starts MPI jobs when it runs inside one.
+func SkipInRankJob(t *testing.T) {
+	t.Helper()
+	if os.Getenv(RankEnv) != "" {
+		t.Skip("inside an MPI job")
+	}
+}
+
+// RankJobOnly skips a rank test outside the MPI job that parent starts.
+func RankJobOnly(t *testing.T, parent string) {
+	t.Helper()
+	if os.Getenv(RankEnv) == "" {
+		t.Skip("runs only inside the MPI job of " + parent)
+	}
+}
+
+// SameOnEveryRank runs the rank test named test as a job of each count in nps under each
+// installed MPI, and fails for every rank whose result differs from want (what one process
+// computes).
+func SameOnEveryRank(t *testing.T, test, want string, nps ...int) {
+	t.Helper()
+	for _, l := range MPILaunchers(t) {
+		for _, np := range nps {
+			for r, got := range RunRanks(t, l, np, test) {
+				if got != want {
+					t.Errorf("%s -np %d rank %d: %s, one process %s", l.Name, np, r, got, want)
+				}
+			}
+		}
+	}
+}

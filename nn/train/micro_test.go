@@ -3,7 +3,6 @@ package train
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -64,29 +63,17 @@ const distSteps = 3
 // installed MPI with 1, 2 and 3 ranks (3 ranks hold 2, 1 and 1 micro-batches), and requires
 // the same parameters bit for bit on every rank.
 func TestDataParallelIsBitwiseEqual(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) != "" {
-		t.Skip("inside an MPI job")
-	}
+	testutil.SkipInRankJob(t)
 	tr := newTrainer(t, microConfig(4))
 	trainSteps(t, tr, distSteps)
 	p, _ := tr.Model.Params.ToHost()
 	want := fmt.Sprintf("%016x", dist.HashFloat32s(p))
-	for _, l := range testutil.MPILaunchers(t) {
-		for _, np := range []int{1, 2, 3} {
-			for r, got := range testutil.RunRanks(t, l, np, "TestDataParallelRank") {
-				if got != want {
-					t.Errorf("%s -np %d rank %d: parameters hash %s, one process %s", l.Name, np, r, got, want)
-				}
-			}
-		}
-	}
+	testutil.SameOnEveryRank(t, "TestDataParallelRank", want, 1, 2, 3)
 }
 
 // TestDataParallelRank is one rank of TestDataParallelIsBitwiseEqual's jobs.
 func TestDataParallelRank(t *testing.T) {
-	if os.Getenv(testutil.RankEnv) == "" {
-		t.Skip("runs only inside the MPI job of TestDataParallelIsBitwiseEqual")
-	}
+	testutil.RankJobOnly(t, "TestDataParallelIsBitwiseEqual")
 	c, err := dist.Init()
 	if err != nil {
 		t.Fatal(err)
