@@ -25,19 +25,7 @@ func TestRLInterruptSavesAndResumes(t *testing.T) {
 	if out, err := runCLI(append(args, "--run-dir", straight)...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	afterStepHook = func(ctx context.Context, step int) {
-		if step != 2 {
-			return
-		}
-		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-			t.Error(err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-			t.Error("SIGTERM did not reach the run")
-		}
-	}
+	sigtermAfterStep(t, 2)
 	out, err := runCLI(append(args, "--run-dir", interrupted)...)
 	afterStepHook = nil
 	if err == nil || !strings.Contains(err.Error(), "interrupted at step 2 of 4") || !strings.Contains(err.Error(), "vkgrad grpo --resume "+interrupted) {
@@ -50,4 +38,22 @@ func TestRLInterruptSavesAndResumes(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	sameRun(t, "grpo", straight, interrupted, 4)
+}
+
+// sigtermAfterStep makes the next run send itself SIGTERM after its step n and wait for the
+// run to notice; the caller clears afterStepHook when the run returns.
+func sigtermAfterStep(t *testing.T, n int) {
+	afterStepHook = func(ctx context.Context, step int) {
+		if step != n {
+			return
+		}
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			t.Error(err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
+			t.Error("SIGTERM did not reach the run")
+		}
+	}
 }

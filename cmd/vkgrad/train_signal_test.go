@@ -4,13 +4,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
@@ -25,19 +22,7 @@ func TestTrainInterruptSavesAndResumes(t *testing.T) {
 	if out, err := runCLI(append(args, "--run-dir", straight)...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	afterStepHook = func(ctx context.Context, step int) {
-		if step != 2 {
-			return
-		}
-		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-			t.Error(err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Second):
-			t.Error("SIGTERM did not reach the run")
-		}
-	}
+	sigtermAfterStep(t, 2)
 	out, err := runCLI(append(args, "--run-dir", interrupted)...)
 	afterStepHook = nil
 	if err == nil || !strings.Contains(err.Error(), "interrupted at step 2; saved ") || !strings.Contains(err.Error(), "vkgrad train --resume "+interrupted) {
