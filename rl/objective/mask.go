@@ -226,3 +226,15 @@ func DropNonFinite(logp, mask [][]float64) (int, error) {
 	}
 	return n, nil
 }
+
+// checkMasks checks a loss's two masks: each n x T of 0s and 1s, the loss mask inside the
+// response mask.
+func checkMasks(response, loss [][]float64, n, T int) error {
+	if err := checkMask("response_mask", response, n, T); err != nil {
+		return err
+	}
+	if err := checkMask("loss_mask", loss, n, T); err != nil {
+		return err
+	}
+	return checkSubmask("loss_mask", loss, "response_mask", response)
+}

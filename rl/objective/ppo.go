@@ -246,13 +246,7 @@ func checkPPOInputs(cfg PPOConfig, in PPOInputs) error {
 			return err
 		}
 	}
-	if err := checkMask("response_mask", in.ResponseMask, n, T); err != nil {
-		return err
-	}
-	if err := checkMask("loss_mask", in.LossMask, n, T); err != nil {
-		return err
-	}
-	if err := checkSubmask("loss_mask", in.LossMask, "response_mask", in.ResponseMask); err != nil {
+	if err := checkMasks(in.ResponseMask, in.LossMask, n, T); err != nil {
 		return err
 	}
 	if cfg.EntropyCoef != 0 || in.Entropy != nil {
