@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -60,7 +61,7 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	}
 	tr, completed, err := a.build(r, m, l)
 	if err != nil {
-		return err
+		return flagNamed(fs, err)
 	}
 	if err := r.joinTrainer(tr); err != nil {
 		return err
@@ -72,4 +73,19 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 		return err
 	}
 	return r.loop(a.name, tr, c.Steps)
+}
+
+// flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:
+// want >= 1") to name its flag instead ("--group-size 0: ..."), when the command has one.
+func flagNamed(fs *pflag.FlagSet, err error) error {
+	msg := err.Error()
+	name, rest, ok := strings.Cut(msg, " ")
+	if !ok || !strings.Contains(name, "_") {
+		return err
+	}
+	flag := strings.ReplaceAll(name, "_", "-")
+	if fs.Lookup(flag) == nil {
+		return err
+	}
+	return fmt.Errorf("--%s %s", flag, rest)
 }
