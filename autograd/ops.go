@@ -79,6 +79,20 @@ func LayerNorm(t *Tape, out *Var, mean, rstd *tensor.Tensor, inp, weight, bias *
 	}
 }
 
+// ResidualLayerNorm is Add(residual, a, b) followed by LayerNorm of residual, run as one
+// kernel (llm.c's fused residual forward); the tape records the two ops, so the backward is
+// theirs.
+func ResidualLayerNorm(t *Tape, residual, a, b *Var, out *Var, mean, rstd *tensor.Tensor, weight, bias *Var, N, C int) {
+	if residual == a || residual == b {
+		panic("autograd: ResidualLayerNorm's residual must be a new Var, not one of its inputs")
+	}
+	backendOf(out).ResidualLayerNormForward(residual.Value, out.Value, mean, rstd, a.Value, b.Value, weight.Value, bias.Value, N, C)
+	if t.Recording() {
+		t.push(node{backward: addBackward, vars: [6]*Var{residual, a, b}})
+		t.push(node{backward: layerNormBackward, vars: [6]*Var{out, residual, weight, bias}, ts: [3]*tensor.Tensor{mean, rstd}, ints: [6]int{N, C}})
+	}
+}
+
 func layerNormBackward(n *node) {
 	out, inp, w, b := n.vars[0], n.vars[1], n.vars[2], n.vars[3]
 	if out.Grad == nil {

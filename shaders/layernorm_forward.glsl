@@ -2,11 +2,21 @@
 // the biased variance about it, rstd = 1/sqrt(var + 1e-5), out = (x - mean) * rstd * w + b.
 // Sums are per-lane strided partials reduced by groupSum (reduce.glsl), so results are
 // repeatable.
+//
+// With RESIDUAL (llm.c's fused_residual_forward) the row is first made as x = a + b and
+// written to inp, the residual stream, in the pass that sums it: each lane reads back only
+// what it wrote, and the bits are those of an add followed by layernorm_forward.
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) writeonly buffer Out { float outv[]; };
 layout(set = 0, binding = 1) writeonly buffer Mean { float meanv[]; };
 layout(set = 0, binding = 2) writeonly buffer Rstd { float rstdv[]; };
+#ifdef RESIDUAL
+layout(set = 0, binding = 3) buffer Inp { float inp[]; };
+layout(set = 0, binding = 6) readonly buffer A { float av[]; };
+layout(set = 0, binding = 7) readonly buffer B { float bv[]; };
+#else
 layout(set = 0, binding = 3) readonly buffer Inp { float inp[]; };
+#endif
 layout(set = 0, binding = 4) readonly buffer Weight { float w[]; };
 layout(set = 0, binding = 5) readonly buffer Bias { float bias[]; };
 layout(push_constant) uniform Params {
@@ -18,6 +28,10 @@ layout(push_constant) uniform Params {
     uint off_inp;
     uint off_w;
     uint off_b;
+#ifdef RESIDUAL
+    uint off_a;
+    uint off_bv;
+#endif
 } p;
 
 #include "reduce.glsl"
@@ -29,7 +43,13 @@ void main() {
         uint x0 = p.off_inp + row * p.C;
         float s = 0.0;
         for (uint i = l; i < p.C; i += W) {
+#ifdef RESIDUAL
+            float x = av[p.off_a + row * p.C + i] + bv[p.off_bv + row * p.C + i];
+            inp[x0 + i] = x;
+            s += x;
+#else
             s += inp[x0 + i];
+#endif
         }
         float m = groupSum(s) / float(p.C);
         float v = 0.0;

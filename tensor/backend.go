@@ -74,6 +74,9 @@ type Kernels interface {
 	// LayerNormForward normalises each of N rows of C values: out = (x-mean)*rstd*w + b, with
 	// eps 1e-5, saving mean and rstd (N each) for the backward.
 	LayerNormForward(out, mean, rstd, inp, weight, bias *Tensor, N, C int)
+	// ResidualLayerNormForward sets residual = a + b and then LayerNormForward of residual, in
+	// one pass (the bits of Add followed by LayerNormForward).
+	ResidualLayerNormForward(residual, out, mean, rstd, a, b, weight, bias *Tensor, N, C int)
 	// LayerNormBackward accumulates into dinp, dweight and dbias.
 	LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *Tensor, N, C int)
 

@@ -74,6 +74,7 @@ func TestOpsAllocateNothing(t *testing.T) {
 				}},
 				{"BiasBackward", func() { be.BiasBackward(bias, z, N, 4*C) }},
 				{"LayerNormForward", func() { be.LayerNormForward(y, mean, rstd, x, lnw, lnb, N, C) }},
+				{"ResidualLayerNormForward", func() { be.ResidualLayerNormForward(z, y, mean, rstd, x, x, lnw, lnb, N, C) }},
 				{"LayerNormBackward", func() {
 					be.LayerNormBackward(z, lnw2, lnb2, y, x, lnw, mean, rstd, N, C)
 				}},
@@ -86,6 +87,7 @@ func TestOpsAllocateNothing(t *testing.T) {
 				{"EncoderBackward", func() { be.EncoderBackward(wte, wpe, yNC, tokens, B, T, C) }},
 				{"CrossEntropyForward", func() { be.CrossEntropyForward(losses, probs, logits, tokens, N, V, Vp) }},
 				{"CrossEntropyBackward", func() { be.CrossEntropyBackward(logits, probs, tokens, losses, N, V, Vp) }},
+				{"CrossEntropyFused", func() { be.CrossEntropyFused(losses, probs, logits, tokens, N, V, Vp, 0.25) }},
 				{"LogSoftmaxGather", func() { be.LogSoftmaxGather(losses, mean, logits, tokens, nil, N, V, Vp, 0.7) }},
 				{"LogSoftmaxGatherBackward", func() { be.LogSoftmaxGatherBackward(probs, logits, tokens, nil, losses, mean, N, V, Vp, 0.7) }},
 				{"Dropout", func() { be.Dropout(y, z, x, 0.1, 42) }},

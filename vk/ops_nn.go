@@ -17,6 +17,7 @@ import (
 
 var (
 	kLayerNormForward  = Kernel{Shader: "layernorm_forward", Bindings: 6, Push: 8}
+	kResidualLNForward = Kernel{Shader: "residual_layernorm_forward", Bindings: 8, Push: 10}
 	kLayerNormBackward = Kernel{Shader: "layernorm_backward", Bindings: 6, Push: 8}
 	kLayerNormPartial  = Kernel{Shader: "layernorm_backward_partial", Bindings: 5, Push: 9}
 	kLayerNormColsum   = Kernel{Shader: "layernorm_backward_colsum", Bindings: 3, Push: 5}
@@ -52,6 +53,28 @@ func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Te
 	}
 	b.nnRun(b.rowKernel(kLayerNormForward), op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
+	})
+}
+
+// ResidualLayerNormForward sets residual = a + b and normalises it, one workgroup per row:
+// the residual stream is written in the pass that sums the row, not by a dispatch of its own.
+func (b *Backend) ResidualLayerNormForward(residual, out, mean, rstd, x, y, weight, bias *tensor.Tensor, N, C int) {
+	const op = "ResidualLayerNormForward"
+	nnDims(op, N, C)
+	b.dev.Cost(9*float64(N*C), 4*(5*float64(N*C)+2*float64(N)))
+	os, ms, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
+	res, ws, bs := nnF32(b, op, "residual", residual, N*C), nnF32(b, op, "weight", weight, C), nnF32(b, op, "bias", bias, C)
+	xs, ys := nnF32(b, op, "a", x, N*C), nnF32(b, op, "b", y, N*C)
+	if C == 0 {
+		return
+	}
+	args := []nnArg{
+		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
+		nnRows(res, residual, C, N*C, true), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
+		nnRows(xs, x, C, N*C, false), nnRows(ys, y, C, N*C, false),
+	}
+	b.nnRun(b.rowKernel(kResidualLNForward), op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]}
 	})
 }
 

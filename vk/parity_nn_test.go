@@ -309,6 +309,19 @@ func nnCases() []nnCase {
 			checks: []nnCheck{{"out", 2e-5, 2e-5}, {"mean", 1e-6, 1e-5}, {"rstd", 0, 2e-5}},
 			chunk:  C,
 		})
+		rr := rand.New(rand.NewPCG(uint64(N), uint64(C))) // its own stream: the cases after keep theirs
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("ResidualLayerNormForward/N=%d,C=%d", N, C),
+			f: map[string][]float32{
+				"residual": nnRand(rr, N*C, 1, 0), "out": make([]float32, N*C), "mean": make([]float32, N), "rstd": make([]float32, N),
+				"a": nnRand(rr, N*C, 2, 0.5), "b": nnRand(rr, N*C, 1, 0), "weight": f["weight"], "bias": f["bias"],
+			},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.ResidualLayerNormForward(x["residual"], x["out"], x["mean"], x["rstd"], x["a"], x["b"], x["weight"], x["bias"], N, C)
+			},
+			checks: []nnCheck{{name: "residual"}, {"out", 2e-5, 2e-5}, {"mean", 1e-6, 1e-5}, {"rstd", 0, 2e-5}},
+			chunk:  C,
+		})
 		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
 			be.LayerNormForward(x["out"], x["mean"], x["rstd"], x["inp"], x["weight"], x["bias"], N, C)
 		}

@@ -14,6 +14,7 @@ var subgroupVariants = map[string]string{
 	"crossentropy_fused":         "crossentropy_fused_sg",
 	"layernorm_backward":         "layernorm_backward_sg",
 	"layernorm_forward":          "layernorm_forward_sg",
+	"residual_layernorm_forward": "residual_layernorm_forward_sg",
 	"logsoftmax_gather":          "logsoftmax_gather_sg",
 	"logsoftmax_gather_backward": "logsoftmax_gather_backward_sg",
 	"rmsnorm_backward":           "rmsnorm_backward_sg",

@@ -124,22 +124,40 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 	B, T, C, NH := a.B, a.T, m.Config.Channels, m.Config.NumHeads
 	BT := B * T
 	autograd.Encoder(tp, a.encoded, a.inputs, m.wte, m.wpe, B, T, C)
+	first := m.normBefore(0)
+	autograd.LayerNorm(tp, first.out, first.mean, first.rstd, a.encoded, first.w, first.b, BT, C)
 	residual := a.encoded
 	for l := range m.layers {
 		lp, la := &m.layers[l], &a.layers[l]
-		autograd.LayerNorm(tp, la.ln1, la.ln1Mean, la.ln1Rstd, residual, lp.ln1w, lp.ln1b, BT, C)
 		autograd.MatMul(tp, la.qkv, la.ln1, lp.qkvw, lp.qkvb, tensor.MatMulParams{M: BT, N: 3 * C, K: C, TransB: true})
 		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, C, NH)
 		autograd.MatMul(tp, la.attproj, la.atty, lp.attprojw, lp.attprojb, tensor.MatMulParams{M: BT, N: C, K: C, TransB: true})
-		autograd.Add(tp, la.residual2, residual, la.attproj)
-		autograd.LayerNorm(tp, la.ln2, la.ln2Mean, la.ln2Rstd, la.residual2, lp.ln2w, lp.ln2b, BT, C)
+		autograd.ResidualLayerNorm(tp, la.residual2, residual, la.attproj, la.ln2, la.ln2Mean, la.ln2Rstd, lp.ln2w, lp.ln2b, BT, C)
 		autograd.MatMul(tp, la.fch, la.ln2, lp.fcw, lp.fcb, tensor.MatMulParams{M: BT, N: 4 * C, K: C, TransB: true})
 		autograd.Gelu(tp, la.fchGelu, la.fch)
 		autograd.MatMul(tp, la.fcproj, la.fchGelu, lp.fcprojw, lp.fcprojb, tensor.MatMulParams{M: BT, N: C, K: 4 * C, TransB: true})
-		autograd.Add(tp, la.residual3, la.residual2, la.fcproj)
+		next := m.normBefore(l + 1) // the next layer's ln1, or lnf after the last
+		autograd.ResidualLayerNorm(tp, la.residual3, la.residual2, la.fcproj, next.out, next.mean, next.rstd, next.w, next.b, BT, C)
 		residual = la.residual3
 	}
-	autograd.LayerNorm(tp, a.lnf, a.lnfMean, a.lnfRstd, residual, m.lnfw, m.lnfb, BT, C)
+}
+
+// norm is one layernorm of the trunk: its output, saved statistics and parameters.
+type norm struct {
+	out        *autograd.Var
+	mean, rstd *tensor.Tensor
+	w, b       *autograd.Var
+}
+
+// normBefore is the layernorm that opens layer l (its ln1), or the final lnf for l = L: each is
+// fused with the residual add before it.
+func (m *Model) normBefore(l int) norm {
+	a := m.acts
+	if l == len(m.layers) {
+		return norm{a.lnf, a.lnfMean, a.lnfRstd, m.lnfw, m.lnfb}
+	}
+	la, lp := &a.layers[l], &m.layers[l]
+	return norm{la.ln1, la.ln1Mean, la.ln1Rstd, lp.ln1w, lp.ln1b}
 }
 
 // ForwardLoss runs Forward and the cross-entropy against targets, returning the mean loss

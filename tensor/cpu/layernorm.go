@@ -9,6 +9,7 @@ type lnJob struct {
 	out, inp, w, bias []float32
 	mean, rstd        []float32
 	dinp, dout        []float32
+	addA, addB        []float32 // when set, each row of inp is first made as addA + addB
 }
 
 func (j *lnJob) run(_, c int) {
@@ -17,6 +18,12 @@ func (j *lnJob) run(_, c int) {
 	C := j.C
 	for r := lo; r < hi; r++ {
 		x := j.inp[r*C : (r+1)*C]
+		if j.addA != nil { // the residual add while the row is in cache
+			a, b := j.addA[r*C:(r+1)*C], j.addB[r*C:(r+1)*C]
+			for i := range x {
+				x[i] = a[i] + b[i]
+			}
+		}
 		if j.backward {
 			lnBackwardRow(j.dinp[r*C:(r+1)*C], j.dout[r*C:(r+1)*C], x, j.w, j.mean[r], j.rstd[r])
 		} else {
@@ -84,6 +91,22 @@ func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Te
 	dims(op, N, C)
 	b.ln = lnJob{N: N, C: C, rows: rowsPer(3 * C),
 		out: f32(op, "out", out, N*C), inp: f32(op, "inp", inp, N*C),
+		w: f32(op, "weight", weight, C), bias: f32(op, "bias", bias, C),
+		mean: f32(op, "mean", mean, N), rstd: f32(op, "rstd", rstd, N)}
+	if C > 0 {
+		b.pool.do(&b.ln, ceilDiv(N, b.ln.rows))
+	}
+	b.ln = lnJob{}
+}
+
+// ResidualLayerNormForward implements tensor.Backend.
+func (b *Backend) ResidualLayerNormForward(residual, out, mean, rstd, x, y, weight, bias *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("ResidualLayerNormForward"))
+	const op = "ResidualLayerNormForward"
+	dims(op, N, C)
+	b.ln = lnJob{N: N, C: C, rows: rowsPer(5 * C),
+		out: f32(op, "out", out, N*C), inp: f32(op, "residual", residual, N*C),
+		addA: f32(op, "a", x, N*C), addB: f32(op, "b", y, N*C),
 		w: f32(op, "weight", weight, C), bias: f32(op, "bias", bias, C),
 		mean: f32(op, "mean", mean, N), rstd: f32(op, "rstd", rstd, N)}
 	if C > 0 {

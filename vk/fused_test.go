@@ -78,3 +78,58 @@ func mustInt32(t *testing.T, be tensor.Backend, v []int32) *tensor.Tensor {
 	}
 	return x
 }
+
+// On each backend the fused residual layernorm gives the bits of an Add followed by
+// LayerNormForward, the residual included.
+func TestResidualLayerNormIsAddThenLayerNorm(t *testing.T) {
+	backends := map[string]func(*testing.T) tensor.Backend{
+		"cpu":    func(*testing.T) tensor.Backend { return cpu.New() },
+		"vulkan": func(t *testing.T) tensor.Backend { return testutil.Vulkan(t) },
+	}
+	const N, C = 37, 200
+	r := rand.New(rand.NewPCG(7, 8))
+	rnd := func(n int, scale float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = scale * (r.Float32() - 0.5)
+		}
+		return v
+	}
+	a, b, w, bias := rnd(N*C, 4), rnd(N*C, 1), rnd(C, 2), rnd(C, 1)
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			be := open(t)
+			up := func(v []float32) *tensor.Tensor {
+				x, err := tensor.FromSlice(be, v, len(v))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x
+			}
+			ta, tb, tw, tbias := up(a), up(b), up(w), up(bias)
+			res1, out1, mean1, rstd1 := up(make([]float32, N*C)), up(make([]float32, N*C)), up(make([]float32, N)), up(make([]float32, N))
+			be.Add(res1, ta, tb)
+			be.LayerNormForward(out1, mean1, rstd1, res1, tw, tbias, N, C)
+			res2, out2, mean2, rstd2 := up(rnd(N*C, 9)), up(make([]float32, N*C)), up(make([]float32, N)), up(make([]float32, N))
+			be.ResidualLayerNormForward(res2, out2, mean2, rstd2, ta, tb, tw, tbias, N, C)
+			for _, c := range []struct {
+				name      string
+				want, got *tensor.Tensor
+			}{{"residual", res1, res2}, {"out", out1, out2}, {"mean", mean1, mean2}, {"rstd", rstd1, rstd2}} {
+				w, err := tensor.ToHost(c.want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := tensor.ToHost(c.got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range w {
+					if math.Float32bits(w[i]) != math.Float32bits(g[i]) {
+						t.Fatalf("%s[%d]: fused %v, add then layernorm %v", c.name, i, g[i], w[i])
+					}
+				}
+			}
+		})
+	}
+}
