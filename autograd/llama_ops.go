@@ -10,6 +10,19 @@ func RMSNorm(t *Tape, out *Var, rstd *tensor.Tensor, inp, weight *Var, N, C int,
 	}
 }
 
+// ResidualRMSNorm is Add(residual, a, b) followed by RMSNorm of residual, run as one kernel;
+// the tape records the two ops, so the backward is theirs.
+func ResidualRMSNorm(t *Tape, residual, a, b, out *Var, rstd *tensor.Tensor, weight *Var, N, C int, eps float32) {
+	if residual == a || residual == b {
+		panic("autograd: ResidualRMSNorm's residual must be a new Var, not one of its inputs")
+	}
+	backendOf(out).ResidualRMSNormForward(residual.Value, out.Value, rstd, a.Value, b.Value, weight.Value, N, C, eps)
+	if t.Recording() {
+		t.push(node{backward: addBackward, vars: [6]*Var{residual, a, b}})
+		t.push(node{backward: rmsNormBackward, vars: [6]*Var{out, residual, weight}, ts: [3]*tensor.Tensor{rstd}, ints: [6]int{N, C}})
+	}
+}
+
 func rmsNormBackward(n *node) {
 	out, inp, w := n.vars[0], n.vars[1], n.vars[2]
 	if out.Grad == nil {

@@ -1,10 +1,20 @@
 // rmsnorm_forward: one workgroup per row of C values: rstd = 1/sqrt(mean(x²) + eps),
 // out = w * (x * rstd). The sum of squares is per-lane strided partials reduced by groupSum
 // (reduce.glsl), so results are repeatable.
+//
+// With RESIDUAL the row is first made as x = a + b and written to inp, the residual stream, in
+// the pass that sums it (each lane reads back only what it wrote): the bits of an add followed
+// by rmsnorm_forward.
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) writeonly buffer Out { float outv[]; };
 layout(set = 0, binding = 1) writeonly buffer Rstd { float rstdv[]; };
+#ifdef RESIDUAL
+layout(set = 0, binding = 2) buffer Inp { float inp[]; };
+layout(set = 0, binding = 4) readonly buffer A { float av[]; };
+layout(set = 0, binding = 5) readonly buffer B { float bv[]; };
+#else
 layout(set = 0, binding = 2) readonly buffer Inp { float inp[]; };
+#endif
 layout(set = 0, binding = 3) readonly buffer Weight { float w[]; };
 layout(push_constant) uniform Params {
     uint rows;
@@ -14,6 +24,10 @@ layout(push_constant) uniform Params {
     uint off_inp;
     uint off_w;
     float eps;
+#ifdef RESIDUAL
+    uint off_a;
+    uint off_bv;
+#endif
 } p;
 
 #include "reduce.glsl"
@@ -25,7 +39,12 @@ void main() {
         uint x0 = p.off_inp + row * p.C;
         float s = 0.0;
         for (uint i = l; i < p.C; i += W) {
+#ifdef RESIDUAL
+            float x = av[p.off_a + row * p.C + i] + bv[p.off_bv + row * p.C + i];
+            inp[x0 + i] = x;
+#else
             float x = inp[x0 + i];
+#endif
             s += x * x;
         }
         float rs = 1.0 / sqrt(groupSum(s) / float(p.C) + p.eps);

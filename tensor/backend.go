@@ -138,6 +138,9 @@ type Kernels interface {
 	// RMSNormForward normalises each of N rows of C values: out = w * x * rstd with
 	// rstd = 1/sqrt(mean(x²) + eps), saving rstd (N) for the backward.
 	RMSNormForward(out, rstd, inp, weight *Tensor, N, C int, eps float32)
+	// ResidualRMSNormForward sets residual = a + b and then RMSNormForward of residual, in one
+	// pass (the bits of Add followed by RMSNormForward).
+	ResidualRMSNormForward(residual, out, rstd, a, b, weight *Tensor, N, C int, eps float32)
 	// RMSNormBackward accumulates into dinp and dweight; dweight may be nil (a frozen weight).
 	RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *Tensor, N, C int)
 	// RoPEForward applies rotary position embeddings in Hugging Face's rotate-half layout to N

@@ -133,3 +133,54 @@ func TestResidualLayerNormIsAddThenLayerNorm(t *testing.T) {
 		})
 	}
 }
+
+// The fused residual RMSNorm gives the bits of an Add followed by RMSNormForward.
+func TestResidualRMSNormIsAddThenRMSNorm(t *testing.T) {
+	backends := map[string]func(*testing.T) tensor.Backend{
+		"cpu":    func(*testing.T) tensor.Backend { return cpu.New() },
+		"vulkan": func(t *testing.T) tensor.Backend { return testutil.Vulkan(t) },
+	}
+	const N, C, eps = 29, 136, 1e-6
+	r := rand.New(rand.NewPCG(9, 10))
+	rnd := func(n int, scale float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = scale * (r.Float32() - 0.5)
+		}
+		return v
+	}
+	a, b, w := rnd(N*C, 4), rnd(N*C, 1), rnd(C, 2)
+	for name, open := range backends {
+		t.Run(name, func(t *testing.T) {
+			be := open(t)
+			up := func(v []float32) *tensor.Tensor {
+				x, err := tensor.FromSlice(be, v, len(v))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return x
+			}
+			ta, tb, tw := up(a), up(b), up(w)
+			res1, out1, rstd1 := up(make([]float32, N*C)), up(make([]float32, N*C)), up(make([]float32, N))
+			be.Add(res1, ta, tb)
+			be.RMSNormForward(out1, rstd1, res1, tw, N, C, eps)
+			res2, out2, rstd2 := up(rnd(N*C, 9)), up(make([]float32, N*C)), up(make([]float32, N))
+			be.ResidualRMSNormForward(res2, out2, rstd2, ta, tb, tw, N, C, eps)
+			for _, c := range []struct {
+				name      string
+				want, got *tensor.Tensor
+			}{{"residual", res1, res2}, {"out", out1, out2}, {"rstd", rstd1, rstd2}} {
+				w, _ := tensor.ToHost(c.want)
+				g, err := tensor.ToHost(c.got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range w {
+					if math.Float32bits(w[i]) != math.Float32bits(g[i]) {
+						t.Fatalf("%s[%d]: fused %v, add then rmsnorm %v", c.name, i, g[i], w[i])
+					}
+				}
+			}
+		})
+	}
+}

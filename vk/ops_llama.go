@@ -13,6 +13,7 @@ import (
 
 var (
 	kRMSNormForward        = Kernel{Shader: "rmsnorm_forward", Bindings: 4, Push: 7}
+	kResidualRMSNorm       = Kernel{Shader: "residual_rmsnorm_forward", Bindings: 6, Push: 9}
 	kRMSNormBackward       = Kernel{Shader: "rmsnorm_backward", Bindings: 5, Push: 7}
 	kRMSNormBackwardWeight = Kernel{Shader: "rmsnorm_backward_weight", Bindings: 4, Push: 6}
 	kRoPE                  = Kernel{Shader: "rope", Bindings: 3, Push: 10}
@@ -34,6 +35,25 @@ func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int
 		nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps)}
+	})
+}
+
+// ResidualRMSNormForward sets residual = a + b and normalises it, one workgroup per row: the
+// residual stream is written in the pass that sums the row, not by a dispatch of its own.
+func (b *Backend) ResidualRMSNormForward(residual, out, rstd, x, y, weight *tensor.Tensor, N, C int, eps float32) {
+	const op = "ResidualRMSNormForward"
+	nnDims(op, N, C)
+	os, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "rstd", rstd, N)
+	res, ws := nnF32(b, op, "residual", residual, N*C), nnF32(b, op, "weight", weight, C)
+	xs, ys := nnF32(b, op, "a", x, N*C), nnF32(b, op, "b", y, N*C)
+	if C == 0 {
+		return
+	}
+	b.nnRun(b.rowKernel(kResidualRMSNorm), op, N, []nnArg{
+		nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(res, residual, C, N*C, true), nnWhole(ws, weight, C),
+		nnRows(xs, x, C, N*C, false), nnRows(ys, y, C, N*C, false),
+	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps), f[4], f[5]}
 	})
 }
 

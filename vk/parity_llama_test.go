@@ -35,6 +35,16 @@ func llamaCases() []nnCase {
 			be.RMSNormForward(x["out"], x["rstd"], x["inp"], x["weight"], N, C, 1e-6)
 		}
 		rstd := cpuRun(f, nil, "rstd", fwd)
+		rr := rand.New(rand.NewPCG(uint64(N), uint64(C))) // its own stream: the cases after keep theirs
+		cases = append(cases, nnCase{
+			name: fmt.Sprintf("ResidualRMSNormForward/N=%d,C=%d", N, C),
+			f: map[string][]float32{"residual": nnRand(rr, N*C, 1, 0), "out": make([]float32, N*C), "rstd": make([]float32, N),
+				"a": nnRand(rr, N*C, 2, 0.3), "b": nnRand(rr, N*C, 1, 0), "weight": f["weight"]},
+			run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				be.ResidualRMSNormForward(x["residual"], x["out"], x["rstd"], x["a"], x["b"], x["weight"], N, C, 1e-6)
+			},
+			checks: []nnCheck{{name: "residual"}, {"out", 2e-5, 2e-5}, {"rstd", 0, 2e-5}}, chunk: C,
+		})
 		cases = append(cases, nnCase{
 			name: fmt.Sprintf("RMSNormForward/N=%d,C=%d", N, C), f: f, run: fwd,
 			checks: []nnCheck{{"out", 2e-5, 2e-5}, {"rstd", 0, 2e-5}}, chunk: C,

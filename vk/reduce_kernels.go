@@ -19,6 +19,7 @@ var subgroupVariants = map[string]string{
 	"logsoftmax_gather_backward": "logsoftmax_gather_backward_sg",
 	"rmsnorm_backward":           "rmsnorm_backward_sg",
 	"rmsnorm_forward":            "rmsnorm_forward_sg",
+	"residual_rmsnorm_forward":   "residual_rmsnorm_forward_sg",
 	"sum":                        "sum_sg",
 	"sumsquares":                 "sumsquares_sg",
 }

@@ -78,11 +78,12 @@ func (m *Model) forward(tp *autograd.Tape) {
 		m.lora.dropSeed++
 	}
 	autograd.Embedding(tp, a.embedded, a.inputs, m.embed, N, C)
+	first := m.normBefore(0)
+	autograd.RMSNorm(tp, first.out, first.rstd, a.embedded, first.w, N, C, eps)
 	x := a.embedded
 	for l := range m.layers {
 		lp, la := &m.layers[l], &a.layers[l]
 		layer = l
-		autograd.RMSNorm(tp, la.h1, la.rstd1, x, lp.attnNorm, N, C, eps)
 		linear("q_proj", la.q, la.h1, lp.wq, lp.bq, H*D, C)
 		linear("k_proj", la.k, la.h1, lp.wk, lp.bk, KV*D, C)
 		linear("v_proj", la.v, la.h1, lp.wv, lp.bv, KV*D, C)
@@ -97,16 +98,32 @@ func (m *Model) forward(tp *autograd.Tape) {
 		autograd.PackQKV(tp, la.qkv, la.qr, la.kr, la.v, N, H, KV, D)
 		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, H*D, H)
 		linear("o_proj", la.o, la.atty, lp.wo, nil, C, H*D)
-		autograd.Add(tp, la.x2, x, la.o)
-		autograd.RMSNorm(tp, la.h2, la.rstd2, la.x2, lp.mlpNorm, N, C, eps)
+		autograd.ResidualRMSNorm(tp, la.x2, x, la.o, la.h2, la.rstd2, lp.mlpNorm, N, C, eps)
 		linear("gate_proj", la.gate, la.h2, lp.wgate, nil, I, C)
 		linear("up_proj", la.up, la.h2, lp.wup, nil, I, C)
 		autograd.SwiGLU(tp, la.act, la.gate, la.up)
 		linear("down_proj", la.down, la.act, lp.wdown, nil, C, I)
-		autograd.Add(tp, la.x3, la.x2, la.down)
+		next := m.normBefore(l + 1) // the next layer's input norm, or the final norm after the last
+		autograd.ResidualRMSNorm(tp, la.x3, la.x2, la.down, next.out, next.rstd, next.w, N, C, eps)
 		x = la.x3
 	}
-	autograd.RMSNorm(tp, a.final, a.finalRstd, x, m.norm, N, C, eps)
+}
+
+// norm is one RMSNorm of the trunk: its output, saved rstd and weight.
+type norm struct {
+	out  *autograd.Var
+	rstd *tensor.Tensor
+	w    *autograd.Var
+}
+
+// normBefore is the RMSNorm that opens layer l (input_layernorm), or the final norm for l = L:
+// each is fused with the residual add before it.
+func (m *Model) normBefore(l int) norm {
+	a := m.acts
+	if l == len(m.layers) {
+		return norm{a.final, a.finalRstd, m.norm}
+	}
+	return norm{a.layers[l].h1, a.layers[l].rstd1, m.layers[l].attnNorm}
 }
 
 // ForwardLoss runs the model and returns the mean cross-entropy of its predictions against

@@ -40,6 +40,7 @@ type llamaJob struct {
 	tokens               []int32
 	q, k, v, dq, dk, dv  []float32 // PackQKV
 	KV, D                int
+	addA, addB           []float32 // rmsForward: when set, each row of inp is first addA + addB
 }
 
 func (j *llamaJob) run(_, c int) {
@@ -64,6 +65,12 @@ func (j *llamaJob) run(_, c int) {
 	for r := lo; r < hi; r++ {
 		switch j.kind {
 		case rmsForward:
+			if j.addA != nil { // the residual add while the row is in cache
+				x, a, b := j.inp[r*j.C:(r+1)*j.C], j.addA[r*j.C:(r+1)*j.C], j.addB[r*j.C:(r+1)*j.C]
+				for i := range x {
+					x[i] = a[i] + b[i]
+				}
+			}
 			j.rstd[r] = rmsNormRow(j.out[r*j.C:(r+1)*j.C], j.inp[r*j.C:(r+1)*j.C], j.w, j.eps)
 		case rmsBackwardInput:
 			rmsNormBackwardRow(j.dinp[r*j.C:(r+1)*j.C], j.dout[r*j.C:(r+1)*j.C], j.inp[r*j.C:(r+1)*j.C], j.w, j.rstd[r])
@@ -110,6 +117,20 @@ func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int
 	}
 	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(2 * C), eps: eps,
 		out: f32(op, "out", out, N*C), inp: f32(op, "inp", inp, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
+	b.runLlama(true)
+}
+
+// ResidualRMSNormForward implements tensor.Backend.
+func (b *Backend) ResidualRMSNormForward(residual, out, rstd, x, y, weight *tensor.Tensor, N, C int, eps float32) {
+	defer b.unlock(b.lock("ResidualRMSNormForward"))
+	const op = "ResidualRMSNormForward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(4 * C), eps: eps,
+		out: f32(op, "out", out, N*C), inp: f32(op, "residual", residual, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N),
+		addA: f32(op, "a", x, N*C), addB: f32(op, "b", y, N*C)}
 	b.runLlama(true)
 }
 
