@@ -181,10 +181,14 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 		return fmt.Errorf("llama: Backward needs a ForwardLoss recorded on the tape")
 	}
 	a.zeroGrads(m.Backend)
-	m.Backend.Fill(a.losses.Grad, 1/float32(a.B*a.T))
+	m.Backend.Fill(a.losses.Grad, meanGrad(a.B, a.T))
 	tp.Backward()
 	return nil
 }
+
+// meanGrad is the gradient of the mean of B·T per-token losses with respect to each: what
+// Backward seeds, and what the lm head's fused backward assumes.
+func meanGrad(B, T int) float32 { return 1 / float32(B*T) }
 
 // Logits returns the logits (B*T, V) of the last Forward.
 func (m *Model) Logits() *autograd.Var { return m.acts.logits }

@@ -79,8 +79,9 @@ func (h *headChunks) forward() {
 	}
 }
 
-// backward recomputes each chunk's probabilities and accumulates the gradients of the final
-// hidden states and of the head's weight.
+// backward recomputes each chunk's logits and, with the loss fused with its backward (the
+// gradient of the mean loss, which Backward seeds, is known), their gradient, then
+// accumulates the gradients of the final hidden states and of the head's weight.
 func (h *headChunks) backward() {
 	m, a := h.m, h.m.acts
 	if a.losses.Grad == nil {
@@ -89,9 +90,9 @@ func (h *headChunks) backward() {
 	be, C, V := m.Backend, m.Config.Hidden, m.Config.Vocab
 	for r0 := 0; r0 < h.N; r0 += h.rows {
 		R := min(h.rows, h.N-r0)
-		dlogits, probs := h.chunk(r0, R)
-		be.Fill(dlogits, 0)
-		be.CrossEntropyBackward(dlogits, probs, a.targets.View(r0, R), a.losses.Grad.View(r0, R), R, V, V)
+		logits, dlogits := h.logits.View(0, R, V), h.probs.View(0, R, V)
+		be.MatMul(logits, a.final.Value.View(r0*C, R, C), m.head.Value, nil, tensor.MatMulParams{M: R, N: V, K: C, TransB: true})
+		be.CrossEntropyFused(a.losses.Value.View(r0, R), dlogits, logits, a.targets.View(r0, R), R, V, V, meanGrad(a.B, a.T))
 		be.MatMul(a.final.Grad.View(r0*C, R, C), dlogits, m.head.Value, nil, tensor.MatMulParams{M: R, N: C, K: V, Accumulate: true})
 		if m.head.Grad != nil { // nil when only adapters train
 			be.MatMul(m.head.Grad, dlogits, a.final.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: V, N: C, K: R, TransA: true, Accumulate: true})
