@@ -118,7 +118,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	}
 	tr, err := f.trainer(m)
 	if err != nil {
-		return err
+		return flagNamed(fs, err)
 	}
 	check, err := f.checkSet()
 	if err != nil {
