@@ -75,7 +75,8 @@ type Kernels interface {
 	// eps 1e-5, saving mean and rstd (N each) for the backward.
 	LayerNormForward(out, mean, rstd, inp, weight, bias *Tensor, N, C int)
 	// ResidualLayerNormForward sets residual = a + b and then LayerNormForward of residual, in
-	// one pass (the bits of Add followed by LayerNormForward).
+	// one pass (the bits of Add followed by LayerNormForward). residual may be a (in place)
+	// and out may be b.
 	ResidualLayerNormForward(residual, out, mean, rstd, a, b, weight, bias *Tensor, N, C int)
 	// LayerNormBackward accumulates into dinp, dweight and dbias.
 	LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *Tensor, N, C int)
@@ -139,7 +140,8 @@ type Kernels interface {
 	// rstd = 1/sqrt(mean(x²) + eps), saving rstd (N) for the backward.
 	RMSNormForward(out, rstd, inp, weight *Tensor, N, C int, eps float32)
 	// ResidualRMSNormForward sets residual = a + b and then RMSNormForward of residual, in one
-	// pass (the bits of Add followed by RMSNormForward).
+	// pass (the bits of Add followed by RMSNormForward). residual may be a (in place) and out
+	// may be b.
 	ResidualRMSNormForward(residual, out, rstd, a, b, weight *Tensor, N, C int, eps float32)
 	// RMSNormBackward accumulates into dinp and dweight; dweight may be nil (a frozen weight).
 	RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *Tensor, N, C int)

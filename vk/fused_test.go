@@ -112,10 +112,14 @@ func TestResidualLayerNormIsAddThenLayerNorm(t *testing.T) {
 			be.LayerNormForward(out1, mean1, rstd1, res1, tw, tbias, N, C)
 			res2, out2, mean2, rstd2 := up(rnd(N*C, 9)), up(make([]float32, N*C)), up(make([]float32, N)), up(make([]float32, N))
 			be.ResidualLayerNormForward(res2, out2, mean2, rstd2, ta, tb, tw, tbias, N, C)
+			// In place, as the decoder runs it: residual is a, out is b.
+			inA, inB, mean3, rstd3 := up(a), up(b), up(make([]float32, N)), up(make([]float32, N))
+			be.ResidualLayerNormForward(inA, inB, mean3, rstd3, inA, inB, tw, tbias, N, C)
 			for _, c := range []struct {
 				name      string
 				want, got *tensor.Tensor
-			}{{"residual", res1, res2}, {"out", out1, out2}, {"mean", mean1, mean2}, {"rstd", rstd1, rstd2}} {
+			}{{"residual", res1, res2}, {"out", out1, out2}, {"mean", mean1, mean2}, {"rstd", rstd1, rstd2},
+				{"residual in place", res1, inA}, {"out in place", out1, inB}, {"mean in place", mean1, mean3}} {
 				w, err := tensor.ToHost(c.want)
 				if err != nil {
 					t.Fatal(err)
@@ -166,10 +170,13 @@ func TestResidualRMSNormIsAddThenRMSNorm(t *testing.T) {
 			be.RMSNormForward(out1, rstd1, res1, tw, N, C, eps)
 			res2, out2, rstd2 := up(rnd(N*C, 9)), up(make([]float32, N*C)), up(make([]float32, N))
 			be.ResidualRMSNormForward(res2, out2, rstd2, ta, tb, tw, N, C, eps)
+			inA, inB, rstd3 := up(a), up(b), up(make([]float32, N)) // in place: residual is a, out is b
+			be.ResidualRMSNormForward(inA, inB, rstd3, inA, inB, tw, N, C, eps)
 			for _, c := range []struct {
 				name      string
 				want, got *tensor.Tensor
-			}{{"residual", res1, res2}, {"out", out1, out2}, {"rstd", rstd1, rstd2}} {
+			}{{"residual", res1, res2}, {"out", out1, out2}, {"rstd", rstd1, rstd2},
+				{"residual in place", res1, inA}, {"out in place", out1, inB}, {"rstd in place", rstd1, rstd3}} {
 				w, _ := tensor.ToHost(c.want)
 				g, err := tensor.ToHost(c.got)
 				if err != nil {

@@ -111,19 +111,24 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 	mean, rstd := d.mean.View(0, N), d.rstd.View(0, N)
 	wpe := d.m.wpe.Value.View(d.pos*C, Tq, C)
 	be.EncoderForward(x, tok, d.m.wte.Value, wpe, B, Tq, C)
+	first := &d.m.layers[0]
+	be.LayerNormForward(ln, mean, rstd, x, first.ln1w.Value, first.ln1b.Value, N, C)
 	for l := range d.m.layers {
 		lp := &d.m.layers[l]
-		be.LayerNormForward(ln, mean, rstd, x, lp.ln1w.Value, lp.ln1b.Value, N, C)
 		be.MatMul(qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
 		be.AttentionDecode(atty, d.kcache[l], d.vcache[l], qkv, B, Tq, d.pos, d.limit, C, NH)
 		// x += atty @ attprojw^T + b, accumulated in place: first the bias-free product into ln.
 		be.MatMul(ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
-		be.Add(x, x, ln)
-		be.LayerNormForward(ln, mean, rstd, x, lp.ln2w.Value, lp.ln2b.Value, N, C)
+		be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, lp.ln2w.Value, lp.ln2b.Value, N, C)
 		be.MatMul(fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true})
 		be.GeluForward(fch, fch)
 		be.MatMul(ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
-		be.Add(x, x, ln)
+		if l+1 < len(d.m.layers) { // with the next layer's ln1, as the training forward does
+			next := &d.m.layers[l+1]
+			be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, next.ln1w.Value, next.ln1b.Value, N, C)
+		} else {
+			be.Add(x, x, ln)
+		}
 	}
 	for b := 0; b < B; b++ {
 		be.Copy(d.last.View(b*C, C), x.View((b*Tq+Tq-1)*C, C))

@@ -154,9 +154,9 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 		d.addAdapter(l, module, out, in)
 	}
 	be.EmbeddingForward(x, tok, m.embed.Value, N, C)
+	be.RMSNormForward(h, d.rstd.View(0, N), x, m.layers[0].attnNorm.Value, N, C, eps)
 	for l = range m.layers {
 		lp := &m.layers[l]
-		be.RMSNormForward(h, d.rstd.View(0, N), x, lp.attnNorm.Value, N, C, eps)
 		linear("q_proj", q, h, lp.wq.Value, varValue(lp.bq), HD, C)
 		linear("k_proj", k, h, lp.wk.Value, varValue(lp.bk), KVD, C)
 		linear("v_proj", v, h, lp.wv.Value, varValue(lp.bv), KVD, C)
@@ -171,13 +171,16 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 		be.PackQKV(qkv, qr, kr, v, N, H, KV, D)
 		be.AttentionDecode(atty, d.kcache[l], d.vcache[l], qkv, B, Tq, d.pos, d.limit, HD, H)
 		linear("o_proj", o, atty, lp.wo.Value, nil, C, HD)
-		be.Add(x, x, o)
-		be.RMSNormForward(h, d.rstd.View(0, N), x, lp.mlpNorm.Value, N, C, eps)
+		be.ResidualRMSNormForward(x, h, d.rstd.View(0, N), x, o, lp.mlpNorm.Value, N, C, eps)
 		linear("gate_proj", gate, h, lp.wgate.Value, nil, I, C)
 		linear("up_proj", up, h, lp.wup.Value, nil, I, C)
 		be.SwiGLUForward(act, gate, up, N*I)
 		linear("down_proj", o, act, lp.wdown.Value, nil, C, I)
-		be.Add(x, x, o)
+		if l+1 < len(m.layers) { // with the next layer's input norm, as the training forward does
+			be.ResidualRMSNormForward(x, h, d.rstd.View(0, N), x, o, m.layers[l+1].attnNorm.Value, N, C, eps)
+		} else {
+			be.Add(x, x, o)
+		}
 	}
 	for b := range B {
 		be.Copy(d.last.View(b*C, C), x.View((b*Tq+Tq-1)*C, C))
