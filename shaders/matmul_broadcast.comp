@@ -3,30 +3,48 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 // matmul_broadcast: matmul_direct's product for a CPU implementation (lavapipe), which runs a
 // subgroup's invocations as the lanes of SIMD registers. There every load from a buffer whose
-// address may differ between invocations is a loop over the lanes (dozens of instructions),
-// while arithmetic and shuffles between lanes take one or two, so the kernel loads as few
-// values per multiply-add as it can: lane l of a subgroup loads row r*SG + l of the
-// workgroup's RM*SG rows of A, and the subgroup passes each row's value to every lane by a
-// shuffle; each invocation loads its own TN columns of B (tx + j*WX for invocation tx). A
-// k step thus loads RM + TN values for RM*SG*TN multiply-adds, against TM + TN for TM*TN in
-// matmul_direct.
+// address may differ between invocations is a loop over the lanes (dozens of instructions,
+// somewhat fewer per float for a vec4), while arithmetic and shuffles between lanes take one
+// or two, so the kernel loads as few values per multiply-add as it can: lane l of a subgroup
+// loads row r*SG + l of the workgroup's RM*SG rows of A, and the subgroup passes each row's
+// value to every lane by a shuffle; each invocation loads its own TN columns of B. A k step
+// thus loads RM + TN values for RM*SG*TN multiply-adds, against TM + TN for TM*TN in
+// matmul_direct. The host sets MODE: the transposes, and vec4 loads where it found both
+// operands' starts and row lengths multiples of 4 (and, read across rows or columns, M or N).
 //
 // Every output is summed in increasing k from the same start as matmul_direct.comp: the same
-// bits. Operand layout, push constants and flags are matmul_direct.comp's: A at
+// bits. Operand layout and push constants are matmul_direct.comp's: A at
 // a[off_a + z*stride_a + m*lda + k] (or k*lda + m when transposed), B at
 // b[off_b + z*stride_b + k*ldb + n] (or n*ldb + k), out at outv[off_out + z*stride_out +
-// m*ldo + n]; flags 1 A transposed, 2 B transposed, 4 start the sum from bias[off_bias + n],
-// 8 add the sum to the existing out, 16 add bias after that, 32 row tiles along x.
+// m*ldo + n]; flags 4 start the sum from bias[off_bias + n], 8 add the sum to the existing
+// out, 16 add bias after that, 32 row tiles along x (the transposes come through MODE).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
-layout(constant_id = 3) const uint RM = 1; // row groups of SG rows
+layout(constant_id = 3) const uint RM = 4; // row groups of SG rows
 layout(constant_id = 4) const uint TN = 4; // columns per invocation
 layout(constant_id = 5) const uint SG = 8; // the subgroup size
+layout(constant_id = 6) const uint MODE = 0; // 1 A transposed, 2 B transposed, 4 vec4 loads
 
+#define TA ((MODE & 1u) != 0u)
+#define TB ((MODE & 2u) != 0u)
+#define V4 ((MODE & 4u) != 0u)
+// Macros, not boolean constants: spirv-opt drops boolean specialization constants that only
+// functions other than main use. The vec4 loads: along k for A stored by rows with B
+// transposed (4 k steps per load of both; with B stored by rows this measured slower), along
+// m for transposed A (4 rows of a row group, so RM a multiple of 4), and along n for B stored
+// by rows (4 of an invocation's columns, then consecutive, so TN a multiple of 4).
+#define A4K (V4 && !TA && TB)
+#define A4M (V4 && TA && (RM & 3u) == 0u)
+#define B4K (V4 && TB)
+#define B4N (V4 && !TB && (TN & 3u) == 0u)
 const uint TM = RM * SG;
+const uint RQ = (RM + 3u) / 4u; // vec4s of rows per lane with A4M (never 0: arrays need a size)
+const uint WX = gl_WorkGroupSize.x;
 
 layout(set = 0, binding = 0) buffer Out { float outv[]; };
 layout(set = 0, binding = 1) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer A4 { vec4 a4[]; };
 layout(set = 0, binding = 2) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2) readonly buffer B4 { vec4 b4[]; };
 layout(set = 0, binding = 3) readonly buffer Bias { float bias[]; };
 layout(push_constant) uniform Params {
     uint M;
@@ -45,38 +63,96 @@ layout(push_constant) uniform Params {
     uint flags;
 } p;
 
-const uint WX = gl_WorkGroupSize.x;
+float acc[TM][TN];
+uint arow[RM]; // where this lane's row of each row group starts (its first row with A4M)
+uint bcol[TN]; // where each column of B starts (each group of 4 with B4N)
+
+// column j of the invocation: its TN consecutive columns with B4N, else every WX-th.
+uint column(uint n0, uint j) {
+    return B4N ? n0 + gl_LocalInvocationID.x * TN + j : n0 + gl_LocalInvocationID.x + j * WX;
+}
+
+// loadB reads this invocation's columns of B at depth k (B not read along k as vec4s).
+void loadB(uint k, out float bv[TN]) {
+    if (B4N) {
+        [[unroll]] for (uint j = 0; j < TN; j += 4u) {
+            vec4 v = b4[(bcol[j] + k * p.ldb) >> 2];
+            bv[j] = v.x;
+            bv[j + 1u] = v.y;
+            bv[j + 2u] = v.z;
+            bv[j + 3u] = v.w;
+        }
+    } else {
+        [[unroll]] for (uint j = 0; j < TN; j++) {
+            bv[j] = b[bcol[j] + (TB ? k : k * p.ldb)];
+        }
+    }
+}
+
+// step adds one k step to every accumulator: row r*SG + s's value of A is lane s's av[r].
+void step(float av[RM], float bv[TN]) {
+    [[unroll]] for (uint r = 0; r < RM; r++) {
+        [[unroll]] for (uint s = 0; s < SG; s++) {
+            float x = subgroupShuffle(av[r], s);
+            [[unroll]] for (uint j = 0; j < TN; j++) {
+                acc[r * SG + s][j] += x * bv[j];
+            }
+        }
+    }
+}
+
+// stepA4M is step for A4M: lane s's av[g][c] is row g*4*SG + 4*s + c.
+void stepA4M(vec4 av[RQ], float bv[TN]) {
+    [[unroll]] for (uint g = 0; g < RQ; g++) {
+        [[unroll]] for (uint s = 0; s < SG; s++) {
+            vec4 x = subgroupShuffle(av[g], s);
+            [[unroll]] for (uint c = 0; c < 4u; c++) {
+                [[unroll]] for (uint j = 0; j < TN; j++) {
+                    acc[g * 4u * SG + 4u * s + c][j] += x[c] * bv[j];
+                }
+            }
+        }
+    }
+}
+
+// stepK is one k step with scalar loads of A.
+void stepK(uint k) {
+    float av[RM];
+    float bv[TN];
+    [[unroll]] for (uint r = 0; r < RM; r++) {
+        av[r] = a[arow[r] + (TA ? k * p.lda : k)];
+    }
+    loadB(k, bv);
+    step(av, bv);
+}
 
 void main() {
-    uint lane = gl_SubgroupInvocationID;
     // flags & 32: the host laid the row tiles along x, so that consecutive workgroups share
     // their columns of B and a B larger than the caches is read once.
     uvec2 tile = (p.flags & 32u) != 0u ? gl_WorkGroupID.yx : gl_WorkGroupID.xy;
     uint m0 = tile.y * TM;
-    uint n0 = tile.x * (WX * TN) + gl_LocalInvocationID.x;
+    uint n0 = tile.x * (WX * TN);
+    uint lane = gl_SubgroupInvocationID;
     uint z = gl_WorkGroupID.z;
-    bool ta = (p.flags & 1u) != 0u;
-    bool tb = (p.flags & 2u) != 0u;
 
-    // Rows and columns past the edge read row or column 0 instead and are not stored.
-    uint as = ta ? 1u : p.lda; // step between rows of op(A) ...
-    uint ak = ta ? p.lda : 1u; // ... and along k
-    uint bs = tb ? p.ldb : 1u;
-    uint bk = tb ? 1u : p.ldb;
-    uint arow[RM];
-    uint bcol[TN];
+    // Rows and columns past the edge read row or column 0 instead and are not stored (with
+    // vec4 loads the host made M or N a multiple of 4, so a vec4 is wholly in or out).
+    uint as = TA ? 1u : p.lda;
+    uint bs = TB ? p.ldb : 1u;
     [[unroll]] for (uint r = 0; r < RM; r++) {
-        uint m = m0 + r * SG + lane;
+        uint m = A4M ? m0 + (r / 4u) * 4u * SG + 4u * lane : m0 + r * SG + lane;
         arow[r] = p.off_a + z * p.stride_a + (m < p.M ? m : 0u) * as;
     }
     [[unroll]] for (uint j = 0; j < TN; j++) {
-        uint n = n0 + j * WX;
+        uint n = column(n0, j);
+        if (B4N) {
+            n = column(n0, j & ~3u);
+        }
         bcol[j] = p.off_b + z * p.stride_b + (n < p.N ? n : 0u) * bs;
     }
 
-    float acc[TM][TN];
     [[unroll]] for (uint j = 0; j < TN; j++) {
-        uint n = n0 + j * WX;
+        uint n = column(n0, j);
         float v = 0.0;
         if ((p.flags & 4u) != 0u && n < p.N) {
             v = bias[p.off_bias + n];
@@ -85,30 +161,57 @@ void main() {
             acc[i][j] = v;
         }
     }
-    for (uint k = 0; k < p.K; k++) {
-        float av[RM];
-        float bv[TN];
-        [[unroll]] for (uint r = 0; r < RM; r++) {
-            av[r] = a[arow[r] + k * ak];
-        }
-        [[unroll]] for (uint j = 0; j < TN; j++) {
-            bv[j] = b[bcol[j] + k * bk];
-        }
-        [[unroll]] for (uint r = 0; r < RM; r++) {
-            [[unroll]] for (uint s = 0; s < SG; s++) {
-                float x = subgroupShuffle(av[r], s);
+
+    uint k = 0;
+    if (A4K) {
+        // Four k steps per load of A (and of B when it is transposed).
+        for (; k + 4u <= p.K; k += 4u) {
+            vec4 av4[RM];
+            [[unroll]] for (uint r = 0; r < RM; r++) {
+                av4[r] = a4[(arow[r] + k) >> 2];
+            }
+            vec4 bv4[TN];
+            if (B4K) {
                 [[unroll]] for (uint j = 0; j < TN; j++) {
-                    acc[r * SG + s][j] += x * bv[j];
+                    bv4[j] = b4[(bcol[j] + k) >> 2];
                 }
             }
+            [[unroll]] for (uint q = 0; q < 4u; q++) {
+                float av[RM];
+                float bv[TN];
+                [[unroll]] for (uint r = 0; r < RM; r++) {
+                    av[r] = av4[r][q];
+                }
+                if (B4K) {
+                    [[unroll]] for (uint j = 0; j < TN; j++) {
+                        bv[j] = bv4[j][q];
+                    }
+                } else {
+                    loadB(k + q, bv);
+                }
+                step(av, bv);
+            }
         }
+    } else if (A4M) {
+        for (; k < p.K; k++) {
+            vec4 av4[RQ];
+            [[unroll]] for (uint g = 0; g < RQ; g++) {
+                av4[g] = a4[(arow[g * 4u] + k * p.lda) >> 2];
+            }
+            float bv[TN];
+            loadB(k, bv);
+            stepA4M(av4, bv);
+        }
+    }
+    for (; k < p.K; k++) {
+        stepK(k);
     }
 
     uint obase = p.off_out + z * p.stride_out;
     [[unroll]] for (uint i = 0; i < TM; i++) {
         uint m = m0 + i;
         [[unroll]] for (uint j = 0; j < TN; j++) {
-            uint n = n0 + j * WX;
+            uint n = column(n0, j);
             if (m < p.M && n < p.N) {
                 uint o = obase + m * p.ldo + n;
                 float r = acc[i][j];

@@ -22,10 +22,15 @@ func (s mmBroadcast) tile() mmTile {
 	return mmTile{BM: s.RM * s.SG, BN: s.WX * s.TN, BK: 1, TM: s.RM * s.SG, TN: s.TN}
 }
 
-// kernel pins the subgroup size where the device allows, so that the shader's SG holds.
-func (s mmBroadcast) kernel(info DeviceInfo) Kernel {
+// kernel is the kernel for operands transposed as trans says (mmTransA|mmTransB), read as
+// vec4s or not; it pins the subgroup size where the device allows, so that SG holds.
+func (s mmBroadcast) kernel(info DeviceInfo, trans uint32, vec4 bool) Kernel {
+	mode := trans
+	if vec4 {
+		mode |= 4
+	}
 	return Kernel{Shader: "matmul_broadcast", Bindings: 4, Push: 14, Local: [3]uint32{uint32(s.WX), 1, 1},
-		Spec: [maxSpec]uint32{uint32(s.RM), uint32(s.TN), uint32(s.SG)}, SubgroupSize: pinnedSubgroupSize(info, uint32(s.WX))}
+		Spec: [maxSpec]uint32{uint32(s.RM), uint32(s.TN), uint32(s.SG), mode}, SubgroupSize: pinnedSubgroupSize(info, uint32(s.WX))}
 }
 
 // mmBroadcastFits says whether the device runs the kernel: subgroup shuffles, and a subgroup

@@ -1,15 +1,17 @@
 package vk
 
 import (
+	"math/rand/v2"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // TestMatMulBroadcastShapes runs the broadcast kernel with workgroups other than the default
-// (one subgroup, odd row-group and column counts, several subgroups) over shapes that leave
-// partial tiles in both directions, with every transpose, batch, bias and accumulate, and
-// over a K beyond one pass.
+// (one subgroup, odd row-group and column counts, several subgroups; the default is the
+// parity tests') over shapes that leave partial tiles in both directions, with every
+// transpose, batch, bias and accumulate, aligned or not, and over a K beyond one pass.
 func TestMatMulBroadcastShapes(t *testing.T) {
 	vb := NewBackendOn(device(t))
 	defer vb.Close()
@@ -20,7 +22,7 @@ func TestMatMulBroadcastShapes(t *testing.T) {
 	sg := int(vb.dev.Info.SubgroupSize)
 	t.Cleanup(func() { mmForceShader, mmForceBroadcast = "", mmBroadcast{} })
 	mmForceShader = "matmul_broadcast"
-	for i, s := range []mmBroadcast{{WX: sg, RM: 1, TN: 1, SG: sg}, {WX: sg, RM: 3, TN: 2, SG: sg}, {WX: 4 * sg, RM: 2, TN: 3, SG: sg}, mmBroadcastShape(sg)} {
+	for i, s := range []mmBroadcast{{WX: sg, RM: 1, TN: 1, SG: sg}, {WX: sg, RM: 3, TN: 2, SG: sg}, {WX: 4 * sg, RM: 2, TN: 3, SG: sg}} {
 		mmForceBroadcast = s
 		for j, c := range mmTiledCases() {
 			checkMatMul(t, vb, cb, c, uint64(700+100*i+j))
@@ -46,6 +48,38 @@ func TestMatMulCPUKernel(t *testing.T) {
 		calls := mmRunKernels(t, vb, func() { checkMatMul(t, vb, cb, c, uint64(900+i)) })
 		if calls["matmul_broadcast"] != 1 || len(calls) != 1 {
 			t.Fatalf("%v: kernels %v, want matmul_broadcast once", c, calls)
+		}
+	}
+}
+
+// TestMatMulBroadcastSameBits: with vec4 loads (operands aligned, M, N and K multiples of 4)
+// and without, the broadcast kernel sums every output in matmul_direct's order, so the two
+// give the same bits, for each transpose with batches, bias and accumulation.
+func TestMatMulBroadcastSameBits(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	if !mmBroadcastFits(vb.dev.Info) {
+		t.Skipf("%s has no fixed subgroup size with shuffles", vb.dev.Info.Name)
+	}
+	t.Cleanup(func() { mmForceShader = "" })
+	r := rand.New(rand.NewPCG(10, 11))
+	for tr := range 4 {
+		for _, c := range []mmCase{{M: 36, N: 72, K: 132, batch: 2, bias: true, accum: tr%2 == 0}, {M: 37, N: 70, K: 131, bias: tr > 1}} {
+			c.ta, c.tb = tr&1 != 0, tr&2 != 0
+			batch := max(c.batch, 1)
+			ha, hb, hbias, hout := randVec(r, batch*c.M*c.K), randVec(r, batch*c.K*c.N), randVec(r, c.N), randVec(r, batch*c.M*c.N)
+			var outs [2][]float32
+			for i, k := range []string{"matmul_direct", "matmul_broadcast"} {
+				mmForceShader = k
+				va, vbm, vout := onDevice(t, vb, ha, 0), onDevice(t, vb, hb, 0), onDevice(t, vb, hout, 0)
+				var vbias *tensor.Tensor
+				if c.bias {
+					vbias = onDevice(t, vb, hbias, 0)
+				}
+				vb.MatMul(vout, va, vbm, vbias, tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch})
+				outs[i] = download(t, vb, vout)
+			}
+			assertExact(t, c.String(), outs[1], outs[0])
 		}
 	}
 }

@@ -206,6 +206,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	tiled := shader == "matmul_tiled"
 	var tile mmTile
 	var k Kernel
+	var bc mmBroadcast
 	if tiled {
 		var err error
 		if tile, err = b.mmTileFor(M, N, batch); err != nil {
@@ -214,8 +215,8 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		}
 		k = tile.kernel(false)
 	} else if shader == "matmul_broadcast" {
-		bc := b.mmBroadcastFor()
-		tile, k = bc.tile(), bc.kernel(b.dev.Info)
+		bc = b.mmBroadcastFor()
+		tile = bc.tile()
 	} else {
 		local := b.mmLocal(M, N, batch)
 		tile = mmTile{BM: int(local[1]) * mmTM, BN: int(local[0]) * mmTN, BK: mmBK, TM: mmTM, TN: mmTN}
@@ -337,8 +338,11 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					push[13] = f
 					push[14], push[15] = 1, uint32(max(kn, 0))
 					kd := k
-					if tiled {
+					switch {
+					case tiled:
 						kd = tile.kernel(mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb))
+					case shader == "matmul_broadcast":
+						kd = bc.kernel(b.dev.Info, flags&(mmTransA|mmTransB), mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb))
 					}
 					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
 					if rowsInX {
