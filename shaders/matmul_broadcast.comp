@@ -28,11 +28,11 @@ layout(constant_id = 6) const uint MODE = 0; // 1 A transposed, 2 B transposed, 
 #define TB ((MODE & 2u) != 0u)
 #define V4 ((MODE & 4u) != 0u)
 // Macros, not boolean constants: spirv-opt drops boolean specialization constants that only
-// functions other than main use. The vec4 loads: along k for A stored by rows with B
-// transposed (4 k steps per load of both; with B stored by rows this measured slower), along
-// m for transposed A (4 rows of a row group, so RM a multiple of 4), and along n for B stored
-// by rows (4 of an invocation's columns, then consecutive, so TN a multiple of 4).
-#define A4K (V4 && !TA && TB)
+// functions other than main use. The vec4 loads: along k for A stored by rows and for B
+// transposed (the 4 depths of a step4), along m for transposed A (4 rows of a row group, so
+// RM a multiple of 4), and along n for B stored by rows (4 of an invocation's columns, then
+// consecutive, so TN a multiple of 4).
+#define A4K (V4 && !TA)
 #define A4M (V4 && TA && (RM & 3u) == 0u)
 #define B4K (V4 && TB)
 #define B4N (V4 && !TB && (TN & 3u) == 0u)
@@ -64,15 +64,37 @@ layout(push_constant) uniform Params {
 } p;
 
 float acc[TM][TN];
-uint arow[RM]; // where this lane's row of each row group starts (its first row with A4M)
-uint bcol[TN]; // where each column of B starts (each group of 4 with B4N)
+uint arow[RM]; // where this lane's row of each row group starts (with A4M, r = 4g: its vec4)
+uint bcol[TN]; // where each column of B starts (with B4N, j = 4h: its vec4)
 
 // column j of the invocation: its TN consecutive columns with B4N, else every WX-th.
 uint column(uint n0, uint j) {
     return B4N ? n0 + gl_LocalInvocationID.x * TN + j : n0 + gl_LocalInvocationID.x + j * WX;
 }
 
-// loadB reads this invocation's columns of B at depth k (B not read along k as vec4s).
+// rowOf is the row of the tile that lane s's av[r] holds.
+uint rowOf(uint r, uint s) {
+    return A4M ? (r / 4u) * 4u * SG + 4u * s + r % 4u : r * SG + s;
+}
+
+// loadA reads this lane's rows of A at depth k.
+void loadA(uint k, out float av[RM]) {
+    if (A4M) {
+        [[unroll]] for (uint r = 0; r < RM; r += 4u) {
+            vec4 v = a4[(arow[r] + k * p.lda) >> 2];
+            av[r] = v.x;
+            av[r + 1u] = v.y;
+            av[r + 2u] = v.z;
+            av[r + 3u] = v.w;
+        }
+    } else {
+        [[unroll]] for (uint r = 0; r < RM; r++) {
+            av[r] = a[arow[r] + (TA ? k * p.lda : k)];
+        }
+    }
+}
+
+// loadB reads this invocation's columns of B at depth k.
 void loadB(uint k, out float bv[TN]) {
     if (B4N) {
         [[unroll]] for (uint j = 0; j < TN; j += 4u) {
@@ -89,41 +111,72 @@ void loadB(uint k, out float bv[TN]) {
     }
 }
 
-// step adds one k step to every accumulator: row r*SG + s's value of A is lane s's av[r].
-void step(float av[RM], float bv[TN]) {
+// step4 adds depths k..k+3 to every accumulator, each loaded and stored once for the four
+// (lavapipe keeps most of them on the stack), in increasing k.
+void step4(uint k) {
+    float av[RM][4];
+    float bv[TN][4];
+    if (A4K) {
+        [[unroll]] for (uint r = 0; r < RM; r++) {
+            vec4 v = a4[(arow[r] + k) >> 2];
+            av[r] = float[4](v.x, v.y, v.z, v.w);
+        }
+    } else {
+        [[unroll]] for (uint q = 0; q < 4u; q++) {
+            float col[RM];
+            loadA(k + q, col);
+            [[unroll]] for (uint r = 0; r < RM; r++) {
+                av[r][q] = col[r];
+            }
+        }
+    }
+    if (B4K) {
+        [[unroll]] for (uint j = 0; j < TN; j++) {
+            vec4 v = b4[(bcol[j] + k) >> 2];
+            bv[j] = float[4](v.x, v.y, v.z, v.w);
+        }
+    } else {
+        [[unroll]] for (uint q = 0; q < 4u; q++) {
+            float row[TN];
+            loadB(k + q, row);
+            [[unroll]] for (uint j = 0; j < TN; j++) {
+                bv[j][q] = row[j];
+            }
+        }
+    }
+    [[unroll]] for (uint r = 0; r < RM; r++) {
+        [[unroll]] for (uint s = 0; s < SG; s++) {
+            float x[4];
+            [[unroll]] for (uint q = 0; q < 4u; q++) {
+                x[q] = subgroupShuffle(av[r][q], s);
+            }
+            uint i = rowOf(r, s);
+            [[unroll]] for (uint j = 0; j < TN; j++) {
+                float t = acc[i][j];
+                [[unroll]] for (uint q = 0; q < 4u; q++) {
+                    t += x[q] * bv[j][q];
+                }
+                acc[i][j] = t;
+            }
+        }
+    }
+}
+
+// step1 adds depth k to every accumulator.
+void step1(uint k) {
+    float av[RM];
+    float bv[TN];
+    loadA(k, av);
+    loadB(k, bv);
     [[unroll]] for (uint r = 0; r < RM; r++) {
         [[unroll]] for (uint s = 0; s < SG; s++) {
             float x = subgroupShuffle(av[r], s);
+            uint i = rowOf(r, s);
             [[unroll]] for (uint j = 0; j < TN; j++) {
-                acc[r * SG + s][j] += x * bv[j];
+                acc[i][j] += x * bv[j];
             }
         }
     }
-}
-
-// stepA4M is step for A4M: lane s's av[g][c] is row g*4*SG + 4*s + c.
-void stepA4M(vec4 av[RQ], float bv[TN]) {
-    [[unroll]] for (uint g = 0; g < RQ; g++) {
-        [[unroll]] for (uint s = 0; s < SG; s++) {
-            vec4 x = subgroupShuffle(av[g], s);
-            [[unroll]] for (uint c = 0; c < 4u; c++) {
-                [[unroll]] for (uint j = 0; j < TN; j++) {
-                    acc[g * 4u * SG + 4u * s + c][j] += x[c] * bv[j];
-                }
-            }
-        }
-    }
-}
-
-// stepK is one k step with scalar loads of A.
-void stepK(uint k) {
-    float av[RM];
-    float bv[TN];
-    [[unroll]] for (uint r = 0; r < RM; r++) {
-        av[r] = a[arow[r] + (TA ? k * p.lda : k)];
-    }
-    loadB(k, bv);
-    step(av, bv);
 }
 
 void main() {
@@ -140,7 +193,7 @@ void main() {
     uint as = TA ? 1u : p.lda;
     uint bs = TB ? p.ldb : 1u;
     [[unroll]] for (uint r = 0; r < RM; r++) {
-        uint m = A4M ? m0 + (r / 4u) * 4u * SG + 4u * lane : m0 + r * SG + lane;
+        uint m = m0 + rowOf(A4M ? r & ~3u : r, lane);
         arow[r] = p.off_a + z * p.stride_a + (m < p.M ? m : 0u) * as;
     }
     [[unroll]] for (uint j = 0; j < TN; j++) {
@@ -163,48 +216,11 @@ void main() {
     }
 
     uint k = 0;
-    if (A4K) {
-        // Four k steps per load of A (and of B when it is transposed).
-        for (; k + 4u <= p.K; k += 4u) {
-            vec4 av4[RM];
-            [[unroll]] for (uint r = 0; r < RM; r++) {
-                av4[r] = a4[(arow[r] + k) >> 2];
-            }
-            vec4 bv4[TN];
-            if (B4K) {
-                [[unroll]] for (uint j = 0; j < TN; j++) {
-                    bv4[j] = b4[(bcol[j] + k) >> 2];
-                }
-            }
-            [[unroll]] for (uint q = 0; q < 4u; q++) {
-                float av[RM];
-                float bv[TN];
-                [[unroll]] for (uint r = 0; r < RM; r++) {
-                    av[r] = av4[r][q];
-                }
-                if (B4K) {
-                    [[unroll]] for (uint j = 0; j < TN; j++) {
-                        bv[j] = bv4[j][q];
-                    }
-                } else {
-                    loadB(k + q, bv);
-                }
-                step(av, bv);
-            }
-        }
-    } else if (A4M) {
-        for (; k < p.K; k++) {
-            vec4 av4[RQ];
-            [[unroll]] for (uint g = 0; g < RQ; g++) {
-                av4[g] = a4[(arow[g * 4u] + k * p.lda) >> 2];
-            }
-            float bv[TN];
-            loadB(k, bv);
-            stepA4M(av4, bv);
-        }
+    for (; k + 4u <= p.K; k += 4u) {
+        step4(k);
     }
     for (; k < p.K; k++) {
-        stepK(k);
+        step1(k);
     }
 
     uint obase = p.off_out + z * p.stride_out;
