@@ -8,9 +8,10 @@ type mmBroadcast struct{ WX, RM, TN, SG int }
 
 // mmBroadcastShape is the workgroup on a device of subgroup size sg: 16 invocations (or one
 // subgroup where that is more) of 4 row groups by 4 columns. 128 accumulators per invocation
-// spill to the stack, but on lavapipe every gathered operand costs far more than a spill, so
-// the larger the block the fewer loads per product (measured: 16x1x4 reached two thirds of
-// 16x4x4's speed, 16x8x4 no more than it).
+// spill to the stack, but on lavapipe a load that differs between lanes costs far more than a
+// spill, so the larger the block the fewer loads per product (measured on lavapipe as
+// WX x RM x TN: 16x1x4 reached two thirds of 16x4x4's speed; 8x4x4 and 32x4x4 were no faster,
+// 16x8x4 and 16x4x8 not clearly, at twice the compile time).
 func mmBroadcastShape(sg int) mmBroadcast {
 	return mmBroadcast{WX: max(16, sg), RM: 4, TN: 4, SG: sg}
 }
@@ -34,11 +35,13 @@ func (s mmBroadcast) kernel(info DeviceInfo, trans uint32, vec4 bool) Kernel {
 }
 
 // mmBroadcastFits says whether the device runs the kernel: subgroup shuffles, and a subgroup
-// size that either is pinned or is the only one the driver uses.
+// size that either is pinned or is the only one the driver uses, and no wider than a CPU's
+// SIMD registers (the tile has 4*SG rows: a GPU's 32 or 64 would hold 512 or 1024
+// accumulators per invocation).
 func mmBroadcastFits(info DeviceInfo) bool {
 	sg := info.SubgroupSize
 	fixed := pinnedSubgroupSize(info, max(16, sg)) != 0 || info.MaxSubgroupSize == 0 || info.MinSubgroupSize == info.MaxSubgroupSize
-	return info.SubgroupShuffle && sg >= 1 && sg <= 64 && fixed
+	return info.SubgroupShuffle && sg >= 1 && sg <= 16 && fixed
 }
 
 // mmBroadcastFor is the workgroup for the backend's device.
