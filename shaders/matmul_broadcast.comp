@@ -9,8 +9,9 @@
 // loads row r*SG + l of the workgroup's RM*SG rows of A, and the subgroup passes each row's
 // value to every lane by a shuffle; each invocation loads its own TN columns of B. A k step
 // thus loads RM + TN values for RM*SG*TN multiply-adds, against TM + TN for TM*TN in
-// matmul_direct. The host sets MODE: the transposes, and vec4 loads where it found both
-// operands' starts and row lengths multiples of 4 (and, read across rows or columns, M or N).
+// matmul_direct. The host sets MODE: the transposes, and vec4 loads where it found the starts
+// and row lengths of both operands and out multiples of 4 (and, read across rows or columns,
+// M or N).
 //
 // Every output is summed in increasing k from the same start as matmul_direct.comp: the same
 // bits. Operand layout and push constants are matmul_direct.comp's: A at
@@ -41,6 +42,7 @@ const uint RQ = (RM + 3u) / 4u; // vec4s of rows per lane with A4M (never 0: arr
 const uint WX = gl_WorkGroupSize.x;
 
 layout(set = 0, binding = 0) buffer Out { float outv[]; };
+layout(set = 0, binding = 0) buffer Out4 { vec4 outv4[]; };
 layout(set = 0, binding = 1) readonly buffer A { float a[]; };
 layout(set = 0, binding = 1) readonly buffer A4 { vec4 a4[]; };
 layout(set = 0, binding = 2) readonly buffer B { float b[]; };
@@ -224,6 +226,28 @@ void main() {
     }
 
     uint obase = p.off_out + z * p.stride_out;
+    if (B4N) {
+        // An invocation's 4 consecutive columns are one vec4 of out (aligned by the host).
+        [[unroll]] for (uint i = 0; i < TM; i++) {
+            uint m = m0 + i;
+            [[unroll]] for (uint j = 0; j < TN; j += 4u) {
+                uint n = column(n0, j);
+                if (m < p.M && n < p.N) {
+                    uint o = (obase + m * p.ldo + n) >> 2;
+                    vec4 r = vec4(acc[i][j], acc[i][j + 1u], acc[i][j + 2u], acc[i][j + 3u]);
+                    if ((p.flags & 8u) != 0u) {
+                        r = outv4[o] + r;
+                    }
+                    if ((p.flags & 16u) != 0u) {
+                        uint c = p.off_bias + n;
+                        r += vec4(bias[c], bias[c + 1u], bias[c + 2u], bias[c + 3u]);
+                    }
+                    outv4[o] = r;
+                }
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0; i < TM; i++) {
         uint m = m0 + i;
         [[unroll]] for (uint j = 0; j < TN; j++) {
