@@ -9,9 +9,9 @@
 // loads row r*SG + l of the workgroup's RM*SG rows of A, and the subgroup passes each row's
 // value to every lane by a shuffle; each invocation loads its own TN columns of B. A k step
 // thus loads RM + TN values for RM*SG*TN multiply-adds, against TM + TN for TM*TN in
-// matmul_direct. The host sets MODE: the transposes, and vec4 loads where it found the starts
-// and row lengths of both operands and out multiples of 4 (and, read across rows or columns,
-// M or N).
+// matmul_direct. The host sets MODE: the transposes, and vec4 loads and stores where it found
+// the starts and row lengths of both operands and out, and N (and M where A is read across
+// rows), multiples of 4.
 //
 // Every output is summed in increasing k from the same start as matmul_direct.comp: the same
 // bits. Operand layout and push constants are matmul_direct.comp's: A at
@@ -37,6 +37,8 @@ layout(constant_id = 6) const uint MODE = 0; // 1 A transposed, 2 B transposed, 
 #define A4M (V4 && TA && (RM & 3u) == 0u)
 #define B4K (V4 && TB)
 #define B4N (V4 && !TB && (TN & 3u) == 0u)
+// OUT4: an invocation's columns are consecutive, stored as vec4s of out.
+#define OUT4 (V4 && (TN & 3u) == 0u)
 const uint TM = RM * SG;
 const uint RQ = (RM + 3u) / 4u; // vec4s of rows per lane with A4M (never 0: arrays need a size)
 const uint WX = gl_WorkGroupSize.x;
@@ -69,9 +71,9 @@ float acc[TM][TN];
 uint arow[RM]; // where this lane's row of each row group starts (with A4M, r = 4g: its vec4)
 uint bcol[TN]; // where each column of B starts (with B4N, j = 4h: its vec4)
 
-// column j of the invocation: its TN consecutive columns with B4N, else every WX-th.
+// column j of the invocation: its TN consecutive columns with OUT4, else every WX-th.
 uint column(uint n0, uint j) {
-    return B4N ? n0 + gl_LocalInvocationID.x * TN + j : n0 + gl_LocalInvocationID.x + j * WX;
+    return OUT4 ? n0 + gl_LocalInvocationID.x * TN + j : n0 + gl_LocalInvocationID.x + j * WX;
 }
 
 // rowOf is the row of the tile that lane s's av[r] holds.
@@ -226,7 +228,7 @@ void main() {
     }
 
     uint obase = p.off_out + z * p.stride_out;
-    if (B4N) {
+    if (OUT4) {
         // An invocation's 4 consecutive columns are one vec4 of out (aligned by the host).
         [[unroll]] for (uint i = 0; i < TM; i++) {
             uint m = m0 + i;

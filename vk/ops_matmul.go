@@ -342,7 +342,8 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					case tiled:
 						kd = tile.kernel(mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb))
 					case shader == "matmul_broadcast":
-						vec4 := mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb) && wo.First%4 == 0 // stores out as vec4s too
+						// Out is stored as vec4s too.
+						vec4 := mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb) && wo.First%4 == 0 && N%4 == 0 && nn%4 == 0
 						kd = bc.kernel(b.dev.Info, flags&(mmTransA|mmTransB), vec4)
 					}
 					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
