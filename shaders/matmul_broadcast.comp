@@ -23,7 +23,7 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint RM = 4; // row groups of SG rows
 layout(constant_id = 4) const uint TN = 4; // columns per invocation
 layout(constant_id = 5) const uint SG = 8; // the subgroup size
-layout(constant_id = 6) const uint MODE = 0; // 1 A transposed, 2 B transposed, 4 vec4 loads
+layout(constant_id = 6) const uint MODE = 0; // 1 A transposed, 2 B transposed, 4 vec4s
 
 #define TA ((MODE & 1u) != 0u)
 #define TB ((MODE & 2u) != 0u)
