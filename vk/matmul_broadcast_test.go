@@ -83,3 +83,24 @@ func TestMatMulBroadcastSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulBroadcastFits: the kernel needs subgroup shuffles, a subgroup of at most 16 lanes,
+// and a size the driver either uses alone or lets the pipeline pin.
+func TestMatMulBroadcastFits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		info DeviceInfo
+		want bool
+	}{
+		{"lavapipe", DeviceInfo{SubgroupSize: 8, SubgroupShuffle: true, MinSubgroupSize: 8, MaxSubgroupSize: 8, MaxComputeWorkgroupSubgroups: 128}, true},
+		{"no size control", DeviceInfo{SubgroupSize: 4, SubgroupShuffle: true}, true},
+		{"pinned among several", DeviceInfo{SubgroupSize: 16, SubgroupShuffle: true, MinSubgroupSize: 8, MaxSubgroupSize: 32, MaxComputeWorkgroupSubgroups: 64}, true},
+		{"varying, not pinnable", DeviceInfo{SubgroupSize: 16, SubgroupShuffle: true, MinSubgroupSize: 8, MaxSubgroupSize: 32}, false},
+		{"no shuffles", DeviceInfo{SubgroupSize: 8}, false},
+		{"GPU-wide subgroup", DeviceInfo{SubgroupSize: 32, SubgroupShuffle: true}, false},
+	} {
+		if got := mmBroadcastFits(c.info); got != c.want {
+			t.Errorf("%s: mmBroadcastFits = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
