@@ -69,6 +69,7 @@ const (
 	shaderStageCompute                                  = 0x20
 	subgroupFeatureBasic                                = 0x1
 	subgroupFeatureArithmetic                           = 0x4
+	subgroupFeatureShuffle                              = 0x10
 	commandPoolCreateResetCommandBuffer                 = 0x2
 	commandBufferLevelPrimary                           = 0
 	commandBufferUsageOneTimeSubmit                     = 0x1

@@ -61,6 +61,9 @@ type DeviceInfo struct {
 	// operations (VkPhysicalDeviceSubgroupProperties), which the reduction kernels' subgroup
 	// variants need.
 	SubgroupArithmetic bool
+	// SubgroupShuffle is set when compute shaders may use subgroup shuffles, which the CPU
+	// matmul kernel reads its shared rows with.
+	SubgroupShuffle bool
 	// MinSubgroupSize and MaxSubgroupSize bound the subgroup size a compute pipeline may
 	// require, and MaxComputeWorkgroupSubgroups the subgroups of its workgroup (Vulkan 1.3 or
 	// VK_EXT_subgroup_size_control); zeros when the device cannot fix compute subgroup sizes.
@@ -299,6 +302,7 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.pipelineCacheUUID = p.PipelineCacheUUID
 	d.SubgroupSize = subgroup.SubgroupSize
 	d.SubgroupArithmetic = subgroupArithmetic(subgroup)
+	d.SubgroupShuffle = subgroup.SupportedStages&shaderStageCompute != 0 && subgroup.SupportedOperations&subgroupFeatureShuffle != 0
 	if sizeFeats.SubgroupSizeControl != 0 && sizeProps.RequiredSubgroupSizeStages&shaderStageCompute != 0 {
 		d.MinSubgroupSize, d.MaxSubgroupSize = sizeProps.MinSubgroupSize, sizeProps.MaxSubgroupSize
 		d.MaxComputeWorkgroupSubgroups = sizeProps.MaxComputeWorkgroupSubgroups

@@ -26,6 +26,7 @@ const (
 	mmBiasInit = 4
 	mmLoadOut  = 8
 	mmBiasEnd  = 16
+	mmRowsInX  = 32 // matmul_broadcast: row tiles along the workgroup grid's x
 )
 
 // mmMaxK bounds the depth one dispatch sums over; deeper products add to out in passes. Mesa's
@@ -77,9 +78,11 @@ func (b *Backend) mmLocal(M, N, batch int) [2]uint32 {
 func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
 
 // mmShader picks the product's kernel: the register-tiled one on GPUs (and wherever a tile is
-// set through VKGRAD_MATMUL_TILE), operands read directly on a CPU implementation, where
-// barriers are dear and caches already stage. VKGRAD_MATMUL_KERNEL=matmul_tiled|matmul|
-// matmul_direct overrides, to compare them (matmul is the earlier fixed-tile staged kernel).
+// set through VKGRAD_MATMUL_TILE); on a CPU implementation, where barriers are dear, caches
+// already stage and every gathered operand costs many instructions, the broadcast kernel, or
+// operands read directly where the device lacks subgroup shuffles (and where tests force a
+// workgroup shape). VKGRAD_MATMUL_KERNEL=matmul_tiled|matmul|matmul_direct|matmul_broadcast
+// overrides, to compare them (matmul is the earlier fixed-tile staged kernel).
 func (b *Backend) mmShader() string {
 	if mmForceShader != "" {
 		return mmForceShader
@@ -87,8 +90,15 @@ func (b *Backend) mmShader() string {
 	switch v := os.Getenv("VKGRAD_MATMUL_KERNEL"); v {
 	case "matmul", "matmul_direct", "matmul_tiled":
 		return v
+	case "matmul_broadcast":
+		if mmBroadcastFits(b.dev.Info) {
+			return v
+		}
 	}
 	if b.dev.Info.Type == DeviceCPU && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
+		if mmBroadcastFits(b.dev.Info) && mmForceLocal == ([2]uint32{}) {
+			return "matmul_broadcast"
+		}
 		return "matmul_direct"
 	}
 	return "matmul_tiled"
@@ -196,6 +206,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	tiled := shader == "matmul_tiled"
 	var tile mmTile
 	var k Kernel
+	var bc mmBroadcast
 	if tiled {
 		var err error
 		if tile, err = b.mmTileFor(M, N, batch); err != nil {
@@ -203,6 +214,9 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 			return
 		}
 		k = tile.kernel(false)
+	} else if shader == "matmul_broadcast" {
+		bc = b.mmBroadcastFor()
+		tile = bc.tile()
 	} else {
 		local := b.mmLocal(M, N, batch)
 		tile = mmTile{BM: int(local[1]) * mmTM, BN: int(local[0]) * mmTN, BK: mmBK, TM: mmTM, TN: mmTN}
@@ -211,7 +225,15 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	bmT, bnT := tile.BM, tile.BN
 	lim := b.maxChunk
 	maxG := b.dev.Info.MaxComputeWorkGroupCount
-	mc, nc, kc := mmPlan(p, lim, bmT, bnT, int(maxG[1])*bmT, int(maxG[0])*bnT)
+	// The broadcast kernel walks the smaller operand again for each tile of the other: with
+	// row tiles along x, consecutive workgroups share one block of B (the lm head's 50304
+	// rows of wte, far beyond the caches, are then read once).
+	rowsInX := shader == "matmul_broadcast" && M < N
+	maxM, maxN := int(maxG[1])*bmT, int(maxG[0])*bnT
+	if rowsInX {
+		maxM, maxN = int(maxG[0])*bmT, int(maxG[1])*bnT
+	}
+	mc, nc, kc := mmPlan(p, lim, bmT, bnT, maxM, maxN)
 
 	// Whole products that fit a window together go in one dispatch, one batch per z.
 	bg := 1
@@ -245,6 +267,9 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	}
 	if p.TransB {
 		flags |= mmTransB
+	}
+	if rowsInX {
+		flags |= mmRowsInX
 	}
 	window := func(st *storage, elem, count int) (Window, bool) {
 		w, err := b.dev.Window(st.buf, elem, count)
@@ -313,10 +338,18 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					push[13] = f
 					push[14], push[15] = 1, uint32(max(kn, 0))
 					kd := k
-					if tiled {
+					switch {
+					case tiled:
 						kd = tile.kernel(mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb))
+					case shader == "matmul_broadcast":
+						// Out is stored as vec4s too.
+						vec4 := mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb) && wo.First%4 == 0 && N%4 == 0 && nn%4 == 0
+						kd = bc.kernel(b.dev.Info, flags&(mmTransA|mmTransB), vec4)
 					}
 					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
+					if rowsInX {
+						groups[0], groups[1] = groups[1], groups[0]
+					}
 					if splits > 1 {
 						if !b.mmSplitK(kd, groups, push, args, splits, ksplit, zn*M*N) {
 							return

@@ -109,7 +109,7 @@ var mmFlagCombos = []struct {
 // the tiles) with all four transposes; each transpose meets all (batch, bias, accumulate)
 // combinations across the shapes.
 // mmKernels are the product's kernels; every parity test runs each.
-var mmKernels = []string{"matmul_tiled", "matmul", "matmul_direct"}
+var mmKernels = []string{"matmul_tiled", "matmul", "matmul_direct", "matmul_broadcast"}
 
 func TestMatMulParity(t *testing.T) {
 	for _, k := range mmKernels {
