@@ -41,7 +41,7 @@ const maxGroups1D = 4096
 // returns a backend on it. Errors for which IsUnavailable is true mean callers should fall
 // back to the CPU.
 func NewBackend(spec string) (*Backend, error) {
-	d, reason, err := Open(spec)
+	d, reason, err := OpenDevice(spec)
 	if err != nil {
 		return nil, err
 	}

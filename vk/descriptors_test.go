@@ -81,7 +81,7 @@ func TestDescriptorCacheTrimmed(t *testing.T) {
 // of the same size, which the driver may give the freed buffer's handle: the new buffer must
 // get a set of its own, not the freed one's.
 func TestDescriptorSetsOfFreedBlocks(t *testing.T) {
-	d, _, err := Open(testDeviceSpec())
+	d, _, err := OpenDevice(testDeviceSpec())
 	requireVulkan(t, err)
 	defer d.Close()
 	d.LimitAllocations(1 << 20) // 1 MiB blocks: 800 KB gets a block of its own

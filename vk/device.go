@@ -123,9 +123,9 @@ func stagingSize(info DeviceInfo) uint64 {
 	return 64 << 20
 }
 
-// Open creates an instance (with validation when VKGRAD_VALIDATION=1), selects a device by
+// OpenDevice creates an instance (with validation when VKGRAD_VALIDATION=1), selects a device by
 // spec (see Select) and opens it. reason says why that device was chosen.
-func Open(spec string) (d *Device, reason string, err error) {
+func OpenDevice(spec string) (d *Device, reason string, err error) {
 	inst, err := NewInstance(InstanceOptions{Validation: ValidationFromEnv()})
 	if err != nil {
 		return nil, "", err

@@ -39,7 +39,7 @@ func requireVulkan(t testing.TB, err error) {
 func device(t testing.TB) *Device {
 	t.Helper()
 	testDevOnce.Do(func() {
-		testDev, testDevReason, testDevErr = Open(testDeviceSpec())
+		testDev, testDevReason, testDevErr = OpenDevice(testDeviceSpec())
 	})
 	requireVulkan(t, testDevErr)
 	before := len(testDev.Instance().ValidationMessages())

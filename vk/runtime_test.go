@@ -126,7 +126,7 @@ func TestPipelineCacheFile(t *testing.T) {
 	t.Setenv("VKGRAD_CACHE_DIR", dir)
 	t.Setenv("VKGRAD_VALIDATION", "")
 	for round := range 2 {
-		d, _, err := Open(testDeviceSpec())
+		d, _, err := OpenDevice(testDeviceSpec())
 		requireVulkan(t, err)
 		b := NewBackendOn(d)
 		x, _ := tensor.New(b, tensor.Float32, 10)
@@ -156,7 +156,7 @@ func TestPipelineCacheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("VKGRAD_CACHE_DIR", filepath.Join(blocker, "vkgrad"))
-	d, _, err := Open(testDeviceSpec())
+	d, _, err := OpenDevice(testDeviceSpec())
 	requireVulkan(t, err)
 	if err := d.Close(); err != nil {
 		t.Errorf("Close with an unwritable cache directory: %v", err)
@@ -240,7 +240,7 @@ func TestConcurrentUse(t *testing.T) {
 // reports it instead of touching the device.
 func TestDeviceLostIsSticky(t *testing.T) {
 	t.Setenv("VKGRAD_VALIDATION", "")
-	d, _, err := Open(testDeviceSpec())
+	d, _, err := OpenDevice(testDeviceSpec())
 	requireVulkan(t, err)
 	b := NewBackendOn(d)
 	x, err := tensor.New(b, tensor.Float32, 16)
