@@ -68,28 +68,26 @@ func checkVocab(op string, V, Vp int) {
 // CrossEntropyForward implements tensor.Backend.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
 	defer b.unlock(b.lock("CrossEntropyForward"))
-	const op = "CrossEntropyForward"
-	dims(op, N)
-	checkVocab(op, V, Vp)
-	tg := i32(op, "targets", targets, N)
-	checkTargets(op, tg, V)
-	b.xent = xentJob{N: N, V: V, Vp: Vp, rows: rowsPer(3 * Vp), targets: tg,
-		losses: f32(op, "losses", losses, N), probs: f32(op, "probs", probs, N*Vp), logits: f32(op, "logits", logits, N*Vp)}
-	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
-	b.xent = xentJob{}
+	b.crossEntropy("CrossEntropyForward", "probs", xentJob{}, losses, probs, logits, targets, N, V, Vp)
 }
 
 // CrossEntropyFused implements tensor.Backend: the forward writes its probabilities into
 // dlogits, and each row is turned into its gradient in place while it is in cache.
 func (b *Backend) CrossEntropyFused(losses, dlogits, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
 	defer b.unlock(b.lock("CrossEntropyFused"))
-	const op = "CrossEntropyFused"
+	b.crossEntropy("CrossEntropyFused", "dlogits", xentJob{fused: true, dloss: dloss}, losses, dlogits, logits, targets, N, V, Vp)
+}
+
+// crossEntropy runs the forward job j over N rows, its probabilities (or, fused, gradients)
+// going to out, named outName in errors.
+func (b *Backend) crossEntropy(op, outName string, j xentJob, losses, out, logits, targets *tensor.Tensor, N, V, Vp int) {
 	dims(op, N)
 	checkVocab(op, V, Vp)
 	tg := i32(op, "targets", targets, N)
 	checkTargets(op, tg, V)
-	b.xent = xentJob{fused: true, dloss: dloss, N: N, V: V, Vp: Vp, rows: rowsPer(3 * Vp), targets: tg,
-		losses: f32(op, "losses", losses, N), probs: f32(op, "dlogits", dlogits, N*Vp), logits: f32(op, "logits", logits, N*Vp)}
+	j.N, j.V, j.Vp, j.rows, j.targets = N, V, Vp, rowsPer(3*Vp), tg
+	j.losses, j.probs, j.logits = f32(op, "losses", losses, N), f32(op, outName, out, N*Vp), f32(op, "logits", logits, N*Vp)
+	b.xent = j
 	b.pool.do(&b.xent, ceilDiv(N, b.xent.rows))
 	b.xent = xentJob{}
 }
