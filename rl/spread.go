@@ -14,7 +14,7 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// A GRPO step spread over ranks: whole groups are sampled on the rank holding them, each
+// A GRPO or PPO step spread over ranks: whole groups are sampled on the rank holding them, each
 // group from its own stream keyed by (seed, step, group), and every rank receives the whole
 // rollout. Every rank then scores all of it and computes the loss on the whole batch (the same
 // arithmetic everywhere); the forward passes and gradients are split by micro-batch, and the
