@@ -195,28 +195,9 @@ func (p *LlamaPolicy) validate() error {
 	return nil
 }
 
-func (p *LlamaPolicy) stateParams() ([]float32, error) {
-	base, err := p.Model.Params.ToHost()
-	if err != nil || !p.lora() {
-		return base, err
-	}
-	adapters, err := paramsToHost(p)
-	return append(base, adapters...), err
-}
+func (p *LlamaPolicy) stateParams() ([]float32, error) { return p.Model.StateParams() }
 
-func (p *LlamaPolicy) setStateParams(v []float32) error {
-	n := p.Model.Config.NumParams()
-	if !p.lora() {
-		return setParams(p, v)
-	}
-	if len(v) != n+p.NumParams() {
-		return fmt.Errorf("%d values for a model of %d weights and %d adapter parameters", len(v), n, p.NumParams())
-	}
-	if err := p.Model.Params.Upload(v[:n]); err != nil {
-		return err
-	}
-	return setParams(p, v[n:])
-}
+func (p *LlamaPolicy) setStateParams(v []float32) error { return p.Model.SetStateParams(v) }
 
 func (p *LlamaPolicy) describeIn(st *checkpoint.State) {
 	c := p.Model.Config

@@ -47,7 +47,7 @@ func (t *PPOTrainer) SetComm(c *dist.Comm) error {
 }
 
 func (c *core) setComm(comm *dist.Comm) {
-	c.comm, c.spread, c.accs = comm, true, nil
+	c.comm, c.accs = comm, nil
 	c.cfg.Spread = true
 }
 
@@ -123,7 +123,7 @@ func (c *core) heldMBs(sb *seqBatch) (first, n int, err error) {
 // all outputs.
 func (c *core) evalAll(sb *seqBatch, m *model, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
 	temp := c.cfg.Rollout.Sampling.Temperature
-	if !c.spread {
+	if !c.cfg.Spread {
 		return sb.evalNoGrad(m, temp, vh, train, seed)
 	}
 	first, n, err := c.heldMBs(sb)

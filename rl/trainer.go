@@ -152,12 +152,11 @@ type core struct {
 	numTokens int64
 	valueLR   float64 // the value head's learning rate; 0 follows the schedule
 
-	// spread splits each step over the ranks of comm (nil: the same arithmetic in one
-	// process); see GRPOTrainer.SetComm.
-	spread bool
-	comm   *dist.Comm
-	accs   map[[2]int]*spreadAccum // by (values, micro-batches)
-	comms  dist.ReduceStats        // this step's traffic so far
+	// comm are the ranks a spread step (cfg.Spread, see GRPOTrainer.SetComm) is split over;
+	// nil: the same arithmetic in one process.
+	comm  *dist.Comm
+	accs  map[[2]int]*spreadAccum // by (values, micro-batches)
+	comms dist.ReduceStats        // this step's traffic so far
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
@@ -181,7 +180,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.VocabSize())
 	}
 	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: &countedSource{src: prompts}, reward: reward, rng: rng.New(cfg.Seed),
-		tape: autograd.NewTape(), sched: cfg.schedule(), spread: cfg.Spread}
+		tape: autograd.NewTape(), sched: cfg.schedule()}
 	var err error
 	if needRef {
 		if c.ref, err = NewReference(policy); err != nil {
@@ -222,7 +221,7 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	}
 	var ro *Rollout
 	var err error
-	if c.spread {
+	if c.cfg.Spread {
 		ro, err = c.generateSpread(rows, per)
 	} else {
 		ro, err = Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)

@@ -45,7 +45,7 @@ func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult
 	var res *updateResult
 	var err error
 	switch {
-	case c.spread:
+	case c.cfg.Spread:
 		res, err = c.gradientsSpread(sb, spec, fn)
 	case len(sb.mbs) == 1:
 		res, err = c.gradientsWhole(sb, spec, fn)
@@ -59,15 +59,18 @@ func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult
 	return res, err
 }
 
-// dropoutSeed keys the value head's dropout mask of micro-batch mb.
+// dropoutSeed keys the value head's dropout masks of an update's micro-batches.
 func (c *core) dropoutSeed(spec updateSpec) func(mb int) uint64 {
+	return func(mb int) uint64 { return c.maskSeed(spec, mb) }
+}
+
+// maskSeed keys the value head's dropout mask of micro-batch mb of an update.
+func (c *core) maskSeed(spec updateSpec, mb int) uint64 {
 	base := c.cfg.Seed
 	if spec.vh != nil {
 		base = spec.vh.Config.Seed
 	}
-	return func(mb int) uint64 {
-		return base*1_000_003 + uint64(c.step)*7919 + uint64(spec.index)*104729 + uint64(mb)
-	}
+	return base*1_000_003 + uint64(c.step)*7919 + uint64(spec.index)*104729 + uint64(mb)
 }
 
 // forwardRecorded runs micro-batch b with the tape: the trunk only when the policy trains, the
@@ -77,7 +80,7 @@ func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent,
 	if !spec.policyGrad {
 		mtp = nil
 	}
-	logp, ent, values, err = forwardMB(c.pol, mtp, &sb.mbs[b], c.cfg.Rollout.Sampling.Temperature, spec.vh, c.tape, true, c.dropoutSeed(spec)(b), !spec.policyGrad)
+	logp, ent, values, err = forwardMB(c.pol, mtp, &sb.mbs[b], c.cfg.Rollout.Sampling.Temperature, spec.vh, c.tape, true, c.maskSeed(spec, b), !spec.policyGrad)
 	if err != nil {
 		c.tape.Reset()
 	}

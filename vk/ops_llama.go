@@ -24,35 +24,30 @@ var (
 
 // RMSNormForward normalises N rows of C values, one workgroup per row.
 func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int, eps float32) {
-	const op = "RMSNormForward"
-	nnDims(op, N, C)
-	os, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "rstd", rstd, N)
-	is, ws := nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C)
-	if C == 0 {
-		return
-	}
-	b.nnRun(b.rowKernel(kRMSNormForward), op, N, []nnArg{
-		nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps)}
-	})
+	b.rmsNormRows(kRMSNormForward, "RMSNormForward", "inp", out, rstd, inp, nil, nil, weight, N, C, eps)
 }
 
 // ResidualRMSNormForward sets residual = a + b and normalises it, one workgroup per row: the
 // residual stream is written in the pass that sums the row, not by a dispatch of its own.
 func (b *Backend) ResidualRMSNormForward(residual, out, rstd, x, y, weight *tensor.Tensor, N, C int, eps float32) {
-	const op = "ResidualRMSNormForward"
+	b.rmsNormRows(kResidualRMSNorm, "ResidualRMSNormForward", "residual", out, rstd, residual, x, y, weight, N, C, eps)
+}
+
+// rmsNormRows runs k over N rows of inp (named inpName), or, with x and y set, of
+// inp = x + y written as it goes.
+func (b *Backend) rmsNormRows(k Kernel, op, inpName string, out, rstd, inp, x, y, weight *tensor.Tensor, N, C int, eps float32) {
 	nnDims(op, N, C)
 	os, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "rstd", rstd, N)
-	res, ws := nnF32(b, op, "residual", residual, N*C), nnF32(b, op, "weight", weight, C)
-	xs, ys := nnF32(b, op, "a", x, N*C), nnF32(b, op, "b", y, N*C)
+	is, ws := nnF32(b, op, inpName, inp, N*C), nnF32(b, op, "weight", weight, C)
+	args := [6]nnArg{nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(is, inp, C, N*C, x != nil), nnWhole(ws, weight, C)}
+	n := 4
+	if x != nil {
+		args[4], args[5], n = nnRows(nnF32(b, op, "a", x, N*C), x, C, N*C, false), nnRows(nnF32(b, op, "b", y, N*C), y, C, N*C, false), 6
+	}
 	if C == 0 {
 		return
 	}
-	b.nnRun(b.rowKernel(kResidualRMSNorm), op, N, []nnArg{
-		nnRows(os, out, C, N*C, true), nnRows(rs, rstd, 1, N, true), nnRows(res, residual, C, N*C, true), nnWhole(ws, weight, C),
-		nnRows(xs, x, C, N*C, false), nnRows(ys, y, C, N*C, false),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+	b.nnRun(b.rowKernel(k), op, N, args[:n], b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps), f[4], f[5]}
 	})
 }

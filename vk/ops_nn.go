@@ -39,41 +39,38 @@ var geluScaling = float32(math.Sqrt(float64(float32(2 / math.Pi))))
 
 // LayerNormForward normalises N rows of C values, one workgroup per row.
 func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
-	const op = "LayerNormForward"
-	nnDims(op, N, C)
-	b.dev.Cost(8*float64(N*C), 4*(2*float64(N*C)+2*float64(N)))
-	os, ms, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
-	is, ws, bs := nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C), nnF32(b, op, "bias", bias, C)
-	if C == 0 {
-		return
-	}
-	args := []nnArg{
-		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
-		nnRows(is, inp, C, N*C, false), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
-	}
-	b.nnRun(b.rowKernel(kLayerNormForward), op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
-	})
+	b.layerNormRows(kLayerNormForward, "LayerNormForward", "inp", out, mean, rstd, inp, nil, nil, weight, bias, N, C)
 }
 
 // ResidualLayerNormForward sets residual = a + b and normalises it, one workgroup per row:
 // the residual stream is written in the pass that sums the row, not by a dispatch of its own.
 func (b *Backend) ResidualLayerNormForward(residual, out, mean, rstd, x, y, weight, bias *tensor.Tensor, N, C int) {
-	const op = "ResidualLayerNormForward"
+	b.layerNormRows(kResidualLNForward, "ResidualLayerNormForward", "residual", out, mean, rstd, residual, x, y, weight, bias, N, C)
+}
+
+// layerNormRows runs k over N rows of inp (named inpName), or, with x and y set, of
+// inp = x + y written as it goes.
+func (b *Backend) layerNormRows(k Kernel, op, inpName string, out, mean, rstd, inp, x, y, weight, bias *tensor.Tensor, N, C int) {
 	nnDims(op, N, C)
-	b.dev.Cost(9*float64(N*C), 4*(5*float64(N*C)+2*float64(N)))
+	reads := 2.0
+	if x != nil {
+		reads = 5
+	}
+	b.dev.Cost(8*float64(N*C), 4*(reads*float64(N*C)+2*float64(N)))
 	os, ms, rs := nnF32(b, op, "out", out, N*C), nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
-	res, ws, bs := nnF32(b, op, "residual", residual, N*C), nnF32(b, op, "weight", weight, C), nnF32(b, op, "bias", bias, C)
-	xs, ys := nnF32(b, op, "a", x, N*C), nnF32(b, op, "b", y, N*C)
+	is, ws, bs := nnF32(b, op, inpName, inp, N*C), nnF32(b, op, "weight", weight, C), nnF32(b, op, "bias", bias, C)
+	args := [8]nnArg{
+		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
+		nnRows(is, inp, C, N*C, x != nil), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
+	}
+	n := 6
+	if x != nil {
+		args[6], args[7], n = nnRows(nnF32(b, op, "a", x, N*C), x, C, N*C, false), nnRows(nnF32(b, op, "b", y, N*C), y, C, N*C, false), 8
+	}
 	if C == 0 {
 		return
 	}
-	args := []nnArg{
-		nnRows(os, out, C, N*C, true), nnRows(ms, mean, 1, N, true), nnRows(rs, rstd, 1, N, true),
-		nnRows(res, residual, C, N*C, true), nnWhole(ws, weight, C), nnWhole(bs, bias, C),
-		nnRows(xs, x, C, N*C, false), nnRows(ys, y, C, N*C, false),
-	}
-	b.nnRun(b.rowKernel(kResidualLNForward), op, N, args, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
+	b.nnRun(b.rowKernel(k), op, N, args[:n], b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]}
 	})
 }
@@ -222,31 +219,25 @@ func checkVocab(op string, V, Vp int) {
 // CrossEntropyForward computes the softmax of each row's first V logits into probs and the
 // loss at the target, one workgroup per row.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
-	b.dev.Cost(4*float64(N*V), 4*2*float64(N*Vp))
-	const op = "CrossEntropyForward"
-	nnDims(op, N)
-	checkVocab(op, V, Vp)
-	ls, ps := nnF32(b, op, "losses", losses, N), nnF32(b, op, "probs", probs, N*Vp)
-	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
-	b.nnRun(b.rowKernel(kCrossEntropyFwd), op, N, []nnArg{
-		nnRows(ls, losses, 1, N, true), nnRows(ps, probs, Vp, N*Vp, true),
-		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
-	})
+	b.crossEntropyRows(kCrossEntropyFwd, "CrossEntropyForward", "probs", 4, losses, probs, logits, targets, N, V, Vp, 0)
 }
 
 // CrossEntropyFused computes each row's loss and writes its gradient for a loss gradient of
 // dloss into dlogits, one workgroup per row and no probabilities in memory.
 func (b *Backend) CrossEntropyFused(losses, dlogits, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
-	b.dev.Cost(5*float64(N*V), 4*2*float64(N*Vp))
-	const op = "CrossEntropyFused"
+	b.crossEntropyRows(kCrossEntropyFused, "CrossEntropyFused", "dlogits", 5, losses, dlogits, logits, targets, N, V, Vp, dloss)
+}
+
+// crossEntropyRows runs k, the forward or the fused kernel, over N rows: the losses and out (the
+// probabilities, or the gradient for dloss, which only the fused kernel reads), flops a column.
+func (b *Backend) crossEntropyRows(k Kernel, op, outName string, flops float64, losses, out, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
+	b.dev.Cost(flops*float64(N*V), 4*2*float64(N*Vp))
 	nnDims(op, N)
 	checkVocab(op, V, Vp)
-	ls, ds := nnF32(b, op, "losses", losses, N), nnF32(b, op, "dlogits", dlogits, N*Vp)
+	ls, os := nnF32(b, op, "losses", losses, N), nnF32(b, op, outName, out, N*Vp)
 	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
-	b.nnRun(b.rowKernel(kCrossEntropyFused), op, N, []nnArg{
-		nnRows(ls, losses, 1, N, true), nnRows(ds, dlogits, Vp, N*Vp, true),
+	b.nnRun(b.rowKernel(k), op, N, []nnArg{
+		nnRows(ls, losses, 1, N, true), nnRows(os, out, Vp, N*Vp, true),
 		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
 		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3], math.Float32bits(dloss)}

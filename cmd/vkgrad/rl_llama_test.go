@@ -12,6 +12,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -267,7 +268,7 @@ func TestTrainDryRunLlama(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "total " + gpt2.HumanBytes(f.Total()); !strings.Contains(out, want) || !strings.Contains(out, "activations") {
+	if want := "total " + tensor.HumanBytes(f.Total()); !strings.Contains(out, want) || !strings.Contains(out, "activations") {
 		t.Errorf("dry run %q lacks %q", out, want)
 	}
 }

@@ -2,16 +2,17 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // sampleCommand is `vkgrad sample`.
@@ -142,20 +143,10 @@ func generateText(m *gpt2.Model, path, prompt string, n, count int, opt sample.O
 
 // checkDecoderMemory refuses a batch of samples that cannot fit, saying how many would.
 func checkDecoderMemory(m *gpt2.Model, count, limit int) error {
-	budget, source, ok := device.Budget(m.Backend)
-	need := m.Config.DecoderBytes(count, limit)
-	if !ok || need <= int64(budget) {
+	err := tensor.CheckFits(m.Backend, m.Config.DecoderBytes(count, limit), fmt.Sprintf("--count %d", count))
+	if err == nil {
 		return nil
 	}
-	fit := 0
-	for lo, hi := 0, count; lo <= hi; {
-		mid := (lo + hi) / 2
-		if m.Config.DecoderBytes(mid, limit) <= int64(budget) {
-			fit, lo = mid, mid+1
-		} else {
-			hi = mid - 1
-		}
-	}
-	return fmt.Errorf("--count %d needs %s for its key/value cache and activations, and %s has %s available (%s): --count %d fits",
-		count, gpt2.HumanBytes(need), m.Backend.Name(), gpt2.HumanBytes(int64(budget)), source, fit)
+	fit := sort.Search(count, func(n int) bool { return tensor.CheckFits(m.Backend, m.Config.DecoderBytes(n+1, limit), "") != nil })
+	return fmt.Errorf("%w: --count %d fits", err, fit)
 }

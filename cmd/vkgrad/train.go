@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -453,13 +453,13 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 	if k := f.cfg.MicroBatches; k > 1 || f.cluster != nil {
 		host = fp.Params * int64(k+1) // micro-batch gradients and their sum, on the host
 	}
-	budget, source, known := device.Budget(be)
+	budget, source, known := tensor.Budget(be)
 	line := fmt.Sprintf("memory on %s: %v", be.Name(), fp)
 	if host > 0 {
-		line += fmt.Sprintf("; host gradient copies %s", gpt2.HumanBytes(host))
+		line += fmt.Sprintf("; host gradient copies %s", tensor.HumanBytes(host))
 	}
 	if known {
-		line += fmt.Sprintf(" of %s available (%s)", gpt2.HumanBytes(int64(budget)), source)
+		line += fmt.Sprintf(" of %s available (%s)", tensor.HumanBytes(int64(budget)), source)
 	}
 	if f.dryRun {
 		fmt.Fprintln(stdout, line)
@@ -475,7 +475,7 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 		advice = "no batch fits at this --seq: use a shorter --seq or a smaller model"
 	}
 	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
-		gpt2.HumanBytes(fp.Total()), be.Name(), gpt2.HumanBytes(int64(budget)), source, advice)
+		tensor.HumanBytes(fp.Total()), be.Name(), tensor.HumanBytes(int64(budget)), source, advice)
 }
 
 // checkLlamaMemory logs (or with --dry-run prints) the memory a Llama-family run needs against
@@ -489,10 +489,10 @@ func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zer
 	if err != nil {
 		return fmt.Errorf("--batch %d --seq %d: %w", f.cfg.Batch, f.cfg.Seq, err)
 	}
-	h := gpt2.HumanBytes
+	h := tensor.HumanBytes
 	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
 		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), h(fp.Total()))
-	budget, source, known := device.Budget(be)
+	budget, source, known := tensor.Budget(be)
 	if known {
 		line += fmt.Sprintf(" of %s available (%s)", h(int64(budget)), source)
 	}
@@ -514,16 +514,10 @@ func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zer
 // largestLlamaBatch is the largest batch up to maxB whose training footprint fits budget, 0
 // when none does.
 func largestLlamaBatch(be tensor.Backend, c llama.Config, T, maxB int, lo *llama.LoRAConfig, budget int64) int {
-	fit := 0
-	for low, high := 1, maxB; low <= high; {
-		mid := (low + high) / 2
-		if fp, err := llama.EstimateFootprint(be, c, mid, T, true, lo); err == nil && fp.Total() <= budget {
-			fit, low = mid, mid+1
-		} else {
-			high = mid - 1
-		}
-	}
-	return fit
+	return sort.Search(maxB, func(n int) bool {
+		fp, err := llama.EstimateFootprint(be, c, n+1, T, true, lo)
+		return err != nil || fp.Total() > budget
+	})
 }
 
 func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {

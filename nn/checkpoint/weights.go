@@ -18,19 +18,14 @@ func SaveGPT2(path string, m *gpt2.Model) error {
 // SaveLlama writes a Llama-family model's weights alone, its LoRA adapters after them when it
 // has some (to merge them into a plain model, export it with llama.Model.Export).
 func SaveLlama(path string, m *llama.Model) error {
-	p, err := m.Params.ToHost()
+	p, err := m.StateParams()
 	if err != nil {
 		return err
 	}
 	c := m.Config
 	st := &State{Llama: &c, Params: p}
 	if lc, ok := m.LoRA(); ok {
-		adapters, _ := m.Trainable()
-		a, err := adapters.ToHost()
-		if err != nil {
-			return err
-		}
-		st.LoRA, st.Params = &lc, append(p, a...)
+		st.LoRA = &lc
 	}
 	return Save(path, st)
 }

@@ -55,6 +55,12 @@ type actLayout struct {
 	err           error
 }
 
+// bytes is what the regions handed out so far take, values and gradients.
+func (a *actLayout) bytes() int64 { return 4 * int64(a.offV+a.offG) }
+
+// tokenBytes are the int32 inputs, targets and log-prob targets of B×T tokens.
+func tokenBytes(B, T int) int64 { return 3 * 4 * int64(B*T) }
+
 func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
 	n := tensor.Shape(shape).Numel()
 	out := &autograd.Var{}

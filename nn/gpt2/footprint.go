@@ -41,7 +41,7 @@ func EstimateFootprint(b tensor.Backend, cfg Config, B, T int, training bool) (F
 	if l.err != nil {
 		return Footprint{}, l.err
 	}
-	f.Activations = 4*int64(l.offV+l.offG) + 3*4*int64(B*T) // and the int32 inputs and targets
+	f.Activations = l.bytes() + tokenBytes(B, T)
 	return f, nil
 }
 
@@ -52,11 +52,8 @@ func (f Footprint) String() string {
 		mode = "training"
 	}
 	return fmt.Sprintf("%s at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
-		mode, f.B, f.T, HumanBytes(f.Params), HumanBytes(f.Grads), HumanBytes(f.Optimizer), HumanBytes(f.Activations), HumanBytes(f.Total()))
+		mode, f.B, f.T, tensor.HumanBytes(f.Params), tensor.HumanBytes(f.Grads), tensor.HumanBytes(f.Optimizer), tensor.HumanBytes(f.Activations), tensor.HumanBytes(f.Total()))
 }
-
-// HumanBytes formats a byte count in KiB, MiB or GiB.
-func HumanBytes(n int64) string { return tensor.HumanBytes(n) }
 
 // LargestBatch is the largest B up to maxB whose footprint fits budget bytes, or 0 when none.
 func LargestBatch(b tensor.Backend, cfg Config, T, maxB int, training bool, budget int64) int {

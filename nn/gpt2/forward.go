@@ -58,8 +58,7 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 		m.acts.free(m.Backend)
 		m.acts = nil
 	}
-	need := 4 * int64(sizing.offV+sizing.offG+3*B*T) // and the int32 inputs and targets
-	if err := tensor.CheckFits(m.Backend, need, fmt.Sprintf("gpt2: the activations of B=%d T=%d", B, T)); err != nil {
+	if err := tensor.CheckFits(m.Backend, sizing.bytes()+tokenBytes(B, T), fmt.Sprintf("gpt2: the activations of B=%d T=%d", B, T)); err != nil {
 		return err
 	}
 	a, err := newActivations(m.Backend, m.Config, B, T, withGrad)

@@ -258,3 +258,33 @@ type loraInput struct {
 
 // loraInputs are the layer inputs adapters read (see loraInputOf).
 var loraInputs = []string{"attn_in", "attn_out", "mlp_in", "mlp_act"}
+
+// StateParams are the values a checkpoint holds for the model: every weight, then the LoRA
+// adapters when it has them (LoRASpecs order).
+func (m *Model) StateParams() ([]float32, error) {
+	base, err := m.Params.ToHost()
+	if err != nil || m.lora == nil {
+		return base, err
+	}
+	adapters, err := m.lora.params.ToHost()
+	return append(base, adapters...), err
+}
+
+// SetStateParams uploads values laid out as StateParams.
+func (m *Model) SetStateParams(v []float32) error {
+	n := m.Config.NumParams()
+	want := n
+	if m.lora != nil {
+		want += m.lora.params.Len()
+	}
+	if len(v) != want {
+		if m.lora != nil {
+			return fmt.Errorf("%d values for a model of %d weights and %d adapter parameters", len(v), n, want-n)
+		}
+		return fmt.Errorf("%d values for a model of %d", len(v), n)
+	}
+	if err := m.Params.Upload(v[:n]); err != nil || m.lora == nil {
+		return err
+	}
+	return m.lora.params.Upload(v[n:])
+}

@@ -124,31 +124,9 @@ func (m llamaModel) trainableSpecs() []tensorSpec {
 	return out
 }
 
-func (m llamaModel) stateParams() ([]float32, error) {
-	base, err := m.Params.ToHost()
-	if _, ok := m.LoRA(); err != nil || !ok {
-		return base, err
-	}
-	params, _ := m.Trainable()
-	adapters, err := params.ToHost()
-	return append(base, adapters...), err
-}
+func (m llamaModel) stateParams() ([]float32, error) { return m.StateParams() }
 
-func (m llamaModel) setStateParams(v []float32) error {
-	n := m.Config.NumParams()
-	params, _ := m.Trainable()
-	want := n
-	if _, ok := m.LoRA(); ok {
-		want += params.Len()
-	}
-	if len(v) != want {
-		return fmt.Errorf("%d values for a model of %d", len(v), want)
-	}
-	if err := m.Params.Upload(v[:n]); err != nil || want == n {
-		return err
-	}
-	return params.Upload(v[n:])
-}
+func (m llamaModel) setStateParams(v []float32) error { return m.SetStateParams(v) }
 
 func (m llamaModel) describeIn(st *checkpoint.State) {
 	c := m.Config

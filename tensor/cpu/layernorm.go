@@ -87,28 +87,27 @@ func lnBackwardRowGo(dinp, dout, x, w []float32, m, s float32) {
 // LayerNormForward implements tensor.Backend.
 func (b *Backend) LayerNormForward(out, mean, rstd, inp, weight, bias *tensor.Tensor, N, C int) {
 	defer b.unlock(b.lock("LayerNormForward"))
-	const op = "LayerNormForward"
-	dims(op, N, C)
-	b.ln = lnJob{N: N, C: C, rows: rowsPer(3 * C),
-		out: f32(op, "out", out, N*C), inp: f32(op, "inp", inp, N*C),
-		w: f32(op, "weight", weight, C), bias: f32(op, "bias", bias, C),
-		mean: f32(op, "mean", mean, N), rstd: f32(op, "rstd", rstd, N)}
-	if C > 0 {
-		b.pool.do(&b.ln, ceilDiv(N, b.ln.rows))
-	}
-	b.ln = lnJob{}
+	b.layerNormRows("LayerNormForward", "inp", out, mean, rstd, inp, nil, nil, weight, bias, N, C)
 }
 
 // ResidualLayerNormForward implements tensor.Backend.
 func (b *Backend) ResidualLayerNormForward(residual, out, mean, rstd, x, y, weight, bias *tensor.Tensor, N, C int) {
 	defer b.unlock(b.lock("ResidualLayerNormForward"))
-	const op = "ResidualLayerNormForward"
+	b.layerNormRows("ResidualLayerNormForward", "residual", out, mean, rstd, residual, x, y, weight, bias, N, C)
+}
+
+// layerNormRows normalises N rows of inp (named inpName), or, with x and y set, of inp = x + y
+// made row by row while the row is in cache.
+func (b *Backend) layerNormRows(op, inpName string, out, mean, rstd, inp, x, y, weight, bias *tensor.Tensor, N, C int) {
 	dims(op, N, C)
-	b.ln = lnJob{N: N, C: C, rows: rowsPer(5 * C),
-		out: f32(op, "out", out, N*C), inp: f32(op, "residual", residual, N*C),
-		addA: f32(op, "a", x, N*C), addB: f32(op, "b", y, N*C),
+	j := lnJob{N: N, C: C, rows: rowsPer(3 * C),
+		out: f32(op, "out", out, N*C), inp: f32(op, inpName, inp, N*C),
 		w: f32(op, "weight", weight, C), bias: f32(op, "bias", bias, C),
 		mean: f32(op, "mean", mean, N), rstd: f32(op, "rstd", rstd, N)}
+	if x != nil {
+		j.rows, j.addA, j.addB = rowsPer(5*C), f32(op, "a", x, N*C), f32(op, "b", y, N*C)
+	}
+	b.ln = j
 	if C > 0 {
 		b.pool.do(&b.ln, ceilDiv(N, b.ln.rows))
 	}

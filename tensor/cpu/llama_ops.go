@@ -110,27 +110,27 @@ func (b *Backend) runLlama(rows bool) {
 // RMSNormForward implements tensor.Backend.
 func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int, eps float32) {
 	defer b.unlock(b.lock("RMSNormForward"))
-	const op = "RMSNormForward"
-	dims(op, N, C)
-	if N*C == 0 {
-		return
-	}
-	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(2 * C), eps: eps,
-		out: f32(op, "out", out, N*C), inp: f32(op, "inp", inp, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
-	b.runLlama(true)
+	b.rmsNormRows("RMSNormForward", "inp", out, rstd, inp, nil, nil, weight, N, C, eps)
 }
 
 // ResidualRMSNormForward implements tensor.Backend.
 func (b *Backend) ResidualRMSNormForward(residual, out, rstd, x, y, weight *tensor.Tensor, N, C int, eps float32) {
 	defer b.unlock(b.lock("ResidualRMSNormForward"))
-	const op = "ResidualRMSNormForward"
+	b.rmsNormRows("ResidualRMSNormForward", "residual", out, rstd, residual, x, y, weight, N, C, eps)
+}
+
+// rmsNormRows normalises N rows of inp (named inpName), or, with x and y set, of inp = x + y
+// made row by row while the row is in cache.
+func (b *Backend) rmsNormRows(op, inpName string, out, rstd, inp, x, y, weight *tensor.Tensor, N, C int, eps float32) {
 	dims(op, N, C)
 	if N*C == 0 {
 		return
 	}
-	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(4 * C), eps: eps,
-		out: f32(op, "out", out, N*C), inp: f32(op, "residual", residual, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N),
-		addA: f32(op, "a", x, N*C), addB: f32(op, "b", y, N*C)}
+	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(2 * C), eps: eps,
+		out: f32(op, "out", out, N*C), inp: f32(op, inpName, inp, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
+	if x != nil {
+		b.llama.rows, b.llama.addA, b.llama.addB = rowsPer(4*C), f32(op, "a", x, N*C), f32(op, "b", y, N*C)
+	}
 	b.runLlama(true)
 }
 
