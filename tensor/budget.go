@@ -26,6 +26,9 @@ func Budget(b Backend) (bytes uint64, source string, ok bool) {
 // saying both; nil when it fits or the budget cannot be told. Callers check before a large
 // allocation, so a too-large request is an error, not the process running out of memory.
 func CheckFits(b Backend, need int64, what string) error {
+	if need <= 0 {
+		return nil
+	}
 	budget, source, ok := Budget(b)
 	if !ok || need <= int64(budget) {
 		return nil
