@@ -126,20 +126,26 @@ func (b *Backend) Free(s tensor.Storage) {
 
 // Upload implements tensor.Backend.
 func (b *Backend) Upload(dst *tensor.Tensor, src []float32) error {
-	d, err := viewF32(dst)
-	if err != nil {
-		return err
-	}
-	if len(d) != len(src) {
-		return fmt.Errorf("cpu: upload of %d values into tensor %v of %d elements", len(src), dst.Shape, len(d))
-	}
-	copy(d, src)
-	return nil
+	return upload(dst, src, viewF32)
 }
 
 // UploadInt32 implements tensor.Backend.
 func (b *Backend) UploadInt32(dst *tensor.Tensor, src []int32) error {
-	d, err := viewI32(dst)
+	return upload(dst, src, viewI32)
+}
+
+// Download implements tensor.Backend.
+func (b *Backend) Download(dst []float32, src *tensor.Tensor) error {
+	return download(dst, src, viewF32)
+}
+
+// DownloadInt32 implements tensor.Backend.
+func (b *Backend) DownloadInt32(dst []int32, src *tensor.Tensor) error {
+	return download(dst, src, viewI32)
+}
+
+func upload[E any](dst *tensor.Tensor, src []E, view func(*tensor.Tensor) ([]E, error)) error {
+	d, err := view(dst)
 	if err != nil {
 		return err
 	}
@@ -150,22 +156,8 @@ func (b *Backend) UploadInt32(dst *tensor.Tensor, src []int32) error {
 	return nil
 }
 
-// Download implements tensor.Backend.
-func (b *Backend) Download(dst []float32, src *tensor.Tensor) error {
-	s, err := viewF32(src)
-	if err != nil {
-		return err
-	}
-	if len(s) != len(dst) {
-		return fmt.Errorf("cpu: download of tensor %v (%d elements) into %d values", src.Shape, len(s), len(dst))
-	}
-	copy(dst, s)
-	return nil
-}
-
-// DownloadInt32 implements tensor.Backend.
-func (b *Backend) DownloadInt32(dst []int32, src *tensor.Tensor) error {
-	s, err := viewI32(src)
+func download[E any](dst []E, src *tensor.Tensor, view func(*tensor.Tensor) ([]E, error)) error {
+	s, err := view(src)
 	if err != nil {
 		return err
 	}
@@ -180,24 +172,15 @@ func (b *Backend) DownloadInt32(dst []int32, src *tensor.Tensor) error {
 func (b *Backend) Sync() error { return nil }
 
 func viewF32(t *tensor.Tensor) ([]float32, error) {
-	if t == nil {
-		return nil, fmt.Errorf("cpu: nil tensor")
-	}
-	st, ok := t.Storage.(*storage)
-	if !ok {
-		return nil, fmt.Errorf("cpu: tensor %v is not in CPU storage", t.Shape)
-	}
-	if st.dt != tensor.Float32 {
-		return nil, fmt.Errorf("cpu: tensor %v is %v, want float32", t.Shape, st.dt)
-	}
-	n := t.Numel()
-	if t.Offset < 0 || t.Offset+n > len(st.f) {
-		return nil, fmt.Errorf("cpu: view [%d,%d) outside storage of %d elements", t.Offset, t.Offset+n, len(st.f))
-	}
-	return st.f[t.Offset : t.Offset+n : t.Offset+n], nil
+	return view(t, tensor.Float32, func(st *storage) []float32 { return st.f })
 }
 
 func viewI32(t *tensor.Tensor) ([]int32, error) {
+	return view(t, tensor.Int32, func(st *storage) []int32 { return st.i })
+}
+
+// view returns t's elements in CPU storage of type dt; elems picks that type's slice.
+func view[E any](t *tensor.Tensor, dt tensor.DType, elems func(*storage) []E) ([]E, error) {
 	if t == nil {
 		return nil, fmt.Errorf("cpu: nil tensor")
 	}
@@ -205,14 +188,15 @@ func viewI32(t *tensor.Tensor) ([]int32, error) {
 	if !ok {
 		return nil, fmt.Errorf("cpu: tensor %v is not in CPU storage", t.Shape)
 	}
-	if st.dt != tensor.Int32 {
-		return nil, fmt.Errorf("cpu: tensor %v is %v, want int32", t.Shape, st.dt)
+	if st.dt != dt {
+		return nil, fmt.Errorf("cpu: tensor %v is %v, want %v", t.Shape, st.dt, dt)
 	}
+	all := elems(st)
 	n := t.Numel()
-	if t.Offset < 0 || t.Offset+n > len(st.i) {
-		return nil, fmt.Errorf("cpu: view [%d,%d) outside storage of %d elements", t.Offset, t.Offset+n, len(st.i))
+	if t.Offset < 0 || t.Offset+n > len(all) {
+		return nil, fmt.Errorf("cpu: view [%d,%d) outside storage of %d elements", t.Offset, t.Offset+n, len(all))
 	}
-	return st.i[t.Offset : t.Offset+n : t.Offset+n], nil
+	return all[t.Offset : t.Offset+n : t.Offset+n], nil
 }
 
 // Float32s returns the elements of a float32 CPU tensor view without copying. It panics if t
