@@ -30,11 +30,16 @@ func (j *encJob) run(_, c int) {
 	}
 }
 
-func vocabRows(op, arg string, t *tensor.Tensor, C int) int {
+// tokenTable returns the n token ids in tokens and the row count V of table (V x C), after
+// checking every id is a row of it.
+func tokenTable(op string, tokens *tensor.Tensor, n int, table *tensor.Tensor, C int) ([]int32, int) {
+	tok := i32(op, "tokens", tokens, n)
 	if C == 0 {
 		panic(fmt.Sprintf("cpu: %s: C is 0", op))
 	}
-	return t.Numel() / C
+	V := table.Numel() / C
+	checkTokens(op, tok, V)
+	return tok, V
 }
 
 // EncoderForward implements tensor.Backend.
@@ -45,9 +50,7 @@ func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C i
 	if B*T == 0 {
 		return
 	}
-	tok := i32(op, "tokens", tokens, B*T)
-	V := vocabRows(op, "wte", wte, C)
-	checkTokens(op, tok, V)
+	tok, V := tokenTable(op, tokens, B*T, wte, C)
 	b.enc = encJob{T: T, C: C, rows: rowsPer(2 * C), n: B * T,
 		out: f32(op, "out", out, B*T*C), wte: f32(op, "wte", wte, V*C), wpe: f32(op, "wpe", wpe, T*C), tokens: tok}
 	b.pool.do(&b.enc, ceilDiv(B*T, b.enc.rows))
@@ -63,9 +66,7 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 	if B*T == 0 {
 		return
 	}
-	tok := i32(op, "tokens", tokens, B*T)
-	V := vocabRows(op, "dwte", dwte, C)
-	checkTokens(op, tok, V)
+	tok, V := tokenTable(op, tokens, B*T, dwte, C)
 	b.colj = colJob{kind: colEncoder, rows: B * T, C: C, T: T, tokens: tok,
 		dout: f32(op, "dout", dout, B*T*C), d1: f32(op, "dwte", dwte, V*C), d2: f32(op, "dwpe", dwpe, T*C)}
 	b.pool.do(&b.colj, ceilDiv(C, colChunk))

@@ -225,9 +225,7 @@ func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
 	if N*C == 0 {
 		return
 	}
-	tok := i32(op, "tokens", tokens, N)
-	V := vocabRows(op, "wte", wte, C)
-	checkTokens(op, tok, V)
+	tok, V := tokenTable(op, tokens, N, wte, C)
 	b.llama = llamaJob{kind: embedForward, n: N, C: C, rows: rowsPer(C), out: f32(op, "out", out, N*C), w: f32(op, "wte", wte, V*C), tokens: tok}
 	b.runLlama(true)
 }
@@ -240,9 +238,7 @@ func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int)
 	if N*C == 0 {
 		return
 	}
-	tok := i32(op, "tokens", tokens, N)
-	V := vocabRows(op, "dwte", dwte, C)
-	checkTokens(op, tok, V)
+	tok, V := tokenTable(op, tokens, N, dwte, C)
 	b.llama = llamaJob{kind: embedBackward, n: N, C: C, dw: f32(op, "dwte", dwte, V*C), dout: f32(op, "dout", dout, N*C), tokens: tok}
 	b.runLlama(false)
 }
