@@ -101,12 +101,7 @@ func (b *Backend) runEW(n int) {
 }
 
 // Fill implements tensor.Backend.
-func (b *Backend) Fill(x *tensor.Tensor, v float32) {
-	defer b.unlock(b.lock("Fill"))
-	n := x.Numel()
-	b.ew = ewJob{kind: ewFill, n: n, out: f32("Fill", "x", x, n), alpha: v}
-	b.runEW(n)
-}
+func (b *Backend) Fill(x *tensor.Tensor, v float32) { b.inPlace("Fill", ewFill, x, v) }
 
 // Copy implements tensor.Backend.
 func (b *Backend) Copy(dst, src *tensor.Tensor) {
@@ -120,6 +115,14 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 	} else {
 		b.ew = ewJob{kind: ewCopy, n: n, out: f32("Copy", "dst", dst, n), x: f32("Copy", "src", src, n)}
 	}
+	b.runEW(n)
+}
+
+// inPlace runs the elementwise op k on x with the scalar alpha.
+func (b *Backend) inPlace(op string, k ewKind, x *tensor.Tensor, alpha float32) {
+	defer b.unlock(b.lock(op))
+	n := x.Numel()
+	b.ew = ewJob{kind: k, n: n, out: f32(op, "x", x, n), alpha: alpha}
 	b.runEW(n)
 }
 
@@ -145,12 +148,7 @@ func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
 }
 
 // Scale implements tensor.Backend.
-func (b *Backend) Scale(x *tensor.Tensor, s float32) {
-	defer b.unlock(b.lock("Scale"))
-	n := x.Numel()
-	b.ew = ewJob{kind: ewScale, n: n, out: f32("Scale", "x", x, n), alpha: s}
-	b.runEW(n)
-}
+func (b *Backend) Scale(x *tensor.Tensor, s float32) { b.inPlace("Scale", ewScale, x, s) }
 
 // GeluForward implements tensor.Backend.
 func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
