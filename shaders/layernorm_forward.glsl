@@ -4,8 +4,7 @@
 // repeatable.
 //
 // With RESIDUAL (llm.c's fused_residual_forward) the row is first made as x = a + b and
-// written to inp, the residual stream, in the pass that sums it: each lane reads back only
-// what it wrote, and the bits are those of an add followed by layernorm_forward.
+// written to inp in the pass that sums it (norm_input.glsl).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) writeonly buffer Out { float outv[]; };
 layout(set = 0, binding = 1) writeonly buffer Mean { float meanv[]; };
@@ -35,6 +34,7 @@ layout(push_constant) uniform Params {
 } p;
 
 #include "reduce.glsl"
+#include "norm_input.glsl"
 
 void main() {
     uint l = gl_LocalInvocationID.x;
@@ -43,13 +43,7 @@ void main() {
         uint x0 = p.off_inp + row * p.C;
         float s = 0.0;
         for (uint i = l; i < p.C; i += W) {
-#ifdef RESIDUAL
-            float x = av[p.off_a + row * p.C + i] + bv[p.off_bv + row * p.C + i];
-            inp[x0 + i] = x;
-            s += x;
-#else
-            s += inp[x0 + i];
-#endif
+            s += normInput(row, x0, i);
         }
         float m = groupSum(s) / float(p.C);
         float v = 0.0;

@@ -2,9 +2,8 @@
 // out = w * (x * rstd). The sum of squares is per-lane strided partials reduced by groupSum
 // (reduce.glsl), so results are repeatable.
 //
-// With RESIDUAL the row is first made as x = a + b and written to inp, the residual stream, in
-// the pass that sums it (each lane reads back only what it wrote): the bits of an add followed
-// by rmsnorm_forward.
+// With RESIDUAL the row is first made as x = a + b and written to inp in the pass that sums it
+// (norm_input.glsl).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) writeonly buffer Out { float outv[]; };
 layout(set = 0, binding = 1) writeonly buffer Rstd { float rstdv[]; };
@@ -31,6 +30,7 @@ layout(push_constant) uniform Params {
 } p;
 
 #include "reduce.glsl"
+#include "norm_input.glsl"
 
 void main() {
     uint l = gl_LocalInvocationID.x;
@@ -39,12 +39,7 @@ void main() {
         uint x0 = p.off_inp + row * p.C;
         float s = 0.0;
         for (uint i = l; i < p.C; i += W) {
-#ifdef RESIDUAL
-            float x = av[p.off_a + row * p.C + i] + bv[p.off_bv + row * p.C + i];
-            inp[x0 + i] = x;
-#else
-            float x = inp[x0 + i];
-#endif
+            float x = normInput(row, x0, i);
             s += x * x;
         }
         float rs = 1.0 / sqrt(groupSum(s) / float(p.C) + p.eps);
