@@ -32,18 +32,12 @@ layout(push_constant) uniform Params {
 void main() {
     uint l = gl_LocalInvocationID.x;
     for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
-        uint l0 = p.off_logits + row * p.Vp;
-        uint ix = uint(targets[p.off_tg + row]);
-        bool all = p.has_cut == 0;
-        float c = all ? 0.0 : cut[p.off_cut + row];
-        vec3 msa = logsoftmaxRow(l0, ix, all, c);
-        float m = msa.x;
-        vec2 sa = msa.yz;
+        LogsoftmaxRow r = logsoftmaxRowAt(row);
         if (l == 0) {
-            float logZ = log(sa.x);
-            logp[p.off_logp + row] = (logits[l0 + ix] - m) * p.invT - logZ;
+            float logZ = log(r.sa.x);
+            logp[p.off_logp + row] = (logits[r.l0 + r.ix] - r.m) * p.invT - logZ;
             if (p.has_ent != 0) {
-                ent[p.off_ent + row] = logZ - sa.y / sa.x;
+                ent[p.off_ent + row] = logZ - r.sa.y / r.sa.x;
             }
         }
     }

@@ -32,27 +32,21 @@ void main() {
     uint l = gl_LocalInvocationID.x;
     uint W = gl_WorkGroupSize.x;
     for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
-        uint l0 = p.off_logits + row * p.Vp;
-        uint ix = uint(targets[p.off_tg + row]);
-        bool all = p.has_cut == 0;
-        float c = all ? 0.0 : cut[p.off_cut + row];
-        vec3 msa = logsoftmaxRow(l0, ix, all, c);
-        float m = msa.x;
-        vec2 sa = msa.yz;
-        float logZ = log(sa.x);
-        float H = logZ - sa.y / sa.x;
-        float invS = 1.0 / sa.x;
+        LogsoftmaxRow r = logsoftmaxRowAt(row);
+        float logZ = log(r.sa.x);
+        float H = logZ - r.sa.y / r.sa.x;
+        float invS = 1.0 / r.sa.x;
         float dlp = dlogp[p.off_dlogp + row];
         float de = p.has_ent != 0 ? dent[p.off_dent + row] : 0.0;
         for (uint v = l; v < p.V; v += W) {
-            float x = logits[l0 + v];
-            if (!logsoftmaxKept(x, v, ix, all, c)) {
+            float x = logits[r.l0 + v];
+            if (!logsoftmaxKept(x, v, r.ix, r.all, r.c)) {
                 continue;
             }
-            float z = (x - m) * p.invT;
+            float z = (x - r.m) * p.invT;
             float pv = exp(z) * invS;
             float g = -dlp * pv - de * pv * ((z - logZ) + H);
-            if (v == ix) {
+            if (v == r.ix) {
                 g += dlp;
             }
             dlogits[p.off_d + row * p.Vp + v] += g * p.invT;

@@ -1,6 +1,7 @@
 // logsoftmax_row.glsl: the row statistics logsoftmax_gather and logsoftmax_gather_backward
 // share, one code for both so that the backward gets the forward's bits. The including kernel
-// declares logits[], p.V and p.invT, and includes reduce.glsl first.
+// declares logits[], targets[], cut[], p.V, p.Vp, p.invT, p.has_cut, p.off_logits, p.off_tg and
+// p.off_cut, and includes reduce.glsl first.
 
 // logsoftmaxKept reports whether column v, with logit x, is in the row's kept set: every
 // column when all, else those at or above the cutoff c, and the target ix.
@@ -45,4 +46,29 @@ vec3 logsoftmaxRow(uint l0, uint ix, bool all, float c) {
     float rowMax = groupMax(m);
     sa = logsoftmaxRescale(sa, (rowMax - m) * p.invT);
     return vec3(rowMax, groupSum2(sa.x, sa.y));
+}
+
+// LogsoftmaxRow is one row's kept set and statistics: its logits start at l0, ix is the
+// target, the kept set is every column when all, else those at or above c (and ix); m, S = sa.x
+// and A = sa.y are as logsoftmaxRow returns them.
+struct LogsoftmaxRow {
+    uint l0;
+    uint ix;
+    bool all;
+    float c;
+    float m;
+    vec2 sa;
+};
+
+// logsoftmaxRowAt gathers row's target and cutoff and reduces the row.
+LogsoftmaxRow logsoftmaxRowAt(uint row) {
+    LogsoftmaxRow r;
+    r.l0 = p.off_logits + row * p.Vp;
+    r.ix = uint(targets[p.off_tg + row]);
+    r.all = p.has_cut == 0;
+    r.c = r.all ? 0.0 : cut[p.off_cut + row];
+    vec3 msa = logsoftmaxRow(r.l0, r.ix, r.all, r.c);
+    r.m = msa.x;
+    r.sa = msa.yz;
+    return r;
 }
