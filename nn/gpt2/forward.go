@@ -5,18 +5,15 @@ import (
 	"math"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenids"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// checkTokens reports the first id outside [0, V); what names the argument in the error.
+// checkTokens reports a batch ids that is not B*T long or that holds an id outside the
+// vocabulary; what names the argument in the error.
 func (m *Model) checkTokens(what string, ids []int32, B, T int) error {
-	if len(ids) != B*T {
-		return fmt.Errorf("gpt2: %s has %d tokens, want B*T = %d*%d = %d", what, len(ids), B, T, B*T)
-	}
-	for i, id := range ids {
-		if id < 0 || int(id) >= m.Config.VocabSize {
-			return fmt.Errorf("gpt2: %s[%d] (batch row %d, position %d) is token id %d, outside the vocabulary [0, %d)", what, i, i/T, i%T, id, m.Config.VocabSize)
-		}
+	if err := tokenids.Check(what, ids, B, T, m.Config.VocabSize); err != nil {
+		return fmt.Errorf("gpt2: %w", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenids"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -156,15 +157,11 @@ func (m *Model) ensureRope(n int) error {
 	return nil
 }
 
-// checkTokens reports the first id outside the vocabulary.
+// checkTokens reports a batch ids that is not B*T long or that holds an id outside the
+// vocabulary; what names the argument in the error.
 func (m *Model) checkTokens(what string, ids []int32, B, T int) error {
-	if len(ids) != B*T {
-		return fmt.Errorf("llama: %s has %d tokens, want B*T = %d*%d = %d", what, len(ids), B, T, B*T)
-	}
-	for i, id := range ids {
-		if id < 0 || int(id) >= m.Config.Vocab {
-			return fmt.Errorf("llama: %s[%d] (row %d, position %d) is token id %d, outside the vocabulary [0, %d)", what, i, i/T, i%T, id, m.Config.Vocab)
-		}
+	if err := tokenids.Check(what, ids, B, T, m.Config.Vocab); err != nil {
+		return fmt.Errorf("llama: %w", err)
 	}
 	return nil
 }
