@@ -252,37 +252,27 @@ func writeFile(path, what string, fill func(w *bufio.Writer)) error {
 }
 
 func writeFloat32s(w *bufio.Writer, src []float32) {
-	var buf [4 * chunkElems]byte
-	for len(src) > 0 {
-		n := min(len(src), chunkElems)
-		for i, v := range src[:n] {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-		}
-		w.Write(buf[:4*n])
-		src = src[n:]
-	}
+	writeChunks(w, src, 4, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
 }
 
 func writeInt32s(w *bufio.Writer, src []int32) {
-	var buf [4 * chunkElems]byte
-	for len(src) > 0 {
-		n := min(len(src), chunkElems)
-		for i, v := range src[:n] {
-			binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
-		}
-		w.Write(buf[:4*n])
-		src = src[n:]
-	}
+	writeChunks(w, src, 4, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
 }
 
 func writeBF16(w *bufio.Writer, src []float32) {
-	var buf [2 * chunkElems]byte
+	writeChunks(w, src, 2, func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, safetensors.Float32ToBF16(v)) })
+}
+
+// writeChunks writes src as values of size bytes each, encoded by encode, a bounded chunk at a
+// time (readChunks' mirror); write errors surface when the caller flushes w.
+func writeChunks[T any](w *bufio.Writer, src []T, size int, encode func([]byte, T)) {
+	buf := make([]byte, size*chunkElems)
 	for len(src) > 0 {
 		n := min(len(src), chunkElems)
 		for i, v := range src[:n] {
-			binary.LittleEndian.PutUint16(buf[2*i:], safetensors.Float32ToBF16(v))
+			encode(buf[size*i:], v)
 		}
-		w.Write(buf[:2*n])
+		w.Write(buf[:size*n])
 		src = src[n:]
 	}
 }
