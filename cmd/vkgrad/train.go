@@ -453,29 +453,12 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 	if k := f.cfg.MicroBatches; k > 1 || f.cluster != nil {
 		host = fp.Params * int64(k+1) // micro-batch gradients and their sum, on the host
 	}
-	budget, source, known := tensor.Budget(be)
 	line := fmt.Sprintf("memory on %s: %v", be.Name(), fp)
 	if host > 0 {
 		line += fmt.Sprintf("; host gradient copies %s", tensor.HumanBytes(host))
 	}
-	if known {
-		line += fmt.Sprintf(" of %s available (%s)", tensor.HumanBytes(int64(budget)), source)
-	}
-	if f.dryRun {
-		fmt.Fprintln(stdout, line)
-		return errDryRun
-	}
-	log.Info().Msg(line)
-	if !known || fp.Total() <= int64(budget) {
-		return nil
-	}
-	fit := gpt2.LargestBatch(be, cfg, f.cfg.Seq, f.cfg.Batch, true, int64(budget))
-	advice := fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
-	if fit == 0 {
-		advice = "no batch fits at this --seq: use a shorter --seq or a smaller model"
-	}
-	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
-		tensor.HumanBytes(fp.Total()), be.Name(), tensor.HumanBytes(int64(budget)), source, advice)
+	largest := func(budget int64) int { return gpt2.LargestBatch(be, cfg, f.cfg.Seq, f.cfg.Batch, true, budget) }
+	return f.checkFootprint(be, line, fp.Total(), largest, "use a shorter --seq or a smaller model", log)
 }
 
 // checkLlamaMemory logs (or with --dry-run prints) the memory a Llama-family run needs against
@@ -492,23 +475,33 @@ func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zer
 	h := tensor.HumanBytes
 	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
 		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), h(fp.Total()))
+	largest := func(budget int64) int { return largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, lo, budget) }
+	return f.checkFootprint(be, line, fp.Total(), largest, "use a shorter --seq, LoRA or a smaller model", log)
+}
+
+// checkFootprint logs line, a run's footprint of total bytes, with the memory available
+// appended when known; with --dry-run it prints the line instead and stops the run. A total
+// over the budget is refused with the largest batch that fits (largest; 0 for none), or else
+// with noFit's advice.
+func (f *trainFlags) checkFootprint(be tensor.Backend, line string, total int64, largest func(budget int64) int, noFit string, log zerolog.Logger) error {
 	budget, source, known := tensor.Budget(be)
 	if known {
-		line += fmt.Sprintf(" of %s available (%s)", h(int64(budget)), source)
+		line += fmt.Sprintf(" of %s available (%s)", tensor.HumanBytes(int64(budget)), source)
 	}
 	if f.dryRun {
 		fmt.Fprintln(stdout, line)
 		return errDryRun
 	}
 	log.Info().Msg(line)
-	if !known || fp.Total() <= int64(budget) {
+	if !known || total <= int64(budget) {
 		return nil
 	}
-	advice := "no batch fits at this --seq: use a shorter --seq, LoRA or a smaller model"
-	if fit := largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, lo, int64(budget)); fit > 0 {
+	advice := "no batch fits at this --seq: " + noFit
+	if fit := largest(int64(budget)); fit > 0 {
 		advice = fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
 	}
-	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq, h(fp.Total()), be.Name(), h(int64(budget)), source, advice)
+	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
+		tensor.HumanBytes(total), be.Name(), tensor.HumanBytes(int64(budget)), source, advice)
 }
 
 // largestLlamaBatch is the largest batch up to maxB whose training footprint fits budget, 0
