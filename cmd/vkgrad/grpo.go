@@ -10,8 +10,7 @@ import (
 // defaultGRPOConfig is tuned for the default addition task after the default sft run.
 func defaultGRPOConfig() rl.GRPOTrainerConfig {
 	c := rl.DefaultGRPOTrainerConfig()
-	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 800, 32, 4e-4, 4e-5, 10
-	c.Train.Rollout.MaxNewTokens = 8
+	additionSchedule(&c.Train, 800, 32)
 	c.GRPO.GroupSize = 8
 	return c
 }

@@ -12,8 +12,7 @@ import (
 // defaultPPOConfig is tuned for the default addition task after the default sft run.
 func defaultPPOConfig() rl.PPOTrainerConfig {
 	c := rl.DefaultPPOTrainerConfig()
-	c.Train.Steps, c.Train.PromptsPerStep, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 600, 64, 4e-4, 4e-5, 10
-	c.Train.Rollout.MaxNewTokens = 8
+	additionSchedule(&c.Train, 600, 64)
 	c.SamplesPerPrompt = 4
 	c.MiniBatches = 2
 	c.CriticWarmup = 10

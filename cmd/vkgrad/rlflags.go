@@ -40,6 +40,14 @@ func defaultTaskFlags() taskFlags {
 		Data: defaultDatasetFlags()}
 }
 
+// additionSchedule sets the learning-rate schedule and answer length that suit the default
+// addition task after the default sft run; the algorithms differ in steps and prompts per step.
+func additionSchedule(t *rl.TrainConfig, steps, promptsPerStep int) {
+	t.Steps, t.PromptsPerStep = steps, promptsPerStep
+	t.LR, t.MinLR, t.Warmup = 4e-4, 4e-5, 10
+	t.Rollout.MaxNewTokens = 8
+}
+
 func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	fs.StringVar(&t.Spec, "task", t.Spec, "built-in task, or tasks mixed by ratio, e.g. addition:0.8,reverse:0.2 (tasks: "+strings.Join(tasks.BuiltinNames, ", ")+")")
 	a := &t.Options.Addition
