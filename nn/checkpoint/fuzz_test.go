@@ -1,10 +1,9 @@
 package checkpoint
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
@@ -12,18 +11,11 @@ import (
 func FuzzLoad(f *testing.F) {
 	cfg := gpt2.Config{MaxSeqLen: 4, VocabSize: 5, PaddedVocabSize: 8, NumLayers: 1, NumHeads: 1, Channels: 4}
 	n := cfg.NumParams()
-	p := filepath.Join(f.TempDir(), "seed.safetensors")
 	st := &State{Config: cfg, Step: 3, Params: make([]float32, n), AdamM: make([]float32, n), AdamV: make([]float32, n),
 		RNG: []uint64{1, 2}, Meta: map[string]string{"k": "v"}, Extra: map[string][]float32{"head": {1, 2}}}
-	if err := Save(p, st); err != nil {
-		f.Fatal(err)
-	}
-	seed, _ := os.ReadFile(p)
-	f.Add(seed)
+	testutil.SeedFile(f, func(p string) error { return Save(p, st) })
 	f.Fuzz(func(t *testing.T, b []byte) {
-		path := filepath.Join(t.TempDir(), "c.safetensors")
-		os.WriteFile(path, b, 0o644)
-		got, err := Load(path)
+		got, err := Load(testutil.FileOf(t, b))
 		if err != nil {
 			return
 		}

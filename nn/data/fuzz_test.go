@@ -1,24 +1,18 @@
 package data
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
 )
 
 // FuzzReadTokenFile: any bytes give tokens, or an error; what is read writes back the same.
 func FuzzReadTokenFile(f *testing.F) {
-	p := filepath.Join(f.TempDir(), "seed.bin")
-	if err := WriteTokenFile(p, []int32{50256, 1, 2, 3, 65535}); err != nil {
-		f.Fatal(err)
-	}
-	seed, _ := os.ReadFile(p)
-	f.Add(seed)
+	testutil.SeedFile(f, func(p string) error { return WriteTokenFile(p, []int32{50256, 1, 2, 3, 65535}) })
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in := filepath.Join(t.TempDir(), "in.bin")
-		os.WriteFile(in, b, 0o644)
-		toks, err := ReadTokenFile(in)
+		toks, err := ReadTokenFile(testutil.FileOf(t, b))
 		if err != nil {
 			return
 		}

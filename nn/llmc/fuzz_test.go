@@ -1,43 +1,21 @@
 package llmc
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 var fuzzCfg = gpt2.Config{MaxSeqLen: 4, VocabSize: 5, PaddedVocabSize: 8, NumLayers: 1, NumHeads: 1, Channels: 4}
 
-// fileOf writes b to a temporary file for the readers, which take paths.
-func fileOf(t *testing.T, b []byte) string {
-	p := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func seedFile(f *testing.F, write func(path string) error) {
-	p := filepath.Join(f.TempDir(), "seed")
-	if err := write(p); err != nil {
-		f.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(b)
-}
-
 // FuzzReadCheckpoint: any bytes give a checkpoint that agrees with its own header, or an error.
 func FuzzReadCheckpoint(f *testing.F) {
 	params := make([]float32, fuzzCfg.NumParams())
-	seedFile(f, func(p string) error { return WriteCheckpoint(p, fuzzCfg, params) })
-	seedFile(f, func(p string) error { return WriteCheckpointBF16(p, fuzzCfg, params) })
+	testutil.SeedFile(f, func(p string) error { return WriteCheckpoint(p, fuzzCfg, params) })
+	testutil.SeedFile(f, func(p string) error { return WriteCheckpointBF16(p, fuzzCfg, params) })
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cfg, ps, err := ReadCheckpoint(fileOf(t, b))
+		cfg, ps, err := ReadCheckpoint(testutil.FileOf(t, b))
 		if err != nil {
 			return
 		}
@@ -50,12 +28,12 @@ func FuzzReadCheckpoint(f *testing.F) {
 // FuzzReadDebugState: any bytes give a state of the expected sizes, or an error.
 func FuzzReadDebugState(f *testing.F) {
 	n := fuzzCfg.NumParams()
-	seedFile(f, func(p string) error {
+	testutil.SeedFile(f, func(p string) error {
 		return WriteDebugState(p, fuzzCfg, &DebugState{B: 1, T: 2, X: []int32{0, 1}, Y: []int32{1, 2},
 			Logits: make([]float32, 2*fuzzCfg.VocabSize), Grads: make([]float32, n)})
 	})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := ReadDebugState(fileOf(t, b), fuzzCfg)
+		s, err := ReadDebugState(testutil.FileOf(t, b), fuzzCfg)
 		if err != nil {
 			return
 		}
