@@ -201,18 +201,13 @@ func view[E any](t *tensor.Tensor, dt tensor.DType, elems func(*storage) []E) ([
 
 // Float32s returns the elements of a float32 CPU tensor view without copying. It panics if t
 // is not a float32 tensor in CPU storage.
-func Float32s(t *tensor.Tensor) []float32 {
-	s, err := viewF32(t)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+func Float32s(t *tensor.Tensor) []float32 { return mustView(viewF32(t)) }
 
 // Int32s returns the elements of an int32 CPU tensor view without copying. It panics if t is
 // not an int32 tensor in CPU storage.
-func Int32s(t *tensor.Tensor) []int32 {
-	s, err := viewI32(t)
+func Int32s(t *tensor.Tensor) []int32 { return mustView(viewI32(t)) }
+
+func mustView[E any](s []E, err error) []E {
 	if err != nil {
 		panic(err)
 	}
@@ -220,19 +215,13 @@ func Int32s(t *tensor.Tensor) []int32 {
 }
 
 // f32 returns the first n elements of t for op, panicking on a programming error.
-func f32(op, arg string, t *tensor.Tensor, n int) []float32 {
-	s, err := viewF32(t)
-	if err != nil {
-		panic(fmt.Sprintf("cpu: %s: %s: %v", op, arg, err))
-	}
-	if len(s) < n {
-		panic(fmt.Sprintf("cpu: %s: %s has %d elements, needs %d", op, arg, len(s), n))
-	}
-	return s[:n:n]
-}
+func f32(op, arg string, t *tensor.Tensor, n int) []float32 { return operand(op, arg, t, n, viewF32) }
 
-func i32(op, arg string, t *tensor.Tensor, n int) []int32 {
-	s, err := viewI32(t)
+// i32 is f32 for int32 tensors.
+func i32(op, arg string, t *tensor.Tensor, n int) []int32 { return operand(op, arg, t, n, viewI32) }
+
+func operand[E any](op, arg string, t *tensor.Tensor, n int, view func(*tensor.Tensor) ([]E, error)) []E {
+	s, err := view(t)
 	if err != nil {
 		panic(fmt.Sprintf("cpu: %s: %s: %v", op, arg, err))
 	}
