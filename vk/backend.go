@@ -182,16 +182,26 @@ func (b *Backend) takeErr() error {
 	return b.err
 }
 
-func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Pointer, n int, op string) error {
-	st, ok := dst.Storage.(*storage)
+// hostCopyTensor checks that t, the role ("source" or "destination") of a host copy of n
+// values of dtype whose other side is other, is on b with that dtype and n elements.
+func (b *Backend) hostCopyTensor(t *tensor.Tensor, dtype tensor.DType, n int, op, role, other string) (*storage, error) {
+	st, ok := t.Storage.(*storage)
 	if !ok || st.be != b {
-		return fmt.Errorf("vk: %s: destination is not on backend %s", op, b.name)
+		return nil, fmt.Errorf("vk: %s: %s is not on backend %s", op, role, b.name)
 	}
 	if st.dtype != dtype {
-		return fmt.Errorf("vk: %s: destination is %v, source %v", op, st.dtype, dtype)
+		return nil, fmt.Errorf("vk: %s: %s is %v, %s %v", op, role, st.dtype, other, dtype)
 	}
-	if n != dst.Numel() {
-		return fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, dst.Numel(), dst.Shape)
+	if n != t.Numel() {
+		return nil, fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, t.Numel(), t.Shape)
+	}
+	return st, nil
+}
+
+func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Pointer, n int, op string) error {
+	st, err := b.hostCopyTensor(dst, dtype, n, op, "destination", "source")
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return b.takeErr()
@@ -203,15 +213,9 @@ func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Poin
 }
 
 func (b *Backend) download(dst unsafe.Pointer, n int, src *tensor.Tensor, dtype tensor.DType, op string) error {
-	st, ok := src.Storage.(*storage)
-	if !ok || st.be != b {
-		return fmt.Errorf("vk: %s: source is not on backend %s", op, b.name)
-	}
-	if st.dtype != dtype {
-		return fmt.Errorf("vk: %s: source is %v, destination %v", op, st.dtype, dtype)
-	}
-	if n != src.Numel() {
-		return fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, src.Numel(), src.Shape)
+	st, err := b.hostCopyTensor(src, dtype, n, op, "source", "destination")
+	if err != nil {
+		return err
 	}
 	if err := b.takeErr(); err != nil {
 		return err

@@ -67,6 +67,14 @@ func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool)
 	return ks[v], true
 }
 
+// flashPlan picks the variant of ks for the head size C/NH and checks that a grid over T
+// queries fits the device; it returns false when it recorded an error.
+func (b *Backend) flashPlan(op string, ks flashKernels, T, C, NH int) (k Kernel, hs int, ok bool) {
+	hs = C / NH
+	k, ok = b.flashKernel(op, ks, hs)
+	return k, hs, ok && b.checkFlashGrid(op, T, NH)
+}
+
 // flashGroups is the grid over n blocks of rows for cr sequences of NH heads: x pairs block i
 // with block n-1-i (equal causal work per workgroup), y is the head, z the sequence (the
 // shaders loop over sequences past the device's limit).
@@ -112,9 +120,8 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	if B*T*C == 0 {
 		return
 	}
-	hs := C / NH
-	k, ok := b.flashKernel(op, kFlashForward, hs)
-	if !ok || !b.checkFlashGrid(op, T, NH) {
+	k, hs, ok := b.flashPlan(op, kFlashForward, T, C, NH)
+	if !ok {
 		return
 	}
 	args := []nnArg{
@@ -141,9 +148,8 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, out, att *tensor.T
 	if B*T*C == 0 {
 		return
 	}
-	hs := C / NH
-	kq, ok := b.flashKernel(op, kFlashQuery, hs)
-	if !ok || !b.checkFlashGrid(op, T, NH) {
+	kq, hs, ok := b.flashPlan(op, kFlashQuery, T, C, NH)
+	if !ok {
 		return
 	}
 	kk, _ := b.flashKernel(op, kFlashKey, hs)
@@ -177,9 +183,8 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	if B*Tq*C == 0 {
 		return
 	}
-	hs := C / NH
-	k, ok := b.flashKernel(op, kFlashForward, hs)
-	if !ok || !b.checkFlashGrid(op, Tq, NH) {
+	k, hs, ok := b.flashPlan(op, kFlashForward, Tq, C, NH)
+	if !ok {
 		return
 	}
 	nnRun(b, kAttentionKVCache, op, B, []nnArg{
