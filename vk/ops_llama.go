@@ -165,25 +165,14 @@ func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
 }
 
 // EmbeddingBackward accumulates dout into dwte at each row's token, adding rows in order
-// without atomics (the scatter of encoder_backward_wte, with one sequence of N rows).
+// without atomics (EncoderBackward's scatter into its dwte, over N rows).
 func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int) {
 	const op = "EmbeddingBackward"
 	nnDims(op, N, C)
 	if N == 0 {
 		return
 	}
-	V := vocabRows(op, dwte, C)
-	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, N*C), nnI32(b, op, "tokens", tokens, N)
-	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
-	b.vocabChunks(op, V, C, func(v0, vn int) {
-		nnRun(b, kEncoderWte, op, N, []nnArg{
-			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true}, nnRows(ts, tokens, 1, N, false), nnRows(os, dout, C, N*C, false),
-		}, func(cr int) [3]uint32 {
-			return [3]uint32{colGroups, uint32(min(cr, int(b.maxGroups))), 1}
-		}, func(_, cr int, f firsts) encoderWtePush {
-			return encoderWtePush{Rows: uint32(cr), C: uint32(C), V0: uint32(v0), Vn: uint32(vn), OffDwte: f[0], OffTok: f[1], OffDout: f[2]}
-		})
-	})
+	b.scatterTokenRows(op, dwte, dout, tokens, N, 1, C)
 }
 
 var (

@@ -204,9 +204,21 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 	if B*T == 0 {
 		return
 	}
+	ps, os := nnF32(b, op, "dwpe", dwpe, T*C), nnF32(b, op, "dout", dout, B*T*C)
+	b.scatterTokenRows(op, dwte, dout, tokens, B, T, C)
+	nnRun(b, kEncoderWpe, op, B, []nnArg{
+		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
+	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(_, cr int, f firsts) encoderWpePush {
+		return encoderWpePush{N: uint32(T * C), B: uint32(cr), OffDwpe: f[0], OffDout: f[1]}
+	})
+}
+
+// scatterTokenRows accumulates each of the B*T rows of dout (B sequences of T) into dwte at
+// its token, adding rows in order without atomics (see encoder_backward_wte.comp), a window of
+// dwte's rows at a time.
+func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor, B, T, C int) {
 	V := vocabRows(op, dwte, C)
-	es, ps := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dwpe", dwpe, T*C)
-	os, ts := nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
+	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
 	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
 	b.vocabChunks(op, V, C, func(v0, vn int) {
 		nnRun(b, kEncoderWte, op, B, []nnArg{
@@ -217,11 +229,6 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 		}, func(_, cr int, f firsts) encoderWtePush {
 			return encoderWtePush{Rows: uint32(cr * T), C: uint32(C), V0: uint32(v0), Vn: uint32(vn), OffDwte: f[0], OffTok: f[1], OffDout: f[2]}
 		})
-	})
-	nnRun(b, kEncoderWpe, op, B, []nnArg{
-		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
-	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(_, cr int, f firsts) encoderWpePush {
-		return encoderWpePush{N: uint32(T * C), B: uint32(cr), OffDwpe: f[0], OffDout: f[1]}
 	})
 }
 
