@@ -6,8 +6,8 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// nnArg is one buffer argument of a kernel that runs over rows (logit rows, sequences,
-// blocks of rows): rows [r0, r0+cr) of it are the elements off+per*r0 .. off+per*(r0+cr),
+// nnArg is one buffer argument of a kernel that runs over rows (elements, logit rows,
+// sequences, blocks of rows): rows [r0, r0+cr) of it are the elements off+per*r0 .. off+per*(r0+cr),
 // clipped to off+n. per 0 binds elements [off, off+n) whole in every chunk; reuse binds
 // per*cr elements from off in every chunk (a scratch each chunk overwrites).
 type nnArg struct {

@@ -3,6 +3,7 @@ package vk
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -359,7 +360,7 @@ func TestComparePushFindsMistakes(t *testing.T) {
 func TestPushOf(t *testing.T) {
 	p := axpyPush{N: 7, OffY: 1, OffX: 2, Alpha: 0.5}
 	w := pushOf(&p)
-	if want := []uint32{7, 1, 2, f32bits(0.5)}; !reflect.DeepEqual(w, want) {
+	if want := []uint32{7, 1, 2, math.Float32bits(0.5)}; !reflect.DeepEqual(w, want) {
 		t.Errorf("pushOf = %v, want %v", w, want)
 	}
 	m := matmulTiledPush{matmulPush: matmulPush{M: 3, Flags: 9}, Ksplit: 5}

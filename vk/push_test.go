@@ -51,8 +51,8 @@ func readInterface(spv []byte) (shaderInterface, error) {
 var kernelLiteral = regexp.MustCompile(`Kernel\{Shader: "(\w+)", Bindings: (\d+), Push: (\d+)`)
 
 // Every kernel the backend declares (and its subgroup variant) says the number of bindings and
-// push-constant words its compiled shader declares: the Go side fills push constants by
-// position, so a count off by one would shift every field after it.
+// push-constant words its compiled shader declares: Dispatch holds the push struct's size to
+// that count (TestPushStructsMatchTheirShaders checks the structs themselves).
 func TestKernelsMatchTheirShaders(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
