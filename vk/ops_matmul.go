@@ -280,7 +280,6 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		return w, true
 	}
 	var args [4]Arg
-	var push matmulTiledPush
 	for z0 := 0; z0 < batch; z0 += bg {
 		zn := min(bg, batch-z0)
 		for m0 := 0; m0 < M; m0 += mc {
@@ -331,7 +330,7 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					}
 					args[0] = Arg{W: wo, Write: true}
 					args[1], args[2], args[3] = Arg{W: wa}, Arg{W: wb}, Arg{W: wbias}
-					push = matmulTiledPush{matmulPush: matmulPush{
+					push := matmulTiledPush{matmulPush: matmulPush{
 						M: uint32(mn), N: uint32(nn), K: uint32(max(kn, 0)), Lda: uint32(lda), Ldb: uint32(ldb), Ldo: uint32(N),
 						OffOut: wo.First, OffA: wa.First, OffB: wb.First, OffBias: wbias.First,
 						StrideOut: uint32(M * N), StrideA: uint32(M * K), StrideB: uint32(K * N), Flags: f,
