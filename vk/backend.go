@@ -182,16 +182,26 @@ func (b *Backend) takeErr() error {
 	return b.err
 }
 
-func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Pointer, n int, op string) error {
-	st, ok := dst.Storage.(*storage)
+// hostCopyTensor checks that t, the role ("source" or "destination") of a host copy of n
+// values of dtype whose other side is other, is on b with that dtype and n elements.
+func (b *Backend) hostCopyTensor(t *tensor.Tensor, dtype tensor.DType, n int, op, role, other string) (*storage, error) {
+	st, ok := t.Storage.(*storage)
 	if !ok || st.be != b {
-		return fmt.Errorf("vk: %s: destination is not on backend %s", op, b.name)
+		return nil, fmt.Errorf("vk: %s: %s is not on backend %s", op, role, b.name)
 	}
 	if st.dtype != dtype {
-		return fmt.Errorf("vk: %s: destination is %v, source %v", op, st.dtype, dtype)
+		return nil, fmt.Errorf("vk: %s: %s is %v, %s %v", op, role, st.dtype, other, dtype)
 	}
-	if n != dst.Numel() {
-		return fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, dst.Numel(), dst.Shape)
+	if n != t.Numel() {
+		return nil, fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, t.Numel(), t.Shape)
+	}
+	return st, nil
+}
+
+func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Pointer, n int, op string) error {
+	st, err := b.hostCopyTensor(dst, dtype, n, op, "destination", "source")
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return b.takeErr()
@@ -203,15 +213,9 @@ func (b *Backend) upload(dst *tensor.Tensor, dtype tensor.DType, src unsafe.Poin
 }
 
 func (b *Backend) download(dst unsafe.Pointer, n int, src *tensor.Tensor, dtype tensor.DType, op string) error {
-	st, ok := src.Storage.(*storage)
-	if !ok || st.be != b {
-		return fmt.Errorf("vk: %s: source is not on backend %s", op, b.name)
-	}
-	if st.dtype != dtype {
-		return fmt.Errorf("vk: %s: source is %v, destination %v", op, st.dtype, dtype)
-	}
-	if n != src.Numel() {
-		return fmt.Errorf("vk: %s: %d values for a tensor of %d elements %v", op, n, src.Numel(), src.Shape)
+	st, err := b.hostCopyTensor(src, dtype, n, op, "source", "destination")
+	if err != nil {
+		return err
 	}
 	if err := b.takeErr(); err != nil {
 		return err
@@ -250,50 +254,6 @@ func (b *Backend) Sync() error {
 	return b.dev.Sync()
 }
 
-// operand is one tensor argument of a one-dimensional kernel.
-type operand struct {
-	st    *storage
-	off   int // element offset of the tensor's view
-	write bool
-	whole int // when > 0, elements [off, off+whole) are bound in every chunk
-}
-
-// run1D dispatches a one-dimensional kernel over n elements in chunks that fit a storage
-// buffer window. The push constants of a chunk are its length, the First of each operand's
-// window, then extra.
-func (b *Backend) run1D(k Kernel, n int, ops []operand, extra ...uint32) {
-	k.Local = [3]uint32{b.wg, 1, 1}
-	var args [MaxBindings]Arg
-	var push [MaxPushWords]uint32
-	np := 1 + len(ops) + len(extra)
-	if len(ops) > MaxBindings || np > MaxPushWords {
-		panic(fmt.Sprintf("vk: kernel %s: %d operands and %d push words", k.Shader, len(ops), np))
-	}
-	copy(push[1+len(ops):], extra)
-	for c := 0; c < n; c += b.maxChunk {
-		cn := min(b.maxChunk, n-c)
-		push[0] = uint32(cn)
-		for i, o := range ops {
-			lo, count := o.off+c, cn
-			if o.whole > 0 {
-				lo, count = o.off, o.whole
-			}
-			w, err := b.dev.Window(o.st.buf, lo, count)
-			if err != nil {
-				b.setErr(err)
-				return
-			}
-			args[i] = Arg{W: w, Write: o.write}
-			push[1+i] = w.First
-		}
-		groups := min(uint32((cn+int(b.wg)-1)/int(b.wg)), b.maxGroups)
-		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, push[:np], args[:len(ops)]...); err != nil {
-			b.setErr(err)
-			return
-		}
-	}
-}
-
 func sameSize(op string, ts ...*tensor.Tensor) int {
 	n := ts[0].Numel()
 	for _, t := range ts[1:] {
@@ -326,7 +286,10 @@ func (b *Backend) Fill(x *tensor.Tensor, v float32) {
 		bits = uint32(int32(v))
 	}
 	b.view(x, st.dtype, "Fill")
-	b.run1D(kFill, x.Numel(), []operand{{st: st, off: x.Offset, write: true}}, bits)
+	n := x.Numel()
+	nnRun(b, kFill, "Fill", n, []nnArg{nnRows(st, x, 1, n, true)}, b.nnFlatGroups, func(_, cn int, f firsts) fillPush {
+		return fillPush{N: uint32(cn), Off: f[0], Bits: bits}
+	})
 }
 
 // Copy copies src into dst (same size and dtype). Overlapping distinct views of one storage
@@ -335,13 +298,17 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 	n := sameSize("Copy", dst, src)
 	s := b.view(src, src.DType(), "Copy")
 	d := b.view(dst, s.dtype, "Copy")
-	b.run1D(kCopy, n, []operand{{st: d, off: dst.Offset, write: true}, {st: s, off: src.Offset}})
+	nnRun(b, kCopy, "Copy", n, []nnArg{nnRows(d, dst, 1, n, true), nnRows(s, src, 1, n, false)}, b.nnFlatGroups,
+		func(_, cn int, f firsts) copyPush { return copyPush{N: uint32(cn), OffDst: f[0], OffSrc: f[1]} })
 }
 
 func (b *Backend) binary(k Kernel, op string, out, x, y *tensor.Tensor) {
 	n := sameSize(op, out, x, y)
 	o, a, c := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op), b.view(y, tensor.Float32, op)
-	b.run1D(k, n, []operand{{st: o, off: out.Offset, write: true}, {st: a, off: x.Offset}, {st: c, off: y.Offset}})
+	nnRun(b, k, op, n, []nnArg{nnRows(o, out, 1, n, true), nnRows(a, x, 1, n, false), nnRows(c, y, 1, n, false)}, b.nnFlatGroups,
+		func(_, cn int, f firsts) binaryPush {
+			return binaryPush{N: uint32(cn), OffOut: f[0], OffA: f[1], OffB: f[2]}
+		})
 }
 
 // Add sets out = a + b.
@@ -354,13 +321,17 @@ func (b *Backend) Mul(out, x, y *tensor.Tensor) { b.binary(kMul, "Mul", out, x, 
 func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
 	n := sameSize("Axpy", y, x)
 	ys, xs := b.view(y, tensor.Float32, "Axpy"), b.view(x, tensor.Float32, "Axpy")
-	b.run1D(kAxpy, n, []operand{{st: ys, off: y.Offset, write: true}, {st: xs, off: x.Offset}}, math.Float32bits(alpha))
+	nnRun(b, kAxpy, "Axpy", n, []nnArg{nnRows(ys, y, 1, n, true), nnRows(xs, x, 1, n, false)}, b.nnFlatGroups,
+		func(_, cn int, f firsts) axpyPush {
+			return axpyPush{N: uint32(cn), OffY: f[0], OffX: f[1], Alpha: alpha}
+		})
 }
 
 // Scale sets x *= s.
 func (b *Backend) Scale(x *tensor.Tensor, s float32) {
-	xs := b.view(x, tensor.Float32, "Scale")
-	b.run1D(kScale, x.Numel(), []operand{{st: xs, off: x.Offset, write: true}}, math.Float32bits(s))
+	xs, n := b.view(x, tensor.Float32, "Scale"), x.Numel()
+	nnRun(b, kScale, "Scale", n, []nnArg{nnRows(xs, x, 1, n, true)}, b.nnFlatGroups,
+		func(_, cn int, f firsts) scalePush { return scalePush{N: uint32(cn), Off: f[0], S: s} })
 }
 
 // Sum sets out[0] = sum of x.
@@ -411,7 +382,8 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 			b.setErr(err)
 			return
 		}
-		b.setErr(b.dev.Dispatch(k, [3]uint32{1, 1, 1}, []uint32{uint32(n), wo.W.First, wx.First}, wo, Arg{W: wx}))
+		push := sumPush{N: uint32(n), OffOut: wo.W.First, OffX: wx.First}
+		b.setErr(b.dev.Dispatch(k, [3]uint32{1, 1, 1}, pushOf(&push), wo, Arg{W: wx}))
 		return
 	}
 	total := 0
@@ -433,7 +405,8 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 			b.setErr(firstErr(err1, err2))
 			return
 		}
-		if err := b.dev.Dispatch(k, [3]uint32{uint32(g), 1, 1}, []uint32{uint32(cn), wp.First, wx.First}, Arg{W: wp, Write: true}, Arg{W: wx}); err != nil {
+		push := sumPush{N: uint32(cn), OffOut: wp.First, OffX: wx.First}
+		if err := b.dev.Dispatch(k, [3]uint32{uint32(g), 1, 1}, pushOf(&push), Arg{W: wp, Write: true}, Arg{W: wx}); err != nil {
 			b.setErr(err)
 			return
 		}
@@ -450,7 +423,8 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 	}
 	ks := b.reduceKernel(kSum)
 	ks.Local = k.Local
-	b.setErr(b.dev.Dispatch(ks, [3]uint32{1, 1, 1}, []uint32{uint32(total), wo.W.First, wp.First}, wo, Arg{W: wp}))
+	push := sumPush{N: uint32(total), OffOut: wo.W.First, OffX: wp.First}
+	b.setErr(b.dev.Dispatch(ks, [3]uint32{1, 1, 1}, pushOf(&push), wo, Arg{W: wp}))
 }
 
 // scratchFor returns a scratch buffer of at least n floats, growing it when needed. A

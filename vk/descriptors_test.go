@@ -120,7 +120,8 @@ func TestDescriptorSetsOfFreedBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		w0 := d.RecordStats().DescriptorWrites
-		if err := d.Dispatch(k, [3]uint32{1, 1, 1}, []uint32{n, w.First, 0}, Arg{W: w, Write: true}); err != nil {
+		push := fillPush{N: n, Off: w.First}
+		if err := d.Dispatch(k, [3]uint32{1, 1, 1}, pushOf(&push), Arg{W: w, Write: true}); err != nil {
 			t.Fatal(err)
 		}
 		want := []int{1, 0, 1}[i]

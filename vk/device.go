@@ -3,7 +3,6 @@ package vk
 import (
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -210,5 +209,3 @@ func (d *Device) Sync() error {
 	defer d.mu.Unlock()
 	return d.flushLocked()
 }
-
-func f32bits(f float32) uint32 { return math.Float32bits(f) }

@@ -54,7 +54,8 @@ func TestUploadDispatchDownload(t *testing.T) {
 	wa, _ := d.Window(ba, 3, m)
 	wb, _ := d.Window(bb, 3, m)
 	k := Kernel{Shader: "add", Bindings: 3, Push: 4, Local: [3]uint32{64, 1, 1}}
-	if err := d.Dispatch(k, [3]uint32{4, 1, 1}, []uint32{uint32(m), wo.First, wa.First, wb.First}, Arg{wo, true}, Arg{wa, false}, Arg{wb, false}); err != nil {
+	push := binaryPush{N: uint32(m), OffOut: wo.First, OffA: wa.First, OffB: wb.First}
+	if err := d.Dispatch(k, [3]uint32{4, 1, 1}, pushOf(&push), Arg{wo, true}, Arg{wa, false}, Arg{wb, false}); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]byte, 4*n)

@@ -26,23 +26,25 @@
 //     where the device allows (reduce_kernels.go).
 //
 // Adding a kernel: write shaders/NAME.comp following the conventions in package shaders,
-// run `go generate ./shaders`, then bind each tensor with Device.Window (which aligns the
-// descriptor offset and returns the element offset the shader must add, Window.First) and
-// record it with Device.Dispatch, passing the First values in the push constants:
+// run `go generate ./shaders`, declare a struct for its push-constant block in push.go (and
+// list it in TestPushStructsMatchTheirShaders, which checks it against the SPIR-V), then bind
+// each tensor with Device.Window (which aligns the descriptor offset and returns the element
+// offset the shader must add, Window.First) and record it with Device.Dispatch, passing the
+// First values in the push constants:
 //
 //	k := Kernel{Shader: "add", Bindings: 3, Push: 4, Local: [3]uint32{256, 1, 1}}
 //	wo, _ := d.Window(outBuf, outOff, n)
 //	wa, _ := d.Window(aBuf, aOff, n)
 //	wb, _ := d.Window(bBuf, bOff, n)
-//	err := d.Dispatch(k, [3]uint32{groups, 1, 1}, []uint32{uint32(n), wo.First, wa.First, wb.First},
-//		Arg{W: wo, Write: true}, Arg{W: wa}, Arg{W: wb})
+//	push := binaryPush{N: uint32(n), OffOut: wo.First, OffA: wa.First, OffB: wb.First}
+//	err := d.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: wo, Write: true}, Arg{W: wa}, Arg{W: wb})
 //
 // A window may span at most MaxWindowElems elements (maxStorageBufferRange); larger tensors
 // are processed in chunks, as Backend's one-dimensional ops do.
 //
 // Once a kernel's pipeline is built, recording and submitting allocate nothing on the Go
 // heap (TestOpsAllocateNothing): the structures handed to Vulkan live in the Device's
-// recorder and C calls on that path go through Device.rcall, and ops keep their operands and
-// push constants in fixed-size arrays (MaxBindings, MaxPushWords) on the stack. Note that a
-// closure that returns a slice, or a slice passed to a function value, escapes to the heap.
+// recorder and C calls on that path go through Device.rcall, and ops keep their operands in
+// fixed-size arrays (MaxBindings) and their push constants in structs, on the stack. Note that
+// a closure that returns a slice, or a slice passed to a function value, escapes to the heap.
 package vk

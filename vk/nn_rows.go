@@ -6,8 +6,8 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// nnArg is one buffer argument of a kernel that runs over rows (logit rows, sequences,
-// blocks of rows): rows [r0, r0+cr) of it are the elements off+per*r0 .. off+per*(r0+cr),
+// nnArg is one buffer argument of a kernel that runs over rows (elements, logit rows,
+// sequences, blocks of rows): rows [r0, r0+cr) of it are the elements off+per*r0 .. off+per*(r0+cr),
 // clipped to off+n. per 0 binds elements [off, off+n) whole in every chunk; reuse binds
 // per*cr elements from off in every chunk (a scratch each chunk overwrites).
 type nnArg struct {
@@ -48,18 +48,15 @@ func (b *Backend) nnChunkRows(op string, rows int, args []nnArg) (int, error) {
 	return cr, nil
 }
 
-// pushWords are the push constants of a dispatch; the kernel's first Push of them are used.
-type pushWords [MaxPushWords]uint32
-
 // firsts are the First of each argument's window in a chunk, in binding order.
 type firsts [MaxBindings]uint32
 
 // nnRun dispatches k over rows in chunks whose windows fit a storage buffer window.
-// groups gives the workgroup counts for a chunk of cr rows; push builds the push constants
-// from the chunk's first row, its row count and the First of each argument's window. It
-// takes and returns arrays, not slices, so that neither the closures nor what they return
-// need the heap.
-func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func(cr int) [3]uint32, push func(r0, cr int, f firsts) pushWords) {
+// groups gives the workgroup counts for a chunk of cr rows; push fills k's push-constant
+// struct (push.go) from the chunk's first row, its row count and the First of each argument's
+// window. It takes an array and returns a struct, not slices, so that neither the closures
+// nor what they return need the heap.
+func nnRun[P any](b *Backend, k Kernel, op string, rows int, args []nnArg, groups func(cr int) [3]uint32, push func(r0, cr int, f firsts) P) {
 	if rows <= 0 {
 		return
 	}
@@ -95,7 +92,7 @@ func (b *Backend) nnRun(k Kernel, op string, rows int, args []nnArg, groups func
 			first[i] = w.First
 		}
 		pw := push(r0, cr, first)
-		if err := b.dev.Dispatch(k, groups(cr), pw[:k.Push], wargs[:len(args)]...); err != nil {
+		if err := b.dev.Dispatch(k, groups(cr), pushOf(&pw), wargs[:len(args)]...); err != nil {
 			b.setErr(err)
 			return
 		}

@@ -67,6 +67,14 @@ func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool)
 	return ks[v], true
 }
 
+// flashPlan picks the variant of ks for the head size C/NH and checks that a grid over T
+// queries fits the device; it returns false when it recorded an error.
+func (b *Backend) flashPlan(op string, ks flashKernels, T, C, NH int) (k Kernel, hs int, ok bool) {
+	hs = C / NH
+	k, ok = b.flashKernel(op, ks, hs)
+	return k, hs, ok && b.checkFlashGrid(op, T, NH)
+}
+
 // flashGroups is the grid over n blocks of rows for cr sequences of NH heads: x pairs block i
 // with block n-1-i (equal causal work per workgroup), y is the head, z the sequence (the
 // shaders loop over sequences past the device's limit).
@@ -112,19 +120,19 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	if B*T*C == 0 {
 		return
 	}
-	hs := C / NH
-	k, ok := b.flashKernel(op, kFlashForward, hs)
-	if !ok || !b.checkFlashGrid(op, T, NH) {
+	k, hs, ok := b.flashPlan(op, kFlashForward, T, C, NH)
+	if !ok {
 		return
 	}
 	args := []nnArg{
 		nnRows(os, out, T*C, B*T*C, true), nnRows(ls, att, NH*T, B*NH*T, true),
 		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
 	}
-	scale := f32bits(attnScale(hs))
-	b.nnRun(k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(T), uint32(NH), uint32(hs), uint32(3 * C), uint32(3 * C), uint32(T * 3 * C), uint32(C), 0,
-			uint32(cr), f[0], f[1], f[2], f[3] + uint32(C), f[4] + uint32(2*C), scale, 1}
+	scale := attnScale(hs)
+	nnRun(b, k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }, func(_, cr int, f firsts) flashForwardPush {
+		return flashForwardPush{Tq: uint32(T), NH: uint32(NH), Hs: uint32(hs), Qstride: uint32(3 * C), Kvstride: uint32(3 * C),
+			Kvbatch: uint32(T * 3 * C), Ostride: uint32(C), Pos: 0, B: uint32(cr),
+			OffOut: f[0], OffLse: f[1], OffQ: f[2], OffK: f[3] + uint32(C), OffV: f[4] + uint32(2*C), Scale: scale, WriteLse: 1}
 	})
 }
 
@@ -140,24 +148,24 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, out, att *tensor.T
 	if B*T*C == 0 {
 		return
 	}
-	hs := C / NH
-	kq, ok := b.flashKernel(op, kFlashQuery, hs)
-	if !ok || !b.checkFlashGrid(op, T, NH) {
+	kq, hs, ok := b.flashPlan(op, kFlashQuery, T, C, NH)
+	if !ok {
 		return
 	}
 	kk, _ := b.flashKernel(op, kFlashKey, hs)
-	scale := f32bits(attnScale(hs))
-	push := func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(T), uint32(NH), uint32(hs), uint32(C), uint32(cr), f[0], f[1], f[2], f[3], f[4], f[5], scale}
+	scale := attnScale(hs)
+	push := func(_, cr int, f firsts) flashBackwardPush {
+		return flashBackwardPush{T: uint32(T), NH: uint32(NH), Hs: uint32(hs), C: uint32(C), B: uint32(cr),
+			OffDqkv: f[0], OffLse: f[1], OffDsum: f[2], OffDout: f[3], OffQkv: f[4], OffOut: f[5], Scale: scale}
 	}
 	groups := func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }
 	args := []nnArg{
 		nnRows(ds, dqkv, T*3*C, B*T*3*C, true), nnRows(ls, att, NH*T, B*NH*T, false), nnRows(ss, scratch, NH*T, B*NH*T, true),
 		nnRows(dos, dout, T*C, B*T*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(os, out, T*C, B*T*C, false),
 	}
-	b.nnRun(kq, op, B, args, groups, push)
+	nnRun(b, kq, op, B, args, groups, push)
 	args[2].write = false
-	b.nnRun(kk, op, B, args, groups, push)
+	nnRun(b, kk, op, B, args, groups, push)
 }
 
 // AttentionDecode writes the new keys and values into the caches, then runs the forward's
@@ -175,16 +183,15 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	if B*Tq*C == 0 {
 		return
 	}
-	hs := C / NH
-	k, ok := b.flashKernel(op, kFlashForward, hs)
-	if !ok || !b.checkFlashGrid(op, Tq, NH) {
+	k, hs, ok := b.flashPlan(op, kFlashForward, Tq, C, NH)
+	if !ok {
 		return
 	}
-	b.nnRun(kAttentionKVCache, op, B, []nnArg{
+	nnRun(b, kAttentionKVCache, op, B, []nnArg{
 		nnRows(ks, kcache, maxT*C, B*maxT*C, true), nnRows(vs, vcache, maxT*C, B*maxT*C, true),
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr * Tq * C), uint32(Tq), uint32(C), uint32(maxT), uint32(pos), f[0], f[1], f[2]}
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * Tq * C) }, func(_, cr int, f firsts) kvCachePush {
+		return kvCachePush{N: uint32(cr * Tq * C), Tq: uint32(Tq), C: uint32(C), MaxT: uint32(maxT), Pos: uint32(pos), OffKc: f[0], OffVc: f[1], OffQkv: f[2]}
 	})
 
 	// No log-sum-exp is kept: its binding aliases out and is never written.
@@ -192,9 +199,10 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		nnRows(os, out, Tq*C, B*Tq*C, true), nnRows(os, out, Tq*C, B*Tq*C, false),
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
 	}
-	scale := f32bits(attnScale(hs))
-	b.nnRun(k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(Tq), NH, cr) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(Tq), uint32(NH), uint32(hs), uint32(3 * C), uint32(C), uint32(maxT * C), uint32(C), uint32(pos),
-			uint32(cr), f[0], f[1], f[2], f[3], f[4], scale, 0}
+	scale := attnScale(hs)
+	nnRun(b, k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(Tq), NH, cr) }, func(_, cr int, f firsts) flashForwardPush {
+		return flashForwardPush{Tq: uint32(Tq), NH: uint32(NH), Hs: uint32(hs), Qstride: uint32(3 * C), Kvstride: uint32(C),
+			Kvbatch: uint32(maxT * C), Ostride: uint32(C), Pos: uint32(pos), B: uint32(cr),
+			OffOut: f[0], OffLse: f[1], OffQ: f[2], OffK: f[3], OffV: f[4], Scale: scale, WriteLse: 0}
 	})
 }

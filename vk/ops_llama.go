@@ -2,7 +2,6 @@ package vk
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -47,8 +46,16 @@ func (b *Backend) rmsNormRows(k Kernel, op, inpName string, out, rstd, inp, x, y
 	if C == 0 {
 		return
 	}
-	b.nnRun(b.rowKernel(k), op, N, args[:n], b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], math.Float32bits(eps), f[4], f[5]}
+	k = b.rowKernel(k)
+	rows := func(cr int, f firsts) rmsNormForwardPush {
+		return rmsNormForwardPush{Rows: uint32(cr), C: uint32(C), OffOut: f[0], OffRstd: f[1], OffInp: f[2], OffW: f[3], Eps: eps}
+	}
+	if x == nil {
+		nnRun(b, k, op, N, args[:n], b.nnRowGroups, func(_, cr int, f firsts) rmsNormForwardPush { return rows(cr, f) })
+		return
+	}
+	nnRun(b, k, op, N, args[:n], b.nnRowGroups, func(_, cr int, f firsts) residualRMSNormForwardPush {
+		return residualRMSNormForwardPush{rmsNormForwardPush: rows(cr, f), OffA: f[4], OffBv: f[5]}
 	})
 }
 
@@ -63,21 +70,21 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	if N == 0 || C == 0 {
 		return
 	}
-	b.nnRun(b.rowKernel(kRMSNormBackward), op, N, []nnArg{
+	nnRun(b, b.rowKernel(kRMSNormBackward), op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(rs, rstd, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4]}
+	}, b.nnRowGroups, func(_, cr int, f firsts) rmsNormBackwardPush {
+		return rmsNormBackwardPush{Rows: uint32(cr), C: uint32(C), OffDinp: f[0], OffDout: f[1], OffInp: f[2], OffW: f[3], OffRstd: f[4]}
 	})
 	if dweight == nil {
 		return // a frozen weight
 	}
 	dws := nnF32(b, op, "dweight", dweight, C)
 	// Chunks of rows run one after another, each adding its rows to dweight in order.
-	b.nnRun(kRMSNormBackwardWeight, op, N, []nnArg{
+	nnRun(b, kRMSNormBackwardWeight, op, N, []nnArg{
 		nnWhole(dws, dweight, C), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false), nnRows(rs, rstd, 1, N, false),
-	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3]}
+	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(_, cr int, f firsts) rmsNormBackwardWeightPush {
+		return rmsNormBackwardWeightPush{Rows: uint32(cr), C: uint32(C), OffDw: f[0], OffDout: f[1], OffInp: f[2], OffRstd: f[3]}
 	})
 }
 
@@ -97,10 +104,11 @@ func (b *Backend) rope(op string, dst, src, table *tensor.Tensor, N, T, pos0, H,
 		bw = 1
 	}
 	// Chunks are whole sequences, so row % T is the position within the chunk too.
-	b.nnRun(kRoPE, op, N/T, []nnArg{
+	nnRun(b, kRoPE, op, N/T, []nnArg{
 		nnRows(ds, dst, T*rowLen, N*rowLen, true), nnRows(ss, src, T*rowLen, N*rowLen, false), nnWhole(ts, table, (pos0+T)*D),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * T * rowLen / 2) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr * T), uint32(T), uint32(pos0), uint32(H), uint32(rotHeads), uint32(D), bw, f[0], f[1], f[2]}
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * T * rowLen / 2) }, func(_, cr int, f firsts) ropePush {
+		return ropePush{Rows: uint32(cr * T), T: uint32(T), Pos0: uint32(pos0), H: uint32(H), RotHeads: uint32(rotHeads), D: uint32(D),
+			Backward: bw, OffDst: f[0], OffSrc: f[1], OffTab: f[2]}
 	})
 }
 
@@ -119,7 +127,10 @@ func (b *Backend) SwiGLUForward(out, gate, up *tensor.Tensor, n int) {
 	const op = "SwiGLUForward"
 	nnDims(op, n)
 	os, gs, us := nnF32(b, op, "out", out, n), nnF32(b, op, "gate", gate, n), nnF32(b, op, "up", up, n)
-	b.run1D(kSwiGLUForward, n, []operand{{st: os, off: out.Offset, write: true}, {st: gs, off: gate.Offset}, {st: us, off: up.Offset}})
+	nnRun(b, kSwiGLUForward, op, n, []nnArg{nnRows(os, out, 1, n, true), nnRows(gs, gate, 1, n, false), nnRows(us, up, 1, n, false)},
+		b.nnFlatGroups, func(_, cn int, f firsts) swigluForwardPush {
+			return swigluForwardPush{N: uint32(cn), OffOut: f[0], OffGate: f[1], OffUp: f[2]}
+		})
 }
 
 // SwiGLUBackward accumulates the gradients of gate and up.
@@ -128,8 +139,11 @@ func (b *Backend) SwiGLUBackward(dgate, dup, gate, up, dout *tensor.Tensor, n in
 	nnDims(op, n)
 	dgs, dus := nnF32(b, op, "dgate", dgate, n), nnF32(b, op, "dup", dup, n)
 	gs, us, os := nnF32(b, op, "gate", gate, n), nnF32(b, op, "up", up, n), nnF32(b, op, "dout", dout, n)
-	b.run1D(kSwiGLUBackward, n, []operand{{st: dgs, off: dgate.Offset, write: true}, {st: dus, off: dup.Offset, write: true},
-		{st: gs, off: gate.Offset}, {st: us, off: up.Offset}, {st: os, off: dout.Offset}})
+	nnRun(b, kSwiGLUBackward, op, n, []nnArg{
+		nnRows(dgs, dgate, 1, n, true), nnRows(dus, dup, 1, n, true), nnRows(gs, gate, 1, n, false), nnRows(us, up, 1, n, false), nnRows(os, dout, 1, n, false),
+	}, b.nnFlatGroups, func(_, cn int, f firsts) swigluBackwardPush {
+		return swigluBackwardPush{N: uint32(cn), OffDgate: f[0], OffDup: f[1], OffGate: f[2], OffUp: f[3], OffDout: f[4]}
+	})
 }
 
 // EmbeddingForward sets out[r] = wte[tokens[r]], a window of the table's rows at a time.
@@ -142,34 +156,23 @@ func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
 	V := vocabRows(op, wte, C)
 	os, ts, es := nnF32(b, op, "out", out, N*C), nnI32(b, op, "tokens", tokens, N), nnF32(b, op, "wte", wte, V*C)
 	b.vocabChunks(op, V, C, func(v0, vn int) {
-		b.nnRun(kEmbeddingForward, op, N, []nnArg{
+		nnRun(b, kEmbeddingForward, op, N, []nnArg{
 			nnRows(os, out, C, N*C, true), nnRows(ts, tokens, 1, N, false), {buf: es.buf, off: wte.Offset + v0*C, n: vn * C},
-		}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-			return pushWords{uint32(cr), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
+		}, b.nnRowGroups, func(_, cr int, f firsts) embeddingForwardPush {
+			return embeddingForwardPush{Rows: uint32(cr), C: uint32(C), V0: uint32(v0), Vn: uint32(vn), OffOut: f[0], OffTok: f[1], OffWte: f[2]}
 		})
 	})
 }
 
 // EmbeddingBackward accumulates dout into dwte at each row's token, adding rows in order
-// without atomics (the scatter of encoder_backward_wte, with one sequence of N rows).
+// without atomics (EncoderBackward's scatter into its dwte, over N rows).
 func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int) {
 	const op = "EmbeddingBackward"
 	nnDims(op, N, C)
 	if N == 0 {
 		return
 	}
-	V := vocabRows(op, dwte, C)
-	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, N*C), nnI32(b, op, "tokens", tokens, N)
-	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
-	b.vocabChunks(op, V, C, func(v0, vn int) {
-		b.nnRun(kEncoderWte, op, N, []nnArg{
-			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true}, nnRows(ts, tokens, 1, N, false), nnRows(os, dout, C, N*C, false),
-		}, func(cr int) [3]uint32 {
-			return [3]uint32{colGroups, uint32(min(cr, int(b.maxGroups))), 1}
-		}, func(r0, cr int, f firsts) pushWords {
-			return pushWords{uint32(cr), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
-		})
-	})
+	b.scatterTokenRows(op, dwte, dout, tokens, N, 1, C)
 }
 
 var (
@@ -194,10 +197,10 @@ func (b *Backend) PackQKV(qkv, q, k, v *tensor.Tensor, N, H, KV, D int) {
 	if N*qw == 0 {
 		return
 	}
-	b.nnRun(kPackQKV, op, N, []nnArg{
+	nnRun(b, kPackQKV, op, N, []nnArg{
 		nnRows(os, qkv, 3*qw, 3*N*qw, true), nnRows(qs, q, qw, N*qw, false), nnRows(ks, k, kw, N*kw, false), nnRows(vs, v, kw, N*kw, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * 3 * qw) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(H), uint32(KV), uint32(D), f[0], f[1], f[2], f[3]}
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * 3 * qw) }, func(_, cr int, f firsts) packQKVPush {
+		return packQKVPush{Rows: uint32(cr), H: uint32(H), KV: uint32(KV), D: uint32(D), OffQkv: f[0], OffQ: f[1], OffK: f[2], OffV: f[3]}
 	})
 }
 
@@ -212,9 +215,9 @@ func (b *Backend) PackQKVBackward(dq, dk, dv, dqkv *tensor.Tensor, N, H, KV, D i
 	if N*qw == 0 {
 		return
 	}
-	b.nnRun(kPackQKVBackward, op, N, []nnArg{
+	nnRun(b, kPackQKVBackward, op, N, []nnArg{
 		nnRows(qs, dq, qw, N*qw, true), nnRows(ks, dk, kw, N*kw, true), nnRows(vs, dv, kw, N*kw, true), nnRows(gs, dqkv, 3*qw, 3*N*qw, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * (qw + 2*kw)) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(H), uint32(KV), uint32(D), f[0], f[1], f[2], f[3]}
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * (qw + 2*kw)) }, func(_, cr int, f firsts) packQKVBackwardPush {
+		return packQKVBackwardPush{Rows: uint32(cr), H: uint32(H), KV: uint32(KV), D: uint32(D), OffDq: f[0], OffDk: f[1], OffDv: f[2], OffDqkv: f[3]}
 	})
 }

@@ -280,7 +280,6 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		return w, true
 	}
 	var args [4]Arg
-	var push [16]uint32
 	for z0 := 0; z0 < batch; z0 += bg {
 		zn := min(bg, batch-z0)
 		for m0 := 0; m0 < M; m0 += mc {
@@ -331,12 +330,11 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 					}
 					args[0] = Arg{W: wo, Write: true}
 					args[1], args[2], args[3] = Arg{W: wa}, Arg{W: wb}, Arg{W: wbias}
-					push[0], push[1], push[2] = uint32(mn), uint32(nn), uint32(max(kn, 0))
-					push[3], push[4], push[5] = uint32(lda), uint32(ldb), uint32(N)
-					push[6], push[7], push[8], push[9] = wo.First, wa.First, wb.First, wbias.First
-					push[10], push[11], push[12] = uint32(M*N), uint32(M*K), uint32(K*N)
-					push[13] = f
-					push[14], push[15] = 1, uint32(max(kn, 0))
+					push := matmulTiledPush{matmulPush: matmulPush{
+						M: uint32(mn), N: uint32(nn), K: uint32(max(kn, 0)), Lda: uint32(lda), Ldb: uint32(ldb), Ldo: uint32(N),
+						OffOut: wo.First, OffA: wa.First, OffB: wb.First, OffBias: wbias.First,
+						StrideOut: uint32(M * N), StrideA: uint32(M * K), StrideB: uint32(K * N), Flags: f,
+					}, Splits: 1, Ksplit: uint32(max(kn, 0))}
 					kd := k
 					switch {
 					case tiled:
@@ -356,7 +354,11 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 						}
 						continue
 					}
-					if err := b.dev.Dispatch(kd, groups, push[:kd.Push], args[:]...); err != nil {
+					words := pushOf(&push.matmulPush) // matmul, matmul_direct, matmul_broadcast
+					if tiled {
+						words = pushOf(&push)
+					}
+					if err := b.dev.Dispatch(kd, groups, words, args[:]...); err != nil {
 						b.setErr(err)
 						return
 					}
@@ -385,7 +387,7 @@ var kSplitKReduce = Kernel{Shader: "matmul_splitk_reduce", Bindings: 3, Push: 8}
 // mmSplitK computes one whole product (all zn batches) in splits parts along K: the tiled
 // kernel writes each part's sum into scratch, zn*splits slices of M*N, and the reduction adds
 // them in order of the split into out, applying the bias and accumulate flags there.
-func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push [16]uint32, args [4]Arg, splits, ksplit, total int) bool {
+func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, args [4]Arg, splits, ksplit, total int) bool {
 	scratch, err := b.scratchFor(total * splits)
 	if err != nil {
 		b.setErr(err)
@@ -396,21 +398,22 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push [16]uint32, args [4]
 		b.setErr(err)
 		return false
 	}
-	out, bias, flags := args[0], args[3], push[13]
+	out, bias, flags := args[0], args[3], push.Flags
 	part := push
-	part[6], part[10], part[13] = ws.First, push[0]*push[1], flags&(mmTransA|mmTransB)
-	part[14], part[15] = uint32(splits), uint32(ksplit)
+	part.OffOut, part.StrideOut, part.Flags = ws.First, push.M*push.N, flags&(mmTransA|mmTransB)
+	part.Splits, part.Ksplit = uint32(splits), uint32(ksplit)
 	args[0] = Arg{W: ws, Write: true}
 	groups[2] *= uint32(splits)
-	if err := b.dev.Dispatch(k, groups, part[:], args[:]...); err != nil {
+	if err := b.dev.Dispatch(k, groups, pushOf(&part), args[:]...); err != nil {
 		b.setErr(err)
 		return false
 	}
 	r := kSplitKReduce
 	r.Local = [3]uint32{b.wg, 1, 1}
 	g := uint32(min(mmCeilDiv(total, int(b.wg)), int(b.dev.Info.MaxComputeWorkGroupCount[0]), 4096))
-	rp := []uint32{uint32(total), push[0] * push[1], push[1], uint32(splits), out.W.First, ws.First, push[9], flags &^ (mmTransA | mmTransB)}
-	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, rp, out, Arg{W: ws}, bias); err != nil {
+	rp := splitKReducePush{Total: uint32(total), Mn: push.M * push.N, N: push.N, Splits: uint32(splits),
+		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB)}
+	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, pushOf(&rp), out, Arg{W: ws}, bias); err != nil {
 		b.setErr(err)
 		return false
 	}
@@ -450,8 +453,8 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 			return
 		}
 	}
-	dispatch := func(groups [3]uint32, push []uint32, wo, wi Window) bool {
-		if err := b.dev.Dispatch(k, groups, push, Arg{W: wo, Write: true}, Arg{W: wi}); err != nil {
+	dispatch := func(groups [3]uint32, push biasBackwardPush, wo, wi Window) bool {
+		if err := b.dev.Dispatch(k, groups, pushOf(&push), Arg{W: wo, Write: true}, Arg{W: wi}); err != nil {
 			b.setErr(err)
 			return false
 		}
@@ -471,7 +474,8 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 			}
 			groups := [3]uint32{uint32(mmCeilDiv(cn, int(wx))), uint32(nb), 1}
 			if nb == 1 {
-				if !dispatch(groups, []uint32{uint32(rn), uint32(cn), uint32(C), 0, uint32(rn), wd.First, wi.First, 1}, wd, wi) {
+				push := biasBackwardPush{Rows: uint32(rn), Cols: uint32(cn), LdIn: uint32(C), LdOut: 0, RowsPer: uint32(rn), OffOut: wd.First, OffIn: wi.First, Flags: 1}
+				if !dispatch(groups, push, wd, wi) {
 					return
 				}
 				continue
@@ -481,11 +485,13 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 				b.setErr(err)
 				return
 			}
-			if !dispatch(groups, []uint32{uint32(rn), uint32(cn), uint32(C), uint32(cn), uint32(per), wp.First, wi.First, 0}, wp, wi) {
+			partials := biasBackwardPush{Rows: uint32(rn), Cols: uint32(cn), LdIn: uint32(C), LdOut: uint32(cn), RowsPer: uint32(per), OffOut: wp.First, OffIn: wi.First, Flags: 0}
+			if !dispatch(groups, partials, wp, wi) {
 				return
 			}
 			groups[1] = 1
-			if !dispatch(groups, []uint32{uint32(nb), uint32(cn), uint32(cn), 0, uint32(nb), wd.First, wp.First, 1}, wd, wp) {
+			sum := biasBackwardPush{Rows: uint32(nb), Cols: uint32(cn), LdIn: uint32(cn), LdOut: 0, RowsPer: uint32(nb), OffOut: wd.First, OffIn: wp.First, Flags: 1}
+			if !dispatch(groups, sum, wd, wp) {
 				return
 			}
 		}
@@ -519,9 +525,12 @@ func (b *Backend) AdamW(params, grads, m, v *tensor.Tensor, p tensor.AdamWParams
 	// The same float32 roundings as the CPU backend.
 	c1 := 1 - float32(math.Pow(float64(p.Beta1), float64(p.Step)))
 	c2 := 1 - float32(math.Pow(float64(p.Beta2), float64(p.Step)))
-	f := math.Float32bits
-	b.run1D(kAdamW, n, []operand{
-		{st: ps, off: params.Offset, write: true}, {st: gs, off: grads.Offset}, {st: ms, off: m.Offset, write: true},
-		{st: vs, off: v.Offset, write: true}, {st: ss, off: soff, whole: 1},
-	}, f(p.LR), f(p.Beta1), f(1-p.Beta1), f(p.Beta2), f(1-p.Beta2), f(p.Eps), f(p.WeightDecay), f(c1), f(c2), f(p.MaxNorm), flags)
+	nnRun(b, kAdamW, op, n, []nnArg{
+		nnRows(ps, params, 1, n, true), nnRows(gs, grads, 1, n, false), nnRows(ms, m, 1, n, true),
+		nnRows(vs, v, 1, n, true), {buf: ss.buf, off: soff, n: 1},
+	}, b.nnFlatGroups, func(_, cn int, f firsts) adamwPush {
+		return adamwPush{N: uint32(cn), OffP: f[0], OffG: f[1], OffM: f[2], OffV: f[3], OffS: f[4],
+			Lr: p.LR, B1: p.Beta1, Omb1: 1 - p.Beta1, B2: p.Beta2, Omb2: 1 - p.Beta2, Eps: p.Eps, Wd: p.WeightDecay,
+			C1: c1, C2: c2, MaxNorm: p.MaxNorm, Flags: flags}
+	})
 }

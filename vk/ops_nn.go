@@ -70,8 +70,16 @@ func (b *Backend) layerNormRows(k Kernel, op, inpName string, out, mean, rstd, i
 	if C == 0 {
 		return
 	}
-	b.nnRun(b.rowKernel(k), op, N, args[:n], b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]}
+	k = b.rowKernel(k)
+	rows := func(cr int, f firsts) layerNormForwardPush {
+		return layerNormForwardPush{Rows: uint32(cr), C: uint32(C), OffOut: f[0], OffMean: f[1], OffRstd: f[2], OffInp: f[3], OffW: f[4], OffB: f[5]}
+	}
+	if x == nil {
+		nnRun(b, k, op, N, args[:n], b.nnRowGroups, func(_, cr int, f firsts) layerNormForwardPush { return rows(cr, f) })
+		return
+	}
+	nnRun(b, k, op, N, args[:n], b.nnRowGroups, func(_, cr int, f firsts) residualLayerNormForwardPush {
+		return residualLayerNormForwardPush{layerNormForwardPush: rows(cr, f), OffA: f[6], OffBv: f[7]}
 	})
 }
 
@@ -91,11 +99,11 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 	if N == 0 || C == 0 {
 		return
 	}
-	b.nnRun(b.rowKernel(kLayerNormBackward), op, N, []nnArg{
+	nnRun(b, b.rowKernel(kLayerNormBackward), op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(ms, mean, 1, N, false), nnRows(rs, rstd, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(C), f[0], f[1], f[2], f[3], f[4], f[5]}
+	}, b.nnRowGroups, func(_, cr int, f firsts) layerNormBackwardPush {
+		return layerNormBackwardPush{Rows: uint32(cr), C: uint32(C), OffDinp: f[0], OffDout: f[1], OffInp: f[2], OffW: f[3], OffMean: f[4], OffRstd: f[5]}
 	})
 
 	rb := lnBlockRows(N)
@@ -106,19 +114,19 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 		return
 	}
 	// Rows of this pass are blocks of rb rows.
-	b.nnRun(kLayerNormPartial, op, blocks, []nnArg{
+	nnRun(b, kLayerNormPartial, op, blocks, []nnArg{
 		{buf: part, per: 2 * C, n: blocks * 2 * C, write: true},
 		nnRows(dos, dout, rb*C, N*C, false), nnRows(is, inp, rb*C, N*C, false),
 		nnRows(ms, mean, rb, N, false), nnRows(rs, rstd, rb, N, false),
-	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * C) }, func(r0, cr int, f firsts) pushWords {
-		rows := min(cr*rb, N-r0*rb)
-		return pushWords{uint32(rows), uint32(cr), uint32(rb), uint32(C), f[0], f[1], f[2], f[3], f[4]}
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * C) }, func(r0, cr int, f firsts) layerNormPartialPush {
+		return layerNormPartialPush{Rows: uint32(min(cr*rb, N-r0*rb)), Blocks: uint32(cr), Rb: uint32(rb), C: uint32(C),
+			OffPart: f[0], OffDout: f[1], OffInp: f[2], OffMean: f[3], OffRstd: f[4]}
 	})
-	b.nnRun(kLayerNormColsum, op, 1, []nnArg{
+	nnRun(b, kLayerNormColsum, op, 1, []nnArg{
 		{buf: dws.buf, off: dweight.Offset, n: C, write: true}, {buf: dbs.buf, off: dbias.Offset, n: C, write: true},
 		{buf: part, n: blocks * 2 * C},
-	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(blocks), uint32(C), f[0], f[1], f[2]}
+	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(_, _ int, f firsts) layerNormColsumPush {
+		return layerNormColsumPush{Blocks: uint32(blocks), C: uint32(C), OffDw: f[0], OffDb: f[1], OffPart: f[2]}
 	})
 }
 
@@ -128,7 +136,10 @@ func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
 	n := out.Numel()
 	b.dev.Cost(12*float64(n), 8*float64(n))
 	os, is := nnF32(b, op, "out", out, n), nnF32(b, op, "inp", inp, n)
-	b.run1D(kGeluForward, n, []operand{{st: os, off: out.Offset, write: true}, {st: is, off: inp.Offset}}, f32bits(geluScaling))
+	nnRun(b, kGeluForward, op, n, []nnArg{nnRows(os, out, 1, n, true), nnRows(is, inp, 1, n, false)}, b.nnFlatGroups,
+		func(_, cn int, f firsts) geluForwardPush {
+			return geluForwardPush{N: uint32(cn), OffOut: f[0], OffInp: f[1], Scaling: geluScaling}
+		})
 }
 
 // GeluBackward accumulates dinp += gelu'(inp) * dout.
@@ -136,7 +147,10 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 	const op = "GeluBackward"
 	n := dinp.Numel()
 	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
-	b.run1D(kGeluBackward, n, []operand{{st: ds, off: dinp.Offset, write: true}, {st: is, off: inp.Offset}, {st: os, off: dout.Offset}}, f32bits(geluScaling))
+	nnRun(b, kGeluBackward, op, n, []nnArg{nnRows(ds, dinp, 1, n, true), nnRows(is, inp, 1, n, false), nnRows(os, dout, 1, n, false)}, b.nnFlatGroups,
+		func(_, cn int, f firsts) geluBackwardPush {
+			return geluBackwardPush{N: uint32(cn), OffDinp: f[0], OffInp: f[1], OffDout: f[2], Scaling: geluScaling}
+		})
 }
 
 // vocabRows is the number of rows of C in an embedding table.
@@ -171,11 +185,12 @@ func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C i
 	os, ts := nnF32(b, op, "out", out, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
 	es, ps := nnF32(b, op, "wte", wte, V*C), nnF32(b, op, "wpe", wpe, T*C)
 	b.vocabChunks(op, V, C, func(v0, vn int) {
-		b.nnRun(kEncoderForward, op, B, []nnArg{
+		nnRun(b, kEncoderForward, op, B, []nnArg{
 			nnRows(os, out, T*C, B*T*C, true), nnRows(ts, tokens, T, B*T, false),
 			{buf: es.buf, off: wte.Offset + v0*C, n: vn * C}, nnWhole(ps, wpe, T*C),
-		}, func(cr int) [3]uint32 { return b.nnRowGroups(cr * T) }, func(r0, cr int, f firsts) pushWords {
-			return pushWords{uint32(cr * T), uint32(T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2], f[3]}
+		}, func(cr int) [3]uint32 { return b.nnRowGroups(cr * T) }, func(_, cr int, f firsts) encoderForwardPush {
+			return encoderForwardPush{Rows: uint32(cr * T), T: uint32(T), C: uint32(C), V0: uint32(v0), Vn: uint32(vn),
+				OffOut: f[0], OffTok: f[1], OffWte: f[2], OffWpe: f[3]}
 		})
 	})
 }
@@ -189,24 +204,31 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 	if B*T == 0 {
 		return
 	}
+	ps, os := nnF32(b, op, "dwpe", dwpe, T*C), nnF32(b, op, "dout", dout, B*T*C)
+	b.scatterTokenRows(op, dwte, dout, tokens, B, T, C)
+	nnRun(b, kEncoderWpe, op, B, []nnArg{
+		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
+	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(_, cr int, f firsts) encoderWpePush {
+		return encoderWpePush{N: uint32(T * C), B: uint32(cr), OffDwpe: f[0], OffDout: f[1]}
+	})
+}
+
+// scatterTokenRows accumulates each of the B*T rows of dout (B sequences of T) into dwte at
+// its token, adding rows in order without atomics (see encoder_backward_wte.comp), a window of
+// dwte's rows at a time.
+func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor, B, T, C int) {
 	V := vocabRows(op, dwte, C)
-	es, ps := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dwpe", dwpe, T*C)
-	os, ts := nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
+	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
 	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
 	b.vocabChunks(op, V, C, func(v0, vn int) {
-		b.nnRun(kEncoderWte, op, B, []nnArg{
+		nnRun(b, kEncoderWte, op, B, []nnArg{
 			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true},
 			nnRows(ts, tokens, T, B*T, false), nnRows(os, dout, T*C, B*T*C, false),
 		}, func(cr int) [3]uint32 {
 			return [3]uint32{colGroups, uint32(min(cr*T, int(b.maxGroups))), 1}
-		}, func(r0, cr int, f firsts) pushWords {
-			return pushWords{uint32(cr * T), uint32(C), uint32(v0), uint32(vn), f[0], f[1], f[2]}
+		}, func(_, cr int, f firsts) encoderWtePush {
+			return encoderWtePush{Rows: uint32(cr * T), C: uint32(C), V0: uint32(v0), Vn: uint32(vn), OffDwte: f[0], OffTok: f[1], OffDout: f[2]}
 		})
-	})
-	b.nnRun(kEncoderWpe, op, B, []nnArg{
-		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
-	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(T * C), uint32(cr), f[0], f[1]}
 	})
 }
 
@@ -219,28 +241,31 @@ func checkVocab(op string, V, Vp int) {
 // CrossEntropyForward computes the softmax of each row's first V logits into probs and the
 // loss at the target, one workgroup per row.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
-	b.crossEntropyRows(kCrossEntropyFwd, "CrossEntropyForward", "probs", 4, losses, probs, logits, targets, N, V, Vp, 0)
+	crossEntropyRows(b, kCrossEntropyFwd, "CrossEntropyForward", "probs", 4, losses, probs, logits, targets, N, V, Vp,
+		func(p crossEntropyForwardPush) crossEntropyForwardPush { return p })
 }
 
 // CrossEntropyFused computes each row's loss and writes its gradient for a loss gradient of
 // dloss into dlogits, one workgroup per row and no probabilities in memory.
 func (b *Backend) CrossEntropyFused(losses, dlogits, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
-	b.crossEntropyRows(kCrossEntropyFused, "CrossEntropyFused", "dlogits", 5, losses, dlogits, logits, targets, N, V, Vp, dloss)
+	crossEntropyRows(b, kCrossEntropyFused, "CrossEntropyFused", "dlogits", 5, losses, dlogits, logits, targets, N, V, Vp,
+		func(p crossEntropyForwardPush) crossEntropyFusedPush { return crossEntropyFusedPush{p, dloss} })
 }
 
 // crossEntropyRows runs k, the forward or the fused kernel, over N rows: the losses and out (the
-// probabilities, or the gradient for dloss, which only the fused kernel reads), flops a column.
-func (b *Backend) crossEntropyRows(k Kernel, op, outName string, flops float64, losses, out, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
+// probabilities, or the gradient), flops a column; push extends the forward's push constants
+// to k's.
+func crossEntropyRows[P any](b *Backend, k Kernel, op, outName string, flops float64, losses, out, logits, targets *tensor.Tensor, N, V, Vp int, push func(crossEntropyForwardPush) P) {
 	b.dev.Cost(flops*float64(N*V), 4*2*float64(N*Vp))
 	nnDims(op, N)
 	checkVocab(op, V, Vp)
 	ls, os := nnF32(b, op, "losses", losses, N), nnF32(b, op, outName, out, N*Vp)
 	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
-	b.nnRun(b.rowKernel(k), op, N, []nnArg{
+	nnRun(b, b.rowKernel(k), op, N, []nnArg{
 		nnRows(ls, losses, 1, N, true), nnRows(os, out, Vp, N*Vp, true),
 		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3], math.Float32bits(dloss)}
+	}, b.nnRowGroups, func(_, cr int, f firsts) P {
+		return push(crossEntropyForwardPush{Rows: uint32(cr), V: uint32(V), Vp: uint32(Vp), OffLosses: f[0], OffProbs: f[1], OffLogits: f[2], OffTg: f[3]})
 	})
 }
 
@@ -252,11 +277,11 @@ func (b *Backend) CrossEntropyBackward(dlogits, probs, targets, dlosses *tensor.
 	checkVocab(op, V, Vp)
 	ds, ps := nnF32(b, op, "dlogits", dlogits, N*Vp), nnF32(b, op, "probs", probs, N*Vp)
 	ts, ls := nnI32(b, op, "targets", targets, N), nnF32(b, op, "dlosses", dlosses, N)
-	b.nnRun(b.rowKernel(kCrossEntropyBwd), op, N, []nnArg{
+	nnRun(b, b.rowKernel(kCrossEntropyBwd), op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(ps, probs, Vp, N*Vp, false),
 		nnRows(ts, targets, 1, N, false), nnRows(ls, dlosses, 1, N, false),
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), f[0], f[1], f[2], f[3]}
+	}, b.nnRowGroups, func(_, cr int, f firsts) crossEntropyBackwardPush {
+		return crossEntropyBackwardPush{Rows: uint32(cr), V: uint32(V), Vp: uint32(Vp), OffD: f[0], OffProbs: f[1], OffTg: f[2], OffDl: f[3]}
 	})
 }
 
@@ -291,10 +316,11 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets, cutoff *tenso
 		ent, hasEnt = nnRows(nnF32(b, op, "entropy", entropy, N), entropy, 1, N, true), 1
 	}
 	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(ts, targets, 1, N, false)) // targets stand in
-	b.nnRun(b.rowKernel(kLogSoftmaxGather), op, N, []nnArg{
+	nnRun(b, b.rowKernel(kLogSoftmaxGather), op, N, []nnArg{
 		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false), cut,
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), hasCut, f[0], f[1], f[2], f[3], f[4]}
+	}, b.nnRowGroups, func(_, cr int, f firsts) logSoftmaxGatherPush {
+		return logSoftmaxGatherPush{Rows: uint32(cr), V: uint32(V), Vp: uint32(Vp), HasEnt: hasEnt, InvT: invT, HasCut: hasCut,
+			OffLogp: f[0], OffEnt: f[1], OffLogits: f[2], OffTg: f[3], OffCut: f[4]}
 	})
 }
 
@@ -313,11 +339,12 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlo
 		dent, hasEnt = nnRows(nnF32(b, op, "dentropy", dentropy, N), dentropy, 1, N, false), 1
 	}
 	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(lps, dlogp, 1, N, false)) // dlogp stands in
-	b.nnRun(b.rowKernel(kLogSoftmaxBwd), op, N, []nnArg{
+	nnRun(b, b.rowKernel(kLogSoftmaxBwd), op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 		nnRows(lps, dlogp, 1, N, false), dent, cut,
-	}, b.nnRowGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(V), uint32(Vp), hasEnt, f32bits(invT), hasCut, f[0], f[1], f[2], f[3], f[4], f[5]}
+	}, b.nnRowGroups, func(_, cr int, f firsts) logSoftmaxGatherBackwardPush {
+		return logSoftmaxGatherBackwardPush{Rows: uint32(cr), V: uint32(V), Vp: uint32(Vp), HasEnt: hasEnt, InvT: invT, HasCut: hasCut,
+			OffD: f[0], OffLogits: f[1], OffTg: f[2], OffDlogp: f[3], OffDent: f[4], OffCut: f[5]}
 	})
 }
 
@@ -330,9 +357,9 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 	os, ms, is := nnF32(b, op, "out", out, n), nnF32(b, op, "mask", mask, n), nnF32(b, op, "inp", inp, n)
 	key := tensor.Hash32(uint32(seed) ^ tensor.Hash32(uint32(seed>>32)))
 	keep := 1 / (1 - p)
-	b.nnRun(kDropout, op, n, []nnArg{
+	nnRun(b, kDropout, op, n, []nnArg{
 		nnRows(os, out, 1, n, true), nnRows(ms, mask, 1, n, true), nnRows(is, inp, 1, n, false),
-	}, b.nnFlatGroups, func(r0, cr int, f firsts) pushWords {
-		return pushWords{uint32(cr), uint32(r0), key, f32bits(p), f32bits(keep), f[0], f[1], f[2]}
+	}, b.nnFlatGroups, func(r0, cr int, f firsts) dropoutPush {
+		return dropoutPush{N: uint32(cr), Base: uint32(r0), Key: key, Prob: p, Keep: keep, OffOut: f[0], OffMask: f[1], OffInp: f[2]}
 	})
 }

@@ -2,7 +2,6 @@ package vk
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/vkgrad/vkgrad/tensor"
@@ -37,7 +36,8 @@ func (b *Backend) MeasurePeak() (Peak, error) {
 		start := time.Now()
 		k := kPeakFMA
 		k.Local = [3]uint32{b.wg, 1, 1}
-		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, []uint32{iters, w.First, math.Float32bits(1e-3)}, Arg{W: w, Write: true}); err != nil {
+		push := peakFMAPush{Iters: iters, OffOut: w.First, Seed: 1e-3}
+		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true}); err != nil {
 			return Peak{}, err
 		}
 		if err := b.Sync(); err != nil {

@@ -1,8 +1,6 @@
 package vk
 
 import (
-	"encoding/binary"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,9 +16,6 @@ type shaderInterface struct{ bindings, push int }
 
 // readInterface reads a shader's bindings and push-constant members from its SPIR-V.
 func readInterface(spv []byte) (shaderInterface, error) {
-	if len(spv)%4 != 0 || len(spv) < 20 || binary.LittleEndian.Uint32(spv) != 0x07230203 {
-		return shaderInterface{}, fmt.Errorf("not little-endian SPIR-V")
-	}
 	const (
 		opTypeStruct, opTypePointer, opVariable, opDecorate = 30, 32, 59, 71
 		decorationBinding, storagePushConstant              = 33, 9
@@ -28,28 +23,24 @@ func readInterface(spv []byte) (shaderInterface, error) {
 	structs, pointers := map[uint32]int{}, map[uint32]uint32{}
 	var si shaderInterface
 	var pushPointer uint32
-	for i := 5; i < len(spv)/4; {
-		w := binary.LittleEndian.Uint32(spv[4*i:])
-		op, n := w&0xffff, int(w>>16)
-		if n == 0 || i+n > len(spv)/4 {
-			return shaderInterface{}, fmt.Errorf("instruction at word %d runs past the end", i)
-		}
-		arg := func(k int) uint32 { return binary.LittleEndian.Uint32(spv[4*(i+k):]) }
+	err := spirvInstructions(spv, func(op uint32, a []uint32) {
 		switch op {
 		case opTypeStruct:
-			structs[arg(1)] = n - 2
+			structs[a[0]] = len(a) - 1
 		case opTypePointer:
-			pointers[arg(1)] = arg(3)
+			pointers[a[0]] = a[2]
 		case opVariable:
-			if arg(3) == storagePushConstant {
-				pushPointer = arg(1)
+			if a[2] == storagePushConstant {
+				pushPointer = a[0]
 			}
 		case opDecorate:
-			if arg(2) == decorationBinding {
-				si.bindings = max(si.bindings, int(arg(3))+1)
+			if a[1] == decorationBinding {
+				si.bindings = max(si.bindings, int(a[2])+1)
 			}
 		}
-		i += n
+	})
+	if err != nil {
+		return shaderInterface{}, err
 	}
 	if pushPointer != 0 {
 		si.push = structs[pointers[pushPointer]]
@@ -60,8 +51,8 @@ func readInterface(spv []byte) (shaderInterface, error) {
 var kernelLiteral = regexp.MustCompile(`Kernel\{Shader: "(\w+)", Bindings: (\d+), Push: (\d+)`)
 
 // Every kernel the backend declares (and its subgroup variant) says the number of bindings and
-// push-constant words its compiled shader declares: the Go side fills push constants by
-// position, so a count off by one would shift every field after it.
+// push-constant words its compiled shader declares: Dispatch holds the push struct's size to
+// that count (TestPushStructsMatchTheirShaders checks the structs themselves).
 func TestKernelsMatchTheirShaders(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
