@@ -1,0 +1,135 @@
+package rl
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/internal/testutil"
+)
+
+// batchLength is a BatchReward scoring a completion's length, as an external verifier would: one
+// call per batch.
+type batchLength struct{ log *[]string }
+
+func (batchLength) Name() string { return "length" }
+
+func (b batchLength) Score(prompt, completion string, meta Meta) (float64, error) {
+	s, err := b.ScoreAll([]string{prompt}, []string{completion}, []Meta{meta})
+	if err != nil {
+		return 0, err
+	}
+	return s[0], nil
+}
+
+func (b batchLength) ScoreAll(prompts, completions []string, _ []Meta) ([]float64, error) {
+	out := make([]float64, len(completions))
+	for i, c := range completions {
+		*b.log = append(*b.log, "length "+prompts[i]+"|"+c)
+		out[i] = float64(len(c)) / 7
+	}
+	return out, nil
+}
+
+// loggedRewards are countA's a_share, scored one completion a call, and batchLength; each
+// appends "<term> <prompt>|<completion>" to log for every completion it scores.
+func loggedRewards(log *[]string) *Combined {
+	share := countA().parts[0].Reward
+	c, err := NewCombined(Weighted{Reward: RewardFunc{RewardName: "a_share", Fn: func(p, completion string, m Meta) (float64, error) {
+		*log = append(*log, "a_share "+p+"|"+completion)
+		return share.Score(p, completion, m)
+	}}, Weight: 1}, Weighted{Reward: batchLength{log}, Weight: 0.25})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// scoringRun trains the toy model with GRPO spread over c's ranks (one process when c is nil)
+// as grpoSpreadRun does, with loggedRewards. It returns a hash of every step's reward metrics
+// and of the parameters, and the rewards' calls, sorted.
+func scoringRun(t *testing.T, c *dist.Comm) (string, []string) {
+	t.Helper()
+	cfg := DefaultGRPOTrainerConfig()
+	cfg.Train = toyTrainConfig()
+	cfg.Train.Steps, cfg.Train.PromptsPerStep, cfg.Train.MicroBatch = grpoSpreadSteps, 5, 4
+	cfg.GRPO.GroupSize = 4
+	var calls []string
+	p := GPT2(toyModel(t, 5))
+	tr, err := NewGRPOTrainer(p, toy, toyPrompts(false), loggedRewards(&calls), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetComm(c); err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	for range grpoSpreadSteps {
+		rep, err := tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range slices.Sorted(maps.Keys(rep.Metrics)) {
+			if k == "loss" || strings.HasPrefix(k, "reward") {
+				fmt.Fprintf(h, "%s=%016x;", k, math.Float64bits(rep.Metrics[k]))
+			}
+		}
+	}
+	params, err := paramsToHost(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range params {
+		fmt.Fprintf(h, "%08x", math.Float32bits(v))
+	}
+	slices.Sort(calls)
+	return fmt.Sprintf("%016x", h.Sum64()), calls
+}
+
+// Spread over 2 ranks, each rank scores only the groups it sampled: the two ranks' reward calls
+// together are one process's, each completion scored once by each term, and every rank's reward
+// metrics (rewards/<term>/mean and std among them) and parameters are one process's, bit for bit.
+func TestSpreadScoresEachCompletionOnce(t *testing.T) {
+	testutil.SkipInRankJob(t)
+	want, wantCalls := scoringRun(t, nil)
+	if n := 2 * grpoSpreadSteps * 5 * 4; len(wantCalls) != n {
+		t.Fatalf("one process made %d reward calls, want %d (2 terms x %d steps x 20 completions)", len(wantCalls), n, grpoSpreadSteps)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		var calls []string
+		for r, got := range testutil.RunRanks(t, l, 2, "TestSpreadScoresRank") {
+			hash, mine, _ := strings.Cut(got, "\n")
+			if hash != want {
+				t.Errorf("%s rank %d: hash %s, one process %s", l.Name, r, hash, want)
+			}
+			// Rank 0 holds 3 of the 5 groups, rank 1 the other 2.
+			lines := strings.Split(mine, "\n")
+			if wantN := 2 * grpoSpreadSteps * 4 * []int{3, 2}[r]; len(lines) != wantN {
+				t.Errorf("%s rank %d: %d reward calls, want %d", l.Name, r, len(lines), wantN)
+			}
+			calls = append(calls, lines...)
+		}
+		slices.Sort(calls)
+		if !slices.Equal(calls, wantCalls) {
+			t.Errorf("%s: the ranks' reward calls are not one process's:\n%q\nwant\n%q", l.Name, calls, wantCalls)
+		}
+	}
+}
+
+// TestSpreadScoresRank is one rank of TestSpreadScoresEachCompletionOnce's jobs: its hash, then
+// its reward calls, a line each.
+func TestSpreadScoresRank(t *testing.T) {
+	testutil.RankJobOnly(t, "TestSpreadScoresEachCompletionOnce")
+	c, err := dist.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hash, calls := scoringRun(t, c)
+	testutil.WriteRankResult(t, c.Rank(), hash+"\n"+strings.Join(calls, "\n"))
+}
