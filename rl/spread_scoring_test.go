@@ -133,3 +133,63 @@ func TestSpreadScoresRank(t *testing.T) {
 	hash, calls := scoringRun(t, c)
 	testutil.WriteRankResult(t, c.Rank(), hash+"\n"+strings.Join(calls, "\n"))
 }
+
+// failingRun is scoringRun's first step with a reward that fails on the prompt "f=" (group 3,
+// which the second of 2 ranks samples): it returns the step's error.
+func failingRun(t *testing.T, c *dist.Comm) string {
+	t.Helper()
+	cfg := DefaultGRPOTrainerConfig()
+	cfg.Train = toyTrainConfig()
+	cfg.Train.PromptsPerStep, cfg.Train.MicroBatch, cfg.GRPO.GroupSize = 5, 4, 4
+	r, err := NewCombined(Weighted{Reward: RewardFunc{RewardName: "picky", Fn: func(p, _ string, _ Meta) (float64, error) {
+		if p == "f=" {
+			return 0, fmt.Errorf("cannot score %q", p)
+		}
+		return 1, nil
+	}}, Weight: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewGRPOTrainer(GPT2(toyModel(t, 5)), toy, toyPrompts(false), r, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetComm(c); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tr.TrainStep()
+	if err == nil {
+		t.Fatal("a failing reward: the step went on")
+	}
+	return err.Error()
+}
+
+// A reward that fails on one rank's rows fails the step on every rank, naming the rank and the
+// row as one process names it, rather than leaving the others waiting.
+func TestSpreadScoringErrorReachesEveryRank(t *testing.T) {
+	testutil.SkipInRankJob(t)
+	const row = `reward "picky", row 12: cannot score "f="`
+	if got := failingRun(t, nil); !strings.Contains(got, row) {
+		t.Fatalf("one process: %s, want %s", got, row)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		got := testutil.RunRanks(t, l, 2, "TestSpreadScoringErrorRank")
+		if !strings.Contains(got[0], "rank 1: "+row) {
+			t.Errorf("%s rank 0: %s, want rank 1's %s", l.Name, got[0], row)
+		}
+		if !strings.Contains(got[1], row) {
+			t.Errorf("%s rank 1: %s, want %s", l.Name, got[1], row)
+		}
+	}
+}
+
+// TestSpreadScoringErrorRank is one rank of TestSpreadScoringErrorReachesEveryRank's jobs.
+func TestSpreadScoringErrorRank(t *testing.T) {
+	testutil.RankJobOnly(t, "TestSpreadScoringErrorReachesEveryRank")
+	c, err := dist.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	testutil.WriteRankResult(t, c.Rank(), failingRun(t, c))
+}
