@@ -113,18 +113,34 @@ func (c *core) shareRows(mine []sampledRow) ([]sampledRow, error) {
 // scoreSpread scores the completions of this rank's groups (per rows each) and builds the
 // whole batch's rewards from every rank's scores.
 func (c *core) scoreSpread(prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
-	rank, size := c.rankSize()
+	gather := c.gather
+	if c.comm == nil {
+		gather = nil
+	}
+	return scoreOver(c.comm, gather, c.reward, prompts, completions, metas, per)
+}
+
+// scoreOver scores with r the completions of the groups of per rows that this rank of comm
+// holds and builds the whole batch's rewards from every rank's scores, exchanged by gather
+// (comm's GatherBytes, or nil with a nil comm: this process scores all).
+func scoreOver(comm *dist.Comm, gather func([]byte) ([][]byte, error), r *Combined, prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
+	rank, size := 0, 1
+	if comm != nil {
+		rank, size = comm.Rank(), comm.Size()
+	}
 	first, cnt := dist.Held(rank, len(completions)/per, size)
 	lo, hi := first*per, (first+cnt)*per
-	mine, err := c.reward.scoreTerms(prompts[lo:hi], completions[lo:hi], metas[lo:hi], lo)
-	scores, err := c.shareScores(mine, err)
+	mine, err := r.scoreTerms(prompts[lo:hi], completions[lo:hi], metas[lo:hi], lo)
+	if gather != nil {
+		mine, err = shareScores(gather, len(r.parts), mine, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if got := len(scores[0]); got != len(completions) {
+	if got := len(mine[0]); got != len(completions) {
 		return nil, fmt.Errorf("the ranks scored %d of %d completions", got, len(completions))
 	}
-	return c.reward.batchOf(scores), nil
+	return r.batchOf(mine), nil
 }
 
 // rankScores is what a rank sends of its rows' rewards: each term's scores, term after term,
@@ -134,12 +150,9 @@ type rankScores struct {
 	Err    string
 }
 
-// shareScores returns each term's scores of every rank's rows, in rank order (which is group
-// order), given this rank's (or the error that stopped them).
-func (c *core) shareScores(mine [][]float64, failed error) ([][]float64, error) {
-	if c.comm == nil {
-		return mine, failed
-	}
+// shareScores returns each of the terms' scores of every rank's rows, in rank order (which is
+// group order), given this rank's (or the error that stopped them).
+func shareScores(gather func([]byte) ([][]byte, error), terms int, mine [][]float64, failed error) ([][]float64, error) {
 	msg := rankScores{}
 	if failed != nil {
 		msg.Err = failed.Error()
@@ -151,14 +164,13 @@ func (c *core) shareScores(mine [][]float64, failed error) ([][]float64, error) 
 	if err := gob.NewEncoder(&buf).Encode(msg); err != nil {
 		return nil, err
 	}
-	parts, err := c.gather(buf.Bytes())
+	parts, err := gather(buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("sharing the rewards: %w", err)
 	}
 	if failed != nil {
 		return nil, failed
 	}
-	terms := len(c.reward.parts)
 	all := make([][]float64, terms)
 	for r, p := range parts {
 		var got rankScores

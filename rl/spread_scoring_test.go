@@ -193,3 +193,69 @@ func TestSpreadScoringErrorRank(t *testing.T) {
 	defer c.Close()
 	testutil.WriteRankResult(t, c.Rank(), failingRun(t, c))
 }
+
+// evalRun evaluates the toy model on 5 prompts, greedily and 2 samples each, scoring over c's
+// ranks (one process when c is nil), with loggedRewards. It returns a hash of the result
+// (every reward's bits) and the rewards' calls, sorted.
+func evalRun(t *testing.T, c *dist.Comm) (string, []string) {
+	t.Helper()
+	src := toyPrompts(false)
+	prompts := make([]Prompt, 5)
+	for i := range prompts {
+		prompts[i], _ = src.Next()
+	}
+	var calls []string
+	cfg := EvalConfig{MaxNewTokens: 4, EOS: toyEOS, Success: 0.5, Samples: 2, Sampling: Sampling{Temperature: 1, TopP: 1}, Seed: 3, Comm: c}
+	res, err := Evaluate(GPT2(toyModel(t, 5)), toy, prompts, loggedRewards(&calls), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%016x %016x %016x;", math.Float64bits(res.Accuracy), math.Float64bits(res.MeanReward), math.Float64bits(res.SampledAccuracy))
+	for _, r := range res.Rewards {
+		fmt.Fprintf(h, "%016x", math.Float64bits(r))
+	}
+	slices.Sort(calls)
+	return fmt.Sprintf("%016x", h.Sum64()), calls
+}
+
+// Evaluate over 2 ranks scores each answer once over both and gives each rank one process's
+// result, bit for bit.
+func TestEvaluateOverRanksScoresEachAnswerOnce(t *testing.T) {
+	testutil.SkipInRankJob(t)
+	want, wantCalls := evalRun(t, nil)
+	if n := 2 * 5 * 3; len(wantCalls) != n {
+		t.Fatalf("one process made %d reward calls, want %d (2 terms x 5 prompts x (1 greedy + 2 sampled))", len(wantCalls), n)
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		var calls []string
+		for r, got := range testutil.RunRanks(t, l, 2, "TestEvaluateOverRanksRank") {
+			hash, mine, _ := strings.Cut(got, "\n")
+			if hash != want {
+				t.Errorf("%s rank %d: hash %s, one process %s", l.Name, r, hash, want)
+			}
+			// Greedy: rank 0 scores 3 of the 5 answers, rank 1 two; sampled: 5 of 10 each.
+			lines := strings.Split(mine, "\n")
+			if wantN := 2 * ([]int{3, 2}[r] + 5); len(lines) != wantN {
+				t.Errorf("%s rank %d: %d reward calls, want %d", l.Name, r, len(lines), wantN)
+			}
+			calls = append(calls, lines...)
+		}
+		slices.Sort(calls)
+		if !slices.Equal(calls, wantCalls) {
+			t.Errorf("%s: the ranks' reward calls are not one process's:\n%q\nwant\n%q", l.Name, calls, wantCalls)
+		}
+	}
+}
+
+// TestEvaluateOverRanksRank is one rank of TestEvaluateOverRanksScoresEachAnswerOnce's jobs.
+func TestEvaluateOverRanksRank(t *testing.T) {
+	testutil.RankJobOnly(t, "TestEvaluateOverRanksScoresEachAnswerOnce")
+	c, err := dist.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hash, calls := evalRun(t, c)
+	testutil.WriteRankResult(t, c.Rank(), hash+"\n"+strings.Join(calls, "\n"))
+}

@@ -259,7 +259,8 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
 		return false, nil
 	}
-	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1})
+	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1,
+		Comm: f.cluster.mpi()})
 	if err != nil {
 		return false, err
 	}
