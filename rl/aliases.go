@@ -2,6 +2,7 @@ package rl
 
 import (
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
@@ -18,6 +19,10 @@ type (
 // Sampling is nn/sample's Options under the name rl's configs used before they took that type
 // (RolloutConfig.Sampling, EvalConfig.Sampling).
 type Sampling = sample.Options
+
+// SFTStats describe one supervised step: nn/train's StepStats, so sft and train runs report
+// the same quantities under the same names (Tokens: the tokens the loss counts).
+type SFTStats = train.StepStats
 
 // The step decisions a report carries (Action), and the Prompt.Template entry for a position
 // the task leaves free.

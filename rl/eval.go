@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
 )
@@ -25,6 +26,18 @@ type EvalConfig struct {
 	Sampling sample.Options `json:"sampling"`
 	// Seed fixes the sampled answers.
 	Seed uint64 `json:"seed"`
+	// Comm shares the scoring among its ranks, each scoring its share of the answers (every
+	// rank still generates them all, and gets the result of one process); nil: this process
+	// scores all.
+	Comm *dist.Comm `json:"-"`
+}
+
+// score scores the answers, shared among cfg.Comm's ranks when set.
+func (cfg EvalConfig) score(reward *Combined, prompts, answers []string, metas []Meta) (*RewardBatch, error) {
+	if cfg.Comm == nil {
+		return reward.ScoreBatch(prompts, answers, metas)
+	}
+	return scoreOver(cfg.Comm, cfg.Comm.GatherBytes, reward, prompts, answers, metas, 1)
 }
 
 // EvalTask is the result on the prompts of one task (meta["task"]).
@@ -79,7 +92,7 @@ func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg E
 	for i, p := range prompts {
 		texts[i], metas[i] = p.Text, p.Meta
 	}
-	rb, err := reward.ScoreBatch(texts, ro.Texts, metas)
+	rb, err := cfg.score(reward, texts, ro.Texts, metas)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +133,7 @@ func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg E
 		for i, p := range rows {
 			texts[i], metas[i] = p.Text, p.Meta
 		}
-		srb, err := reward.ScoreBatch(texts, sro.Texts, metas)
+		srb, err := cfg.score(reward, texts, sro.Texts, metas)
 		if err != nil {
 			return nil, err
 		}

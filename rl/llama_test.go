@@ -121,7 +121,7 @@ func TestSFTOnLlamaCPUAndVulkanAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			losses = append(losses, s.Loss)
+			losses = append(losses, float64(s.Loss))
 		}
 		return losses
 	}
@@ -258,7 +258,7 @@ func TestSFTMicroBatchesMatchTheWholeBatch(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				losses = append(losses, s.Loss)
+				losses = append(losses, float64(s.Loss))
 			}
 			params, _ := paramsToHost(p)
 			return losses, params

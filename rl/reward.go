@@ -185,28 +185,56 @@ type RewardBatch struct {
 // ScoreBatch scores completions[i] of prompts[i] with metas[i]. The first failing reward stops
 // the batch with an error naming the reward and the row; non-finite scores are errors too.
 func (c *Combined) ScoreBatch(prompts, completions []string, metas []Meta) (*RewardBatch, error) {
+	scores, err := c.scoreTerms(prompts, completions, metas, 0)
+	if err != nil {
+		return nil, err
+	}
+	return c.batchOf(scores), nil
+}
+
+// scoreTerms returns each term's unweighted scores of the completions, in term order; the rows
+// are numbered from firstRow in errors (a part of a larger batch).
+func (c *Combined) scoreTerms(prompts, completions []string, metas []Meta, firstRow int) ([][]float64, error) {
 	n := len(completions)
 	if len(prompts) != n || len(metas) != n {
 		return nil, fmt.Errorf("reward batch: %d prompts, %d completions, %d metadata", len(prompts), n, len(metas))
 	}
-	b := &RewardBatch{Total: make([]float64, n), PerReward: map[string][]float64{}, Means: map[string]float64{}, Stds: map[string]float64{}}
-	for _, p := range c.parts {
-		name := p.Reward.Name()
-		scores, err := scoreTerm(p.Reward, prompts, completions, metas)
+	out := make([][]float64, len(c.parts))
+	for k, p := range c.parts {
+		scores, err := scoreTerm(p.Reward, prompts, completions, metas, firstRow)
 		if err != nil {
 			return nil, err
 		}
-		for i, s := range scores {
-			b.Total[i] += p.Weight * s
-		}
-		b.PerReward[name] = scores
-		b.Means[name], b.Stds[name] = objective.MeanStd(scores)
+		out[k] = scores
 	}
-	return b, nil
+	return out, nil
 }
 
-// scoreTerm scores every completion with one reward, checking that each score is finite.
-func scoreTerm(r Reward, prompts, completions []string, metas []Meta) ([]float64, error) {
+// batchOf sums the terms' scores of a whole batch (scoreTerms' order) into totals and
+// per-term statistics.
+func (c *Combined) batchOf(scores [][]float64) *RewardBatch {
+	n := 0
+	if len(scores) > 0 {
+		n = len(scores[0])
+	}
+	b := &RewardBatch{Total: make([]float64, n), PerReward: map[string][]float64{}, Means: map[string]float64{}, Stds: map[string]float64{}}
+	for k, p := range c.parts {
+		name := p.Reward.Name()
+		for i, s := range scores[k] {
+			b.Total[i] += p.Weight * s
+		}
+		b.PerReward[name] = scores[k]
+		b.Means[name], b.Stds[name] = objective.MeanStd(scores[k])
+	}
+	return b
+}
+
+// scoreTerm scores every completion with one reward, checking that each score is finite; rows
+// are numbered from firstRow in errors. No rows make no call.
+func scoreTerm(r Reward, prompts, completions []string, metas []Meta, firstRow int) ([]float64, error) {
+	if len(completions) == 0 {
+		return []float64{}, nil
+	}
 	name := r.Name()
 	var scores []float64
 	if br, ok := r.(BatchReward); ok {
@@ -222,14 +250,14 @@ func scoreTerm(r Reward, prompts, completions []string, metas []Meta) ([]float64
 		for i := range completions {
 			s, err := r.Score(prompts[i], completions[i], metas[i])
 			if err != nil {
-				return nil, fmt.Errorf("reward %q, row %d: %w", name, i, err)
+				return nil, fmt.Errorf("reward %q, row %d: %w", name, firstRow+i, err)
 			}
 			scores[i] = s
 		}
 	}
 	for i, s := range scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
-			return nil, fmt.Errorf("reward %q, row %d: score %v is not finite", name, i, s)
+			return nil, fmt.Errorf("reward %q, row %d: score %v is not finite", name, firstRow+i, s)
 		}
 	}
 	return scores, nil

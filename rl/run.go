@@ -82,8 +82,7 @@ func (r sftRunner) Step() (int, map[string]float64, bool, error) {
 	if err != nil {
 		return 0, nil, false, err
 	}
-	return s.Step, map[string]float64{"loss": s.Loss, "learning_rate": s.LR, "grad_norm": s.GradNorm,
-		"loss_tokens": float64(s.Tokens), "step_seconds": s.Seconds}, false, nil
+	return s.Step, s.Metrics(), false, nil
 }
 
 func (r sftRunner) Steps() int             { return r.t.Step }

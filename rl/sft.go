@@ -56,16 +56,6 @@ func (c SFTConfig) Validate() error {
 
 func (c SFTConfig) schedule() optim.Cosine { return c.Schedule(c.Steps) }
 
-// SFTStats describe one supervised step.
-type SFTStats struct {
-	Step     int     `json:"step"`
-	Loss     float64 `json:"loss"` // mean negative log-likelihood per loss token
-	LR       float64 `json:"lr"`
-	GradNorm float64 `json:"grad_norm"`
-	Tokens   int     `json:"loss_tokens"`
-	Seconds  float64 `json:"seconds"`
-}
-
 // SFTTrainer trains a model on prompt ++ answer ++ EOS sequences. The prompt and the answer are
 // encoded separately, exactly as the RL rollout sees them (the prompt encoded alone, then the
 // completion token by token).
@@ -153,12 +143,13 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	}
 	count := len(positions)
 	var loss float64
+	var comms dist.ReduceStats
 	if K, _ := t.microBatches(); K > 1 || t.comm != nil {
-		sum, err := t.accumulateOrdered(inputs, positions, targets, B, T, count)
+		sum, sent, err := t.accumulateOrdered(inputs, positions, targets, B, T, count)
 		if err != nil {
 			return SFTStats{}, err
 		}
-		loss = sum
+		loss, comms = sum, sent
 	} else {
 		m.ZeroGrad()
 		sum, err := t.accumulate(inputs, positions, targets, 0, B, B, T, count)
@@ -180,7 +171,8 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	}
 	t.Opt.UpdateMeasured(m.Params(), m.Grads(), lr)
 	t.Step++
-	return SFTStats{Step: t.Step, Loss: loss, LR: float64(lr), GradNorm: float64(gn), Tokens: count, Seconds: since(start)}, nil
+	return SFTStats{Step: t.Step, Loss: float32(loss), LR: lr, GradNorm: gn, Tokens: count, Seconds: since(start),
+		CommBytes: comms.BytesSent, CommSeconds: comms.Seconds}, nil
 }
 
 // accumulate runs rows r0..r0+rows-1 of the batch forward and backward, adding their share of

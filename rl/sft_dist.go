@@ -54,11 +54,12 @@ func (t *SFTTrainer) ensureAccum(K int) error {
 
 // accumulateOrdered computes this rank's micro-batches' gradients one by one, adds every
 // rank's in micro-batch order into the parameter gradients, and returns the batch's summed
-// negative log-likelihood.
-func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, error) {
+// negative log-likelihood and what the gradients' reduction sent.
+func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, dist.ReduceStats, error) {
+	var sent dist.ReduceStats
 	K, rows := t.microBatches()
 	if err := t.ensureAccum(K); err != nil {
-		return 0, err
+		return 0, sent, err
 	}
 	a, m := t.acc, t.Model
 	first, cnt := a.reducer.Held()
@@ -67,31 +68,34 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 		m.ZeroGrad()
 		nll, err := t.accumulate(inputs, positions, targets, k*rows, rows, B, T, count)
 		if err != nil {
-			return 0, fmt.Errorf("micro-batch %d: %w", k, err)
+			return 0, sent, fmt.Errorf("micro-batch %d: %w", k, err)
 		}
 		if err := m.Grads().Download(a.held[k-first]); err != nil {
-			return 0, err
+			return 0, sent, err
 		}
 		a.nll[k] = nll
 	}
+	before := a.reducer.Stats()
 	if err := a.reducer.Sum(a.sum, a.held); err != nil {
-		return 0, err
+		return 0, sent, err
 	}
+	after := a.reducer.Stats()
+	sent = dist.ReduceStats{BytesSent: after.BytesSent - before.BytesSent, Seconds: after.Seconds - before.Seconds}
 	if err := m.Grads().Upload(a.sum); err != nil {
-		return 0, err
+		return 0, sent, err
 	}
 	all := a.nll
 	if t.comm != nil {
 		var err error
 		if all, err = t.comm.SumFloat64(a.nll); err != nil { // other ranks' entries are 0
-			return 0, err
+			return 0, sent, err
 		}
 	}
 	var total float64
 	for _, v := range all {
 		total += v
 	}
-	return total, nil
+	return total, sent, nil
 }
 
 // CheckReplicas returns an error when the ranks' parameters differ (they must stay equal bit

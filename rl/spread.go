@@ -16,10 +16,12 @@ import (
 
 // A GRPO or PPO step spread over ranks: whole groups are sampled on the rank holding them, each
 // group from its own stream keyed by (seed, step, group), and every rank receives the whole
-// rollout. Every rank then scores all of it and computes the loss on the whole batch (the same
-// arithmetic everywhere); the forward passes and gradients are split by micro-batch, and the
-// gradients are added in micro-batch order (dist.Reducer). Nothing depends on the number of
-// ranks, so the parameters are the same bit for bit for any.
+// rollout. Each rank scores its own groups' completions (a slow verifier is called once per
+// sample over all ranks) and every rank receives all the scores, bits unchanged. Every rank
+// then computes the rewards' sums and the loss on the whole batch (the same arithmetic
+// everywhere); the forward passes and gradients are split by micro-batch, and the gradients are
+// added in micro-batch order (dist.Reducer). Nothing depends on the number of ranks, so the
+// parameters are the same bit for bit for any.
 
 // spreadAccum holds the buffers of an ordered gradient sum.
 type spreadAccum struct {
@@ -104,6 +106,84 @@ func (c *core) shareRows(mine []sampledRow) ([]sampledRow, error) {
 			return nil, fmt.Errorf("the rollout rank %d sent: %w", r, err)
 		}
 		all = append(all, rows...)
+	}
+	return all, nil
+}
+
+// scoreSpread scores the completions of this rank's groups (per rows each) and builds the
+// whole batch's rewards from every rank's scores.
+func (c *core) scoreSpread(prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
+	gather := c.gather
+	if c.comm == nil {
+		gather = nil
+	}
+	return scoreOver(c.comm, gather, c.reward, prompts, completions, metas, per)
+}
+
+// scoreOver scores with r the completions of the groups of per rows that this rank of comm
+// holds and builds the whole batch's rewards from every rank's scores, exchanged by gather
+// (comm's GatherBytes, or nil with a nil comm: this process scores all).
+func scoreOver(comm *dist.Comm, gather func([]byte) ([][]byte, error), r *Combined, prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
+	rank, size := 0, 1
+	if comm != nil {
+		rank, size = comm.Rank(), comm.Size()
+	}
+	first, cnt := dist.Held(rank, len(completions)/per, size)
+	lo, hi := first*per, (first+cnt)*per
+	mine, err := r.scoreTerms(prompts[lo:hi], completions[lo:hi], metas[lo:hi], lo)
+	if gather != nil {
+		mine, err = shareScores(gather, len(r.parts), mine, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if got := len(mine[0]); got != len(completions) {
+		return nil, fmt.Errorf("the ranks scored %d of %d completions", got, len(completions))
+	}
+	return r.batchOf(mine), nil
+}
+
+// rankScores is what a rank sends of its rows' rewards: each term's scores, term after term,
+// or the error that stopped its scoring, so that every rank fails with it.
+type rankScores struct {
+	Scores []float64
+	Err    string
+}
+
+// shareScores returns each of the terms' scores of every rank's rows, in rank order (which is
+// group order), given this rank's (or the error that stopped them).
+func shareScores(gather func([]byte) ([][]byte, error), terms int, mine [][]float64, failed error) ([][]float64, error) {
+	msg := rankScores{}
+	if failed != nil {
+		msg.Err = failed.Error()
+	}
+	for _, s := range mine {
+		msg.Scores = append(msg.Scores, s...)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(msg); err != nil {
+		return nil, err
+	}
+	parts, err := gather(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("sharing the rewards: %w", err)
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	all := make([][]float64, terms)
+	for r, p := range parts {
+		var got rankScores
+		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&got); err != nil {
+			return nil, fmt.Errorf("the rewards rank %d sent: %w", r, err)
+		}
+		if got.Err != "" {
+			return nil, fmt.Errorf("rank %d: %s", r, got.Err)
+		}
+		rows := len(got.Scores) / terms
+		for k := range all {
+			all[k] = append(all[k], got.Scores[k*rows:(k+1)*rows]...)
+		}
 	}
 	return all, nil
 }

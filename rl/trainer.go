@@ -46,9 +46,9 @@ type TrainConfig struct {
 	Seed uint64 `json:"seed"`
 	// KLMetrics keeps a reference model for the KL diagnostics even when no loss term uses it.
 	KLMetrics bool `json:"kl_metrics"`
-	// Spread computes each step in pieces that any number of ranks can share (GRPO only; see
-	// GRPOTrainer.SetComm, which sets it): each group sampled from its own stream, micro-batch
-	// gradients added in order on the host. A run then gives the same numbers on any number
+	// Spread computes each step in pieces that any number of ranks can share (see
+	// GRPOTrainer.SetComm, which sets it): each group sampled from its own stream and scored
+	// where it was sampled, micro-batch gradients added in order on the host. A run then gives the same numbers on any number
 	// of ranks, and resumes on another.
 	Spread bool `json:"spread,omitempty"`
 }
@@ -234,7 +234,12 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	for i, p := range rows {
 		texts[i], metas[i] = p.Text, p.Meta
 	}
-	rb, err := c.reward.ScoreBatch(texts, ro.Texts, metas)
+	var rb *RewardBatch
+	if c.cfg.Spread {
+		rb, err = c.scoreSpread(texts, ro.Texts, metas, per)
+	} else {
+		rb, err = c.reward.ScoreBatch(texts, ro.Texts, metas)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -61,6 +61,14 @@ func (cl *cluster) deviceFor() string {
 // main reports whether this process writes the run's files and logs: rank 0, or a lone process.
 func (cl *cluster) main() bool { return cl == nil || cl.comm.Rank() == 0 }
 
+// mpi is the job's communicator, nil for a lone process.
+func (cl *cluster) mpi() *dist.Comm {
+	if cl == nil {
+		return nil
+	}
+	return cl.comm
+}
+
 // anyStop returns true on every rank when any rank asks to stop, so all leave the step loop
 // at the same step (a rank that left alone would leave the others waiting in a collective).
 func (cl *cluster) anyStop(local bool) (bool, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ func rewardProgram() {
 	in.Buffer(make([]byte, 1<<20), 1<<26)
 	for in.Scan() {
 		var req struct {
+			Prompts     []string            `json:"prompts"`
 			Completions []string            `json:"completions"`
 			Metadata    []map[string]string `json:"metadata"`
 		}
@@ -32,9 +34,33 @@ func rewardProgram() {
 				out[i] = min(0.5, 0.1*float64(len(c)))
 			}
 		}
+		logScored(req.Prompts, req.Completions)
 		fmt.Fprintf(os.Stderr, "scored %d\n", len(out))
 		b, _ := json.Marshal(map[string]any{"rewards": out})
 		fmt.Println(string(b))
+	}
+}
+
+// logScored appends a line per scored completion, "<prompt>|<completion>" quoted, to the file
+// $VKGRAD_TEST_REWARD_LOG names (when set), in one write so that programs sharing the file do
+// not interleave their lines.
+func logScored(prompts, completions []string) {
+	name := os.Getenv("VKGRAD_TEST_REWARD_LOG")
+	if name == "" {
+		return
+	}
+	var b strings.Builder
+	for i, c := range completions {
+		fmt.Fprintf(&b, "%q\n", prompts[i]+"|"+c)
+	}
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.WriteString(b.String())
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reward log:", err)
+		os.Exit(2)
 	}
 }
 

@@ -185,13 +185,13 @@ func (t *taskFlags) setup(fam *modelFamily) (*taskSetup, error) {
 }
 
 // evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
-// held-out set).
-func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64) (*rl.EvalResult, error) {
+// held-out set), the answers scored over cl's ranks.
+func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64, cl *cluster) (*rl.EvalResult, error) {
 	if len(s.heldOut) == 0 {
 		return nil, nil
 	}
 	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
-		Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed})
+		Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi()})
 }
 
 func evalLine(r *rl.EvalResult) string {

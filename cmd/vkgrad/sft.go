@@ -245,8 +245,7 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 	if err != nil {
 		return 0, nil, false, err
 	}
-	s.metrics.Log().Str("kind", "sft").Int("step", st.Step).Float64("loss", st.Loss).Float64("learning_rate", st.LR).
-		Float64("grad_norm", st.GradNorm).Int("loss_tokens", st.Tokens).Float64("step_seconds", st.Seconds).Msg("")
+	stepLine(s.metrics.Log().Str("kind", "sft"), st, s.f.cluster != nil).Msg("")
 	s.bar.Update(st.Step, fmt.Sprintf("loss %.3f", st.Loss))
 	if done, err := s.f.checkAccuracy(s.policy, s.check, st.Step, s.state); err != nil || done {
 		return st.Step, nil, done, err
@@ -260,7 +259,8 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
 		return false, nil
 	}
-	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1})
+	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1,
+		Comm: f.cluster.mpi()})
 	if err != nil {
 		return false, err
 	}

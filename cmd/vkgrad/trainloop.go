@@ -92,12 +92,7 @@ func (s *trainSteps) Step() (int, map[string]float64, bool, error) {
 	}
 	s.tokens += st.Tokens
 	tps := float64(s.tokens) / time.Since(s.start).Seconds()
-	ev := s.metrics.Log().Str("kind", "train").Int("step", st.Step).Float32("loss", st.Loss).Float32("learning_rate", st.LR).
-		Float32("grad_norm", st.GradNorm).Float64("step_seconds", st.Seconds).Float64("tok_per_s", tps)
-	if s.cluster != nil {
-		ev = ev.Int64("comm_bytes", st.CommBytes).Float64("comm_seconds", st.CommSeconds)
-	}
-	ev.Msg("")
+	stepLine(s.metrics.Log().Str("kind", "train"), st, s.cluster != nil).Float64("tok_per_s", tps).Msg("")
 	s.bar.Update(st.Step, fmt.Sprintf("loss %.3f | %.0f tok/s", st.Loss, tps))
 	if err := s.metricsOut.Err(); err != nil { // nil on ranks other than 0
 		return 0, nil, false, fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. The last checkpoint is intact: free space, then vkgrad train --resume %s", st.Step, err, s.runDir)

@@ -65,7 +65,7 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 		}
 	} else {
 		var err error
-		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp); err != nil {
+		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster); err != nil {
 			return nil, err
 		}
 		logEval(r.log, r.metrics, 0, "before", rs.before)
@@ -99,7 +99,7 @@ func (l *tuneLoop) checkpointPath() string { return filepath.Join(l.runDir, load
 
 // evalDuring measures the held-out accuracy every --eval-every steps.
 func (l *tuneLoop) evalDuring(step int) error {
-	e, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp)
+	e, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (l *tuneLoop) evalDuring(step int) error {
 // evalAfter measures the held-out accuracy after the last step, before the final checkpoint.
 func (l *tuneLoop) evalAfter(step int) error {
 	l.bar.Clear()
-	after, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp)
+	after, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster)
 	if err != nil {
 		return err
 	}

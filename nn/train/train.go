@@ -76,14 +76,19 @@ func (c Config) Validate() error {
 	return c.Settings.Validate(c.Steps)
 }
 
-// StepStats describe one optimizer step.
+// StepStats describe one optimizer step: of language-model training here, and of supervised
+// fine-tuning in rl (SFTTrainer), so both kinds of run report the same quantities alike.
 type StepStats struct {
-	Step     int     `json:"step"` // 1-based count of steps taken
+	Step int `json:"step"` // 1-based count of steps taken
+	// Loss is the mean negative log-likelihood per token the loss counts.
 	Loss     float32 `json:"loss"`
 	LR       float32 `json:"lr"`
 	GradNorm float32 `json:"grad_norm"`
-	Tokens   int     `json:"tokens"`
-	Seconds  float64 `json:"seconds"`
+	// Tokens is the number of tokens the loss counts: every position of the batch in
+	// language-model training; the answers' tokens and EOS (with the prompts' when not answer
+	// only) in supervised fine-tuning.
+	Tokens  int     `json:"tokens"`
+	Seconds float64 `json:"seconds"`
 	// Skipped is set when the loss or gradient was not finite and the update was not applied
 	// (parameters, optimizer state and step count are as before it); Reason says why.
 	Skipped bool   `json:"skipped,omitempty"`
@@ -92,6 +97,17 @@ type StepStats struct {
 	// the time it spent in MPI (0 in one process).
 	CommBytes   int64   `json:"comm_bytes,omitempty"`
 	CommSeconds float64 `json:"comm_seconds,omitempty"`
+}
+
+// Metrics are the step's numbers under the names of a metrics.jsonl step line; the traffic's
+// only when the step sent something.
+func (s StepStats) Metrics() map[string]float64 {
+	m := map[string]float64{"loss": float64(s.Loss), "learning_rate": float64(s.LR), "grad_norm": float64(s.GradNorm),
+		"tokens": float64(s.Tokens), "step_seconds": s.Seconds}
+	if s.CommBytes > 0 {
+		m["comm_bytes"], m["comm_seconds"] = float64(s.CommBytes), s.CommSeconds
+	}
+	return m
 }
 
 // Trainer owns a model, its optimizer and the data position.
