@@ -71,3 +71,34 @@ func BenchmarkUploadDownload16MB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAdamW4M updates 4M parameters: seven float streams (p, g, m, v read; p, m, v
+// written). Aligned views take adamw_vec4, views one element off the scalar adamw.
+func BenchmarkAdamW4M(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		off  int
+	}{{"vec4", 0}, {"scalar", 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			be := benchBackend(b)
+			const n = 4 << 20
+			var ts [4]*tensor.Tensor
+			for i := range ts {
+				full, err := tensor.New(be, tensor.Float32, n+c.off)
+				if err != nil {
+					b.Fatal(err)
+				}
+				be.Fill(full, 0.5)
+				ts[i] = full.View(c.off, n)
+			}
+			p := tensor.AdamWParams{LR: 1e-4, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, Step: 1}
+			b.SetBytes(7 * 4 * n)
+			for b.Loop() {
+				be.AdamW(ts[0], ts[1], ts[2], ts[3], p)
+				if err := be.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -48,6 +48,18 @@ func (b *Backend) nnChunkRows(op string, rows int, args []nnArg) (int, error) {
 	return cr, nil
 }
 
+// vec4Aligned says whether every argument starts on a 16-byte boundary of its buffer. Then
+// each window's First counts whole vec4s however the rows are chunked (in vec4 rows), since
+// minStorageBufferOffsetAlignment is a power of two: a multiple of 16, or a divisor of it.
+func vec4Aligned(args []nnArg) bool {
+	for _, a := range args {
+		if (a.buf.off+4*uint64(a.off))%16 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // firsts are the First of each argument's window in a chunk, in binding order.
 type firsts [MaxBindings]uint32
 

@@ -3,6 +3,7 @@ package vk
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -12,6 +13,11 @@ import (
 // score matrix never reaches device memory. The forward saves one log-sum-exp per query; the
 // backward recomputes the probabilities from it in a query pass (dq) and a key pass (dk, dv),
 // each gradient summed by one invocation in a fixed order: no atomics, repeatable bits.
+
+// On a CPU implementation of Vulkan the broadcast kernels (shaders/attention_broadcast_*.comp)
+// replace them: one row per invocation and no shared memory, which there only adds barriers and
+// lane-by-lane loads (gpt2-mini's three attention passes: 3.5-5x faster on lavapipe). Both
+// kinds take the same bindings and push constants, and are chosen per device, never mixed.
 
 // flashRows is the rows of the block a workgroup owns (BR in the shaders); the workgroup is
 // flashRows rows of flashLanes invocations.
@@ -35,7 +41,7 @@ func newFlashKernels(shader string, bindings, push int) flashKernels {
 var (
 	kFlashForward     = newFlashKernels("attention_flash_forward", 5, 16)
 	kFlashQuery       = newFlashKernels("attention_flash_query", 6, 12)
-	kFlashKey         = newFlashKernels("attention_flash_key", 6, 12)
+	kFlashKey         = newFlashKernels("attention_flash_key", 5, 12) // all but out
 	kAttentionKVCache = Kernel{Shader: "attention_kvcache", Bindings: 3, Push: 8}
 )
 
@@ -67,30 +73,78 @@ func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool)
 	return ks[v], true
 }
 
-// flashPlan picks the variant of ks for the head size C/NH and checks that a grid over T
-// queries fits the device; it returns false when it recorded an error.
-func (b *Backend) flashPlan(op string, ks flashKernels, T, C, NH int) (k Kernel, hs int, ok bool) {
-	hs = C / NH
-	k, ok = b.flashKernel(op, ks, hs)
-	return k, hs, ok && b.checkFlashGrid(op, T, NH)
-}
+// The broadcast kernels; the head size is their specialization constant 3.
+var (
+	kBroadcastForward = Kernel{Shader: "attention_broadcast_forward", Bindings: 5, Push: 16}
+	kBroadcastQuery   = Kernel{Shader: "attention_broadcast_query", Bindings: 6, Push: 12}
+	kBroadcastKey     = Kernel{Shader: "attention_broadcast_key", Bindings: 5, Push: 12} // all but out
+)
 
-// flashGroups is the grid over n blocks of rows for cr sequences of NH heads: x pairs block i
-// with block n-1-i (equal causal work per workgroup), y is the head, z the sequence (the
-// shaders loop over sequences past the device's limit).
-func (b *Backend) flashGroups(n, NH, cr int) [3]uint32 {
-	lim := b.dev.Info.MaxComputeWorkGroupCount
-	return [3]uint32{uint32((n + 1) / 2), uint32(NH), uint32(min(cr, int(lim[2])))}
-}
+// attnForce, when set by tests, replaces the kind of attention kernels the device would run.
+var attnForce string
 
-// checkFlashGrid records an error when a grid of flashGroups does not fit the device.
-func (b *Backend) checkFlashGrid(op string, T, NH int) bool {
-	lim := b.dev.Info.MaxComputeWorkGroupCount
-	if pairs := (T + 2*flashRows - 1) / (2 * flashRows); pairs > int(lim[0]) || NH > int(lim[1]) {
-		b.setErr(fmt.Errorf("vk: %s: T=%d and NH=%d exceed the device's workgroup counts %v", op, T, NH, lim))
-		return false
+// attnKernelEnv overrides the kind: flash or broadcast.
+const attnKernelEnv = "VKGRAD_ATTENTION_KERNEL"
+
+// attnBroadcast says whether attention runs the broadcast kernels: on CPU implementations,
+// unless attnForce or VKGRAD_ATTENTION_KERNEL says otherwise.
+func (b *Backend) attnBroadcast() bool {
+	kind := attnForce
+	if kind == "" {
+		kind = os.Getenv(attnKernelEnv)
 	}
-	return true
+	switch kind {
+	case "flash":
+		return false
+	case "broadcast":
+		return true
+	}
+	return b.dev.Info.Type == DeviceCPU
+}
+
+// attnGrid is the grid of an attention pass: x blocks of rows (pairs of blocks for flash),
+// y heads, and up to zmax sequences (the shaders loop over the rest).
+type attnGrid struct{ x, y, zmax uint32 }
+
+// of is the grid of a dispatch over cr sequences.
+func (g attnGrid) of(cr int) [3]uint32 { return [3]uint32{g.x, g.y, min(uint32(cr), g.zmax)} }
+
+// attnPlan picks the kernel of one attention pass (flash's variant for the head size C/NH, or
+// its broadcast twin) and its grid over T rows per sequence; it returns false when it
+// recorded an error (a head or grid the device cannot run).
+func (b *Backend) attnPlan(op string, flash flashKernels, broadcast Kernel, T, C, NH int) (k Kernel, hs int, g attnGrid, ok bool) {
+	hs = C / NH
+	k, ok = b.attnKernel(op, flash, broadcast, hs)
+	if !ok {
+		return Kernel{}, hs, attnGrid{}, false
+	}
+	lim := b.dev.Info.MaxComputeWorkGroupCount
+	g = attnGrid{uint32((blocksOf(T) + 1) / 2), uint32(NH), lim[2]}
+	if b.attnBroadcast() {
+		w := int(k.Local[0])
+		g.x = uint32((T + w - 1) / w)
+	}
+	if g.x > lim[0] || g.y > lim[1] {
+		b.setErr(fmt.Errorf("vk: %s: T=%d and NH=%d exceed the device's workgroup counts %v", op, T, NH, lim))
+		return Kernel{}, hs, attnGrid{}, false
+	}
+	return k, hs, g, true
+}
+
+// attnKernel is flash's variant for head size hs, or on devices that take the broadcast kernels
+// broadcast with one CPU SIMD row of invocations (the subgroup size) and hs specialised.
+func (b *Backend) attnKernel(op string, flash flashKernels, broadcast Kernel, hs int) (Kernel, bool) {
+	if !b.attnBroadcast() {
+		return b.flashKernel(op, flash, hs)
+	}
+	if hs > flashMaxHead {
+		b.setErr(fmt.Errorf("vk: %s: head size %d (C/NH) exceeds the largest supported, %d", op, hs, flashMaxHead))
+		return Kernel{}, false
+	}
+	k := broadcast
+	k.Local = [3]uint32{min(max(b.dev.Info.SubgroupSize, 1), 64), 1, 1}
+	k.Spec[0] = uint32(hs)
+	return k, true
 }
 
 func blocksOf(T int) int { return (T + flashRows - 1) / flashRows }
@@ -120,7 +174,7 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	if B*T*C == 0 {
 		return
 	}
-	k, hs, ok := b.flashPlan(op, kFlashForward, T, C, NH)
+	k, hs, grid, ok := b.attnPlan(op, kFlashForward, kBroadcastForward, T, C, NH)
 	if !ok {
 		return
 	}
@@ -129,7 +183,7 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
 	}
 	scale := attnScale(hs)
-	nnRun(b, k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }, func(_, cr int, f firsts) flashForwardPush {
+	nnRun(b, k, op, B, args, grid.of, func(_, cr int, f firsts) flashForwardPush {
 		return flashForwardPush{Tq: uint32(T), NH: uint32(NH), Hs: uint32(hs), Qstride: uint32(3 * C), Kvstride: uint32(3 * C),
 			Kvbatch: uint32(T * 3 * C), Ostride: uint32(C), Pos: 0, B: uint32(cr),
 			OffOut: f[0], OffLse: f[1], OffQ: f[2], OffK: f[3] + uint32(C), OffV: f[4] + uint32(2*C), Scale: scale, WriteLse: 1}
@@ -148,24 +202,23 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, out, att *tensor.T
 	if B*T*C == 0 {
 		return
 	}
-	kq, hs, ok := b.flashPlan(op, kFlashQuery, T, C, NH)
+	kq, hs, grid, ok := b.attnPlan(op, kFlashQuery, kBroadcastQuery, T, C, NH)
 	if !ok {
 		return
 	}
-	kk, _ := b.flashKernel(op, kFlashKey, hs)
+	kk, _ := b.attnKernel(op, kFlashKey, kBroadcastKey, hs)
 	scale := attnScale(hs)
 	push := func(_, cr int, f firsts) flashBackwardPush {
 		return flashBackwardPush{T: uint32(T), NH: uint32(NH), Hs: uint32(hs), C: uint32(C), B: uint32(cr),
 			OffDqkv: f[0], OffLse: f[1], OffDsum: f[2], OffDout: f[3], OffQkv: f[4], OffOut: f[5], Scale: scale}
 	}
-	groups := func(cr int) [3]uint32 { return b.flashGroups(blocksOf(T), NH, cr) }
 	args := []nnArg{
 		nnRows(ds, dqkv, T*3*C, B*T*3*C, true), nnRows(ls, att, NH*T, B*NH*T, false), nnRows(ss, scratch, NH*T, B*NH*T, true),
 		nnRows(dos, dout, T*C, B*T*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(os, out, T*C, B*T*C, false),
 	}
-	nnRun(b, kq, op, B, args, groups, push)
+	nnRun(b, kq, op, B, args, grid.of, push)
 	args[2].write = false
-	nnRun(b, kk, op, B, args, groups, push)
+	nnRun(b, kk, op, B, args[:5], grid.of, push)
 }
 
 // AttentionDecode writes the new keys and values into the caches, then runs the forward's
@@ -183,7 +236,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	if B*Tq*C == 0 {
 		return
 	}
-	k, hs, ok := b.flashPlan(op, kFlashForward, Tq, C, NH)
+	k, hs, grid, ok := b.attnPlan(op, kFlashForward, kBroadcastForward, Tq, C, NH)
 	if !ok {
 		return
 	}
@@ -200,7 +253,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
 	}
 	scale := attnScale(hs)
-	nnRun(b, k, op, B, args, func(cr int) [3]uint32 { return b.flashGroups(blocksOf(Tq), NH, cr) }, func(_, cr int, f firsts) flashForwardPush {
+	nnRun(b, k, op, B, args, grid.of, func(_, cr int, f firsts) flashForwardPush {
 		return flashForwardPush{Tq: uint32(Tq), NH: uint32(NH), Hs: uint32(hs), Qstride: uint32(3 * C), Kvstride: uint32(C),
 			Kvbatch: uint32(maxT * C), Ostride: uint32(C), Pos: uint32(pos), B: uint32(cr),
 			OffOut: f[0], OffLse: f[1], OffQ: f[2], OffK: f[3], OffV: f[4], Scale: scale, WriteLse: 0}

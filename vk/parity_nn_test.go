@@ -605,7 +605,8 @@ func nnCases() []nnCase {
 // TestAttentionDecodeMatchesForward decodes a sequence in steps of several sizes through the
 // KV cache: each step's output must equal AttentionForward over the whole sequence bit for
 // bit (the same kernel over the same keys), the caches must hold exactly the keys and values
-// written so far, and the outputs must agree with the CPU backend's decode.
+// written so far, and the outputs must agree with the CPU backend's decode. Both kinds of
+// kernels run.
 func TestAttentionDecodeMatchesForward(t *testing.T) {
 	d := device(t)
 	// Steps of several queries, single queries, and (at T=37) blocks and key tiles crossed
@@ -614,10 +615,13 @@ func TestAttentionDecodeMatchesForward(t *testing.T) {
 		B, T, C, NH, maxT int
 		steps             []int
 	}{{2, 9, 12, 3, 11, []int{4, 1, 3, 1}}, {2, 37, 128, 2, 40, []int{20, 1, 15, 1}}} {
-		for _, limits := range []string{"device", "chunked"} {
-			t.Run(fmt.Sprintf("T=%d,C=%d,NH=%d/%s", s.T, s.C, s.NH, limits), func(t *testing.T) {
-				decodeMatchesForward(t, d, s.B, s.T, s.C, s.NH, s.maxT, s.steps, limits == "chunked")
-			})
+		for _, kind := range attnKinds {
+			for _, limits := range []string{"device", "chunked"} {
+				t.Run(fmt.Sprintf("%s/T=%d,C=%d,NH=%d/%s", kind, s.T, s.C, s.NH, limits), func(t *testing.T) {
+					forceAttention(t, kind)
+					decodeMatchesForward(t, d, s.B, s.T, s.C, s.NH, s.maxT, s.steps, limits == "chunked")
+				})
+			}
 		}
 	}
 }

@@ -184,7 +184,8 @@ type packQKVBackwardPush struct {
 
 // Attention (ops_attention.go).
 
-// flashForwardPush is attention_flash_forward.glsl's block, for both head-size variants.
+// flashForwardPush is attention_forward_params.glsl's block: both flash head-size variants and
+// the broadcast kernel.
 type flashForwardPush struct {
 	Tq, NH, Hs, Qstride, Kvstride, Kvbatch, Ostride, Pos, B uint32
 	OffOut, OffLse, OffQ, OffK, OffV                        uint32
@@ -192,7 +193,8 @@ type flashForwardPush struct {
 	WriteLse                                                uint32
 }
 
-// flashBackwardPush is attention_flash_backward.glsl's block: the query and key passes.
+// flashBackwardPush is attention_backward_params.glsl's block: the query and key passes, flash
+// and broadcast.
 type flashBackwardPush struct {
 	T, NH, Hs, C, B                                   uint32
 	OffDqkv, OffLse, OffDsum, OffDout, OffQkv, OffOut uint32

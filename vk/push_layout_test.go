@@ -55,14 +55,14 @@ var pushStructs = []struct {
 	{embeddingForwardPush{}, []string{"embedding_forward"}},
 	{packQKVPush{}, []string{"pack_qkv"}},
 	{packQKVBackwardPush{}, []string{"pack_qkv_backward"}},
-	{flashForwardPush{}, []string{"attention_flash_forward_h64", "attention_flash_forward_h128"}},
-	{flashBackwardPush{}, []string{"attention_flash_query_h64", "attention_flash_query_h128", "attention_flash_key_h64", "attention_flash_key_h128"}},
+	{flashForwardPush{}, []string{"attention_flash_forward_h64", "attention_flash_forward_h128", "attention_broadcast_forward"}},
+	{flashBackwardPush{}, []string{"attention_flash_query_h64", "attention_flash_query_h128", "attention_flash_key_h64", "attention_flash_key_h128", "attention_broadcast_query", "attention_broadcast_key"}},
 	{kvCachePush{}, []string{"attention_kvcache"}},
 	{matmulPush{}, []string{"matmul", "matmul_direct", "matmul_broadcast"}},
 	{matmulTiledPush{}, []string{"matmul_tiled", "matmul_tiled_vec4"}},
 	{splitKReducePush{}, []string{"matmul_splitk_reduce"}},
 	{biasBackwardPush{}, []string{"bias_backward"}},
-	{adamwPush{}, []string{"adamw"}},
+	{adamwPush{}, []string{"adamw", "adamw_vec4"}},
 }
 
 // pushMember is one member of a push-constant block: its name (GLSL's, or the Go field's),

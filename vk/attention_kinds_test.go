@@ -1,0 +1,66 @@
+package vk
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// attnKinds are the kinds of attention kernels; a device runs one of them, tests force each.
+var attnKinds = []string{"flash", "broadcast"}
+
+// forceAttention makes the backends of the rest of the test run the given kind of attention
+// kernels.
+func forceAttention(t *testing.T, kind string) {
+	attnForce = kind
+	t.Cleanup(func() { attnForce = "" })
+}
+
+// TestAttentionParityOfEachKind runs the attention parity cases (forward, two backwards,
+// repeated and chunked, against the CPU backend) with each kind of kernel forced: the device's
+// own kind also runs in TestNNParityWithCPU, the other one only here. It checks that the forced
+// kind's kernels are the ones that ran.
+func TestAttentionParityOfEachKind(t *testing.T) {
+	var cases []nnCase
+	for _, c := range nnCases() {
+		if strings.HasPrefix(c.name, "Attention/") {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) == 0 {
+		t.Fatal("nnCases has no attention cases")
+	}
+	d := device(t)
+	for _, kind := range attnKinds {
+		t.Run(kind, func(t *testing.T) {
+			forceAttention(t, kind)
+			runNNCases(t, cases)
+
+			vb := NewBackendOn(d)
+			defer vb.Close()
+			const B, T, C, NH = 1, 5, 8, 2
+			r := rand.New(rand.NewPCG(1, 2))
+			qkv := onDevice(t, vb, randVec(r, B*T*3*C), 0)
+			out := onDevice(t, vb, make([]float32, B*T*C), 0)
+			att := onDevice(t, vb, make([]float32, B*NH*T), 0)
+			scratch := onDevice(t, vb, make([]float32, B*NH*T), 0)
+			dqkv := onDevice(t, vb, make([]float32, B*T*3*C), 0)
+			calls := mmRunKernels(t, vb, func() {
+				vb.AttentionForward(out, att, qkv, B, T, C, NH)
+				vb.AttentionBackward(dqkv, scratch, out, qkv, out, att, B, T, C, NH)
+			})
+			for _, pass := range []string{"forward", "query", "key"} {
+				prefix := "attention_" + kind + "_" + pass
+				ran := 0
+				for name, n := range calls {
+					if strings.HasPrefix(name, prefix) {
+						ran += n
+					}
+				}
+				if ran != 1 {
+					t.Errorf("%s ran %d times, want once (kernels that ran: %v)", prefix, ran, calls)
+				}
+			}
+		})
+	}
+}
