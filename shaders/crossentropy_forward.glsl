@@ -6,13 +6,22 @@
 // (reduce.glsl). A second pass writes the probabilities. The order of operations is fixed, so
 // results are repeatable.
 //
+// Each lane takes four consecutive columns at a time (lane l columns 4l..4l+3, then 4(l+W)..),
+// in column order. With VEC4 (rows starting on a vec4, Vp a multiple of 4) they are one vec4
+// load or store: the same columns in the same order, so the same bits as without.
+//
 // With FUSED (llm.c's fused classifier) the second pass writes the loss gradient instead,
 // (probs - [v == target]) * dloss, the same bits as crossentropy_backward adds to zeroed
 // dlogits, and no probabilities are kept.
+#extension GL_EXT_control_flow_attributes : require
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) writeonly buffer Losses { float losses[]; };
 layout(set = 0, binding = 1) writeonly buffer Probs { float probs[]; }; // dlogits when FUSED
 layout(set = 0, binding = 2) readonly buffer Logits { float logits[]; };
+#ifdef VEC4
+layout(set = 0, binding = 1) writeonly buffer Probs4 { vec4 probs4[]; };
+layout(set = 0, binding = 2) readonly buffer Logits4 { vec4 logits4[]; };
+#endif
 layout(set = 0, binding = 3) readonly buffer Targets { int targets[]; };
 layout(push_constant) uniform Params {
     uint rows;
@@ -29,6 +38,31 @@ layout(push_constant) uniform Params {
 
 #include "reduce.glsl"
 
+// load4 reads columns v..v+3 of the row starting at l0; columns at or past V read column V-1.
+vec4 load4(uint l0, uint v) {
+#ifdef VEC4
+    return logits4[(l0 + v) >> 2];
+#else
+    uint last = p.V - 1u;
+    return vec4(logits[l0 + min(v, last)], logits[l0 + min(v + 1u, last)], logits[l0 + min(v + 2u, last)],
+                logits[l0 + min(v + 3u, last)]);
+#endif
+}
+
+// store4 writes columns v..v+3 (those before V without VEC4, where the padding loop writes
+// the rest).
+void store4(uint p0, uint v, vec4 x) {
+#ifdef VEC4
+    probs4[(p0 + v) >> 2] = x;
+#else
+    [[unroll]] for (uint c = 0u; c < 4u; c++) {
+        if (v + c < p.V) {
+            probs[p0 + v + c] = x[c];
+        }
+    }
+#endif
+}
+
 void main() {
     uint l = gl_LocalInvocationID.x;
     uint W = gl_WorkGroupSize.x;
@@ -37,35 +71,51 @@ void main() {
         uint p0 = p.off_probs + row * p.Vp;
         float m = uintBitsToFloat(0xff800000u); // -inf: a lane without columns adds 0 below
         float s = 0.0;
-        for (uint v = l; v < p.V; v += W) {
-            float x = logits[l0 + v];
-            if (x > m) {
-                s = s * exp(m - x) + 1.0;
-                m = x;
-            } else {
-                s += exp(x - m);
+        for (uint v = 4u * l; v < p.V; v += 4u * W) {
+            vec4 x4 = load4(l0, v);
+            [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                float x = x4[c];
+                if (v + c < p.V) {
+                    if (x > m) {
+                        s = s * exp(m - x) + 1.0;
+                        m = x;
+                    } else {
+                        s += exp(x - m);
+                    }
+                }
             }
         }
         float rowMax = groupMax(m);
         float sum = groupSum(s * exp(m - rowMax));
         uint ix = uint(targets[p.off_tg + row]);
-        for (uint v = l; v < p.V; v += W) {
-            float pv = exp(logits[l0 + v] - rowMax) / sum;
+        for (uint v = 4u * l; v < p.V; v += 4u * W) {
+            vec4 x4 = load4(l0, v);
+            vec4 out4;
+            [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                float pv = exp(x4[c] - rowMax) / sum;
 #ifdef FUSED
-            float g = pv;
-            if (v == ix) {
-                losses[p.off_losses + row] = -log(pv);
-                g -= 1.0;
-            }
-            probs[p0 + v] = g * p.dloss;
+                float g = pv;
+                if (v + c == ix) {
+                    losses[p.off_losses + row] = -log(pv);
+                    g -= 1.0;
+                }
+                out4[c] = v + c < p.V ? g * p.dloss : 0.0;
 #else
-            probs[p0 + v] = pv;
-            if (v == ix) {
-                losses[p.off_losses + row] = -log(pv);
-            }
+                out4[c] = v + c < p.V ? pv : 0.0;
+                if (v + c == ix) {
+                    losses[p.off_losses + row] = -log(pv);
+                }
 #endif
+            }
+            store4(p0, v, out4);
         }
-        for (uint v = p.V + l; v < p.Vp; v += W) {
+        // The padding past the last group of four (and, without VEC4, within it).
+#ifdef VEC4
+        uint pad = (p.V + 3u) & ~3u;
+#else
+        uint pad = p.V;
+#endif
+        for (uint v = pad + l; v < p.Vp; v += W) {
             probs[p0 + v] = 0.0;
         }
     }

@@ -27,8 +27,10 @@ var (
 	kEncoderWte        = Kernel{Shader: "encoder_backward_wte", Bindings: 3, Push: 7}
 	kEncoderWpe        = Kernel{Shader: "encoder_backward_wpe", Bindings: 2, Push: 4}
 	kCrossEntropyFwd   = Kernel{Shader: "crossentropy_forward", Bindings: 4, Push: 7}
+	kCrossEntropyFwd4  = Kernel{Shader: "crossentropy_forward_vec4", Bindings: 4, Push: 7}
 	kCrossEntropyBwd   = Kernel{Shader: "crossentropy_backward", Bindings: 4, Push: 7}
 	kCrossEntropyFused = Kernel{Shader: "crossentropy_fused", Bindings: 4, Push: 8}
+	kCrossEntropyFuse4 = Kernel{Shader: "crossentropy_fused_vec4", Bindings: 4, Push: 8}
 	kLogSoftmaxGather  = Kernel{Shader: "logsoftmax_gather", Bindings: 5, Push: 11}
 	kLogSoftmaxBwd     = Kernel{Shader: "logsoftmax_gather_backward", Bindings: 6, Push: 12}
 	kDropout           = Kernel{Shader: "dropout", Bindings: 3, Push: 8}
@@ -241,30 +243,35 @@ func checkVocab(op string, V, Vp int) {
 // CrossEntropyForward computes the softmax of each row's first V logits into probs and the
 // loss at the target, one workgroup per row.
 func (b *Backend) CrossEntropyForward(losses, probs, logits, targets *tensor.Tensor, N, V, Vp int) {
-	crossEntropyRows(b, kCrossEntropyFwd, "CrossEntropyForward", "probs", 4, losses, probs, logits, targets, N, V, Vp,
+	crossEntropyRows(b, kCrossEntropyFwd, kCrossEntropyFwd4, "CrossEntropyForward", "probs", 4, losses, probs, logits, targets, N, V, Vp,
 		func(p crossEntropyForwardPush) crossEntropyForwardPush { return p })
 }
 
 // CrossEntropyFused computes each row's loss and writes its gradient for a loss gradient of
 // dloss into dlogits, one workgroup per row and no probabilities in memory.
 func (b *Backend) CrossEntropyFused(losses, dlogits, logits, targets *tensor.Tensor, N, V, Vp int, dloss float32) {
-	crossEntropyRows(b, kCrossEntropyFused, "CrossEntropyFused", "dlogits", 5, losses, dlogits, logits, targets, N, V, Vp,
+	crossEntropyRows(b, kCrossEntropyFused, kCrossEntropyFuse4, "CrossEntropyFused", "dlogits", 5, losses, dlogits, logits, targets, N, V, Vp,
 		func(p crossEntropyForwardPush) crossEntropyFusedPush { return crossEntropyFusedPush{p, dloss} })
 }
 
 // crossEntropyRows runs k, the forward or the fused kernel, over N rows: the losses and out (the
 // probabilities, or the gradient), flops a column; push extends the forward's push constants
-// to k's.
-func crossEntropyRows[P any](b *Backend, k Kernel, op, outName string, flops float64, losses, out, logits, targets *tensor.Tensor, N, V, Vp int, push func(crossEntropyForwardPush) P) {
+// to k's. Where every row of logits and out starts on a vec4 it runs k4, k's twin with vec4
+// loads and stores (the same bits; on lavapipe the fused loss takes about half the time).
+func crossEntropyRows[P any](b *Backend, k, k4 Kernel, op, outName string, flops float64, losses, out, logits, targets *tensor.Tensor, N, V, Vp int, push func(crossEntropyForwardPush) P) {
 	b.dev.Cost(flops*float64(N*V), 4*2*float64(N*Vp))
 	nnDims(op, N)
 	checkVocab(op, V, Vp)
 	ls, os := nnF32(b, op, "losses", losses, N), nnF32(b, op, outName, out, N*Vp)
 	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
-	nnRun(b, b.rowKernel(k), op, N, []nnArg{
+	args := []nnArg{
 		nnRows(ls, losses, 1, N, true), nnRows(os, out, Vp, N*Vp, true),
 		nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
-	}, b.nnRowGroups, func(_, cr int, f firsts) P {
+	}
+	if Vp%4 == 0 && vec4Aligned(args[1:3]) {
+		k = k4
+	}
+	nnRun(b, b.rowKernel(k), op, N, args, b.nnRowGroups, func(_, cr int, f firsts) P {
 		return push(crossEntropyForwardPush{Rows: uint32(cr), V: uint32(V), Vp: uint32(Vp), OffLosses: f[0], OffProbs: f[1], OffLogits: f[2], OffTg: f[3]})
 	})
 }

@@ -12,6 +12,8 @@ const noSubgroupEnv = "VKGRAD_NO_SUBGROUP"
 var subgroupVariants = map[string]string{
 	"crossentropy_forward":       "crossentropy_forward_sg",
 	"crossentropy_fused":         "crossentropy_fused_sg",
+	"crossentropy_forward_vec4":  "crossentropy_forward_vec4_sg",
+	"crossentropy_fused_vec4":    "crossentropy_fused_vec4_sg",
 	"layernorm_backward":         "layernorm_backward_sg",
 	"layernorm_forward":          "layernorm_forward_sg",
 	"residual_layernorm_forward": "residual_layernorm_forward_sg",

@@ -1,0 +1,7 @@
+#version 450
+// crossentropy_forward fused with its backward, shared-memory reductions, vec4 loads and stores
+// (see crossentropy_forward.glsl).
+#extension GL_GOOGLE_include_directive : require
+#define FUSED
+#define VEC4
+#include "crossentropy_forward.glsl"
