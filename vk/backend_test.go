@@ -128,26 +128,32 @@ func TestElementwiseOps(t *testing.T) {
 	}
 }
 
-// TestOpsStayInsideViews checks that ops write exactly the elements of their view.
+// TestOpsStayInsideViews checks that ops write exactly the elements of their view: one that
+// starts and ends off a vec4, and one that fill_vec4 covers.
 func TestOpsStayInsideViews(t *testing.T) {
 	b := NewBackendOn(device(t))
 	defer b.Close()
-	full, err := tensor.New(b, tensor.Float32, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Fill(full, -1)
-	v := full.View(5, 50)
-	b.Fill(v, 3)
-	b.Scale(v, 2)
-	got := download(t, b, full)
-	for i, x := range got {
-		want := float32(-1)
-		if i >= 5 && i < 55 {
-			want = 6
+	for _, s := range []struct{ off, n int }{{5, 50}, {8, 40}} {
+		full, err := tensor.New(b, tensor.Float32, 64)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if x != want {
-			t.Fatalf("element %d = %g, want %g", i, x, want)
+		b.Fill(full, -1)
+		v := full.View(s.off, s.n)
+		calls := mmRunKernels(t, b, func() { b.Fill(v, 3) })
+		if wide := s.off%4 == 0 && s.n%4 == 0; (calls["fill_vec4"] == 1) != wide {
+			t.Errorf("view [%d, %d): fill_vec4 ran %d times, want it to run: %v", s.off, s.off+s.n, calls["fill_vec4"], wide)
+		}
+		b.Scale(v, 2)
+		got := download(t, b, full)
+		for i, x := range got {
+			want := float32(-1)
+			if i >= s.off && i < s.off+s.n {
+				want = 6
+			}
+			if x != want {
+				t.Fatalf("view [%d, %d): element %d = %g, want %g", s.off, s.off+s.n, i, x, want)
+			}
 		}
 	}
 }

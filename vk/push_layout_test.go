@@ -22,7 +22,7 @@ var pushStructs = []struct {
 	push    any
 	shaders []string
 }{
-	{fillPush{}, []string{"fill"}},
+	{fillPush{}, []string{"fill", "fill_vec4"}},
 	{copyPush{}, []string{"copy"}},
 	{binaryPush{}, []string{"add", "mul"}},
 	{axpyPush{}, []string{"axpy"}},
