@@ -239,6 +239,7 @@ func (i *Instance) deviceExtensions(pd uintptr) (map[string]bool, error) {
 	return m, nil
 }
 
+// describe reads what vkgrad needs to know of physical device pd.
 func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	var d DeviceInfo
 	exts, err := i.deviceExtensions(pd)
@@ -249,68 +250,120 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	var base physicalDeviceProperties
 	callPtr(i.fn.GetPhysicalDeviceProperties, pd, uintptr(unsafe.Pointer(&base)))
 	d.APIVersion = base.ApiVersion
-	hasV12 := base.ApiVersion >= apiVersion(1, 2, 0) && i.version >= apiVersion(1, 2, 0)
+	q := i.chainQueries(base.ApiVersion, exts)
+	i.runQueries(pd, base, q, &d)
+	describeProperties(&d, q)
+	describeLimits(&d, &q.props.Properties.Limits)
+	i.describeMemory(pd, base.ApiVersion, exts, &d)
+	i.describeComputeQueue(pd, &d)
+	if d.ComputeQueueFamily < 0 && d.Unusable == "" {
+		d.Unusable = "no compute queue"
+	}
+	return d, nil
+}
 
-	maint3 := &physicalDeviceMaintenance3Properties{SType: stPhysicalDeviceMaintenance3}
-	maint4 := &physicalDeviceMaintenance4Properties{SType: stPhysicalDeviceMaintenance4}
-	if base.ApiVersion >= apiVersion(1, 3, 0) && i.version >= apiVersion(1, 3, 0) || exts["VK_KHR_maintenance4"] {
-		maint3.PNext = unsafe.Pointer(maint4)
+// deviceQueries are the property and feature structures of one device, each chained into
+// props or feats where the device has its extension or Vulkan version.
+type deviceQueries struct {
+	props     *physicalDeviceProperties2
+	ids       *physicalDeviceIDProperties
+	subgroup  *physicalDeviceSubgroupProperties
+	maint3    *physicalDeviceMaintenance3Properties
+	maint4    *physicalDeviceMaintenance4Properties
+	driver    *physicalDeviceDriverProperties
+	amdCores  *physicalDeviceShaderCorePropertiesAMD
+	nvSMs     *physicalDeviceShaderSMBuiltinsPropertiesNV
+	sizeProps *physicalDeviceSubgroupSizeControlProperties
+	feats     *physicalDeviceFeatures2
+	fp16      *physicalDeviceShaderFloat16Int8Features
+	sizeFeats *physicalDeviceSubgroupSizeControlFeatures
+}
+
+// chainQueries builds the pNext chains for a device of Vulkan version api with extensions exts.
+func (i *Instance) chainQueries(api uint32, exts map[string]bool) *deviceQueries {
+	hasV12 := api >= apiVersion(1, 2, 0) && i.version >= apiVersion(1, 2, 0)
+	q := i.chainProperties(api, exts, hasV12)
+	q.fp16 = &physicalDeviceShaderFloat16Int8Features{SType: stPhysicalDeviceShaderFloat16Int8}
+	q.feats = &physicalDeviceFeatures2{SType: stPhysicalDeviceFeatures2}
+	if hasV12 || exts["VK_KHR_shader_float16_int8"] {
+		q.feats.PNext = unsafe.Pointer(q.fp16)
 	}
-	subgroup := &physicalDeviceSubgroupProperties{SType: stPhysicalDeviceSubgroupProperties, PNext: unsafe.Pointer(maint3)}
-	ids := &physicalDeviceIDProperties{SType: stPhysicalDeviceIDProperties, PNext: unsafe.Pointer(subgroup)}
-	driver := &physicalDeviceDriverProperties{SType: stPhysicalDeviceDriverProperties}
-	props := &physicalDeviceProperties2{SType: stPhysicalDeviceProperties2, PNext: unsafe.Pointer(ids)}
+	q.sizeProps = &physicalDeviceSubgroupSizeControlProperties{SType: stPhysicalDeviceSubgroupSizeControlProperties}
+	q.sizeFeats = &physicalDeviceSubgroupSizeControlFeatures{SType: stPhysicalDeviceSubgroupSizeControlFeatures}
+	if subgroupSizeControlCore(api, i.version) || exts["VK_EXT_subgroup_size_control"] {
+		q.sizeProps.PNext, q.props.PNext = q.props.PNext, unsafe.Pointer(q.sizeProps)
+		q.sizeFeats.PNext, q.feats.PNext = q.feats.PNext, unsafe.Pointer(q.sizeFeats)
+	}
+	return q
+}
+
+// chainProperties builds the chain of properties that all devices answer and of those
+// their extensions add.
+func (i *Instance) chainProperties(api uint32, exts map[string]bool, hasV12 bool) *deviceQueries {
+	q := &deviceQueries{}
+	q.maint3 = &physicalDeviceMaintenance3Properties{SType: stPhysicalDeviceMaintenance3}
+	q.maint4 = &physicalDeviceMaintenance4Properties{SType: stPhysicalDeviceMaintenance4}
+	if api >= apiVersion(1, 3, 0) && i.version >= apiVersion(1, 3, 0) || exts["VK_KHR_maintenance4"] {
+		q.maint3.PNext = unsafe.Pointer(q.maint4)
+	}
+	q.subgroup = &physicalDeviceSubgroupProperties{SType: stPhysicalDeviceSubgroupProperties, PNext: unsafe.Pointer(q.maint3)}
+	q.ids = &physicalDeviceIDProperties{SType: stPhysicalDeviceIDProperties, PNext: unsafe.Pointer(q.subgroup)}
+	q.driver = &physicalDeviceDriverProperties{SType: stPhysicalDeviceDriverProperties}
+	q.props = &physicalDeviceProperties2{SType: stPhysicalDeviceProperties2, PNext: unsafe.Pointer(q.ids)}
 	if hasV12 || exts["VK_KHR_driver_properties"] {
-		driver.PNext = unsafe.Pointer(ids)
-		props.PNext = unsafe.Pointer(driver)
+		q.driver.PNext = unsafe.Pointer(q.ids)
+		q.props.PNext = unsafe.Pointer(q.driver)
 	}
-	amdCores := &physicalDeviceShaderCorePropertiesAMD{SType: stPhysicalDeviceShaderCorePropertiesAMD}
-	nvSMs := &physicalDeviceShaderSMBuiltinsPropertiesNV{SType: stPhysicalDeviceShaderSMBuiltinsPropertiesNV}
+	q.amdCores = &physicalDeviceShaderCorePropertiesAMD{SType: stPhysicalDeviceShaderCorePropertiesAMD}
+	q.nvSMs = &physicalDeviceShaderSMBuiltinsPropertiesNV{SType: stPhysicalDeviceShaderSMBuiltinsPropertiesNV}
 	if exts["VK_AMD_shader_core_properties"] {
-		amdCores.PNext, props.PNext = props.PNext, unsafe.Pointer(amdCores)
+		q.amdCores.PNext, q.props.PNext = q.props.PNext, unsafe.Pointer(q.amdCores)
 	}
 	if exts["VK_NV_shader_sm_builtins"] {
-		nvSMs.PNext, props.PNext = props.PNext, unsafe.Pointer(nvSMs)
+		q.nvSMs.PNext, q.props.PNext = q.props.PNext, unsafe.Pointer(q.nvSMs)
 	}
-	fp16 := &physicalDeviceShaderFloat16Int8Features{SType: stPhysicalDeviceShaderFloat16Int8}
-	feats := &physicalDeviceFeatures2{SType: stPhysicalDeviceFeatures2}
-	if hasV12 || exts["VK_KHR_shader_float16_int8"] {
-		feats.PNext = unsafe.Pointer(fp16)
-	}
-	sizeProps := &physicalDeviceSubgroupSizeControlProperties{SType: stPhysicalDeviceSubgroupSizeControlProperties}
-	sizeFeats := &physicalDeviceSubgroupSizeControlFeatures{SType: stPhysicalDeviceSubgroupSizeControlFeatures}
-	if subgroupSizeControlCore(base.ApiVersion, i.version) || exts["VK_EXT_subgroup_size_control"] {
-		sizeProps.PNext, props.PNext = props.PNext, unsafe.Pointer(sizeProps)
-		sizeFeats.PNext, feats.PNext = feats.PNext, unsafe.Pointer(sizeFeats)
-	}
+	return q
+}
+
+// runQueries fills q on a Vulkan 1.1 device; an older one keeps only its base properties and
+// is marked unusable.
+func (i *Instance) runQueries(pd uintptr, base physicalDeviceProperties, q *deviceQueries, d *DeviceInfo) {
 	if base.ApiVersion >= apiVersion(1, 1, 0) {
-		callPtr(i.fn.GetPhysicalDeviceProperties2, pd, uintptr(unsafe.Pointer(props)))
-		callPtr(i.fn.GetPhysicalDeviceFeatures2, pd, uintptr(unsafe.Pointer(feats)))
-	} else {
-		props.Properties = base
-		d.Unusable = "Vulkan " + versionString(base.ApiVersion) + " (vkgrad needs 1.1)"
+		callPtr(i.fn.GetPhysicalDeviceProperties2, pd, uintptr(unsafe.Pointer(q.props)))
+		callPtr(i.fn.GetPhysicalDeviceFeatures2, pd, uintptr(unsafe.Pointer(q.feats)))
+		return
 	}
-	p := &props.Properties
+	q.props.Properties = base
+	d.Unusable = "Vulkan " + versionString(base.ApiVersion) + " (vkgrad needs 1.1)"
+}
+
+// describeProperties copies the device's identity, subgroup and compute-unit properties.
+func describeProperties(d *DeviceInfo, q *deviceQueries) {
+	p := &q.props.Properties
 	d.Name = gostr(p.DeviceName[:])
 	d.Type = DeviceType(p.DeviceType)
 	d.VendorID, d.DeviceID = p.VendorID, p.DeviceID
 	d.Vendor = VendorName(p.VendorID)
 	d.DriverVersion = p.DriverVersion
-	d.DriverName = gostr(driver.DriverName[:])
-	d.DriverInfo = gostr(driver.DriverInfo[:])
-	d.UUID = ids.DeviceUUID
+	d.DriverName = gostr(q.driver.DriverName[:])
+	d.DriverInfo = gostr(q.driver.DriverInfo[:])
+	d.UUID = q.ids.DeviceUUID
 	d.pipelineCacheUUID = p.PipelineCacheUUID
-	d.SubgroupSize = subgroup.SubgroupSize
-	d.SubgroupArithmetic = subgroupArithmetic(subgroup)
-	d.SubgroupShuffle = subgroup.SupportedStages&shaderStageCompute != 0 && subgroup.SupportedOperations&subgroupFeatureShuffle != 0
-	if sizeFeats.SubgroupSizeControl != 0 && sizeProps.RequiredSubgroupSizeStages&shaderStageCompute != 0 {
-		d.MinSubgroupSize, d.MaxSubgroupSize = sizeProps.MinSubgroupSize, sizeProps.MaxSubgroupSize
-		d.MaxComputeWorkgroupSubgroups = sizeProps.MaxComputeWorkgroupSubgroups
+	d.SubgroupSize = q.subgroup.SubgroupSize
+	d.SubgroupArithmetic = subgroupArithmetic(q.subgroup)
+	d.SubgroupShuffle = q.subgroup.SupportedStages&shaderStageCompute != 0 && q.subgroup.SupportedOperations&subgroupFeatureShuffle != 0
+	if q.sizeFeats.SubgroupSizeControl != 0 && q.sizeProps.RequiredSubgroupSizeStages&shaderStageCompute != 0 {
+		d.MinSubgroupSize, d.MaxSubgroupSize = q.sizeProps.MinSubgroupSize, q.sizeProps.MaxSubgroupSize
+		d.MaxComputeWorkgroupSubgroups = q.sizeProps.MaxComputeWorkgroupSubgroups
 	}
-	d.ComputeUnits = max(nvSMs.ShaderSMCount, amdCores.ShaderEngineCount*amdCores.ShaderArraysPerEngineCount*amdCores.ComputeUnitsPerShaderArray)
-	d.MaxMemoryAllocationSize, d.MaxBufferSize = maint3.MaxMemoryAllocationSize, maint4.MaxBufferSize
-	d.Float16 = fp16.ShaderFloat16 != 0
-	l := &p.Limits
+	amd := q.amdCores
+	d.ComputeUnits = max(q.nvSMs.ShaderSMCount, amd.ShaderEngineCount*amd.ShaderArraysPerEngineCount*amd.ComputeUnitsPerShaderArray)
+	d.MaxMemoryAllocationSize, d.MaxBufferSize = q.maint3.MaxMemoryAllocationSize, q.maint4.MaxBufferSize
+	d.Float16 = q.fp16.ShaderFloat16 != 0
+}
+
+// describeLimits copies the limits vkgrad sizes its work by.
+func describeLimits(d *DeviceInfo, l *physicalDeviceLimits) {
 	d.MaxStorageBufferRange = l.MaxStorageBufferRange
 	d.MaxComputeWorkGroupSize = l.MaxComputeWorkGroupSize
 	d.MaxComputeWorkGroupCount = l.MaxComputeWorkGroupCount
@@ -319,37 +372,40 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	d.MaxPushConstantsSize = l.MaxPushConstantsSize
 	d.MinStorageBufferOffsetAlignment = l.MinStorageBufferOffsetAlignment
 	d.TimestampPeriod = l.TimestampPeriod
+}
 
-	mem, budget := i.memoryProperties(pd, base.ApiVersion, exts["VK_EXT_memory_budget"])
+// describeMemory lists the device's heaps and, where the driver reports it, their budgets.
+func (i *Instance) describeMemory(pd uintptr, api uint32, exts map[string]bool, d *DeviceInfo) {
+	mem, budget := i.memoryProperties(pd, api, exts["VK_EXT_memory_budget"])
 	for k, h := range mem.MemoryHeaps[:min(mem.MemoryHeapCount, 16)] {
 		d.Heaps = append(d.Heaps, MemoryHeap{Size: h.Size, DeviceLocal: h.Flags&memoryHeapDeviceLocal != 0})
 		if budget != nil {
 			d.HeapBudget = append(d.HeapBudget, budget.HeapBudget[k])
 		}
 	}
+}
 
+// describeComputeQueue picks the queue family vkgrad submits to (-1 where none computes):
+// the first with compute and timestamps, else the first with compute, which is usually the
+// universal queue that the driver optimises most.
+func (i *Instance) describeComputeQueue(pd uintptr, d *DeviceInfo) {
 	d.ComputeQueueFamily = -1
 	var nq uint32
 	callPtr(i.fn.GetPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nq)), 0)
-	if nq > 0 {
-		qs := make([]queueFamilyProperties, nq)
-		callPtr(i.fn.GetPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nq)), uintptr(unsafe.Pointer(&qs[0])))
-		// Prefer a family with timestamps; among those the first, which is usually the
-		// universal queue that the driver optimises most.
-		for k, q := range qs[:nq] {
-			if q.QueueFlags&queueCompute == 0 || q.QueueCount == 0 {
-				continue
-			}
-			if d.ComputeQueueFamily < 0 || (d.TimestampBits == 0 && q.TimestampValidBits > 0) {
-				d.ComputeQueueFamily = k
-				d.TimestampBits = q.TimestampValidBits
-			}
+	if nq == 0 {
+		return
+	}
+	qs := make([]queueFamilyProperties, nq)
+	callPtr(i.fn.GetPhysicalDeviceQueueFamilyProperties, pd, uintptr(unsafe.Pointer(&nq)), uintptr(unsafe.Pointer(&qs[0])))
+	for k, q := range qs[:nq] {
+		if q.QueueFlags&queueCompute == 0 || q.QueueCount == 0 {
+			continue
+		}
+		if d.ComputeQueueFamily < 0 || (d.TimestampBits == 0 && q.TimestampValidBits > 0) {
+			d.ComputeQueueFamily = k
+			d.TimestampBits = q.TimestampValidBits
 		}
 	}
-	if d.ComputeQueueFamily < 0 && d.Unusable == "" {
-		d.Unusable = "no compute queue"
-	}
-	return d, nil
 }
 
 // memoryProperties reads the heaps and, with VK_EXT_memory_budget, the budget of each.

@@ -79,73 +79,124 @@ func debugCallback(severity, types uint32, data *debugUtilsMessengerCallbackData
 // NewInstance creates a Vulkan instance. It fails with ErrNoLoader (wrapped) when no loader
 // library is installed.
 func NewInstance(opts InstanceOptions) (*Instance, error) {
-	ld, err := getLoader()
+	ld, g, version, err := instanceLoader()
 	if err != nil {
 		return nil, err
 	}
+	exts, err := instanceExtensions(g, "")
+	if err != nil {
+		return nil, err
+	}
+	inst := &Instance{ld: ld}
+	setup := portabilitySetup(exts)
+	if opts.Validation {
+		if err := setup.addValidation(g, exts); err != nil {
+			return nil, err
+		}
+		setup.dbgInfo = inst.messengerInfo()
+	}
+	if err := inst.create(g, setup, version); err != nil {
+		return nil, err
+	}
+	if err := inst.loadInstanceFuncs(); err != nil {
+		return nil, err
+	}
+	if setup.dbgInfo != nil {
+		if err := inst.startMessenger(setup.dbgInfo); err != nil {
+			return nil, err
+		}
+	}
+	return inst, nil
+}
+
+// instanceLoader finds the Vulkan loader and its global functions, and the instance version it
+// supports, which must be 1.1 or later.
+func instanceLoader() (*loader, globalFuncs, uint32, error) {
 	var g globalFuncs
+	ld, err := getLoader()
+	if err != nil {
+		return nil, g, 0, err
+	}
 	loadFuncs(&g, func(name string) uintptr { return ld.procAddr(0, name) })
 	if g.CreateInstance == 0 {
-		return nil, fmt.Errorf("vk: loader %s has no vkCreateInstance", ld.name)
+		return nil, g, 0, fmt.Errorf("vk: loader %s has no vkCreateInstance", ld.name)
 	}
 	version := apiVersion(1, 0, 0)
 	if g.EnumerateInstanceVersion != 0 {
 		call(g.EnumerateInstanceVersion, uintptr(unsafe.Pointer(&version)))
 	}
 	if version < apiVersion(1, 1, 0) {
-		return nil, fmt.Errorf("vk: loader %s supports Vulkan %s; vkgrad needs 1.1 or later", ld.name, versionString(version))
+		return nil, g, 0, fmt.Errorf("vk: loader %s supports Vulkan %s; vkgrad needs 1.1 or later", ld.name, versionString(version))
 	}
+	return ld, g, version, nil
+}
 
-	exts, err := instanceExtensions(g, "")
-	if err != nil {
-		return nil, err
-	}
-	var enabledExts, enabledLayers []string
-	var flags uint32
+// instanceSetup is what vkCreateInstance is asked for beyond the application: layers,
+// extensions and flags, and with validation the messenger and features chained to it.
+type instanceSetup struct {
+	layers, exts []string
+	flags        uint32
+	dbgInfo      *debugUtilsMessengerCreateInfoEXT
+	features     *validationFeaturesEXT
+	syncFeature  uint32 // the array features points at
+}
+
+// portabilitySetup enables portability enumeration where the loader has it, so that it lists
+// MoltenVK, a portability (not fully conformant) driver.
+func portabilitySetup(exts map[string]bool) *instanceSetup {
+	s := &instanceSetup{}
 	if exts["VK_KHR_portability_enumeration"] {
-		// Lets the loader list MoltenVK, a portability (not fully conformant) driver.
-		enabledExts = append(enabledExts, "VK_KHR_portability_enumeration")
-		flags |= instanceCreateEnumeratePortability
+		s.exts = append(s.exts, "VK_KHR_portability_enumeration")
+		s.flags |= instanceCreateEnumeratePortability
 	}
-	inst := &Instance{ld: ld}
-	var dbgInfo *debugUtilsMessengerCreateInfoEXT
-	var features *validationFeaturesEXT
-	syncFeature := uint32(validationFeatureEnableSync)
-	if opts.Validation {
-		layers, err := instanceLayers(g)
-		if err != nil {
-			return nil, err
-		}
-		if !layers[validationLayer] {
-			return nil, fmt.Errorf("vk: VKGRAD_VALIDATION asks for %s, which is not installed", validationLayer)
-		}
-		if !exts["VK_EXT_debug_utils"] {
-			return nil, fmt.Errorf("vk: validation needs instance extension VK_EXT_debug_utils, which the loader lacks")
-		}
-		enabledLayers = append(enabledLayers, validationLayer)
-		enabledExts = append(enabledExts, "VK_EXT_debug_utils")
-		if layerExts, err := instanceExtensions(g, validationLayer); err == nil && layerExts["VK_EXT_validation_features"] {
-			// Synchronization validation also reports missing barriers between dispatches.
-			enabledExts = append(enabledExts, "VK_EXT_validation_features")
-			features = &validationFeaturesEXT{
-				SType:                         stValidationFeaturesEXT,
-				EnabledValidationFeatureCount: 1,
-				PEnabledValidationFeatures:    unsafe.Pointer(&syncFeature),
-			}
-		}
-		debugCallbackOnce.Do(func() { debugCallbackPtr = newCallback(debugCallback) })
-		inst.log = &messageLog{}
-		inst.logID = nextLogID.Add(1)
-		messageLogs.Store(inst.logID, inst.log)
-		dbgInfo = &debugUtilsMessengerCreateInfoEXT{
-			SType:           stDebugUtilsMessengerCreateInfoEXT,
-			MessageSeverity: debugSeverityWarning | debugSeverityError,
-			MessageType:     debugTypeGeneral | debugTypeValidation | debugTypePerformance,
-			PfnUserCallback: debugCallbackPtr,
-			PUserData:       inst.logID,
-		}
-	}
+	return s
+}
 
+// addValidation enables the validation layer and debug utils, failing where either is missing,
+// and synchronization validation where the layer offers it.
+func (s *instanceSetup) addValidation(g globalFuncs, exts map[string]bool) error {
+	layers, err := instanceLayers(g)
+	if err != nil {
+		return err
+	}
+	if !layers[validationLayer] {
+		return fmt.Errorf("vk: VKGRAD_VALIDATION asks for %s, which is not installed", validationLayer)
+	}
+	if !exts["VK_EXT_debug_utils"] {
+		return fmt.Errorf("vk: validation needs instance extension VK_EXT_debug_utils, which the loader lacks")
+	}
+	s.layers = append(s.layers, validationLayer)
+	s.exts = append(s.exts, "VK_EXT_debug_utils")
+	if layerExts, err := instanceExtensions(g, validationLayer); err == nil && layerExts["VK_EXT_validation_features"] {
+		// Synchronization validation also reports missing barriers between dispatches.
+		s.exts = append(s.exts, "VK_EXT_validation_features")
+		s.syncFeature = validationFeatureEnableSync
+		s.features = &validationFeaturesEXT{
+			SType:                         stValidationFeaturesEXT,
+			EnabledValidationFeatureCount: 1,
+			PEnabledValidationFeatures:    unsafe.Pointer(&s.syncFeature),
+		}
+	}
+	return nil
+}
+
+// messengerInfo gives the instance a message log and describes a messenger writing to it.
+func (i *Instance) messengerInfo() *debugUtilsMessengerCreateInfoEXT {
+	debugCallbackOnce.Do(func() { debugCallbackPtr = newCallback(debugCallback) })
+	i.log = &messageLog{}
+	i.logID = nextLogID.Add(1)
+	messageLogs.Store(i.logID, i.log)
+	return &debugUtilsMessengerCreateInfoEXT{
+		SType:           stDebugUtilsMessengerCreateInfoEXT,
+		MessageSeverity: debugSeverityWarning | debugSeverityError,
+		MessageType:     debugTypeGeneral | debugTypeValidation | debugTypePerformance,
+		PfnUserCallback: debugCallbackPtr,
+		PUserData:       i.logID,
+	}
+}
+
+// create calls vkCreateInstance for API 1.2 where the loader supports it, else 1.1.
+func (i *Instance) create(g globalFuncs, s *instanceSetup, version uint32) error {
 	appName := cstr("vkgrad")
 	app := &applicationInfo{
 		SType:            stApplicationInfo,
@@ -156,54 +207,68 @@ func NewInstance(opts InstanceOptions) (*Instance, error) {
 	if version >= apiVersion(1, 2, 0) {
 		app.ApiVersion = apiVersion(1, 2, 0)
 	}
-	layerPtrs, layerKeep := cstrArray(enabledLayers)
-	extPtrs, extKeep := cstrArray(enabledExts)
+	layerPtrs, layerKeep := cstrArray(s.layers)
+	extPtrs, extKeep := cstrArray(s.exts)
 	ci := &instanceCreateInfo{
 		SType:                   stInstanceCreateInfo,
-		Flags:                   flags,
+		Flags:                   s.flags,
 		PApplicationInfo:        unsafe.Pointer(app),
-		EnabledLayerCount:       uint32(len(enabledLayers)),
+		EnabledLayerCount:       uint32(len(s.layers)),
 		PpEnabledLayerNames:     layerPtrs,
-		EnabledExtensionCount:   uint32(len(enabledExts)),
+		EnabledExtensionCount:   uint32(len(s.exts)),
 		PpEnabledExtensionNames: extPtrs,
 	}
-	if dbgInfo != nil {
-		// Chained so that messages from vkCreateInstance itself are caught too.
-		ci.PNext = unsafe.Pointer(dbgInfo)
-		if features != nil {
-			features.PNext = unsafe.Pointer(dbgInfo)
-			ci.PNext = unsafe.Pointer(features)
-		}
-	}
-	if r := call(g.CreateInstance, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&inst.handle))); r != success {
-		inst.dropLog()
+	ci.PNext = s.chain()
+	if r := call(g.CreateInstance, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&i.handle))); r != success {
+		i.dropLog()
 		if r == errIncompatibleDriver {
-			return nil, fmt.Errorf("%w: the loader found no compatible driver (%v)", ErrNoDevice, check("vkCreateInstance", r))
+			return fmt.Errorf("%w: the loader found no compatible driver (%v)", ErrNoDevice, check("vkCreateInstance", r))
 		}
-		return nil, check("vkCreateInstance", r)
+		return check("vkCreateInstance", r)
 	}
 	runtime.KeepAlive(layerKeep)
 	runtime.KeepAlive(extKeep)
 	runtime.KeepAlive(appName)
-	runtime.KeepAlive(&syncFeature)
-	inst.version = app.ApiVersion
-	if missing := loadFuncs(&inst.fn, func(name string) uintptr { return ld.procAddr(inst.handle, name) }); len(missing) > 0 {
-		inst.Close()
-		return nil, fmt.Errorf("vk: loader %s lacks %v", ld.name, missing)
+	runtime.KeepAlive(s)
+	i.version = app.ApiVersion
+	return nil
+}
+
+// chain is the create info's pNext: the messenger, so that messages from vkCreateInstance
+// itself are caught too, behind the validation features where there are some.
+func (s *instanceSetup) chain() unsafe.Pointer {
+	if s.dbgInfo == nil {
+		return nil
 	}
-	if dbgInfo != nil {
-		loadFuncs(&inst.dbg, func(name string) uintptr { return ld.procAddr(inst.handle, name) })
-		if inst.dbg.CreateDebugUtilsMessengerEXT == 0 {
-			inst.Close()
-			return nil, fmt.Errorf("vk: vkCreateDebugUtilsMessengerEXT missing although VK_EXT_debug_utils is enabled")
-		}
-		if err := check("vkCreateDebugUtilsMessengerEXT", call(inst.dbg.CreateDebugUtilsMessengerEXT, inst.handle,
-			uintptr(unsafe.Pointer(dbgInfo)), 0, uintptr(unsafe.Pointer(&inst.messenger)))); err != nil {
-			inst.Close()
-			return nil, err
-		}
+	if s.features == nil {
+		return unsafe.Pointer(s.dbgInfo)
 	}
-	return inst, nil
+	s.features.PNext = unsafe.Pointer(s.dbgInfo)
+	return unsafe.Pointer(s.features)
+}
+
+// loadInstanceFuncs resolves the instance's functions, closing it when one is missing.
+func (i *Instance) loadInstanceFuncs() error {
+	if missing := loadFuncs(&i.fn, func(name string) uintptr { return i.ld.procAddr(i.handle, name) }); len(missing) > 0 {
+		i.Close()
+		return fmt.Errorf("vk: loader %s lacks %v", i.ld.name, missing)
+	}
+	return nil
+}
+
+// startMessenger creates the debug messenger described by info, closing the instance on failure.
+func (i *Instance) startMessenger(info *debugUtilsMessengerCreateInfoEXT) error {
+	loadFuncs(&i.dbg, func(name string) uintptr { return i.ld.procAddr(i.handle, name) })
+	if i.dbg.CreateDebugUtilsMessengerEXT == 0 {
+		i.Close()
+		return fmt.Errorf("vk: vkCreateDebugUtilsMessengerEXT missing although VK_EXT_debug_utils is enabled")
+	}
+	if err := check("vkCreateDebugUtilsMessengerEXT", call(i.dbg.CreateDebugUtilsMessengerEXT, i.handle,
+		uintptr(unsafe.Pointer(info)), 0, uintptr(unsafe.Pointer(&i.messenger)))); err != nil {
+		i.Close()
+		return err
+	}
+	return nil
 }
 
 // cstrArray builds a C array of C strings; keep must stay alive while the array is used.

@@ -173,199 +173,65 @@ func mmPlan(p tensor.MatMulParams, limit, bm, bn, maxM, maxN int) (mc, nc, kc in
 // N into disjoint parts of out, and along K, when even one row or column is too long, by
 // passes that each add their part of the sum to out in increasing k.
 func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
-	const op = "MatMul"
-	M, N, K := p.M, p.N, p.K
-	if M < 0 || N < 0 || K < 0 || p.Batch < 0 {
-		panic(fmt.Sprintf("vk: MatMul: negative dimension in M=%d N=%d K=%d batch=%d", M, N, K, p.Batch))
+	mmCheckDims(p)
+	b.mmCost(p)
+	ops := b.mmViews(out, a, bm, bias, p)
+	if p.M == 0 || p.N == 0 {
+		return
 	}
+	kern, err := b.mmKernelFor(p.M, p.N, max(p.Batch, 1))
+	if err != nil {
+		b.setErr(err)
+		return
+	}
+	plan := b.mmChunking(p, kern)
+	b.mmDispatchChunks(p, ops, kern, plan)
+}
+
+// mmCheckDims panics on a negative dimension.
+func mmCheckDims(p tensor.MatMulParams) {
+	if p.M < 0 || p.N < 0 || p.K < 0 || p.Batch < 0 {
+		panic(fmt.Sprintf("vk: MatMul: negative dimension in M=%d N=%d K=%d batch=%d", p.M, p.N, p.K, p.Batch))
+	}
+}
+
+// mmCost counts the product's flops and the bytes it reads and writes.
+func (b *Backend) mmCost(p tensor.MatMulParams) {
+	M, N, K := p.M, p.N, p.K
 	batch := max(p.Batch, 1)
 	rw := float64(M*K + K*N + M*N)
 	if p.Accumulate {
 		rw += float64(M * N)
 	}
 	b.dev.Cost(2*float64(batch)*float64(M)*float64(N)*float64(K), 4*float64(batch)*rw)
-	need := func(t *tensor.Tensor, arg string, n int) *storage {
-		st := b.view(t, tensor.Float32, op)
-		if t.Numel() < n {
-			panic(fmt.Sprintf("vk: MatMul: %s has %d elements, needs %d", arg, t.Numel(), n))
-		}
-		return st
-	}
-	ost := need(out, "out", batch*M*N)
-	ast := need(a, "a", batch*M*K)
-	bst := need(bm, "b", batch*K*N)
-	var bsst *storage
+}
+
+// mmOperands are the buffers a product binds and the element each tensor starts at there.
+type mmOperands struct {
+	out, a, b, bias             *storage // bias is nil for a product without one
+	offOut, offA, offB, offBias int
+}
+
+// mmViews views the product's tensors, panicking where one is too small for its matrices.
+func (b *Backend) mmViews(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) mmOperands {
+	batch := max(p.Batch, 1)
+	var ops mmOperands
+	ops.out, ops.offOut = b.mmView(out, "out", batch*p.M*p.N), out.Offset
+	ops.a, ops.offA = b.mmView(a, "a", batch*p.M*p.K), a.Offset
+	ops.b, ops.offB = b.mmView(bm, "b", batch*p.K*p.N), bm.Offset
 	if bias != nil {
-		bsst = need(bias, "bias", N)
+		ops.bias, ops.offBias = b.mmView(bias, "bias", p.N), bias.Offset
 	}
-	if M == 0 || N == 0 {
-		return
-	}
+	return ops
+}
 
-	shader := b.mmShader()
-	tiled := shader == "matmul_tiled"
-	var tile mmTile
-	var k Kernel
-	var bc mmBroadcast
-	if tiled {
-		var err error
-		if tile, err = b.mmTileFor(M, N, batch); err != nil {
-			b.setErr(err)
-			return
-		}
-		k = tile.kernel(false)
-	} else if shader == "matmul_broadcast" {
-		bc = b.mmBroadcastFor()
-		tile = bc.tile()
-	} else {
-		local := b.mmLocal(M, N, batch)
-		tile = mmTile{BM: int(local[1]) * mmTM, BN: int(local[0]) * mmTN, BK: mmBK, TM: mmTM, TN: mmTN}
-		k = Kernel{Shader: shader, Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
+// mmView views one float32 operand of at least n elements.
+func (b *Backend) mmView(t *tensor.Tensor, arg string, n int) *storage {
+	st := b.view(t, tensor.Float32, "MatMul")
+	if t.Numel() < n {
+		panic(fmt.Sprintf("vk: MatMul: %s has %d elements, needs %d", arg, t.Numel(), n))
 	}
-	bmT, bnT := tile.BM, tile.BN
-	lim := b.maxChunk
-	maxG := b.dev.Info.MaxComputeWorkGroupCount
-	// The broadcast kernel walks the smaller operand again for each tile of the other: with
-	// row tiles along x, consecutive workgroups share one block of B (the lm head's 50304
-	// rows of wte, far beyond the caches, are then read once).
-	rowsInX := shader == "matmul_broadcast" && M < N
-	maxM, maxN := int(maxG[1])*bmT, int(maxG[0])*bnT
-	if rowsInX {
-		maxM, maxN = int(maxG[0])*bmT, int(maxG[1])*bnT
-	}
-	mc, nc, kc := mmPlan(p, lim, bmT, bnT, maxM, maxN)
-
-	// Whole products that fit a window together go in one dispatch, one batch per z.
-	bg := 1
-	whole := mc == M && nc == N && kc == max(K, 1)
-	if whole {
-		s := mmSpan(p, M, N, max(K, 1))
-		bg = batch
-		for bg > 1 && ((bg-1)*M*K+s.a > lim || (bg-1)*K*N+s.b > lim || (bg-1)*M*N+s.out > lim) {
-			bg = max(1, bg/2)
-		}
-		bg = min(bg, int(maxG[2]))
-	}
-	splits, ksplit := 1, 0
-	if tiled && whole && bg == batch {
-		splits, ksplit = b.mmSplits(tile, M, N, K, batch)
-		if batch*splits > int(maxG[2]) || batch*M*N*splits > lim { // the partials must fit one window
-			splits = 1
-		}
-	}
-
-	lda, ldb := K, N
-	if p.TransA {
-		lda = M
-	}
-	if p.TransB {
-		ldb = K
-	}
-	var flags uint32
-	if p.TransA {
-		flags |= mmTransA
-	}
-	if p.TransB {
-		flags |= mmTransB
-	}
-	if rowsInX {
-		flags |= mmRowsInX
-	}
-	window := func(st *storage, elem, count int) (Window, bool) {
-		w, err := b.dev.Window(st.buf, elem, count)
-		if err != nil {
-			b.setErr(err)
-			return Window{}, false
-		}
-		return w, true
-	}
-	var args [4]Arg
-	for z0 := 0; z0 < batch; z0 += bg {
-		zn := min(bg, batch-z0)
-		for m0 := 0; m0 < M; m0 += mc {
-			mn := min(mc, M-m0)
-			for n0 := 0; n0 < N; n0 += nc {
-				nn := min(nc, N-n0)
-				for k0 := 0; k0 == 0 || k0 < K; k0 += kc {
-					kn := min(kc, K-k0)
-					s := mmSpan(p, mn, nn, max(kn, 1))
-					wo, ok := window(ost, out.Offset+z0*M*N+m0*N+n0, (zn-1)*M*N+s.out)
-					if !ok {
-						return
-					}
-					var wa, wb Window
-					if K == 0 { // nothing is read: bind out in their place
-						wa, wb = wo, wo
-					} else {
-						aoff, boff := m0*K+k0, k0*N+n0
-						if p.TransA {
-							aoff = k0*M + m0
-						}
-						if p.TransB {
-							boff = n0*K + k0
-						}
-						if wa, ok = window(ast, a.Offset+z0*M*K+aoff, (zn-1)*M*K+s.a); !ok {
-							return
-						}
-						if wb, ok = window(bst, bm.Offset+z0*K*N+boff, (zn-1)*K*N+s.b); !ok {
-							return
-						}
-					}
-					wbias := wa // unused by the shader when there is no bias
-					f := flags
-					if bias != nil {
-						if wbias, ok = window(bsst, bias.Offset+n0, nn); !ok {
-							return
-						}
-					}
-					first, last := k0 == 0, k0+kc >= K
-					switch {
-					case !first || p.Accumulate:
-						f |= mmLoadOut
-					case bias != nil:
-						f |= mmBiasInit
-					}
-					if last && p.Accumulate && bias != nil {
-						f |= mmBiasEnd
-					}
-					args[0] = Arg{W: wo, Write: true}
-					args[1], args[2], args[3] = Arg{W: wa}, Arg{W: wb}, Arg{W: wbias}
-					push := matmulTiledPush{matmulPush: matmulPush{
-						M: uint32(mn), N: uint32(nn), K: uint32(max(kn, 0)), Lda: uint32(lda), Ldb: uint32(ldb), Ldo: uint32(N),
-						OffOut: wo.First, OffA: wa.First, OffB: wb.First, OffBias: wbias.First,
-						StrideOut: uint32(M * N), StrideA: uint32(M * K), StrideB: uint32(K * N), Flags: f,
-					}, Splits: 1, Ksplit: uint32(max(kn, 0))}
-					kd := k
-					switch {
-					case tiled:
-						kd = tile.kernel(mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb))
-					case shader == "matmul_broadcast":
-						// Out is stored as vec4s too.
-						vec4 := mmVec4(p, wa.First, wb.First, mn, nn, kn, lda, ldb) && wo.First%4 == 0 && N%4 == 0 && nn%4 == 0
-						kd = bc.kernel(b.dev.Info, flags&(mmTransA|mmTransB), vec4)
-					}
-					groups := [3]uint32{uint32(mmCeilDiv(nn, bnT)), uint32(mmCeilDiv(mn, bmT)), uint32(zn)}
-					if rowsInX {
-						groups[0], groups[1] = groups[1], groups[0]
-					}
-					if splits > 1 {
-						if !b.mmSplitK(kd, groups, push, args, splits, ksplit, zn*M*N) {
-							return
-						}
-						continue
-					}
-					words := pushOf(&push.matmulPush) // matmul, matmul_direct, matmul_broadcast
-					if tiled {
-						words = pushOf(&push)
-					}
-					if err := b.dev.Dispatch(kd, groups, words, args[:]...); err != nil {
-						b.setErr(err)
-						return
-					}
-				}
-			}
-		}
-	}
+	return st
 }
 
 // mmVec4 says whether a chunk's operands can be read as vec4s: both start at a multiple of 4

@@ -72,70 +72,115 @@ func (p *pipeline) destroy(d *Device) {
 
 // pipelineFor returns the pipeline of k, building it on first use.
 func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
-	for i := range k.Local {
-		if k.Local[i] == 0 {
-			k.Local[i] = 1
-		}
-	}
+	k.Local = localOrOne(k.Local)
 	key := pipelineKey{k.Shader, k.Local, k.Spec, k.SubgroupSize}
 	if p, ok := d.pipelines[key]; ok {
-		if p.kernel.Bindings != k.Bindings || p.kernel.Push != k.Push {
-			return nil, fmt.Errorf("vk: kernel %s used with %d bindings/%d push words and %d/%d", k.Shader,
-				p.kernel.Bindings, p.kernel.Push, k.Bindings, k.Push)
+		if err := sameInterface(p.kernel, k); err != nil {
+			return nil, err
 		}
 		return p, nil
 	}
-	inv := uint64(k.Local[0]) * uint64(k.Local[1]) * uint64(k.Local[2])
-	lim := d.Info.MaxComputeWorkGroupSize
-	if k.Local[0] > lim[0] || k.Local[1] > lim[1] || k.Local[2] > lim[2] || inv > uint64(d.Info.MaxComputeWorkGroupInvocations) {
-		return nil, fmt.Errorf("vk: kernel %s: workgroup %v exceeds %s's limits (%v, %d invocations)", k.Shader, k.Local, d.Info.Name, lim, d.Info.MaxComputeWorkGroupInvocations)
-	}
-	if uint32(k.Push*4) > d.Info.MaxPushConstantsSize {
-		return nil, fmt.Errorf("vk: kernel %s: %d bytes of push constants exceed %s's %d", k.Shader, k.Push*4, d.Info.Name, d.Info.MaxPushConstantsSize)
-	}
-	if s := k.SubgroupSize; s != 0 && (s < d.Info.MinSubgroupSize || s > d.Info.MaxSubgroupSize || inv > uint64(s)*uint64(d.Info.MaxComputeWorkgroupSubgroups)) {
-		return nil, fmt.Errorf("vk: kernel %s: %s cannot run workgroup %v in subgroups of %d", k.Shader, d.Info.Name, k.Local, s)
+	if err := d.checkKernelLimits(k); err != nil {
+		return nil, err
 	}
 	code, err := shaders.Lookup(k.Shader)
 	if err != nil {
 		return nil, err
 	}
+	p, err := d.buildPipeline(k, code)
+	if err != nil {
+		return nil, err
+	}
+	d.pipelines[key] = p
+	return p, nil
+}
+
+// localOrOne reads a zero workgroup dimension as 1.
+func localOrOne(local [3]uint32) [3]uint32 {
+	for i := range local {
+		if local[i] == 0 {
+			local[i] = 1
+		}
+	}
+	return local
+}
+
+// sameInterface says how k differs from built, the kernel a cached pipeline was made for, in
+// the bindings and push words that the pipeline's layout fixes.
+func sameInterface(built, k Kernel) error {
+	if built.Bindings != k.Bindings || built.Push != k.Push {
+		return fmt.Errorf("vk: kernel %s used with %d bindings/%d push words and %d/%d", k.Shader,
+			built.Bindings, built.Push, k.Bindings, k.Push)
+	}
+	return nil
+}
+
+// checkKernelLimits says why the device cannot run k: its workgroup, push constants or
+// required subgroup size.
+func (d *Device) checkKernelLimits(k Kernel) error {
+	inv := uint64(k.Local[0]) * uint64(k.Local[1]) * uint64(k.Local[2])
+	lim := d.Info.MaxComputeWorkGroupSize
+	if k.Local[0] > lim[0] || k.Local[1] > lim[1] || k.Local[2] > lim[2] || inv > uint64(d.Info.MaxComputeWorkGroupInvocations) {
+		return fmt.Errorf("vk: kernel %s: workgroup %v exceeds %s's limits (%v, %d invocations)", k.Shader, k.Local, d.Info.Name, lim, d.Info.MaxComputeWorkGroupInvocations)
+	}
+	if uint32(k.Push*4) > d.Info.MaxPushConstantsSize {
+		return fmt.Errorf("vk: kernel %s: %d bytes of push constants exceed %s's %d", k.Shader, k.Push*4, d.Info.Name, d.Info.MaxPushConstantsSize)
+	}
+	if s := k.SubgroupSize; s != 0 && (s < d.Info.MinSubgroupSize || s > d.Info.MaxSubgroupSize || inv > uint64(s)*uint64(d.Info.MaxComputeWorkgroupSubgroups)) {
+		return fmt.Errorf("vk: kernel %s: %s cannot run workgroup %v in subgroups of %d", k.Shader, d.Info.Name, k.Local, s)
+	}
+	return nil
+}
+
+// buildPipeline creates k's layouts and its compute pipeline from SPIR-V code, destroying
+// what it made when a step fails.
+func (d *Device) buildPipeline(k Kernel, code []byte) (*pipeline, error) {
 	p := &pipeline{kernel: k}
-	fail := func(err error) (*pipeline, error) {
+	err := d.createSetLayout(p)
+	if err == nil {
+		err = d.createPipelineLayout(p)
+	}
+	if err == nil {
+		err = d.createComputePipeline(p, code)
+	}
+	if err != nil {
 		p.destroy(d)
 		return nil, fmt.Errorf("vk: building kernel %s: %w", k.Shader, err)
 	}
+	return p, nil
+}
 
+// createSetLayout makes the layout of p's storage buffers, bindings 0..Bindings-1.
+func (d *Device) createSetLayout(p *pipeline) error {
+	k := p.kernel
 	binds := make([]descriptorSetLayoutBinding, max(k.Bindings, 1))
 	for i := range k.Bindings {
 		binds[i] = descriptorSetLayoutBinding{Binding: uint32(i), DescriptorType: descriptorTypeStorageBuffer, DescriptorCount: 1, StageFlags: shaderStageCompute}
 	}
 	dsci := &descriptorSetLayoutCreateInfo{SType: stDescriptorSetLayoutCreateInfo, BindingCount: uint32(k.Bindings), PBindings: unsafe.Pointer(&binds[0])}
-	if err := check("vkCreateDescriptorSetLayout", call(d.fn.CreateDescriptorSetLayout, d.handle, uintptr(unsafe.Pointer(dsci)), 0, uintptr(unsafe.Pointer(&p.dsLayout)))); err != nil {
-		return fail(err)
-	}
-	pcr := &pushConstantRange{StageFlags: shaderStageCompute, Size: uint32(k.Push * 4)}
+	return check("vkCreateDescriptorSetLayout", call(d.fn.CreateDescriptorSetLayout, d.handle, uintptr(unsafe.Pointer(dsci)), 0, uintptr(unsafe.Pointer(&p.dsLayout))))
+}
+
+// createPipelineLayout makes p's layout: its set layout and its push-constant range.
+func (d *Device) createPipelineLayout(p *pipeline) error {
+	pcr := &pushConstantRange{StageFlags: shaderStageCompute, Size: uint32(p.kernel.Push * 4)}
 	plci := &pipelineLayoutCreateInfo{SType: stPipelineLayoutCreateInfo, SetLayoutCount: 1, PSetLayouts: unsafe.Pointer(&p.dsLayout)}
-	if k.Push > 0 {
+	if p.kernel.Push > 0 {
 		plci.PushConstantRangeCount = 1
 		plci.PPushConstantRanges = unsafe.Pointer(pcr)
 	}
-	if err := check("vkCreatePipelineLayout", call(d.fn.CreatePipelineLayout, d.handle, uintptr(unsafe.Pointer(plci)), 0, uintptr(unsafe.Pointer(&p.layout)))); err != nil {
-		return fail(err)
-	}
+	return check("vkCreatePipelineLayout", call(d.fn.CreatePipelineLayout, d.handle, uintptr(unsafe.Pointer(plci)), 0, uintptr(unsafe.Pointer(&p.layout))))
+}
 
-	// SPIR-V is a stream of 32-bit words; copy it so the pointer is 4-byte aligned.
-	words := make([]uint32, len(code)/4)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint32(code[4*i:])
-	}
-	smci := &shaderModuleCreateInfo{SType: stShaderModuleCreateInfo, CodeSize: uintptr(len(words) * 4), PCode: unsafe.Pointer(&words[0])}
-	var module uint64
-	if err := check("vkCreateShaderModule", call(d.fn.CreateShaderModule, d.handle, uintptr(unsafe.Pointer(smci)), 0, uintptr(unsafe.Pointer(&module)))); err != nil {
-		return fail(err)
+// createComputePipeline compiles code, specialised for p's kernel, into p's pipeline.
+func (d *Device) createComputePipeline(p *pipeline, code []byte) error {
+	module, err := d.createShaderModule(code)
+	if err != nil {
+		return err
 	}
 	defer callPtr(d.fn.DestroyShaderModule, d.handle, uintptr(module), 0)
 
+	k := p.kernel
 	spec, entries, n := specialisation(k)
 	si := &specializationInfo{MapEntryCount: uint32(n), PMapEntries: unsafe.Pointer(&entries[0]), DataSize: uintptr(4 * n), PData: unsafe.Pointer(&spec[0])}
 	entry := cstr("main")
@@ -156,11 +201,20 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 			SType: stPipelineShaderStageRequiredSubgroupSizeCreateInfo, RequiredSubgroupSize: k.SubgroupSize,
 		})
 	}
-	if err := check("vkCreateComputePipelines", call(d.fn.CreateComputePipelines, d.handle, uintptr(d.pcache), 1, uintptr(unsafe.Pointer(cpci)), 0, uintptr(unsafe.Pointer(&p.pipe)))); err != nil {
-		return fail(err)
+	return check("vkCreateComputePipelines", call(d.fn.CreateComputePipelines, d.handle, uintptr(d.pcache), 1, uintptr(unsafe.Pointer(cpci)), 0, uintptr(unsafe.Pointer(&p.pipe))))
+}
+
+// createShaderModule makes a module of SPIR-V code.
+func (d *Device) createShaderModule(code []byte) (uint64, error) {
+	// SPIR-V is a stream of 32-bit words; copy it so the pointer is 4-byte aligned.
+	words := make([]uint32, len(code)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(code[4*i:])
 	}
-	d.pipelines[key] = p
-	return p, nil
+	smci := &shaderModuleCreateInfo{SType: stShaderModuleCreateInfo, CodeSize: uintptr(len(words) * 4), PCode: unsafe.Pointer(&words[0])}
+	var module uint64
+	err := check("vkCreateShaderModule", call(d.fn.CreateShaderModule, d.handle, uintptr(unsafe.Pointer(smci)), 0, uintptr(unsafe.Pointer(&module))))
+	return module, err
 }
 
 // specialisation lists the constants of k: the workgroup size as ids 0..2, then each non-zero
