@@ -206,7 +206,7 @@ type kvCachePush struct {
 	OffKc, OffVc, OffQkv uint32
 }
 
-// Matrix products and the optimizer (ops_matmul.go).
+// Matrix products (ops_matmul.go, matmul_*.go) and the optimizer (ops_adamw.go).
 
 // matmulPush is the block of matmul, matmul_direct and matmul_broadcast.
 type matmulPush struct {
