@@ -244,16 +244,9 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, sep, tokID := opt.Tokenizer, opt.Separator, opt.TokenizerID
-	if tok == nil {
-		if tok, err = tokenizer.GPT2(); err != nil {
-			return nil, err
-		}
-		sep, tokID = tokenizer.EOT, tokenizer.Name
-	} else if tokID == "" {
-		return nil, fmt.Errorf("text source %s: a tokenizer other than GPT-2's needs a TokenizerID for the token cache", s.Path)
-	} else {
-		tokID = fmt.Sprintf("%s separator %d", tokID, sep)
+	tok, sep, tokID, err := s.tokenizer(opt)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Workers < 0 {
 		return nil, fmt.Errorf("text source %s: %d workers", s.Path, opt.Workers)
@@ -270,13 +263,46 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 			return c, nil
 		}
 	}
+	c, docs, err := s.readDocs(files)
+	if err != nil {
+		return nil, err
+	}
+	c.CachePath = cachePath
+	c.Tokens = encodeDocs(tok, sep, docs, opt.Workers, c.Bytes, opt.Progress)
+	if cachePath != "" {
+		if err := writeCache(opt.CacheDir, cachePath, metaPath, c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
 
-	c := &Corpus{CachePath: cachePath}
+// tokenizer returns the tokenizer Load uses, the separator before each document and the name
+// of both in the cache key.
+func (s TextSource) tokenizer(opt LoadOptions) (Encoder, int32, string, error) {
+	tok, sep, tokID := opt.Tokenizer, opt.Separator, opt.TokenizerID
+	if tok == nil {
+		gpt2Tok, err := tokenizer.GPT2()
+		if err != nil {
+			return nil, 0, "", err
+		}
+		return gpt2Tok, tokenizer.EOT, tokenizer.Name, nil
+	}
+	if tokID == "" {
+		return nil, 0, "", fmt.Errorf("text source %s: a tokenizer other than GPT-2's needs a TokenizerID for the token cache", s.Path)
+	}
+	return tok, sep, fmt.Sprintf("%s separator %d", tokID, sep), nil
+}
+
+// readDocs reads the text files in order, skipping binary ones and stopping at MaxBytes (cut
+// at the last whole line), and returns the corpus description (without tokens) and the texts.
+func (s TextSource) readDocs(files []TextFile) (*Corpus, []string, error) {
+	c := &Corpus{}
 	var docs []string
 	for _, f := range files {
 		b, err := os.ReadFile(f.Path)
 		if err != nil {
-			return nil, fmt.Errorf("text source %s: %w", s.Path, err)
+			return nil, nil, fmt.Errorf("text source %s: %w", s.Path, err)
 		}
 		if isBinary(b) {
 			c.Skipped = append(c.Skipped, f.Rel)
@@ -300,23 +326,24 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 		}
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("text source %s: no text: %d files found, %d skipped as binary, the rest empty or beyond max bytes %d", s.Path, len(files), len(c.Skipped), s.MaxBytes)
+		return nil, nil, fmt.Errorf("text source %s: no text: %d files found, %d skipped as binary, the rest empty or beyond max bytes %d", s.Path, len(files), len(c.Skipped), s.MaxBytes)
 	}
-	c.Tokens = encodeDocs(tok, sep, docs, opt.Workers, c.Bytes, opt.Progress)
+	return c, docs, nil
+}
 
-	if cachePath != "" {
-		if err := os.MkdirAll(opt.CacheDir, 0o755); err != nil {
-			return nil, fmt.Errorf("token cache: %w", err)
-		}
-		if err := WriteTokenFile(cachePath, c.Tokens); err != nil {
-			return nil, fmt.Errorf("token cache: %w", err)
-		}
-		meta, _ := json.MarshalIndent(cacheMeta{c.Files, c.Skipped, c.Bytes, c.Truncated, len(c.Tokens)}, "", " ")
-		if err := writeFileAtomic(metaPath, meta); err != nil {
-			return nil, fmt.Errorf("token cache: %w", err)
-		}
+// writeCache stores c's tokens at cachePath and its description at metaPath, in dir.
+func writeCache(dir, cachePath, metaPath string, c *Corpus) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("token cache: %w", err)
 	}
-	return c, nil
+	if err := WriteTokenFile(cachePath, c.Tokens); err != nil {
+		return fmt.Errorf("token cache: %w", err)
+	}
+	meta, _ := json.MarshalIndent(cacheMeta{c.Files, c.Skipped, c.Bytes, c.Truncated, len(c.Tokens)}, "", " ")
+	if err := writeFileAtomic(metaPath, meta); err != nil {
+		return fmt.Errorf("token cache: %w", err)
+	}
+	return nil
 }
 
 // readCache returns the cached corpus when both files are present and agree; anything else
