@@ -28,98 +28,145 @@ import (
 // benchCommand is `vkgrad bench`.
 func benchCommand() command {
 	return command{name: "bench", summary: "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", usage: benchUsage, setup: func(fs *pflag.FlagSet) func([]string) error {
-		common := addCommonFlags(fs)
-		var (
-			preset        string
-			B, T, steps   int
-			warmup        int
-			asJSON        bool
-			batches       []int
-			newTokens     int
-			profileKernel bool
-			cpuProfile    string
-			loraRank      int
-		)
-		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
-		fs.IntVar(&loraRank, "lora-rank", 0, "Llama-family presets: train (or sample with) LoRA adapters of this rank instead of every weight")
-		fs.IntVar(&B, "batch", 4, "bench train: sequences per step")
-		fs.IntVar(&T, "seq", 64, "bench train: tokens per sequence")
-		fs.IntVar(&steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
-		fs.IntVar(&warmup, "warmup", 1, "unmeasured repetitions first")
-		fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
-		fs.IntSliceVar(&batches, "batches", []int{1, 8}, "bench sample: batch sizes")
-		fs.IntVar(&newTokens, "tokens", 32, "bench sample: tokens generated per row")
-		fs.BoolVar(&profileKernel, "profile", false, "print time per kernel or op (GPU time on Vulkan, wall time on the CPU)")
-		fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (read it with go tool pprof)")
-		return func(args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
-			}
-			if steps < 1 || warmup < 0 {
-				return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
-			}
-			log := common.logger()
-			be, err := common.backend(log)
-			if err != nil {
-				return err
-			}
-			llamaCfg, isLlama := llamaPreset(preset)
-			cfg, err := gpt2.Preset(preset)
-			if err != nil && !isLlama {
-				return fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
-			}
-			if loraRank < 0 || loraRank > 0 && !isLlama {
-				return fmt.Errorf("--lora-rank %d: want >= 0, and a Llama-family --preset", loraRank)
-			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
-			}
-			if args[0] != "train" { // bench train starts it after its warm-up steps
-				if err := startProfile(be, profileKernel); err != nil {
-					return err
-				}
-			}
-			var report map[string]any
-			switch {
-			case args[0] == "train" && isLlama:
-				report, err = benchTrainLlama(be, llamaCfg, loraRank, B, T, steps, warmup, profileKernel)
-			case args[0] == "sample" && isLlama:
-				report, err = benchSampleLlama(be, llamaCfg, loraRank, batches, newTokens, steps)
-			case args[0] == "matmul" && isLlama:
-				return fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
-			case args[0] == "train":
-				report, err = benchTrain(be, cfg, B, T, steps, warmup, profileKernel)
-			case args[0] == "matmul":
-				report, err = benchMatmul(be, cfg, B*T, steps, warmup)
-			case args[0] == "sample":
-				report, err = benchSample(be, cfg, batches, newTokens, steps)
-			default:
-				return fmt.Errorf("unknown benchmark %q: want train, matmul or sample", args[0])
-			}
-			if err != nil {
-				return err
-			}
-			if profileKernel {
-				report["profile"] = kernelProfile(be)
-			}
-			report["preset"], report["device"] = preset, be.Name()
-			if asJSON {
-				raw, _ := json.Marshal(report)
-				fmt.Fprintln(stdout, string(raw))
-				return nil
-			}
-			printBench(report)
-			return nil
-		}
+		f := &benchFlags{common: addCommonFlags(fs)}
+		f.addFlags(fs)
+		return f.run
 	}}
+}
+
+// benchFlags are the flags of `vkgrad bench`.
+type benchFlags struct {
+	common        *commonFlags
+	preset        string
+	B, T, steps   int
+	warmup        int
+	asJSON        bool
+	batches       []int
+	newTokens     int
+	profileKernel bool
+	cpuProfile    string
+	loraRank      int
+}
+
+// addFlags registers the flags.
+func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.preset, "preset", "gpt2-124m", "model shape: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
+	fs.IntVar(&f.loraRank, "lora-rank", 0, "Llama-family presets: train (or sample with) LoRA adapters of this rank instead of every weight")
+	fs.IntVar(&f.B, "batch", 4, "bench train: sequences per step")
+	fs.IntVar(&f.T, "seq", 64, "bench train: tokens per sequence")
+	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
+	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
+	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
+	fs.IntVar(&f.newTokens, "tokens", 32, "bench sample: tokens generated per row")
+	fs.BoolVar(&f.profileKernel, "profile", false, "print time per kernel or op (GPU time on Vulkan, wall time on the CPU)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (read it with go tool pprof)")
+}
+
+// run runs the benchmark args names and prints its report.
+func (f *benchFlags) run(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
+	}
+	if f.steps < 1 || f.warmup < 0 {
+		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
+	}
+	log := f.common.logger()
+	be, err := f.common.backend(log)
+	if err != nil {
+		return err
+	}
+	shape, err := f.shape()
+	if err != nil {
+		return err
+	}
+	stop, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if args[0] != "train" { // bench train starts it after its warm-up steps
+		if err := startProfile(be, f.profileKernel); err != nil {
+			return err
+		}
+	}
+	report, err := f.benchmark(be, args[0], shape)
+	if err != nil {
+		return err
+	}
+	if f.profileKernel {
+		report["profile"] = kernelProfile(be)
+	}
+	report["preset"], report["device"] = f.preset, be.Name()
+	if f.asJSON {
+		raw, _ := json.Marshal(report)
+		fmt.Fprintln(stdout, string(raw))
+		return nil
+	}
+	printBench(report)
+	return nil
+}
+
+// benchShape is the model --preset names: a Llama-family one, or GPT-2's.
+type benchShape struct {
+	gpt2    gpt2.Config
+	llama   llama.Config
+	isLlama bool
+}
+
+// shape resolves --preset and checks --lora-rank against it.
+func (f *benchFlags) shape() (benchShape, error) {
+	var s benchShape
+	var err error
+	s.llama, s.isLlama = llamaPreset(f.preset)
+	s.gpt2, err = gpt2.Preset(f.preset)
+	if err != nil && !s.isLlama {
+		return s, fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
+	}
+	if f.loraRank < 0 || f.loraRank > 0 && !s.isLlama {
+		return s, fmt.Errorf("--lora-rank %d: want >= 0, and a Llama-family --preset", f.loraRank)
+	}
+	return s, nil
+}
+
+// startCPUProfile starts a Go CPU profile written to path (none when path is empty) and
+// returns the function that stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// benchmark runs the benchmark named kind on shape and returns its report.
+func (f *benchFlags) benchmark(be tensor.Backend, kind string, s benchShape) (map[string]any, error) {
+	switch {
+	case kind == "train" && s.isLlama:
+		return benchTrainLlama(be, s.llama, f.loraRank, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+	case kind == "sample" && s.isLlama:
+		return benchSampleLlama(be, s.llama, f.loraRank, f.batches, f.newTokens, f.steps)
+	case kind == "matmul" && s.isLlama:
+		return nil, fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
+	case kind == "train":
+		return benchTrain(be, s.gpt2, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+	case kind == "matmul":
+		return benchMatmul(be, s.gpt2, f.B*f.T, f.steps, f.warmup)
+	case kind == "sample":
+		return benchSample(be, s.gpt2, f.batches, f.newTokens, f.steps)
+	default:
+		return nil, fmt.Errorf("unknown benchmark %q: want train, matmul or sample", kind)
+	}
 }
 
 // benchUsage says which flags each benchmark reads.
