@@ -134,44 +134,7 @@ func (s TextSource) List() ([]TextFile, error) {
 		}
 		return []TextFile{{Path: s.Path, Rel: filepath.Base(s.Path), Size: st.Size(), ModTime: st.ModTime()}}, nil
 	}
-	var files []TextFile
-	err = filepath.WalkDir(s.Path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == s.Path {
-			return nil
-		}
-		name := d.Name()
-		if strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if slices.Contains(s.SkipDirs, name) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !matchExt(name, exts) {
-			return nil
-		}
-		info, err := os.Stat(p) // follows a symlinked file
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(s.Path, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()})
-		return nil
-	})
+	files, err := s.walk(exts)
 	if err != nil {
 		return nil, fmt.Errorf("text source %s: %w", s.Path, err)
 	}
@@ -184,6 +147,63 @@ func (s TextSource) List() ([]TextFile, error) {
 	}
 	slices.SortFunc(files, func(a, b TextFile) int { return strings.Compare(a.Rel, b.Rel) })
 	return files, nil
+}
+
+// walk returns the regular files under the folder s.Path that end in one of exts (any when
+// empty), outside hidden entries and SkipDirs.
+func (s TextSource) walk(exts []string) ([]TextFile, error) {
+	var files []TextFile
+	err := filepath.WalkDir(s.Path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == s.Path {
+			return nil
+		}
+		if skip, err := s.skip(d, exts); skip {
+			return err
+		}
+		f, ok, err := s.textFile(p)
+		if ok {
+			files = append(files, f)
+		}
+		return err
+	})
+	return files, err
+}
+
+// skip says whether the walk passes over d, with filepath.SkipDir for a folder it does not
+// enter: hidden entries, SkipDirs, and files of other extensions.
+func (s TextSource) skip(d fs.DirEntry, exts []string) (bool, error) {
+	name := d.Name()
+	switch {
+	case strings.HasPrefix(name, ".") && d.IsDir():
+		return true, filepath.SkipDir
+	case strings.HasPrefix(name, "."):
+		return true, nil
+	case d.IsDir() && slices.Contains(s.SkipDirs, name):
+		return true, filepath.SkipDir
+	case d.IsDir():
+		return true, nil
+	}
+	return !matchExt(name, exts), nil
+}
+
+// textFile describes the file at p (following a symlink); ok is false when it is not a
+// regular file.
+func (s TextSource) textFile(p string) (f TextFile, ok bool, err error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return TextFile{}, false, err
+	}
+	if !info.Mode().IsRegular() {
+		return TextFile{}, false, nil
+	}
+	rel, err := filepath.Rel(s.Path, p)
+	if err != nil {
+		return TextFile{}, false, err
+	}
+	return TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()}, true, nil
 }
 
 func normaliseExts(exts []string) ([]string, error) {
