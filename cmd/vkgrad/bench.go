@@ -294,60 +294,16 @@ const (
 )
 
 func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[string]any, error) {
-	C, Vp := cfg.Channels, cfg.PaddedVocabSize
-	type shape struct {
-		name    string
-		p       tensor.MatMulParams
-		a, b, o int // element counts
-	}
-	var shapes []shape
-	for _, nk := range [][2]int{{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}, {Vp, C}} {
-		N, K := nk[0], nk[1]
-		shapes = append(shapes,
-			shape{fmt.Sprintf("fwd %dx%dx%d (B^T)", M, K, N), tensor.MatMulParams{M: M, N: N, K: K, TransB: true}, M * K, N * K, M * N},
-			shape{fmt.Sprintf("dA  %dx%dx%d", M, N, K), tensor.MatMulParams{M: M, N: K, K: N}, M * N, N * K, M * K},
-			shape{fmt.Sprintf("dB  %dx%dx%d (A^T)", N, M, K), tensor.MatMulParams{M: N, N: K, K: M, TransA: true}, M * N, M * K, N * K})
-	}
 	p, th := peak(be)
 	var rows []map[string]any
-	for si, s := range shapes {
-		a, err := tensor.New(be, tensor.Float32, s.a)
+	for si, s := range matmulShapes(cfg, M) {
+		times, err := timeMatmul(be, s, steps, warmup)
 		if err != nil {
 			return nil, err
-		}
-		b, err := tensor.New(be, tensor.Float32, s.b)
-		if err != nil {
-			return nil, err
-		}
-		o, err := tensor.New(be, tensor.Float32, s.o)
-		if err != nil {
-			return nil, err
-		}
-		be.Fill(a, 0.5)
-		be.Fill(b, 0.25)
-		for i := 0; i < warmup; i++ {
-			be.MatMul(o, a, b, nil, s.p)
-		}
-		if err := be.Sync(); err != nil {
-			return nil, err
-		}
-		settle()
-		times := make([]float64, 0, steps)
-		first := time.Now()
-		for len(times) < steps || time.Since(first) < matmulMinTime && len(times) < matmulMaxCalls {
-			start := time.Now()
-			be.MatMul(o, a, b, nil, s.p)
-			if err := be.Sync(); err != nil {
-				return nil, err
-			}
-			times = append(times, time.Since(start).Seconds())
 		}
 		mean, median := meanMedian(times)
 		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / median / 1e9
 		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g, "calls": len(times)})
-		for _, t := range []*tensor.Tensor{a, b, o} {
-			be.Free(t.Storage)
-		}
 		if si%3 == 2 {
 			// Measured again through the run, the highest kept: one measurement taken while
 			// another process held a core would understate the peak and inflate every fraction.
@@ -364,6 +320,68 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 		}
 	}
 	return rep, nil
+}
+
+// matmulShape is one product bench matmul times.
+type matmulShape struct {
+	name    string
+	p       tensor.MatMulParams
+	a, b, o int // element counts
+}
+
+// matmulShapes are GPT-2's training products at M rows, three per linear layer: forward
+// (x @ Wᵀ), then the gradients of the input and of the weight.
+func matmulShapes(cfg gpt2.Config, M int) []matmulShape {
+	C, Vp := cfg.Channels, cfg.PaddedVocabSize
+	var shapes []matmulShape
+	for _, nk := range [][2]int{{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}, {Vp, C}} {
+		N, K := nk[0], nk[1]
+		shapes = append(shapes,
+			matmulShape{fmt.Sprintf("fwd %dx%dx%d (B^T)", M, K, N), tensor.MatMulParams{M: M, N: N, K: K, TransB: true}, M * K, N * K, M * N},
+			matmulShape{fmt.Sprintf("dA  %dx%dx%d", M, N, K), tensor.MatMulParams{M: M, N: K, K: N}, M * N, N * K, M * K},
+			matmulShape{fmt.Sprintf("dB  %dx%dx%d (A^T)", N, M, K), tensor.MatMulParams{M: N, N: K, K: M, TransA: true}, M * N, M * K, N * K})
+	}
+	return shapes
+}
+
+// timeMatmul returns the seconds of each timed call of s: warmup calls first, then at least
+// steps calls and matmulMinTime (up to matmulMaxCalls calls).
+func timeMatmul(be tensor.Backend, s matmulShape, steps, warmup int) ([]float64, error) {
+	a, err := tensor.New(be, tensor.Float32, s.a)
+	if err != nil {
+		return nil, err
+	}
+	b, err := tensor.New(be, tensor.Float32, s.b)
+	if err != nil {
+		return nil, err
+	}
+	o, err := tensor.New(be, tensor.Float32, s.o)
+	if err != nil {
+		return nil, err
+	}
+	be.Fill(a, 0.5)
+	be.Fill(b, 0.25)
+	for i := 0; i < warmup; i++ {
+		be.MatMul(o, a, b, nil, s.p)
+	}
+	if err := be.Sync(); err != nil {
+		return nil, err
+	}
+	settle()
+	times := make([]float64, 0, steps)
+	first := time.Now()
+	for len(times) < steps || time.Since(first) < matmulMinTime && len(times) < matmulMaxCalls {
+		start := time.Now()
+		be.MatMul(o, a, b, nil, s.p)
+		if err := be.Sync(); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(start).Seconds())
+	}
+	for _, t := range []*tensor.Tensor{a, b, o} {
+		be.Free(t.Storage)
+	}
+	return times, nil
 }
 
 // meanMedian returns the mean and the median of xs (which it sorts). The median is what the
