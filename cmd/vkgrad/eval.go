@@ -72,7 +72,7 @@ func (f *evalFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := f.evalData(m)
+	d, err := f.dataToEvaluate(m)
 	if err != nil {
 		return err
 	}
@@ -104,9 +104,9 @@ func (f *evalFlags) run(args []string) error {
 	return nil
 }
 
-// evalData is the data --data names, or for a run without --data, the run's own data,
+// dataToEvaluate is the data --data names, or for a run without --data, the run's own data,
 // validation split and sequence length.
-func (f *evalFlags) evalData(m *evalModel) (evalData, error) {
+func (f *evalFlags) dataToEvaluate(m *evalModel) (evalData, error) {
 	d := evalData{df: f.df, cfg: train.Config{Batch: f.B, Seq: f.T, Seed: 1}}
 	if f.df.Path == "" && m.loaded == nil {
 		return d, fmt.Errorf("--data is required for a Hugging Face directory: the text to evaluate on")
