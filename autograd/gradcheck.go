@@ -70,6 +70,37 @@ var ErrGradientMismatch = errors.New("analytic and numeric gradients differ")
 // The error is non-nil on misuse, or wraps ErrGradientMismatch when an element fails; the
 // results are returned in both cases where they were computed.
 func CheckGradients(forward func(tp *Tape) *Var, inputs []*Var, opts GradCheckOptions) ([]GradCheckResult, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := zeroInputGrads(inputs, opts); err != nil {
+		return nil, err
+	}
+	r := rng.New(opts.Seed)
+	w, err := backwardWeighted(forward, r)
+	if err != nil {
+		return nil, err
+	}
+	fd := &finiteDifference{forward: forward, w: w, outHost: make([]float32, len(w)), opts: opts}
+	results := make([]GradCheckResult, len(inputs))
+	var failed error
+	for k, in := range inputs {
+		res, err := fd.checkInput(in, opts.inputName(k), r)
+		if err != nil {
+			return results, err
+		}
+		results[k] = res
+		if !res.Pass && failed == nil {
+			failed = fmt.Errorf("autograd: gradient check of %s: element %d analytic %.8g numeric %.8g: %w",
+				res.Name, res.Worst, res.Analytic, res.Numeric, ErrGradientMismatch)
+		}
+	}
+	return results, failed
+}
+
+// withDefaults fills the zero fields and checks the rest are in range.
+func (opts GradCheckOptions) withDefaults() (GradCheckOptions, error) {
 	if opts.Eps == 0 {
 		opts.Eps = 1e-2
 	}
@@ -83,115 +114,148 @@ func CheckGradients(forward func(tp *Tape) *Var, inputs []*Var, opts GradCheckOp
 		opts.MaxElements = 64
 	}
 	if !(opts.Eps > 0) || opts.AbsTol < 0 || opts.RelTol < 0 || opts.MaxElements < 0 {
-		return nil, fmt.Errorf("autograd: gradient check options out of range: %+v", opts)
+		return opts, fmt.Errorf("autograd: gradient check options out of range: %+v", opts)
 	}
-	name := func(i int) string {
-		if i < len(opts.Names) {
-			return opts.Names[i]
-		}
-		return fmt.Sprintf("input %d", i)
+	return opts, nil
+}
+
+// inputName labels input i in results and errors.
+func (opts GradCheckOptions) inputName(i int) string {
+	if i < len(opts.Names) {
+		return opts.Names[i]
 	}
+	return fmt.Sprintf("input %d", i)
+}
+
+// zeroInputGrads checks every input is a float32 with a gradient and zeroes that gradient.
+func zeroInputGrads(inputs []*Var, opts GradCheckOptions) error {
 	for i, in := range inputs {
 		if in == nil || in.Value == nil || in.Grad == nil {
-			return nil, fmt.Errorf("autograd: gradient check: %s has no value or no gradient", name(i))
+			return fmt.Errorf("autograd: gradient check: %s has no value or no gradient", opts.inputName(i))
 		}
 		if in.Value.DType() != tensor.Float32 {
-			return nil, fmt.Errorf("autograd: gradient check: %s is %v, want float32", name(i), in.Value.DType())
+			return fmt.Errorf("autograd: gradient check: %s is %v, want float32", opts.inputName(i), in.Value.DType())
 		}
 		in.Value.Backend().Fill(in.Grad, 0)
 	}
+	return nil
+}
 
+// backwardWeighted records forward, seeds the output's gradient with random weights w in
+// [-1, 1) and runs Backward, leaving dL/dinput for L = sum(out·w) in the inputs' Grads.
+func backwardWeighted(forward func(tp *Tape) *Var, r *rng.RNG) ([]float32, error) {
 	tp := NewTape()
 	out := forward(tp)
 	if out == nil || out.Value == nil || out.Grad == nil {
 		tp.Reset()
 		return nil, fmt.Errorf("autograd: gradient check: forward returned an output without a gradient")
 	}
-	be := out.Value.Backend()
-	r := rng.New(opts.Seed)
 	w := make([]float32, out.Value.Numel())
 	for i := range w {
 		w[i] = 2*r.Float32() - 1
 	}
-	if err := be.Upload(out.Grad, w); err != nil {
+	if err := out.Value.Backend().Upload(out.Grad, w); err != nil {
 		tp.Reset()
 		return nil, err
 	}
 	tp.Backward()
+	return w, nil
+}
 
-	outHost := make([]float32, len(w))
-	loss := func() (float64, error) {
-		o := forward(nil)
-		if o == nil || o.Value.Numel() != len(w) {
-			return 0, fmt.Errorf("autograd: gradient check: forward(nil) returned a different output")
-		}
-		if err := o.Value.Backend().Download(outHost, o.Value); err != nil {
-			return 0, err
-		}
-		var s float64
-		for i, v := range outHost {
-			s += float64(v) * float64(w[i])
-		}
-		return s, nil
+// finiteDifference measures dL/dx numerically by re-running forward without a tape.
+type finiteDifference struct {
+	forward func(tp *Tape) *Var
+	w       []float32 // the output weights of L
+	outHost []float32
+	opts    GradCheckOptions
+}
+
+// loss runs forward(nil) and returns L = sum(out·w) accumulated in float64.
+func (fd *finiteDifference) loss() (float64, error) {
+	o := fd.forward(nil)
+	if o == nil || o.Value.Numel() != len(fd.w) {
+		return 0, fmt.Errorf("autograd: gradient check: forward(nil) returned a different output")
 	}
+	if err := o.Value.Backend().Download(fd.outHost, o.Value); err != nil {
+		return 0, err
+	}
+	var s float64
+	for i, v := range fd.outHost {
+		s += float64(v) * float64(fd.w[i])
+	}
+	return s, nil
+}
 
-	results := make([]GradCheckResult, len(inputs))
-	var failed error
-	for k, in := range inputs {
-		ib := in.Value.Backend()
-		n := in.Value.Numel()
-		analytic := make([]float32, n)
-		if err := ib.Download(analytic, in.Grad); err != nil {
-			return results, err
+// checkInput compares in's analytic gradient with central differences at a sample of its
+// elements.
+func (fd *finiteDifference) checkInput(in *Var, name string, r *rng.RNG) (GradCheckResult, error) {
+	ib := in.Value.Backend()
+	n := in.Value.Numel()
+	analytic := make([]float32, n)
+	if err := ib.Download(analytic, in.Grad); err != nil {
+		return GradCheckResult{}, err
+	}
+	vals := make([]float32, n)
+	if err := ib.Download(vals, in.Value); err != nil {
+		return GradCheckResult{}, err
+	}
+	t := tally{res: GradCheckResult{Name: name, Pass: true, Worst: -1}, worstRatio: -1}
+	for _, i := range sampleIndices(n, fd.opts.MaxElements, r) {
+		num, err := fd.centralDifference(in, vals, i)
+		if err != nil {
+			return GradCheckResult{}, err
 		}
-		vals := make([]float32, n)
-		if err := ib.Download(vals, in.Value); err != nil {
-			return results, err
-		}
-		res := GradCheckResult{Name: name(k), Pass: true, Worst: -1}
-		worstRatio := -1.0
-		for _, i := range sampleIndices(n, opts.MaxElements, r) {
-			x := vals[i]
-			xp, xm := float32(float64(x)+opts.Eps), float32(float64(x)-opts.Eps)
-			var lp, lm float64
-			var err error
-			vals[i] = xp
+		t.add(i, float64(analytic[i]), num, fd.opts)
+	}
+	return t.res, nil
+}
+
+// centralDifference returns (L(x+Eps) - L(x-Eps)) / (step taken) for element i of in, whose
+// values are vals; in holds vals again afterwards.
+func (fd *finiteDifference) centralDifference(in *Var, vals []float32, i int) (float64, error) {
+	ib := in.Value.Backend()
+	x := vals[i]
+	xp, xm := float32(float64(x)+fd.opts.Eps), float32(float64(x)-fd.opts.Eps)
+	var lp, lm float64
+	var err error
+	vals[i] = xp
+	if err = ib.Upload(in.Value, vals); err == nil {
+		if lp, err = fd.loss(); err == nil {
+			vals[i] = xm
 			if err = ib.Upload(in.Value, vals); err == nil {
-				if lp, err = loss(); err == nil {
-					vals[i] = xm
-					if err = ib.Upload(in.Value, vals); err == nil {
-						lm, err = loss()
-					}
-				}
+				lm, err = fd.loss()
 			}
-			vals[i] = x
-			if uerr := ib.Upload(in.Value, vals); err == nil {
-				err = uerr
-			}
-			if err != nil {
-				return results, err
-			}
-			num := (lp - lm) / (float64(xp) - float64(xm))
-			a := float64(analytic[i])
-			diff := math.Abs(a - num)
-			res.Checked++
-			res.MaxAbsErr = max(res.MaxAbsErr, diff)
-			res.MaxRelErr = max(res.MaxRelErr, diff/max(math.Abs(a), math.Abs(num), opts.AbsTol))
-			allow := opts.AbsTol + opts.RelTol*math.Abs(num)
-			if ratio := diff / allow; ratio > worstRatio || math.IsNaN(diff) {
-				worstRatio, res.Worst, res.Analytic, res.Numeric = ratio, i, a, num
-			}
-			if !(diff <= allow) {
-				res.Pass = false
-			}
-		}
-		results[k] = res
-		if !res.Pass && failed == nil {
-			failed = fmt.Errorf("autograd: gradient check of %s: element %d analytic %.8g numeric %.8g: %w",
-				res.Name, res.Worst, res.Analytic, res.Numeric, ErrGradientMismatch)
 		}
 	}
-	return results, failed
+	vals[i] = x
+	if uerr := ib.Upload(in.Value, vals); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return (lp - lm) / (float64(xp) - float64(xm)), nil
+}
+
+// tally accumulates one input's comparison, keeping the element closest to failing.
+type tally struct {
+	res        GradCheckResult
+	worstRatio float64
+}
+
+// add compares element i's analytic gradient a with the numeric one num.
+func (t *tally) add(i int, a, num float64, opts GradCheckOptions) {
+	diff := math.Abs(a - num)
+	t.res.Checked++
+	t.res.MaxAbsErr = max(t.res.MaxAbsErr, diff)
+	t.res.MaxRelErr = max(t.res.MaxRelErr, diff/max(math.Abs(a), math.Abs(num), opts.AbsTol))
+	allow := opts.AbsTol + opts.RelTol*math.Abs(num)
+	if ratio := diff / allow; ratio > t.worstRatio || math.IsNaN(diff) {
+		t.worstRatio, t.res.Worst, t.res.Analytic, t.res.Numeric = ratio, i, a, num
+	}
+	if !(diff <= allow) {
+		t.res.Pass = false
+	}
 }
 
 // sampleIndices returns every index below n when n <= limit, else limit distinct indices that

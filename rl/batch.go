@@ -54,58 +54,96 @@ func newSeqBatch(prompts [][]int32, completions [][]int, lens []int, cutoffs [][
 	if microRows <= 0 || microRows > n {
 		microRows = n
 	}
+	rows := batchRows{prompts: prompts, completions: completions, lens: lens, cutoffs: cutoffs, pad: pad, W: W}
 	for start := 0; start < n; start += microRows {
-		end := min(start+microRows, n)
-		mb := microBatch{B: end - start}
-		for i := start; i < end; i++ {
-			mb.rows = append(mb.rows, i)
-			if lens[i] < 1 {
-				return nil, fmt.Errorf("batch: row %d has no completion token", i)
-			}
-			mb.T = max(mb.T, len(prompts[i])+lens[i]-1)
+		mb, err := rows.microBatch(start, min(start+microRows, n), maxSeqLen)
+		if err != nil {
+			return nil, err
 		}
-		if mb.T > maxSeqLen {
-			return nil, fmt.Errorf("batch: a row of %d positions exceeds the model's max_seq_len %d", mb.T, maxSeqLen)
-		}
-		mb.inputs = make([]int32, mb.B*mb.T)
-		mb.targets = make([]int32, mb.B*mb.T)
-		mb.pos = make([][]int, mb.B)
-		mb.at = make([][]int, mb.B)
 		for k, i := range mb.rows {
-			seq := append(append([]int32(nil), prompts[i]...), make([]int32, lens[i])...)
-			for j := 0; j < lens[i]; j++ {
-				seq[len(prompts[i])+j] = int32(completions[i][j])
-			}
-			row := k * mb.T
-			for t := 0; t < mb.T; t++ {
-				mb.inputs[row+t], mb.targets[row+t] = pad, pad
-				if t+1 < len(seq) {
-					mb.inputs[row+t], mb.targets[row+t] = seq[t], seq[t+1]
-				}
-			}
-			mb.pos[k] = make([]int, W)
-			mb.at[k] = make([]int, W)
-			for j := range W {
-				mb.pos[k][j], mb.at[k][j] = -1, -1
-				if j < lens[i] {
-					p := row + len(prompts[i]) - 1 + j
-					mb.pos[k][j], mb.at[k][j] = p, len(mb.sel)
-					mb.sel = append(mb.sel, p)
-					mb.selTargets = append(mb.selTargets, mb.targets[p])
-					if cutoffs != nil {
-						if j >= len(cutoffs[i]) {
-							return nil, fmt.Errorf("batch: row %d has %d cutoffs for %d tokens", i, len(cutoffs[i]), lens[i])
-						}
-						mb.selCut = append(mb.selCut, cutoffs[i][j])
-					}
-				}
-			}
 			sb.at[i] = [2]int{len(sb.mbs), k}
 		}
-		mb.host = make([]float32, len(mb.sel))
 		sb.mbs = append(sb.mbs, mb)
 	}
 	return sb, nil
+}
+
+// batchRows are the rows a seqBatch is built from (see newSeqBatch); W is the longest
+// completion.
+type batchRows struct {
+	prompts     [][]int32
+	completions [][]int
+	lens        []int
+	cutoffs     [][]float32
+	pad         int32
+	W           int
+}
+
+// microBatch lays out rows start..end-1 as one micro-batch.
+func (r batchRows) microBatch(start, end, maxSeqLen int) (microBatch, error) {
+	mb := microBatch{B: end - start}
+	for i := start; i < end; i++ {
+		mb.rows = append(mb.rows, i)
+		if r.lens[i] < 1 {
+			return microBatch{}, fmt.Errorf("batch: row %d has no completion token", i)
+		}
+		mb.T = max(mb.T, len(r.prompts[i])+r.lens[i]-1)
+	}
+	if mb.T > maxSeqLen {
+		return microBatch{}, fmt.Errorf("batch: a row of %d positions exceeds the model's max_seq_len %d", mb.T, maxSeqLen)
+	}
+	mb.inputs = make([]int32, mb.B*mb.T)
+	mb.targets = make([]int32, mb.B*mb.T)
+	mb.pos = make([][]int, mb.B)
+	mb.at = make([][]int, mb.B)
+	for k, i := range mb.rows {
+		r.layOut(&mb, k, i)
+		if err := r.selectCompletion(&mb, k, i); err != nil {
+			return microBatch{}, err
+		}
+	}
+	mb.host = make([]float32, len(mb.sel))
+	return mb, nil
+}
+
+// layOut writes row i, as local row k, into mb's inputs and targets, padded past its end.
+func (r batchRows) layOut(mb *microBatch, k, i int) {
+	seq := append(append([]int32(nil), r.prompts[i]...), make([]int32, r.lens[i])...)
+	for j := 0; j < r.lens[i]; j++ {
+		seq[len(r.prompts[i])+j] = int32(r.completions[i][j])
+	}
+	row := k * mb.T
+	for t := 0; t < mb.T; t++ {
+		mb.inputs[row+t], mb.targets[row+t] = r.pad, r.pad
+		if t+1 < len(seq) {
+			mb.inputs[row+t], mb.targets[row+t] = seq[t], seq[t+1]
+		}
+	}
+}
+
+// selectCompletion records where row i's (local row k's) completion tokens sit: their flat
+// positions, their index in sel, their targets and, when replayed, their cutoffs.
+func (r batchRows) selectCompletion(mb *microBatch, k, i int) error {
+	row := k * mb.T
+	mb.pos[k] = make([]int, r.W)
+	mb.at[k] = make([]int, r.W)
+	for j := range r.W {
+		mb.pos[k][j], mb.at[k][j] = -1, -1
+		if j >= r.lens[i] {
+			continue
+		}
+		p := row + len(r.prompts[i]) - 1 + j
+		mb.pos[k][j], mb.at[k][j] = p, len(mb.sel)
+		mb.sel = append(mb.sel, p)
+		mb.selTargets = append(mb.selTargets, mb.targets[p])
+		if r.cutoffs != nil {
+			if j >= len(r.cutoffs[i]) {
+				return fmt.Errorf("batch: row %d has %d cutoffs for %d tokens", i, len(r.cutoffs[i]), r.lens[i])
+			}
+			mb.selCut = append(mb.selCut, r.cutoffs[i][j])
+		}
+	}
+	return nil
 }
 
 // trainTokens returns, for every row and completion position, the target token the forward

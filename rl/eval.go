@@ -62,30 +62,60 @@ type EvalResult struct {
 // seed) and scores the answers with reward; with cfg.Samples it also samples that many answers
 // per prompt at cfg.Sampling and reports the share that are correct.
 func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
-	if len(prompts) == 0 {
-		return nil, fmt.Errorf("evaluate: no prompts")
+	rc, err := cfg.rolloutConfig(len(prompts), m.VocabSize())
+	if err != nil {
+		return nil, err
+	}
+	answers, rewards, err := cfg.answerAndScore(m, tok, prompts, reward, rc, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	greedy := newTaskTally(prompts, rewards, cfg.Success)
+	sampled := newTaskTally(nil, nil, cfg.Success)
+	if cfg.Samples > 0 {
+		rows := repeatPrompts(prompts, cfg.Samples)
+		_, sampledRewards, err := cfg.answerAndScore(m, tok, rows, reward, rc, false, rng.New(cfg.Seed))
+		if err != nil {
+			return nil, err
+		}
+		sampled = newTaskTally(rows, sampledRewards, cfg.Success)
+	}
+	return evalResult(greedy, sampled, answers, rewards), nil
+}
+
+// rolloutConfig checks cfg for nPrompts prompts and a vocabulary of vocab and returns the
+// rollout settings it implies.
+func (cfg EvalConfig) rolloutConfig(nPrompts, vocab int) (RolloutConfig, error) {
+	if nPrompts == 0 {
+		return RolloutConfig{}, fmt.Errorf("evaluate: no prompts")
 	}
 	if cfg.MaxNewTokens < 1 {
-		return nil, fmt.Errorf("max_new_tokens %d: want >= 1", cfg.MaxNewTokens)
+		return RolloutConfig{}, fmt.Errorf("max_new_tokens %d: want >= 1", cfg.MaxNewTokens)
 	}
 	if cfg.GenBatch < 0 {
-		return nil, fmt.Errorf("gen_batch %d: want >= 0", cfg.GenBatch)
+		return RolloutConfig{}, fmt.Errorf("gen_batch %d: want >= 0", cfg.GenBatch)
 	}
-	if cfg.EOS < 0 || cfg.EOS >= m.VocabSize() {
-		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
+	if cfg.EOS < 0 || cfg.EOS >= vocab {
+		return RolloutConfig{}, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, vocab)
 	}
 	if cfg.Samples < 0 {
-		return nil, fmt.Errorf("samples %d: want >= 0", cfg.Samples)
+		return RolloutConfig{}, fmt.Errorf("samples %d: want >= 0", cfg.Samples)
 	}
 	rc := RolloutConfig{MaxNewTokens: cfg.MaxNewTokens, EOS: cfg.EOS, GenBatch: cfg.GenBatch, Sampling: cfg.Sampling}
 	if cfg.Samples > 0 {
 		if err := rc.Validate(); err != nil {
-			return nil, err
+			return RolloutConfig{}, err
 		}
 	}
-	ro, err := generate(m, tok, prompts, rc, true, nil)
+	return rc, nil
+}
+
+// answerAndScore generates an answer to every prompt (greedily, or sampled from r) and
+// returns the answers and their total rewards.
+func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, r *rng.RNG) ([]string, []float64, error) {
+	ro, err := generate(m, tok, prompts, rc, greedy, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	texts := make([]string, len(prompts))
 	metas := make([]Meta, len(prompts))
@@ -94,77 +124,74 @@ func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg E
 	}
 	rb, err := cfg.score(reward, texts, ro.Texts, metas)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res := &EvalResult{ByTask: map[string]EvalTask{}, Answers: ro.Texts, Rewards: rb.Total}
-	type acc struct {
-		n, ok int
-		sum   float64
+	return ro.Texts, rb.Total, nil
+}
+
+// repeatPrompts returns each prompt n times in a row.
+func repeatPrompts(prompts []Prompt, n int) []Prompt {
+	rows := make([]Prompt, 0, len(prompts)*n)
+	for _, p := range prompts {
+		for range n {
+			rows = append(rows, p)
+		}
 	}
-	by := map[string]*acc{}
-	var all acc
-	for i, r := range rb.Total {
+	return rows
+}
+
+// successCount counts answers, correct answers and their summed reward.
+type successCount struct {
+	n, ok int
+	sum   float64
+}
+
+// taskTally counts the answers overall and by task (meta["task"]).
+type taskTally struct {
+	all    successCount
+	byTask map[string]*successCount
+}
+
+// newTaskTally counts rewards[i], the reward of the answer to prompts[i]; an answer is correct
+// at or above success.
+func newTaskTally(prompts []Prompt, rewards []float64, success float64) *taskTally {
+	t := &taskTally{byTask: map[string]*successCount{}}
+	for i, r := range rewards {
 		name := prompts[i].Meta["task"]
-		if by[name] == nil {
-			by[name] = &acc{}
+		if t.byTask[name] == nil {
+			t.byTask[name] = &successCount{}
 		}
-		for _, a := range []*acc{&all, by[name]} {
-			a.n++
-			a.sum += r
-			if r >= cfg.Success {
-				a.ok++
+		for _, c := range []*successCount{&t.all, t.byTask[name]} {
+			c.n++
+			c.sum += r
+			if r >= success {
+				c.ok++
 			}
 		}
 	}
-	sampled := map[string]*acc{}
-	var allS acc
-	if cfg.Samples > 0 {
-		rows := make([]Prompt, 0, len(prompts)*cfg.Samples)
-		for _, p := range prompts {
-			for range cfg.Samples {
-				rows = append(rows, p)
-			}
-		}
-		sro, err := generate(m, tok, rows, rc, false, rng.New(cfg.Seed))
-		if err != nil {
-			return nil, err
-		}
-		texts, metas := make([]string, len(rows)), make([]Meta, len(rows))
-		for i, p := range rows {
-			texts[i], metas[i] = p.Text, p.Meta
-		}
-		srb, err := cfg.score(reward, texts, sro.Texts, metas)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range srb.Total {
-			name := rows[i].Meta["task"]
-			if sampled[name] == nil {
-				sampled[name] = &acc{}
-			}
-			for _, a := range []*acc{&allS, sampled[name]} {
-				a.n++
-				if r >= cfg.Success {
-					a.ok++
-				}
-			}
-		}
+	return t
+}
+
+// evalTask is the result for the greedy count g and the sampled count s (nil or empty when
+// no answers were sampled).
+func evalTask(g, s *successCount) EvalTask {
+	e := EvalTask{N: g.n, Accuracy: float64(g.ok) / float64(g.n), MeanReward: g.sum / float64(g.n)}
+	if s != nil && s.n > 0 {
+		e.SampledAccuracy = float64(s.ok) / float64(s.n)
 	}
-	mk := func(a, s *acc) EvalTask {
-		e := EvalTask{N: a.n, Accuracy: float64(a.ok) / float64(a.n), MeanReward: a.sum / float64(a.n)}
-		if s != nil && s.n > 0 {
-			e.SampledAccuracy = float64(s.ok) / float64(s.n)
-		}
-		return e
-	}
-	res.EvalTask = mk(&all, &allS)
-	names := make([]string, 0, len(by))
-	for k := range by {
+	return e
+}
+
+// evalResult assembles the result overall and by task, in task name order.
+func evalResult(greedy, sampled *taskTally, answers []string, rewards []float64) *EvalResult {
+	res := &EvalResult{EvalTask: evalTask(&greedy.all, &sampled.all), ByTask: map[string]EvalTask{}, Answers: answers, Rewards: rewards}
+	names := make([]string, 0, len(greedy.byTask))
+	for k := range greedy.byTask {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		res.ByTask[k] = mk(by[k], sampled[k])
+		res.ByTask[k] = evalTask(greedy.byTask[k], sampled.byTask[k])
 	}
-	return res, nil
+	return res
 }

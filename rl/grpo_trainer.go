@@ -75,8 +75,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 		return nil, fmt.Errorf("training was stopped at step %d: %s", t.step, t.stopped)
 	}
 	start := time.Now()
-	cfg := t.Config
-	ro, rb, err := t.drawRollout(cfg.GRPO.GroupSize)
+	ro, rb, err := t.drawRollout(t.Config.GRPO.GroupSize)
 	if err != nil {
 		return nil, err
 	}
@@ -86,43 +85,60 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ref *seqOut
-	if t.ref != nil {
-		if ref, err = t.evalAll(sb, t.refm, nil, false, nil); err != nil {
-			return nil, fmt.Errorf("reference log-probs: %w", err)
-		}
+	s := &grpoStep{ro: ro, rb: rb, sb: sb}
+	if s.ref, err = t.referenceLogp(sb); err != nil {
+		return nil, err
 	}
-	var old *seqOut
-	sum := map[string]float64{}
-	var gradNormSum float64
-	applied, computed, mismatches := 0, 0, 0
-	for k := 0; k < cfg.Train.Mu; k++ {
-		var res *objective.GRPOResult
-		up, err := t.update(sb, updateSpec{policyGrad: true, index: k}, func(cur *seqOut) (*grads, error) {
-			if old == nil {
-				old = cur // the policy before any update: the first ratio is exactly 1
-			}
-			in := objective.GRPOInputs{Rewards: rb.Total, Logp: cur.Logp, OldLogp: old.Logp, ResponseMask: ro.Masks.Response,
-				LossMask: ro.Masks.Loss, Entropy: cur.Entropy}
-			if ref != nil {
-				in.RefLogp = ref.Logp
-			}
-			var err error
-			if res, err = objective.GRPOLoss(cfg.GRPO, in); err != nil {
-				return nil, err
-			}
-			return &grads{Logp: res.GradLogp, Entropy: res.GradEntropy, Proceed: res.Action == Proceed}, nil
-		})
+	tally, err := t.runUpdates(s, rep, m)
+	if err != nil {
+		return nil, err
+	}
+	t.stepMetrics(m, s, tally)
+	if rep.Action == Stop {
+		t.stopped = rep.Reason
+	}
+	if err := t.finishStep(m); err != nil {
+		return nil, err
+	}
+	t.finishReport(rep, m)
+	rep.Seconds = since(start)
+	return rep, finite(m)
+}
+
+// grpoStep is one step's batch and the log-probs its updates compare against.
+type grpoStep struct {
+	ro  *Rollout
+	rb  *RewardBatch
+	sb  *seqBatch
+	ref *seqOut // the reference model's; nil without one
+	old *seqOut // the policy's before the first update, set by it
+}
+
+// referenceLogp evaluates the reference model on sb; nil without a reference model.
+func (t *GRPOTrainer) referenceLogp(sb *seqBatch) (*seqOut, error) {
+	if t.ref == nil {
+		return nil, nil
+	}
+	ref, err := t.evalAll(sb, t.refm, nil, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reference log-probs: %w", err)
+	}
+	return ref, nil
+}
+
+// runUpdates runs up to Mu updates, stopping at the first the loss does not let proceed (its
+// action and reason go into rep).
+func (t *GRPOTrainer) runUpdates(s *grpoStep, rep *StepReport, m map[string]float64) (*updateTally, error) {
+	tally := newUpdateTally()
+	for k := 0; k < t.Config.Train.Mu; k++ {
+		up, res, err := t.grpoUpdate(s, k)
 		if err != nil {
 			return nil, err
 		}
 		if k == 0 {
-			sampleMismatch(m, ro, up.cur.Logp)
+			sampleMismatch(m, s.ro, up.cur.Logp)
 		}
-		mismatches += up.recomputeMismatch
-		computed++
-		meanInto(sum, res.Diagnostics.Map())
-		sum["loss"] += res.Loss
+		tally.computedOne(up, res.Diagnostics.Map(), res.Loss)
 		if !up.g.Proceed {
 			if rep.Action == Proceed {
 				rep.Action, rep.Reason = res.Action, res.Reason
@@ -130,32 +146,52 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("update %d of step %d: %s (%s)", k+1, t.step+1, res.Action, res.Reason))
 			break
 		}
-		applied++
-		gradNormSum += up.gradNorm
+		tally.appliedOne(up)
 	}
-	for k, v := range sum {
-		m[k] = v / float64(computed)
+	return tally, nil
+}
+
+// grpoUpdate runs update k: the GRPO loss of the current policy against the policy before the
+// first update (so the first ratio is exactly 1) and the reference.
+func (t *GRPOTrainer) grpoUpdate(s *grpoStep, k int) (*updateResult, *objective.GRPOResult, error) {
+	var res *objective.GRPOResult
+	up, err := t.update(s.sb, updateSpec{policyGrad: true, index: k}, func(cur *seqOut) (*grads, error) {
+		if s.old == nil {
+			s.old = cur
+		}
+		in := objective.GRPOInputs{Rewards: s.rb.Total, Logp: cur.Logp, OldLogp: s.old.Logp, ResponseMask: s.ro.Masks.Response,
+			LossMask: s.ro.Masks.Loss, Entropy: cur.Entropy}
+		if s.ref != nil {
+			in.RefLogp = s.ref.Logp
+		}
+		var err error
+		if res, err = objective.GRPOLoss(t.Config.GRPO, in); err != nil {
+			return nil, err
+		}
+		return &grads{Logp: res.GradLogp, Entropy: res.GradEntropy, Proceed: res.Action == Proceed}, nil
+	})
+	return up, res, err
+}
+
+// stepMetrics adds the updates' means, the learning rate and the rewards to m.
+func (t *GRPOTrainer) stepMetrics(m map[string]float64, s *grpoStep, tally *updateTally) {
+	tally.meansInto(m)
+	if tally.applied > 0 {
+		m["grad_norm"] = tally.gradNormSum / float64(tally.applied)
 	}
-	if applied > 0 {
-		m["grad_norm"] = gradNormSum / float64(applied)
-	}
-	m["updates_applied"] = float64(applied)
-	m["recompute_mismatch"] = float64(mismatches)
+	m["updates_applied"] = float64(tally.applied)
+	m["recompute_mismatch"] = float64(tally.mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
-	addRewardTerms(m, rb)
-	rewardByTask(m, ro, rb.Total)
-	if rep.Action == Stop {
-		t.stopped = rep.Reason
-	}
-	if err := t.finishStep(m); err != nil {
-		return nil, err
-	}
+	addRewardTerms(m, s.rb)
+	rewardByTask(m, s.ro, s.rb.Total)
+}
+
+// finishReport puts the metrics of the finished step and their warnings in rep.
+func (t *GRPOTrainer) finishReport(rep *StepReport, m map[string]float64) {
 	m["step"] = float64(t.step)
 	rep.Metrics = m
 	rep.Warnings = append(rep.Warnings, warnings(m)...)
-	if m["kl_mean"] > cfg.GRPO.KLHardCap && cfg.GRPO.KLHardCap > 0 && rep.Action == Proceed {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("mean KL %.4g past kl_hard_cap %.4g", m["kl_mean"], cfg.GRPO.KLHardCap))
+	if hardCap := t.Config.GRPO.KLHardCap; m["kl_mean"] > hardCap && hardCap > 0 && rep.Action == Proceed {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("mean KL %.4g past kl_hard_cap %.4g", m["kl_mean"], hardCap))
 	}
-	rep.Seconds = since(start)
-	return rep, finite(m)
 }

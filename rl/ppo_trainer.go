@@ -116,8 +116,7 @@ func (t *PPOTrainer) Notes() []string { return t.notes }
 // with one update apiece. During the critic warm-up only the value head learns.
 func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	start := time.Now()
-	cfg := t.Config
-	ro, rb, err := t.drawRollout(cfg.SamplesPerPrompt)
+	ro, rb, err := t.drawRollout(t.Config.SamplesPerPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +126,44 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := t.newPPOStep(ro, rb, sb, m)
+	if err != nil {
+		return nil, err
+	}
+	tally := newUpdateTally()
+	epochSum := map[string]float64{}
+	for k := 0; k < t.Config.Train.Mu; k++ {
+		if err := t.runEpoch(s, k, tally, epochSum); err != nil {
+			return nil, err
+		}
+	}
+	t.stepMetrics(m, s, tally, epochSum)
+	t.KL.Update(m["kl_ref_row_sum_mean"], ro.Rows())
+	if err := t.finishStep(m); err != nil {
+		return nil, err
+	}
+	m["step"] = float64(t.step)
+	rep.Metrics = m
+	rep.Warnings = append(rep.Warnings, warnings(m)...)
+	rep.Seconds = since(start)
+	return rep, finite(m)
+}
+
+// ppoStep is one step's batch and what its updates compare against.
+type ppoStep struct {
+	ro     *Rollout
+	rb     *RewardBatch
+	sb     *seqBatch
+	old    *seqOut // the policy's log-probs and values before any update
+	ref    *seqOut // the reference model's log-probs (old without a reference model)
+	hasEOS []bool  // per row: the completion ended with EOS
+	pcfg   PPOConfig
+	warm   bool // critic warm-up: only the value head learns
+}
+
+// newPPOStep evaluates the policy and the reference on sb (no tape, no dropout) and fixes the
+// step's loss options; the sampler's log-prob mismatch goes into m.
+func (t *PPOTrainer) newPPOStep(ro *Rollout, rb *RewardBatch, sb *seqBatch, m map[string]float64) (*ppoStep, error) {
 	old, err := t.evalAll(sb, t.pol, t.Value, false, nil)
 	if err != nil {
 		return nil, err
@@ -142,81 +179,83 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	for i, tr := range ro.Masks.Truncated {
 		hasEOS[i] = !tr
 	}
-	pcfg := cfg.PPO
+	pcfg := t.Config.PPO
 	pcfg.KLCoef = t.KL.Value()
-	warm := t.step < cfg.CriticWarmup
-	sum, epochSum := map[string]float64{}, map[string]float64{}
-	var gradNormSum float64
-	mismatches, updates := 0, 0
-	for k := 0; k < cfg.Train.Mu; k++ {
-		var res *objective.PPOResult
-		epoch := newSeqOut(sb.N, sb.W, true)
-		for j, rows := range t.miniBatches(ro.Rows(), k) {
-			mb := sb
-			if rows != nil {
-				if mb, err = t.rowsBatch(ro, rows); err != nil {
-					return nil, err
-				}
-			}
-			up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !warm, index: k*cfg.MiniBatches + j}, func(cur *seqOut) (*grads, error) {
-				full := spreadRows(cur, rows, epoch)
-				in := objective.PPOInputs{Scores: rb.Total, HasEOS: hasEOS, Logp: full.Logp, OldLogp: old.Logp, RefLogp: ref.Logp,
-					Values: full.Values, OldValues: old.Values, ResponseMask: ro.Masks.Response, LossMask: ro.Masks.Loss,
-					Entropy: full.Entropy, Rows: rows}
-				var err error
-				if res, err = objective.PPOLoss(pcfg, in); err != nil {
-					return nil, err
-				}
-				g := &grads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
-				if !warm {
-					g.Logp = pickRows(res.GradLogp, rows, mb.W)
-					if res.GradEntropy != nil {
-						g.Entropy = pickRows(res.GradEntropy, rows, mb.W)
-					}
-				}
-				return g, nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			mismatches += up.recomputeMismatch
-			gradNormSum += up.gradNorm
-			updates++
-			meanInto(sum, res.Diagnostics.Map())
-			sum["loss"] += res.Loss
+	return &ppoStep{ro: ro, rb: rb, sb: sb, old: old, ref: ref, hasEOS: hasEOS, pcfg: pcfg, warm: t.step < t.Config.CriticWarmup}, nil
+}
+
+// runEpoch runs epoch k, one update per mini-batch, and adds the epoch's ratio statistics
+// (each row's log-probs as its own mini-batch saw them) to epochSum.
+func (t *PPOTrainer) runEpoch(s *ppoStep, k int, tally *updateTally, epochSum map[string]float64) error {
+	var res *objective.PPOResult
+	epoch := newSeqOut(s.sb.N, s.sb.W, true)
+	for j, rows := range t.miniBatches(s.ro.Rows(), k) {
+		up, r, err := t.ppoUpdate(s, rows, k*t.Config.MiniBatches+j, epoch)
+		if err != nil {
+			return err
 		}
-		// The ratios of an epoch: each row's log-probs as its own mini-batch saw them.
-		meanInto(epochSum, ratioStats(epoch.Logp, old.Logp, res.Advantages, ro.Masks.Loss, 1-pcfg.ClipRange, 1+pcfg.ClipRange))
+		res = r
+		tally.computedOne(up, res.Diagnostics.Map(), res.Loss)
+		tally.appliedOne(up)
 	}
-	for k, v := range sum {
-		m[k] = v / float64(updates)
+	meanInto(epochSum, ratioStats(epoch.Logp, s.old.Logp, res.Advantages, s.ro.Masks.Loss, 1-s.pcfg.ClipRange, 1+s.pcfg.ClipRange))
+	return nil
+}
+
+// ppoUpdate runs one update on the mini-batch rows (nil: the whole batch): the PPO loss over
+// the whole batch, with rows outside the mini-batch taken from epoch, and the gradients of
+// the mini-batch's rows (the value head's only during the warm-up).
+func (t *PPOTrainer) ppoUpdate(s *ppoStep, rows []int, index int, epoch *seqOut) (*updateResult, *objective.PPOResult, error) {
+	mb := s.sb
+	if rows != nil {
+		var err error
+		if mb, err = t.rowsBatch(s.ro, rows); err != nil {
+			return nil, nil, err
+		}
 	}
+	var res *objective.PPOResult
+	up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !s.warm, index: index}, func(cur *seqOut) (*grads, error) {
+		full := spreadRows(cur, rows, epoch)
+		in := objective.PPOInputs{Scores: s.rb.Total, HasEOS: s.hasEOS, Logp: full.Logp, OldLogp: s.old.Logp, RefLogp: s.ref.Logp,
+			Values: full.Values, OldValues: s.old.Values, ResponseMask: s.ro.Masks.Response, LossMask: s.ro.Masks.Loss,
+			Entropy: full.Entropy, Rows: rows}
+		var err error
+		if res, err = objective.PPOLoss(s.pcfg, in); err != nil {
+			return nil, err
+		}
+		g := &grads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
+		if !s.warm {
+			g.Logp = pickRows(res.GradLogp, rows, mb.W)
+			if res.GradEntropy != nil {
+				g.Entropy = pickRows(res.GradEntropy, rows, mb.W)
+			}
+		}
+		return g, nil
+	})
+	return up, res, err
+}
+
+// stepMetrics adds the updates' and epochs' means, the KL penalty's share, the rewards and the
+// learning rate to m.
+func (t *PPOTrainer) stepMetrics(m map[string]float64, s *ppoStep, tally *updateTally, epochSum map[string]float64) {
+	tally.meansInto(m)
 	for k, v := range epochSum {
-		m[k] = v / float64(cfg.Train.Mu)
+		m[k] = v / float64(t.Config.Train.Mu)
 	}
-	m["grad_norm"] = gradNormSum / float64(updates)
-	m["kl_coef"] = pcfg.KLCoef
+	m["grad_norm"] = tally.gradNormSum / float64(tally.applied)
+	m["kl_coef"] = s.pcfg.KLCoef
 	m["kl_mean"] = m["kl_ref_mean"]
-	if pen := pcfg.KLCoef * math.Abs(m["kl_ref_row_sum_mean"]); pen > 0 {
-		m["kl_share"] = pen / (pen + meanAbs(rb.Total))
+	if pen := s.pcfg.KLCoef * math.Abs(m["kl_ref_row_sum_mean"]); pen > 0 {
+		m["kl_share"] = pen / (pen + meanAbs(s.rb.Total))
 	} else {
 		m["kl_share"] = 0
 	}
-	m["reward_mean"], m["reward_std"] = objective.MeanStd(rb.Total)
-	m["critic_warmup"] = b2f(warm)
-	m["recompute_mismatch"] = float64(mismatches)
+	m["reward_mean"], m["reward_std"] = objective.MeanStd(s.rb.Total)
+	m["critic_warmup"] = b2f(s.warm)
+	m["recompute_mismatch"] = float64(tally.mismatches)
 	m["lr"] = float64(t.sched.At(t.step))
-	addRewardTerms(m, rb)
-	rewardByTask(m, ro, rb.Total)
-	t.KL.Update(m["kl_ref_row_sum_mean"], ro.Rows())
-	if err := t.finishStep(m); err != nil {
-		return nil, err
-	}
-	m["step"] = float64(t.step)
-	rep.Metrics = m
-	rep.Warnings = append(rep.Warnings, warnings(m)...)
-	rep.Seconds = since(start)
-	return rep, finite(m)
+	addRewardTerms(m, s.rb)
+	rewardByTask(m, s.ro, s.rb.Total)
 }
 
 // miniBatches splits n rows for epoch k: one nil entry (the whole batch, in order) with a

@@ -101,22 +101,46 @@ func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*S
 // TrainStep takes one optimizer step on Batch fresh examples.
 func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	start := time.Now()
-	m, cfg := t.Model, t.Config
-	seqs := make([][]int32, cfg.Batch)
-	starts := make([]int, cfg.Batch) // first target index in the loss
-	T := 0
+	seqs, starts, T, err := t.nextSequences()
+	if err != nil {
+		return SFTStats{}, err
+	}
+	B := t.Config.Batch
+	inputs, positions, targets := packSequences(seqs, starts, T, int32(t.Config.EOS))
+	count := len(positions)
+	loss, comms, err := t.lossAndGrads(inputs, positions, targets, B, T, count)
+	if err != nil {
+		return SFTStats{}, err
+	}
+	loss /= float64(count)
+	lr := t.sched.At(t.Step)
+	gn, err := t.applyAdamW(loss, lr)
+	if err != nil {
+		return SFTStats{}, err
+	}
+	return SFTStats{Step: t.Step, Loss: float32(loss), LR: lr, GradNorm: gn, Tokens: count, Seconds: since(start),
+		CommBytes: comms.BytesSent, CommSeconds: comms.Seconds}, nil
+}
+
+// nextSequences encodes the next Batch examples as prompt, answer and EOS, and returns them,
+// the first target index of each in the loss (past the prompt with AnswerOnly) and the
+// longest input length.
+func (t *SFTTrainer) nextSequences() (seqs [][]int32, starts []int, T int, err error) {
+	cfg := t.Config
+	seqs = make([][]int32, cfg.Batch)
+	starts = make([]int, cfg.Batch)
 	for i := range seqs {
 		p, err := t.src.Next()
 		if err != nil {
-			return SFTStats{}, fmt.Errorf("prompts: %w", err)
+			return nil, nil, 0, fmt.Errorf("prompts: %w", err)
 		}
 		pr, ans := t.tok.Encode(p.Text), t.tok.Encode(p.Answer)
 		if len(pr) == 0 {
-			return SFTStats{}, fmt.Errorf("example %q: the prompt encodes to no tokens", p.Text)
+			return nil, nil, 0, fmt.Errorf("example %q: the prompt encodes to no tokens", p.Text)
 		}
 		seq := append(append(append([]int32(nil), pr...), ans...), int32(cfg.EOS))
-		if len(seq)-1 > m.MaxSeqLen() {
-			return SFTStats{}, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), m.MaxSeqLen())
+		if len(seq)-1 > t.Model.MaxSeqLen() {
+			return nil, nil, 0, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), t.Model.MaxSeqLen())
 		}
 		seqs[i] = seq
 		if cfg.AnswerOnly {
@@ -124,14 +148,17 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		}
 		T = max(T, len(seq)-1)
 	}
-	B := cfg.Batch
-	inputs := make([]int32, B*T)
-	var positions []int
-	var targets []int32
+	return seqs, starts, T, nil
+}
+
+// packSequences lays the sequences out as B×T inputs padded with eos and returns the flat
+// positions that enter the loss with their targets (the next token).
+func packSequences(seqs [][]int32, starts []int, T int, eos int32) (inputs []int32, positions []int, targets []int32) {
+	inputs = make([]int32, len(seqs)*T)
 	for i, seq := range seqs {
 		for t := 0; t < T; t++ {
 			k := i*T + t
-			inputs[k] = int32(cfg.EOS)
+			inputs[k] = eos
 			if t+1 < len(seq) {
 				inputs[k] = seq[t]
 				if t >= starts[i] {
@@ -141,38 +168,35 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 			}
 		}
 	}
-	count := len(positions)
-	var loss float64
-	var comms dist.ReduceStats
+	return inputs, positions, targets
+}
+
+// lossAndGrads accumulates the gradient of the mean loss over count targets, in order over
+// micro-batches or ranks when there are several, and returns the summed loss.
+func (t *SFTTrainer) lossAndGrads(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, dist.ReduceStats, error) {
 	if K, _ := t.microBatches(); K > 1 || t.comm != nil {
-		sum, sent, err := t.accumulateOrdered(inputs, positions, targets, B, T, count)
-		if err != nil {
-			return SFTStats{}, err
-		}
-		loss, comms = sum, sent
-	} else {
-		m.ZeroGrad()
-		sum, err := t.accumulate(inputs, positions, targets, 0, B, B, T, count)
-		if err != nil {
-			return SFTStats{}, err
-		}
-		loss = sum
+		return t.accumulateOrdered(inputs, positions, targets, B, T, count)
 	}
-	loss /= float64(count)
-	lr := t.sched.At(t.Step)
-	// Measured before the update: a non-finite loss or gradient must never reach the weights.
+	t.Model.ZeroGrad()
+	sum, err := t.accumulate(inputs, positions, targets, 0, B, B, T, count)
+	return sum, dist.ReduceStats{}, err
+}
+
+// applyAdamW applies AdamW at lr unless the loss or the gradient norm is not finite (measured
+// before the update, so such values never reach the weights), and returns the norm.
+func (t *SFTTrainer) applyAdamW(loss float64, lr float32) (float32, error) {
+	m := t.Model
 	t.Opt.MeasureGrads(m.Grads())
 	gn, err := t.Opt.GradNorm()
 	if err != nil {
-		return SFTStats{}, err
+		return 0, err
 	}
 	if bad := math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(float64(gn)) || math.IsInf(float64(gn), 0); bad {
-		return SFTStats{}, fmt.Errorf("step %d: loss %v, gradient norm %v; the model was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", t.Step+1, loss, gn, lr)
+		return 0, fmt.Errorf("step %d: loss %v, gradient norm %v; the model was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", t.Step+1, loss, gn, lr)
 	}
 	t.Opt.UpdateMeasured(m.Params(), m.Grads(), lr)
 	t.Step++
-	return SFTStats{Step: t.Step, Loss: float32(loss), LR: lr, GradNorm: gn, Tokens: count, Seconds: since(start),
-		CommBytes: comms.BytesSent, CommSeconds: comms.Seconds}, nil
+	return gn, nil
 }
 
 // accumulate runs rows r0..r0+rows-1 of the batch forward and backward, adding their share of

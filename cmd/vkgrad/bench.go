@@ -28,98 +28,145 @@ import (
 // benchCommand is `vkgrad bench`.
 func benchCommand() command {
 	return command{name: "bench", summary: "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", usage: benchUsage, setup: func(fs *pflag.FlagSet) func([]string) error {
-		common := addCommonFlags(fs)
-		var (
-			preset        string
-			B, T, steps   int
-			warmup        int
-			asJSON        bool
-			batches       []int
-			newTokens     int
-			profileKernel bool
-			cpuProfile    string
-			loraRank      int
-		)
-		fs.StringVar(&preset, "preset", "gpt2-124m", "model shape: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
-		fs.IntVar(&loraRank, "lora-rank", 0, "Llama-family presets: train (or sample with) LoRA adapters of this rank instead of every weight")
-		fs.IntVar(&B, "batch", 4, "bench train: sequences per step")
-		fs.IntVar(&T, "seq", 64, "bench train: tokens per sequence")
-		fs.IntVar(&steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
-		fs.IntVar(&warmup, "warmup", 1, "unmeasured repetitions first")
-		fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
-		fs.IntSliceVar(&batches, "batches", []int{1, 8}, "bench sample: batch sizes")
-		fs.IntVar(&newTokens, "tokens", 32, "bench sample: tokens generated per row")
-		fs.BoolVar(&profileKernel, "profile", false, "print time per kernel or op (GPU time on Vulkan, wall time on the CPU)")
-		fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (read it with go tool pprof)")
-		return func(args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
-			}
-			if steps < 1 || warmup < 0 {
-				return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
-			}
-			log := common.logger()
-			be, err := common.backend(log)
-			if err != nil {
-				return err
-			}
-			llamaCfg, isLlama := llamaPreset(preset)
-			cfg, err := gpt2.Preset(preset)
-			if err != nil && !isLlama {
-				return fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
-			}
-			if loraRank < 0 || loraRank > 0 && !isLlama {
-				return fmt.Errorf("--lora-rank %d: want >= 0, and a Llama-family --preset", loraRank)
-			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
-			}
-			if args[0] != "train" { // bench train starts it after its warm-up steps
-				if err := startProfile(be, profileKernel); err != nil {
-					return err
-				}
-			}
-			var report map[string]any
-			switch {
-			case args[0] == "train" && isLlama:
-				report, err = benchTrainLlama(be, llamaCfg, loraRank, B, T, steps, warmup, profileKernel)
-			case args[0] == "sample" && isLlama:
-				report, err = benchSampleLlama(be, llamaCfg, loraRank, batches, newTokens, steps)
-			case args[0] == "matmul" && isLlama:
-				return fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
-			case args[0] == "train":
-				report, err = benchTrain(be, cfg, B, T, steps, warmup, profileKernel)
-			case args[0] == "matmul":
-				report, err = benchMatmul(be, cfg, B*T, steps, warmup)
-			case args[0] == "sample":
-				report, err = benchSample(be, cfg, batches, newTokens, steps)
-			default:
-				return fmt.Errorf("unknown benchmark %q: want train, matmul or sample", args[0])
-			}
-			if err != nil {
-				return err
-			}
-			if profileKernel {
-				report["profile"] = kernelProfile(be)
-			}
-			report["preset"], report["device"] = preset, be.Name()
-			if asJSON {
-				raw, _ := json.Marshal(report)
-				fmt.Fprintln(stdout, string(raw))
-				return nil
-			}
-			printBench(report)
-			return nil
-		}
+		f := &benchFlags{common: addCommonFlags(fs)}
+		f.addFlags(fs)
+		return f.run
 	}}
+}
+
+// benchFlags are the flags of `vkgrad bench`.
+type benchFlags struct {
+	common        *commonFlags
+	preset        string
+	B, T, steps   int
+	warmup        int
+	asJSON        bool
+	batches       []int
+	newTokens     int
+	profileKernel bool
+	cpuProfile    string
+	loraRank      int
+}
+
+// addFlags registers the flags.
+func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.preset, "preset", "gpt2-124m", "model shape: "+strings.Join(append(gpt2.PresetNames(), llama.PresetNames()...), ", "))
+	fs.IntVar(&f.loraRank, "lora-rank", 0, "Llama-family presets: train (or sample with) LoRA adapters of this rank instead of every weight")
+	fs.IntVar(&f.B, "batch", 4, "bench train: sequences per step")
+	fs.IntVar(&f.T, "seq", 64, "bench train: tokens per sequence")
+	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
+	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
+	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
+	fs.IntVar(&f.newTokens, "tokens", 32, "bench sample: tokens generated per row")
+	fs.BoolVar(&f.profileKernel, "profile", false, "print time per kernel or op (GPU time on Vulkan, wall time on the CPU)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (read it with go tool pprof)")
+}
+
+// run runs the benchmark args names and prints its report.
+func (f *benchFlags) run(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
+	}
+	if f.steps < 1 || f.warmup < 0 {
+		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
+	}
+	log := f.common.logger()
+	be, err := f.common.backend(log)
+	if err != nil {
+		return err
+	}
+	shape, err := f.shape()
+	if err != nil {
+		return err
+	}
+	stop, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if args[0] != "train" { // bench train starts it after its warm-up steps
+		if err := startProfile(be, f.profileKernel); err != nil {
+			return err
+		}
+	}
+	report, err := f.benchmark(be, args[0], shape)
+	if err != nil {
+		return err
+	}
+	if f.profileKernel {
+		report["profile"] = kernelProfile(be)
+	}
+	report["preset"], report["device"] = f.preset, be.Name()
+	if f.asJSON {
+		raw, _ := json.Marshal(report)
+		fmt.Fprintln(stdout, string(raw))
+		return nil
+	}
+	printBench(report)
+	return nil
+}
+
+// benchShape is the model --preset names: a Llama-family one, or GPT-2's.
+type benchShape struct {
+	gpt2    gpt2.Config
+	llama   llama.Config
+	isLlama bool
+}
+
+// shape resolves --preset and checks --lora-rank against it.
+func (f *benchFlags) shape() (benchShape, error) {
+	var s benchShape
+	var err error
+	s.llama, s.isLlama = llamaPreset(f.preset)
+	s.gpt2, err = gpt2.Preset(f.preset)
+	if err != nil && !s.isLlama {
+		return s, fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
+	}
+	if f.loraRank < 0 || f.loraRank > 0 && !s.isLlama {
+		return s, fmt.Errorf("--lora-rank %d: want >= 0, and a Llama-family --preset", f.loraRank)
+	}
+	return s, nil
+}
+
+// startCPUProfile starts a Go CPU profile written to path (none when path is empty) and
+// returns the function that stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// benchmark runs the benchmark named kind on shape and returns its report.
+func (f *benchFlags) benchmark(be tensor.Backend, kind string, s benchShape) (map[string]any, error) {
+	switch {
+	case kind == "train" && s.isLlama:
+		return benchTrainLlama(be, s.llama, f.loraRank, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+	case kind == "sample" && s.isLlama:
+		return benchSampleLlama(be, s.llama, f.loraRank, f.batches, f.newTokens, f.steps)
+	case kind == "matmul" && s.isLlama:
+		return nil, fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
+	case kind == "train":
+		return benchTrain(be, s.gpt2, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+	case kind == "matmul":
+		return benchMatmul(be, s.gpt2, f.B*f.T, f.steps, f.warmup)
+	case kind == "sample":
+		return benchSample(be, s.gpt2, f.batches, f.newTokens, f.steps)
+	default:
+		return nil, fmt.Errorf("unknown benchmark %q: want train, matmul or sample", kind)
+	}
 }
 
 // benchUsage says which flags each benchmark reads.
@@ -247,60 +294,16 @@ const (
 )
 
 func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[string]any, error) {
-	C, Vp := cfg.Channels, cfg.PaddedVocabSize
-	type shape struct {
-		name    string
-		p       tensor.MatMulParams
-		a, b, o int // element counts
-	}
-	var shapes []shape
-	for _, nk := range [][2]int{{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}, {Vp, C}} {
-		N, K := nk[0], nk[1]
-		shapes = append(shapes,
-			shape{fmt.Sprintf("fwd %dx%dx%d (B^T)", M, K, N), tensor.MatMulParams{M: M, N: N, K: K, TransB: true}, M * K, N * K, M * N},
-			shape{fmt.Sprintf("dA  %dx%dx%d", M, N, K), tensor.MatMulParams{M: M, N: K, K: N}, M * N, N * K, M * K},
-			shape{fmt.Sprintf("dB  %dx%dx%d (A^T)", N, M, K), tensor.MatMulParams{M: N, N: K, K: M, TransA: true}, M * N, M * K, N * K})
-	}
 	p, th := peak(be)
 	var rows []map[string]any
-	for si, s := range shapes {
-		a, err := tensor.New(be, tensor.Float32, s.a)
+	for si, s := range matmulShapes(cfg, M) {
+		times, err := timeMatmul(be, s, steps, warmup)
 		if err != nil {
 			return nil, err
-		}
-		b, err := tensor.New(be, tensor.Float32, s.b)
-		if err != nil {
-			return nil, err
-		}
-		o, err := tensor.New(be, tensor.Float32, s.o)
-		if err != nil {
-			return nil, err
-		}
-		be.Fill(a, 0.5)
-		be.Fill(b, 0.25)
-		for i := 0; i < warmup; i++ {
-			be.MatMul(o, a, b, nil, s.p)
-		}
-		if err := be.Sync(); err != nil {
-			return nil, err
-		}
-		settle()
-		times := make([]float64, 0, steps)
-		first := time.Now()
-		for len(times) < steps || time.Since(first) < matmulMinTime && len(times) < matmulMaxCalls {
-			start := time.Now()
-			be.MatMul(o, a, b, nil, s.p)
-			if err := be.Sync(); err != nil {
-				return nil, err
-			}
-			times = append(times, time.Since(start).Seconds())
 		}
 		mean, median := meanMedian(times)
 		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / median / 1e9
 		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g, "calls": len(times)})
-		for _, t := range []*tensor.Tensor{a, b, o} {
-			be.Free(t.Storage)
-		}
 		if si%3 == 2 {
 			// Measured again through the run, the highest kept: one measurement taken while
 			// another process held a core would understate the peak and inflate every fraction.
@@ -317,6 +320,68 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 		}
 	}
 	return rep, nil
+}
+
+// matmulShape is one product bench matmul times.
+type matmulShape struct {
+	name    string
+	p       tensor.MatMulParams
+	a, b, o int // element counts
+}
+
+// matmulShapes are GPT-2's training products at M rows, three per linear layer: forward
+// (x @ Wᵀ), then the gradients of the input and of the weight.
+func matmulShapes(cfg gpt2.Config, M int) []matmulShape {
+	C, Vp := cfg.Channels, cfg.PaddedVocabSize
+	var shapes []matmulShape
+	for _, nk := range [][2]int{{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}, {Vp, C}} {
+		N, K := nk[0], nk[1]
+		shapes = append(shapes,
+			matmulShape{fmt.Sprintf("fwd %dx%dx%d (B^T)", M, K, N), tensor.MatMulParams{M: M, N: N, K: K, TransB: true}, M * K, N * K, M * N},
+			matmulShape{fmt.Sprintf("dA  %dx%dx%d", M, N, K), tensor.MatMulParams{M: M, N: K, K: N}, M * N, N * K, M * K},
+			matmulShape{fmt.Sprintf("dB  %dx%dx%d (A^T)", N, M, K), tensor.MatMulParams{M: N, N: K, K: M, TransA: true}, M * N, M * K, N * K})
+	}
+	return shapes
+}
+
+// timeMatmul returns the seconds of each timed call of s: warmup calls first, then at least
+// steps calls and matmulMinTime (up to matmulMaxCalls calls).
+func timeMatmul(be tensor.Backend, s matmulShape, steps, warmup int) ([]float64, error) {
+	a, err := tensor.New(be, tensor.Float32, s.a)
+	if err != nil {
+		return nil, err
+	}
+	b, err := tensor.New(be, tensor.Float32, s.b)
+	if err != nil {
+		return nil, err
+	}
+	o, err := tensor.New(be, tensor.Float32, s.o)
+	if err != nil {
+		return nil, err
+	}
+	be.Fill(a, 0.5)
+	be.Fill(b, 0.25)
+	for i := 0; i < warmup; i++ {
+		be.MatMul(o, a, b, nil, s.p)
+	}
+	if err := be.Sync(); err != nil {
+		return nil, err
+	}
+	settle()
+	times := make([]float64, 0, steps)
+	first := time.Now()
+	for len(times) < steps || time.Since(first) < matmulMinTime && len(times) < matmulMaxCalls {
+		start := time.Now()
+		be.MatMul(o, a, b, nil, s.p)
+		if err := be.Sync(); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(start).Seconds())
+	}
+	for _, t := range []*tensor.Tensor{a, b, o} {
+		be.Free(t.Storage)
+	}
+	return times, nil
 }
 
 // meanMedian returns the mean and the median of xs (which it sorts). The median is what the

@@ -97,7 +97,31 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 
 // rewards combines the named verifiers and the external program.
 func (d *datasetFlags) rewards() (*rl.Combined, []func(), error) {
-	spec, cmdWeight := d.Reward, 0.0
+	kept, cmdWeight, err := splitRewardSpec(d.Reward)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kept, cmdWeight, err = d.settleCmdTerm(kept, cmdWeight); err != nil {
+		return nil, nil, err
+	}
+	terms, closers, err := d.rewardTerms(kept, cmdWeight)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := rl.NewCombined(terms...)
+	if err != nil {
+		for _, f := range closers {
+			f()
+		}
+		return nil, nil, fmt.Errorf("--reward: %w", err)
+	}
+	return c, closers, nil
+}
+
+// splitRewardSpec separates the --reward terms of named verifiers from the cmd:W term and
+// returns them and W (0 without a cmd term, 1 for cmd without a weight).
+func splitRewardSpec(spec string) ([]string, float64, error) {
+	cmdWeight := 0.0
 	var kept []string
 	for _, term := range strings.Split(spec, ",") {
 		name, w, _ := strings.Cut(strings.TrimSpace(term), ":")
@@ -110,20 +134,33 @@ func (d *datasetFlags) rewards() (*rl.Combined, []func(), error) {
 		cmdWeight = 1
 		if w != "" {
 			if _, err := fmt.Sscan(w, &cmdWeight); err != nil {
-				return nil, nil, fmt.Errorf("--reward %q: weight %q of cmd is not a number", spec, w)
+				return nil, 0, fmt.Errorf("--reward %q: weight %q of cmd is not a number", spec, w)
 			}
 		}
 	}
+	return kept, cmdWeight, nil
+}
+
+// settleCmdTerm checks a cmd term and --reward-cmd come together (--reward-cmd alone weighs
+// 1) and falls back to exact:1 when no reward is named at all.
+func (d *datasetFlags) settleCmdTerm(kept []string, cmdWeight float64) ([]string, float64, error) {
+	spec := d.Reward
 	switch {
 	case cmdWeight != 0 && d.RewardCmd == "":
-		return nil, nil, fmt.Errorf("--reward %q names cmd but no --reward-cmd is given", spec)
+		return nil, 0, fmt.Errorf("--reward %q names cmd but no --reward-cmd is given", spec)
 	case d.RewardCmd != "" && cmdWeight == 0 && strings.TrimSpace(spec) == "":
-		cmdWeight = 1 // --reward-cmd alone
+		cmdWeight = 1
 	case d.RewardCmd != "" && cmdWeight == 0:
-		return nil, nil, fmt.Errorf("--reward-cmd is given but --reward %q has no cmd:W term to weight it", spec)
+		return nil, 0, fmt.Errorf("--reward-cmd is given but --reward %q has no cmd:W term to weight it", spec)
 	case len(kept) == 0 && d.RewardCmd == "":
 		kept = []string{"exact:1"}
 	}
+	return kept, cmdWeight, nil
+}
+
+// rewardTerms builds the named verifiers and starts the --reward-cmd program; the closers
+// stop it.
+func (d *datasetFlags) rewardTerms(kept []string, cmdWeight float64) ([]rl.Weighted, []func(), error) {
 	var terms []rl.Weighted
 	if len(kept) > 0 {
 		var err error
@@ -140,12 +177,5 @@ func (d *datasetFlags) rewards() (*rl.Combined, []func(), error) {
 		closers = append(closers, func() { p.Close() })
 		terms = append(terms, rl.Weighted{Reward: p, Weight: cmdWeight})
 	}
-	c, err := rl.NewCombined(terms...)
-	if err != nil {
-		for _, f := range closers {
-			f()
-		}
-		return nil, nil, fmt.Errorf("--reward: %w", err)
-	}
-	return c, closers, nil
+	return terms, closers, nil
 }

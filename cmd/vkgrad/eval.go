@@ -24,105 +24,167 @@ import (
 // evalCommand is `vkgrad eval`.
 func evalCommand() command {
 	return command{name: "eval", summary: "report a model's loss and perplexity on held-out data", setup: func(fs *pflag.FlagSet) func([]string) error {
-		common := addCommonFlags(fs)
-		var (
-			model    string
-			df       dataFlags
-			B, T, nb int
-		)
-		fs.StringVar(&model, "model", "", "model to evaluate: checkpoint or run directory (required)")
-		fs.StringVar(&df.Path, "data", "", "text or llm.c token file to evaluate on, all of it (default for a run: the run's validation split)")
-		fs.StringSliceVar(&df.Ext, "ext", nil, "with a folder, read only files with these extensions")
-		fs.Int64Var(&df.MaxBytes, "max-bytes", 0, "read at most this many bytes of text (0: all)")
-		fs.IntVar(&B, "batch", 8, "sequences per batch")
-		fs.IntVar(&T, "seq", 0, "tokens per sequence (default: the run's, else 64)")
-		fs.IntVar(&nb, "batches", 0, "evaluate at most this many batches (0: all)")
-		cacheDir := fs.String("cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
-		return func(args []string) error {
-			if len(args) > 0 || model == "" {
-				return fmt.Errorf("usage: vkgrad eval --model M [--data D]")
-			}
-			log := common.logger()
-			be, err := common.backend(log)
-			if err != nil {
-				return err
-			}
-			m, err := openEvalModel(model, be)
-			if err != nil {
-				return err
-			}
-			cfg := train.Config{Batch: B, Seq: T, Seed: 1}
-			valFraction := 0.0
-			if df.Path == "" && m.loaded == nil {
-				return fmt.Errorf("--data is required for a Hugging Face directory: the text to evaluate on")
-			}
-			if df.Path == "" {
-				l := m.loaded
-				// A run directory knows its data and split.
-				raw, err := os.ReadFile(filepath.Join(filepath.Dir(l.Path), "config.json"))
-				if err != nil {
-					return fmt.Errorf("--data is required: %s is not inside a run directory with a config.json", l.Path)
-				}
-				var meta runMeta
-				if err := json.Unmarshal(raw, &meta); err != nil {
-					return fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(l.Path), "config.json"), err)
-				}
-				df, valFraction, cfg.Seed = meta.Data, meta.Train.ValFraction, meta.Train.Seed
-				if T == 0 {
-					cfg.Seq = meta.Train.Seq
-				}
-			}
-			if cfg.Seq == 0 {
-				cfg.Seq = min(64, m.maxT)
-			}
-			dir, err := tokenCacheDir(*cacheDir)
-			if err != nil {
-				return err
-			}
-			tokens, source, err := loadCorpus(df, dir, m.tok, log)
-			if err != nil {
-				return err
-			}
-			if df.Fingerprint != "" {
-				now, err := dataFingerprint(source)
-				if err != nil {
-					return err
-				}
-				if now != df.Fingerprint {
-					return fmt.Errorf("the run's data %s changed since it was trained (%s, now %s): its validation split would not be the same; pass --data to evaluate on other data", source, df.Fingerprint, now)
-				}
-			}
-			lc := data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.maxT, VocabSize: m.vocab,
-				ValFraction: valFraction, ValMode: data.ValInterleaved, Seed: cfg.Seed, NoShuffle: true, Source: source}
-			trainL, valL, err := data.NewLoaders(tokens, lc)
-			if err != nil {
-				return err
-			}
-			split, which := trainL, "the whole data"
-			if valL != nil {
-				split, which = valL, "the validation split"
-			}
-			var bar *progress.Bar
-			loss, n, err := train.EvalLossProgress(m.model, split, cfg.Batch, cfg.Seq, nb, func(done, total int) {
-				if bar == nil {
-					bar = progress.New(os.Stderr, total)
-				}
-				bar.Update(done, "evaluating")
-			})
-			if bar != nil {
-				bar.Clear()
-			}
-			if err != nil {
-				return err
-			}
-			if n < split.BatchesPerEpoch() {
-				which = fmt.Sprintf("the first %d of %d batches of %s", n, split.BatchesPerEpoch(), which)
-			}
-			fmt.Fprintf(stdout, "%s on %s (%s: %d tokens in %d batches of %dx%d): loss %.4f, perplexity %.2f\n",
-				m.path, source, which, n*cfg.Batch*cfg.Seq, n, cfg.Batch, cfg.Seq, loss, math.Exp(float64(loss)))
-			return nil
-		}
+		f := &evalFlags{common: addCommonFlags(fs)}
+		f.addFlags(fs)
+		return f.run
 	}}
+}
+
+// evalFlags are the flags of `vkgrad eval`.
+type evalFlags struct {
+	common   *commonFlags
+	model    string
+	df       dataFlags
+	B, T, nb int
+	cacheDir string
+}
+
+// addFlags registers the flags.
+func (f *evalFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.model, "model", "", "model to evaluate: checkpoint or run directory (required)")
+	fs.StringVar(&f.df.Path, "data", "", "text or llm.c token file to evaluate on, all of it (default for a run: the run's validation split)")
+	fs.StringSliceVar(&f.df.Ext, "ext", nil, "with a folder, read only files with these extensions")
+	fs.Int64Var(&f.df.MaxBytes, "max-bytes", 0, "read at most this many bytes of text (0: all)")
+	fs.IntVar(&f.B, "batch", 8, "sequences per batch")
+	fs.IntVar(&f.T, "seq", 0, "tokens per sequence (default: the run's, else 64)")
+	fs.IntVar(&f.nb, "batches", 0, "evaluate at most this many batches (0: all)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
+}
+
+// evalData is the text eval measures and how it is split and batched.
+type evalData struct {
+	df          dataFlags
+	valFraction float64
+	cfg         train.Config // Batch, Seq and the split's Seed
+}
+
+// run evaluates the model and prints its loss and perplexity.
+func (f *evalFlags) run(args []string) error {
+	if len(args) > 0 || f.model == "" {
+		return fmt.Errorf("usage: vkgrad eval --model M [--data D]")
+	}
+	log := f.common.logger()
+	be, err := f.common.backend(log)
+	if err != nil {
+		return err
+	}
+	m, err := openEvalModel(f.model, be)
+	if err != nil {
+		return err
+	}
+	d, err := f.dataToEvaluate(m)
+	if err != nil {
+		return err
+	}
+	dir, err := tokenCacheDir(f.cacheDir)
+	if err != nil {
+		return err
+	}
+	tokens, source, err := loadCorpus(d.df, dir, m.tok, log)
+	if err != nil {
+		return err
+	}
+	if err := checkFingerprint(d.df, source); err != nil {
+		return err
+	}
+	split, which, err := evalSplit(m, d, tokens, source)
+	if err != nil {
+		return err
+	}
+	cfg := d.cfg
+	loss, n, err := evalLossWithBar(m.model, split, cfg.Batch, cfg.Seq, f.nb)
+	if err != nil {
+		return err
+	}
+	if n < split.BatchesPerEpoch() {
+		which = fmt.Sprintf("the first %d of %d batches of %s", n, split.BatchesPerEpoch(), which)
+	}
+	fmt.Fprintf(stdout, "%s on %s (%s: %d tokens in %d batches of %dx%d): loss %.4f, perplexity %.2f\n",
+		m.path, source, which, n*cfg.Batch*cfg.Seq, n, cfg.Batch, cfg.Seq, loss, math.Exp(float64(loss)))
+	return nil
+}
+
+// dataToEvaluate is the data --data names, or for a run without --data, the run's own data,
+// validation split and sequence length.
+func (f *evalFlags) dataToEvaluate(m *evalModel) (evalData, error) {
+	d := evalData{df: f.df, cfg: train.Config{Batch: f.B, Seq: f.T, Seed: 1}}
+	if f.df.Path == "" && m.loaded == nil {
+		return d, fmt.Errorf("--data is required for a Hugging Face directory: the text to evaluate on")
+	}
+	if f.df.Path == "" {
+		meta, err := readEvalRunMeta(m.loaded.Path)
+		if err != nil {
+			return d, err
+		}
+		d.df, d.valFraction, d.cfg.Seed = meta.Data, meta.Train.ValFraction, meta.Train.Seed
+		if f.T == 0 {
+			d.cfg.Seq = meta.Train.Seq
+		}
+	}
+	if d.cfg.Seq == 0 {
+		d.cfg.Seq = min(64, m.maxT)
+	}
+	return d, nil
+}
+
+// readEvalRunMeta reads the config.json of the run directory holding the checkpoint at path.
+func readEvalRunMeta(path string) (*runMeta, error) {
+	cpath := filepath.Join(filepath.Dir(path), "config.json")
+	raw, err := os.ReadFile(cpath)
+	if err != nil {
+		return nil, fmt.Errorf("--data is required: %s is not inside a run directory with a config.json", path)
+	}
+	var meta runMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", cpath, err)
+	}
+	return &meta, nil
+}
+
+// checkFingerprint refuses a run's data that changed since the run was trained, since its
+// validation split would differ.
+func checkFingerprint(df dataFlags, source string) error {
+	if df.Fingerprint == "" {
+		return nil
+	}
+	now, err := dataFingerprint(source)
+	if err != nil {
+		return err
+	}
+	if now != df.Fingerprint {
+		return fmt.Errorf("the run's data %s changed since it was trained (%s, now %s): its validation split would not be the same; pass --data to evaluate on other data", source, df.Fingerprint, now)
+	}
+	return nil
+}
+
+// evalSplit returns the loader eval reads, the validation split when there is one, and a
+// description of it.
+func evalSplit(m *evalModel, d evalData, tokens []int32, source string) (*data.Loader, string, error) {
+	lc := data.LoaderConfig{B: d.cfg.Batch, T: d.cfg.Seq, MaxT: m.maxT, VocabSize: m.vocab,
+		ValFraction: d.valFraction, ValMode: data.ValInterleaved, Seed: d.cfg.Seed, NoShuffle: true, Source: source}
+	trainL, valL, err := data.NewLoaders(tokens, lc)
+	if err != nil {
+		return nil, "", err
+	}
+	if valL != nil {
+		return valL, "the validation split", nil
+	}
+	return trainL, "the whole data", nil
+}
+
+// evalLossWithBar measures the mean loss over up to nb batches of split, showing progress.
+func evalLossWithBar(model train.LossModel, split *data.Loader, B, T, nb int) (float32, int, error) {
+	var bar *progress.Bar
+	loss, n, err := train.EvalLossProgress(model, split, B, T, nb, func(done, total int) {
+		if bar == nil {
+			bar = progress.New(os.Stderr, total)
+		}
+		bar.Update(done, "evaluating")
+	})
+	if bar != nil {
+		bar.Clear()
+	}
+	return loss, n, err
 }
 
 // evalModel is a model eval measures, of either family, with the tokenizer its text needs.

@@ -18,73 +18,92 @@ import (
 // sampleCommand is `vkgrad sample`.
 func sampleCommand() command {
 	return command{name: "sample", summary: "generate text from a model with a KV cache", setup: func(fs *pflag.FlagSet) func([]string) error {
-		common := addCommonFlags(fs)
-		var (
-			model, prompt string
-			chat          string
-			n, count      int
-			seed          uint64
-			opt           = sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}
-		)
-		fs.StringVar(&model, "model", "", "model to sample from: vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory (required)")
-		fs.StringVar(&prompt, "prompt", "", "text to continue (default: the start of a new document)")
-		fs.StringVar(&chat, "chat", "", "a Hugging Face chat model directory: ask this as the user, in the model's chat template")
-		fs.IntVarP(&n, "max-new-tokens", "n", 128, "tokens to generate per sample")
-		fs.IntVar(&n, "tokens", 128, "tokens to generate per sample")
-		fs.MarkDeprecated("tokens", "use --max-new-tokens (or -n)")
-		fs.IntVar(&count, "count", 1, "number of samples, generated as one batch")
-		fs.Float64Var(&opt.Temperature, "temperature", opt.Temperature, "sampling temperature (0: greedy)")
-		fs.IntVar(&opt.TopK, "top-k", opt.TopK, "keep only the k most likely tokens (0: all)")
-		fs.Float64Var(&opt.TopP, "top-p", opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
-		fs.Uint64Var(&seed, "seed", 1, "random seed")
-		return func(args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("sample takes no arguments, got %q (use --prompt)", args)
-			}
-			if model == "" {
-				return fmt.Errorf("sample needs --model")
-			}
-			if n < 1 || count < 1 {
-				return fmt.Errorf("--tokens %d and --count %d must be at least 1", n, count)
-			}
-			if err := opt.Validate(); err != nil {
-				return fmt.Errorf("sampling options: %w", err)
-			}
-			log := common.logger()
-			be, err := common.backend(log)
-			if err != nil {
-				return err
-			}
-			if t := modelType(model); t != "" && t != "gpt2" {
-				return sampleHF(be, model, prompt, chat, n, count, opt, seed, log)
-			}
-			if chat != "" {
-				return fmt.Errorf("--chat needs a Hugging Face chat model directory; %s is a GPT-2 model (use --prompt)", model)
-			}
-			m, l, err := load.Model(model, be)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			res, err := generateText(m, l.Path, prompt, n, count, opt, seed)
-			if err != nil {
-				return err
-			}
-			elapsed := time.Since(start)
-			if res.limited {
-				log.Warn().Int("tokens", res.room).Msg("the model's context limits the sample length")
-			}
-			for i, text := range res.texts {
-				if count > 1 {
-					fmt.Fprintf(stdout, "--- sample %d ---\n", i+1)
-				}
-				fmt.Fprintln(stdout, text)
-			}
-			total := res.tokens
-			log.Info().Int("tokens", total).Float64("tok_per_s", rounded(float64(total)/elapsed.Seconds())).Msg("sampled")
-			return nil
-		}
+		f := &sampleFlags{common: addCommonFlags(fs), opt: sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}}
+		f.addFlags(fs)
+		return f.run
 	}}
+}
+
+// sampleFlags are the flags of `vkgrad sample`.
+type sampleFlags struct {
+	common        *commonFlags
+	model, prompt string
+	chat          string
+	n, count      int
+	seed          uint64
+	opt           sample.Options
+}
+
+// addFlags registers the flags with f's values as defaults.
+func (f *sampleFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.model, "model", "", "model to sample from: vkgrad or llm.c checkpoint, Hugging Face model.safetensors, or run directory (required)")
+	fs.StringVar(&f.prompt, "prompt", "", "text to continue (default: the start of a new document)")
+	fs.StringVar(&f.chat, "chat", "", "a Hugging Face chat model directory: ask this as the user, in the model's chat template")
+	fs.IntVarP(&f.n, "max-new-tokens", "n", 128, "tokens to generate per sample")
+	fs.IntVar(&f.n, "tokens", 128, "tokens to generate per sample")
+	fs.MarkDeprecated("tokens", "use --max-new-tokens (or -n)")
+	fs.IntVar(&f.count, "count", 1, "number of samples, generated as one batch")
+	fs.Float64Var(&f.opt.Temperature, "temperature", f.opt.Temperature, "sampling temperature (0: greedy)")
+	fs.IntVar(&f.opt.TopK, "top-k", f.opt.TopK, "keep only the k most likely tokens (0: all)")
+	fs.Float64Var(&f.opt.TopP, "top-p", f.opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
+}
+
+// check refuses arguments and out-of-range flags.
+func (f *sampleFlags) check(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("sample takes no arguments, got %q (use --prompt)", args)
+	}
+	if f.model == "" {
+		return fmt.Errorf("sample needs --model")
+	}
+	if f.n < 1 || f.count < 1 {
+		return fmt.Errorf("--tokens %d and --count %d must be at least 1", f.n, f.count)
+	}
+	if err := f.opt.Validate(); err != nil {
+		return fmt.Errorf("sampling options: %w", err)
+	}
+	return nil
+}
+
+// run samples from a Llama-family Hugging Face directory, or from a GPT-2 model in any format.
+func (f *sampleFlags) run(args []string) error {
+	if err := f.check(args); err != nil {
+		return err
+	}
+	log := f.common.logger()
+	be, err := f.common.backend(log)
+	if err != nil {
+		return err
+	}
+	if t := modelType(f.model); t != "" && t != "gpt2" {
+		return sampleHF(be, f.model, f.prompt, f.chat, f.n, f.count, f.opt, f.seed, log)
+	}
+	if f.chat != "" {
+		return fmt.Errorf("--chat needs a Hugging Face chat model directory; %s is a GPT-2 model (use --prompt)", f.model)
+	}
+	m, l, err := load.Model(f.model, be)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := generateText(m, l.Path, f.prompt, f.n, f.count, f.opt, f.seed)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if res.limited {
+		log.Warn().Int("tokens", res.room).Msg("the model's context limits the sample length")
+	}
+	for i, text := range res.texts {
+		if f.count > 1 {
+			fmt.Fprintf(stdout, "--- sample %d ---\n", i+1)
+		}
+		fmt.Fprintln(stdout, text)
+	}
+	total := res.tokens
+	log.Info().Int("tokens", total).Float64("tok_per_s", rounded(float64(total)/elapsed.Seconds())).Msg("sampled")
+	return nil
 }
 
 // generated is the outcome of generateText.

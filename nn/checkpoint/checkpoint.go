@@ -20,7 +20,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -295,123 +294,6 @@ func Load(path string) (*State, error) { return load(path, true) }
 // Peek reads a checkpoint's metadata (config, step, optimizer, RNG, Meta) and checks its
 // tensors without loading them: Params, AdamM, AdamV and Extra are nil.
 func Peek(path string) (*State, error) { return load(path, false) }
-
-func load(path string, withTensors bool) (*State, error) {
-	f, err := safetensors.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %s is not a readable vkgrad checkpoint: %w", path, err)
-	}
-	defer f.Close()
-	errf := func(format string, a ...any) error {
-		return fmt.Errorf("checkpoint: %s: "+format, append([]any{path}, a...)...)
-	}
-	js, ok := f.Metadata()[MetadataKey]
-	if !ok {
-		return nil, errf("not a vkgrad checkpoint (a safetensors file without %q metadata; Hugging Face models import with nn/hf)", MetadataKey)
-	}
-	var doc document
-	if err := json.Unmarshal([]byte(js), &doc); err != nil {
-		return nil, errf("metadata %q: %v", MetadataKey, err)
-	}
-	switch {
-	case doc.Format != Format:
-		return nil, errf("not a vkgrad checkpoint (metadata format %q, want %q)", doc.Format, Format)
-	case doc.Version > Version:
-		return nil, errf("version %d is newer than this build reads (%d): upgrade vkgrad", doc.Version, Version)
-	case doc.Version < 1:
-		return nil, errf("invalid version %d", doc.Version)
-	case doc.Step < 0:
-		return nil, errf("step %d is negative", doc.Step)
-	}
-	if (doc.Llama != nil) != (doc.Version >= 2) {
-		return nil, errf("version %d with a Llama config %v: version 2 holds a Llama-family model, 1 a GPT-2", doc.Version, doc.Llama != nil)
-	}
-	specs, moments, err := specsOf(doc.Config, doc.Llama, doc.LoRA)
-	if err != nil {
-		return nil, errf("%v", err)
-	}
-	cfg := describe(doc.Config, doc.Llama)
-	st := &State{Config: doc.Config, Llama: doc.Llama, LoRA: doc.LoRA, Step: doc.Step, Optimizer: doc.Optimizer, Meta: doc.Meta}
-	for i, s := range doc.RNG {
-		r, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, errf("rng[%d] = %q is not a uint64", i, s)
-		}
-		st.RNG = append(st.RNG, r)
-	}
-
-	// Check every tensor against the config before reading any.
-	groups := []tensorGroup{{"", specs}}
-	if doc.HasAdam {
-		groups = append(groups, tensorGroup{prefixM, moments}, tensorGroup{prefixV, moments})
-	}
-	expected := make(map[string]bool)
-	for _, g := range groups {
-		p := g.prefix
-		for _, s := range g.specs {
-			name := p + s.name
-			expected[name] = true
-			t, ok := f.Info(name)
-			if !ok {
-				return nil, errf("tensor %q is missing (config %s)", name, cfg)
-			}
-			if !slices.Equal(t.Shape, s.shape) {
-				return nil, errf("tensor %q has shape %v, config %s needs %v", name, t.Shape, cfg, s.shape)
-			}
-		}
-	}
-	var extras []string
-	for _, n := range f.Names() {
-		if name, ok := strings.CutPrefix(n, prefixExtra); ok {
-			if t, _ := f.Info(n); len(t.Shape) != 1 {
-				return nil, errf("tensor %q has shape %v, want one dimension", n, t.Shape)
-			}
-			extras = append(extras, name)
-			continue
-		}
-		if !expected[n] {
-			if !doc.HasAdam && (strings.HasPrefix(n, prefixM) || strings.HasPrefix(n, prefixV)) {
-				return nil, errf("tensor %q present but the metadata says the checkpoint has no optimizer state", n)
-			}
-			return nil, errf("unexpected tensor %q", n)
-		}
-	}
-	if !withTensors {
-		return st, nil
-	}
-	read := func(prefix string, specs []paramSpec) ([]float32, error) {
-		buf := make([]float32, numel(specs))
-		off := 0
-		for _, s := range specs {
-			n := tensorNumel(s.shape)
-			if err := f.ReadFloat32(prefix+s.name, buf[off:off+n]); err != nil {
-				return nil, fmt.Errorf("checkpoint: %w", err)
-			}
-			off += n
-		}
-		return buf, nil
-	}
-	if st.Params, err = read("", specs); err != nil {
-		return nil, err
-	}
-	if doc.HasAdam {
-		if st.AdamM, err = read(prefixM, moments); err != nil {
-			return nil, err
-		}
-		if st.AdamV, err = read(prefixV, moments); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range extras {
-		if st.Extra == nil {
-			st.Extra = make(map[string][]float32, len(extras))
-		}
-		if st.Extra[name], err = f.Float32(prefixExtra + name); err != nil {
-			return nil, fmt.Errorf("checkpoint: %w", err)
-		}
-	}
-	return st, nil
-}
 
 // describe names a model's shape for errors.
 func describe(cfg gpt2.Config, ll *llama.Config) string {

@@ -82,24 +82,11 @@ func NewLoaders(tokens []int32, cfg LoaderConfig) (train, val *Loader, err error
 	if src == "" {
 		src = "tokens"
 	}
-	switch {
-	case cfg.B < 1:
-		return nil, nil, fmt.Errorf("data %s: batch size B=%d must be at least 1", src, cfg.B)
-	case cfg.MaxT < 1:
-		return nil, nil, fmt.Errorf("data %s: model context length maxT=%d must be at least 1", src, cfg.MaxT)
-	case cfg.T < 1 || cfg.T > cfg.MaxT:
-		return nil, nil, fmt.Errorf("data %s: sequence length T=%d must be between 1 and the model's maxT=%d", src, cfg.T, cfg.MaxT)
-	case cfg.VocabSize < 1:
-		return nil, nil, fmt.Errorf("data %s: vocab size %d must be at least 1", src, cfg.VocabSize)
-	case math.IsNaN(cfg.ValFraction) || cfg.ValFraction < 0 || cfg.ValFraction >= 1:
-		return nil, nil, fmt.Errorf("data %s: validation fraction %v must be in [0, 1)", src, cfg.ValFraction)
-	case cfg.ValMode != ValTail && cfg.ValMode != ValInterleaved:
-		return nil, nil, fmt.Errorf("data %s: unknown validation mode %d", src, int(cfg.ValMode))
+	if err := cfg.check(src); err != nil {
+		return nil, nil, err
 	}
-	for i, tok := range tokens {
-		if tok < 0 || int(tok) >= cfg.VocabSize {
-			return nil, nil, fmt.Errorf("data %s: token id %d at position %d is outside the vocabulary of %d (the model's vocabulary must cover its tokenizer's: choose a model or preset with the tokenizer's vocabulary, or data tokenised for this model)", src, tok, i, cfg.VocabSize)
-		}
+	if err := checkTokenIDs(tokens, cfg.VocabSize, src); err != nil {
+		return nil, nil, err
 	}
 	trainSegs, valSegs, err := splitSegments(len(tokens), cfg)
 	if err != nil {
@@ -115,6 +102,35 @@ func NewLoaders(tokens []int32, cfg LoaderConfig) (train, val *Loader, err error
 		}
 	}
 	return train, val, nil
+}
+
+// check refuses sizes, fractions and modes out of range; src names the data in errors.
+func (cfg LoaderConfig) check(src string) error {
+	switch {
+	case cfg.B < 1:
+		return fmt.Errorf("data %s: batch size B=%d must be at least 1", src, cfg.B)
+	case cfg.MaxT < 1:
+		return fmt.Errorf("data %s: model context length maxT=%d must be at least 1", src, cfg.MaxT)
+	case cfg.T < 1 || cfg.T > cfg.MaxT:
+		return fmt.Errorf("data %s: sequence length T=%d must be between 1 and the model's maxT=%d", src, cfg.T, cfg.MaxT)
+	case cfg.VocabSize < 1:
+		return fmt.Errorf("data %s: vocab size %d must be at least 1", src, cfg.VocabSize)
+	case math.IsNaN(cfg.ValFraction) || cfg.ValFraction < 0 || cfg.ValFraction >= 1:
+		return fmt.Errorf("data %s: validation fraction %v must be in [0, 1)", src, cfg.ValFraction)
+	case cfg.ValMode != ValTail && cfg.ValMode != ValInterleaved:
+		return fmt.Errorf("data %s: unknown validation mode %d", src, int(cfg.ValMode))
+	}
+	return nil
+}
+
+// checkTokenIDs refuses a token outside a vocabulary of vocab.
+func checkTokenIDs(tokens []int32, vocab int, src string) error {
+	for i, tok := range tokens {
+		if tok < 0 || int(tok) >= vocab {
+			return fmt.Errorf("data %s: token id %d at position %d is outside the vocabulary of %d (the model's vocabulary must cover its tokenizer's: choose a model or preset with the tokenizer's vocabulary, or data tokenised for this model)", src, tok, i, vocab)
+		}
+	}
+	return nil
 }
 
 // segment is a half-open range of token positions.

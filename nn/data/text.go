@@ -134,44 +134,7 @@ func (s TextSource) List() ([]TextFile, error) {
 		}
 		return []TextFile{{Path: s.Path, Rel: filepath.Base(s.Path), Size: st.Size(), ModTime: st.ModTime()}}, nil
 	}
-	var files []TextFile
-	err = filepath.WalkDir(s.Path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == s.Path {
-			return nil
-		}
-		name := d.Name()
-		if strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if slices.Contains(s.SkipDirs, name) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !matchExt(name, exts) {
-			return nil
-		}
-		info, err := os.Stat(p) // follows a symlinked file
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(s.Path, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()})
-		return nil
-	})
+	files, err := s.walk(exts)
 	if err != nil {
 		return nil, fmt.Errorf("text source %s: %w", s.Path, err)
 	}
@@ -184,6 +147,63 @@ func (s TextSource) List() ([]TextFile, error) {
 	}
 	slices.SortFunc(files, func(a, b TextFile) int { return strings.Compare(a.Rel, b.Rel) })
 	return files, nil
+}
+
+// walk returns the regular files under the folder s.Path that end in one of exts (any when
+// empty), outside hidden entries and SkipDirs.
+func (s TextSource) walk(exts []string) ([]TextFile, error) {
+	var files []TextFile
+	err := filepath.WalkDir(s.Path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == s.Path {
+			return nil
+		}
+		if skip, err := s.skip(d, exts); skip {
+			return err
+		}
+		f, ok, err := s.textFile(p)
+		if ok {
+			files = append(files, f)
+		}
+		return err
+	})
+	return files, err
+}
+
+// skip says whether the walk passes over d, with filepath.SkipDir for a folder it does not
+// enter: hidden entries, SkipDirs, and files of other extensions.
+func (s TextSource) skip(d fs.DirEntry, exts []string) (bool, error) {
+	name := d.Name()
+	switch {
+	case strings.HasPrefix(name, ".") && d.IsDir():
+		return true, filepath.SkipDir
+	case strings.HasPrefix(name, "."):
+		return true, nil
+	case d.IsDir() && slices.Contains(s.SkipDirs, name):
+		return true, filepath.SkipDir
+	case d.IsDir():
+		return true, nil
+	}
+	return !matchExt(name, exts), nil
+}
+
+// textFile describes the file at p (following a symlink); ok is false when it is not a
+// regular file.
+func (s TextSource) textFile(p string) (f TextFile, ok bool, err error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return TextFile{}, false, err
+	}
+	if !info.Mode().IsRegular() {
+		return TextFile{}, false, nil
+	}
+	rel, err := filepath.Rel(s.Path, p)
+	if err != nil {
+		return TextFile{}, false, err
+	}
+	return TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()}, true, nil
 }
 
 func normaliseExts(exts []string) ([]string, error) {
@@ -244,16 +264,9 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, sep, tokID := opt.Tokenizer, opt.Separator, opt.TokenizerID
-	if tok == nil {
-		if tok, err = tokenizer.GPT2(); err != nil {
-			return nil, err
-		}
-		sep, tokID = tokenizer.EOT, tokenizer.Name
-	} else if tokID == "" {
-		return nil, fmt.Errorf("text source %s: a tokenizer other than GPT-2's needs a TokenizerID for the token cache", s.Path)
-	} else {
-		tokID = fmt.Sprintf("%s separator %d", tokID, sep)
+	tok, sep, tokID, err := s.tokenizer(opt)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Workers < 0 {
 		return nil, fmt.Errorf("text source %s: %d workers", s.Path, opt.Workers)
@@ -270,13 +283,46 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 			return c, nil
 		}
 	}
+	c, docs, err := s.readDocs(files)
+	if err != nil {
+		return nil, err
+	}
+	c.CachePath = cachePath
+	c.Tokens = encodeDocs(tok, sep, docs, opt.Workers, c.Bytes, opt.Progress)
+	if cachePath != "" {
+		if err := writeCache(opt.CacheDir, cachePath, metaPath, c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
 
-	c := &Corpus{CachePath: cachePath}
+// tokenizer returns the tokenizer Load uses, the separator before each document and the name
+// of both in the cache key.
+func (s TextSource) tokenizer(opt LoadOptions) (Encoder, int32, string, error) {
+	tok, sep, tokID := opt.Tokenizer, opt.Separator, opt.TokenizerID
+	if tok == nil {
+		gpt2Tok, err := tokenizer.GPT2()
+		if err != nil {
+			return nil, 0, "", err
+		}
+		return gpt2Tok, tokenizer.EOT, tokenizer.Name, nil
+	}
+	if tokID == "" {
+		return nil, 0, "", fmt.Errorf("text source %s: a tokenizer other than GPT-2's needs a TokenizerID for the token cache", s.Path)
+	}
+	return tok, sep, fmt.Sprintf("%s separator %d", tokID, sep), nil
+}
+
+// readDocs reads the text files in order, skipping binary ones and stopping at MaxBytes (cut
+// at the last whole line), and returns the corpus description (without tokens) and the texts.
+func (s TextSource) readDocs(files []TextFile) (*Corpus, []string, error) {
+	c := &Corpus{}
 	var docs []string
 	for _, f := range files {
 		b, err := os.ReadFile(f.Path)
 		if err != nil {
-			return nil, fmt.Errorf("text source %s: %w", s.Path, err)
+			return nil, nil, fmt.Errorf("text source %s: %w", s.Path, err)
 		}
 		if isBinary(b) {
 			c.Skipped = append(c.Skipped, f.Rel)
@@ -300,23 +346,24 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 		}
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("text source %s: no text: %d files found, %d skipped as binary, the rest empty or beyond max bytes %d", s.Path, len(files), len(c.Skipped), s.MaxBytes)
+		return nil, nil, fmt.Errorf("text source %s: no text: %d files found, %d skipped as binary, the rest empty or beyond max bytes %d", s.Path, len(files), len(c.Skipped), s.MaxBytes)
 	}
-	c.Tokens = encodeDocs(tok, sep, docs, opt.Workers, c.Bytes, opt.Progress)
+	return c, docs, nil
+}
 
-	if cachePath != "" {
-		if err := os.MkdirAll(opt.CacheDir, 0o755); err != nil {
-			return nil, fmt.Errorf("token cache: %w", err)
-		}
-		if err := WriteTokenFile(cachePath, c.Tokens); err != nil {
-			return nil, fmt.Errorf("token cache: %w", err)
-		}
-		meta, _ := json.MarshalIndent(cacheMeta{c.Files, c.Skipped, c.Bytes, c.Truncated, len(c.Tokens)}, "", " ")
-		if err := writeFileAtomic(metaPath, meta); err != nil {
-			return nil, fmt.Errorf("token cache: %w", err)
-		}
+// writeCache stores c's tokens at cachePath and its description at metaPath, in dir.
+func writeCache(dir, cachePath, metaPath string, c *Corpus) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("token cache: %w", err)
 	}
-	return c, nil
+	if err := WriteTokenFile(cachePath, c.Tokens); err != nil {
+		return fmt.Errorf("token cache: %w", err)
+	}
+	meta, _ := json.MarshalIndent(cacheMeta{c.Files, c.Skipped, c.Bytes, c.Truncated, len(c.Tokens)}, "", " ")
+	if err := writeFileAtomic(metaPath, meta); err != nil {
+		return fmt.Errorf("token cache: %w", err)
+	}
+	return nil
 }
 
 // readCache returns the cached corpus when both files are present and agree; anything else

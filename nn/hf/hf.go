@@ -13,9 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
@@ -55,6 +52,15 @@ var layerTensors = []layerTensor{
 	{"mlp.c_proj.bias", "fcprojb", false, func(C int) []int { return []int{C} }},
 }
 
+// numel is the tensor's element count for width C.
+func (lt layerTensor) numel(C int) int {
+	n := 1
+	for _, d := range lt.shape(C) {
+		n *= d
+	}
+	return n
+}
+
 // skipped are per-layer buffers some exports carry: the causal mask, not parameters.
 var skipped = map[string]bool{"attn.bias": true, "attn.masked_bias": true}
 
@@ -76,168 +82,6 @@ type hfConfig struct {
 	NLayer     *int `json:"n_layer"`
 	NPositions *int `json:"n_positions"`
 	VocabSize  *int `json:"vocab_size"`
-}
-
-// Import reads a Hugging Face GPT-2 model.safetensors (names optionally prefixed with
-// "transformer.") and returns its config and parameters in llm.c order. The config comes from
-// the tensor shapes: C and V from wte, maxT from wpe, L from the highest h.N; see ImportOptions
-// for the head count. path may also be a directory holding model.safetensors.
-func Import(path string, opts ImportOptions) (gpt2.Config, []float32, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "model.safetensors")
-	}
-	f, err := safetensors.Open(path)
-	if err != nil {
-		return gpt2.Config{}, nil, fmt.Errorf("hf: %w", err)
-	}
-	defer f.Close()
-	errf := func(format string, a ...any) error {
-		return fmt.Errorf("hf: file %s: "+format, append([]any{path}, a...)...)
-	}
-
-	// Map each canonical (unprefixed) name to its name in the file.
-	names := make(map[string]string)
-	layers := -1
-	for _, n := range f.Names() {
-		c := strings.TrimPrefix(n, "transformer.")
-		if prev, dup := names[c]; dup {
-			return gpt2.Config{}, nil, errf("tensors %q and %q are the same parameter", prev, n)
-		}
-		names[c] = n
-		if rest, ok := strings.CutPrefix(c, "h."); ok {
-			idx, suffix, _ := strings.Cut(rest, ".")
-			i, err := strconv.Atoi(idx)
-			if err != nil || i < 0 || strconv.Itoa(i) != idx {
-				return gpt2.Config{}, nil, errf("tensor %q: %q is not a layer index", n, idx)
-			}
-			if !skipped[suffix] && !slices.ContainsFunc(layerTensors, func(lt layerTensor) bool { return lt.suffix == suffix }) {
-				return gpt2.Config{}, nil, errf("unexpected tensor %q (not part of GPT-2)", n)
-			}
-			layers = max(layers, i)
-			continue
-		}
-		switch c {
-		case "wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias", "lm_head.weight":
-		default:
-			return gpt2.Config{}, nil, errf("unexpected tensor %q (not part of GPT-2)", n)
-		}
-	}
-	info := func(c string) (safetensors.TensorInfo, error) {
-		n, ok := names[c]
-		if !ok {
-			return safetensors.TensorInfo{}, errf("missing tensor %q", c)
-		}
-		t, _ := f.Info(n)
-		return t, nil
-	}
-	wte, err := info("wte.weight")
-	if err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	if len(wte.Shape) != 2 || wte.Shape[0] <= 0 || wte.Shape[1] <= 0 {
-		return gpt2.Config{}, nil, errf("tensor %q has shape %v, want (vocab_size, channels)", wte.Name, wte.Shape)
-	}
-	V, C := wte.Shape[0], wte.Shape[1]
-	wpe, err := info("wpe.weight")
-	if err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	if len(wpe.Shape) != 2 || wpe.Shape[0] <= 0 || wpe.Shape[1] != C {
-		return gpt2.Config{}, nil, errf("tensor %q has shape %v, want (max_seq_len, %d) to match %q", wpe.Name, wpe.Shape, C, wte.Name)
-	}
-	if layers < 0 {
-		return gpt2.Config{}, nil, errf("no transformer layers (no h.N.* tensors)")
-	}
-	cfg := gpt2.Config{MaxSeqLen: wpe.Shape[0], VocabSize: V, PaddedVocabSize: gpt2.PadVocab(V), NumLayers: layers + 1, Channels: C}
-	// Check every layer is complete before allocating for the layer count a name implied.
-	for l := range cfg.NumLayers {
-		for _, lt := range layerTensors {
-			if _, err := info(fmt.Sprintf("h.%d.%s", l, lt.suffix)); err != nil {
-				return gpt2.Config{}, nil, err
-			}
-		}
-	}
-	for _, c := range []string{"ln_f.weight", "ln_f.bias"} {
-		if _, err := info(c); err != nil {
-			return gpt2.Config{}, nil, err
-		}
-	}
-	cfg.NumHeads, err = numHeads(path, cfg, opts)
-	if err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	if err := cfg.Validate(); err != nil {
-		return gpt2.Config{}, nil, errf("inferred %w", err)
-	}
-
-	params := make([]float32, cfg.NumParams())
-	off := offsets(cfg)
-	// read loads tensor c, checks its shape and stores it at dst, transposing a (rows, cols)
-	// Conv1D weight into (cols, rows).
-	var scratch []float32
-	read := func(c string, shape []int, dst []float32, transpose bool) error {
-		t, err := info(c)
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(t.Shape, shape) {
-			return errf("tensor %q has shape %v, want %v for %v", t.Name, t.Shape, shape, cfg)
-		}
-		if !transpose {
-			err = f.ReadFloat32(t.Name, dst)
-		} else {
-			scratch = slices.Grow(scratch[:0], len(dst))[:len(dst)]
-			if err = f.ReadFloat32(t.Name, scratch); err == nil {
-				rows, cols := shape[0], shape[1]
-				for r := range rows {
-					for k, v := range scratch[r*cols : (r+1)*cols] {
-						dst[k*rows+r] = v
-					}
-				}
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("hf: %w", err)
-		}
-		return nil
-	}
-	if err := read("wte.weight", []int{V, C}, params[:V*C], false); err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	T := cfg.MaxSeqLen
-	if err := read("wpe.weight", []int{T, C}, params[off["wpe"]:off["wpe"]+T*C], false); err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	for l := range cfg.NumLayers {
-		for _, lt := range layerTensors {
-			shape := lt.shape(C)
-			n := shape[0]
-			if len(shape) == 2 {
-				n *= shape[1]
-			}
-			start := off[lt.param] + l*n
-			if err := read(fmt.Sprintf("h.%d.%s", l, lt.suffix), shape, params[start:start+n], lt.transpose); err != nil {
-				return gpt2.Config{}, nil, err
-			}
-		}
-	}
-	if err := read("ln_f.weight", []int{C}, params[off["lnfw"]:off["lnfw"]+C], false); err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	if err := read("ln_f.bias", []int{C}, params[off["lnfb"]:off["lnfb"]+C], false); err != nil {
-		return gpt2.Config{}, nil, err
-	}
-	// GPT-2 ties the lm head to wte; an untied head would be silently dropped, so refuse it.
-	if _, ok := names["lm_head.weight"]; ok {
-		head := make([]float32, V*C)
-		if err := read("lm_head.weight", []int{V, C}, head, false); err != nil {
-			return gpt2.Config{}, nil, err
-		}
-		if !slices.Equal(head, params[:V*C]) {
-			return gpt2.Config{}, nil, errf("tensor %q differs from %q: vkgrad's GPT-2 ties them", names["lm_head.weight"], wte.Name)
-		}
-	}
-	return cfg, params, nil
 }
 
 // numHeads decides the head count: config.json beside the file, else opts, else the table.
@@ -312,11 +156,7 @@ func Export(path string, cfg gpt2.Config, params []float32) error {
 	}
 	for l := range cfg.NumLayers {
 		for _, lt := range layerTensors {
-			shape := lt.shape(C)
-			n := shape[0]
-			if len(shape) == 2 {
-				n *= shape[1]
-			}
+			shape, n := lt.shape(C), lt.numel(C)
 			src := span(lt.param, l*n, n)
 			name := fmt.Sprintf("h.%d.%s", l, lt.suffix)
 			if !lt.transpose {

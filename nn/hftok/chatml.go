@@ -57,37 +57,18 @@ func (q qwen25) Render(msgs []Message, o ChatOptions) (string, error) {
 	if err := noQwen3Options("qwen2.5", msgs, o); err != nil {
 		return "", err
 	}
-	system := qwen25System
-	if msgs[0].Role == "system" {
-		system = msgs[0].Content
-	}
 	var b strings.Builder
-	if len(o.Tools) > 0 {
-		b.WriteString("<|im_start|>system\n" + system + "\n\n")
-		if err := chatmlTools(&b, o.Tools, q.callFormat); err != nil {
-			return "", err
-		}
-	} else {
-		b.WriteString("<|im_start|>system\n" + system + "<|im_end|>\n")
+	if err := q.writeSystem(&b, msgs, o.Tools); err != nil {
+		return "", err
 	}
 	for i, m := range msgs {
 		switch {
 		case m.Role == "user" || m.Role == "system" && i > 0 || m.Role == "assistant" && len(m.ToolCalls) == 0:
 			b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
 		case m.Role == "assistant":
-			b.WriteString("<|im_start|>assistant")
-			if m.Content != "" {
-				b.WriteString("\n" + m.Content)
+			if err := qwen25ToolCallTurn(&b, m); err != nil {
+				return "", fmt.Errorf("message %d: %w", i, err)
 			}
-			for _, c := range m.ToolCalls {
-				f := c.function()
-				args, err := pyJSON(f.Arguments)
-				if err != nil {
-					return "", fmt.Errorf("message %d: tool call %q: %w", i, f.Name, err)
-				}
-				b.WriteString("\n<tool_call>\n{\"name\": \"" + f.Name + "\", \"arguments\": " + args + "}\n</tool_call>")
-			}
-			b.WriteString("<|im_end|>\n")
 		case m.Role == "tool":
 			chatmlToolResponse(&b, msgs, i)
 		case m.Role == "system":
@@ -99,6 +80,39 @@ func (q qwen25) Render(msgs []Message, o ChatOptions) (string, error) {
 		b.WriteString("<|im_start|>assistant\n")
 	}
 	return b.String(), nil
+}
+
+// writeSystem writes the system turn, always present: the first system message or Qwen's
+// default, followed by the tool list when there are tools.
+func (q qwen25) writeSystem(b *strings.Builder, msgs []Message, tools []json.RawMessage) error {
+	system := qwen25System
+	if msgs[0].Role == "system" {
+		system = msgs[0].Content
+	}
+	if len(tools) == 0 {
+		b.WriteString("<|im_start|>system\n" + system + "<|im_end|>\n")
+		return nil
+	}
+	b.WriteString("<|im_start|>system\n" + system + "\n\n")
+	return chatmlTools(b, tools, q.callFormat)
+}
+
+// qwen25ToolCallTurn writes an assistant turn that calls tools, after its content if any.
+func qwen25ToolCallTurn(b *strings.Builder, m Message) error {
+	b.WriteString("<|im_start|>assistant")
+	if m.Content != "" {
+		b.WriteString("\n" + m.Content)
+	}
+	for _, c := range m.ToolCalls {
+		f := c.function()
+		args, err := pyJSON(f.Arguments)
+		if err != nil {
+			return fmt.Errorf("tool call %q: %w", f.Name, err)
+		}
+		b.WriteString("\n<tool_call>\n{\"name\": \"" + f.Name + "\", \"arguments\": " + args + "}\n</tool_call>")
+	}
+	b.WriteString("<|im_end|>\n")
+	return nil
 }
 
 // chatmlTools writes the Qwen tools block, from "# Tools" to the end of the system turn.

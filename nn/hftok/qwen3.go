@@ -19,44 +19,18 @@ func (qwen3) Render(msgs []Message, o ChatOptions) (string, error) {
 		return "", errors.New("no messages")
 	}
 	var b strings.Builder
-	if len(o.Tools) > 0 {
-		if err := qwen3Tools(&b, msgs, o.Tools); err != nil {
-			return "", err
-		}
-	} else if msgs[0].Role == "system" {
-		b.WriteString("<|im_start|>system\n" + msgs[0].Content + "<|im_end|>\n")
+	if err := qwen3System(&b, msgs, o.Tools); err != nil {
+		return "", err
 	}
-	lastQuery := len(msgs) - 1
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if m.Role == "user" && !(strings.HasPrefix(m.Content, "<tool_response>") && strings.HasSuffix(m.Content, "</tool_response>")) {
-			lastQuery = i
-			break
-		}
-	}
+	lastQuery := qwen3LastQuery(msgs)
 	for i, m := range msgs {
 		switch {
 		case m.Role == "user" || m.Role == "system" && i > 0:
 			b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
 		case m.Role == "assistant":
-			content, reasoning := m.Content, ""
-			if m.ReasoningContent != nil {
-				reasoning = *m.ReasoningContent
-			} else if strings.Contains(content, "</think>") {
-				parts := strings.Split(content, "</think>")
-				content = strings.TrimLeft(parts[len(parts)-1], "\n")
-				before := strings.Split(strings.TrimRight(parts[0], "\n"), "<think>")
-				reasoning = strings.TrimLeft(before[len(before)-1], "\n")
-			}
-			if i > lastQuery && (i == len(msgs)-1 || reasoning != "") {
-				b.WriteString("<|im_start|>assistant\n<think>\n" + strings.Trim(reasoning, "\n") + "\n</think>\n\n" + strings.TrimLeft(content, "\n"))
-			} else {
-				b.WriteString("<|im_start|>assistant\n" + content)
-			}
-			if err := qwen3Calls(&b, m.ToolCalls, content); err != nil {
+			if err := qwen3Assistant(&b, m, i > lastQuery, i == len(msgs)-1); err != nil {
 				return "", fmt.Errorf("message %d: %w", i, err)
 			}
-			b.WriteString("<|im_end|>\n")
 		case m.Role == "tool":
 			chatmlToolResponse(&b, msgs, i)
 		case m.Role == "system":
@@ -71,6 +45,62 @@ func (qwen3) Render(msgs []Message, o ChatOptions) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// qwen3System writes the opening system turn: the tool list (with a first system message), or
+// the first system message alone.
+func qwen3System(b *strings.Builder, msgs []Message, tools []json.RawMessage) error {
+	if len(tools) > 0 {
+		return qwen3Tools(b, msgs, tools)
+	}
+	if msgs[0].Role == "system" {
+		b.WriteString("<|im_start|>system\n" + msgs[0].Content + "<|im_end|>\n")
+	}
+	return nil
+}
+
+// qwen3LastQuery is the index of the last user message that is not a tool response (the last
+// message when there is none): assistant turns after it keep their thinking.
+func qwen3LastQuery(msgs []Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role == "user" && !(strings.HasPrefix(m.Content, "<tool_response>") && strings.HasSuffix(m.Content, "</tool_response>")) {
+			return i
+		}
+	}
+	return len(msgs) - 1
+}
+
+// qwen3Assistant writes an assistant turn, with its thinking block when it comes after the
+// last query and is the final message or has reasoning.
+func qwen3Assistant(b *strings.Builder, m Message, afterLastQuery, last bool) error {
+	content, reasoning := qwen3Thinking(m)
+	if afterLastQuery && (last || reasoning != "") {
+		b.WriteString("<|im_start|>assistant\n<think>\n" + strings.Trim(reasoning, "\n") + "\n</think>\n\n" + strings.TrimLeft(content, "\n"))
+	} else {
+		b.WriteString("<|im_start|>assistant\n" + content)
+	}
+	if err := qwen3Calls(b, m.ToolCalls, content); err != nil {
+		return err
+	}
+	b.WriteString("<|im_end|>\n")
+	return nil
+}
+
+// qwen3Thinking separates an assistant message's answer from its reasoning: reasoning_content
+// when given, else the <think> section of the content.
+func qwen3Thinking(m Message) (content, reasoning string) {
+	content = m.Content
+	if m.ReasoningContent != nil {
+		return content, *m.ReasoningContent
+	}
+	if strings.Contains(content, "</think>") {
+		parts := strings.Split(content, "</think>")
+		content = strings.TrimLeft(parts[len(parts)-1], "\n")
+		before := strings.Split(strings.TrimRight(parts[0], "\n"), "<think>")
+		reasoning = strings.TrimLeft(before[len(before)-1], "\n")
+	}
+	return content, reasoning
 }
 
 // qwen3Tools writes the system turn that lists the tools (and the system message, if first).

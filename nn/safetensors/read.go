@@ -107,6 +107,7 @@ func Open(path string) (*File, error) {
 	return sf, nil
 }
 
+// parse reads and checks the header of the open file f.
 func parse(f *os.File, path string) (*File, error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -116,6 +117,43 @@ func parse(f *os.File, path string) (*File, error) {
 	errf := func(format string, a ...any) error {
 		return fmt.Errorf("safetensors: file %s: "+format, append([]any{path}, a...)...)
 	}
+	hdr, err := readHeader(f, size, errf)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(hdr, &raw); err != nil {
+		return nil, errf("header JSON: %v", err)
+	}
+	if dup := duplicateKey(hdr); dup != "" {
+		return nil, errf("header names %q twice (which entry is meant is ambiguous)", dup)
+	}
+	sf := &File{path: path, f: f, dataStart: 8 + int64(len(hdr)), tensors: make(map[string]TensorInfo, len(raw))}
+	dataLen := size - sf.dataStart
+	for name, msg := range raw {
+		if name == metaKey {
+			if err := json.Unmarshal(msg, &sf.metadata); err != nil {
+				return nil, errf("__metadata__ must map strings to strings: %v", err)
+			}
+			continue
+		}
+		info, err := decodeEntry(name, msg, dataLen, errf)
+		if err != nil {
+			return nil, err
+		}
+		sf.tensors[name] = info
+		sf.names = append(sf.names, name)
+	}
+	sort.Strings(sf.names)
+	if err := checkTiling(sf, dataLen); err != nil {
+		return nil, errf("%v", err)
+	}
+	return sf, nil
+}
+
+// readHeader reads the header length and the JSON header after it, checking both fit in a
+// file of size bytes.
+func readHeader(f *os.File, size int64, errf func(string, ...any) error) ([]byte, error) {
 	if size < 8 {
 		return nil, errf("truncated: %d bytes, need at least 8 for the header length", size)
 	}
@@ -139,44 +177,26 @@ func parse(f *os.File, path string) (*File, error) {
 	if hdr[0] != '{' {
 		return nil, errf("header does not start with '{' (not a safetensors file?)")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(hdr, &raw); err != nil {
-		return nil, errf("header JSON: %v", err)
+	return hdr, nil
+}
+
+// decodeEntry decodes and checks the header entry of tensor name, refusing unknown fields.
+func decodeEntry(name string, msg json.RawMessage, dataLen int64, errf func(string, ...any) error) (TensorInfo, error) {
+	var e struct {
+		DType       string  `json:"dtype"`
+		Shape       []int64 `json:"shape"`
+		DataOffsets []int64 `json:"data_offsets"`
 	}
-	if dup := duplicateKey(hdr); dup != "" {
-		return nil, errf("header names %q twice (which entry is meant is ambiguous)", dup)
+	dec := json.NewDecoder(strings.NewReader(string(msg)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return TensorInfo{}, errf("tensor %q: header entry: %v", name, err)
 	}
-	sf := &File{path: path, f: f, dataStart: 8 + int64(hlen), tensors: make(map[string]TensorInfo, len(raw))}
-	dataLen := size - sf.dataStart
-	for name, msg := range raw {
-		if name == metaKey {
-			if err := json.Unmarshal(msg, &sf.metadata); err != nil {
-				return nil, errf("__metadata__ must map strings to strings: %v", err)
-			}
-			continue
-		}
-		var e struct {
-			DType       string  `json:"dtype"`
-			Shape       []int64 `json:"shape"`
-			DataOffsets []int64 `json:"data_offsets"`
-		}
-		dec := json.NewDecoder(strings.NewReader(string(msg)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return nil, errf("tensor %q: header entry: %v", name, err)
-		}
-		info, err := checkEntry(name, DType(e.DType), e.Shape, e.DataOffsets, dataLen)
-		if err != nil {
-			return nil, errf("%v", err)
-		}
-		sf.tensors[name] = info
-		sf.names = append(sf.names, name)
+	info, err := checkEntry(name, DType(e.DType), e.Shape, e.DataOffsets, dataLen)
+	if err != nil {
+		return TensorInfo{}, errf("%v", err)
 	}
-	sort.Strings(sf.names)
-	if err := checkTiling(sf, dataLen); err != nil {
-		return nil, errf("%v", err)
-	}
-	return sf, nil
+	return info, nil
 }
 
 func checkEntry(name string, dt DType, shape, offs []int64, dataLen int64) (TensorInfo, error) {

@@ -57,47 +57,9 @@ type headerEntry struct {
 
 // Write writes the tensors, in the given order, and the optional metadata map to w.
 func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
-	hdr := make(map[string]any, len(tensors)+1)
-	if len(metadata) > 0 {
-		hdr[metaKey] = metadata
-	}
-	var off int64
-	for _, t := range tensors {
-		if t.Name == "" || t.Name == metaKey {
-			return fmt.Errorf("safetensors: invalid tensor name %q", t.Name)
-		}
-		if _, dup := hdr[t.Name]; dup {
-			return fmt.Errorf("safetensors: tensor %q given twice", t.Name)
-		}
-		numel := 1
-		for _, d := range t.Shape {
-			if d < 0 {
-				return fmt.Errorf("safetensors: tensor %q: shape %v has a negative dimension", t.Name, t.Shape)
-			}
-			numel *= d
-		}
-		n, err := t.dataLen(numel)
-		if err != nil {
-			return fmt.Errorf("safetensors: %w", err)
-		}
-		if numel != n {
-			return fmt.Errorf("safetensors: tensor %q: shape %v has %d elements but %d values were given", t.Name, t.Shape, numel, n)
-		}
-		shape := t.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		size := int64(n) * int64(t.DType.Size())
-		hdr[t.Name] = headerEntry{DType: t.DType, Shape: shape, DataOffsets: [2]int64{off, off + size}}
-		off += size
-	}
-	js, err := json.Marshal(hdr)
+	js, err := header(tensors, metadata)
 	if err != nil {
-		return fmt.Errorf("safetensors: encoding header: %w", err)
-	}
-	// Pad the header with spaces so the data starts 8-byte aligned, as the reference writer does.
-	for len(js)%8 != 0 {
-		js = append(js, ' ')
+		return err
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var lenBuf [8]byte
@@ -105,36 +67,8 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	bw.Write(lenBuf[:])
 	bw.Write(js)
 	enc := encoder{w: bw, buf: make([]byte, 0, 1<<16)}
-	var fillBuf []float32
 	for _, t := range tensors {
-		switch {
-		case t.F32Fill != nil:
-			// Produce the tensor a chunk at a time; each chunk goes out before the next is made.
-			if fillBuf == nil {
-				fillBuf = make([]float32, 1<<14)
-			}
-			numel := 1
-			for _, d := range t.Shape {
-				numel *= d
-			}
-			for start := 0; start < numel; start += len(fillBuf) {
-				part := fillBuf[:min(len(fillBuf), numel-start)]
-				t.F32Fill(start, part)
-				enc.floats(t.DType, part)
-			}
-		case t.DType == F32 || t.DType == BF16:
-			enc.floats(t.DType, t.F32Data)
-		case t.DType == I32:
-			for _, v := range t.I32Data {
-				enc.buf = binary.LittleEndian.AppendUint32(enc.buf, uint32(v))
-				enc.maybeFlush()
-			}
-		case t.DType == I64:
-			for _, v := range t.I64Data {
-				enc.buf = binary.LittleEndian.AppendUint64(enc.buf, uint64(v))
-				enc.maybeFlush()
-			}
-		}
+		enc.tensor(t)
 	}
 	enc.flush()
 	// bufio.Writer keeps the first error; Flush reports it.
@@ -144,10 +78,105 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	return nil
 }
 
+// header checks the tensors and encodes the JSON header that lays them out one after
+// another, padded with spaces so the data starts 8-byte aligned as the reference writer does.
+func header(tensors []Tensor, metadata map[string]string) ([]byte, error) {
+	hdr := make(map[string]any, len(tensors)+1)
+	if len(metadata) > 0 {
+		hdr[metaKey] = metadata
+	}
+	var off int64
+	for _, t := range tensors {
+		if t.Name == "" || t.Name == metaKey {
+			return nil, fmt.Errorf("safetensors: invalid tensor name %q", t.Name)
+		}
+		if _, dup := hdr[t.Name]; dup {
+			return nil, fmt.Errorf("safetensors: tensor %q given twice", t.Name)
+		}
+		e, err := t.headerEntry(off)
+		if err != nil {
+			return nil, err
+		}
+		hdr[t.Name] = e
+		off = e.DataOffsets[1]
+	}
+	js, err := json.Marshal(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: encoding header: %w", err)
+	}
+	for len(js)%8 != 0 {
+		js = append(js, ' ')
+	}
+	return js, nil
+}
+
+// headerEntry describes t stored from byte off of the data, checking its shape matches its
+// values.
+func (t Tensor) headerEntry(off int64) (headerEntry, error) {
+	numel := 1
+	for _, d := range t.Shape {
+		if d < 0 {
+			return headerEntry{}, fmt.Errorf("safetensors: tensor %q: shape %v has a negative dimension", t.Name, t.Shape)
+		}
+		numel *= d
+	}
+	n, err := t.dataLen(numel)
+	if err != nil {
+		return headerEntry{}, fmt.Errorf("safetensors: %w", err)
+	}
+	if numel != n {
+		return headerEntry{}, fmt.Errorf("safetensors: tensor %q: shape %v has %d elements but %d values were given", t.Name, t.Shape, numel, n)
+	}
+	shape := t.Shape
+	if shape == nil {
+		shape = []int{}
+	}
+	size := int64(n) * int64(t.DType.Size())
+	return headerEntry{DType: t.DType, Shape: shape, DataOffsets: [2]int64{off, off + size}}, nil
+}
+
+// tensor encodes t's values.
+func (e *encoder) tensor(t Tensor) {
+	switch {
+	case t.F32Fill != nil:
+		e.filled(t)
+	case t.DType == F32 || t.DType == BF16:
+		e.floats(t.DType, t.F32Data)
+	case t.DType == I32:
+		for _, v := range t.I32Data {
+			e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(v))
+			e.maybeFlush()
+		}
+	case t.DType == I64:
+		for _, v := range t.I64Data {
+			e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(v))
+			e.maybeFlush()
+		}
+	}
+}
+
+// filled produces t through F32Fill a chunk at a time, each chunk encoded before the next is
+// made, so no copy of the whole tensor exists.
+func (e *encoder) filled(t Tensor) {
+	if e.fillBuf == nil {
+		e.fillBuf = make([]float32, 1<<14)
+	}
+	numel := 1
+	for _, d := range t.Shape {
+		numel *= d
+	}
+	for start := 0; start < numel; start += len(e.fillBuf) {
+		part := e.fillBuf[:min(len(e.fillBuf), numel-start)]
+		t.F32Fill(start, part)
+		e.floats(t.DType, part)
+	}
+}
+
 // encoder batches element encodings into one buffer rather than calling Write per element.
 type encoder struct {
-	w   *bufio.Writer
-	buf []byte
+	w       *bufio.Writer
+	buf     []byte
+	fillBuf []float32 // chunk buffer for F32Fill tensors
 }
 
 func (e *encoder) flush() {

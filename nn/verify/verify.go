@@ -100,6 +100,41 @@ func ReadLosses(path string) ([]float32, error) {
 
 // LLMC runs the comparison on backend b.
 func LLMC(b tensor.Backend, opt Options) (*Report, error) {
+	ref, err := readReference(opt)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newModel(b, ref.cfg, ref.params)
+	if err != nil {
+		return nil, err
+	}
+	state := ref.state
+	r := &Report{Config: ref.cfg, B: state.B, T: state.T, RefLoss: state.Loss, RefStepLosses: ref.losses}
+	tape := autograd.NewTape()
+	if err := r.compareForward(m, tape, state); err != nil {
+		return nil, err
+	}
+	if err := r.compareGrads(m, tape, state); err != nil {
+		return nil, err
+	}
+	if len(ref.losses) > 0 {
+		if err := r.runSteps(m, tape, state, opt); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// reference is what llm.c wrote: the model, its debug state and optionally its step losses.
+type reference struct {
+	cfg    gpt2.Config
+	params []float32
+	state  *llmc.DebugState
+	losses []float32
+}
+
+// readReference reads the files opt names and checks the batch fits the model.
+func readReference(opt Options) (*reference, error) {
 	cfg, params, err := llmc.ReadCheckpoint(opt.ModelPath)
 	if err != nil {
 		return nil, err
@@ -108,15 +143,20 @@ func LLMC(b tensor.Backend, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var refLosses []float32
+	var losses []float32
 	if opt.LossesPath != "" {
-		if refLosses, err = ReadLosses(opt.LossesPath); err != nil {
+		if losses, err = ReadLosses(opt.LossesPath); err != nil {
 			return nil, err
 		}
 	}
 	if state.T > cfg.MaxSeqLen {
 		return nil, fmt.Errorf("%s: T=%d exceeds the model's max_seq_len %d (%s)", opt.StatePath, state.T, cfg.MaxSeqLen, opt.ModelPath)
 	}
+	return &reference{cfg: cfg, params: params, state: state, losses: losses}, nil
+}
+
+// newModel builds the model on b with params and gradients.
+func newModel(b tensor.Backend, cfg gpt2.Config, params []float32) (*gpt2.Model, error) {
 	m, err := gpt2.New(b, cfg)
 	if err != nil {
 		return nil, err
@@ -127,17 +167,20 @@ func LLMC(b tensor.Backend, opt Options) (*Report, error) {
 	if err := m.EnableGrads(); err != nil {
 		return nil, err
 	}
-	r := &Report{Config: cfg, B: state.B, T: state.T, RefLoss: state.Loss, RefStepLosses: refLosses}
-	B, T, V, Vp := state.B, state.T, cfg.VocabSize, cfg.PaddedVocabSize
+	return m, nil
+}
 
-	tape := autograd.NewTape()
+// compareForward runs the forward pass on tape and compares the logits (unpadded) and the
+// loss with llm.c's.
+func (r *Report) compareForward(m *gpt2.Model, tape *autograd.Tape, state *llmc.DebugState) error {
+	B, T, V, Vp := state.B, state.T, r.Config.VocabSize, r.Config.PaddedVocabSize
 	loss, err := m.ForwardLoss(tape, state.X, state.Y, B, T)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	logits, err := tensor.ToHost(m.Logits().Value)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := 0; i < B*T; i++ {
 		for v := 0; v < V; v++ {
@@ -152,17 +195,22 @@ func LLMC(b tensor.Backend, opt Options) (*Report, error) {
 	if d := math.Abs(float64(loss - state.Loss)); !(d <= LossTol) {
 		r.Failures = append(r.Failures, fmt.Sprintf("loss %.8f vs llm.c %.8f: |diff| %.3g > %.0e", loss, state.Loss, d, LossTol))
 	}
+	return nil
+}
 
+// compareGrads runs the backward pass of tape and compares each parameter's gradient with
+// llm.c's.
+func (r *Report) compareGrads(m *gpt2.Model, tape *autograd.Tape, state *llmc.DebugState) error {
 	m.ZeroGrad()
 	if err := m.Backward(tape); err != nil {
-		return nil, err
+		return err
 	}
 	grads, err := m.GradsToHost()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	off := 0
-	for _, s := range cfg.ParamSpecs() {
+	for _, s := range r.Config.ParamSpecs() {
 		n := s.Numel()
 		td := compare(s.Name, grads[off:off+n], state.Grads[off:off+n])
 		r.Grads = append(r.Grads, td)
@@ -171,13 +219,7 @@ func LLMC(b tensor.Backend, opt Options) (*Report, error) {
 		}
 		off += n
 	}
-
-	if len(refLosses) > 0 {
-		if err := r.runSteps(m, tape, state, opt); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
+	return nil
 }
 
 // runSteps repeats forward, backward and AdamW on the same batch, as llm.c's test does.
