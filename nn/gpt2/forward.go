@@ -20,11 +20,8 @@ func (m *Model) checkTokens(what string, ids []int32, B, T int) error {
 
 // ensureActs lays out activations for (B, T), reusing the buffers when they are large enough.
 func (m *Model) ensureActs(B, T int, withGrad bool) error {
-	if B <= 0 || T <= 0 {
-		return fmt.Errorf("gpt2: batch size %d and sequence length %d must be positive", B, T)
-	}
-	if T > m.Config.MaxSeqLen {
-		return fmt.Errorf("gpt2: sequence length %d exceeds the model's max_seq_len %d", T, m.Config.MaxSeqLen)
+	if err := m.checkShape(B, T); err != nil {
+		return err
 	}
 	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
 		return nil
@@ -37,20 +34,47 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	if sizing.err != nil {
 		return fmt.Errorf("gpt2: B=%d T=%d: %w", B, T, sizing.err)
 	}
-	if old := m.acts; old != nil && old.values.holds(sizing.offV) && (!withGrad || old.grads.holds(sizing.offG)) && fits(old.inputs, B*T) {
-		bind := &actLayout{values: old.values, grads: old.grads, cap: sizing.cap}
-		next.layout(m.Config, bind)
-		next.values, next.grads = bind.values, bind.grads
-		next.inputs, next.targets, next.lpTargets = whole(old.inputs).View(0, B*T), whole(old.targets).View(0, B*T), whole(old.lpTargets).View(0, B*T)
-		next.lpCutoff = whole(old.lpCutoff)
-		next.headValues, next.headGrads = old.headValues, old.headGrads
-		next.hostLosses, next.hostTokens = make([]float32, B*T), make([]int32, B*T)
-		if cap(old.hostLosses) >= B*T {
-			next.hostLosses, next.hostTokens = old.hostLosses[:B*T], old.hostTokens[:B*T]
-		}
-		m.acts = next
+	if m.reuseActs(next, sizing) {
 		return nil
 	}
+	return m.allocateActs(B, T, withGrad, sizing)
+}
+
+// checkShape refuses a batch shape the model cannot run.
+func (m *Model) checkShape(B, T int) error {
+	if B <= 0 || T <= 0 {
+		return fmt.Errorf("gpt2: batch size %d and sequence length %d must be positive", B, T)
+	}
+	if T > m.Config.MaxSeqLen {
+		return fmt.Errorf("gpt2: sequence length %d exceeds the model's max_seq_len %d", T, m.Config.MaxSeqLen)
+	}
+	return nil
+}
+
+// reuseActs lays next out in the current activations' buffers when they hold what sizing
+// asks for, and makes it the model's activations.
+func (m *Model) reuseActs(next *activations, sizing *actLayout) bool {
+	old, n := m.acts, next.B*next.T
+	if old == nil || !old.values.holds(sizing.offV) || (next.withGrad && !old.grads.holds(sizing.offG)) || !fits(old.inputs, n) {
+		return false
+	}
+	bind := &actLayout{values: old.values, grads: old.grads, cap: sizing.cap}
+	next.layout(m.Config, bind)
+	next.values, next.grads = bind.values, bind.grads
+	next.inputs, next.targets, next.lpTargets = whole(old.inputs).View(0, n), whole(old.targets).View(0, n), whole(old.lpTargets).View(0, n)
+	next.lpCutoff = whole(old.lpCutoff)
+	next.headValues, next.headGrads = old.headValues, old.headGrads
+	next.hostLosses, next.hostTokens = make([]float32, n), make([]int32, n)
+	if cap(old.hostLosses) >= n {
+		next.hostLosses, next.hostTokens = old.hostLosses[:n], old.hostTokens[:n]
+	}
+	m.acts = next
+	return true
+}
+
+// allocateActs frees the current activations and allocates new ones of sizing's footprint,
+// after checking that they fit the device's memory.
+func (m *Model) allocateActs(B, T int, withGrad bool, sizing *actLayout) error {
 	if m.acts != nil {
 		m.acts.free(m.Backend)
 		m.acts = nil
