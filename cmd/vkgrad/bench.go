@@ -58,6 +58,11 @@ func benchCommand() command {
 			if steps < 1 || warmup < 0 {
 				return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
 			}
+			cl, err := benchCluster(common, args[0], preset)
+			if err != nil {
+				return err
+			}
+			defer cl.close()
 			log := common.logger()
 			be, err := common.backend(log)
 			if err != nil {
@@ -96,7 +101,7 @@ func benchCommand() command {
 			case args[0] == "matmul" && isLlama:
 				return fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
 			case args[0] == "train":
-				report, err = benchTrain(be, cfg, B, T, steps, warmup, profileKernel)
+				report, err = benchTrain(be, cl, cfg, B, T, steps, warmup, profileKernel)
 			case args[0] == "matmul":
 				report, err = benchMatmul(be, cfg, B*T, steps, warmup)
 			case args[0] == "sample":
@@ -111,6 +116,9 @@ func benchCommand() command {
 				report["profile"] = kernelProfile(be)
 			}
 			report["preset"], report["device"] = preset, be.Name()
+			if !cl.main() {
+				return nil
+			}
 			if asJSON {
 				raw, _ := json.Marshal(report)
 				fmt.Fprintln(stdout, string(raw))
@@ -132,7 +140,11 @@ const benchUsage = `vkgrad bench train|matmul|sample [flags]
                  --steps, --warmup
   bench sample   KV-cache decoding of --preset for each of --batches after a 16-token prompt:
                  tokens/s and weight bandwidth; --tokens, --steps (best of), --lora-rank
-  every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile`
+  every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile
+
+Under mpirun, bench train (GPT-2) runs data-parallel: each rank computes one micro-batch of
+--batch x --seq and the gradients are summed over the ranks; tokens/s counts every rank's
+tokens, and comm_bytes_per_step and comm_seconds_per_step are rank 0's traffic and time in MPI.`
 
 // recordStats is a Vulkan backend's count of dispatches, barriers, queue submissions and
 // descriptor-set writes so far; nil on the CPU.
@@ -164,7 +176,27 @@ func peak(be tensor.Backend) (gflops float64, threads int) {
 // allocations would otherwise run concurrently and take a core from the measurement.
 func settle() { runtime.GC() }
 
-func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
+// benchCluster joins the MPI job bench train was launched in (nil for one process); the other
+// benchmarks run alone.
+func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
+	if bench != "train" {
+		return nil, nil
+	}
+	cl, err := common.joinCluster()
+	if err != nil || cl == nil {
+		return cl, err
+	}
+	if _, isLlama := llamaPreset(preset); isLlama {
+		cl.close()
+		return nil, fmt.Errorf("bench train under MPI times GPT-2 presets only")
+	}
+	if !cl.main() {
+		common.quiet = true
+	}
+	return cl, nil
+}
+
+func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
@@ -177,17 +209,43 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 	for i := range tokens {
 		tokens[i] = int32(r.Intn(cfg.VocabSize))
 	}
+	ranks := 1
+	if cl != nil {
+		ranks = cl.comm.Size()
+	}
 	tc := train.DefaultConfig()
-	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup = B, T, 1<<30, 0, 0
+	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches = B, T, 1<<30, 0, 0, ranks
 	tr, err := train.New(m, tc, tokens, "random tokens")
 	if err != nil {
 		return nil, err
 	}
+	if cl != nil {
+		if err := tr.SetComm(cl.comm); err != nil {
+			return nil, err
+		}
+	}
+	var taken []train.StepStats
 	step := func() error {
-		_, err := tr.TrainStep()
+		st, err := tr.TrainStep()
+		taken = append(taken, st)
 		return err
 	}
-	return timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
+	rep, err := timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
+	if err != nil || cl == nil {
+		return rep, err
+	}
+	// timeTrainSteps saw one rank's share; the job's step holds every rank's micro-batch.
+	rep["ranks"] = ranks
+	rep["tokens_per_s"] = rep["tokens_per_s"].(float64) * float64(ranks)
+	var bytes int64
+	var seconds float64
+	for _, st := range taken[warmup:] {
+		bytes += st.CommBytes
+		seconds += st.CommSeconds
+	}
+	rep["comm_bytes_per_step"] = float64(bytes) / float64(steps)
+	rep["comm_seconds_per_step"] = seconds / float64(steps)
+	return rep, nil
 }
 
 // timeTrainSteps runs warmup steps, then times steps of them and reports ms/step, tokens/s and
@@ -482,9 +540,9 @@ func printBench(r map[string]any) {
 			fmt.Fprintf(stdout, "  %s\n", raw)
 		}
 	}
-	keys := []string{"batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
+	keys := []string{"ranks", "batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
 		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
-		"read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
+		"read_bandwidth_gb_per_s", "weight_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			fmt.Fprintf(stdout, "  %-26s %s\n", k, readable(v))
