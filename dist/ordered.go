@@ -51,12 +51,14 @@ type Reducer struct {
 }
 
 // ReduceStats count what a Reducer moved between ranks: bytes this rank sent (the all-to-all
-// and its part of the all-gather) and the time the MPI thread spent reducing, whether or not
-// the caller's work overlapped it, over every Sum or range so far.
+// and its part of the all-gather), the time the MPI thread spent reducing, whether or not the
+// caller's work overlapped it, and the time the caller waited for it in Wait (the part nothing
+// hid), over every Sum or range so far.
 type ReduceStats struct {
-	Sums      int
-	BytesSent int64
-	Seconds   float64
+	Sums          int
+	BytesSent     int64
+	Seconds       float64
+	WaitedSeconds float64
 }
 
 // Stats returns the Reducer's counts so far; call it after Wait.
@@ -132,6 +134,8 @@ func (r *Reducer) Start(dst []float32, held [][]float32, lo, hi int, scale float
 
 // Wait waits for every range started so far and returns the first error.
 func (r *Reducer) Wait() error {
+	start := time.Now()
+	defer func() { r.stats.WaitedSeconds += time.Since(start).Seconds() }()
 	var first error
 	for _, done := range r.pending {
 		if err := <-done; err != nil && first == nil {

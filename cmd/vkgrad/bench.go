@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -144,7 +145,9 @@ const benchUsage = `vkgrad bench train|matmul|sample [flags]
 
 Under mpirun, bench train (GPT-2) runs data-parallel: each rank computes one micro-batch of
 --batch x --seq and the gradients are summed over the ranks; tokens/s counts every rank's
-tokens, and comm_bytes_per_step and comm_seconds_per_step are rank 0's traffic and time in MPI.`
+tokens; comm_bytes_per_step is what rank 0 sends, comm_seconds_per_step the time its MPI
+thread spends summing, mostly beside the backward pass, and comm_wait_seconds_per_step the
+part the step waits for after it.`
 
 // recordStats is a Vulkan backend's count of dispatches, barriers, queue submissions and
 // descriptor-set writes so far; nil on the CPU.
@@ -224,10 +227,14 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, wa
 			return nil, err
 		}
 	}
-	var taken []train.StepStats
+	taken := 0
+	var atTimed dist.ReduceStats // the reductions' counts when the timed steps start
 	step := func() error {
-		st, err := tr.TrainStep()
-		taken = append(taken, st)
+		if taken == warmup {
+			atTimed = tr.CommStats()
+		}
+		taken++
+		_, err := tr.TrainStep()
 		return err
 	}
 	rep, err := timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
@@ -237,14 +244,10 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, wa
 	// timeTrainSteps saw one rank's share; the job's step holds every rank's micro-batch.
 	rep["ranks"] = ranks
 	rep["tokens_per_s"] = rep["tokens_per_s"].(float64) * float64(ranks)
-	var bytes int64
-	var seconds float64
-	for _, st := range taken[warmup:] {
-		bytes += st.CommBytes
-		seconds += st.CommSeconds
-	}
-	rep["comm_bytes_per_step"] = float64(bytes) / float64(steps)
-	rep["comm_seconds_per_step"] = seconds / float64(steps)
+	end, n := tr.CommStats(), float64(steps)
+	rep["comm_bytes_per_step"] = float64(end.BytesSent-atTimed.BytesSent) / n
+	rep["comm_seconds_per_step"] = (end.Seconds - atTimed.Seconds) / n
+	rep["comm_wait_seconds_per_step"] = (end.WaitedSeconds - atTimed.WaitedSeconds) / n
 	return rep, nil
 }
 
@@ -542,7 +545,7 @@ func printBench(r map[string]any) {
 	}
 	keys := []string{"ranks", "batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
 		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
-		"read_bandwidth_gb_per_s", "weight_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "peak_rss_bytes"}
+		"read_bandwidth_gb_per_s", "weight_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "comm_wait_seconds_per_step", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			fmt.Fprintf(stdout, "  %-26s %s\n", k, readable(v))

@@ -30,6 +30,9 @@ func TestBenchTrainDataParallel(t *testing.T) {
 		if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &rep) != nil {
 			t.Fatalf("%s -np 2: want one JSON report (rank 0's), got\n%s", l.Name, out)
 		}
+		if w, ok := rep["comm_wait_seconds_per_step"].(float64); !ok || w < 0 {
+			t.Errorf("%s -np 2: comm_wait_seconds_per_step %v", l.Name, rep["comm_wait_seconds_per_step"])
+		}
 		perRank := 8 / (rep["ms_per_step"].(float64) / 1e3)
 		if rep["ranks"] != 2.0 || rep["comm_bytes_per_step"] != float64(4*cfg.NumParams()) || !(rep["comm_seconds_per_step"].(float64) > 0) ||
 			rep["tokens_per_s"].(float64) < 1.99*perRank || rep["tokens_per_s"].(float64) > 2.01*perRank {

@@ -35,6 +35,15 @@ func (t *Trainer) SetComm(c *dist.Comm) error {
 	return t.ensureAccum()
 }
 
+// CommStats returns what the gradient reductions have sent and the time they took so far
+// (zero in one process without micro-batches).
+func (t *Trainer) CommStats() dist.ReduceStats {
+	if t.acc == nil {
+		return dist.ReduceStats{}
+	}
+	return t.acc.reducer.Stats()
+}
+
 // microBatches is K, the micro-batches of a step.
 func (c Config) microBatches() int { return max(1, c.MicroBatches) }
 
