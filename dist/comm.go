@@ -27,7 +27,7 @@ func Init() (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Comm{lib: lib, work: make(chan func())}
+	c := &Comm{lib: lib, work: make(chan func(), queuedCalls)}
 	go c.serve()
 	err = c.do(func() error {
 		if done, err := lib.initialized(); err != nil || done {
@@ -63,11 +63,21 @@ func (c *Comm) serve() {
 	}
 }
 
+// queuedCalls is how many calls may wait for the MPI thread before post blocks: more than a
+// step's gradient buckets, so that the backward pass never waits to queue one.
+const queuedCalls = 256
+
 // do runs f on the MPI thread and waits for it.
 func (c *Comm) do(f func() error) error {
+	return <-c.post(f)
+}
+
+// post queues f on the MPI thread and returns at once; the channel receives f's result. Calls
+// run one at a time in the order they were posted.
+func (c *Comm) post(f func() error) <-chan error {
 	done := make(chan error, 1)
 	c.work <- func() { done <- f() }
-	return <-done
+	return done
 }
 
 // Rank is this process's index in the job, 0..Size()-1.

@@ -46,6 +46,11 @@ func loadLibrary(getenv func(string) string) (*library, error) {
 	if _, set := os.LookupEnv("UCX_ERROR_SIGNALS"); !set {
 		os.Setenv("UCX_ERROR_SIGNALS", "")
 	}
+	// The MPI thread waits in a gradient bucket's collectives while the backward pass computes
+	// beside it; Open MPI's busy polling would take a core from that pass, yielding does not.
+	if _, set := os.LookupEnv("OMPI_MCA_mpi_yield_when_idle"); !set {
+		os.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	}
 	var tried []string
 	if p := getenv("VKGRAD_MPI_LIBRARY"); p != "" {
 		for _, a := range candidates(getenv) {

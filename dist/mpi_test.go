@@ -143,3 +143,46 @@ func TestMPIRank(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMPIBucketedSum runs TestMPIBucketedSumRank under each installed MPI with 1 to 4 ranks:
+// every rank must reduce every cut of the vectors into ranges to the one-shot sum's bits.
+func TestMPIBucketedSum(t *testing.T) {
+	testutil.SkipInRankJob(t)
+	testutil.SameOnEveryRank(t, "TestMPIBucketedSumRank", "ok", 1, 2, 3, 4)
+}
+
+// TestMPIBucketedSumRank is one rank of TestMPIBucketedSum's jobs.
+func TestMPIBucketedSumRank(t *testing.T) {
+	testutil.RankJobOnly(t, "TestMPIBucketedSum")
+	c, err := Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 1001
+	for _, K := range []int{4, 5, 8} {
+		xs := microBatches(K, n)
+		r, err := NewReducer(c, n, K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, cnt := r.Held()
+		for _, scale := range []float32{1, 1 / float32(K)} {
+			want := scaledSum(xs, n, scale)
+			for ci, cut := range bucketCuts(n) {
+				before := r.Stats().BytesSent
+				got, err := sumByBuckets(r, xs[first:first+cnt], n, cut, scale)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := firstBitDifference(got, want); i >= 0 {
+					t.Fatalf("K=%d scale %v cut %d on %d ranks: element %d is %v, the one-shot sum %v", K, scale, ci, c.Size(), i, got[i], want[i])
+				}
+				if c.Size() > 1 && r.Stats().BytesSent == before {
+					t.Errorf("K=%d cut %d: no bytes counted", K, ci)
+				}
+			}
+		}
+	}
+	testutil.WriteRankResult(t, c.Rank(), "ok")
+}

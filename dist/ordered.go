@@ -30,30 +30,38 @@ func span(n, P, j int) (lo, hi int) {
 // order: (((g0 + g1) + g2) + ...) element by element. Each rank sends every rank the part of
 // its vectors that rank reduces (an all-to-all), sums its part in order, and every rank
 // gathers the parts (an all-gather). The MPI library only moves data, so the bits do not
-// depend on its algorithms or on the number of ranks. Buffers are allocated once.
+// depend on its algorithms or on the number of ranks.
+//
+// The vectors may be reduced in ranges (buckets): Start queues one range on the MPI thread
+// and returns, so a range whose gradients are final is summed while the backward pass still
+// computes the others. Each element is added in micro-batch order whichever range holds it,
+// so any cut gives the bits of one Sum. Buffers are allocated once.
 type Reducer struct {
 	c          *Comm // nil: one process, no MPI
 	n, K       int
 	rank, size int
-	first, cnt int // the micro-batches this rank holds
+	first, cnt int   // the micro-batches this rank holds
+	firsts     []int // each rank's first micro-batch
+	counts     []int // how many each rank holds
 
-	send, recv                                     []float32
-	parts                                          [][]float32 // recv cut into the K micro-batches' parts, in micro-batch order
-	sendCounts, sendDispls, recvCounts, recvDispls []int32
-	partCounts, partDispls                         []int32
+	send, recv []float32 // send only when this rank holds several vectors
+	pending    []<-chan error
 
 	stats ReduceStats
 }
 
 // ReduceStats count what a Reducer moved between ranks: bytes this rank sent (the all-to-all
-// and its part of the all-gather) and the time spent in MPI, over every Sum so far.
+// and its part of the all-gather), the time the MPI thread spent reducing, whether or not the
+// caller's work overlapped it, and the time the caller waited for it in Wait (the part nothing
+// hid), over every Sum or range so far.
 type ReduceStats struct {
-	Sums      int
-	BytesSent int64
-	Seconds   float64
+	Sums          int
+	BytesSent     int64
+	Seconds       float64
+	WaitedSeconds float64
 }
 
-// Stats returns the Reducer's counts so far.
+// Stats returns the Reducer's counts so far; call it after Wait.
 func (r *Reducer) Stats() ReduceStats { return r.stats }
 
 // NewReducer prepares the sum of K vectors of n floats. c may be nil: then this process holds
@@ -66,37 +74,19 @@ func NewReducer(c *Comm, n, K int) (*Reducer, error) {
 	if K < size {
 		return nil, fmt.Errorf("dist: %d micro-batches cannot be spread over %d ranks; use at least %d", K, size, size)
 	}
-	r := &Reducer{c: c, n: n, K: K, rank: rank, size: size}
-	r.first, r.cnt = Held(rank, K, size)
+	r := &Reducer{c: c, n: n, K: K, rank: rank, size: size, firsts: make([]int, size), counts: make([]int, size)}
+	for j := range size {
+		r.firsts[j], r.counts[j] = Held(j, K, size)
+	}
+	r.first, r.cnt = r.firsts[rank], r.counts[rank]
 	if c == nil {
 		return r, nil
 	}
-	mine := func(j int) int { lo, hi := span(n, size, j); return hi - lo }
-	sc, sd, rc, rd, pc, pd := make([]int, size), make([]int, size), make([]int, size), make([]int, size), make([]int, size), make([]int, size)
-	off, roff := 0, 0
-	for j := range size {
-		sc[j], sd[j] = r.cnt*mine(j), off
-		off += sc[j]
-		_, held := Held(j, K, size)
-		rc[j], rd[j] = held*mine(rank), roff
-		roff += rc[j]
-		pc[j], pd[j] = mine(j), j*n/size
+	if r.cnt > 1 {
+		r.send = make([]float32, r.cnt*n)
 	}
-	var err error
-	for _, f := range []struct {
-		dst *[]int32
-		src []int
-	}{{&r.sendCounts, sc}, {&r.sendDispls, sd}, {&r.recvCounts, rc}, {&r.recvDispls, rd}, {&r.partCounts, pc}, {&r.partDispls, pd}} {
-		if *f.dst, err = counts32("Reducer", f.src); err != nil {
-			return nil, err
-		}
-	}
-	r.send, r.recv = make([]float32, off), make([]float32, roff)
-	m := mine(rank)
-	r.parts = make([][]float32, K)
-	for k := range r.parts {
-		r.parts[k] = r.recv[k*m : (k+1)*m]
-	}
+	_, mostMine := span(n, size, 0) // no rank's part of any range is longer than ceil(n/size)
+	r.recv = make([]float32, K*(mostMine+1))
 	return r, nil
 }
 
@@ -106,61 +96,155 @@ func (r *Reducer) Held() (first, n int) { return r.first, r.cnt }
 // Sum writes into dst the sum over all K micro-batches; held are this rank's vectors, in
 // micro-batch order.
 func (r *Reducer) Sum(dst []float32, held [][]float32) error {
+	if err := r.Start(dst, held, 0, r.n, 1); err != nil {
+		return err
+	}
+	return r.Wait()
+}
+
+// Start queues the sum over all K micro-batches of elements [lo, hi), times scale, into
+// dst[lo:hi], and returns without waiting for it under MPI; held are this rank's vectors, in
+// micro-batch order. Until Wait, held[*][lo:hi] must not change and dst[lo:hi] must not be
+// read. Every rank must start the same ranges in the same order, and make no other MPI call
+// before Wait.
+func (r *Reducer) Start(dst []float32, held [][]float32, lo, hi int, scale float32) error {
 	if len(held) != r.cnt || len(dst) != r.n {
-		return fmt.Errorf("dist: Reducer.Sum got %d vectors into %d floats, want %d vectors (micro-batches %d..%d) of %d", len(held), len(dst), r.cnt, r.first, r.first+r.cnt-1, r.n)
+		return fmt.Errorf("dist: Reducer got %d vectors into %d floats, want %d vectors (micro-batches %d..%d) of %d", len(held), len(dst), r.cnt, r.first, r.first+r.cnt-1, r.n)
 	}
 	for i, h := range held {
 		if len(h) != r.n {
-			return fmt.Errorf("dist: Reducer.Sum: micro-batch %d has %d floats, want %d", r.first+i, len(h), r.n)
+			return fmt.Errorf("dist: Reducer: micro-batch %d has %d floats, want %d", r.first+i, len(h), r.n)
 		}
+	}
+	if lo < 0 || lo > hi || hi > r.n {
+		return fmt.Errorf("dist: Reducer: range [%d, %d) outside the %d floats", lo, hi, r.n)
 	}
 	if r.c == nil {
-		sumInOrder(dst, held)
+		parts := make([][]float32, len(held))
+		for i, h := range held {
+			parts[i] = h[lo:hi]
+		}
+		sumInOrderScaled(dst[lo:hi], parts, scale)
+		r.stats.Sums++
 		return nil
 	}
-	r.pack(held)
-	lo, hi := span(r.n, r.size, r.rank)
-	start := time.Now()
-	defer func() {
-		r.stats.Sums++
-		r.stats.Seconds += time.Since(start).Seconds()
-		// Everything but this rank's own parts goes out: its held vectors' other parts, then
-		// its reduced part to every other rank.
-		r.stats.BytesSent += 4 * (int64(r.cnt)*int64(r.n-(hi-lo)) + int64(r.size-1)*int64(hi-lo))
-	}()
-	return r.c.do(func() error {
-		l := r.c.lib
-		if err := l.check("MPI_Alltoallv", call(l.fn.Alltoallv,
-			uintptr(ptr(r.send)), uintptr(unsafe.Pointer(&r.sendCounts[0])), uintptr(unsafe.Pointer(&r.sendDispls[0])), l.float32T,
-			uintptr(ptr(r.recv)), uintptr(unsafe.Pointer(&r.recvCounts[0])), uintptr(unsafe.Pointer(&r.recvDispls[0])), l.float32T,
-			l.commWorld)); err != nil {
-			return err
-		}
-		sumInOrder(dst[lo:hi], r.parts)
-		return l.check("MPI_Allgatherv", call(l.fn.Allgatherv, l.abi.inPlace, 0, l.float32T,
-			uintptr(ptr(dst)), uintptr(unsafe.Pointer(&r.partCounts[0])), uintptr(unsafe.Pointer(&r.partDispls[0])), l.float32T,
-			l.commWorld))
-	})
+	r.pending = append(r.pending, r.c.post(func() error { return r.reduceRange(dst, held, lo, hi, scale) }))
+	return nil
 }
 
-// pack lays out the send buffer: for each destination rank, its part of each held vector.
-func (r *Reducer) pack(held [][]float32) {
-	off := 0
-	for j := range r.size {
-		lo, hi := span(r.n, r.size, j)
-		for _, h := range held {
-			off += copy(r.send[off:], h[lo:hi])
+// Wait waits for every range started so far and returns the first error.
+func (r *Reducer) Wait() error {
+	start := time.Now()
+	defer func() { r.stats.WaitedSeconds += time.Since(start).Seconds() }()
+	var first error
+	for _, done := range r.pending {
+		if err := <-done; err != nil && first == nil {
+			first = err
 		}
 	}
+	r.pending = r.pending[:0]
+	return first
+}
+
+// reduceRange sums [lo, hi) across the ranks; it runs on the MPI thread.
+func (r *Reducer) reduceRange(dst []float32, held [][]float32, lo, hi int, scale float32) error {
+	start := time.Now()
+	m, P := hi-lo, r.size
+	myLo, myHi := span(m, P, r.rank)
+	mine := myHi - myLo
+	// Rank j reduces [lo+a_j, lo+b_j). This rank sends it the part of each held vector, the
+	// parts packed by destination; it receives that part of every other rank's micro-batches,
+	// in micro-batch order. Its own micro-batches' parts it reads where they are.
+	var sc, sd, rc, rd, pc, pd []int
+	for j := range P {
+		a, b := span(m, P, j)
+		sc, sd = append(sc, r.cnt*(b-a)), append(sd, r.cnt*a)
+		rc, rd = append(rc, r.counts[j]*mine), append(rd, r.firsts[j]*mine)
+		pc, pd = append(pc, b-a), append(pd, a)
+	}
+	sc[r.rank], rc[r.rank] = 0, 0
+	c32 := make([][]int32, 6)
+	for i, xs := range [][]int{sc, sd, rc, rd, pc, pd} {
+		var err error
+		if c32[i], err = counts32("Reducer", xs); err != nil {
+			return err
+		}
+	}
+	send := held[0][lo:hi] // one vector is already laid out by destination
+	if r.cnt > 1 {
+		send = r.pack(held, lo, hi)
+	}
+	recv := r.recv[:r.K*mine]
+	l := r.c.lib
+	if err := l.check("MPI_Alltoallv", call(l.fn.Alltoallv,
+		uintptr(ptr(send)), uintptr(unsafe.Pointer(&c32[0][0])), uintptr(unsafe.Pointer(&c32[1][0])), l.float32T,
+		uintptr(ptr(recv)), uintptr(unsafe.Pointer(&c32[2][0])), uintptr(unsafe.Pointer(&c32[3][0])), l.float32T,
+		l.commWorld)); err != nil {
+		return err
+	}
+	parts := make([][]float32, r.K)
+	for k := range parts {
+		parts[k] = recv[k*mine : (k+1)*mine]
+		if k >= r.first && k < r.first+r.cnt {
+			parts[k] = held[k-r.first][lo+myLo : lo+myHi]
+		}
+	}
+	sumInOrderScaled(dst[lo+myLo:lo+myHi], parts, scale)
+	if err := l.check("MPI_Allgatherv", call(l.fn.Allgatherv, l.abi.inPlace, 0, l.float32T,
+		uintptr(ptr(dst[lo:hi])), uintptr(unsafe.Pointer(&c32[4][0])), uintptr(unsafe.Pointer(&c32[5][0])), l.float32T,
+		l.commWorld)); err != nil {
+		return err
+	}
+	r.stats.Sums++
+	r.stats.Seconds += time.Since(start).Seconds()
+	// Everything but this rank's own parts goes out: its held vectors' other parts, then its
+	// reduced part to every other rank.
+	r.stats.BytesSent += 4 * (int64(r.cnt)*int64(m-mine) + int64(P-1)*int64(mine))
+	return nil
+}
+
+// pack lays out [lo, hi) of the held vectors in the send buffer: for each other rank, its
+// part of each held vector.
+func (r *Reducer) pack(held [][]float32, lo, hi int) []float32 {
+	for j := range r.size {
+		if j == r.rank {
+			continue
+		}
+		a, b := span(hi-lo, r.size, j)
+		off := r.cnt * a
+		for _, h := range held {
+			off += copy(r.send[off:], h[lo+a:lo+b])
+		}
+	}
+	return r.send[:r.cnt*(hi-lo)]
 }
 
 // sumInOrder writes xs[0] + xs[1] + ... into dst, adding in index order. Starting from xs[0]
 // rather than from zero keeps a -0 gradient -0, as a single backward pass leaves it.
-func sumInOrder(dst []float32, xs [][]float32) {
+func sumInOrder(dst []float32, xs [][]float32) { sumInOrderScaled(dst, xs, 1) }
+
+// sumInOrderScaled is sumInOrder times scale, the product taken after the last addition (a
+// mean's 1/K costs no pass of its own).
+func sumInOrderScaled(dst []float32, xs [][]float32, scale float32) {
 	copy(dst, xs[0])
-	for _, x := range xs[1:] {
-		for i, v := range x[:len(dst)] {
+	last := len(xs) - 1
+	for k := 1; k < last; k++ {
+		for i, v := range xs[k][:len(dst)] {
 			dst[i] += v
+		}
+	}
+	switch {
+	case last > 0 && scale != 1:
+		for i, v := range xs[last][:len(dst)] {
+			dst[i] = (dst[i] + v) * scale
+		}
+	case last > 0:
+		for i, v := range xs[last][:len(dst)] {
+			dst[i] += v
+		}
+	case scale != 1:
+		for i := range dst {
+			dst[i] *= scale
 		}
 	}
 }

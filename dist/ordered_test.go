@@ -106,3 +106,72 @@ func TestLaunchEnvironment(t *testing.T) {
 		t.Errorf("under Open MPI's mpirun try Open MPI first, got %s", got)
 	}
 }
+
+// bucketCuts are ways to cut n elements into ranges, in the order they are reduced: one range,
+// ranges shorter than the rank count (and an empty one), and ranges out of order as a backward
+// pass finishes them (the last layer first).
+func bucketCuts(n int) [][][2]int {
+	return [][][2]int{
+		{{0, n}},
+		{{0, 1}, {1, 3}, {3, 3}, {3, n}},
+		{{n - 7, n}, {n / 2, n - 7}, {10, n / 2}, {0, 10}},
+		{{n / 3, 2 * n / 3}, {2 * n / 3, n}, {0, n / 3}},
+	}
+}
+
+// sumByBuckets reduces xs (this rank's held vectors) with one Start per range, then waits.
+func sumByBuckets(r *Reducer, held [][]float32, n int, cut [][2]int, scale float32) ([]float32, error) {
+	got := make([]float32, n)
+	for _, c := range cut {
+		if err := r.Start(got, held, c[0], c[1], scale); err != nil {
+			return nil, err
+		}
+	}
+	return got, r.Wait()
+}
+
+// scaledSum is the one-shot sum in micro-batch order, then times scale.
+func scaledSum(xs [][]float32, n int, scale float32) []float32 {
+	want := make([]float32, n)
+	sumInOrder(want, xs)
+	for i := range want {
+		want[i] *= scale
+	}
+	return want
+}
+
+func firstBitDifference(got, want []float32) int {
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestLocalBucketedSumEqualsOneSum(t *testing.T) {
+	const n = 101
+	for _, K := range []int{1, 2, 5} {
+		xs := microBatches(K, n)
+		r, err := NewReducer(nil, n, K)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, scale := range []float32{1, 1 / float32(K), 0.3} {
+			want := scaledSum(xs, n, scale)
+			for ci, cut := range bucketCuts(n) {
+				got, err := sumByBuckets(r, xs, n, cut, scale)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := firstBitDifference(got, want); i >= 0 {
+					t.Fatalf("K=%d scale %v cut %d: element %d is %v, the one-shot sum %v", K, scale, ci, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	r, _ := NewReducer(nil, n, 2)
+	if err := r.Start(make([]float32, n), microBatches(2, n), 5, n+1, 1); err == nil {
+		t.Error("a range past the end should be refused")
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -71,6 +72,11 @@ func (f *benchFlags) run(args []string) error {
 	if f.steps < 1 || f.warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
 	}
+	cl, err := benchCluster(f.common, args[0], f.preset)
+	if err != nil {
+		return err
+	}
+	defer cl.close()
 	log := f.common.logger()
 	be, err := f.common.backend(log)
 	if err != nil {
@@ -90,7 +96,7 @@ func (f *benchFlags) run(args []string) error {
 			return err
 		}
 	}
-	report, err := f.benchmark(be, args[0], shape)
+	report, err := f.benchmark(be, cl, args[0], shape)
 	if err != nil {
 		return err
 	}
@@ -98,6 +104,9 @@ func (f *benchFlags) run(args []string) error {
 		report["profile"] = kernelProfile(be)
 	}
 	report["preset"], report["device"] = f.preset, be.Name()
+	if !cl.main() {
+		return nil
+	}
 	if f.asJSON {
 		raw, _ := json.Marshal(report)
 		fmt.Fprintln(stdout, string(raw))
@@ -150,7 +159,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 // benchmark runs the benchmark named kind on shape and returns its report.
-func (f *benchFlags) benchmark(be tensor.Backend, kind string, s benchShape) (map[string]any, error) {
+func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s benchShape) (map[string]any, error) {
 	switch {
 	case kind == "train" && s.isLlama:
 		return benchTrainLlama(be, s.llama, f.loraRank, f.B, f.T, f.steps, f.warmup, f.profileKernel)
@@ -159,7 +168,7 @@ func (f *benchFlags) benchmark(be tensor.Backend, kind string, s benchShape) (ma
 	case kind == "matmul" && s.isLlama:
 		return nil, fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
 	case kind == "train":
-		return benchTrain(be, s.gpt2, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+		return benchTrain(be, cl, s.gpt2, f.B, f.T, f.steps, f.warmup, f.profileKernel)
 	case kind == "matmul":
 		return benchMatmul(be, s.gpt2, f.B*f.T, f.steps, f.warmup)
 	case kind == "sample":
@@ -179,7 +188,13 @@ const benchUsage = `vkgrad bench train|matmul|sample [flags]
                  --steps, --warmup
   bench sample   KV-cache decoding of --preset for each of --batches after a 16-token prompt:
                  tokens/s and weight bandwidth; --tokens, --steps (best of), --lora-rank
-  every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile`
+  every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile
+
+Under mpirun, bench train (GPT-2) runs data-parallel: each rank computes one micro-batch of
+--batch x --seq and the gradients are summed over the ranks; tokens/s counts every rank's
+tokens; comm_bytes_per_step is what rank 0 sends, comm_seconds_per_step the time its MPI
+thread spends summing, mostly beside the backward pass, and comm_wait_seconds_per_step the
+part the step waits for after it.`
 
 // recordStats is a Vulkan backend's count of dispatches, barriers, queue submissions and
 // descriptor-set writes so far; nil on the CPU.
@@ -211,7 +226,27 @@ func peak(be tensor.Backend) (gflops float64, threads int) {
 // allocations would otherwise run concurrently and take a core from the measurement.
 func settle() { runtime.GC() }
 
-func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
+// benchCluster joins the MPI job bench train was launched in (nil for one process); the other
+// benchmarks run alone.
+func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
+	if bench != "train" {
+		return nil, nil
+	}
+	cl, err := common.joinCluster()
+	if err != nil || cl == nil {
+		return cl, err
+	}
+	if _, isLlama := llamaPreset(preset); isLlama {
+		cl.close()
+		return nil, fmt.Errorf("bench train under MPI times GPT-2 presets only")
+	}
+	if !cl.main() {
+		common.quiet = true
+	}
+	return cl, nil
+}
+
+func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
@@ -224,17 +259,43 @@ func benchTrain(be tensor.Backend, cfg gpt2.Config, B, T, steps, warmup int, pro
 	for i := range tokens {
 		tokens[i] = int32(r.Intn(cfg.VocabSize))
 	}
+	ranks := 1
+	if cl != nil {
+		ranks = cl.comm.Size()
+	}
 	tc := train.DefaultConfig()
-	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup = B, T, 1<<30, 0, 0
+	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches = B, T, 1<<30, 0, 0, ranks
 	tr, err := train.New(m, tc, tokens, "random tokens")
 	if err != nil {
 		return nil, err
 	}
+	if cl != nil {
+		if err := tr.SetComm(cl.comm); err != nil {
+			return nil, err
+		}
+	}
+	taken := 0
+	var atTimed dist.ReduceStats // the reductions' counts when the timed steps start
 	step := func() error {
+		if taken == warmup {
+			atTimed = tr.CommStats()
+		}
+		taken++
 		_, err := tr.TrainStep()
 		return err
 	}
-	return timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
+	rep, err := timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
+	if err != nil || cl == nil {
+		return rep, err
+	}
+	// timeTrainSteps saw one rank's share; the job's step holds every rank's micro-batch.
+	rep["ranks"] = ranks
+	rep["tokens_per_s"] = rep["tokens_per_s"].(float64) * float64(ranks)
+	end, n := tr.CommStats(), float64(steps)
+	rep["comm_bytes_per_step"] = float64(end.BytesSent-atTimed.BytesSent) / n
+	rep["comm_seconds_per_step"] = (end.Seconds - atTimed.Seconds) / n
+	rep["comm_wait_seconds_per_step"] = (end.WaitedSeconds - atTimed.WaitedSeconds) / n
+	return rep, nil
 }
 
 // timeTrainSteps runs warmup steps, then times steps of them and reports ms/step, tokens/s and
@@ -547,9 +608,9 @@ func printBench(r map[string]any) {
 			fmt.Fprintf(stdout, "  %s\n", raw)
 		}
 	}
-	keys := []string{"batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
+	keys := []string{"ranks", "batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
 		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
-		"read_bandwidth_gb_per_s", "weight_bytes", "peak_rss_bytes"}
+		"read_bandwidth_gb_per_s", "weight_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "comm_wait_seconds_per_step", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			fmt.Fprintf(stdout, "  %-26s %s\n", k, readable(v))

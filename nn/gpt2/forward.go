@@ -149,6 +149,7 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 	residual := a.encoded
 	for l := range m.layers {
 		lp, la := &m.layers[l], &a.layers[l]
+		m.recordGradsFinal(tp, l)
 		autograd.MatMul(tp, la.qkv, la.ln1, lp.qkvw, lp.qkvb, tensor.MatMulParams{M: BT, N: 3 * C, K: C, TransB: true})
 		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, C, NH)
 		autograd.MatMul(tp, la.attproj, la.atty, lp.attprojw, lp.attprojb, tensor.MatMulParams{M: BT, N: C, K: C, TransB: true})

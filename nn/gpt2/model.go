@@ -24,6 +24,8 @@ type Model struct {
 	layers               []layerParams
 
 	acts *activations // sized for the last (B, T); reallocated when they grow
+
+	gradsFinal func(ranges [][2]int) // see OnGradsFinal
 }
 
 type layerParams struct {

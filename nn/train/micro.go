@@ -11,7 +11,9 @@ import (
 // A step of K micro-batches: each is forward and backward on its own, its gradient kept apart,
 // and the K gradients are added in micro-batch order, then scaled by 1/K. Under MPI each rank
 // computes the micro-batches it holds and dist.Reducer does the ordered sum across ranks, so a
-// run gives the same bits with any number of ranks, including one process without MPI.
+// run gives the same bits with any number of ranks, including one process without MPI. The
+// sum of a range of the gradient starts during the backward pass of the rank's last
+// micro-batch, as soon as that pass has finished the range (overlap.go).
 
 // accum is the state of micro-batched steps.
 type accum struct {
@@ -31,6 +33,15 @@ func (t *Trainer) SetComm(c *dist.Comm) error {
 	t.acc = nil
 	t.comm = c
 	return t.ensureAccum()
+}
+
+// CommStats returns what the gradient reductions have sent and the time they took so far
+// (zero in one process without micro-batches).
+func (t *Trainer) CommStats() dist.ReduceStats {
+	if t.acc == nil {
+		return dist.ReduceStats{}
+	}
+	return t.acc.reducer.Stats()
 }
 
 // microBatches is K, the micro-batches of a step.
@@ -67,6 +78,7 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	K, B, T := t.Config.microBatches(), t.Config.Batch, t.Config.Seq
 	first, cnt := a.reducer.Held()
 	clear(a.losses)
+	before := a.reducer.Stats() // nothing is in flight between steps
 	for k := range K {
 		// Every rank reads every micro-batch, so the data stream does not depend on the rank
 		// count; each keeps its own.
@@ -74,21 +86,21 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 		if k < first || k >= first+cnt {
 			continue
 		}
-		loss, err := t.microBatchGradient(x, y, B, T, a.held[k-first])
+		var reduce *overlap // the rank's last micro-batch starts the sum as its backward goes
+		if k == first+cnt-1 {
+			reduce = t.newOverlap(a.held[k-first], 1/float32(K))
+		}
+		loss, err := t.microBatchGradient(x, y, B, T, a.held[k-first], reduce)
 		if err != nil {
+			a.reducer.Wait() // the ranges started before the error, which every rank starts
 			return StepStats{}, fmt.Errorf("step %d, micro-batch %d: %w", t.Step+1, k, err)
 		}
 		a.losses[k] = loss
 	}
-	before := a.reducer.Stats()
-	if err := a.reducer.Sum(a.sum, a.held); err != nil {
+	if err := a.reducer.Wait(); err != nil {
 		return StepStats{}, err
 	}
 	after := a.reducer.Stats()
-	inv := 1 / float32(K)
-	for i := range a.sum {
-		a.sum[i] *= inv
-	}
 	if err := grads.Upload(a.sum); err != nil {
 		return StepStats{}, err
 	}
@@ -115,9 +127,14 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 }
 
 // microBatchGradient runs forward and backward on one micro-batch from zeroed gradients and
-// copies the gradient into dst; it returns the micro-batch's mean loss.
-func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32) (float64, error) {
+// copies the gradient into dst, range by range through reduce when it is set (the rank's last
+// micro-batch); it returns the micro-batch's mean loss.
+func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32, reduce *overlap) (float64, error) {
 	m := t.lm
+	if reduce != nil && reduce.live {
+		m.onGradsFinal(reduce.finalRanges)
+		defer m.onGradsFinal(nil)
+	}
 	if err := m.ForwardCrossEntropy(t.tape, x, y, B, T); err != nil {
 		t.tape.Reset()
 		return 0, err
@@ -127,7 +144,11 @@ func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32) (flo
 		return 0, err
 	}
 	_, grads := m.trainable()
-	if err := grads.Download(dst); err != nil {
+	if reduce != nil {
+		if err := reduce.finish(); err != nil {
+			return 0, err
+		}
+	} else if err := grads.Download(dst); err != nil {
 		return 0, err
 	}
 	losses := t.hostStats[:B*T]

@@ -29,6 +29,9 @@ type model interface {
 	ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, B, T int) error
 	Losses() *tensor.Tensor
 	Backward(tp *autograd.Tape) error
+	// onGradsFinal has Backward report ranges of the gradient as they become final (from the
+	// next forward pass; nil stops it). A model may report none: all are final after Backward.
+	onGradsFinal(f func(ranges [][2]int))
 	// stateParams are the values a checkpoint holds; setStateParams restores them.
 	stateParams() ([]float32, error)
 	setStateParams([]float32) error
@@ -77,6 +80,7 @@ func (m gpt2Model) trainableSpecs() []tensorSpec {
 	return out
 }
 
+func (m gpt2Model) onGradsFinal(f func([][2]int))    { m.OnGradsFinal(f) }
 func (m gpt2Model) stateParams() ([]float32, error)  { return m.ParamsToHost() }
 func (m gpt2Model) setStateParams(v []float32) error { return m.SetParams(v) }
 func (m gpt2Model) describeIn(st *checkpoint.State)  { st.Config = m.Config }
@@ -123,6 +127,8 @@ func (m llamaModel) trainableSpecs() []tensorSpec {
 	}
 	return out
 }
+
+func (m llamaModel) onGradsFinal(func([][2]int)) {} // every range is reduced after Backward
 
 func (m llamaModel) stateParams() ([]float32, error) { return m.StateParams() }
 
