@@ -129,30 +129,45 @@ func TestElementwiseOps(t *testing.T) {
 }
 
 // TestOpsStayInsideViews checks that ops write exactly the elements of their view: one that
-// starts and ends off a vec4, and one that fill_vec4 covers.
+// starts and ends off a vec4, and one that fill_vec4 and copy_vec4 cover.
 func TestOpsStayInsideViews(t *testing.T) {
 	b := NewBackendOn(device(t))
 	defer b.Close()
 	for _, s := range []struct{ off, n int }{{5, 50}, {8, 40}} {
+		wide := s.off%4 == 0 && s.n%4 == 0
 		full, err := tensor.New(b, tensor.Float32, 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.Fill(full, -1)
-		v := full.View(s.off, s.n)
-		calls := mmRunKernels(t, b, func() { b.Fill(v, 3) })
-		if wide := s.off%4 == 0 && s.n%4 == 0; (calls["fill_vec4"] == 1) != wide {
-			t.Errorf("view [%d, %d): fill_vec4 ran %d times, want it to run: %v", s.off, s.off+s.n, calls["fill_vec4"], wide)
+		other, err := tensor.New(b, tensor.Float32, 64)
+		if err != nil {
+			t.Fatal(err)
 		}
-		b.Scale(v, 2)
-		got := download(t, b, full)
-		for i, x := range got {
-			want := float32(-1)
-			if i >= s.off && i < s.off+s.n {
-				want = 6
+		b.Fill(full, -1)
+		b.Fill(other, -2)
+		v, w := full.View(s.off, s.n), other.View(s.off, s.n)
+		calls := mmRunKernels(t, b, func() {
+			b.Fill(v, 3)
+			b.Scale(v, 2)
+			b.Copy(w, v)
+		})
+		for _, k := range []string{"fill_vec4", "copy_vec4"} {
+			if (calls[k] == 1) != wide {
+				t.Errorf("view [%d, %d): %s ran %d times, want it to run: %v", s.off, s.off+s.n, k, calls[k], wide)
 			}
-			if x != want {
-				t.Fatalf("view [%d, %d): element %d = %g, want %g", s.off, s.off+s.n, i, x, want)
+		}
+		for _, c := range []struct {
+			t       *tensor.Tensor
+			outside float32
+		}{{full, -1}, {other, -2}} {
+			for i, x := range download(t, b, c.t) {
+				want := c.outside
+				if i >= s.off && i < s.off+s.n {
+					want = 6
+				}
+				if x != want {
+					t.Fatalf("view [%d, %d): element %d = %g, want %g", s.off, s.off+s.n, i, x, want)
+				}
 			}
 		}
 	}

@@ -23,7 +23,7 @@ var pushStructs = []struct {
 	shaders []string
 }{
 	{fillPush{}, []string{"fill", "fill_vec4"}},
-	{copyPush{}, []string{"copy"}},
+	{copyPush{}, []string{"copy", "copy_vec4"}},
 	{binaryPush{}, []string{"add", "mul"}},
 	{axpyPush{}, []string{"axpy"}},
 	{scalePush{}, []string{"scale"}},
