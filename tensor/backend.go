@@ -65,7 +65,8 @@ type Kernels interface {
 	// op(a) is (M,K) and op(b) is (K,N). A is stored (M,K), or (K,M) when p.TransA; B is stored
 	// (K,N), or (N,K) when p.TransB. bias may be nil, else it has N elements added to every
 	// row. With p.Accumulate the product (and bias, when given) is added to out instead of
-	// overwriting it.
+	// overwriting it. With p.GeluOut set, GeluForward(out) also goes there (batch*M*N
+	// elements), with GeluForward's bits: the MLP's fc and GELU in one pass over out.
 	// Batch strides are M*K, K*N and M*N elements.
 	MatMul(out, a, b, bias *Tensor, p MatMulParams)
 	// BiasBackward accumulates dbias[j] += sum over the N rows of dout[i, j], dout (N, C).
@@ -193,7 +194,8 @@ type MatMulParams struct {
 	M, N, K        int
 	TransA, TransB bool
 	Accumulate     bool
-	Batch          int // 0 or 1: a single product
+	Batch          int     // 0 or 1: a single product
+	GeluOut        *Tensor // when set, also receives GELU of the (finished) product
 }
 
 // AdamWParams are the hyper-parameters of one AdamW step; see Backend.AdamW.

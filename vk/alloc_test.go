@@ -69,6 +69,9 @@ func TestOpsAllocateNothing(t *testing.T) {
 				{"MatMul", func() {
 					be.MatMul(zN4C, xNC, wC4C, bias, tensor.MatMulParams{M: N, N: 4 * C, K: C})
 				}},
+				{"MatMulGelu", func() {
+					be.MatMul(zN4C, xNC, wC4C, bias, tensor.MatMulParams{M: N, N: 4 * C, K: C, GeluOut: y})
+				}},
 				{"MatMulTransAccumulate", func() {
 					be.MatMul(wC4C, xNC, zN4C, nil, tensor.MatMulParams{M: C, N: 4 * C, K: N, TransA: true, Accumulate: true})
 				}},

@@ -185,6 +185,18 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	}
 	plan := b.mmChunking(p, kern)
 	b.mmDispatchChunks(p, ops, kern, plan)
+	if p.GeluOut != nil {
+		b.mmGelu(ops, p)
+	}
+}
+
+// mmGelu writes GELU of the finished product into p.GeluOut with gelu_forward.
+func (b *Backend) mmGelu(ops mmOperands, p tensor.MatMulParams) {
+	n := max(p.Batch, 1) * p.M * p.N
+	b.dev.Cost(12*float64(n), 8*float64(n))
+	gs := b.mmView(p.GeluOut, "GeluOut", n)
+	b.geluForward(nnArg{buf: gs.buf, off: p.GeluOut.Offset, per: 1, n: n, write: true},
+		nnArg{buf: ops.out.buf, off: ops.offOut, per: 1, n: n}, n)
 }
 
 // mmCheckDims panics on a negative dimension.

@@ -138,7 +138,12 @@ func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
 	n := out.Numel()
 	b.dev.Cost(12*float64(n), 8*float64(n))
 	os, is := nnF32(b, op, "out", out, n), nnF32(b, op, "inp", inp, n)
-	nnRun(b, kGeluForward, op, n, []nnArg{nnRows(os, out, 1, n, true), nnRows(is, inp, 1, n, false)}, b.nnFlatGroups,
+	b.geluForward(nnRows(os, out, 1, n, true), nnRows(is, inp, 1, n, false), n)
+}
+
+// geluForward records gelu_forward over n elements of inp into out.
+func (b *Backend) geluForward(out, inp nnArg, n int) {
+	nnRun(b, kGeluForward, "GeluForward", n, []nnArg{out, inp}, b.nnFlatGroups,
 		func(_, cn int, f firsts) geluForwardPush {
 			return geluForwardPush{N: uint32(cn), OffOut: f[0], OffInp: f[1], Scaling: geluScaling}
 		})

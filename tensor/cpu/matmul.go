@@ -11,9 +11,19 @@ import (
 // MatMul implements tensor.Backend through gemm.SgemmThreads on the backend's threads, or
 // GOMAXPROCS where that is fewer: more goroutines than that could not run at once. Without
 // Accumulate, a bias is written into each tile of out before the product is added to it, as
-// llm.c starts each sum at the bias.
+// llm.c starts each sum at the bias. GeluOut is GeluForward's kernel run over out afterwards.
 func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
 	defer b.unlock(b.lockMatMul(p))
+	b.matMul(out, a, bm, bias, p)
+	if p.GeluOut != nil {
+		n := max(p.Batch, 1) * p.M * p.N
+		b.ew = ewJob{kind: ewGeluF, n: n, out: f32("MatMul", "GeluOut", p.GeluOut, n), x: f32("MatMul", "out", out, n)}
+		b.runEW(n)
+	}
+}
+
+// matMul is MatMul's product.
+func (b *Backend) matMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
 	M, N, K := p.M, p.N, p.K
 	dims("MatMul", M, N, K, p.Batch)
 	batch := max(p.Batch, 1)

@@ -1,0 +1,140 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// mmGeluCases take every kernel through bias, accumulation, batches and odd and aligned shapes.
+var mmGeluCases = []mmCase{
+	{M: 7, N: 5, K: 3, bias: true},
+	{M: 33, N: 130, K: 97, tb: true, bias: true},
+	{M: 64, N: 128, K: 256, tb: true, bias: true, aligned: true},
+	{M: 130, N: 36, K: 44, ta: true, accum: true, bias: true, batch: 2},
+	{M: 20, N: 40, K: 300, batch: 3, aligned: true},
+	{M: 2, N: 1500, K: 3, bias: true},
+}
+
+// mmGeluRun runs c on be with fresh inputs of seed, either fused (GeluOut set; inPlace makes it
+// out itself) or as MatMul then GeluForward, and returns out and the GELU.
+func mmGeluRun(t *testing.T, be tensor.Backend, c mmCase, seed uint64, fused, inPlace bool) (out, gelu []float32) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 5))
+	batch := max(c.batch, 1)
+	n := batch * c.M * c.N
+	off := 1
+	if c.aligned {
+		off = 0
+	}
+	put := func(v []float32, off int) *tensor.Tensor {
+		full := mustHost(t, be, make([]float32, off+len(v)+3))
+		x := full.View(off, len(v))
+		if err := be.Upload(x, v); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	a, bm := put(randVec(r, batch*c.M*c.K), off), put(randVec(r, batch*c.K*c.N), 0)
+	o, g := put(randVec(r, n), 0), put(make([]float32, n), off)
+	var bias *tensor.Tensor
+	if c.bias {
+		bias = put(randVec(r, c.N), 0)
+	}
+	if inPlace {
+		g = o
+	}
+	p := tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch}
+	if fused {
+		p.GeluOut = g
+		be.MatMul(o, a, bm, bias, p)
+	} else {
+		be.MatMul(o, a, bm, bias, p)
+		be.GeluForward(g, o)
+	}
+	return hostOf(t, be, o), hostOf(t, be, g)
+}
+
+func hostOf(t *testing.T, be tensor.Backend, x *tensor.Tensor) []float32 {
+	t.Helper()
+	v, err := tensor.ToHost(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// mmGeluCheck asserts that the fused product gives the separate ops' bits, in place too, and
+// that its GELU is GELU (against the formula in float64).
+func mmGeluCheck(t *testing.T, be tensor.Backend, c mmCase, seed uint64) {
+	t.Helper()
+	out, gelu := mmGeluRun(t, be, c, seed, true, false)
+	wantOut, wantGelu := mmGeluRun(t, be, c, seed, false, false)
+	assertExact(t, fmt.Sprintf("%v out", c), out, wantOut)
+	assertExact(t, fmt.Sprintf("%v gelu", c), gelu, wantGelu)
+	_, inPlace := mmGeluRun(t, be, c, seed, true, true)
+	assertExact(t, fmt.Sprintf("%v gelu in place", c), inPlace, wantGelu)
+	for i, x := range out {
+		u := math.Sqrt(2/math.Pi) * (float64(x) + 0.044715*math.Pow(float64(x), 3))
+		want := 0.5 * float64(x) * (1 + math.Tanh(u))
+		if d := math.Abs(float64(gelu[i]) - want); d > 1e-6*(1+math.Abs(want)) {
+			t.Fatalf("%v: gelu(%g) = %g, want %g", c, x, gelu[i], want)
+		}
+	}
+}
+
+// TestMatMulGeluFused: on every kernel, chunked and split along K, a product with GeluOut
+// gives the bits of MatMul followed by GeluForward; on the CPU backend too.
+func TestMatMulGeluFused(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	t.Cleanup(func() { mmForceShader, mmForceSplits, vb.maxChunk = "", 0, vb.maxChunk })
+	t.Run("cpu", func(t *testing.T) {
+		for i, c := range mmGeluCases {
+			mmGeluCheck(t, cpu.New(), c, uint64(10+i))
+		}
+	})
+	for _, k := range mmKernels {
+		t.Run(k, func(t *testing.T) {
+			mmForceShader = k
+			for i, c := range mmGeluCases {
+				mmGeluCheck(t, vb, c, uint64(20+i))
+			}
+		})
+	}
+	t.Run("splitk", func(t *testing.T) {
+		mmForceShader, mmForceSplits = "matmul_tiled", 3
+		defer func() { mmForceSplits = 0 }()
+		split := false
+		for i, c := range mmGeluCases {
+			calls := mmRunKernels(t, vb, func() { mmGeluCheck(t, vb, c, uint64(40+i)) })
+			k, err := vb.mmKernelFor(c.M, c.N, max(c.batch, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			splits, _ := vb.mmSplitPlan(tensor.MatMulParams{M: c.M, N: c.N, K: c.K, Batch: c.batch}, k.tile)
+			if vb.dev.Info.TimestampBits > 0 && (calls["matmul_splitk_reduce"] > 0) != (splits > 1) {
+				t.Fatalf("%v: kernels %v, planned %d splits", c, calls, splits)
+			}
+			split = split || splits > 1
+		}
+		if !split {
+			t.Fatal("no case was split along K")
+		}
+	})
+	t.Run("chunked", func(t *testing.T) {
+		limit := vb.maxChunk
+		vb.maxChunk = 1000
+		defer func() { vb.maxChunk = limit }()
+		for _, k := range mmKernels {
+			mmForceShader = k
+			for i, c := range mmGeluCases {
+				mmGeluCheck(t, vb, c, uint64(60+i))
+			}
+		}
+	})
+}
