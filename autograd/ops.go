@@ -24,8 +24,8 @@ func value(v *Var) *tensor.Tensor {
 
 // MatMul sets out = op(a) @ op(b) (+ bias); see tensor.Backend.MatMul. bias may be nil.
 func MatMul(t *Tape, out, a, b, bias *Var, p tensor.MatMulParams) {
-	if p.Accumulate {
-		panic("autograd: MatMul records an overwriting product; Accumulate is not allowed")
+	if p.Accumulate || p.GeluOut != nil {
+		panic("autograd: MatMul records an overwriting product; Accumulate and GeluOut are not allowed (see MatMulGelu)")
 	}
 	backendOf(out).MatMul(out.Value, a.Value, b.Value, value(bias), p)
 	if t.Recording() {
@@ -33,10 +33,32 @@ func MatMul(t *Tape, out, a, b, bias *Var, p tensor.MatMulParams) {
 	}
 }
 
+// MatMulGelu sets out = op(a) @ op(b) (+ bias) and gelu = GELU(out) in one backend call (see
+// tensor.MatMulParams.GeluOut). The tape records MatMul's and Gelu's nodes, so the backward
+// runs GELU's and then the product's, with the separate ops' bits.
+func MatMulGelu(t *Tape, out, gelu, a, b, bias *Var, p tensor.MatMulParams) {
+	if p.Accumulate || p.GeluOut != nil {
+		panic("autograd: MatMulGelu records an overwriting product into its own gelu; Accumulate and GeluOut are not allowed")
+	}
+	if gelu == out {
+		panic("autograd: MatMulGelu's gelu must be a new Var: out is kept for GELU's backward")
+	}
+	mm := p
+	mm.GeluOut = gelu.Value
+	backendOf(out).MatMul(out.Value, a.Value, b.Value, value(bias), mm)
+	if t.Recording() {
+		t.push(node{backward: matmulBackward, vars: [6]*Var{out, a, b, bias}, mm: p})
+		t.push(node{backward: geluBackward, vars: [6]*Var{gelu, out}})
+	}
+}
+
 // MatMulAdd adds op(a) @ op(b) to out, which already holds another term (a LoRA adapter's
 // product added to its base layer's, say). The backward is MatMul's: out's gradient flows to
 // a and b as if the product stood alone.
 func MatMulAdd(t *Tape, out, a, b *Var, p tensor.MatMulParams) {
+	if p.GeluOut != nil {
+		panic("autograd: MatMulAdd records no GELU; GeluOut is not allowed")
+	}
 	p.Accumulate = true
 	backendOf(out).MatMul(out.Value, a.Value, b.Value, nil, p)
 	if t.Recording() {
