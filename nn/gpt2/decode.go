@@ -120,8 +120,8 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 		// x += atty @ attprojw^T + b, accumulated in place: first the bias-free product into ln.
 		be.MatMul(ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
 		be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, lp.ln2w.Value, lp.ln2b.Value, N, C)
-		be.MatMul(fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true})
-		be.GeluForward(fch, fch)
+		// GELU in place: the decoder keeps no pre-activation.
+		be.MatMul(fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
 		be.MatMul(ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
 		if l+1 < len(d.m.layers) { // with the next layer's ln1, as the training forward does
 			next := &d.m.layers[l+1]

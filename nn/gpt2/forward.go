@@ -154,8 +154,7 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, C, NH)
 		autograd.MatMul(tp, la.attproj, la.atty, lp.attprojw, lp.attprojb, tensor.MatMulParams{M: BT, N: C, K: C, TransB: true})
 		autograd.ResidualLayerNorm(tp, la.residual2, residual, la.attproj, la.ln2, la.ln2Mean, la.ln2Rstd, lp.ln2w, lp.ln2b, BT, C)
-		autograd.MatMul(tp, la.fch, la.ln2, lp.fcw, lp.fcb, tensor.MatMulParams{M: BT, N: 4 * C, K: C, TransB: true})
-		autograd.Gelu(tp, la.fchGelu, la.fch)
+		autograd.MatMulGelu(tp, la.fch, la.fchGelu, la.ln2, lp.fcw, lp.fcb, tensor.MatMulParams{M: BT, N: 4 * C, K: C, TransB: true})
 		autograd.MatMul(tp, la.fcproj, la.fchGelu, lp.fcprojw, lp.fcprojb, tensor.MatMulParams{M: BT, N: C, K: 4 * C, TransB: true})
 		next := m.normBefore(l + 1) // the next layer's ln1, or lnf after the last
 		autograd.ResidualLayerNorm(tp, la.residual3, la.residual2, la.fcproj, next.out, next.mean, next.rstd, next.w, next.b, BT, C)
