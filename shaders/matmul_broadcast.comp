@@ -1,6 +1,7 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_GOOGLE_include_directive : require
 // matmul_broadcast: matmul_direct's product for a CPU implementation (lavapipe), which runs a
 // subgroup's invocations as the lanes of SIMD registers. There every load from a buffer whose
 // address may differ between invocations is a loop over the lanes (dozens of instructions,
@@ -18,7 +19,8 @@
 // a[off_a + z*stride_a + m*lda + k] (or k*lda + m when transposed), B at
 // b[off_b + z*stride_b + k*ldb + n] (or n*ldb + k), out at outv[off_out + z*stride_out +
 // m*ldo + n]; flags 4 start the sum from bias[off_bias + n], 8 add the sum to the existing
-// out, 16 add bias after that, 32 row tiles along x (the transposes come through MODE).
+// out, 16 add bias after that, 32 row tiles along x, 64 also store GELU of each output
+// (matmul_gelu.glsl; the transposes come through MODE).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint RM = 4; // row groups of SG rows
 layout(constant_id = 4) const uint TN = 4; // columns per invocation
@@ -65,7 +67,11 @@ layout(push_constant) uniform Params {
     uint stride_a;
     uint stride_b;
     uint flags;
+    uint off_gelu;
+    float scaling; // GELU's, from the host
 } p;
+
+#include "matmul_gelu.glsl"
 
 float acc[TM][TN];
 uint arow[RM]; // where this lane's row of each row group starts (with A4M, r = 4g: its vec4)
@@ -245,6 +251,7 @@ void main() {
                         r += vec4(bias[c], bias[c + 1u], bias[c + 2u], bias[c + 3u]);
                     }
                     outv4[o] = r;
+                    storeGelu4(o << 2, r);
                 }
             }
         }
@@ -264,6 +271,7 @@ void main() {
                     r += bias[p.off_bias + n];
                 }
                 outv[o] = r;
+                storeGelu(o, r);
             }
         }
     }

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // matmul_direct: matmul.comp's product with the same interface and tiles, its operands read
 // straight from the buffers instead of staged through shared memory, with no barrier. On a
 // CPU implementation (lavapipe) the buffers sit in the CPU's caches already and a barrier
@@ -9,7 +10,8 @@
 // A is read at a[off_a + z*stride_a + m*lda + k] (or k*lda + m when transposed), B at
 // b[off_b + z*stride_b + k*ldb + n] (or n*ldb + k), out at outv[off_out + z*stride_out + m*ldo + n].
 // flags: 1 A transposed, 2 B transposed, 4 start the sum from bias[off_bias + n],
-// 8 add the sum to the existing out, 16 add bias[off_bias + n] after that.
+// 8 add the sum to the existing out, 16 add bias[off_bias + n] after that, 64 also store GELU
+// of each output (matmul_gelu.glsl).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(set = 0, binding = 0) buffer Out { float outv[]; };
 layout(set = 0, binding = 1) readonly buffer A { float a[]; };
@@ -30,7 +32,11 @@ layout(push_constant) uniform Params {
     uint stride_a;
     uint stride_b;
     uint flags;
+    uint off_gelu;
+    float scaling; // GELU's, from the host
 } p;
+
+#include "matmul_gelu.glsl"
 
 const uint TM = 8;
 const uint TN = 8;
@@ -113,6 +119,7 @@ void main() {
                 r += bias[p.off_bias + n];
             }
             outv[o] = r;
+            storeGelu(o, r);
         }
     }
 }

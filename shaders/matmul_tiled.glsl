@@ -17,7 +17,8 @@
 // A is read at a[off_a + zb*stride_a + m*lda + k] (or k*lda + m when transposed), B at
 // b[off_b + zb*stride_b + k*ldb + n] (or n*ldb + k), out at outv[off_out + z*stride_out + m*ldo + n].
 // flags: 1 A transposed, 2 B transposed, 4 start the sum from bias[off_bias + n],
-// 8 add the sum to the existing out, 16 add bias[off_bias + n] after that.
+// 8 add the sum to the existing out, 16 add bias[off_bias + n] after that, 64 also store GELU
+// of each output (matmul_gelu.glsl).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint TM = 8;
 layout(constant_id = 4) const uint TN = 8;
@@ -47,9 +48,13 @@ layout(push_constant) uniform Params {
     uint stride_a;
     uint stride_b;
     uint flags;
+    uint off_gelu;
+    float scaling; // GELU's, from the host
     uint splits;
     uint ksplit;
 } p;
+
+#include "matmul_gelu.glsl"
 
 const uint WX = gl_WorkGroupSize.x;
 const uint WY = gl_WorkGroupSize.y;
@@ -199,6 +204,7 @@ void main() {
                 r += bias[p.off_bias + n];
             }
             outv[o] = r;
+            storeGelu(o, r);
         }
     }
 }

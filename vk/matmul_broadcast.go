@@ -30,7 +30,7 @@ func (s mmBroadcast) kernel(info DeviceInfo, trans uint32, vec4 bool) Kernel {
 	if vec4 {
 		mode |= 4
 	}
-	return Kernel{Shader: "matmul_broadcast", Bindings: 4, Push: 14, Local: [3]uint32{uint32(s.WX), 1, 1},
+	return Kernel{Shader: "matmul_broadcast", Bindings: 5, Push: 16, Local: [3]uint32{uint32(s.WX), 1, 1},
 		Spec: [maxSpec]uint32{uint32(s.RM), uint32(s.TN), uint32(s.SG), mode}, SubgroupSize: pinnedSubgroupSize(info, uint32(s.WX))}
 }
 

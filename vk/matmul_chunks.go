@@ -91,7 +91,7 @@ func (b *Backend) mmDispatchChunk(p tensor.MatMulParams, ops mmOperands, k mmKer
 		return false
 	}
 	last := c.k0+plan.kc >= p.K
-	push := mmChunkPush(p, c, args, mmChunkFlags(p, k.rowsInX, ops.bias != nil, c.k0 == 0, last))
+	push := mmChunkPush(p, c, args, mmChunkFlags(p, k.rowsInX, ops.bias != nil, ops.gelu != nil, c.k0 == 0, last))
 	kd, groups := k.forChunk(b.dev.Info, p, c, args), k.groups(c)
 	if plan.splits > 1 {
 		return b.mmSplitK(kd, groups, push, args, plan.splits, plan.ksplit, c.zn*p.M*p.N)
@@ -107,11 +107,11 @@ func (b *Backend) mmDispatchChunk(p tensor.MatMulParams, ops mmOperands, k mmKer
 	return true
 }
 
-// mmChunkWindows binds chunk c's out, a, b and bias, in the shader's binding order.
-func (b *Backend) mmChunkWindows(p tensor.MatMulParams, ops mmOperands, c mmChunk) ([4]Arg, bool) {
+// mmChunkWindows binds chunk c's out, a, b, bias and GELU output, in the shader's binding order.
+func (b *Backend) mmChunkWindows(p tensor.MatMulParams, ops mmOperands, c mmChunk) ([5]Arg, bool) {
 	M, N, K := p.M, p.N, p.K
 	s := mmSpan(p, c.mn, c.nn, max(c.kn, 1))
-	var args [4]Arg
+	var args [5]Arg
 	wo, ok := b.mmWindow(ops.out, ops.offOut+c.z0*M*N+c.m0*N+c.n0, (c.zn-1)*M*N+s.out)
 	if !ok {
 		return args, false
@@ -132,8 +132,17 @@ func (b *Backend) mmChunkWindows(p tensor.MatMulParams, ops mmOperands, c mmChun
 			return args, false
 		}
 	}
+	// GELU's output lies as out does; without one, out's window stands in, unused.
+	gelu := Arg{W: wo}
+	if ops.gelu != nil {
+		wg, ok := b.mmWindow(ops.gelu, ops.offGelu+c.z0*M*N+c.m0*N+c.n0, (c.zn-1)*M*N+s.out)
+		if !ok {
+			return args, false
+		}
+		gelu = Arg{W: wg, Write: true}
+	}
 	args[0] = Arg{W: wo, Write: true}
-	args[1], args[2], args[3] = Arg{W: wa}, Arg{W: wb}, Arg{W: wbias}
+	args[1], args[2], args[3], args[4] = Arg{W: wa}, Arg{W: wb}, Arg{W: wbias}, gelu
 	return args, true
 }
 
@@ -161,8 +170,8 @@ func mmChunkOffsets(p tensor.MatMulParams, c mmChunk) (aoff, boff int) {
 
 // mmChunkFlags are the shader's flags for a chunk: the first K pass starts from the bias (or
 // zero) unless the product accumulates, later ones add to out, and an accumulating product
-// adds its bias after the last.
-func mmChunkFlags(p tensor.MatMulParams, rowsInX, hasBias, first, last bool) uint32 {
+// adds its bias after the last, which also stores GELU of the finished sums.
+func mmChunkFlags(p tensor.MatMulParams, rowsInX, hasBias, hasGelu, first, last bool) uint32 {
 	f := mmTransFlags(p)
 	if rowsInX {
 		f |= mmRowsInX
@@ -176,16 +185,20 @@ func mmChunkFlags(p tensor.MatMulParams, rowsInX, hasBias, first, last bool) uin
 	if last && p.Accumulate && hasBias {
 		f |= mmBiasEnd
 	}
+	if last && hasGelu {
+		f |= mmGelu
+	}
 	return f
 }
 
 // mmChunkPush is the push block of chunk c bound to args; the tiled kernel's split fields
 // describe one split of the whole depth.
-func mmChunkPush(p tensor.MatMulParams, c mmChunk, args [4]Arg, flags uint32) matmulTiledPush {
+func mmChunkPush(p tensor.MatMulParams, c mmChunk, args [5]Arg, flags uint32) matmulTiledPush {
 	lda, ldb := mmLeading(p)
 	return matmulTiledPush{matmulPush: matmulPush{
 		M: uint32(c.mn), N: uint32(c.nn), K: uint32(max(c.kn, 0)), Lda: uint32(lda), Ldb: uint32(ldb), Ldo: uint32(p.N),
 		OffOut: args[0].W.First, OffA: args[1].W.First, OffB: args[2].W.First, OffBias: args[3].W.First,
 		StrideOut: uint32(p.M * p.N), StrideA: uint32(p.M * p.K), StrideB: uint32(p.K * p.N), Flags: flags,
+		OffGelu: args[4].W.First, Scaling: geluScaling,
 	}, Splits: 1, Ksplit: uint32(max(c.kn, 0))}
 }

@@ -37,22 +37,22 @@ func (b *Backend) mmKernelFor(M, N, batch int) (mmKernel, error) {
 	default:
 		local := b.mmLocal(M, N, batch)
 		k.tile = mmTile{BM: int(local[1]) * mmTM, BN: int(local[0]) * mmTN, BK: mmBK, TM: mmTM, TN: mmTN}
-		k.fixed = Kernel{Shader: k.shader, Bindings: 4, Push: 14, Local: [3]uint32{local[0], local[1], 1}}
+		k.fixed = Kernel{Shader: k.shader, Bindings: 5, Push: 16, Local: [3]uint32{local[0], local[1], 1}}
 	}
 	return k, nil
 }
 
 // forChunk is the kernel that computes chunk c bound to args: the tiled and broadcast kernels
 // read vec4s where the chunk's operands allow.
-func (k mmKernel) forChunk(info DeviceInfo, p tensor.MatMulParams, c mmChunk, args [4]Arg) Kernel {
+func (k mmKernel) forChunk(info DeviceInfo, p tensor.MatMulParams, c mmChunk, args [5]Arg) Kernel {
 	lda, ldb := mmLeading(p)
 	offOut, offA, offB := args[0].W.First, args[1].W.First, args[2].W.First
 	switch {
 	case k.tiled():
 		return k.tile.kernel(mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb))
 	case k.broadcast():
-		// Out is stored as vec4s too.
-		vec4 := mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb) && offOut%4 == 0 && p.N%4 == 0 && c.nn%4 == 0
+		// Out, and GELU's output, are stored as vec4s too.
+		vec4 := mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb) && offOut%4 == 0 && args[4].W.First%4 == 0 && p.N%4 == 0 && c.nn%4 == 0
 		return k.bc.kernel(info, mmTransFlags(p), vec4)
 	}
 	return k.fixed

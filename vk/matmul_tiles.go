@@ -32,7 +32,7 @@ func (t mmTile) kernel(vec4 bool) Kernel {
 	if vec4 {
 		name = "matmul_tiled_vec4"
 	}
-	return Kernel{Shader: name, Bindings: 4, Push: 16, Local: t.local(), Spec: [maxSpec]uint32{uint32(t.TM), uint32(t.TN), uint32(t.BK)}}
+	return Kernel{Shader: name, Bindings: 5, Push: 18, Local: t.local(), Spec: [maxSpec]uint32{uint32(t.TM), uint32(t.TN), uint32(t.BK)}}
 }
 
 // The presets, largest first. large: 256 invocations of 8x8 outputs (64 accumulators) and

@@ -26,6 +26,7 @@ const (
 	mmLoadOut  = 8
 	mmBiasEnd  = 16
 	mmRowsInX  = 32 // matmul_broadcast: row tiles along the workgroup grid's x
+	mmGelu     = 64 // also store GELU of each output (MatMulParams.GeluOut)
 )
 
 // mmMaxK bounds the depth one dispatch sums over; deeper products add to out in passes. Mesa's
@@ -185,18 +186,6 @@ func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 	}
 	plan := b.mmChunking(p, kern)
 	b.mmDispatchChunks(p, ops, kern, plan)
-	if p.GeluOut != nil {
-		b.mmGelu(ops, p)
-	}
-}
-
-// mmGelu writes GELU of the finished product into p.GeluOut with gelu_forward.
-func (b *Backend) mmGelu(ops mmOperands, p tensor.MatMulParams) {
-	n := max(p.Batch, 1) * p.M * p.N
-	b.dev.Cost(12*float64(n), 8*float64(n))
-	gs := b.mmView(p.GeluOut, "GeluOut", n)
-	b.geluForward(nnArg{buf: gs.buf, off: p.GeluOut.Offset, per: 1, n: n, write: true},
-		nnArg{buf: ops.out.buf, off: ops.offOut, per: 1, n: n}, n)
 }
 
 // mmCheckDims panics on a negative dimension.
@@ -214,13 +203,18 @@ func (b *Backend) mmCost(p tensor.MatMulParams) {
 	if p.Accumulate {
 		rw += float64(M * N)
 	}
-	b.dev.Cost(2*float64(batch)*float64(M)*float64(N)*float64(K), 4*float64(batch)*rw)
+	flops := 2 * float64(M) * float64(N) * float64(K)
+	if p.GeluOut != nil { // as GeluForward counts it
+		rw += float64(M * N)
+		flops += 12 * float64(M*N)
+	}
+	b.dev.Cost(float64(batch)*flops, 4*float64(batch)*rw)
 }
 
 // mmOperands are the buffers a product binds and the element each tensor starts at there.
 type mmOperands struct {
-	out, a, b, bias             *storage // bias is nil for a product without one
-	offOut, offA, offB, offBias int
+	out, a, b, bias, gelu                *storage // bias and gelu are nil for a product without them
+	offOut, offA, offB, offBias, offGelu int
 }
 
 // mmViews views the product's tensors, panicking where one is too small for its matrices.
@@ -232,6 +226,9 @@ func (b *Backend) mmViews(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams
 	ops.b, ops.offB = b.mmView(bm, "b", batch*p.K*p.N), bm.Offset
 	if bias != nil {
 		ops.bias, ops.offBias = b.mmView(bias, "bias", p.N), bias.Offset
+	}
+	if p.GeluOut != nil {
+		ops.gelu, ops.offGelu = b.mmView(p.GeluOut, "GeluOut", batch*p.M*p.N), p.GeluOut.Offset
 	}
 	return ops
 }
@@ -259,12 +256,12 @@ func mmVec4(p tensor.MatMulParams, offA, offB uint32, mn, nn, kn, lda, ldb int) 
 	return kn > 0 && offA%4 == 0 && offB%4 == 0 && lda%4 == 0 && ldb%4 == 0 && extA%4 == 0 && extB%4 == 0
 }
 
-var kSplitKReduce = Kernel{Shader: "matmul_splitk_reduce", Bindings: 3, Push: 8}
+var kSplitKReduce = Kernel{Shader: "matmul_splitk_reduce", Bindings: 4, Push: 10}
 
 // mmSplitK computes one whole product (all zn batches) in splits parts along K: the tiled
 // kernel writes each part's sum into scratch, zn*splits slices of M*N, and the reduction adds
-// them in order of the split into out, applying the bias and accumulate flags there.
-func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, args [4]Arg, splits, ksplit, total int) bool {
+// them in order of the split into out, applying the bias, accumulate and GELU flags there.
+func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, args [5]Arg, splits, ksplit, total int) bool {
 	scratch, err := b.scratchFor(total * splits)
 	if err != nil {
 		b.setErr(err)
@@ -275,7 +272,7 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 		b.setErr(err)
 		return false
 	}
-	out, bias, flags := args[0], args[3], push.Flags
+	out, bias, gelu, flags := args[0], args[3], args[4], push.Flags
 	part := push
 	part.OffOut, part.StrideOut, part.Flags = ws.First, push.M*push.N, flags&(mmTransA|mmTransB)
 	part.Splits, part.Ksplit = uint32(splits), uint32(ksplit)
@@ -289,8 +286,9 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 	r.Local = [3]uint32{b.wg, 1, 1}
 	g := uint32(min(mmCeilDiv(total, int(b.wg)), int(b.dev.Info.MaxComputeWorkGroupCount[0]), 4096))
 	rp := splitKReducePush{Total: uint32(total), Mn: push.M * push.N, N: push.N, Splits: uint32(splits),
-		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB)}
-	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, pushOf(&rp), out, Arg{W: ws}, bias); err != nil {
+		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB),
+		OffGelu: push.OffGelu, Scaling: push.Scaling}
+	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, pushOf(&rp), out, Arg{W: ws}, bias, gelu); err != nil {
 		b.setErr(err)
 		return false
 	}

@@ -213,6 +213,8 @@ type matmulPush struct {
 	M, N, K, Lda, Ldb, Ldo             uint32
 	OffOut, OffA, OffB, OffBias        uint32
 	StrideOut, StrideA, StrideB, Flags uint32
+	OffGelu                            uint32
+	Scaling                            float32
 }
 
 // matmulTiledPush is matmul_tiled.glsl's block: matmulPush and the split along K.
@@ -224,6 +226,8 @@ type matmulTiledPush struct {
 type splitKReducePush struct {
 	Total, Mn, N, Splits            uint32
 	OffOut, OffPart, OffBias, Flags uint32
+	OffGelu                         uint32
+	Scaling                         float32
 }
 
 type biasBackwardPush struct {

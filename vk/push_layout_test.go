@@ -364,10 +364,10 @@ func TestPushOf(t *testing.T) {
 		t.Errorf("pushOf = %v, want %v", w, want)
 	}
 	m := matmulTiledPush{matmulPush: matmulPush{M: 3, Flags: 9}, Ksplit: 5}
-	if w := pushOf(&m); len(w) != 16 || w[0] != 3 || w[13] != 9 || w[15] != 5 {
+	if w := pushOf(&m); len(w) != 18 || w[0] != 3 || w[13] != 9 || w[17] != 5 {
 		t.Errorf("pushOf(matmulTiledPush) = %v", w)
 	}
-	if w := pushOf(&m.matmulPush); len(w) != 14 {
-		t.Errorf("pushOf(matmulPush) has %d words, want 14", len(w))
+	if w := pushOf(&m.matmulPush); len(w) != 16 {
+		t.Errorf("pushOf(matmulPush) has %d words, want 16", len(w))
 	}
 }
