@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -147,4 +148,61 @@ func TestMatMulGeluFused(t *testing.T) {
 			}
 		}
 	})
+}
+
+// mmGeluGrads runs the product and GELU on vb, fused (autograd.MatMulGelu) or as MatMul then
+// Gelu, backpropagates a random dgelu and returns out, gelu and the gradients of a, b, bias.
+func mmGeluGrads(t *testing.T, vb *Backend, p tensor.MatMulParams, seed uint64, fused bool) [][]float32 {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	batch := max(p.Batch, 1)
+	v := func(n int, init bool) *autograd.Var {
+		x, err := autograd.NewVar(vb, true, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if init {
+			if err := vb.Upload(x.Value, randVec(r, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return x
+	}
+	a, bm, bias := v(batch*p.M*p.K, true), v(batch*p.K*p.N, true), v(p.N, true)
+	out, gelu := v(batch*p.M*p.N, false), v(batch*p.M*p.N, false)
+	if err := vb.Upload(gelu.Grad, randVec(r, batch*p.M*p.N)); err != nil {
+		t.Fatal(err)
+	}
+	tp := autograd.NewTape()
+	if fused {
+		autograd.MatMulGelu(tp, out, gelu, a, bm, bias, p)
+	} else {
+		autograd.MatMul(tp, out, a, bm, bias, p)
+		autograd.Gelu(tp, gelu, out)
+	}
+	tp.Backward()
+	var res [][]float32
+	for _, x := range []*tensor.Tensor{out.Value, gelu.Value, out.Grad, a.Grad, bm.Grad, bias.Grad} {
+		res = append(res, download(t, vb, x))
+	}
+	return res
+}
+
+// TestMatMulGeluGradients: on every kernel, the fused op's values and gradients are the bits
+// of MatMul followed by Gelu.
+func TestMatMulGeluGradients(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	t.Cleanup(func() { mmForceShader = "" })
+	names := []string{"out", "gelu", "dout", "da", "db", "dbias"}
+	cases := []tensor.MatMulParams{{M: 48, N: 128, K: 32, TransB: true}, {M: 13, N: 37, K: 21, TransA: true, Batch: 2}}
+	for _, k := range mmKernels {
+		mmForceShader = k
+		for i, p := range cases {
+			fused, sep := mmGeluGrads(t, vb, p, uint64(i), true), mmGeluGrads(t, vb, p, uint64(i), false)
+			for j := range fused {
+				assertExact(t, fmt.Sprintf("%s %+v %s", k, p, names[j]), fused[j], sep[j])
+			}
+		}
+	}
 }
