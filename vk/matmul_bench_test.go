@@ -37,3 +37,38 @@ func BenchmarkMatMulGPT2(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulGelu times GPT-2 124M's MLP up-projection on 256 rows with its bias and
+// GELU: fused (MatMulParams.GeluOut) against MatMul then GeluForward.
+func BenchmarkMatMulGelu(b *testing.B) {
+	const M, N, K = 256, 3072, 768
+	for _, fused := range []bool{true, false} {
+		b.Run(fmt.Sprintf("fused=%v", fused), func(b *testing.B) {
+			be := benchBackend(b)
+			r := rand.New(rand.NewPCG(1, 1))
+			x, _ := tensor.FromSlice(be, randVec(r, M*K), M, K)
+			w, _ := tensor.FromSlice(be, randVec(r, N*K), N, K)
+			bias, _ := tensor.FromSlice(be, randVec(r, N), N)
+			out, _ := tensor.New(be, tensor.Float32, M, N)
+			gelu, _ := tensor.New(be, tensor.Float32, M, N)
+			p := tensor.MatMulParams{M: M, N: N, K: K, TransB: true}
+			run := func() {
+				if fused {
+					q := p
+					q.GeluOut = gelu
+					be.MatMul(out, x, w, bias, q)
+				} else {
+					be.MatMul(out, x, w, bias, p)
+					be.GeluForward(gelu, out)
+				}
+				if err := be.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			run() // builds the pipelines
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
