@@ -65,8 +65,9 @@ type Kernels interface {
 	// op(a) is (M,K) and op(b) is (K,N). A is stored (M,K), or (K,M) when p.TransA; B is stored
 	// (K,N), or (N,K) when p.TransB. bias may be nil, else it has N elements added to every
 	// row. With p.Accumulate the product (and bias, when given) is added to out instead of
-	// overwriting it. With p.GeluOut set, GeluForward(out) also goes there (batch*M*N
-	// elements), with GeluForward's bits: the MLP's fc and GELU in one pass over out.
+	// overwriting it. With p.GeluOut set, GeluForward of the finished out (batch*M*N
+	// elements, GeluForward's bits) also goes there in the same pass: the MLP's fc, bias and
+	// GELU. GeluOut is either out itself (GELU in place) or overlaps no operand.
 	// Batch strides are M*K, K*N and M*N elements.
 	MatMul(out, a, b, bias *Tensor, p MatMulParams)
 	// BiasBackward accumulates dbias[j] += sum over the N rows of dout[i, j], dout (N, C).
