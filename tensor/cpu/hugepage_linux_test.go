@@ -31,7 +31,14 @@ func TestLargeAllocAdvisesHugePages(t *testing.T) {
 	if !smapsFlag(t, interior, "hg") {
 		t.Errorf("interior of a %d MiB allocation at %#x is not advised for huge pages", len(f)*4>>20, interior)
 	}
-	small := make([]float32, 1024)
+	// The small slice gets a mapping of its own: in the Go heap it could share one with
+	// memory an earlier test's large storage advised.
+	mem, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	small := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), 1024)
 	adviseHugePages(small)
 	if smapsFlag(t, uintptr(unsafe.Pointer(&small[0])), "hg") {
 		t.Errorf("a 4 KiB allocation was advised for huge pages")
