@@ -25,6 +25,7 @@ var (
 	kGeluBackward      = Kernel{Shader: "gelu_backward", Bindings: 3, Push: 5}
 	kEncoderForward    = Kernel{Shader: "encoder_forward", Bindings: 4, Push: 9}
 	kEncoderWte        = Kernel{Shader: "encoder_backward_wte", Bindings: 3, Push: 7}
+	kEncoderWteVec4    = Kernel{Shader: "encoder_backward_wte_vec4", Bindings: 3, Push: 7}
 	kEncoderWpe        = Kernel{Shader: "encoder_backward_wpe", Bindings: 2, Push: 4}
 	kCrossEntropyFwd   = Kernel{Shader: "crossentropy_forward", Bindings: 4, Push: 7}
 	kCrossEntropyFwd4  = Kernel{Shader: "crossentropy_forward_vec4", Bindings: 4, Push: 7}
@@ -204,7 +205,7 @@ func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C i
 
 // EncoderBackward accumulates dout into dwte at each position's token and into dwpe at its
 // position. Both add positions in order, as the CPU backend does, so the sums are the same
-// bits; dwte without atomics (see encoder_backward_wte.comp), a window of its rows at a time.
+// bits; dwte without atomics (see encoder_backward_wte.glsl), a window of its rows at a time.
 func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T, C int) {
 	const op = "EncoderBackward"
 	nnDims(op, B, T, C)
@@ -221,20 +222,28 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 }
 
 // scatterTokenRows accumulates each of the B*T rows of dout (B sequences of T) into dwte at
-// its token, adding rows in order without atomics (see encoder_backward_wte.comp), a window of
+// its token, adding rows in order without atomics (see encoder_backward_wte.glsl), a window of
 // dwte's rows at a time.
 func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor, B, T, C int) {
 	V := vocabRows(op, dwte, C)
 	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
-	colGroups := uint32((C + int(b.wg) - 1) / int(b.wg))
 	b.vocabChunks(op, V, C, func(v0, vn int) {
-		nnRun(b, kEncoderWte, op, B, []nnArg{
+		args := []nnArg{
 			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true},
 			nnRows(ts, tokens, T, B*T, false), nnRows(os, dout, T*C, B*T*C, false),
-		}, func(cr int) [3]uint32 {
+		}
+		// Four columns per invocation where both float operands start on a vec4: a quarter
+		// of the workgroups, each of which scans every token.
+		k, cw := kEncoderWte, 1
+		if C%4 == 0 && vec4Aligned([]nnArg{args[0], args[2]}) {
+			k, cw = kEncoderWteVec4, 4
+		}
+		colGroups := uint32((C/cw + int(b.wg) - 1) / int(b.wg))
+		nnRun(b, k, op, B, args, func(cr int) [3]uint32 {
 			return [3]uint32{colGroups, uint32(min(cr*T, int(b.maxGroups))), 1}
 		}, func(_, cr int, f firsts) encoderWtePush {
-			return encoderWtePush{Rows: uint32(cr * T), C: uint32(C), V0: uint32(v0), Vn: uint32(vn), OffDwte: f[0], OffTok: f[1], OffDout: f[2]}
+			return encoderWtePush{Rows: uint32(cr * T), C: uint32(C / cw), V0: uint32(v0), Vn: uint32(vn),
+				OffDwte: f[0] / uint32(cw), OffTok: f[1], OffDout: f[2] / uint32(cw)}
 		})
 	})
 }

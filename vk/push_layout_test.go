@@ -37,7 +37,7 @@ var pushStructs = []struct {
 	{geluForwardPush{}, []string{"gelu_forward"}},
 	{geluBackwardPush{}, []string{"gelu_backward"}},
 	{encoderForwardPush{}, []string{"encoder_forward"}},
-	{encoderWtePush{}, []string{"encoder_backward_wte"}},
+	{encoderWtePush{}, []string{"encoder_backward_wte", "encoder_backward_wte_vec4"}},
 	{encoderWpePush{}, []string{"encoder_backward_wpe"}},
 	{crossEntropyForwardPush{}, []string{"crossentropy_forward", "crossentropy_forward_vec4"}},
 	{crossEntropyFusedPush{}, []string{"crossentropy_fused", "crossentropy_fused_vec4"}},

@@ -1,0 +1,46 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// vec4Twin runs an op twice, on operands starting on a vec4 (off 4) and one element off (off
+// 1), and wants kernel to run only on the first and the outputs to have the same bits.
+func vec4Twin(t *testing.T, vb *Backend, what, kernel string, run func(off int) []float32) {
+	t.Helper()
+	var wide, narrow []float32
+	wideCalls := mmRunKernels(t, vb, func() { wide = run(4) })
+	narrowCalls := mmRunKernels(t, vb, func() { narrow = run(1) })
+	if wideCalls[kernel] == 0 || narrowCalls[kernel] != 0 {
+		t.Fatalf("%s: %s ran %d times on aligned operands and %d on unaligned ones, want some and none", what, kernel, wideCalls[kernel], narrowCalls[kernel])
+	}
+	if len(wide) != len(narrow) {
+		t.Fatalf("%s: %d outputs through vec4s, %d one float at a time", what, len(wide), len(narrow))
+	}
+	for i := range wide {
+		if math.Float32bits(wide[i]) != math.Float32bits(narrow[i]) {
+			t.Fatalf("%s: out[%d] = %g through vec4s, %g one float at a time", what, i, wide[i], narrow[i])
+		}
+	}
+}
+
+// TestEncoderWteVec4MatchesScalar scatters rows with repeated tokens into a table whose views
+// start on a vec4 and one element off, in one window and chunked, and wants the same bits.
+func TestEncoderWteVec4MatchesScalar(t *testing.T) {
+	for name, vb := range backends(t) {
+		for _, s := range []struct{ B, T, C, V int }{{2, 5, 8, 6}, {3, 3, 300, 20}, {2, 17, 48, 5}, {1, 40, 4, 3}} {
+			r := rand.New(rand.NewPCG(uint64(s.C), 7))
+			dwte, dout := randVec(r, s.V*s.C), randVec(r, s.B*s.T*s.C)
+			tokens := nnTokens(r, s.B*s.T, s.V)
+			what := fmt.Sprintf("%s B=%d T=%d C=%d V=%d", name, s.B, s.T, s.C, s.V)
+			vec4Twin(t, vb, what, "encoder_backward_wte_vec4", func(off int) []float32 {
+				dw, do := onDevice(t, vb, dwte, off), onDevice(t, vb, dout, off)
+				vb.scatterTokenRows("EncoderBackward", dw, do, nnPlaceInt(t, vb, tokens), s.B, s.T, s.C)
+				return download(t, vb, dw)
+			})
+		}
+	}
+}
