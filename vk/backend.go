@@ -275,6 +275,8 @@ var (
 	kScale      = Kernel{Shader: "scale", Bindings: 1, Push: 3}
 	kSum        = Kernel{Shader: "sum", Bindings: 2, Push: 3}
 	kSumSquares = Kernel{Shader: "sumsquares", Bindings: 2, Push: 3}
+	kSumVec4    = Kernel{Shader: "sum_vec4", Bindings: 2, Push: 3}
+	kSumSqVec4  = Kernel{Shader: "sumsquares_vec4", Bindings: 2, Push: 3}
 )
 
 // Fill sets every element of x to v (converted to int32 for int32 tensors).
@@ -352,10 +354,12 @@ func (b *Backend) Scale(x *tensor.Tensor, s float32) {
 }
 
 // Sum sets out[0] = sum of x.
-func (b *Backend) Sum(out, x *tensor.Tensor) { b.reduce(kSum, "Sum", out, x) }
+func (b *Backend) Sum(out, x *tensor.Tensor) { b.reduce(kSum, kSumVec4, "Sum", out, x) }
 
 // SumSquares sets out[0] = sum of x*x.
-func (b *Backend) SumSquares(out, x *tensor.Tensor) { b.reduce(kSumSquares, "SumSquares", out, x) }
+func (b *Backend) SumSquares(out, x *tensor.Tensor) {
+	b.reduce(kSumSquares, kSumSqVec4, "SumSquares", out, x)
+}
 
 // reducePartials is the most workgroups the first pass of Sum and SumSquares uses. 1024 fill a
 // GPU; a CPU implementation runs each workgroup's invocations in turn on one of a few threads
@@ -370,17 +374,24 @@ func reducePartials(info DeviceInfo) int {
 
 // reduce runs a deterministic two-pass reduction: each chunk of x is reduced by up to
 // b.partials workgroups into consecutive partials, then one workgroup sums the partials into
-// out[0]. When one workgroup covers all of x the first pass writes out directly.
-func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
+// out[0]. When one workgroup covers all of x the first pass writes out directly. Where x
+// starts on a vec4 and has whole vec4s, the first pass runs k4, k's twin that reads vec4s
+// (the same bits: each lane adds a vec4 at a time either way).
+func (b *Backend) reduce(k, k4 Kernel, op string, out, x *tensor.Tensor) {
 	if out.Numel() != 1 {
 		panic(fmt.Sprintf("vk: %s: out has %d elements, want 1", op, out.Numel()))
 	}
 	ost, xs := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op)
 	n := x.Numel()
+	per := 1 // floats per element of the kernel's x
+	if n%4 == 0 && b.maxChunk%4 == 0 && vec4Aligned([]nnArg{{buf: xs.buf, off: x.Offset}}) {
+		k, per = k4, 4
+	}
 	k = b.reduceKernel(k)
 	k.Local = [3]uint32{b.wg, 1, 1}
 	wg := int(b.wg)
-	groupsFor := func(cn int) int { return max(1, min((cn+wg-1)/wg, b.partials, int(b.maxGroups))) }
+	// Both variants give each lane a vec4 an iteration.
+	groupsFor := func(cn int) int { return max(1, min(((cn+3)/4+wg-1)/wg, b.partials, int(b.maxGroups))) }
 	outArg := func() (Arg, bool) {
 		w, err := b.dev.Window(ost.buf, out.Offset, 1)
 		if err != nil {
@@ -399,7 +410,7 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 			b.setErr(err)
 			return
 		}
-		push := sumPush{N: uint32(n), OffOut: wo.W.First, OffX: wx.First}
+		push := sumPush{N: uint32(n / per), OffOut: wo.W.First, OffX: wx.First / uint32(per)}
 		b.setErr(b.dev.Dispatch(k, [3]uint32{1, 1, 1}, pushOf(&push), wo, Arg{W: wx}))
 		return
 	}
@@ -422,7 +433,7 @@ func (b *Backend) reduce(k Kernel, op string, out, x *tensor.Tensor) {
 			b.setErr(firstErr(err1, err2))
 			return
 		}
-		push := sumPush{N: uint32(cn), OffOut: wp.First, OffX: wx.First}
+		push := sumPush{N: uint32(cn / per), OffOut: wp.First, OffX: wx.First / uint32(per)}
 		if err := b.dev.Dispatch(k, [3]uint32{uint32(g), 1, 1}, pushOf(&push), Arg{W: wp, Write: true}, Arg{W: wx}); err != nil {
 			b.setErr(err)
 			return

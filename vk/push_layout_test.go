@@ -27,7 +27,7 @@ var pushStructs = []struct {
 	{binaryPush{}, []string{"add", "mul"}},
 	{axpyPush{}, []string{"axpy"}},
 	{scalePush{}, []string{"scale"}},
-	{sumPush{}, []string{"sum", "sumsquares"}},
+	{sumPush{}, []string{"sum", "sumsquares", "sum_vec4", "sumsquares_vec4"}},
 	{peakFMAPush{}, []string{"peak_fma"}},
 	{layerNormForwardPush{}, []string{"layernorm_forward"}},
 	{residualLayerNormForwardPush{}, []string{"residual_layernorm_forward"}},

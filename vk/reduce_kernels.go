@@ -24,6 +24,8 @@ var subgroupVariants = map[string]string{
 	"residual_rmsnorm_forward":   "residual_rmsnorm_forward_sg",
 	"sum":                        "sum_sg",
 	"sumsquares":                 "sumsquares_sg",
+	"sum_vec4":                   "sum_vec4_sg",
+	"sumsquares_vec4":            "sumsquares_vec4_sg",
 }
 
 // subgroupArithmetic reports whether compute shaders may use basic and arithmetic subgroup

@@ -44,3 +44,29 @@ func TestEncoderWteVec4MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceVec4MatchesScalar sums and sums the squares of vectors starting on a vec4 and
+// one element off, in one workgroup, in many and in chunks, and wants the same bits.
+func TestReduceVec4MatchesScalar(t *testing.T) {
+	for name, vb := range backends(t) {
+		for _, n := range []int{4, 1000, 4096, 100_000} {
+			r := rand.New(rand.NewPCG(uint64(n), 9))
+			x := randVec(r, n)
+			for _, squares := range []bool{false, true} {
+				op, kernel := "Sum", "sum_vec4"
+				if squares {
+					op, kernel = "SumSquares", "sumsquares_vec4"
+				}
+				vec4Twin(t, vb, fmt.Sprintf("%s %s n=%d", name, op, n), kernel, func(off int) []float32 {
+					out := onDevice(t, vb, []float32{0}, 0)
+					if squares {
+						vb.SumSquares(out, onDevice(t, vb, x, off))
+					} else {
+						vb.Sum(out, onDevice(t, vb, x, off))
+					}
+					return download(t, vb, out)
+				})
+			}
+		}
+	}
+}
