@@ -1,40 +1,5 @@
 #version 450
-// gelu_backward: dinp += gelu'(x) * dout (llm.c's gelu_backward, sech² as 1/cosh²), with
-// tanh and cosh built from exp as in gelu_forward.
-layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
-layout(set = 0, binding = 0) buffer Dinp { float dinp[]; };
-layout(set = 0, binding = 1) readonly buffer Inp { float inp[]; };
-layout(set = 0, binding = 2) readonly buffer Dout { float dout[]; };
-layout(push_constant) uniform Params {
-    uint n;
-    uint off_dinp;
-    uint off_inp;
-    uint off_dout;
-    float scaling;
-} p;
-
-void main() {
-    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
-        float x = inp[p.off_inp + i];
-        float cube = 0.044715 * x * x * x;
-        float u = p.scaling * (x + cube);
-        float a = abs(u);
-        float e = exp(min(a, 88.0));
-        float t;
-        if (a < 0.0625) {
-            float y2 = a * a;
-            t = a * (1.0 + y2 * (-1.0 / 3.0 + y2 * (2.0 / 15.0 + y2 * (-17.0 / 315.0))));
-        } else if (a >= 20.0) {
-            t = 1.0;
-        } else {
-            t = 1.0 - 2.0 / (e * e + 1.0);
-        }
-        t = u < 0.0 ? -t : t;
-        // Past |u| = 44 cosh² overflows and sech² rounds to 0, as in float32 on the CPU.
-        float ch = 0.5 * (e + 1.0 / e);
-        float sech = a > 44.0 ? 0.0 : 1.0 / (ch * ch);
-        float grad = 0.5 * (1.0 + t) + x * 0.5 * sech * p.scaling * (1.0 + 3.0 * 0.044715 * x * x);
-        dinp[p.off_dinp + i] += grad * dout[p.off_dout + i];
-    }
-}
+// gelu_backward, one element per invocation (see gelu_backward.glsl).
+#extension GL_GOOGLE_include_directive : require
+#define ELEM float
+#include "gelu_backward.glsl"

@@ -23,6 +23,7 @@ var (
 	kLayerNormColsum   = Kernel{Shader: "layernorm_backward_colsum", Bindings: 3, Push: 5}
 	kGeluForward       = Kernel{Shader: "gelu_forward", Bindings: 2, Push: 4}
 	kGeluBackward      = Kernel{Shader: "gelu_backward", Bindings: 3, Push: 5}
+	kGeluBackwardVec4  = Kernel{Shader: "gelu_backward_vec4", Bindings: 3, Push: 5}
 	kEncoderForward    = Kernel{Shader: "encoder_forward", Bindings: 4, Push: 9}
 	kEncoderWte        = Kernel{Shader: "encoder_backward_wte", Bindings: 3, Push: 7}
 	kEncoderWteVec4    = Kernel{Shader: "encoder_backward_wte_vec4", Bindings: 3, Push: 7}
@@ -155,10 +156,20 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 	const op = "GeluBackward"
 	n := dinp.Numel()
 	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
-	nnRun(b, kGeluBackward, op, n, []nnArg{nnRows(ds, dinp, 1, n, true), nnRows(is, inp, 1, n, false), nnRows(os, dout, 1, n, false)}, b.nnFlatGroups,
-		func(_, cn int, f firsts) geluBackwardPush {
-			return geluBackwardPush{N: uint32(cn), OffDinp: f[0], OffInp: f[1], OffDout: f[2], Scaling: geluScaling}
-		})
+	args := []nnArg{nnRows(ds, dinp, 1, n, true), nnRows(is, inp, 1, n, false), nnRows(os, dout, 1, n, false)}
+	// Four elements per invocation where every operand starts on a vec4: a quarter of the
+	// loads and stores.
+	k, per := kGeluBackward, 1
+	if n%4 == 0 && vec4Aligned(args) {
+		k, per = kGeluBackwardVec4, 4
+		for i := range args {
+			args[i].per = 4
+		}
+	}
+	u := uint32(per)
+	nnRun(b, k, op, n/per, args, b.nnFlatGroups, func(_, cn int, f firsts) geluBackwardPush {
+		return geluBackwardPush{N: uint32(cn), OffDinp: f[0] / u, OffInp: f[1] / u, OffDout: f[2] / u, Scaling: geluScaling}
+	})
 }
 
 // vocabRows is the number of rows of C in an embedding table.

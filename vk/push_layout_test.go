@@ -35,7 +35,7 @@ var pushStructs = []struct {
 	{layerNormPartialPush{}, []string{"layernorm_backward_partial"}},
 	{layerNormColsumPush{}, []string{"layernorm_backward_colsum"}},
 	{geluForwardPush{}, []string{"gelu_forward"}},
-	{geluBackwardPush{}, []string{"gelu_backward"}},
+	{geluBackwardPush{}, []string{"gelu_backward", "gelu_backward_vec4"}},
 	{encoderForwardPush{}, []string{"encoder_forward"}},
 	{encoderWtePush{}, []string{"encoder_backward_wte", "encoder_backward_wte_vec4"}},
 	{encoderWpePush{}, []string{"encoder_backward_wpe"}},

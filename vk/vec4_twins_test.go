@@ -70,3 +70,23 @@ func TestReduceVec4MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestGeluBackwardVec4MatchesScalar accumulates GELU's gradient at inputs across the kernel's
+// branches (the series near 0, tanh from exp, saturation, sech² rounding to 0) into views
+// starting on a vec4 and one element off, in one window and chunked, and wants the same bits.
+func TestGeluBackwardVec4MatchesScalar(t *testing.T) {
+	for name, vb := range backends(t) {
+		for _, n := range []int{8, 1000, 5000} {
+			r := rand.New(rand.NewPCG(uint64(n), 11))
+			inp, dout, dinp := randVec(r, n), randVec(r, n), randVec(r, n)
+			for i := range inp {
+				inp[i] *= []float32{0.01, 1, 3, 30, 80}[i%5]
+			}
+			vec4Twin(t, vb, fmt.Sprintf("%s n=%d", name, n), "gelu_backward_vec4", func(off int) []float32 {
+				d := onDevice(t, vb, dinp, off)
+				vb.GeluBackward(d, onDevice(t, vb, inp, off), onDevice(t, vb, dout, off))
+				return download(t, vb, d)
+			})
+		}
+	}
+}
