@@ -249,7 +249,8 @@ func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor,
 		if C%4 == 0 && vec4Aligned([]nnArg{args[0], args[2]}) {
 			k, cw = kEncoderWteVec4, 4
 		}
-		colGroups := uint32((C/cw + int(b.wg) - 1) / int(b.wg))
+		k.Local = [3]uint32{wteWorkgroup(C/cw, b.wg), 1, 1}
+		colGroups := uint32((C/cw + int(k.Local[0]) - 1) / int(k.Local[0]))
 		nnRun(b, k, op, B, args, func(cr int) [3]uint32 {
 			return [3]uint32{colGroups, uint32(min(cr*T, int(b.maxGroups))), 1}
 		}, func(_, cr int, f firsts) encoderWtePush {
@@ -257,6 +258,17 @@ func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor,
 				OffDwte: f[0] / uint32(cw), OffTok: f[1], OffDout: f[2] / uint32(cw)}
 		})
 	})
+}
+
+// wteWorkgroup is the workgroup size of encoder_backward_wte for rows of cols columns: the
+// least power of two that covers them, from 8 to wg. Every lane scans the tokens, so lanes
+// past the row's end would only add work.
+func wteWorkgroup(cols int, wg uint32) uint32 {
+	w := uint32(8)
+	for w < wg && int(w) < cols {
+		w *= 2
+	}
+	return min(w, wg)
 }
 
 func checkVocab(op string, V, Vp int) {
