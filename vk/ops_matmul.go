@@ -328,7 +328,13 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 			return
 		}
 	}
+	k4, vec4 := b.biasVec4(k, C, cc, scratch, dbias, dout, dst, ist)
 	dispatch := func(groups [3]uint32, push biasBackwardPush, wo, wi Window) bool {
+		k := k
+		if vec4 {
+			k, push = k4, push.inVec4s()
+			groups[0] = uint32(mmCeilDiv(int(push.Cols), int(wx)))
+		}
 		if err := b.dev.Dispatch(k, groups, pushOf(&push), Arg{W: wo, Write: true}, Arg{W: wi}); err != nil {
 			b.setErr(err)
 			return false

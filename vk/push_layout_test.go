@@ -61,7 +61,7 @@ var pushStructs = []struct {
 	{matmulPush{}, []string{"matmul", "matmul_direct", "matmul_broadcast"}},
 	{matmulTiledPush{}, []string{"matmul_tiled", "matmul_tiled_vec4"}},
 	{splitKReducePush{}, []string{"matmul_splitk_reduce"}},
-	{biasBackwardPush{}, []string{"bias_backward"}},
+	{biasBackwardPush{}, []string{"bias_backward", "bias_backward_vec4"}},
 	{adamwPush{}, []string{"adamw", "adamw_vec4"}},
 }
 

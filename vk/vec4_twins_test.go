@@ -90,3 +90,21 @@ func TestGeluBackwardVec4MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestBiasBackwardVec4MatchesScalar sums the columns of blocks starting on a vec4 and one
+// element off, in one pass, through partials and in chunks of rows and of columns, and wants
+// the same bits.
+func TestBiasBackwardVec4MatchesScalar(t *testing.T) {
+	for name, vb := range backends(t) {
+		for _, sh := range [][2]int{{7, 8}, {64, 128}, {300, 36}, {1000, 72}, {2, 1500}} {
+			N, C := sh[0], sh[1]
+			r := rand.New(rand.NewPCG(uint64(N), uint64(C)))
+			dout, dbias := randVec(r, N*C), randVec(r, C)
+			vec4Twin(t, vb, fmt.Sprintf("%s N=%d C=%d", name, N, C), "bias_backward_vec4", func(off int) []float32 {
+				db := onDevice(t, vb, dbias, off)
+				vb.BiasBackward(db, onDevice(t, vb, dout, off), N, C)
+				return download(t, vb, db)
+			})
+		}
+	}
+}
