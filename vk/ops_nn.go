@@ -261,8 +261,8 @@ func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor,
 }
 
 // wteWorkgroup is the workgroup size of encoder_backward_wte for rows of cols columns: the
-// least power of two that covers them, from 8 to wg. Every lane scans the tokens, so lanes
-// past the row's end would only add work.
+// least power of two that covers them, from 8 to wg: lanes past the row's end have nothing to
+// add, and with the default workgroup most of a gpt2-mini row's lanes would be such.
 func wteWorkgroup(cols int, wg uint32) uint32 {
 	w := uint32(8)
 	for w < wg && int(w) < cols {
