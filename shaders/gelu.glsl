@@ -4,8 +4,8 @@
 // 20), because GLSL's tanh has no precision guarantee. scaling is llm.c's sqrtf(2.0f / M_PI),
 // passed by the host.
 
-float tanhExp(float u) {
-    float a = abs(u);
+// tanhFrom is tanh(u) given a = |u| and e = exp(a), which only matters for a in [0.0625, 20).
+float tanhFrom(float u, float a, float e) {
     float t;
     if (a < 0.0625) {
         float y2 = a * a;
@@ -13,10 +13,14 @@ float tanhExp(float u) {
     } else if (a >= 20.0) {
         t = 1.0;
     } else {
-        float e = exp(a);
         t = 1.0 - 2.0 / (e * e + 1.0);
     }
     return u < 0.0 ? -t : t;
+}
+
+float tanhExp(float u) {
+    float a = abs(u);
+    return tanhFrom(u, a, exp(min(a, 88.0)));
 }
 
 float gelu(float x, float scaling) {

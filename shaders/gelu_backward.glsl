@@ -15,21 +15,14 @@ layout(push_constant) uniform Params {
     float scaling;
 } p;
 
+#include "gelu.glsl"
+
 float geluGrad(float x) {
     float cube = 0.044715 * x * x * x;
     float u = p.scaling * (x + cube);
     float a = abs(u);
     float e = exp(min(a, 88.0));
-    float t;
-    if (a < 0.0625) {
-        float y2 = a * a;
-        t = a * (1.0 + y2 * (-1.0 / 3.0 + y2 * (2.0 / 15.0 + y2 * (-17.0 / 315.0))));
-    } else if (a >= 20.0) {
-        t = 1.0;
-    } else {
-        t = 1.0 - 2.0 / (e * e + 1.0);
-    }
-    t = u < 0.0 ? -t : t;
+    float t = tanhFrom(u, a, e);
     // Past |u| = 44 cosh² overflows and sech² rounds to 0, as in float32 on the CPU.
     float ch = 0.5 * (e + 1.0 / e);
     float sech = a > 44.0 ? 0.0 : 1.0 / (ch * ch);
