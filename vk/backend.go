@@ -27,6 +27,7 @@ type Backend struct {
 	maxChunk  int    // elements per dispatch, bounded by maxStorageBufferRange
 
 	subgroupReduce bool   // reductions run their subgroup variants (reduceKernel)
+	attnBroadcast  bool   // attention runs the broadcast kernels (attnBroadcastOn)
 	subgroupSize   uint32 // the subgroup size they require, 0 for the driver's choice
 	partials       int    // most workgroups in the first pass of Sum and SumSquares
 }
@@ -65,6 +66,7 @@ func NewBackendOn(d *Device) *Backend {
 		maxGroups:      min(d.Info.MaxComputeWorkGroupCount[0], maxGroups1D),
 		maxChunk:       d.MaxWindowElems(),
 		subgroupReduce: subgroupReductions(d.Info),
+		attnBroadcast:  attnBroadcastOn(d.Info),
 		subgroupSize:   pinnedSubgroupSize(d.Info, wg),
 		partials:       reducePartials(d.Info),
 	}
@@ -292,15 +294,10 @@ func (b *Backend) Fill(x *tensor.Tensor, v float32) {
 	b.view(x, st.dtype, "Fill")
 	n := x.Numel()
 	args := []nnArg{nnRows(st, x, 1, n, true)}
-	if n%4 == 0 && vec4Aligned(args) { // a quarter of the stores
-		args[0].per = 4
-		nnRun(b, kFill4, "Fill", n/4, args, b.nnFlatGroups, func(_, cn int, f firsts) fillPush {
-			return fillPush{N: uint32(cn), Off: f[0] / 4, Bits: bits}
-		})
-		return
-	}
-	nnRun(b, kFill, "Fill", n, args, b.nnFlatGroups, func(_, cn int, f firsts) fillPush {
-		return fillPush{N: uint32(cn), Off: f[0], Bits: bits}
+	k, per := elemWidth(kFill, kFill4, n, args) // vec4s: a quarter of the stores
+	u := uint32(per)
+	nnRun(b, k, "Fill", n/per, args, b.nnFlatGroups, func(_, cn int, f firsts) fillPush {
+		return fillPush{N: uint32(cn), Off: f[0] / u, Bits: bits}
 	})
 }
 
@@ -311,14 +308,10 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 	s := b.view(src, src.DType(), "Copy")
 	d := b.view(dst, s.dtype, "Copy")
 	args := []nnArg{nnRows(d, dst, 1, n, true), nnRows(s, src, 1, n, false)}
-	if n%4 == 0 && vec4Aligned(args) { // a quarter of the loads and stores
-		args[0].per, args[1].per = 4, 4
-		nnRun(b, kCopy4, "Copy", n/4, args, b.nnFlatGroups,
-			func(_, cn int, f firsts) copyPush { return copyPush{N: uint32(cn), OffDst: f[0] / 4, OffSrc: f[1] / 4} })
-		return
-	}
-	nnRun(b, kCopy, "Copy", n, args, b.nnFlatGroups,
-		func(_, cn int, f firsts) copyPush { return copyPush{N: uint32(cn), OffDst: f[0], OffSrc: f[1]} })
+	k, per := elemWidth(kCopy, kCopy4, n, args) // vec4s: a quarter of the loads and stores
+	u := uint32(per)
+	nnRun(b, k, "Copy", n/per, args, b.nnFlatGroups,
+		func(_, cn int, f firsts) copyPush { return copyPush{N: uint32(cn), OffDst: f[0] / u, OffSrc: f[1] / u} })
 }
 
 func (b *Backend) binary(k Kernel, op string, out, x, y *tensor.Tensor) {

@@ -60,6 +60,20 @@ func vec4Aligned(args []nnArg) bool {
 	return true
 }
 
+// elemWidth is the kernel of an elementwise op over n elements and the elements each invocation
+// takes: k4, k's twin over vec4s, where n and every argument allow it (vec4Aligned), with args
+// turned into rows of four; else k and 1. The caller counts rows and per-element Firsts in
+// units of that width.
+func elemWidth(k, k4 Kernel, n int, args []nnArg) (Kernel, int) {
+	if n%4 != 0 || !vec4Aligned(args) {
+		return k, 1
+	}
+	for i := range args {
+		args[i].per = 4
+	}
+	return k4, 4
+}
+
 // firsts are the First of each argument's window in a chunk, in binding order.
 type firsts [MaxBindings]uint32
 

@@ -55,16 +55,12 @@ func flashSharedBytes(hsMax int) uint32 {
 	return uint32(4 * (3*flashRows*(hsMax+1) + 2*flashRows*(flashRows+1) + flashRows*flashLanes))
 }
 
-// flashKernel picks the variant of ks for head size hs, or records an error when the head is
-// too large for the kernels or the device's shared memory.
+// flashKernel picks the variant of ks for head size hs (at most flashMaxHead), or records an
+// error when the device's shared memory is too small for it.
 func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool) {
 	v, hsMax := 0, 64
 	if hs > 64 {
 		v, hsMax = 1, flashMaxHead
-	}
-	if hs > flashMaxHead {
-		b.setErr(fmt.Errorf("vk: %s: head size %d (C/NH) exceeds the largest supported, %d", op, hs, flashMaxHead))
-		return Kernel{}, false
 	}
 	if need, have := flashSharedBytes(hsMax), b.dev.Info.MaxComputeSharedMemorySize; need > have {
 		b.setErr(fmt.Errorf("vk: %s: head size %d needs %d bytes of shared memory; the device has %d", op, hs, need, have))
@@ -86,9 +82,10 @@ var attnForce string
 // attnKernelEnv overrides the kind: flash or broadcast.
 const attnKernelEnv = "VKGRAD_ATTENTION_KERNEL"
 
-// attnBroadcast says whether attention runs the broadcast kernels: on CPU implementations,
-// unless attnForce or VKGRAD_ATTENTION_KERNEL says otherwise.
-func (b *Backend) attnBroadcast() bool {
+// attnBroadcastOn says whether attention runs the broadcast kernels on a device: on CPU
+// implementations, unless attnForce or VKGRAD_ATTENTION_KERNEL says otherwise. The backend
+// decides once, when it is made.
+func attnBroadcastOn(info DeviceInfo) bool {
 	kind := attnForce
 	if kind == "" {
 		kind = os.Getenv(attnKernelEnv)
@@ -99,7 +96,7 @@ func (b *Backend) attnBroadcast() bool {
 	case "broadcast":
 		return true
 	}
-	return b.dev.Info.Type == DeviceCPU
+	return info.Type == DeviceCPU
 }
 
 // attnGrid is the grid of an attention pass: x blocks of rows (pairs of blocks for flash),
@@ -120,7 +117,7 @@ func (b *Backend) attnPlan(op string, flash flashKernels, broadcast Kernel, T, C
 	}
 	lim := b.dev.Info.MaxComputeWorkGroupCount
 	g = attnGrid{uint32((blocksOf(T) + 1) / 2), uint32(NH), lim[2]}
-	if b.attnBroadcast() {
+	if b.attnBroadcast {
 		w := int(k.Local[0])
 		g.x = uint32((T + w - 1) / w)
 	}
@@ -134,12 +131,12 @@ func (b *Backend) attnPlan(op string, flash flashKernels, broadcast Kernel, T, C
 // attnKernel is flash's variant for head size hs, or on devices that take the broadcast kernels
 // broadcast with one CPU SIMD row of invocations (the subgroup size) and hs specialised.
 func (b *Backend) attnKernel(op string, flash flashKernels, broadcast Kernel, hs int) (Kernel, bool) {
-	if !b.attnBroadcast() {
-		return b.flashKernel(op, flash, hs)
-	}
 	if hs > flashMaxHead {
 		b.setErr(fmt.Errorf("vk: %s: head size %d (C/NH) exceeds the largest supported, %d", op, hs, flashMaxHead))
 		return Kernel{}, false
+	}
+	if !b.attnBroadcast {
+		return b.flashKernel(op, flash, hs)
 	}
 	k := broadcast
 	k.Local = [3]uint32{min(max(b.dev.Info.SubgroupSize, 1), 64), 1, 1}
