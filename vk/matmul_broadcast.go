@@ -16,9 +16,11 @@ type mmBroadcast struct{ WX, RM, TN, SG int }
 // transposed; 256, 128, 50304; 50304, 128, 256 with A transposed): 16x4x4 is the fastest of
 // 8x4x4 (as fast), 16x4x2, 16x2x4, 16x3x4, 16x4x3, 16x6x2, 16x8x2 (20-45% slower), 16x2x8,
 // 8x4x8, 8x8x4, 16x8x4, 16x4x8 and 32x4x4 (slower still, by spills), so one shape serves
-// every shape class.
+// every shape class. The tile keeps its 32 rows whatever the subgroup size (RM = 32/SG):
+// lavapipe built for 512-bit registers runs subgroups of 16, where 4 row groups would make
+// 256 fully unrolled accumulators per invocation, which LLVM took over ten minutes to compile.
 func mmBroadcastShape(sg int) mmBroadcast {
-	return mmBroadcast{WX: max(16, sg), RM: 4, TN: 4, SG: sg}
+	return mmBroadcast{WX: max(16, sg), RM: max(1, 32/sg), TN: 4, SG: sg}
 }
 
 // mmForceBroadcast, when set by tests, replaces the workgroup chosen for the kernel.

@@ -104,3 +104,16 @@ func TestMatMulBroadcastFits(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulBroadcastShapeRows: whatever the subgroup size the kernel fits (lavapipe runs 4, 8
+// or 16 lanes as its registers are 128, 256 or 512 bits wide), a workgroup's tile keeps 32
+// rows, so an invocation holds 128 accumulators; at 16 lanes four row groups made 256, which
+// LLVM took over ten minutes to compile.
+func TestMatMulBroadcastShapeRows(t *testing.T) {
+	for _, sg := range []int{1, 2, 4, 8, 16} {
+		s := mmBroadcastShape(sg)
+		if s.SG != sg || s.tile().BM != 32 || s.RM*s.SG*s.TN != 128 || s.WX%sg != 0 {
+			t.Errorf("subgroup %d: workgroup %+v, tile %+v; want 32 rows, 128 accumulators, whole subgroups", sg, s, s.tile())
+		}
+	}
+}

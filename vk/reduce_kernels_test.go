@@ -61,7 +61,11 @@ func TestReduceKernelVariant(t *testing.T) {
 	t.Setenv(noSubgroupEnv, "")
 	b := NewBackendOn(d)
 	defer b.Close()
-	if strings.Contains(d.Info.DriverName+d.Info.Name, "llvmpipe") && (!d.Info.SubgroupArithmetic || b.subgroupSize != d.Info.SubgroupSize) {
+	// lavapipe runs one subgroup size (4, 8 or 16 lanes by its register width); where a
+	// 256-invocation workgroup has more subgroups than a pipeline may pin (4 lanes), that
+	// one size is fixed without pinning.
+	fixed := b.subgroupSize == d.Info.SubgroupSize || (b.subgroupSize == 0 && d.Info.MinSubgroupSize == d.Info.MaxSubgroupSize)
+	if strings.Contains(d.Info.DriverName+d.Info.Name, "llvmpipe") && (!d.Info.SubgroupArithmetic || !fixed) {
 		t.Errorf("on %s: subgroup arithmetic %v, reductions in subgroups of %d (sizes %d..%d); want arithmetic in fixed subgroups of %d",
 			d.Info.Name, d.Info.SubgroupArithmetic, b.subgroupSize, d.Info.MinSubgroupSize, d.Info.MaxSubgroupSize, d.Info.SubgroupSize)
 	}
