@@ -296,6 +296,7 @@ func (b *Backend) Fill(x *tensor.Tensor, v float32) {
 	args := []nnArg{nnRows(st, x, 1, n, true)}
 	k, per := elemWidth(kFill, kFill4, n, args) // vec4s: a quarter of the stores
 	u := uint32(per)
+	b.dev.Cost(0, 4*float64(n))
 	nnRun(b, k, "Fill", n/per, args, b.nnFlatGroups, func(_, cn int, f firsts) fillPush {
 		return fillPush{N: uint32(cn), Off: f[0] / u, Bits: bits}
 	})
@@ -310,6 +311,7 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 	args := []nnArg{nnRows(d, dst, 1, n, true), nnRows(s, src, 1, n, false)}
 	k, per := elemWidth(kCopy, kCopy4, n, args) // vec4s: a quarter of the loads and stores
 	u := uint32(per)
+	b.dev.Cost(0, 8*float64(n))
 	nnRun(b, k, "Copy", n/per, args, b.nnFlatGroups,
 		func(_, cn int, f firsts) copyPush { return copyPush{N: uint32(cn), OffDst: f[0] / u, OffSrc: f[1] / u} })
 }
@@ -317,6 +319,7 @@ func (b *Backend) Copy(dst, src *tensor.Tensor) {
 func (b *Backend) binary(k Kernel, op string, out, x, y *tensor.Tensor) {
 	n := sameSize(op, out, x, y)
 	o, a, c := b.view(out, tensor.Float32, op), b.view(x, tensor.Float32, op), b.view(y, tensor.Float32, op)
+	b.dev.Cost(float64(n), 12*float64(n))
 	nnRun(b, k, op, n, []nnArg{nnRows(o, out, 1, n, true), nnRows(a, x, 1, n, false), nnRows(c, y, 1, n, false)}, b.nnFlatGroups,
 		func(_, cn int, f firsts) binaryPush {
 			return binaryPush{N: uint32(cn), OffOut: f[0], OffA: f[1], OffB: f[2]}
@@ -333,6 +336,7 @@ func (b *Backend) Mul(out, x, y *tensor.Tensor) { b.binary(kMul, "Mul", out, x, 
 func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
 	n := sameSize("Axpy", y, x)
 	ys, xs := b.view(y, tensor.Float32, "Axpy"), b.view(x, tensor.Float32, "Axpy")
+	b.dev.Cost(2*float64(n), 12*float64(n)) // reads y and x, writes y
 	nnRun(b, kAxpy, "Axpy", n, []nnArg{nnRows(ys, y, 1, n, true), nnRows(xs, x, 1, n, false)}, b.nnFlatGroups,
 		func(_, cn int, f firsts) axpyPush {
 			return axpyPush{N: uint32(cn), OffY: f[0], OffX: f[1], Alpha: alpha}
@@ -342,16 +346,17 @@ func (b *Backend) Axpy(y *tensor.Tensor, alpha float32, x *tensor.Tensor) {
 // Scale sets x *= s.
 func (b *Backend) Scale(x *tensor.Tensor, s float32) {
 	xs, n := b.view(x, tensor.Float32, "Scale"), x.Numel()
+	b.dev.Cost(float64(n), 8*float64(n))
 	nnRun(b, kScale, "Scale", n, []nnArg{nnRows(xs, x, 1, n, true)}, b.nnFlatGroups,
 		func(_, cn int, f firsts) scalePush { return scalePush{N: uint32(cn), Off: f[0], S: s} })
 }
 
 // Sum sets out[0] = sum of x.
-func (b *Backend) Sum(out, x *tensor.Tensor) { b.reduce(kSum, kSumVec4, "Sum", out, x) }
+func (b *Backend) Sum(out, x *tensor.Tensor) { b.reduce(kSum, kSumVec4, "Sum", 1, out, x) }
 
 // SumSquares sets out[0] = sum of x*x.
 func (b *Backend) SumSquares(out, x *tensor.Tensor) {
-	b.reduce(kSumSquares, kSumSqVec4, "SumSquares", out, x)
+	b.reduce(kSumSquares, kSumSqVec4, "SumSquares", 2, out, x)
 }
 
 // reducePartials is the most workgroups the first pass of Sum and SumSquares uses. 1024 fill a
@@ -369,8 +374,9 @@ func reducePartials(info DeviceInfo) int {
 // b.partials workgroups into consecutive partials, then one workgroup sums the partials into
 // out[0]. When one workgroup covers all of x the first pass writes out directly. Where x
 // starts on a vec4 and has whole vec4s, the first pass runs k4, k's twin that reads vec4s
-// (the same bits: each lane adds a vec4 at a time either way).
-func (b *Backend) reduce(k, k4 Kernel, op string, out, x *tensor.Tensor) {
+// (the same bits: each lane adds a vec4 at a time either way). flops is the arithmetic per
+// element of x, for the profile.
+func (b *Backend) reduce(k, k4 Kernel, op string, flops float64, out, x *tensor.Tensor) {
 	if out.Numel() != 1 {
 		panic(fmt.Sprintf("vk: %s: out has %d elements, want 1", op, out.Numel()))
 	}
@@ -393,6 +399,7 @@ func (b *Backend) reduce(k, k4 Kernel, op string, out, x *tensor.Tensor) {
 		}
 		return Arg{W: w, Write: true}, true
 	}
+	b.dev.Cost(flops*float64(n), 4*float64(n))
 	if n <= b.maxChunk && groupsFor(n) == 1 {
 		wo, ok := outArg()
 		if !ok {
@@ -445,6 +452,7 @@ func (b *Backend) reduce(k, k4 Kernel, op string, out, x *tensor.Tensor) {
 	ks := b.reduceKernel(kSum)
 	ks.Local = k.Local
 	push := sumPush{N: uint32(total), OffOut: wo.W.First, OffX: wp.First}
+	b.dev.Cost(float64(total), 4*float64(total+1))
 	b.setErr(b.dev.Dispatch(ks, [3]uint32{1, 1, 1}, pushOf(&push), wo, Arg{W: wp}))
 }
 

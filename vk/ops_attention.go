@@ -146,6 +146,12 @@ func (b *Backend) attnKernel(op string, flash flashKernels, broadcast Kernel, hs
 
 func blocksOf(T int) int { return (T + flashRows - 1) / flashRows }
 
+// causalPairs is the (query, key) pairs of causal attention over B sequences of NH heads for
+// Tq queries at positions pos..pos+Tq-1: the dot products every kind of kernel computes.
+func causalPairs(B, NH, Tq, pos int) float64 {
+	return float64(B*NH) * (float64(Tq)*float64(pos) + float64(Tq)*float64(Tq+1)/2)
+}
+
 // attnScale is llm.c's 1.0 / sqrtf(hs), as the CPU backend computes it.
 func attnScale(hs int) float32 {
 	return float32(1 / float64(float32(math.Sqrt(float64(float32(hs))))))
@@ -180,6 +186,8 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 		nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false),
 	}
 	scale := attnScale(hs)
+	// q·k and p·v for each pair; q, k and v read, out and the log-sum-exps written.
+	b.dev.Cost(4*float64(hs)*causalPairs(B, NH, T, 0), 4*(4*float64(B*T*C)+float64(B*NH*T)))
 	nnRun(b, k, op, B, args, grid.of, func(_, cr int, f firsts) flashForwardPush {
 		return flashForwardPush{Tq: uint32(T), NH: uint32(NH), Hs: uint32(hs), Qstride: uint32(3 * C), Kvstride: uint32(3 * C),
 			Kvbatch: uint32(T * 3 * C), Ostride: uint32(C), Pos: 0, B: uint32(cr),
@@ -213,8 +221,14 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, out, att *tensor.T
 		nnRows(ds, dqkv, T*3*C, B*T*3*C, true), nnRows(ls, att, NH*T, B*NH*T, false), nnRows(ss, scratch, NH*T, B*NH*T, true),
 		nnRows(dos, dout, T*C, B*T*C, false), nnRows(qs, qkv, T*3*C, B*T*3*C, false), nnRows(os, out, T*C, B*T*C, false),
 	}
+	// Each pass recomputes q·k for every pair; the query pass adds dout·v and dq's term, the
+	// key pass dout·v, dv's and dk's terms. Both read q, k, v and dout; the query pass also
+	// out, and accumulates dq, the key pass dk and dv.
+	pairs, btc, bnht := causalPairs(B, NH, T, 0), float64(B*T*C), float64(B*NH*T)
+	b.dev.Cost(6*float64(hs)*pairs, 4*(7*btc+2*bnht))
 	nnRun(b, kq, op, B, args, grid.of, push)
 	args[2].write = false
+	b.dev.Cost(8*float64(hs)*pairs, 4*(8*btc+2*bnht))
 	nnRun(b, kk, op, B, args[:5], grid.of, push)
 }
 
@@ -237,6 +251,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	if !ok {
 		return
 	}
+	b.dev.Cost(0, 4*4*float64(B*Tq*C)) // k and v read from qkv and written to the caches
 	nnRun(b, kAttentionKVCache, op, B, []nnArg{
 		nnRows(ks, kcache, maxT*C, B*maxT*C, true), nnRows(vs, vcache, maxT*C, B*maxT*C, true),
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false),
@@ -250,6 +265,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
 	}
 	scale := attnScale(hs)
+	b.dev.Cost(4*float64(hs)*causalPairs(B, NH, Tq, pos), 4*(2*float64(B*Tq*C)+2*float64(B*(pos+Tq)*C)))
 	nnRun(b, k, op, B, args, grid.of, func(_, cr int, f firsts) flashForwardPush {
 		return flashForwardPush{Tq: uint32(Tq), NH: uint32(NH), Hs: uint32(hs), Qstride: uint32(3 * C), Kvstride: uint32(C),
 			Kvbatch: uint32(maxT * C), Ostride: uint32(C), Pos: uint32(pos), B: uint32(cr),

@@ -46,6 +46,11 @@ func (b *Backend) rmsNormRows(k Kernel, op, inpName string, out, rstd, inp, x, y
 	if C == 0 {
 		return
 	}
+	streams := 2.0 // inp read, out written; with x and y, both read and the residual written too
+	if x != nil {
+		streams = 4
+	}
+	b.dev.Cost(4*float64(N*C), 4*(streams*float64(N*C)+float64(N+C)))
 	k = b.rowKernel(k)
 	rows := func(cr int, f firsts) rmsNormForwardPush {
 		return rmsNormForwardPush{Rows: uint32(cr), C: uint32(C), OffOut: f[0], OffRstd: f[1], OffInp: f[2], OffW: f[3], Eps: eps}
@@ -70,6 +75,7 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	if N == 0 || C == 0 {
 		return
 	}
+	b.dev.Cost(8*float64(N*C), 4*(4*float64(N*C)+float64(N+C))) // dout and inp read, dinp read and written
 	nnRun(b, b.rowKernel(kRMSNormBackward), op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(rs, rstd, 1, N, false),
@@ -81,6 +87,7 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	}
 	dws := nnF32(b, op, "dweight", dweight, C)
 	// Chunks of rows run one after another, each adding its rows to dweight in order.
+	b.dev.Cost(3*float64(N*C), 4*(2*float64(N*C)+float64(N)+2*float64(C)))
 	nnRun(b, kRMSNormBackwardWeight, op, N, []nnArg{
 		nnWhole(dws, dweight, C), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false), nnRows(rs, rstd, 1, N, false),
 	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(_, cr int, f firsts) rmsNormBackwardWeightPush {
@@ -99,10 +106,11 @@ func (b *Backend) rope(op string, dst, src, table *tensor.Tensor, N, T, pos0, H,
 	if N == 0 {
 		return
 	}
-	bw := uint32(0)
+	bw, streams := uint32(0), 2.0
 	if backward {
-		bw = 1
+		bw, streams = 1, 3 // dst is read too
 	}
+	b.dev.Cost(3*float64(N*rowLen), 4*(streams*float64(N*rowLen)+float64((pos0+T)*D)))
 	// Chunks are whole sequences, so row % T is the position within the chunk too.
 	nnRun(b, kRoPE, op, N/T, []nnArg{
 		nnRows(ds, dst, T*rowLen, N*rowLen, true), nnRows(ss, src, T*rowLen, N*rowLen, false), nnWhole(ts, table, (pos0+T)*D),
@@ -127,6 +135,7 @@ func (b *Backend) SwiGLUForward(out, gate, up *tensor.Tensor, n int) {
 	const op = "SwiGLUForward"
 	nnDims(op, n)
 	os, gs, us := nnF32(b, op, "out", out, n), nnF32(b, op, "gate", gate, n), nnF32(b, op, "up", up, n)
+	b.dev.Cost(6*float64(n), 12*float64(n))
 	nnRun(b, kSwiGLUForward, op, n, []nnArg{nnRows(os, out, 1, n, true), nnRows(gs, gate, 1, n, false), nnRows(us, up, 1, n, false)},
 		b.nnFlatGroups, func(_, cn int, f firsts) swigluForwardPush {
 			return swigluForwardPush{N: uint32(cn), OffOut: f[0], OffGate: f[1], OffUp: f[2]}
@@ -139,6 +148,7 @@ func (b *Backend) SwiGLUBackward(dgate, dup, gate, up, dout *tensor.Tensor, n in
 	nnDims(op, n)
 	dgs, dus := nnF32(b, op, "dgate", dgate, n), nnF32(b, op, "dup", dup, n)
 	gs, us, os := nnF32(b, op, "gate", gate, n), nnF32(b, op, "up", up, n), nnF32(b, op, "dout", dout, n)
+	b.dev.Cost(12*float64(n), 28*float64(n)) // gate, up and dout read; dgate and dup read and written
 	nnRun(b, kSwiGLUBackward, op, n, []nnArg{
 		nnRows(dgs, dgate, 1, n, true), nnRows(dus, dup, 1, n, true), nnRows(gs, gate, 1, n, false), nnRows(us, up, 1, n, false), nnRows(os, dout, 1, n, false),
 	}, b.nnFlatGroups, func(_, cn int, f firsts) swigluBackwardPush {
@@ -155,6 +165,7 @@ func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
 	}
 	V := vocabRows(op, wte, C)
 	os, ts, es := nnF32(b, op, "out", out, N*C), nnI32(b, op, "tokens", tokens, N), nnF32(b, op, "wte", wte, V*C)
+	b.dev.Cost(0, 4*(2*float64(N*C)+float64(N)))
 	b.vocabChunks(op, V, C, func(v0, vn int) {
 		nnRun(b, kEmbeddingForward, op, N, []nnArg{
 			nnRows(os, out, C, N*C, true), nnRows(ts, tokens, 1, N, false), {buf: es.buf, off: wte.Offset + v0*C, n: vn * C},
@@ -197,6 +208,7 @@ func (b *Backend) PackQKV(qkv, q, k, v *tensor.Tensor, N, H, KV, D int) {
 	if N*qw == 0 {
 		return
 	}
+	b.dev.Cost(0, 4*(3*float64(N*qw)+float64(N*(qw+2*kw))))
 	nnRun(b, kPackQKV, op, N, []nnArg{
 		nnRows(os, qkv, 3*qw, 3*N*qw, true), nnRows(qs, q, qw, N*qw, false), nnRows(ks, k, kw, N*kw, false), nnRows(vs, v, kw, N*kw, false),
 	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * 3 * qw) }, func(_, cr int, f firsts) packQKVPush {
@@ -215,6 +227,7 @@ func (b *Backend) PackQKVBackward(dq, dk, dv, dqkv *tensor.Tensor, N, H, KV, D i
 	if N*qw == 0 {
 		return
 	}
+	b.dev.Cost(3*float64(N*qw), 4*(3*float64(N*qw)+2*float64(N*(qw+2*kw))))
 	nnRun(b, kPackQKVBackward, op, N, []nnArg{
 		nnRows(qs, dq, qw, N*qw, true), nnRows(ks, dk, kw, N*kw, true), nnRows(vs, dv, kw, N*kw, true), nnRows(gs, dqkv, 3*qw, 3*N*qw, false),
 	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * (qw + 2*kw)) }, func(_, cr int, f firsts) packQKVBackwardPush {

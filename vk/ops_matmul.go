@@ -288,6 +288,7 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 	rp := splitKReducePush{Total: uint32(total), Mn: push.M * push.N, N: push.N, Splits: uint32(splits),
 		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB),
 		OffGelu: push.OffGelu, Scaling: push.Scaling}
+	b.dev.Cost(float64(splits*total), 4*float64((splits+1)*total))
 	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, pushOf(&rp), out, Arg{W: ws}, bias, gelu); err != nil {
 		b.setErr(err)
 		return false
@@ -331,6 +332,13 @@ func (b *Backend) BiasBackward(dbias, dout *tensor.Tensor, N, C int) {
 	k4, vec4 := b.biasVec4(k, C, cc, scratch, dbias, dout, dst, ist)
 	dispatch := func(groups [3]uint32, push biasBackwardPush, wo, wi Window) bool {
 		k := k
+		// Rows x Cols read and added; a row of sums per block of rows written, or added
+		// into dbias (read and written).
+		in, sums := float64(push.Rows)*float64(push.Cols), float64(groups[1])*float64(push.Cols)
+		if push.Flags&1 != 0 {
+			sums *= 2
+		}
+		b.dev.Cost(in, 4*(in+sums))
 		if vec4 {
 			k, push = k4, push.inVec4s()
 			groups[0] = uint32(mmCeilDiv(int(push.Cols), int(wx)))

@@ -96,13 +96,14 @@ func lnBlockRows(N int) int { return max(32, (N+255)/256) }
 func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd *tensor.Tensor, N, C int) {
 	const op = "LayerNormBackward"
 	nnDims(op, N, C)
-	b.dev.Cost(12*float64(N*C), 4*4*float64(N*C))
 	dis, dws, dbs := nnF32(b, op, "dinp", dinp, N*C), nnF32(b, op, "dweight", dweight, C), nnF32(b, op, "dbias", dbias, C)
 	dos, is, ws := nnF32(b, op, "dout", dout, N*C), nnF32(b, op, "inp", inp, N*C), nnF32(b, op, "weight", weight, C)
 	ms, rs := nnF32(b, op, "mean", mean, N), nnF32(b, op, "rstd", rstd, N)
 	if N == 0 || C == 0 {
 		return
 	}
+	// dinp: dout and inp read, dinp read and written; the row's two sums and the result.
+	b.dev.Cost(12*float64(N*C), 4*(4*float64(N*C)+2*float64(N)))
 	nnRun(b, b.rowKernel(kLayerNormBackward), op, N, []nnArg{
 		nnRows(dis, dinp, C, N*C, true), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false),
 		nnWhole(ws, weight, C), nnRows(ms, mean, 1, N, false), nnRows(rs, rstd, 1, N, false),
@@ -117,7 +118,9 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 		b.setErr(err)
 		return
 	}
-	// Rows of this pass are blocks of rb rows.
+	// Rows of this pass are blocks of rb rows: dout and inp read, the normalised value's
+	// product with dout and dout summed per column.
+	b.dev.Cost(5*float64(N*C), 4*(2*float64(N*C)+2*float64(N)+2*float64(blocks*C)))
 	nnRun(b, kLayerNormPartial, op, blocks, []nnArg{
 		{buf: part, per: 2 * C, n: blocks * 2 * C, write: true},
 		nnRows(dos, dout, rb*C, N*C, false), nnRows(is, inp, rb*C, N*C, false),
@@ -126,6 +129,7 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 		return layerNormPartialPush{Rows: uint32(min(cr*rb, N-r0*rb)), Blocks: uint32(cr), Rb: uint32(rb), C: uint32(C),
 			OffPart: f[0], OffDout: f[1], OffInp: f[2], OffMean: f[3], OffRstd: f[4]}
 	})
+	b.dev.Cost(2*float64(blocks*C), 4*(2*float64(blocks*C)+4*float64(C)))
 	nnRun(b, kLayerNormColsum, op, 1, []nnArg{
 		{buf: dws.buf, off: dweight.Offset, n: C, write: true}, {buf: dbs.buf, off: dbias.Offset, n: C, write: true},
 		{buf: part, n: blocks * 2 * C},
@@ -157,6 +161,7 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 	n := dinp.Numel()
 	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
 	args := []nnArg{nnRows(ds, dinp, 1, n, true), nnRows(is, inp, 1, n, false), nnRows(os, dout, 1, n, false)}
+	b.dev.Cost(18*float64(n), 16*float64(n))                       // GELU's derivative; dinp read and written
 	k, per := elemWidth(kGeluBackward, kGeluBackwardVec4, n, args) // vec4s: a quarter of the loads and stores
 	u := uint32(per)
 	nnRun(b, k, op, n/per, args, b.nnFlatGroups, func(_, cn int, f firsts) geluBackwardPush {
@@ -195,6 +200,7 @@ func (b *Backend) EncoderForward(out, tokens, wte, wpe *tensor.Tensor, B, T, C i
 	V := vocabRows(op, wte, C)
 	os, ts := nnF32(b, op, "out", out, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
 	es, ps := nnF32(b, op, "wte", wte, V*C), nnF32(b, op, "wpe", wpe, T*C)
+	b.dev.Cost(float64(B*T*C), 4*(3*float64(B*T*C)+float64(B*T)))
 	b.vocabChunks(op, V, C, func(v0, vn int) {
 		nnRun(b, kEncoderForward, op, B, []nnArg{
 			nnRows(os, out, T*C, B*T*C, true), nnRows(ts, tokens, T, B*T, false),
@@ -217,6 +223,7 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 	}
 	ps, os := nnF32(b, op, "dwpe", dwpe, T*C), nnF32(b, op, "dout", dout, B*T*C)
 	b.scatterTokenRows(op, dwte, dout, tokens, B, T, C)
+	b.dev.Cost(float64(B*T*C), 4*(float64(B*T*C)+2*float64(T*C)))
 	nnRun(b, kEncoderWpe, op, B, []nnArg{
 		{buf: ps.buf, off: dwpe.Offset, n: T * C, write: true}, nnRows(os, dout, T*C, B*T*C, false),
 	}, func(int) [3]uint32 { return b.nnFlatGroups(T * C) }, func(_, cr int, f firsts) encoderWpePush {
@@ -230,6 +237,8 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 func (b *Backend) scatterTokenRows(op string, dwte, dout, tokens *tensor.Tensor, B, T, C int) {
 	V := vocabRows(op, dwte, C)
 	es, os, ts := nnF32(b, op, "dwte", dwte, V*C), nnF32(b, op, "dout", dout, B*T*C), nnI32(b, op, "tokens", tokens, B*T)
+	// dout read, each position's row of dwte read and written, the tokens.
+	b.dev.Cost(float64(B*T*C), 4*(3*float64(B*T*C)+float64(B*T)))
 	b.vocabChunks(op, V, C, func(v0, vn int) {
 		args := []nnArg{
 			{buf: es.buf, off: dwte.Offset + v0*C, n: vn * C, write: true},
@@ -352,6 +361,7 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets, cutoff *tenso
 		ent, hasEnt = nnRows(nnF32(b, op, "entropy", entropy, N), entropy, 1, N, true), 1
 	}
 	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(ts, targets, 1, N, false)) // targets stand in
+	b.dev.Cost(float64(4+2*hasEnt)*float64(N*V), 4*float64(N*Vp))
 	nnRun(b, b.rowKernel(kLogSoftmaxGather), op, N, []nnArg{
 		nnRows(lps, logp, 1, N, true), ent, nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false), cut,
 	}, b.nnRowGroups, func(_, cr int, f firsts) logSoftmaxGatherPush {
@@ -375,6 +385,7 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlo
 		dent, hasEnt = nnRows(nnF32(b, op, "dentropy", dentropy, N), dentropy, 1, N, false), 1
 	}
 	cut, hasCut := b.lsgCutoff(op, cutoff, N, nnRows(lps, dlogp, 1, N, false)) // dlogp stands in
+	b.dev.Cost(float64(6+3*hasEnt)*float64(N*V), 4*3*float64(N*Vp))            // logits read, dlogits read and written
 	nnRun(b, b.rowKernel(kLogSoftmaxBwd), op, N, []nnArg{
 		nnRows(ds, dlogits, Vp, N*Vp, true), nnRows(gs, logits, Vp, N*Vp, false), nnRows(ts, targets, 1, N, false),
 		nnRows(lps, dlogp, 1, N, false), dent, cut,
@@ -393,6 +404,7 @@ func (b *Backend) Dropout(out, mask, inp *tensor.Tensor, p float32, seed uint64)
 	os, ms, is := nnF32(b, op, "out", out, n), nnF32(b, op, "mask", mask, n), nnF32(b, op, "inp", inp, n)
 	key := tensor.Hash32(uint32(seed) ^ tensor.Hash32(uint32(seed>>32)))
 	keep := 1 / (1 - p)
+	b.dev.Cost(float64(n), 12*float64(n))
 	nnRun(b, kDropout, op, n, []nnArg{
 		nnRows(os, out, 1, n, true), nnRows(ms, mask, 1, n, true), nnRows(is, inp, 1, n, false),
 	}, b.nnFlatGroups, func(r0, cr int, f firsts) dropoutPush {
