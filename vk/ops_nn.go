@@ -161,8 +161,9 @@ func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
 	n := dinp.Numel()
 	ds, is, os := nnF32(b, op, "dinp", dinp, n), nnF32(b, op, "inp", inp, n), nnF32(b, op, "dout", dout, n)
 	args := []nnArg{nnRows(ds, dinp, 1, n, true), nnRows(is, inp, 1, n, false), nnRows(os, dout, 1, n, false)}
-	b.dev.Cost(18*float64(n), 16*float64(n))                       // GELU's derivative; dinp read and written
-	k, per := elemWidth(kGeluBackward, kGeluBackwardVec4, n, args) // vec4s: a quarter of the loads and stores
+	b.dev.Cost(18*float64(n), 16*float64(n)) // dinp is read and written
+	// vec4s: a quarter of the loads and stores.
+	k, per := elemWidth(kGeluBackward, kGeluBackwardVec4, n, args)
 	u := uint32(per)
 	nnRun(b, k, op, n/per, args, b.nnFlatGroups, func(_, cn int, f firsts) geluBackwardPush {
 		return geluBackwardPush{N: uint32(cn), OffDinp: f[0] / u, OffInp: f[1] / u, OffDout: f[2] / u, Scaling: geluScaling}
