@@ -1,7 +1,7 @@
 #version 450
 // attention_broadcast_query: attention_flash_query's results (dq added to dqkv, dsum = dout·out
 // stored for the key pass; same bindings and parameters) with one query per invocation, over
-// the keys at or below its diagonal in increasing order.
+// the keys at or below its diagonal in increasing order, in tiles of SG keys, one a lane.
 #extension GL_GOOGLE_include_directive : require
 #include "attention_broadcast_common.glsl"
 #include "attention_backward_params.glsl"
@@ -19,6 +19,7 @@ void queries(uint b, uint h, uint first) {
     uint d0 = p.off_dout + (b * p.T + t) * p.C + h * HS;
     uint o0 = p.off_out + (b * p.T + t) * p.C + h * HS;
     uint row = (b * p.NH + h) * p.T;
+    uint lane = gl_SubgroupInvocationID;
     float D = 0.0;
     for (uint d = 0u; d < HS; d++) {
         qv[d] = qkv[q0 + d];
@@ -31,19 +32,39 @@ void queries(uint b, uint h, uint first) {
     }
     float L = lse[p.off_lse + row + t];
     uint nkeys = min(first + gl_WorkGroupSize.x, p.T);
-    for (uint key = 0u; key < nkeys; key++) {
-        uint kr = qbase + key * C3 + p.C;
+    for (uint k0 = 0u; k0 < nkeys; k0 += SG) {
+        uint live = min(nkeys - k0, SG); // keys of the tile that exist
+        uint kr = qbase + min(k0 + lane, nkeys - 1u) * C3 + p.C; // this lane's key
         uint vr = kr + p.C;
-        float s = 0.0;
-        float dp = 0.0;
-        for (uint d = 0u; d < HS; d++) {
-            s += qv[d] * qkv[kr + d];
-            dp += dov[d] * qkv[vr + d];
+        float s[SG];
+        float dp[SG];
+        [[unroll]] for (uint c = 0u; c < SG; c++) {
+            s[c] = 0.0;
+            dp[c] = 0.0;
         }
-        float pr = key <= t ? exp(s * p.scale - L) : 0.0;
-        float ds = pr * (dp - D);
         for (uint d = 0u; d < HS; d++) {
-            dq[d] += ds * qkv[kr + d];
+            float kd = qkv[kr + d];
+            float vd = qkv[vr + d];
+            [[unroll]] for (uint c = 0u; c < SG; c++) {
+                s[c] += qv[d] * subgroupShuffle(kd, c);
+                dp[c] += dov[d] * subgroupShuffle(vd, c);
+            }
+        }
+        float ds[SG];
+        [[unroll]] for (uint c = 0u; c < SG; c++) {
+            float pr = k0 + c <= t ? exp(s[c] * p.scale - L) : 0.0;
+            ds[c] = pr * (dp[c] - D);
+        }
+        for (uint d = 0u; d < HS; d++) {
+            float kd = qkv[kr + d];
+            float a = dq[d];
+            [[unroll]] for (uint c = 0u; c < SG; c++) {
+                float kc = subgroupShuffle(kd, c);
+                if (c < live) {
+                    a += ds[c] * kc;
+                }
+            }
+            dq[d] = a;
         }
     }
     if (mine) {

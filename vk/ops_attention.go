@@ -15,9 +15,12 @@ import (
 // each gradient summed by one invocation in a fixed order: no atomics, repeatable bits.
 
 // On a CPU implementation of Vulkan the broadcast kernels (shaders/attention_broadcast_*.comp)
-// replace them: one row per invocation and no shared memory, which there only adds barriers and
-// lane-by-lane loads (gpt2-mini's three attention passes: 3.5-5x faster on lavapipe). Both
-// kinds take the same bindings and push constants, and are chosen per device, never mixed.
+// replace them where the device has subgroup shuffles: one row per invocation and no shared
+// memory, which there only adds barriers and lane-by-lane loads, the other side's rows passed
+// between lanes by shuffles (gpt2-mini's three attention passes on lavapipe: 3.5-5x faster
+// than flash with each row read at one address for all lanes, and 3-4x faster again with
+// shuffles). Both kinds take the same bindings and push constants, and are chosen per device,
+// never mixed.
 
 // flashRows is the rows of the block a workgroup owns (BR in the shaders); the workgroup is
 // flashRows rows of flashLanes invocations.
@@ -96,7 +99,7 @@ func attnBroadcastOn(info DeviceInfo) bool {
 	case "broadcast":
 		return true
 	}
-	return info.Type == DeviceCPU
+	return info.Type == DeviceCPU && info.SubgroupShuffle
 }
 
 // attnGrid is the grid of an attention pass: x blocks of rows (pairs of blocks for flash),
@@ -129,7 +132,8 @@ func (b *Backend) attnPlan(op string, flash flashKernels, broadcast Kernel, T, C
 }
 
 // attnKernel is flash's variant for head size hs, or on devices that take the broadcast kernels
-// broadcast with one CPU SIMD row of invocations (the subgroup size) and hs specialised.
+// broadcast with one subgroup of invocations (a CPU's SIMD row), the subgroup size pinned
+// where the device allows, and hs and the subgroup size specialised.
 func (b *Backend) attnKernel(op string, flash flashKernels, broadcast Kernel, hs int) (Kernel, bool) {
 	if hs > flashMaxHead {
 		b.setErr(fmt.Errorf("vk: %s: head size %d (C/NH) exceeds the largest supported, %d", op, hs, flashMaxHead))
@@ -139,8 +143,10 @@ func (b *Backend) attnKernel(op string, flash flashKernels, broadcast Kernel, hs
 		return b.flashKernel(op, flash, hs)
 	}
 	k := broadcast
-	k.Local = [3]uint32{min(max(b.dev.Info.SubgroupSize, 1), 64), 1, 1}
-	k.Spec[0] = uint32(hs)
+	sg := max(b.dev.Info.SubgroupSize, 1)
+	k.Local = [3]uint32{sg, 1, 1}
+	k.Spec[0], k.Spec[1] = uint32(hs), sg
+	k.SubgroupSize = pinnedSubgroupSize(b.dev.Info, sg)
 	return k, true
 }
 
