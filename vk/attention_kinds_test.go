@@ -64,3 +64,25 @@ func TestAttentionParityOfEachKind(t *testing.T) {
 		})
 	}
 }
+
+// TestBroadcastAttentionNeedsShuffles: forced onto a device without subgroup shuffles, the
+// broadcast kernels are refused with an error naming the missing feature and the override,
+// not left to fail in the driver.
+func TestBroadcastAttentionNeedsShuffles(t *testing.T) {
+	d := device(t)
+	had := d.Info.SubgroupShuffle
+	d.Info.SubgroupShuffle = false
+	t.Cleanup(func() { d.Info.SubgroupShuffle = had })
+	forceAttention(t, "broadcast")
+	vb := NewBackendOn(d)
+	defer vb.Close()
+	const B, T, C, NH = 1, 3, 8, 2
+	qkv, _ := nnPlace(t, vb, make([]float32, B*T*3*C))
+	out, _ := nnPlace(t, vb, make([]float32, B*T*C))
+	att, _ := nnPlace(t, vb, make([]float32, B*NH*T))
+	vb.AttentionForward(out, att, qkv, B, T, C, NH)
+	err := vb.Sync()
+	if err == nil || !strings.Contains(err.Error(), "subgroup shuffles") || !strings.Contains(err.Error(), attnKernelEnv) {
+		t.Fatalf("broadcast attention without shuffles: error %v, want one naming shuffles and %s", err, attnKernelEnv)
+	}
+}

@@ -142,6 +142,10 @@ func (b *Backend) attnKernel(op string, flash flashKernels, broadcast Kernel, hs
 	if !b.attnBroadcast {
 		return b.flashKernel(op, flash, hs)
 	}
+	if !b.dev.Info.SubgroupShuffle {
+		b.setErr(fmt.Errorf("vk: %s: the broadcast attention kernels need subgroup shuffles, which %s lacks (%s=flash, or unset, runs flash attention)", op, b.dev.Info.Name, attnKernelEnv))
+		return Kernel{}, false
+	}
 	k := broadcast
 	sg := max(b.dev.Info.SubgroupSize, 1)
 	k.Local = [3]uint32{sg, 1, 1}
