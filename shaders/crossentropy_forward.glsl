@@ -1,9 +1,11 @@
 // crossentropy_forward: one workgroup per row of Vp logits (llm.c's softmax_forward and
 // crossentropy_forward): probs = softmax over the first V columns, padded columns 0,
 // losses[row] = -log probs[target]. One pass over the logits finds the row's max and the sum
-// of exp(x - max) together (an online softmax): each lane keeps a running max and rescales its
-// sum whenever the max grows; the lanes' sums are then rescaled to the row's max and added
-// (reduce.glsl). A second pass writes the probabilities. The order of operations is fixed, so
+// of exp(x - max) together (an online softmax): each lane keeps a running max and sum, and
+// for each group of four columns takes their max, rescales its sum to it once and adds the
+// four exps (five exps for four columns, where a rescale decided column by column costs two
+// a column in SIMD lanes, both branches running); the lanes' sums are then rescaled to the
+// row's max and added (reduce.glsl). A second pass writes the probabilities. The order of operations is fixed, so
 // results are repeatable.
 //
 // Each lane takes four consecutive columns at a time (lane l columns 4l..4l+3, then 4(l+W)..),
@@ -73,17 +75,15 @@ void main() {
         float s = 0.0;
         for (uint v = 4u * l; v < p.V; v += 4u * W) {
             vec4 x4 = load4(l0, v);
-            [[unroll]] for (uint c = 0u; c < 4u; c++) {
-                float x = x4[c];
-                if (v + c < p.V) {
-                    if (x > m) {
-                        s = s * exp(m - x) + 1.0;
-                        m = x;
-                    } else {
-                        s += exp(x - m);
-                    }
-                }
+            // Columns past V count as -inf: exp gives them 0. Column v is always below V,
+            // so the group's max, and mnew, are finite.
+            [[unroll]] for (uint c = 1u; c < 4u; c++) {
+                x4[c] = v + c < p.V ? x4[c] : uintBitsToFloat(0xff800000u);
             }
+            float mnew = max(m, max(max(x4.x, x4.y), max(x4.z, x4.w)));
+            vec4 e = exp(x4 - mnew);
+            s = s * exp(m - mnew) + ((e.x + e.y) + (e.z + e.w));
+            m = mnew;
         }
         float rowMax = groupMax(m);
         float sum = groupSum(s * exp(m - rowMax));
