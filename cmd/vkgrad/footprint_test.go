@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
 )
 
 func TestTrainDryRunAndMemoryCheck(t *testing.T) {
@@ -36,5 +40,25 @@ func TestSampleCountBeyondMemory(t *testing.T) {
 	_, err := runCLI("sample", "--model", model, "--count", "1000000000", "-n", "4", "--device", "cpu")
 	if err == nil || !strings.Contains(err.Error(), "--count 1000000000 needs") || !strings.Contains(err.Error(), "fits") {
 		t.Errorf("a billion samples: %v", err)
+	}
+}
+
+// A batch whose logits alone exceed the device's largest allocation is refused before
+// training, naming the tensor and the largest batch that can be laid out and fits.
+func TestTrainBatchBeyondLargestAllocation(t *testing.T) {
+	vb := testutil.Vulkan(t)
+	const T, Vp = 1024, 50304 // gpt2-124m's padded vocabulary
+	limit := vb.MaxAllocElems()
+	B := limit/(T*Vp) + 2 // logits of B*T rows of Vp floats do not fit one allocation
+	if B > 64 {
+		t.Skipf("%s allocates %d floats at once: the batch that exceeds it is too large to try", vb.Name(), limit)
+	}
+	_, err := runCLI("train", "--preset", "gpt2-124m", "--batch", strconv.Itoa(B), "--seq", strconv.Itoa(T), "--device", "vulkan:0",
+		"--run-dir", filepath.Join(t.TempDir(), "big"))
+	if err == nil || !strings.Contains(err.Error(), "largest allocation") || !strings.Contains(err.Error(), fmt.Sprintf("--batch %d --seq %d", B, T)) {
+		t.Fatalf("logits beyond the largest allocation: %v", err)
+	}
+	if fit := limit / (T * Vp); fit > 0 && !strings.Contains(err.Error(), "fits") {
+		t.Errorf("no batch advice, where up to %d sequences' logits fit an allocation: %v", fit, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -445,9 +446,11 @@ var errDryRun = errors.New("dry run")
 // checkMemory logs the footprint the run will take, prints it alone with --dry-run, and refuses
 // a run that cannot fit, saying which --batch would.
 func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) error {
+	largest := func(budget int64) int { return gpt2.LargestBatch(be, cfg, f.cfg.Seq, f.cfg.Batch, true, budget) }
+	const noFit = "use a shorter --seq or a smaller model"
 	fp, err := gpt2.EstimateFootprint(be, cfg, f.cfg.Batch, f.cfg.Seq, true)
 	if err != nil {
-		return fmt.Errorf("--batch %d --seq %d: %w", f.cfg.Batch, f.cfg.Seq, err)
+		return f.unplaceable(be, err, largest, noFit)
 	}
 	host := int64(0)
 	if k := f.cfg.MicroBatches; k > 1 || f.cluster != nil {
@@ -457,8 +460,7 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 	if host > 0 {
 		line += fmt.Sprintf("; host gradient copies %s", tensor.HumanBytes(host))
 	}
-	largest := func(budget int64) int { return gpt2.LargestBatch(be, cfg, f.cfg.Seq, f.cfg.Batch, true, budget) }
-	return f.checkFootprint(be, line, fp.Total(), largest, "use a shorter --seq or a smaller model", log)
+	return f.checkFootprint(be, line, fp.Total(), largest, noFit, log)
 }
 
 // checkLlamaMemory logs (or with --dry-run prints) the memory a Llama-family run needs against
@@ -468,15 +470,16 @@ func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zer
 	if c, ok := m.LoRA(); ok {
 		lo = &c
 	}
+	largest := func(budget int64) int { return largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, lo, budget) }
+	const noFit = "use a shorter --seq, LoRA or a smaller model"
 	fp, err := llama.EstimateFootprint(be, m.Config, f.cfg.Batch, f.cfg.Seq, true, lo)
 	if err != nil {
-		return fmt.Errorf("--batch %d --seq %d: %w", f.cfg.Batch, f.cfg.Seq, err)
+		return f.unplaceable(be, err, largest, noFit)
 	}
 	h := tensor.HumanBytes
 	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
 		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), h(fp.Total()))
-	largest := func(budget int64) int { return largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, lo, budget) }
-	return f.checkFootprint(be, line, fp.Total(), largest, "use a shorter --seq, LoRA or a smaller model", log)
+	return f.checkFootprint(be, line, fp.Total(), largest, noFit, log)
 }
 
 // checkFootprint logs line, a run's footprint of total bytes, with the memory available
@@ -496,12 +499,26 @@ func (f *trainFlags) checkFootprint(be tensor.Backend, line string, total int64,
 	if !known || total <= int64(budget) {
 		return nil
 	}
-	advice := "no batch fits at this --seq: " + noFit
-	if fit := largest(int64(budget)); fit > 0 {
-		advice = fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
-	}
 	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
-		tensor.HumanBytes(total), be.Name(), tensor.HumanBytes(int64(budget)), source, advice)
+		tensor.HumanBytes(total), be.Name(), tensor.HumanBytes(int64(budget)), source, batchAdvice(largest(int64(budget)), noFit))
+}
+
+// unplaceable is err, a batch whose tensors cannot be laid out on the device (one larger than
+// its largest allocation), with the largest batch that can and fits the memory available.
+func (f *trainFlags) unplaceable(be tensor.Backend, err error, largest func(budget int64) int, noFit string) error {
+	budget := int64(math.MaxInt64)
+	if b, _, known := tensor.Budget(be); known {
+		budget = int64(b)
+	}
+	return fmt.Errorf("--batch %d --seq %d: %w: %s", f.cfg.Batch, f.cfg.Seq, err, batchAdvice(largest(budget), noFit))
+}
+
+// batchAdvice names the largest batch that fits (fit; 0 for none), or else says noFit.
+func batchAdvice(fit int, noFit string) string {
+	if fit > 0 {
+		return fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
+	}
+	return "no batch fits at this --seq: " + noFit
 }
 
 // largestLlamaBatch is the largest batch up to maxB whose training footprint fits budget, 0
