@@ -61,7 +61,8 @@ func (a *actLayout) bytes() int64 { return 4 * int64(a.offV+a.offG) }
 // tokenBytes are the int32 inputs, targets and log-prob targets of B×T tokens.
 func tokenBytes(B, T int) int64 { return 3 * 4 * int64(B*T) }
 
-func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
+// v hands out the region of the activation called name (named in errors).
+func (a *actLayout) v(name string, withGrad bool, shape ...int) *autograd.Var {
 	n := tensor.Shape(shape).Numel()
 	out := &autograd.Var{}
 	if a.cap == 0 {
@@ -69,7 +70,7 @@ func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
 	}
 	var err error
 	if a.offV, err = place(a.offV, n, a.cap); err != nil && a.err == nil {
-		a.err = fmt.Errorf("activation %v: %w", shape, err)
+		a.err = fmt.Errorf("activation %s %v: %w", name, shape, err)
 	}
 	if a.values != nil {
 		out.Value = a.values.view(a.offV, shape...)
@@ -85,7 +86,9 @@ func (a *actLayout) v(withGrad bool, shape ...int) *autograd.Var {
 	return out
 }
 
-func (a *actLayout) t(shape ...int) *tensor.Tensor { return a.v(false, shape...).Value }
+func (a *actLayout) t(name string, shape ...int) *tensor.Tensor {
+	return a.v(name, false, shape...).Value
+}
 
 // layout assigns every trunk activation its region; called once with nil buffers to size them
 // and once more to bind the views.
@@ -93,41 +96,41 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	B, T, C, L := acts.B, acts.T, cfg.Channels, cfg.NumLayers
 	BT := B * T
 	g := acts.withGrad
-	acts.encoded = l.v(g, BT, C)
+	acts.encoded = l.v("encoded", g, BT, C)
 	acts.layers = make([]layerActs, L)
 	for i := range acts.layers {
 		la := &acts.layers[i]
-		la.ln1 = l.v(g, BT, C)
-		la.ln1Mean, la.ln1Rstd = l.t(BT), l.t(BT)
-		la.qkv = l.v(g, BT, 3*C)
-		la.att = l.t(acts.attSaved[0])
-		la.atty = l.v(g, BT, C)
-		la.attproj = l.v(g, BT, C)
-		la.residual2 = l.v(g, BT, C)
-		la.ln2 = l.v(g, BT, C)
-		la.ln2Mean, la.ln2Rstd = l.t(BT), l.t(BT)
-		la.fch = l.v(g, BT, 4*C)
-		la.fchGelu = l.v(g, BT, 4*C)
-		la.fcproj = l.v(g, BT, C)
-		la.residual3 = l.v(g, BT, C)
+		la.ln1 = l.v("ln1", g, BT, C)
+		la.ln1Mean, la.ln1Rstd = l.t("ln1Mean", BT), l.t("ln1Rstd", BT)
+		la.qkv = l.v("qkv", g, BT, 3*C)
+		la.att = l.t("att", acts.attSaved[0])
+		la.atty = l.v("atty", g, BT, C)
+		la.attproj = l.v("attproj", g, BT, C)
+		la.residual2 = l.v("residual2", g, BT, C)
+		la.ln2 = l.v("ln2", g, BT, C)
+		la.ln2Mean, la.ln2Rstd = l.t("ln2Mean", BT), l.t("ln2Rstd", BT)
+		la.fch = l.v("fch", g, BT, 4*C)
+		la.fchGelu = l.v("fchGelu", g, BT, 4*C)
+		la.fcproj = l.v("fcproj", g, BT, C)
+		la.residual3 = l.v("residual3", g, BT, C)
 	}
-	acts.lnf = l.v(g, BT, C)
-	acts.lnfMean, acts.lnfRstd = l.t(BT), l.t(BT)
+	acts.lnf = l.v("lnf", g, BT, C)
+	acts.lnfMean, acts.lnfRstd = l.t("lnfMean", BT), l.t("lnfRstd", BT)
 	if g {
-		acts.attScratch = l.t(acts.attSaved[1])
+		acts.attScratch = l.t("attScratch", acts.attSaved[1])
 	}
 }
 
 // layoutHead assigns the lm head's activations their regions, as layout does for the trunk.
 func (acts *activations) layoutHead(cfg Config, l *actLayout) {
 	BT, Vp, g := acts.B*acts.T, cfg.PaddedVocabSize, acts.withGrad
-	acts.logits = l.v(g, BT, Vp)
+	acts.logits = l.v("logits", g, BT, Vp)
 	if !g { // with gradients the loss is fused with its backward, which keeps no probabilities
-		acts.probs = l.t(BT, Vp)
+		acts.probs = l.t("probs", BT, Vp)
 	}
-	acts.losses = l.v(g, BT)
-	acts.logp = l.v(g, BT)
-	acts.entropy = l.v(g, BT)
+	acts.losses = l.v("losses", g, BT)
+	acts.logp = l.v("logp", g, BT)
+	acts.entropy = l.v("entropy", g, BT)
 }
 
 // bindHead lays out the head's activations for the current shape, growing its buffers when
