@@ -74,15 +74,20 @@ func TestBroadcastAttentionNeedsShuffles(t *testing.T) {
 	d.Info.SubgroupShuffle = false
 	t.Cleanup(func() { d.Info.SubgroupShuffle = had })
 	forceAttention(t, "broadcast")
+	err := attentionForwardError(t, d, 1, 3, 8, 2)
+	if err == nil || !strings.Contains(err.Error(), "subgroup shuffles") || !strings.Contains(err.Error(), attnKernelEnv) {
+		t.Fatalf("broadcast attention without shuffles: error %v, want one naming shuffles and %s", err, attnKernelEnv)
+	}
+}
+
+// attentionForwardError runs AttentionForward over zeros on a new backend and returns the
+// error it records.
+func attentionForwardError(t *testing.T, d *Device, B, T, C, NH int) error {
 	vb := NewBackendOn(d)
 	defer vb.Close()
-	const B, T, C, NH = 1, 3, 8, 2
 	qkv, _ := nnPlace(t, vb, make([]float32, B*T*3*C))
 	out, _ := nnPlace(t, vb, make([]float32, B*T*C))
 	att, _ := nnPlace(t, vb, make([]float32, B*NH*T))
 	vb.AttentionForward(out, att, qkv, B, T, C, NH)
-	err := vb.Sync()
-	if err == nil || !strings.Contains(err.Error(), "subgroup shuffles") || !strings.Contains(err.Error(), attnKernelEnv) {
-		t.Fatalf("broadcast attention without shuffles: error %v, want one naming shuffles and %s", err, attnKernelEnv)
-	}
+	return vb.Sync()
 }
