@@ -9,8 +9,8 @@ import (
 )
 
 // TestMatMulBroadcastShapes runs the broadcast kernel with workgroups other than the default
-// (one subgroup, odd row-group and column counts, several subgroups; the default is the
-// parity tests') over shapes that leave partial tiles in both directions, with every
+// (one subgroup, odd row-group and column counts, several subgroups, two vec4s of out per
+// invocation; the default is the parity tests') over shapes that leave partial tiles in both directions, with every
 // transpose, batch, bias and accumulate, aligned or not, and over a K beyond one pass.
 func TestMatMulBroadcastShapes(t *testing.T) {
 	vb := NewBackendOn(device(t))
@@ -22,7 +22,7 @@ func TestMatMulBroadcastShapes(t *testing.T) {
 	sg := int(vb.dev.Info.SubgroupSize)
 	t.Cleanup(func() { mmForceShader, mmForceBroadcast = "", mmBroadcast{} })
 	mmForceShader = "matmul_broadcast"
-	for i, s := range []mmBroadcast{{WX: sg, RM: 1, TN: 1, SG: sg}, {WX: sg, RM: 3, TN: 2, SG: sg}, {WX: 4 * sg, RM: 2, TN: 3, SG: sg}} {
+	for i, s := range []mmBroadcast{{WX: sg, RM: 1, TN: 1, SG: sg}, {WX: sg, RM: 3, TN: 2, SG: sg}, {WX: 4 * sg, RM: 2, TN: 3, SG: sg}, {WX: sg, RM: 1, TN: 8, SG: sg}} {
 		mmForceBroadcast = s
 		for j, c := range mmTiledCases() {
 			checkMatMul(t, vb, cb, c, uint64(700+100*i+j))
