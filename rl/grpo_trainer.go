@@ -188,9 +188,7 @@ func (t *GRPOTrainer) stepMetrics(m map[string]float64, s *grpoStep, tally *upda
 
 // finishReport puts the metrics of the finished step and their warnings in rep.
 func (t *GRPOTrainer) finishReport(rep *StepReport, m map[string]float64) {
-	m["step"] = float64(t.step)
-	rep.Metrics = m
-	rep.Warnings = append(rep.Warnings, warnings(m)...)
+	t.attachMetrics(rep, m)
 	if hardCap := t.Config.GRPO.KLHardCap; m["kl_mean"] > hardCap && hardCap > 0 && rep.Action == Proceed {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("mean KL %.4g past kl_hard_cap %.4g", m["kl_mean"], hardCap))
 	}

@@ -142,9 +142,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	if err := t.finishStep(m); err != nil {
 		return nil, err
 	}
-	m["step"] = float64(t.step)
-	rep.Metrics = m
-	rep.Warnings = append(rep.Warnings, warnings(m)...)
+	t.attachMetrics(rep, m)
 	rep.Seconds = since(start)
 	return rep, finite(m)
 }

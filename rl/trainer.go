@@ -295,6 +295,14 @@ func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
 	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.MaxSeqLen())
 }
 
+// attachMetrics puts a finished step's metrics, its number among them, into rep, with the
+// warnings they raise.
+func (c *core) attachMetrics(rep *StepReport, m map[string]float64) {
+	m["step"] = float64(c.step)
+	rep.Metrics = m
+	rep.Warnings = append(rep.Warnings, warnings(m)...)
+}
+
 // finishStep syncs the reference when due and advances the step counter.
 func (c *core) finishStep(m map[string]float64) error {
 	c.step++

@@ -17,11 +17,7 @@ func BenchmarkMatMulGPT2(b *testing.B) {
 		N, K := nk[0], nk[1]
 		b.Run(fmt.Sprintf("M%d_N%d_K%d", M, N, K), func(b *testing.B) {
 			be := benchBackend(b)
-			r := rand.New(rand.NewPCG(1, 1))
-			x, _ := tensor.FromSlice(be, randVec(r, M*K), M, K)
-			w, _ := tensor.FromSlice(be, randVec(r, N*K), N, K)
-			bias, _ := tensor.FromSlice(be, randVec(r, N), N)
-			out, _ := tensor.New(be, tensor.Float32, M, N)
+			x, w, bias, out := linearOperands(be, M, N, K)
 			p := tensor.MatMulParams{M: M, N: N, K: K, TransB: true}
 			be.MatMul(out, x, w, bias, p) // builds the pipeline
 			if err := be.Sync(); err != nil {
@@ -45,11 +41,7 @@ func BenchmarkMatMulGelu(b *testing.B) {
 	for _, fused := range []bool{true, false} {
 		b.Run(fmt.Sprintf("fused=%v", fused), func(b *testing.B) {
 			be := benchBackend(b)
-			r := rand.New(rand.NewPCG(1, 1))
-			x, _ := tensor.FromSlice(be, randVec(r, M*K), M, K)
-			w, _ := tensor.FromSlice(be, randVec(r, N*K), N, K)
-			bias, _ := tensor.FromSlice(be, randVec(r, N), N)
-			out, _ := tensor.New(be, tensor.Float32, M, N)
+			x, w, bias, out := linearOperands(be, M, N, K)
 			gelu, _ := tensor.New(be, tensor.Float32, M, N)
 			p := tensor.MatMulParams{M: M, N: N, K: K, TransB: true}
 			run := func() {
@@ -71,4 +63,15 @@ func BenchmarkMatMulGelu(b *testing.B) {
 			}
 		})
 	}
+}
+
+// linearOperands are nn.Linear's operands on be: random rows x (M, K), weights w (N, K) and
+// bias (N), and out (M, N).
+func linearOperands(be *Backend, M, N, K int) (x, w, bias, out *tensor.Tensor) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x, _ = tensor.FromSlice(be, randVec(r, M*K), M, K)
+	w, _ = tensor.FromSlice(be, randVec(r, N*K), N, K)
+	bias, _ = tensor.FromSlice(be, randVec(r, N), N)
+	out, _ = tensor.New(be, tensor.Float32, M, N)
+	return x, w, bias, out
 }
