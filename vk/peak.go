@@ -19,66 +19,127 @@ type Peak struct {
 // achieved GFLOP/s and GB/s can be read as fractions of what this device does, measured in
 // the same run.
 func (b *Backend) MeasurePeak() (Peak, error) {
+	gflops, _, err := b.fmaRate(probeTime)
+	if err != nil {
+		return Peak{}, err
+	}
+	gbps, _, err := b.copyRate(b.copyProbeBytes(), probeTime)
+	if err != nil {
+		return Peak{}, err
+	}
+	return Peak{GFLOPS: gflops, GBps: gbps}, nil
+}
+
+// probeTime is the least time a probe's timed run lasts. A fast GPU does the probes' first
+// sizes (4.3 GFLOP; 256 MiB of copy traffic) in well under a millisecond, where submitting
+// and waiting would be much of what is timed, so each probe grows its work until a run
+// lasts this long. Lavapipe's first sizes already take longer.
+const probeTime = 25 * time.Millisecond
+
+// probeRun is the size a probe settled on (in multiples of its first size) and the shortest
+// time of its runs at that size.
+type probeRun struct {
+	size int
+	took time.Duration
+}
+
+// timedRuns calls run with sizes growing from 1 until a run lasts at least least, then twice
+// more at that size, and returns the size and the shortest of those three times (an error
+// if that is zero).
+func timedRuns(least time.Duration, run func(size int) (time.Duration, error)) (probeRun, error) {
+	const maxSize = 1 << 20
+	r := probeRun{size: 1}
+	for measured := 0; measured < 3; {
+		took, err := run(r.size)
+		if err != nil {
+			return probeRun{}, err
+		}
+		if took < least && r.size < maxSize {
+			grow := 16 // a run too short for the clock to see
+			if took > 0 {
+				grow = min(int(least/took)+1, 1024)
+			}
+			r.size = min(r.size*max(grow, 2), maxSize)
+			continue
+		}
+		if measured == 0 || took < r.took {
+			r.took = took
+		}
+		measured++
+	}
+	if r.took <= 0 {
+		return probeRun{}, fmt.Errorf("vk: a probe ran %d times its first size in no measurable time", r.size)
+	}
+	return r, nil
+}
+
+// fmaRate is peak_fma's best rate in GFLOP/s: 1024 workgroups whose invocations each run
+// 512*size rounds of 16 multiply-adds.
+func (b *Backend) fmaRate(least time.Duration) (float64, probeRun, error) {
 	const groups, iters = 1024, 512
 	n := groups * int(b.wg)
 	out, err := tensor.New(b, tensor.Float32, n)
 	if err != nil {
-		return Peak{}, err
+		return 0, probeRun{}, err
 	}
 	defer b.Free(out.Storage)
 	st := b.view(out, tensor.Float32, "MeasurePeak")
-	var peak Peak
-	for range 3 {
+	k := kPeakFMA
+	k.Local = [3]uint32{b.wg, 1, 1}
+	run, err := timedRuns(least, func(size int) (time.Duration, error) {
 		w, err := b.dev.Window(st.buf, out.Offset, n)
 		if err != nil {
-			return Peak{}, err
+			return 0, err
 		}
 		start := time.Now()
-		k := kPeakFMA
-		k.Local = [3]uint32{b.wg, 1, 1}
-		push := peakFMAPush{Iters: iters, OffOut: w.First, Seed: 1e-3}
+		push := peakFMAPush{Iters: uint32(iters * size), OffOut: w.First, Seed: 1e-3}
 		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true}); err != nil {
-			return Peak{}, err
+			return 0, err
 		}
-		if err := b.Sync(); err != nil {
-			return Peak{}, err
-		}
-		peak.GFLOPS = max(peak.GFLOPS, float64(n)*32*iters/time.Since(start).Seconds()/1e9)
-	}
-	bw, err := b.copyBandwidth(64 << 20)
+		err = b.Sync()
+		return time.Since(start), err
+	})
 	if err != nil {
-		return Peak{}, err
+		return 0, probeRun{}, err
 	}
-	peak.GBps = bw
-	return peak, nil
+	return float64(n) * 32 * float64(iters*run.size) / run.took.Seconds() / 1e9, run, nil
 }
 
-// copyBandwidth copies bytes between two buffers a few times and returns the best GB/s of
-// traffic (each byte is read once and written once); the buffers start on a vec4, so the copy
-// takes copy_vec4's wide loads and stores, as the fastest kernels do.
-func (b *Backend) copyBandwidth(bytes int) (float64, error) {
+// copyProbeBytes is the size of each of the bandwidth probe's two buffers: 128 MiB, more
+// than the last-level caches of most GPUs hold with its twin, unless a quarter of the memory
+// budget or the largest allocation is less.
+func (b *Backend) copyProbeBytes() int {
+	budget, _ := b.MemoryBudget()
+	bytes := min(uint64(128<<20), budget/4, b.dev.Info.AllocationLimit())
+	return int(max(bytes, 1<<20)) &^ 15
+}
+
+// copyRate copies bytes between two buffers, size times back to back in one submission, and
+// returns the best GB/s of traffic (each byte is read once and written once); the buffers
+// start on a vec4, so the copy takes copy_vec4's wide loads and stores, as the fastest
+// kernels do.
+func (b *Backend) copyRate(bytes int, least time.Duration) (float64, probeRun, error) {
 	n := bytes / 4
 	src, err := tensor.New(b, tensor.Float32, n)
 	if err != nil {
-		return 0, err
+		return 0, probeRun{}, err
 	}
 	defer b.Free(src.Storage)
 	dst, err := tensor.New(b, tensor.Float32, n)
 	if err != nil {
-		return 0, err
+		return 0, probeRun{}, err
 	}
 	defer b.Free(dst.Storage)
-	best := 0.0
-	for range 3 {
+	run, err := timedRuns(least, func(size int) (time.Duration, error) {
 		start := time.Now()
-		b.Copy(dst, src)
-		if err := b.Sync(); err != nil {
-			return 0, err
+		for range size {
+			b.Copy(dst, src)
 		}
-		best = max(best, 2*float64(bytes)/time.Since(start).Seconds()/1e9)
+		err := b.Sync()
+		return time.Since(start), err
+	})
+	if err != nil {
+		return 0, probeRun{}, err
 	}
-	if best == 0 {
-		return 0, fmt.Errorf("vk: bandwidth probe measured nothing")
-	}
-	return best, nil
+	return 2 * float64(bytes) * float64(run.size) / run.took.Seconds() / 1e9, run, nil
 }

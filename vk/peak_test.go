@@ -1,6 +1,9 @@
 package vk
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestMeasurePeak: the probes run and give plausible numbers (a device does at least a few
 // GFLOP/s and GB/s, and no CPU device reaches a petaflop).
@@ -15,4 +18,55 @@ func TestMeasurePeak(t *testing.T) {
 		t.Errorf("peak %+v", p)
 	}
 	t.Logf("%s: %.1f GFLOP/s, %.1f GB/s", b.Name(), p.GFLOPS, p.GBps)
+}
+
+// TestTimedRunsGrowsShortProbes: a probe whose first size runs in a microsecond (a fast GPU's
+// case) is grown until a run lasts the least time asked, timed three times at that size, and
+// the shortest time is kept; one whose runs the clock cannot see is an error.
+func TestTimedRunsGrowsShortProbes(t *testing.T) {
+	var sizes []int
+	slow := map[int]bool{} // the first run at the final size is slowed, as by a busy machine
+	r, err := timedRuns(time.Millisecond, func(size int) (time.Duration, error) {
+		sizes = append(sizes, size)
+		took := time.Duration(size) * time.Microsecond
+		if size > 1 && !slow[size] {
+			slow[size] = true
+			took *= 3
+		}
+		return took, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.size < 1000 || r.took < time.Millisecond || r.took != time.Duration(r.size)*time.Microsecond {
+		t.Errorf("settled on %+v after sizes %v; want at least 1000 runs of 1µs, the fastest time kept", r, sizes)
+	}
+	if n := len(sizes); n < 4 || sizes[n-1] != r.size || sizes[n-2] != r.size || sizes[n-3] != r.size {
+		t.Errorf("sizes %v: want growth, then three runs at the final size", sizes)
+	}
+	if _, err := timedRuns(time.Millisecond, func(int) (time.Duration, error) { return 0, nil }); err == nil {
+		t.Error("runs that take no time gave no error")
+	}
+}
+
+// TestProbesLastTheLeastTime: on the device, each probe's timed runs last at least the time
+// asked, which on lavapipe means growing the FMA probe past its first size.
+func TestProbesLastTheLeastTime(t *testing.T) {
+	b := NewBackendOn(device(t))
+	defer b.Close()
+	const least = 150 * time.Millisecond
+	gflops, fma, err := b.fmaRate(least)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gbps, cp, err := b.copyRate(16<<20, least)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []probeRun{fma, cp} {
+		if r.took < least || r.size < 2 {
+			t.Errorf("probe run %+v: want at least %v, grown from its first size", r, least)
+		}
+	}
+	t.Logf("FMA %.1f GFLOP/s at %d x 512 rounds, copy %.1f GB/s at %d copies of 16 MiB", gflops, fma.size, gbps, cp.size)
 }
