@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/timing"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -43,29 +44,21 @@ type probeRun struct {
 	took time.Duration
 }
 
-// timedRuns calls run with sizes growing from 1 until a run lasts at least least, then twice
+// timedRuns grows run's size until a run lasts at least least (timing.Grow), runs it twice
 // more at that size, and returns the size and the shortest of those three times (an error
 // if that is zero).
 func timedRuns(least time.Duration, run func(size int) (time.Duration, error)) (probeRun, error) {
-	const maxSize = 1 << 20
-	r := probeRun{size: 1}
-	for measured := 0; measured < 3; {
-		took, err := run(r.size)
+	size, took, err := timing.Grow(least, run)
+	if err != nil {
+		return probeRun{}, err
+	}
+	r := probeRun{size: size, took: took}
+	for range 2 {
+		took, err := run(size)
 		if err != nil {
 			return probeRun{}, err
 		}
-		if took < least && r.size < maxSize {
-			grow := 16 // a run too short for the clock to see
-			if took > 0 {
-				grow = min(int(least/took)+1, 1024)
-			}
-			r.size = min(r.size*max(grow, 2), maxSize)
-			continue
-		}
-		if measured == 0 || took < r.took {
-			r.took = took
-		}
-		measured++
+		r.took = min(r.took, took)
 	}
 	if r.took <= 0 {
 		return probeRun{}, fmt.Errorf("vk: a probe ran %d times its first size in no measurable time", r.size)

@@ -17,6 +17,7 @@ import (
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
+	"github.com/vkgrad/vkgrad/internal/timing"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -55,7 +56,7 @@ func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.loraRank, "lora-rank", 0, "Llama-family presets: train (or sample with) LoRA adapters of this rank instead of every weight")
 	fs.IntVar(&f.B, "batch", 4, "bench train: sequences per step")
 	fs.IntVar(&f.T, "seq", 64, "bench train: tokens per sequence")
-	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, products or generations); each matmul shape also runs for at least 0.5 s")
+	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, batches of products lasting 2 ms or more, or generations); each matmul shape also runs for at least 0.5 s")
 	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
@@ -345,8 +346,8 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, s
 }
 
 // benchMatmul times GPT-2's training products at M rows: forward (x @ Wᵀ) and both backward forms.
-// Each matmul shape is timed for --steps calls and at least matmulMinTime (up to
-// matmulMaxCalls calls): on a shared machine a core can be taken away for tens of
+// Each matmul shape is timed for --steps batches of calls (matmulBatchTime) and at least
+// matmulMinTime (up to matmulMaxCalls calls): on a shared machine a core can be taken away for tens of
 // milliseconds at a time, which would otherwise cover every call of a fast shape and move
 // its median.
 const (
@@ -358,13 +359,13 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 	p, th := peak(be)
 	var rows []map[string]any
 	for si, s := range matmulShapes(cfg, M) {
-		times, err := timeMatmul(be, s, steps, warmup)
+		times, calls, err := timeMatmul(be, s, steps, warmup)
 		if err != nil {
 			return nil, err
 		}
 		mean, median := meanMedian(times)
 		g := 2 * float64(s.p.M) * float64(s.p.N) * float64(s.p.K) / median / 1e9
-		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g, "calls": len(times)})
+		rows = append(rows, map[string]any{"shape": s.name, "ms": median * 1e3, "mean_ms": mean * 1e3, "gflops": g, "calls": calls})
 		if si%3 == 2 {
 			// Measured again through the run, the highest kept: one measurement taken while
 			// another process held a core would understate the peak and inflate every fraction.
@@ -405,44 +406,56 @@ func matmulShapes(cfg gpt2.Config, M int) []matmulShape {
 	return shapes
 }
 
-// timeMatmul returns the seconds of each timed call of s: warmup calls first, then at least
-// steps calls and matmulMinTime (up to matmulMaxCalls calls).
-func timeMatmul(be tensor.Backend, s matmulShape, steps, warmup int) ([]float64, error) {
-	a, err := tensor.New(be, tensor.Float32, s.a)
-	if err != nil {
-		return nil, err
+// matmulBatchTime is the least time of one timed sample. A GPU computes a small product in
+// microseconds, less than it takes to submit the product and wait for it, so a sample is a
+// batch of calls back to back, as many as last this long, and a call's time is its share.
+const matmulBatchTime = 2 * time.Millisecond
+
+// timeMatmul returns a call's time in seconds in each timed batch of s, and the calls timed:
+// warmup calls first, then batches of as many calls as last matmulBatchTime, at least steps
+// batches and matmulMinTime (up to matmulMaxCalls calls).
+func timeMatmul(be tensor.Backend, s matmulShape, steps, warmup int) ([]float64, int, error) {
+	var ts [3]*tensor.Tensor
+	for i, n := range []int{s.a, s.b, s.o} {
+		t, err := tensor.New(be, tensor.Float32, n)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer be.Free(t.Storage)
+		ts[i] = t
 	}
-	b, err := tensor.New(be, tensor.Float32, s.b)
-	if err != nil {
-		return nil, err
-	}
-	o, err := tensor.New(be, tensor.Float32, s.o)
-	if err != nil {
-		return nil, err
-	}
+	a, b, o := ts[0], ts[1], ts[2]
 	be.Fill(a, 0.5)
 	be.Fill(b, 0.25)
 	for i := 0; i < warmup; i++ {
 		be.MatMul(o, a, b, nil, s.p)
 	}
 	if err := be.Sync(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	settle()
-	times := make([]float64, 0, steps)
-	first := time.Now()
-	for len(times) < steps || time.Since(first) < matmulMinTime && len(times) < matmulMaxCalls {
+	batch := func(n int) (time.Duration, error) {
 		start := time.Now()
-		be.MatMul(o, a, b, nil, s.p)
-		if err := be.Sync(); err != nil {
-			return nil, err
+		for range n {
+			be.MatMul(o, a, b, nil, s.p)
 		}
-		times = append(times, time.Since(start).Seconds())
+		err := be.Sync()
+		return time.Since(start), err
 	}
-	for _, t := range []*tensor.Tensor{a, b, o} {
-		be.Free(t.Storage)
+	first := time.Now()
+	n, took, err := timing.Grow(matmulBatchTime, batch)
+	if err != nil {
+		return nil, 0, err
 	}
-	return times, nil
+	times, calls := []float64{took.Seconds() / float64(n)}, n
+	for len(times) < steps || time.Since(first) < matmulMinTime && calls < matmulMaxCalls {
+		took, err := batch(n)
+		if err != nil {
+			return nil, 0, err
+		}
+		times, calls = append(times, took.Seconds()/float64(n)), calls+n
+	}
+	return times, calls, nil
 }
 
 // meanMedian returns the mean and the median of xs (which it sorts). The median is what the

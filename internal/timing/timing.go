@@ -1,0 +1,27 @@
+// Package timing sizes timed work so that a clock reads it well: a fast device runs a small
+// piece of work in less time than it takes to submit it and wait for it.
+package timing
+
+import "time"
+
+// MaxSize bounds the sizes Grow tries.
+const MaxSize = 1 << 20
+
+// Grow calls run with sizes growing from 1 until a run lasts at least least (or the size
+// reaches MaxSize) and returns that size and that run's time. A run too short for the clock
+// to see grows the size 16 times; any other by what least asks, at least twice, at most 1024
+// times.
+func Grow(least time.Duration, run func(size int) (time.Duration, error)) (int, time.Duration, error) {
+	size := 1
+	for {
+		took, err := run(size)
+		if err != nil || took >= least || size >= MaxSize {
+			return size, took, err
+		}
+		grow := 16
+		if took > 0 {
+			grow = min(int(least/took)+1, 1024)
+		}
+		size = min(size*max(grow, 2), MaxSize)
+	}
+}
