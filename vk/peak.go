@@ -20,7 +20,7 @@ type Peak struct {
 // achieved GFLOP/s and GB/s can be read as fractions of what this device does, measured in
 // the same run.
 func (b *Backend) MeasurePeak() (Peak, error) {
-	gflops, _, err := b.fmaRate(probeTime)
+	gflops, err := b.PeakGFLOPS()
 	if err != nil {
 		return Peak{}, err
 	}
@@ -29,6 +29,13 @@ func (b *Backend) MeasurePeak() (Peak, error) {
 		return Peak{}, err
 	}
 	return Peak{GFLOPS: gflops, GBps: gbps}, nil
+}
+
+// PeakGFLOPS runs the multiply-add probe alone (MeasurePeak's GFLOPS): the rate a whole
+// training step's FLOPs are read against.
+func (b *Backend) PeakGFLOPS() (float64, error) {
+	gflops, _, err := b.fmaRate(probeTime)
+	return gflops, err
 }
 
 // probeTime is the least time a probe's timed run lasts. A fast GPU does the probes' first

@@ -214,13 +214,29 @@ func llamaPreset(name string) (llama.Config, bool) {
 	return c, err == nil
 }
 
-// peak measures the machine's FMA peak in this process (CPU backends only).
+// peak measures the device's multiply-add peak in this process: the CPU's FMA rate on its
+// threads, or a Vulkan device's probe (threads 0); 0 where it cannot be measured.
 func peak(be tensor.Backend) (gflops float64, threads int) {
-	c, ok := be.(*cpu.Backend)
-	if !ok {
-		return 0, 0
+	switch b := be.(type) {
+	case *cpu.Backend:
+		return gemm.PeakGFLOPS(b.Threads()), b.Threads()
+	case *vk.Backend:
+		g, err := b.PeakGFLOPS()
+		if err != nil {
+			return 0, 0
+		}
+		return g, 0
 	}
-	return gemm.PeakGFLOPS(c.Threads()), c.Threads()
+	return 0, 0
+}
+
+// setPeak records the peak a report's fractions are read against, and the CPU threads it
+// was measured on (none for a Vulkan device).
+func setPeak(rep map[string]any, gflops float64, threads int) {
+	rep["peak_gflops"] = gflops
+	if threads > 0 {
+		rep["peak_threads"] = threads
+	}
 }
 
 // settle runs a garbage collection before a timed region: a cycle started by the setup's
@@ -339,7 +355,7 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, s
 	// taken while another process held a core does not inflate the fraction.
 	if p, th := peak(be); p > 0 {
 		p = max(p, peakBefore)
-		rep["peak_gflops"], rep["peak_threads"] = p, th
+		setPeak(rep, p, th)
 		rep["peak_fraction"] = flops / perStep / 1e9 / p
 	}
 	return rep, nil
@@ -376,7 +392,7 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 	}
 	rep := map[string]any{"bench": "matmul", "rows": rows, "peak_rss_bytes": sysinfo.PeakRSS()}
 	if p > 0 {
-		rep["peak_gflops"], rep["peak_threads"] = p, th
+		setPeak(rep, p, th)
 		for _, row := range rows {
 			row["peak_fraction"] = row["gflops"].(float64) / p
 		}

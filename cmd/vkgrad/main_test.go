@@ -285,7 +285,8 @@ func TestBenchLlamaPreset(t *testing.T) {
 	}
 }
 
-// On Vulkan, bench train reports what a step records: dispatches, barriers and submissions.
+// On Vulkan, bench train reports what a step records (dispatches, barriers and submissions)
+// and reads the step's GFLOP/s against the device's multiply-add probe.
 func TestBenchVulkanCounts(t *testing.T) {
 	testutil.Vulkan(t)
 	out, err := runCLI("bench", "train", "--preset", "tiny", "--batch", "2", "--seq", "16", "--steps", "2", "--json", "--device", "vulkan:0", "-q")
@@ -301,5 +302,10 @@ func TestBenchVulkanCounts(t *testing.T) {
 	s, _ := r["submits_per_step"].(float64)
 	if d < 20 || b < 1 || b > d || s < 1 {
 		t.Errorf("a training step of %v dispatches, %v barriers, %v submissions", d, b, s)
+	}
+	p, _ := r["peak_gflops"].(float64)
+	f, _ := r["peak_fraction"].(float64)
+	if achieved, _ := r["achieved_gflops"].(float64); !(p > 0 && f > 0 && math.Abs(f*p-achieved) < 1e-6*achieved) || r["peak_threads"] != nil {
+		t.Errorf("peak %v GFLOP/s (threads %v), fraction %v of it for %v achieved", p, r["peak_threads"], f, r["achieved_gflops"])
 	}
 }
