@@ -8,10 +8,14 @@ import "time"
 const MaxSize = 1 << 20
 
 // Grow calls run with sizes growing from 1 until a run lasts at least least (or the size
-// reaches MaxSize) and returns that size and that run's time. A run too short for the clock
-// to see grows the size 16 times; any other by what least asks, at least twice, at most 1024
-// times.
+// reaches MaxSize) and returns that size and that run's time. A first run of size 1 is not
+// counted: it may build or page in what later runs reuse (a GPU pipeline), and its time would
+// stop the growth too soon. A run too short for the clock to see grows the size 16 times; any
+// other by what least asks, at least twice, at most 1024 times.
 func Grow(least time.Duration, run func(size int) (time.Duration, error)) (int, time.Duration, error) {
+	if _, err := run(1); err != nil {
+		return 0, 0, err
+	}
 	size := 1
 	for {
 		took, err := run(size)
