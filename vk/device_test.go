@@ -3,7 +3,9 @@ package vk
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -75,7 +77,8 @@ func TestUploadDispatchDownload(t *testing.T) {
 }
 
 // TestValidationReportsErrors checks that the messenger collects what the layer reports, so
-// that tests run with VKGRAD_VALIDATION=1 can trust an empty message list.
+// that tests run with VKGRAD_VALIDATION=1 can trust an empty message list, and passes each
+// message to the handler a program sets.
 func TestValidationReportsErrors(t *testing.T) {
 	inst, err := NewInstance(InstanceOptions{Validation: true})
 	if err != nil && !IsUnavailable(err) {
@@ -97,6 +100,13 @@ func TestValidationReportsErrors(t *testing.T) {
 	if msgs := inst.ValidationMessages(); len(msgs) != 0 {
 		t.Fatalf("validation messages from a clean device open: %q", msgs)
 	}
+	var mu sync.Mutex
+	var passed []string
+	inst.OnValidationMessage(func(m string) {
+		mu.Lock()
+		passed = append(passed, m)
+		mu.Unlock()
+	})
 	// A zero-sized buffer breaks VUID-VkBufferCreateInfo-size-00912.
 	bci := &bufferCreateInfo{SType: stBufferCreateInfo, Size: 0, Usage: bufferUsageStorageBuffer}
 	var buf uint64
@@ -110,6 +120,11 @@ func TestValidationReportsErrors(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(msgs, "\n"), "size") {
 		t.Errorf("messages do not mention the size: %q", msgs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(passed, msgs) {
+		t.Errorf("OnValidationMessage passed %q, the log holds %q", passed, msgs)
 	}
 }
 

@@ -44,10 +44,12 @@ type Instance struct {
 	version   uint32
 }
 
-// messageLog collects validation messages from the debug-utils callback.
+// messageLog collects validation messages from the debug-utils callback, and passes each to
+// notify when one is set.
 type messageLog struct {
-	mu   sync.Mutex
-	msgs []string
+	mu     sync.Mutex
+	msgs   []string
+	notify func(msg string)
 }
 
 var (
@@ -72,7 +74,11 @@ func debugCallback(severity, types uint32, data *debugUtilsMessengerCallbackData
 	msg := fmt.Sprintf("%s: %s", sev, cstrAt(data.PMessage))
 	l.mu.Lock()
 	l.msgs = append(l.msgs, msg)
+	notify := l.notify
 	l.mu.Unlock()
+	if notify != nil {
+		notify(msg)
+	}
 	return 0
 }
 
@@ -325,6 +331,19 @@ func instanceLayers(g globalFuncs) (map[string]bool, error) {
 
 // Validation reports whether the validation layer is on.
 func (i *Instance) Validation() bool { return i.log != nil }
+
+// OnValidationMessage passes every later validation message to f as it arrives, besides
+// keeping it for ValidationMessages: a program can then show a message before whatever
+// follows it (a device loss, a wrong result). Without validation it does nothing. f may be
+// called from a driver thread.
+func (i *Instance) OnValidationMessage(f func(msg string)) {
+	if i.log == nil {
+		return
+	}
+	i.log.mu.Lock()
+	i.log.notify = f
+	i.log.mu.Unlock()
+}
 
 // ValidationMessages returns the warnings and errors the validation layer has reported so far
 // (nil without validation).

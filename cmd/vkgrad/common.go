@@ -15,6 +15,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/vk"
 )
 
 // commonFlags are on every subcommand that computes.
@@ -62,7 +63,26 @@ func (c *commonFlags) backend(log zerolog.Logger) (tensor.Backend, error) {
 		return nil, fmt.Errorf("--device: %w", err)
 	}
 	log.Info().Str("device", b.Name()).Msg(reason)
+	if vb, ok := b.(*vk.Backend); ok {
+		logValidation(vb.Device().Instance(), log)
+	}
 	return b, nil
+}
+
+// validationSource is a Vulkan instance's validation layer (vk.Instance).
+type validationSource interface {
+	Validation() bool
+	OnValidationMessage(func(msg string))
+}
+
+// logValidation logs each message of the validation layer, when VKGRAD_VALIDATION=1 turned
+// it on, as a warning as it arrives, so that it shows before whatever it explains.
+func logValidation(src validationSource, log zerolog.Logger) {
+	if !src.Validation() {
+		return
+	}
+	log.Info().Msg("Vulkan validation layer on (VKGRAD_VALIDATION=1): its messages follow as warnings")
+	src.OnValidationMessage(func(msg string) { log.Warn().Str("layer", "validation").Msg(msg) })
 }
 
 func humanCount(n int) string {
