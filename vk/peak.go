@@ -91,13 +91,10 @@ func (b *Backend) fmaRate(least time.Duration) (float64, probeRun, error) {
 		if err != nil {
 			return 0, err
 		}
-		start := time.Now()
 		push := peakFMAPush{Iters: uint32(iters * size), OffOut: w.First, Seed: 1e-3}
-		if err := b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true}); err != nil {
-			return 0, err
-		}
-		err = b.Sync()
-		return time.Since(start), err
+		return timing.Run(func() error {
+			return b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true})
+		}, b.Sync)
 	})
 	if err != nil {
 		return 0, probeRun{}, err
@@ -131,12 +128,12 @@ func (b *Backend) copyRate(bytes int, least time.Duration) (float64, probeRun, e
 	}
 	defer b.Free(dst.Storage)
 	run, err := timedRuns(least, func(size int) (time.Duration, error) {
-		start := time.Now()
-		for range size {
-			b.Copy(dst, src)
-		}
-		err := b.Sync()
-		return time.Since(start), err
+		return timing.Run(func() error {
+			for range size {
+				b.Copy(dst, src)
+			}
+			return nil
+		}, b.Sync)
 	})
 	if err != nil {
 		return 0, probeRun{}, err

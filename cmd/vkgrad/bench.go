@@ -451,12 +451,12 @@ func timeMatmul(be tensor.Backend, s matmulShape, steps, warmup int) ([]float64,
 	}
 	settle()
 	batch := func(n int) (time.Duration, error) {
-		start := time.Now()
-		for range n {
-			be.MatMul(o, a, b, nil, s.p)
-		}
-		err := be.Sync()
-		return time.Since(start), err
+		return timing.Run(func() error {
+			for range n {
+				be.MatMul(o, a, b, nil, s.p)
+			}
+			return nil
+		}, be.Sync)
 	}
 	first := time.Now()
 	n, took, err := timing.Grow(matmulBatchTime, batch)

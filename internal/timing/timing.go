@@ -4,6 +4,17 @@ package timing
 
 import "time"
 
+// Run times work and then wait, which blocks until the device has done what work queued, and
+// returns the time of both (work's error, if any, without waiting).
+func Run(work, wait func() error) (time.Duration, error) {
+	start := time.Now()
+	if err := work(); err != nil {
+		return 0, err
+	}
+	err := wait()
+	return time.Since(start), err
+}
+
 // MaxSize bounds the sizes Grow tries.
 const MaxSize = 1 << 20
 

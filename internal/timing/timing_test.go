@@ -31,3 +31,18 @@ func TestGrow(t *testing.T) {
 		t.Errorf("err %v, want run's", err)
 	}
 }
+
+// TestRun: Run's time covers work and wait; work's error is returned without waiting.
+func TestRun(t *testing.T) {
+	waited := false
+	took, err := Run(func() error { time.Sleep(2 * time.Millisecond); return nil },
+		func() error { time.Sleep(3 * time.Millisecond); waited = true; return nil })
+	if err != nil || !waited || took < 5*time.Millisecond {
+		t.Errorf("took %v, waited %v, err %v: want both timed", took, waited, err)
+	}
+	boom := errors.New("boom")
+	waited = false
+	if _, err := Run(func() error { return boom }, func() error { waited = true; return nil }); err != boom || waited {
+		t.Errorf("err %v, waited %v: want work's error and no wait", err, waited)
+	}
+}
