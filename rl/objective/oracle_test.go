@@ -17,6 +17,7 @@ import (
 type oracleCase struct {
 	Name      string                     `json:"name"`
 	Kind      string                     `json:"kind"`
+	Source    string                     `json:"source"` // who made the case, where not the fixtures' README
 	Config    json.RawMessage            `json:"config"`
 	Inputs    json.RawMessage            `json:"inputs"`
 	Expected  map[string]json.RawMessage `json:"expected"`
@@ -199,6 +200,27 @@ func runOracle(c oracleCase) (map[string]any, error) {
 			return nil, err
 		}
 		return map[string]any{"advantages": adv, "returns": ret}, nil
+	case "gae_turns":
+		var cfg struct {
+			Gamma float64 `json:"gamma"`
+			Lam   float64 `json:"lam"`
+		}
+		if err := decodeStrict(c.Config, &cfg, "config"); err != nil {
+			return nil, err
+		}
+		var in struct {
+			Rewards     [][]float64 `json:"rewards"`
+			Values      [][]float64 `json:"values"`
+			TrainedMask [][]float64 `json:"trained_mask"`
+		}
+		if err := decodeStrict(c.Inputs, &in, "inputs"); err != nil {
+			return nil, err
+		}
+		adv, ret, err := GAEOverTurns(in.Rewards, in.Values, in.TrainedMask, cfg.Gamma, cfg.Lam)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"advantages": adv, "returns": ret}, nil
 	case "logprobs":
 		var cfg Sampling
 		if err := decodeStrict(c.Config, &cfg, "config"); err != nil {
@@ -217,7 +239,7 @@ func runOracle(c oracleCase) (map[string]any, error) {
 		}
 		return map[string]any{"logprobs": r.LogProbs, "truncated_logprobs": r.Truncated, "entropy": r.Entropy}, nil
 	}
-	return nil, fmt.Errorf("kind %q: want grpo, ppo, logprobs or gae", c.Kind)
+	return nil, fmt.Errorf("kind %q: want grpo, ppo, logprobs, gae or gae_turns", c.Kind)
 }
 
 // compareValue walks an expected JSON value (number, null, array, object) against what the
