@@ -64,39 +64,38 @@ func Load(path string) (*Run, error) {
 	series := map[string]*binner{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	obj := map[string]json.RawMessage{}
+	var fs []field
 	for line := int64(1); sc.Scan(); line++ {
-		clear(obj)
-		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
+		var ok bool
+		if fs, ok = fields(sc.Bytes(), fs); !ok {
 			r.Torn++
 			continue
 		}
-		raw, ok := obj["step"]
-		if !ok {
+		step, has, ok := stepOf(fs)
+		if !has {
 			continue
 		}
-		step, ok := number(raw)
-		if !ok || math.Abs(step) > maxStep {
+		if !ok {
 			r.BadSteps++
 			continue
 		}
-		for k, v := range obj {
-			x, ok := number(v)
+		for _, f := range fs {
+			x, ok := number(f.val)
 			switch {
-			case k == "step" || !ok && !nonFinite(v):
+			case string(f.key) == "step" || !ok && !nonFinite(f.val):
 				continue
 			case !ok || math.IsInf(x, 0):
-				r.NonFinite[k]++
+				r.NonFinite[string(f.key)]++
 				continue
 			}
-			b := series[k]
+			b := series[string(f.key)]
 			if b == nil {
 				if len(series) == maxMetrics {
 					r.Unread++
 					continue
 				}
 				b = &binner{}
-				series[k] = b
+				series[string(f.key)] = b
 			}
 			b.add(seqPoint{Point{step, x}, line})
 		}
@@ -117,7 +116,7 @@ func Load(path string) (*Run, error) {
 func (r *Run) Skipped() []string {
 	var out []string
 	if r.Torn > 0 {
-		out = append(out, fmt.Sprintf("%s: skipped %d lines that are not JSON (a torn last line after a crash?)", r.Path, r.Torn))
+		out = append(out, fmt.Sprintf("%s: skipped %d lines that are not JSON objects (a torn last line after a crash?)", r.Path, r.Torn))
 	}
 	if r.BadSteps > 0 {
 		out = append(out, fmt.Sprintf("%s: skipped %d lines whose step is not a number from -2^53 to 2^53", r.Path, r.BadSteps))
@@ -136,8 +135,19 @@ func (r *Run) Skipped() []string {
 	return out
 }
 
+// stepOf returns a line's step: has says there is one, ok that it is a number within ±2^53.
+func stepOf(fs []field) (step float64, has, ok bool) {
+	for _, f := range fs {
+		if string(f.key) == "step" {
+			step, ok = number(f.val)
+			return step, true, ok && math.Abs(step) <= maxStep
+		}
+	}
+	return 0, false, false
+}
+
 // number reads a JSON number; one beyond float64's range reads as an infinity.
-func number(raw json.RawMessage) (float64, bool) {
+func number(raw []byte) (float64, bool) {
 	if len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		return 0, false
 	}
@@ -149,7 +159,7 @@ func number(raw json.RawMessage) (float64, bool) {
 }
 
 // nonFinite reports a string a metrics writer puts for a value JSON cannot hold.
-func nonFinite(raw json.RawMessage) bool {
+func nonFinite(raw []byte) bool {
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 		return false
