@@ -1,6 +1,7 @@
 package curves
 
 import (
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -93,5 +94,22 @@ func TestFaultAxisRange(t *testing.T) {
 	}
 	if _, hi, off := axisRange([]float64{1, 1, 1, 900, 2}); off != 0 || hi != 900 {
 		t.Errorf("a real spike must stay on the axis: to %v, %d off", hi, off)
+	}
+}
+
+// TestFaultManyMetricNames: a file of ever-new metric names keeps at most maxMetrics series
+// (and non-finite counts), counting the rest.
+func TestFaultManyMetricNames(t *testing.T) {
+	var b strings.Builder
+	for i := range 3 * maxMetrics {
+		fmt.Fprintf(&b, `{"step":%d,"m%d":1,"n%d":"NaN"}`+"\n", i, i, i)
+	}
+	r, err := Load(writeRun(t, b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Series) != maxMetrics || len(r.NonFinite) != maxMetrics || r.Unread != 4*maxMetrics {
+		t.Errorf("%d series, %d non-finite names, %d unread; want %d, %d, %d",
+			len(r.Series), len(r.NonFinite), r.Unread, maxMetrics, maxMetrics, 4*maxMetrics)
 	}
 }

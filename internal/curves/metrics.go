@@ -25,7 +25,8 @@ type Run struct {
 	// NonFinite counts, by metric, values that are NaN, infinite or beyond float64's range
 	// (written as "NaN", "+Inf", "-Inf" or 1e999), skipped.
 	NonFinite map[string]int
-	// Unread counts values of metrics past the first maxMetrics names, skipped.
+	// Unread counts values of metrics past the first maxMetrics names (or non-finite
+	// values past maxMetrics names), skipped.
 	Unread int
 }
 
@@ -85,7 +86,11 @@ func Load(path string) (*Run, error) {
 			case string(f.key) == "step" || !ok && !nonFinite(f.val):
 				continue
 			case !ok || math.IsInf(x, 0):
-				r.NonFinite[string(f.key)]++
+				if _, seen := r.NonFinite[string(f.key)]; !seen && len(r.NonFinite) == maxMetrics {
+					r.Unread++
+				} else {
+					r.NonFinite[string(f.key)]++
+				}
 				continue
 			}
 			b := series[string(f.key)]
