@@ -25,8 +25,8 @@ func plotCommand() command {
 				if err != nil {
 					return err
 				}
-				if r.Torn > 0 {
-					fmt.Fprintf(os.Stderr, "%s: skipped %d lines that are not JSON (a torn last line after a crash?)\n", r.Path, r.Torn)
+				for _, msg := range r.Skipped() {
+					fmt.Fprintln(os.Stderr, msg)
 				}
 				runs[i] = r
 			}
