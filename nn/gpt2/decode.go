@@ -91,11 +91,13 @@ func (d *Decoder) Close() {
 // Reset starts every row again at position 0.
 func (d *Decoder) Reset() { d.rows.ResetAll() }
 
-// Pos is the number of positions fed so far, when all rows share it (as Step keeps them);
-// RowPos gives each row's.
+// Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
+// -1 when they differ; RowPos gives each row's.
 func (d *Decoder) Pos() int {
-	pos, _ := d.rows.Shared()
-	return pos
+	if pos, ok := d.rows.Shared(); ok {
+		return pos
+	}
+	return -1
 }
 
 // RowPos is the number of positions fed to row so far. It panics on a row outside [0, Rows()).
@@ -162,7 +164,8 @@ func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 // step runs the model over the gathered tokens of the listed rows. Everything but the position
 // embedding and the attention works per token, over all rows' tokens at once; those two run
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
-// one forked group), so rows scattered over positions cost a kernel dispatch each per layer.
+// one forked group), so rows scattered over positions cost a kernel dispatch each per layer (a kernel taking a
+// position per row would make it one).
 func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	cfg := d.m.Config
 	C, NH, Vp := cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize

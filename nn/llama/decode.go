@@ -126,11 +126,13 @@ func (d *Decoder) VocabSize() int { return d.m.Config.Vocab }
 // Reset starts every row again at position 0.
 func (d *Decoder) Reset() { d.rows.ResetAll() }
 
-// Pos is the number of positions fed so far, when all rows share it (as Step keeps them);
-// RowPos gives each row's.
+// Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
+// -1 when they differ; RowPos gives each row's.
 func (d *Decoder) Pos() int {
-	pos, _ := d.rows.Shared()
-	return pos
+	if pos, ok := d.rows.Shared(); ok {
+		return pos
+	}
+	return -1
 }
 
 // RowPos is the number of positions fed to row so far. It panics on a row outside [0, Rows()).
@@ -198,7 +200,8 @@ func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 // step runs the model over the gathered tokens of the listed rows. Everything but the rotary
 // embedding and the attention works per token, over all rows' tokens at once; those two run
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
-// one forked group), so rows scattered over positions cost kernel dispatches each per layer.
+// one forked group), so rows scattered over positions cost three kernel dispatches each per layer (kernels
+// taking a position per row would make them one each).
 func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	m, c := d.m, d.m.Config
 	p, err := d.rows.Plan(rows, lens, tokens, c.Vocab)

@@ -195,6 +195,9 @@ func StepLeavesOtherRows(t *testing.T, m Model) {
 	if busy.RowPos(0) != P || busy.RowPos(2) != P || busy.RowPos(1) != P+3 {
 		t.Fatalf("positions %d %d %d after a step of row 1, want %d %d %d", busy.RowPos(0), busy.RowPos(1), busy.RowPos(2), P, P+3, P)
 	}
+	if busy.Pos() != -1 || idle.Pos() != P {
+		t.Fatalf("Pos() %d with rows apart, %d with rows together at %d; want -1 and %d", busy.Pos(), idle.Pos(), P, P)
+	}
 	if _, err := busy.Step(randomSeq(r, B, m.Vocab), 1); err == nil || !strings.Contains(err.Error(), "StepRows") {
 		t.Fatalf("Step with rows at different positions: got %v, want an error pointing to StepRows", err)
 	}
