@@ -20,7 +20,8 @@ type Decoder struct {
 	lens     []int // scratch for StepRows and StepRagged
 	flat     []int32
 
-	kcache, vcache []*tensor.Tensor // per layer (B, limit, C)
+	kcache, vcache []*tensor.Tensor
+	caches         []*tensor.Tensor // kcache then vcache, what Fork copies // per layer (B, limit, C)
 	tokens         *tensor.Tensor   // int32 (B*limit)
 	x, ln, atty    *tensor.Tensor   // (B*limit, C)
 	qkv            *tensor.Tensor   // (B*limit, 3C)
@@ -77,6 +78,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 		return nil, fmt.Errorf("gpt2: allocating decoder for B=%d length %d: %w", B, limit, err)
 	}
 	d.hostLogits = make([]float32, B*cfg.PaddedVocabSize)
+	d.caches = append(append(d.caches, d.kcache...), d.vcache...)
 	return d, nil
 }
 
@@ -114,8 +116,7 @@ func (d *Decoder) ResetRow(row int) error {
 // Fork copies row src's cache into each dst row and sets them at src's position, so rows that
 // share a prefix (a group's prompt) prefill it once; each then goes on with StepRows.
 func (d *Decoder) Fork(src int, dst []int) error {
-	caches := append(append([]*tensor.Tensor(nil), d.kcache...), d.vcache...)
-	if err := d.rows.Fork(d.m.Backend, caches, d.m.Config.Channels, src, dst); err != nil {
+	if err := d.rows.Fork(d.m.Backend, d.caches, d.m.Config.Channels, src, dst); err != nil {
 		return fmt.Errorf("gpt2: %w", err)
 	}
 	return nil

@@ -21,7 +21,8 @@ type Decoder struct {
 	lens     []int // scratch for StepRows and StepRagged
 	flat     []int32
 
-	kcache, vcache []*tensor.Tensor // per layer (B, limit, H·D)
+	kcache, vcache []*tensor.Tensor
+	caches         []*tensor.Tensor // kcache then vcache, what Fork copies // per layer (B, limit, H·D)
 	tokens         *tensor.Tensor
 	x, h, o        *tensor.Tensor // (B*limit, C)
 	q, qn, qr      *tensor.Tensor // (B*limit, H·D)
@@ -93,6 +94,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 		return nil, fmt.Errorf("llama: allocating a decoder for B=%d length %d: %w", B, limit, err)
 	}
 	d.hostLogits = make([]float32, B*c.Vocab)
+	d.caches = append(append(d.caches, d.kcache...), d.vcache...)
 	return d, nil
 }
 
@@ -150,8 +152,7 @@ func (d *Decoder) ResetRow(row int) error {
 // share a prefix (a group's prompt) prefill it once; each then goes on with StepRows.
 func (d *Decoder) Fork(src int, dst []int) error {
 	c := d.m.Config
-	caches := append(append([]*tensor.Tensor(nil), d.kcache...), d.vcache...)
-	if err := d.rows.Fork(d.m.Backend, caches, c.Heads*c.HeadDim, src, dst); err != nil {
+	if err := d.rows.Fork(d.m.Backend, d.caches, c.Heads*c.HeadDim, src, dst); err != nil {
 		return fmt.Errorf("llama: %w", err)
 	}
 	return nil

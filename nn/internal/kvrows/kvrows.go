@@ -13,6 +13,7 @@ type Rows struct {
 	limit int
 	pos   []int
 	seen  []bool // scratch for the duplicate check
+	plan  Plan   // reused by every step, so that decoding allocates nothing
 }
 
 // New tracks B rows of up to limit positions, all empty.
@@ -70,8 +71,8 @@ func (r *Rows) distinct(what string, rows []int) error {
 		}
 	}()
 	for i, row := range rows {
-		if err := r.check(fmt.Sprintf("%s[%d]: row", what, i), row); err != nil {
-			return err
+		if row < 0 || row >= len(r.pos) {
+			return fmt.Errorf("decoder %s[%d]: row %d outside the decoder's rows [0, %d)", what, i, row, len(r.pos))
 		}
 		if r.seen[row] {
 			return fmt.Errorf("decoder %s names row %d twice", what, row)
@@ -101,7 +102,8 @@ type Plan struct {
 }
 
 // Plan checks a step feeding lens[i] tokens to rows[i] (tokens gathered row after row, ids in
-// [0, vocab)) and lays it out. It changes no position; Advance does, once the step ran.
+// [0, vocab)) and lays it out, in storage the next Plan reuses. It changes no position;
+// Advance does, once the step ran.
 func (r *Rows) Plan(rows, lens []int, tokens []int32, vocab int) (*Plan, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("decoder step lists no rows")
@@ -112,7 +114,8 @@ func (r *Rows) Plan(rows, lens []int, tokens []int32, vocab int) (*Plan, error) 
 	if err := r.distinct("step", rows); err != nil {
 		return nil, err
 	}
-	p := &Plan{Spans: make([]Span, len(rows))}
+	p := &r.plan
+	p.Spans, p.Runs, p.Tokens = p.Spans[:0], p.Runs[:0], 0
 	for i, row := range rows {
 		n, pos := lens[i], r.pos[row]
 		if n <= 0 {
@@ -121,7 +124,7 @@ func (r *Rows) Plan(rows, lens []int, tokens []int32, vocab int) (*Plan, error) 
 		if pos+n > r.limit {
 			return nil, fmt.Errorf("decoder row %d holds %d positions; %d + %d would exceed it", row, r.limit, pos, n)
 		}
-		p.Spans[i] = Span{Row: row, Pos: pos, Off: p.Tokens, N: n}
+		p.Spans = append(p.Spans, Span{Row: row, Pos: pos, Off: p.Tokens, N: n})
 		p.Tokens += n
 	}
 	if len(tokens) != p.Tokens {
