@@ -20,8 +20,8 @@ type Decoder struct {
 	lens     []int // scratch for StepRows and StepRagged
 	flat     []int32
 
-	kcache, vcache []*tensor.Tensor
-	caches         []*tensor.Tensor // kcache then vcache, what Fork copies // per layer (B, limit, C)
+	kcache, vcache []*tensor.Tensor // per layer (B, limit, C)
+	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
 	tokens         *tensor.Tensor   // int32 (B*limit)
 	x, ln, atty    *tensor.Tensor   // (B*limit, C)
 	qkv            *tensor.Tensor   // (B*limit, 3C)
@@ -165,8 +165,8 @@ func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 // step runs the model over the gathered tokens of the listed rows. Everything but the position
 // embedding and the attention works per token, over all rows' tokens at once; those two run
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
-// one forked group), so rows scattered over positions cost a kernel dispatch each per layer (a kernel taking a
-// position per row would make it one).
+// one forked group), so rows scattered over positions cost an attention dispatch each per
+// layer (a kernel taking a position per row would make it one).
 func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	cfg := d.m.Config
 	C, NH, Vp := cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize

@@ -11,8 +11,8 @@ import (
 // Decoder runs the model incrementally with a key/value cache over B rows, each at its own
 // position: StepRows feeds the next tokens of some rows and returns the logits of each one's
 // last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
-// position. It reads the model's parameters and owns its buffers. The caches hold every query head's keys
-// and values (KV heads repeated), the layout the attention kernel reads.
+// position. It reads the model's parameters and owns its buffers. The caches hold every query
+// head's keys and values (KV heads repeated), the layout the attention kernel reads.
 type Decoder struct {
 	m        *Model
 	B, limit int
@@ -21,8 +21,8 @@ type Decoder struct {
 	lens     []int // scratch for StepRows and StepRagged
 	flat     []int32
 
-	kcache, vcache []*tensor.Tensor
-	caches         []*tensor.Tensor // kcache then vcache, what Fork copies // per layer (B, limit, H·D)
+	kcache, vcache []*tensor.Tensor // per layer (B, limit, H·D)
+	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
 	tokens         *tensor.Tensor
 	x, h, o        *tensor.Tensor // (B*limit, C)
 	q, qn, qr      *tensor.Tensor // (B*limit, H·D)
@@ -201,8 +201,8 @@ func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 // step runs the model over the gathered tokens of the listed rows. Everything but the rotary
 // embedding and the attention works per token, over all rows' tokens at once; those two run
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
-// one forked group), so rows scattered over positions cost three kernel dispatches each per layer (kernels
-// taking a position per row would make them one each).
+// one forked group), so rows scattered over positions cost three dispatches each per layer
+// (two rotations and the attention; kernels taking a position per row would make them one).
 func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	m, c := d.m, d.m.Config
 	p, err := d.rows.Plan(rows, lens, tokens, c.Vocab)
