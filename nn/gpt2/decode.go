@@ -3,18 +3,25 @@ package gpt2
 import (
 	"fmt"
 
+	"github.com/vkgrad/vkgrad/nn/internal/kvrows"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Decoder runs the model incrementally with a key/value cache: each Step feeds the next tokens of
-// B rows that share their position and returns the logits of each row's last token. It reads the
-// model's parameters but owns its buffers, so sampling never disturbs training activations.
+// Decoder runs the model incrementally with a key/value cache over B rows, each at its own
+// position: StepRows feeds the next tokens of some rows and returns the logits of each one's
+// last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
+// position. It reads the model's parameters but owns its buffers, so sampling never disturbs
+// training activations.
 type Decoder struct {
 	m        *Model
 	B, limit int // rows and the most positions the cache holds
-	pos      int
+	rows     *kvrows.Rows
+	all      []int // 0..B-1, the rows Step feeds
+	lens     []int // scratch for StepRows and StepRagged
+	flat     []int32
 
 	kcache, vcache []*tensor.Tensor // per layer (B, limit, C)
+	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
 	tokens         *tensor.Tensor   // int32 (B*limit)
 	x, ln, atty    *tensor.Tensor   // (B*limit, C)
 	qkv            *tensor.Tensor   // (B*limit, 3C)
@@ -38,7 +45,10 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if err := tensor.CheckFits(m.Backend, cfg.DecoderBytes(B, limit), fmt.Sprintf("gpt2: a decoder of %d rows of %d positions (its key/value cache and activations)", B, limit)); err != nil {
 		return nil, err
 	}
-	d := &Decoder{m: m, B: B, limit: limit}
+	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit), all: make([]int, B)}
+	for b := range d.all {
+		d.all[b] = b
+	}
 	C, N := cfg.Channels, B*limit
 	var err error
 	alloc := func(dtype tensor.DType, shape ...int) *tensor.Tensor {
@@ -68,6 +78,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 		return nil, fmt.Errorf("gpt2: allocating decoder for B=%d length %d: %w", B, limit, err)
 	}
 	d.hostLogits = make([]float32, B*cfg.PaddedVocabSize)
+	d.caches = append(append(d.caches, d.kcache...), d.vcache...)
 	return d, nil
 }
 
@@ -79,29 +90,92 @@ func (d *Decoder) Close() {
 	d.scratch = nil
 }
 
-// Reset starts a new sequence.
-func (d *Decoder) Reset() { d.pos = 0 }
+// Reset starts every row again at position 0.
+func (d *Decoder) Reset() { d.rows.ResetAll() }
 
-// Pos is the number of positions fed so far.
-func (d *Decoder) Pos() int { return d.pos }
+// Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
+// -1 when they differ; RowPos gives each row's.
+func (d *Decoder) Pos() int {
+	if pos, ok := d.rows.Shared(); ok {
+		return pos
+	}
+	return -1
+}
 
-// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions and returns the
-// logits of each row's last new position, (B, Vp) on the host; the slice is reused by the next
-// Step. Only the first V columns are meaningful.
+// RowPos is the number of positions fed to row so far. It panics on a row outside [0, Rows()).
+func (d *Decoder) RowPos(row int) int { return d.rows.Pos(row) }
+
+// ResetRow starts row again at position 0, leaving the others as they are.
+func (d *Decoder) ResetRow(row int) error {
+	if err := d.rows.Reset(row); err != nil {
+		return fmt.Errorf("gpt2: %w", err)
+	}
+	return nil
+}
+
+// Fork copies row src's cache into each dst row and sets them at src's position, so rows that
+// share a prefix (a group's prompt) prefill it once; each then goes on with StepRows.
+func (d *Decoder) Fork(src int, dst []int) error {
+	if err := d.rows.Fork(d.m.Backend, d.caches, d.m.Config.Channels, src, dst); err != nil {
+		return fmt.Errorf("gpt2: %w", err)
+	}
+	return nil
+}
+
+// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all rows
+// must share, and returns the logits of each row's last new position, (B, Vp) on the host; the
+// slice is reused by the next step. Only the first V columns are meaningful.
 func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
+	if _, ok := d.rows.Shared(); !ok {
+		return nil, fmt.Errorf("gpt2: decoder Step needs every row at one position; rows at their own go through StepRows")
+	}
+	if Tq <= 0 || len(tokens) != d.B*Tq {
+		return nil, fmt.Errorf("gpt2: decoder step got %d tokens for %d rows of %d", len(tokens), d.B, Tq)
+	}
+	return d.StepRows(d.all, tokens, Tq)
+}
+
+// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
+// each at its own next position, and returns the logits of each listed row's last new
+// position, (len(rows), Vp) on the host, reused by the next step. Rows not listed keep their
+// cache and position.
+func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
+	lens := d.lens[:0]
+	for range rows {
+		lens = append(lens, Tq)
+	}
+	d.lens = lens
+	return d.step(rows, lens, tokens)
+}
+
+// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
+// Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
+func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
+	if len(tokens) != len(rows) {
+		return nil, fmt.Errorf("gpt2: decoder step has %d token lists for %d rows", len(tokens), len(rows))
+	}
+	lens, flat := d.lens[:0], d.flat[:0]
+	for _, t := range tokens {
+		lens, flat = append(lens, len(t)), append(flat, t...)
+	}
+	d.lens, d.flat = lens, flat
+	return d.step(rows, lens, flat)
+}
+
+// step runs the model over the gathered tokens of the listed rows. Everything but the position
+// embedding and the attention works per token, over all rows' tokens at once; those two run
+// once per run of consecutive rows at one position (one call for a Step, or for the rows of
+// one forked group), so rows scattered over positions cost an attention dispatch each per
+// layer (a kernel taking a position per row would make it one).
+func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	cfg := d.m.Config
-	B, C, NH, Vp := d.B, cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize
-	if Tq <= 0 || len(tokens) != B*Tq {
-		return nil, fmt.Errorf("gpt2: decoder step got %d tokens for %d rows of %d", len(tokens), B, Tq)
-	}
-	if d.pos+Tq > d.limit {
-		return nil, fmt.Errorf("gpt2: decoder holds %d positions; %d + %d would exceed it", d.limit, d.pos, Tq)
-	}
-	if err := d.m.checkTokens("decoder tokens", tokens, B, Tq); err != nil {
-		return nil, err
+	C, NH, Vp := cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize
+	p, err := d.rows.Plan(rows, lens, tokens, cfg.VocabSize)
+	if err != nil {
+		return nil, fmt.Errorf("gpt2: %w", err)
 	}
 	be := d.m.Backend
-	N := B * Tq
+	N, R := p.Tokens, len(rows)
 	tok := d.tokens.View(0, N)
 	if err := be.UploadInt32(tok, tokens); err != nil {
 		return nil, err
@@ -109,14 +183,21 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 	x, ln, atty := d.x.View(0, N, C), d.ln.View(0, N, C), d.atty.View(0, N, C)
 	qkv, fch := d.qkv.View(0, N, 3*C), d.fch.View(0, N, 4*C)
 	mean, rstd := d.mean.View(0, N), d.rstd.View(0, N)
-	wpe := d.m.wpe.Value.View(d.pos*C, Tq, C)
-	be.EncoderForward(x, tok, d.m.wte.Value, wpe, B, Tq, C)
+	for _, r := range p.Runs {
+		n := r.Count * r.N
+		wpe := d.m.wpe.Value.View(r.Pos*C, r.N, C)
+		be.EncoderForward(x.View(r.Off*C, n, C), tok.View(r.Off, n), d.m.wte.Value, wpe, r.Count, r.N, C)
+	}
 	first := &d.m.layers[0]
 	be.LayerNormForward(ln, mean, rstd, x, first.ln1w.Value, first.ln1b.Value, N, C)
 	for l := range d.m.layers {
 		lp := &d.m.layers[l]
 		be.MatMul(qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
-		be.AttentionDecode(atty, d.kcache[l], d.vcache[l], qkv, B, Tq, d.pos, d.limit, C, NH)
+		for _, r := range p.Runs {
+			n, cache := r.Count*r.N, r.Row*d.limit*C
+			kc, vc := d.kcache[l].View(cache, r.Count, d.limit, C), d.vcache[l].View(cache, r.Count, d.limit, C)
+			be.AttentionDecode(atty.View(r.Off*C, n, C), kc, vc, qkv.View(r.Off*3*C, n, 3*C), r.Count, r.N, r.Pos, d.limit, C, NH)
+		}
 		// x += atty @ attprojw^T + b, accumulated in place: first the bias-free product into ln.
 		be.MatMul(ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
 		be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, lp.ln2w.Value, lp.ln2b.Value, N, C)
@@ -130,16 +211,18 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 			be.Add(x, x, ln)
 		}
 	}
-	for b := 0; b < B; b++ {
-		be.Copy(d.last.View(b*C, C), x.View((b*Tq+Tq-1)*C, C))
+	last, lastLN, logits := d.last.View(0, R, C), d.lastLN.View(0, R, C), d.logits.View(0, R, Vp)
+	for i, s := range p.Spans {
+		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
-	be.LayerNormForward(d.lastLN, mean.View(0, B), rstd.View(0, B), d.last, d.m.lnfw.Value, d.m.lnfb.Value, B, C)
-	be.MatMul(d.logits, d.lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: B, N: Vp, K: C, TransB: true})
-	if err := be.Download(d.hostLogits, d.logits); err != nil {
+	be.LayerNormForward(lastLN, mean.View(0, R), rstd.View(0, R), last, d.m.lnfw.Value, d.m.lnfb.Value, R, C)
+	be.MatMul(logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
+	host := d.hostLogits[:R*Vp]
+	if err := be.Download(host, logits); err != nil {
 		return nil, err
 	}
-	d.pos += Tq
-	return d.hostLogits, nil
+	d.rows.Advance(p)
+	return host, nil
 }
 
 // Limit is the number of positions the decoder holds.

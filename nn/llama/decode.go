@@ -4,20 +4,25 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/autograd"
-
+	"github.com/vkgrad/vkgrad/nn/internal/kvrows"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Decoder runs the model incrementally with a key/value cache: each Step feeds the next tokens
-// of B rows that share their position and returns the logits of each row's last token. It
-// reads the model's parameters and owns its buffers. The caches hold every query head's keys
-// and values (KV heads repeated), the layout the attention kernel reads.
+// Decoder runs the model incrementally with a key/value cache over B rows, each at its own
+// position: StepRows feeds the next tokens of some rows and returns the logits of each one's
+// last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
+// position. It reads the model's parameters and owns its buffers. The caches hold every query
+// head's keys and values (KV heads repeated), the layout the attention kernel reads.
 type Decoder struct {
 	m        *Model
 	B, limit int
-	pos      int
+	rows     *kvrows.Rows
+	all      []int // 0..B-1, the rows Step feeds
+	lens     []int // scratch for StepRows and StepRagged
+	flat     []int32
 
 	kcache, vcache []*tensor.Tensor // per layer (B, limit, H·D)
+	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
 	tokens         *tensor.Tensor
 	x, h, o        *tensor.Tensor // (B*limit, C)
 	q, qn, qr      *tensor.Tensor // (B*limit, H·D)
@@ -52,7 +57,10 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if err := m.ensureRope(limit); err != nil {
 		return nil, err
 	}
-	d := &Decoder{m: m, B: B, limit: limit}
+	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit), all: make([]int, B)}
+	for b := range d.all {
+		d.all[b] = b
+	}
 	N, C, HD, KVD, I := B*limit, c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.Intermediate
 	var err error
 	alloc := func(dtype tensor.DType, shape ...int) *tensor.Tensor {
@@ -86,6 +94,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 		return nil, fmt.Errorf("llama: allocating a decoder for B=%d length %d: %w", B, limit, err)
 	}
 	d.hostLogits = make([]float32, B*c.Vocab)
+	d.caches = append(append(d.caches, d.kcache...), d.vcache...)
 	return d, nil
 }
 
@@ -107,12 +116,6 @@ func (d *Decoder) Close() {
 	d.owned = nil
 }
 
-// Reset starts a new sequence.
-func (d *Decoder) Reset() { d.pos = 0 }
-
-// Pos is the number of positions fed so far.
-func (d *Decoder) Pos() int { return d.pos }
-
 // Limit is the number of positions the decoder holds.
 func (d *Decoder) Limit() int { return d.limit }
 
@@ -122,22 +125,92 @@ func (d *Decoder) Rows() int { return d.B }
 // VocabSize is the number of logits per row.
 func (d *Decoder) VocabSize() int { return d.m.Config.Vocab }
 
-// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions and returns
-// the logits of each row's last new position, (B, V) on the host, reused by the next Step.
+// Reset starts every row again at position 0.
+func (d *Decoder) Reset() { d.rows.ResetAll() }
+
+// Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
+// -1 when they differ; RowPos gives each row's.
+func (d *Decoder) Pos() int {
+	if pos, ok := d.rows.Shared(); ok {
+		return pos
+	}
+	return -1
+}
+
+// RowPos is the number of positions fed to row so far. It panics on a row outside [0, Rows()).
+func (d *Decoder) RowPos(row int) int { return d.rows.Pos(row) }
+
+// ResetRow starts row again at position 0, leaving the others as they are.
+func (d *Decoder) ResetRow(row int) error {
+	if err := d.rows.Reset(row); err != nil {
+		return fmt.Errorf("llama: %w", err)
+	}
+	return nil
+}
+
+// Fork copies row src's cache into each dst row and sets them at src's position, so rows that
+// share a prefix (a group's prompt) prefill it once; each then goes on with StepRows.
+func (d *Decoder) Fork(src int, dst []int) error {
+	c := d.m.Config
+	if err := d.rows.Fork(d.m.Backend, d.caches, c.Heads*c.HeadDim, src, dst); err != nil {
+		return fmt.Errorf("llama: %w", err)
+	}
+	return nil
+}
+
+// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all
+// rows must share, and returns the logits of each row's last new position, (B, V) on the host,
+// reused by the next step.
 func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
+	if _, ok := d.rows.Shared(); !ok {
+		return nil, fmt.Errorf("llama: decoder Step needs every row at one position; rows at their own go through StepRows")
+	}
+	if Tq <= 0 || len(tokens) != d.B*Tq {
+		return nil, fmt.Errorf("llama: decoder step got %d tokens for %d rows of %d", len(tokens), d.B, Tq)
+	}
+	return d.StepRows(d.all, tokens, Tq)
+}
+
+// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
+// each at its own next position, and returns the logits of each listed row's last new
+// position, (len(rows), V) on the host, reused by the next step. Rows not listed keep their
+// cache and position.
+func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
+	lens := d.lens[:0]
+	for range rows {
+		lens = append(lens, Tq)
+	}
+	d.lens = lens
+	return d.step(rows, lens, tokens)
+}
+
+// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
+// Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
+func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
+	if len(tokens) != len(rows) {
+		return nil, fmt.Errorf("llama: decoder step has %d token lists for %d rows", len(tokens), len(rows))
+	}
+	lens, flat := d.lens[:0], d.flat[:0]
+	for _, t := range tokens {
+		lens, flat = append(lens, len(t)), append(flat, t...)
+	}
+	d.lens, d.flat = lens, flat
+	return d.step(rows, lens, flat)
+}
+
+// step runs the model over the gathered tokens of the listed rows. Everything but the rotary
+// embedding and the attention works per token, over all rows' tokens at once; those two run
+// once per run of consecutive rows at one position (one call for a Step, or for the rows of
+// one forked group), so rows scattered over positions cost three dispatches each per layer
+// (two rotations and the attention; kernels taking a position per row would make them one).
+func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	m, c := d.m, d.m.Config
-	B := d.B
-	if Tq <= 0 || len(tokens) != B*Tq {
-		return nil, fmt.Errorf("llama: decoder step got %d tokens for %d rows of %d", len(tokens), B, Tq)
-	}
-	if d.pos+Tq > d.limit {
-		return nil, fmt.Errorf("llama: decoder holds %d positions; %d + %d would exceed it", d.limit, d.pos, Tq)
-	}
-	if err := m.checkTokens("decoder tokens", tokens, B, Tq); err != nil {
-		return nil, err
+	p, err := d.rows.Plan(rows, lens, tokens, c.Vocab)
+	if err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
 	}
 	be := m.Backend
-	N, C, H, KV, D, I := B*Tq, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
+	N, R, C, H, KV, D, I := p.Tokens, len(rows), c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
 	HD, KVD := H*D, KV*D
 	eps := float32(c.RMSNormEps)
 	tok := d.tokens.View(0, N)
@@ -166,10 +239,17 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 			be.RMSNormForward(qin, d.rstd.View(0, N*H), q, lp.qNorm.Value, N*H, D, eps)
 			be.RMSNormForward(kin, d.rstd.View(0, N*KV), k, lp.kNorm.Value, N*KV, D, eps)
 		}
-		be.RoPEForward(qr, qin, m.rope, N, Tq, d.pos, H, H, HD)
-		be.RoPEForward(kr, kin, m.rope, N, Tq, d.pos, KV, KV, KVD)
+		for _, r := range p.Runs {
+			n := r.Count * r.N
+			be.RoPEForward(qr.View(r.Off*HD, n, HD), qin.View(r.Off*HD, n, HD), m.rope, n, r.N, r.Pos, H, H, HD)
+			be.RoPEForward(kr.View(r.Off*KVD, n, KVD), kin.View(r.Off*KVD, n, KVD), m.rope, n, r.N, r.Pos, KV, KV, KVD)
+		}
 		be.PackQKV(qkv, qr, kr, v, N, H, KV, D)
-		be.AttentionDecode(atty, d.kcache[l], d.vcache[l], qkv, B, Tq, d.pos, d.limit, HD, H)
+		for _, r := range p.Runs {
+			n, cache := r.Count*r.N, r.Row*d.limit*HD
+			kc, vc := d.kcache[l].View(cache, r.Count, d.limit, HD), d.vcache[l].View(cache, r.Count, d.limit, HD)
+			be.AttentionDecode(atty.View(r.Off*HD, n, HD), kc, vc, qkv.View(r.Off*3*HD, n, 3*HD), r.Count, r.N, r.Pos, d.limit, HD, H)
+		}
 		linear("o_proj", o, atty, lp.wo.Value, nil, C, HD)
 		be.ResidualRMSNormForward(x, h, d.rstd.View(0, N), x, o, lp.mlpNorm.Value, N, C, eps)
 		linear("gate_proj", gate, h, lp.wgate.Value, nil, I, C)
@@ -182,16 +262,18 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 			be.Add(x, x, o)
 		}
 	}
-	for b := range B {
-		be.Copy(d.last.View(b*C, C), x.View((b*Tq+Tq-1)*C, C))
+	last, lastN, logits := d.last.View(0, R, C), d.lastN.View(0, R, C), d.logits.View(0, R, c.Vocab)
+	for i, s := range p.Spans {
+		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
-	be.RMSNormForward(d.lastN, d.rstd.View(0, B), d.last, m.norm.Value, B, C, eps)
-	be.MatMul(d.logits, d.lastN, m.head.Value, nil, tensor.MatMulParams{M: B, N: c.Vocab, K: C, TransB: true})
-	if err := be.Download(d.hostLogits, d.logits); err != nil {
+	be.RMSNormForward(lastN, d.rstd.View(0, R), last, m.norm.Value, R, C, eps)
+	be.MatMul(logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
+	host := d.hostLogits[:R*c.Vocab]
+	if err := be.Download(host, logits); err != nil {
 		return nil, err
 	}
-	d.pos += Tq
-	return d.hostLogits, nil
+	d.rows.Advance(p)
+	return host, nil
 }
 
 // addAdapter adds a layer's LoRA term to a linear layer's output, out += s·(in·Aᵀ)·Bᵀ, with the
