@@ -79,7 +79,7 @@ type Turn struct {
 type StepResult struct {
 	// Messages ("tool" or "user") go to the model before its next turn; when Done they are
 	// only logged.
-	Messages []Message `json:"messages"`
+	Messages []Message `json:"messages,omitempty"`
 	// Reward is the turn's reward; the episode's return is the sum over its turns.
 	Reward float64 `json:"reward"`
 	// Done ends the episode.
