@@ -76,7 +76,7 @@ func (e *ToolEnv) Reset(ctx context.Context, example json.RawMessage, seed uint6
 	if err := e.compile(); err != nil {
 		return ResetResult{}, err
 	}
-	e.example = example
+	e.example, e.done = example, false
 	tools, err := e.Schemas()
 	if err != nil {
 		return ResetResult{}, err
@@ -148,6 +148,9 @@ func (e *ToolEnv) call(ctx context.Context, c toolcall.Call) (string, error) {
 	}
 	s, ok := e.params[c.Name]
 	if !ok {
+		if len(e.Tools) == 0 {
+			return "", fmt.Errorf("unknown tool %q; there are no tools", c.Name)
+		}
 		return "", fmt.Errorf("unknown tool %q; the tools are %s", c.Name, strings.Join(e.names(), ", "))
 	}
 	args, err := decodeArguments(c.Arguments)

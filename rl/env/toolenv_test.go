@@ -31,7 +31,7 @@ func testToolEnv() *ToolEnv {
 			{Name: "boom", Func: func(context.Context, map[string]any) (string, error) { panic("kaboom") }},
 		},
 		Judge:   func(json.RawMessage, Turn) (float64, error) { return 0.5, nil },
-		Timeout: 50 * time.Millisecond,
+		Timeout: time.Minute, // long, so that a loaded machine cannot time out a quick call
 	}
 }
 
@@ -62,6 +62,9 @@ func TestFaultToolEnvCalls(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := testToolEnv()
+			if c.name == "hung tool" {
+				e.Timeout = 50 * time.Millisecond
+			}
 			if _, err := e.Reset(context.Background(), nil, 1, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -108,6 +111,24 @@ func TestToolEnvJudgesTheTurnWithoutCalls(t *testing.T) {
 	}
 	if _, err := e.Step(context.Background(), Turn{Index: 2, Text: "more"}); err == nil || !strings.Contains(err.Error(), "turn 2: the episode has ended") {
 		t.Errorf("a step after the end: %v", err)
+	}
+	if _, err := e.Reset(context.Background(), json.RawMessage(`{"answer":"5"}`), 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Step(context.Background(), Turn{Text: "5"}); err != nil || !r.Done {
+		t.Errorf("a second episode on the same ToolEnv: %+v, %v", r, err)
+	}
+}
+
+func TestFaultToolEnvWithoutTools(t *testing.T) {
+	e := &ToolEnv{Judge: func(json.RawMessage, Turn) (float64, error) { return 0, nil }}
+	start, err := e.Reset(context.Background(), nil, 0, 0)
+	if err != nil || start.Tools == nil || len(start.Tools) != 0 {
+		t.Fatalf("reset %+v, %v: want an empty, non-nil tools list", start, err)
+	}
+	r, err := e.Step(context.Background(), Turn{ToolCalls: []toolcall.Call{call("f", `{}`)}})
+	if err != nil || r.Messages[0].Content != `error: unknown tool "f"; there are no tools` {
+		t.Errorf("a call with no tools: %+v, %v", r, err)
 	}
 }
 
@@ -157,7 +178,6 @@ func TestFaultToolEnvBadTools(t *testing.T) {
 // An episode's own deadline ends the step with an error rather than a tool message.
 func TestFaultToolEnvEpisodeCancelled(t *testing.T) {
 	e := testToolEnv()
-	e.Timeout = time.Minute
 	if _, err := e.Reset(context.Background(), nil, 0, 0); err != nil {
 		t.Fatal(err)
 	}
