@@ -12,13 +12,29 @@ import (
 	"github.com/vkgrad/vkgrad/rl"
 )
 
-// answerOf returns the reference answer from the metadata, or an error naming the field.
+// answerOf returns the reference answer from the metadata, or an error naming the field: an
+// empty answer would make an empty completion right.
 func answerOf(meta rl.Meta, field string) (string, error) {
 	a, ok := meta[field]
 	if !ok {
 		return "", fmt.Errorf("the dataset line has no %q field", field)
 	}
+	if a == "" {
+		return "", fmt.Errorf("the dataset line's %q field is empty", field)
+	}
 	return a, nil
+}
+
+// NeedsAnswer reports whether r compares completions with the reference answer (exact,
+// numeric, a regex with {answer}), so every prompt it scores must have one.
+func NeedsAnswer(r rl.Reward) bool {
+	switch v := r.(type) {
+	case Exact, Numeric:
+		return true
+	case *Regex:
+		return v.plain == nil
+	}
+	return false
 }
 
 // Normalize is the form two answers are compared in: the EOS text removed, letters lowered,
