@@ -179,9 +179,9 @@ func TestFaultResumeRefusesChangedDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.SplitAfter(strings.TrimSuffix(string(orig), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(orig), "\n"), "\n")
 	slices.Reverse(lines)
-	if err := os.WriteFile(data, []byte(strings.Join(lines, "")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	resume := append([]string{"grpo", "--resume", runDir}, rlCommon...)
