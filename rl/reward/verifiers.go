@@ -119,6 +119,20 @@ func (n Numeric) Score(_, completion string, meta rl.Meta) (float64, error) {
 	return bool01(math.Abs(got-want) <= 1e-6*max(1, math.Abs(want))), nil
 }
 
+// CheckAnswer refuses an answer with no number, which no completion could match.
+func (Numeric) CheckAnswer(a string) error {
+	if _, ok := FinalNumber(a); !ok {
+		return fmt.Errorf("answer %q holds no number for the numeric reward", a)
+	}
+	return nil
+}
+
+// AnswerChecker is a verifier that can tell before training whether it can score against an
+// answer, so a dataset is checked whole instead of failing at the step that draws a bad line.
+type AnswerChecker interface {
+	CheckAnswer(answer string) error
+}
+
 // Regex scores 1 when the completion contains a match of the pattern, else 0. "{answer}" in
 // the pattern stands for the answer field, quoted, so "answer is {answer}" checks the answer.
 type Regex struct {

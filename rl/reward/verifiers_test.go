@@ -121,6 +121,12 @@ func TestFaultVerifierWithoutAnswer(t *testing.T) {
 			t.Errorf("NeedsAnswer(%s) = false", r.Name())
 		}
 	}
+	if err := (Numeric{}).CheckAnswer("about seven"); err == nil || !strings.Contains(err.Error(), "no number") {
+		t.Errorf("numeric answer without a number: %v", err)
+	}
+	if err := (Numeric{}).CheckAnswer("#### 7"); err != nil {
+		t.Error(err)
+	}
 	plain, err := NewRegex(`\d+`, "answer")
 	if err != nil {
 		t.Fatal(err)
