@@ -88,6 +88,9 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAnswers(verifiers, train, held); err != nil {
+		return nil, err
+	}
 	list, err := tasks.NewList(train, true, t.DataSeed)
 	if err != nil {
 		return nil, err
@@ -148,6 +151,25 @@ func (d *datasetFlags) load(t *taskFlags, opt tasks.DatasetOptions) (train, held
 		held = held[:t.EvalSize]
 	}
 	return train, held, nil
+}
+
+// checkAnswers asks the verifiers that can tell (reward.AnswerChecker) whether they can score
+// against each prompt's answer, naming the file and line of the first they cannot.
+func checkAnswers(verifiers []rl.Weighted, sets ...[]tasks.Prompt) error {
+	for _, w := range verifiers {
+		c, ok := w.Reward.(reward.AnswerChecker)
+		if !ok {
+			continue
+		}
+		for _, ps := range sets {
+			for _, p := range ps {
+				if err := c.CheckAnswer(p.Answer); err != nil {
+					return fmt.Errorf("%s: %w", p.Where, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // needsAnswer reports whether a verifier compares completions with each prompt's answer.

@@ -129,6 +129,8 @@ func TestFaultDatasetRowsCheckedUpFront(t *testing.T) {
 	long := `{"prompt": "` + strings.Repeat("seven ", 70) + `=", "answer": " 1"}`
 	noAnswer := filepath.Join(dir, "noanswer.jsonl")
 	writeSums(t, noAnswer, 40, map[int]string{30: `{"prompt": "1 + 1 ="}`})
+	noNumber := filepath.Join(dir, "nonumber.jsonl")
+	writeSums(t, noNumber, 40, map[int]string{12: `{"prompt": "1 + 1 =", "answer": "two"}`})
 	tooLong := filepath.Join(dir, "long.jsonl")
 	writeSums(t, tooLong, 200, map[int]string{150: long})
 	answerTooLong := filepath.Join(dir, "longanswer.jsonl")
@@ -144,6 +146,7 @@ func TestFaultDatasetRowsCheckedUpFront(t *testing.T) {
 		{[]string{"grpo", "--dataset", noAnswer, "--reward", "exact"}, noAnswer + ":30: no answer to train or score on"},
 		{[]string{"grpo", "--dataset", noAnswer, "--reward", "regex", "--reward-regex", "is {answer}"}, noAnswer + ":30: no answer"},
 		{[]string{"sft", "--dataset", noAnswer}, noAnswer + ":30: no answer"},
+		{[]string{"grpo", "--dataset", noNumber, "--reward", "numeric"}, noNumber + `:12: answer "two" holds no number`},
 		{[]string{"grpo", "--dataset", tooLong}, tooLong + ":150: the prompt's 71 tokens leave no room for a completion in the model's context of 64"},
 		{[]string{"sft", "--dataset", tooLong}, tooLong + ":150: the prompt (71 tokens) and its answer exceed the model's context of 64"},
 		{[]string{"sft", "--dataset", answerTooLong}, answerTooLong + ":7: the prompt (4 tokens) and its answer exceed"},
