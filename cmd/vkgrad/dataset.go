@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,10 @@ type datasetFlags struct {
 	RewardCmd     string         `json:"reward_cmd,omitempty"`
 	RewardTimeout time.Duration  `json:"reward_timeout,omitempty"`
 	Options       reward.Options `json:"reward_options"`
+	// Fingerprint and EvalFingerprint identify the dataset files read (dataFingerprint), so a
+	// resumed run refuses data that changed since it started.
+	Fingerprint     string `json:"fingerprint,omitempty"`
+	EvalFingerprint string `json:"eval_fingerprint,omitempty"`
 }
 
 // defaultDatasetFlags hold out 5% of a dataset and give a reward program two minutes a batch.
@@ -48,8 +53,17 @@ func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
 	fs.IntVar(&d.Options.TargetLength, "target-length", d.Options.TargetLength, "the length penalty: characters allowed before it starts")
 }
 
-// setup builds the prompt source, held-out set and reward of a dataset run.
-func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message) (string, error)) (*taskSetup, error) {
+// setupOptions are what the command adds to the task flags when they are set up.
+type setupOptions struct {
+	// supervised: every prompt needs an answer to train on (sft).
+	supervised bool
+	// announce is called just before the reward program starts.
+	announce func()
+}
+
+// setup builds the prompt source, held-out set and reward of a dataset run. The files'
+// fingerprints are recorded, or, when the flags already hold them (a resumed run), checked.
+func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message) (string, error), o setupOptions) (*taskSetup, error) {
 	var err error
 	for _, p := range []*string{&d.Path, &d.EvalPath} {
 		if *p != "" {
@@ -58,55 +72,147 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 			}
 		}
 	}
+	if err := d.fingerprint(); err != nil {
+		return nil, err
+	}
+	verifiers, cmdWeight, err := d.verifiers()
+	if err != nil {
+		return nil, err
+	}
 	fields, err := tasks.ParseFieldMap(d.Fields)
 	if err != nil {
 		return nil, err
 	}
-	opt := tasks.DatasetOptions{Fields: fields, Chat: chat}
-	all, err := tasks.LoadDataset(d.Path, opt)
+	opt := tasks.DatasetOptions{Fields: fields, Chat: chat, RequireAnswer: o.supervised || needsAnswer(verifiers)}
+	train, held, err := d.load(t, opt)
 	if err != nil {
-		return nil, fmt.Errorf("--dataset: %w", err)
+		return nil, err
 	}
-	train, held := all, []tasks.Prompt(nil)
-	switch {
-	case d.EvalPath != "":
-		if held, err = tasks.LoadDataset(d.EvalPath, opt); err != nil {
-			return nil, fmt.Errorf("--eval-dataset: %w", err)
-		}
-	case t.EvalSize > 0:
-		if train, held, err = tasks.SplitHeldOut(all, d.HeldOut); err != nil {
-			return nil, fmt.Errorf("--held-out-share: %w", err)
-		}
-	}
-	if len(held) > t.EvalSize {
-		held = held[:t.EvalSize]
+	if err := checkAnswers(verifiers, train, held); err != nil {
+		return nil, err
 	}
 	list, err := tasks.NewList(train, true, t.DataSeed)
 	if err != nil {
 		return nil, err
 	}
-	s := &taskSetup{train: tasks.RLSource(list, enc), enc: enc}
+	s := &taskSetup{train: tasks.RLSource(list, enc), enc: enc, prompts: append(slices.Clip(train), held...)}
 	if s.heldOut, err = tasks.RLPrompts(held, enc); err != nil {
 		return nil, err
 	}
-	if s.reward, s.closers, err = d.rewards(); err != nil {
+	if s.reward, s.closers, err = d.rewards(verifiers, cmdWeight, o.announce); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// rewards combines the named verifiers and the external program.
-func (d *datasetFlags) rewards() (*rl.Combined, []func(), error) {
+// fingerprint records the fingerprints of the dataset files, or refuses a file whose recorded
+// fingerprint (a resumed run's) no longer matches: the resumed run would draw other prompts
+// than the run it continues.
+func (d *datasetFlags) fingerprint() error {
+	for _, f := range []struct {
+		flag, path string
+		saved      *string
+	}{{"--dataset", d.Path, &d.Fingerprint}, {"--eval-dataset", d.EvalPath, &d.EvalFingerprint}} {
+		if f.path == "" {
+			continue
+		}
+		now, err := dataFingerprint(f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+		if *f.saved != "" && *f.saved != now {
+			return fmt.Errorf("%s %s changed since the run started (%s, now %s): the resumed run would not draw the prompts of the run it continues; restore the file, or start a new run from this one with --init",
+				f.flag, f.path, *f.saved, now)
+		}
+		*f.saved = now
+	}
+	return nil
+}
+
+// load reads the training prompts and the held-out ones: --eval-dataset, or a share of
+// --dataset, at most --eval-size of them.
+func (d *datasetFlags) load(t *taskFlags, opt tasks.DatasetOptions) (train, held []tasks.Prompt, err error) {
+	all, err := tasks.LoadDataset(d.Path, opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--dataset: %w", err)
+	}
+	train = all
+	switch {
+	case d.EvalPath != "":
+		if held, err = tasks.LoadDataset(d.EvalPath, opt); err != nil {
+			return nil, nil, fmt.Errorf("--eval-dataset: %w", err)
+		}
+	case t.EvalSize > 0:
+		if train, held, err = tasks.SplitHeldOut(all, d.HeldOut); err != nil {
+			return nil, nil, fmt.Errorf("--held-out-share: %w", err)
+		}
+	}
+	if len(held) > t.EvalSize {
+		held = held[:t.EvalSize]
+	}
+	return train, held, nil
+}
+
+// checkAnswers asks the verifiers that can tell (reward.AnswerChecker) whether they can score
+// against each prompt's answer, naming the file and line of the first they cannot.
+func checkAnswers(verifiers []rl.Weighted, sets ...[]tasks.Prompt) error {
+	for _, w := range verifiers {
+		c, ok := w.Reward.(reward.AnswerChecker)
+		if !ok {
+			continue
+		}
+		for _, ps := range sets {
+			for _, p := range ps {
+				if err := c.CheckAnswer(p.Answer); err != nil {
+					return fmt.Errorf("%s: %w", p.Where, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// needsAnswer reports whether a verifier compares completions with each prompt's answer.
+func needsAnswer(terms []rl.Weighted) bool {
+	for _, w := range terms {
+		if reward.NeedsAnswer(w.Reward) {
+			return true
+		}
+	}
+	return false
+}
+
+// verifiers parses --reward into the named verifiers and the weight of the --reward-cmd
+// program (0 without one); the program is not started.
+func (d *datasetFlags) verifiers() ([]rl.Weighted, float64, error) {
 	kept, cmdWeight, err := splitRewardSpec(d.Reward)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	if kept, cmdWeight, err = d.settleCmdTerm(kept, cmdWeight); err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	terms, closers, err := d.rewardTerms(kept, cmdWeight)
-	if err != nil {
-		return nil, nil, err
+	if len(kept) == 0 {
+		return nil, cmdWeight, nil
+	}
+	terms, err := reward.Parse(strings.Join(kept, ","), d.Options)
+	return terms, cmdWeight, err
+}
+
+// rewards combines the verifiers and starts the --reward-cmd program (announced first) at
+// cmdWeight; the closers stop it.
+func (d *datasetFlags) rewards(terms []rl.Weighted, cmdWeight float64, announce func()) (*rl.Combined, []func(), error) {
+	var closers []func()
+	if d.RewardCmd != "" {
+		if announce != nil {
+			announce()
+		}
+		p, err := reward.NewProcess(d.RewardCmd, d.RewardTimeout, os.Stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() { p.Close() })
+		terms = append(slices.Clip(terms), rl.Weighted{Reward: p, Weight: cmdWeight})
 	}
 	c, err := rl.NewCombined(terms...)
 	if err != nil {
@@ -156,26 +262,4 @@ func (d *datasetFlags) settleCmdTerm(kept []string, cmdWeight float64) ([]string
 		kept = []string{"exact:1"}
 	}
 	return kept, cmdWeight, nil
-}
-
-// rewardTerms builds the named verifiers and starts the --reward-cmd program; the closers
-// stop it.
-func (d *datasetFlags) rewardTerms(kept []string, cmdWeight float64) ([]rl.Weighted, []func(), error) {
-	var terms []rl.Weighted
-	if len(kept) > 0 {
-		var err error
-		if terms, err = reward.Parse(strings.Join(kept, ","), d.Options); err != nil {
-			return nil, nil, err
-		}
-	}
-	var closers []func()
-	if d.RewardCmd != "" {
-		p, err := reward.NewProcess(d.RewardCmd, d.RewardTimeout, os.Stderr)
-		if err != nil {
-			return nil, nil, err
-		}
-		closers = append(closers, func() { p.Close() })
-		terms = append(terms, rl.Weighted{Reward: p, Weight: cmdWeight})
-	}
-	return terms, closers, nil
 }

@@ -39,7 +39,8 @@ func metricLines(t *testing.T, dir, kind string) []map[string]any {
 }
 
 // sft, then grpo and ppo from its run directory: each writes a checkpoint, config and one JSON
-// line per step with every diagnostic, and the task options carry over from the sft run.
+// line per step with every diagnostic, and the task options carry over from the sft run when
+// asked (--init-task).
 func TestSFTThenGRPOAndPPO(t *testing.T) {
 	dir := t.TempDir()
 	sft, grpo, ppo := filepath.Join(dir, "sft"), filepath.Join(dir, "grpo"), filepath.Join(dir, "ppo")
@@ -51,7 +52,7 @@ func TestSFTThenGRPOAndPPO(t *testing.T) {
 	if n := len(metricLines(t, sft, "sft")); n != 3 {
 		t.Fatalf("sft wrote %d step lines, want 3", n)
 	}
-	out, err = runCLI(append([]string{"grpo", "--init", sft, "--run-dir", grpo, "--steps", "2", "--prompts", "2", "--group-size", "3", "--beta", "0.1", "--mu", "2"}, common...)...)
+	out, err = runCLI(append([]string{"grpo", "--init", sft, "--init-task", "--run-dir", grpo, "--steps", "2", "--prompts", "2", "--group-size", "3", "--beta", "0.1", "--mu", "2"}, common...)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

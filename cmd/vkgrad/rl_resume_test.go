@@ -219,7 +219,7 @@ func TestRLResumeErrors(t *testing.T) {
 	}{
 		{[]string{"grpo", "--resume", run, "--group-size", "4"}, []string{"--group-size 4", "--group-size 3", "cannot change"}},
 		{[]string{"grpo", "--resume", run, "--beta", "0.2"}, []string{"--beta"}},
-		{[]string{"grpo", "--resume", run, "--max-digits", "2"}, []string{"--max-digits"}},
+		{[]string{"grpo", "--resume", run, "--max-digits", "3"}, []string{"--max-digits"}},
 		{[]string{"grpo", "--resume", run, "--init", dir}, []string{"--init"}},
 		{[]string{"grpo", "--resume", run, "--steps", "1"}, []string{"--steps 1", "taken 1"}},
 		{[]string{"ppo", "--resume", run}, []string{"grpo run", "vkgrad grpo --resume"}},

@@ -54,6 +54,9 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err != nil {
 		return err
 	}
+	if err := r.checkPrompts(m); err != nil {
+		return err
+	}
 	c.Rollout.EOS = r.family.eos
 	r.spreadSteps(c)
 	if err := checkOptimizerFlags(c.Settings, c.Steps); err != nil {

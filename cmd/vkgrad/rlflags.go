@@ -17,8 +17,8 @@ import (
 )
 
 // taskFlags choose the prompts: built-in tasks mixed by ratio and their options. They are saved
-// in the run's config.json, and a later command started with --init on that run reuses them
-// unless a flag is given.
+// in the run's config.json; a later command started with --init on that run reuses them only
+// when asked (--init-task), and flags given still win.
 type taskFlags struct {
 	Spec     string        `json:"task"`
 	Options  tasks.Options `json:"task_options"`
@@ -81,33 +81,56 @@ func (t *taskFlags) source() string {
 	return "task " + t.Spec
 }
 
-// inherit replaces the task flags the user did not set with those of the run that made init.
-func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logger) {
+// inherit replaces the task flags the user did not set with those of the run that made init
+// (--init-task): its built-in tasks, or its dataset and verifiers, but never its reward
+// program, which is a command and runs only when given on this command line.
+func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logger) error {
 	if initPath == "" {
-		return
+		return fmt.Errorf("--init-task takes the task flags of --init's run, but no --init is given")
 	}
-	p, err := load.Resolve(initPath)
+	meta, cfgPath, err := initRunMeta(initPath)
 	if err != nil {
-		return
-	}
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(p), "config.json"))
-	if err != nil {
-		return
-	}
-	var meta rlRunMeta
-	if json.Unmarshal(raw, &meta) != nil || meta.Tasks.Spec == "" {
-		return
+		return fmt.Errorf("--init-task: %w", err)
 	}
 	given := map[string]string{}
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	_, rewardGiven := given["reward"]
+	_, cmdGiven := given["reward-cmd"]
+	if meta.Tasks.Data.RewardCmd != "" && !rewardGiven && !cmdGiven {
+		return fmt.Errorf("--init-task: %s scores with a reward program (--reward-cmd), which is never taken from another run: give --reward or --reward-cmd", cfgPath)
+	}
 	*t = meta.Tasks
+	t.Data.RewardCmd, t.Data.Fingerprint, t.Data.EvalFingerprint = "", "", ""
 	if t.Data.Path == "" { // the initial run used built-in tasks (or predates datasets)
 		t.Data = defaultDatasetFlags()
 	}
 	for name, v := range given {
 		_ = setFlag(t, name, v) // only task flags exist in setFlag's set; others fail harmlessly
 	}
-	log.Info().Str("task", t.Spec).Str("from", filepath.Join(filepath.Dir(p), "config.json")).Msg("task options of the initial run")
+	log.Info().Str("prompts", t.source()).Str("from", cfgPath).Msg("task options of the initial run (--init-task)")
+	return nil
+}
+
+// initRunMeta reads the config.json of the run a checkpoint or run directory belongs to, which
+// must hold task settings.
+func initRunMeta(initPath string) (*rlRunMeta, string, error) {
+	p, err := load.Resolve(initPath)
+	if err != nil {
+		return nil, "", err
+	}
+	cfgPath := filepath.Join(filepath.Dir(p), "config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s is not a vkgrad sft, grpo or ppo run: %w", initPath, err)
+	}
+	var meta rlRunMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	if meta.Tasks.Spec == "" {
+		return nil, "", fmt.Errorf("%s holds no task settings", cfgPath)
+	}
+	return &meta, cfgPath, nil
 }
 
 // setFlag sets one task flag on t by name.
@@ -126,6 +149,9 @@ type taskSetup struct {
 	heldOut []rl.Prompt
 	enc     tasks.Encoder
 	closers []func() // an external reward process
+	// prompts are a dataset's training and held-out prompts, with the file and line of each
+	// (none for the built-in tasks).
+	prompts []tasks.Prompt
 }
 
 // close stops what setup started.
@@ -135,7 +161,7 @@ func (s *taskSetup) close() {
 	}
 }
 
-func (t *taskFlags) setup(fam *modelFamily) (*taskSetup, error) {
+func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) {
 	if t.EvalSize < 0 {
 		return nil, fmt.Errorf("--eval-size %d: want >= 0", t.EvalSize)
 	}
@@ -147,7 +173,7 @@ func (t *taskFlags) setup(fam *modelFamily) (*taskSetup, error) {
 	}
 	enc := tasks.EncoderOf(fam.tok.Encode)
 	if t.Data.Path != "" {
-		return t.Data.setup(t, enc, fam.chat)
+		return t.Data.setup(t, enc, fam.chat, o)
 	}
 	if fam.hfDir != "" {
 		return nil, fmt.Errorf("the built-in tasks (--task %s) are made for GPT-2's tokenizer; give a Llama-family model its prompts with --dataset FILE", t.Spec)

@@ -34,9 +34,13 @@ type rlRunMeta struct {
 
 // rlRun is the shared skeleton of the sft, grpo and ppo commands.
 type rlRun struct {
-	common       *commonFlags
-	tasks        taskFlags
-	init         string
+	common *commonFlags
+	tasks  taskFlags
+	init   string
+	// initTask takes the task flags from --init's run (taskFlags.inherit).
+	initTask bool
+	// supervised: the command trains on the prompts' answers (sft).
+	supervised   bool
 	runDir       string
 	opts         runOptions
 	log, metrics zerolog.Logger
@@ -80,6 +84,7 @@ type runOptions struct {
 
 func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.StringVar(&r.init, "init", "", initHelp)
+	fs.BoolVar(&r.initTask, "init-task", false, "take the task flags not given here from --init's run: its built-in tasks, or its dataset, fields and verifiers (never its --reward-cmd); without it --init brings only the model")
 	fs.StringVar(&r.runDir, "run-dir", "", "where to write config.json, metrics.jsonl and the checkpoint (default: runs/<command>-<task>-<time>; with --resume: the resumed run's directory)")
 	fs.IntVar(&r.opts.EvalEvery, "eval-every", 0, "also measure held-out accuracy every this many steps (0: only before and after)")
 	fs.IntVar(&r.opts.SaveEvery, "save-every", 100, "write the checkpoint, with optimizer state to continue from, every this many steps (0: only at the end, at --stop-at and on Ctrl-C)")
@@ -106,8 +111,10 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 		if r.resumed, err = r.loadResume(fs, command, spec); err != nil {
 			return err
 		}
-	} else {
-		r.tasks.inherit(fs, r.init, r.log)
+	} else if r.initTask {
+		if err := r.tasks.inherit(fs, r.init, r.log); err != nil {
+			return err
+		}
 	}
 	if err := r.openInputs(); err != nil {
 		return err
@@ -136,8 +143,22 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.setup, err = r.tasks.setup(r.family)
+	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd})
 	return err
+}
+
+// logRewardCmd says which reward program is about to start; a resumed run's comes from its
+// config.json, so it is shown as a warning, even with --quiet, before it runs.
+func (r *rlRun) logRewardCmd() {
+	cmd := r.tasks.Data.RewardCmd
+	switch {
+	case cmd == "":
+	case r.resumed != nil:
+		r.log.Warn().Str("reward_cmd", cmd).Str("from", filepath.Join(filepath.Dir(r.resumed.Path), "config.json")).
+			Msg("starting the resumed run's reward program")
+	default:
+		r.log.Info().Str("reward_cmd", cmd).Msg("starting the reward program")
+	}
 }
 
 // defaultRunDir is runs/<command>-<task or dataset>-<time>.
@@ -239,6 +260,25 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	}
 	r.log.Info().Str("format", format).Str("path", r.init).Str("model", describePolicy(m)).Msg("initial model")
 	return m, l, nil
+}
+
+// checkPrompts refuses, before the first step, a dataset prompt that m's context cannot hold
+// (with its answer and EOS when the command is supervised), naming its file and line: drawn
+// later, it would stop the run at whatever step drew it, and every resume there again.
+func (r *rlRun) checkPrompts(m rl.Policy) error {
+	maxT := m.MaxSeqLen()
+	for _, p := range r.setup.prompts {
+		n := len(r.family.tok.Encode(p.Text))
+		switch {
+		case n == 0:
+			return fmt.Errorf("%s: the prompt encodes to no tokens", p.Where)
+		case r.supervised && n+len(r.family.tok.Encode(p.Answer)) > maxT:
+			return fmt.Errorf("%s: the prompt (%d tokens) and its answer exceed the model's context of %d", p.Where, n, maxT)
+		case n >= maxT:
+			return fmt.Errorf("%s: the prompt's %d tokens leave no room for a completion in the model's context of %d", p.Where, n, maxT)
+		}
+	}
+	return nil
 }
 
 // model returns the model to train: with --resume one of the run's shape (its parameters come

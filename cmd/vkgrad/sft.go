@@ -89,6 +89,7 @@ func sftCommand() command {
 			return c.ModelType
 		}
 		f.evalTemp = 1
+		f.supervised = true
 		f.common = addCommonFlags(fs)
 		f.tasks = defaultTaskFlags()
 		addTaskFlags(fs, &f.tasks)
@@ -114,6 +115,9 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	defer func() { f.closeMetrics(err != nil) }()
 	m, err := f.policy()
 	if err != nil {
+		return err
+	}
+	if err := f.checkPrompts(m); err != nil {
 		return err
 	}
 	tr, err := f.trainer(m)

@@ -12,13 +12,29 @@ import (
 	"github.com/vkgrad/vkgrad/rl"
 )
 
-// answerOf returns the reference answer from the metadata, or an error naming the field.
+// answerOf returns the reference answer from the metadata, or an error naming the field: an
+// empty answer would make an empty completion right.
 func answerOf(meta rl.Meta, field string) (string, error) {
 	a, ok := meta[field]
 	if !ok {
 		return "", fmt.Errorf("the dataset line has no %q field", field)
 	}
+	if a == "" {
+		return "", fmt.Errorf("the dataset line's %q field is empty", field)
+	}
 	return a, nil
+}
+
+// NeedsAnswer reports whether r compares completions with the reference answer (exact,
+// numeric, a regex with {answer}), so every prompt it scores must have one.
+func NeedsAnswer(r rl.Reward) bool {
+	switch v := r.(type) {
+	case Exact, Numeric:
+		return true
+	case *Regex:
+		return v.plain == nil
+	}
+	return false
 }
 
 // Normalize is the form two answers are compared in: the EOS text removed, letters lowered,
@@ -101,6 +117,20 @@ func (n Numeric) Score(_, completion string, meta rl.Meta) (float64, error) {
 		return 0, nil
 	}
 	return bool01(math.Abs(got-want) <= 1e-6*max(1, math.Abs(want))), nil
+}
+
+// CheckAnswer refuses an answer with no number, which no completion could match.
+func (Numeric) CheckAnswer(a string) error {
+	if _, ok := FinalNumber(a); !ok {
+		return fmt.Errorf("answer %q holds no number for the numeric reward", a)
+	}
+	return nil
+}
+
+// AnswerChecker is a verifier that can tell before training whether it can score against an
+// answer, so a dataset is checked whole instead of failing at the step that draws a bad line.
+type AnswerChecker interface {
+	CheckAnswer(answer string) error
 }
 
 // Regex scores 1 when the completion contains a match of the pattern, else 0. "{answer}" in

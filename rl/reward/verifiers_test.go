@@ -103,3 +103,37 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// A verifier that compares with the answer refuses an empty one (which an empty completion
+// would match) as it refuses a missing one; NeedsAnswer names those verifiers.
+func TestFaultVerifierWithoutAnswer(t *testing.T) {
+	re, err := NewRegex(`is {answer}`, "answer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []rl.Reward{Exact{Field: "answer"}, Numeric{Field: "answer"}, re} {
+		for _, meta := range []rl.Meta{{}, {"answer": ""}} {
+			if _, err := r.Score("p", "", meta); err == nil || !strings.Contains(err.Error(), `"answer"`) {
+				t.Errorf("%s with meta %v: %v, want an error naming the field", r.Name(), meta, err)
+			}
+		}
+		if !NeedsAnswer(r) {
+			t.Errorf("NeedsAnswer(%s) = false", r.Name())
+		}
+	}
+	if err := (Numeric{}).CheckAnswer("about seven"); err == nil || !strings.Contains(err.Error(), "no number") {
+		t.Errorf("numeric answer without a number: %v", err)
+	}
+	if err := (Numeric{}).CheckAnswer("#### 7"); err != nil {
+		t.Error(err)
+	}
+	plain, err := NewRegex(`\d+`, "answer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []rl.Reward{plain, Length{Target: 3}, JSONFormat{Keys: []string{"a"}}} {
+		if NeedsAnswer(r) {
+			t.Errorf("NeedsAnswer(%T) = true", r)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -31,6 +32,10 @@ type DatasetOptions struct {
 	Chat func([]Message) (string, error)
 	// Task names the prompts' task in metrics (default "dataset").
 	Task string
+	// RequireAnswer refuses a line with no answer (no answer, no completion, no final
+	// assistant turn): supervised training and the verifiers that compare with the answer
+	// would otherwise train or score on an empty target.
+	RequireAnswer bool
 }
 
 // fieldRoles are the dataset fields with a meaning; the rest is metadata for rewards.
@@ -63,38 +68,78 @@ func ParseFieldMap(spec string) (map[string]string, error) {
 // "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is every
 // turn before the last assistant turn, whose content is the completion), optional "answer"
 // (what rewards check) and "completion" (the supervised target), and any other fields, which
-// are passed to rewards as metadata (strings as they are, other values as JSON text). Errors
-// name the file, the line and the field.
+// are passed to rewards as metadata (strings as they are, other values as JSON text). A UTF-8
+// byte order mark opening the file is skipped; a line that is not valid UTF-8 is an error (JSON
+// decoding would turn its bytes into U+FFFD unseen). Errors name the file, the line and the
+// field.
 func LoadDataset(path string, o DatasetOptions) ([]Prompt, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	defer f.Close()
 	if o.Task == "" {
 		o.Task = "dataset"
 	}
 	var out []Prompt
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := scanLines(path, 64<<20, func(line int, b []byte) error {
 		p, err := o.parseLine(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return err
 		}
+		p.Where = fmt.Sprintf("%s:%d", path, line)
 		out = append(out, p)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no examples", path)
 	}
 	return out, nil
+}
+
+// utf8BOM is the byte order mark some editors write at the start of a UTF-8 file.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// scanLines calls fn with each non-blank line of a JSONL file (trimmed, numbered from 1), the
+// byte order mark of the first line removed; a line that is not valid UTF-8 is refused. Errors
+// from fn are given the file and line.
+func scanLines(path string, maxLine int, fn func(line int, b []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for line := 1; sc.Scan(); line++ {
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM)
+		}
+		if b = bytes.TrimSpace(b); len(b) == 0 {
+			continue
+		}
+		if !utf8.Valid(b) {
+			return fmt.Errorf("%s:%d: not valid UTF-8 (byte %d); save the file as UTF-8", path, line, invalidUTF8At(b)+1)
+		}
+		if err := fn(line, b); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not part of valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func (o DatasetOptions) field(role string) string {
@@ -125,6 +170,10 @@ func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
 	if p.Answer == "" {
 		p.Answer = completion
 	}
+	if p.Answer == "" && o.RequireAnswer {
+		return Prompt{}, fmt.Errorf("no answer to train or score on: give %q or %q, or end %q with an assistant turn",
+			o.field("answer"), o.field("completion"), o.field("messages"))
+	}
 	used := map[string]bool{}
 	for _, r := range fieldRoles {
 		used[o.field(r)] = true
@@ -145,7 +194,10 @@ func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
 			p.Meta[k] = string(obj[k])
 		}
 	}
-	p.Meta["task"], p.Meta["answer"] = p.Task, p.Answer
+	p.Meta["task"] = p.Task
+	if p.Answer != "" { // absent, so the verifiers that need an answer say so
+		p.Meta["answer"] = p.Answer
+	}
 	return p, nil
 }
 

@@ -119,3 +119,52 @@ func TestSplitHeldOutIsByContent(t *testing.T) {
 		t.Error("fraction 1 leaves nothing to train on")
 	}
 }
+
+// A byte order mark opening the file is skipped; bytes that are not UTF-8 are refused by line
+// instead of becoming U+FFFD.
+func TestFaultDatasetBOMAndInvalidUTF8(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bom.jsonl")
+	if err := os.WriteFile(p, []byte("\xef\xbb\xbf{\"prompt\": \"p\", \"answer\": \"a\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := LoadDataset(p, DatasetOptions{})
+	if err != nil || len(ps) != 1 || ps[0].Text != "p" {
+		t.Fatalf("a dataset opening with a byte order mark: %v %+v", err, ps)
+	}
+	bad := writeDataset(t, `{"prompt": "fine", "answer": "a"}`, "{\"prompt\": \"caf\xe9\", \"answer\": \"a\"}")
+	if _, err := LoadDataset(bad, DatasetOptions{}); err == nil || !strings.Contains(err.Error(), bad+":2: not valid UTF-8 (byte 16)") {
+		t.Errorf("invalid UTF-8 on line 2: %v", err)
+	}
+	if _, err := LoadJSONL(bad); err == nil || !strings.Contains(err.Error(), ":2: not valid UTF-8") {
+		t.Errorf("LoadJSONL, invalid UTF-8 on line 2: %v", err)
+	}
+}
+
+// With RequireAnswer a line with nothing to train or score on is refused by line; without it
+// the prompt is kept and its metadata holds no answer (so a verifier that needs one says so).
+func TestFaultDatasetWithoutAnswer(t *testing.T) {
+	chat := DatasetOptions{Chat: chatML, RequireAnswer: true}
+	for name, line := range map[string]string{
+		"no answer field":        `{"prompt": "p"}`,
+		"empty answer":           `{"prompt": "p", "answer": ""}`,
+		"no assistant turn":      `{"messages": [{"role": "user", "content": "hi"}]}`,
+		"assistant turn only":    `{"messages": [{"role": "assistant", "content": "hi"}]}`,
+		"null answer":            `{"prompt": "p", "answer": null}`,
+		"empty completion field": `{"prompt": "p", "completion": ""}`,
+	} {
+		path := writeDataset(t, `{"prompt": "ok", "answer": "a"}`, line)
+		if _, err := LoadDataset(path, chat); err == nil || !strings.Contains(err.Error(), path+`:2: no answer to train or score on`) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	ps, err := LoadDataset(writeDataset(t, `{"prompt": "p"}`, `{"prompt": "q", "answer": "a"}`), DatasetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ps[0].Meta["answer"]; ok || ps[1].Meta["answer"] != "a" {
+		t.Errorf("answer metadata: %v, %v", ps[0].Meta, ps[1].Meta)
+	}
+	if !strings.HasSuffix(ps[1].Where, "data.jsonl:2") {
+		t.Errorf("second prompt comes from %q, want data.jsonl:2", ps[1].Where)
+	}
+}

@@ -44,8 +44,9 @@ type Prompt struct {
 	Task   string  // name of the task that made it
 	Text   string  // what the model is given
 	Answer string  // the reference completion, without the EOS
-	Meta   rl.Meta // what the reward needs; always holds "task" and "answer"
+	Meta   rl.Meta // what the reward needs; holds "task", and "answer" when there is one
 	Format []Piece // Answer split into pieces; nil when the format has no structure
+	Where  string  // file:line of a dataset's prompt, for errors; "" for a generated one
 }
 
 // Example is a supervised (SFT) pair. The trainer appends the EOS token after Completion so the
