@@ -349,7 +349,9 @@ func (r *repo) get(ctx context.Context, commit string, m fileMeta, f *os.File, h
 	if have > 0 {
 		header.Set("Range", fmt.Sprintf("bytes=%d-", have))
 	}
-	resp, err := r.do(ctx, http.MethodGet, r.resolveURL(commit, m.name), header, r.opts.Client)
+	client := *r.opts.Client
+	client.CheckRedirect = dropTokenOffHub
+	resp, err := r.do(ctx, http.MethodGet, r.resolveURL(commit, m.name), header, &client)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
@@ -389,6 +391,18 @@ func (r *repo) get(ctx context.Context, commit string, m fileMeta, f *os.File, h
 			err = io.ErrUnexpectedEOF
 		}
 		return fmt.Errorf("%s: download interrupted at %d of %d bytes (run again to resume it): %w", m.name, got, m.size, err)
+	}
+	return nil
+}
+
+// dropTokenOffHub keeps the token from the CDN a file redirects to: it is the Hub's, and a
+// presigned URL may refuse a second credential.
+func dropTokenOffHub(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return fmt.Errorf("stopped after %d redirects", len(via))
+	}
+	if req.URL.Host != via[0].URL.Host {
+		req.Header.Del("Authorization")
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ type fakeHub struct {
 	corrupt string         // a file whose GET body is altered
 	fail    map[string]int // file → status its resolve URL answers
 	ranges  []string       // the Range headers of GETs on the CDN
+	cdnAuth int            // requests that reached the CDN with an Authorization header
 	gets    int
 }
 
@@ -162,6 +163,11 @@ func (f *fakeHub) serveAPI(w http.ResponseWriter, rest string) {
 
 func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/blob/")
+	if r.Header.Get("Authorization") != "" {
+		f.mu.Lock()
+		f.cdnAuth++
+		f.mu.Unlock()
+	}
 	b, ok := f.files[name]
 	if !ok {
 		http.NotFound(w, r)

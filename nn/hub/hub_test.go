@@ -174,6 +174,9 @@ func TestFaultHubErrors(t *testing.T) {
 	if _, err := Resolve(context.Background(), repoID, o); err != nil {
 		t.Errorf("with the token: %v", err)
 	}
+	if h.cdnAuth != 0 {
+		t.Errorf("the token reached the CDN %d times", h.cdnAuth)
+	}
 	h.token = ""
 	cases := []struct {
 		name, rev, want string
