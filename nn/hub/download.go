@@ -121,7 +121,10 @@ func (r *repo) do(ctx context.Context, method, u string, header http.Header, c *
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reaching the Hub at %s: %w (set HF_HUB_OFFLINE=1 to use the cache only)", r.opts.Endpoint, err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w at %s: %w (set HF_HUB_OFFLINE=1 to use the cache only)", errUnreachable, r.opts.Endpoint, err)
 	}
 	return resp, nil
 }
@@ -167,6 +170,7 @@ func (r *repo) statusError(resp *http.Response, file string) error {
 }
 
 var (
+	errUnreachable = errors.New("cannot reach the Hub")
 	// ErrNotFound: the Hub has no such model, revision or file.
 	ErrNotFound = errors.New("not found on the Hub")
 	// ErrUnauthorized: the Hub refused access (401 or 403).

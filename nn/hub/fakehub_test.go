@@ -39,6 +39,9 @@ type fakeHub struct {
 }
 
 func newFakeHub(t *testing.T, repo string, files map[string][]byte) *fakeHub {
+	t.Setenv("HF_HUB_OFFLINE", "")
+	t.Setenv("HF_TOKEN", "")
+	t.Setenv("HF_TOKEN_PATH", filepath.Join(t.TempDir(), "no-token"))
 	f := &fakeHub{t: t, repo: repo, commit: hubtest.Commit(files), files: files, fail: map[string]int{}}
 	f.cdn = httptest.NewServer(http.HandlerFunc(f.serveCDN))
 	f.hub = httptest.NewServer(http.HandlerFunc(f.serveHub))

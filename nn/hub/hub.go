@@ -11,6 +11,10 @@
 // files and the safetensors weights (model.safetensors, or the shards its index names). A
 // download resumes from blobs/<hash>.incomplete and becomes blobs/<hash> only once its hash
 // matches the Hub's, so an interrupted or corrupted download is never taken for a whole file.
+//
+// The Hub is $HF_ENDPOINT (default https://huggingface.co), with $HF_TOKEN (else the token
+// `hf auth login` saved) for gated and private models. HF_HUB_OFFLINE=1 keeps to the cache, and
+// a Hub out of reach falls back to a cached snapshot that holds the config and the weights.
 package hub
 
 import (
@@ -165,12 +169,18 @@ func Resolve(ctx context.Context, name string, opts Options) (string, error) {
 		return "", fmt.Errorf("revision %q is not a branch, tag or commit name", o.Revision)
 	}
 	r := repo{id: name, dir: filepath.Join(o.CacheDir, "models--"+strings.ReplaceAll(name, "/", "--")), opts: o}
-	if dir, missing := r.cached(); missing == nil {
+	if dir, missing := r.cached(!o.Offline); missing == nil {
 		return dir, nil
 	} else if o.Offline {
 		return "", fmt.Errorf("%s (revision %s) is not in the Hugging Face cache %s and HF_HUB_OFFLINE is set: %w", name, o.Revision, o.CacheDir, missing)
 	}
 	dir, err := r.download(ctx)
+	if errors.Is(err, errUnreachable) {
+		// As transformers does, a Hub out of reach falls back to a usable cached snapshot.
+		if cached, missing := r.cached(false); missing == nil {
+			return cached, nil
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s (revision %s): %w", name, o.Revision, err)
 	}
@@ -206,9 +216,10 @@ func (r *repo) commit() (string, error) {
 }
 
 // cached returns the cached snapshot when it holds config.json and all weights, else an error
-// naming what is missing. Offline, that is all a model needs; online, a snapshot whose optional
-// files were never looked for (neither present nor recorded absent in .no_exist) is completed.
-func (r *repo) cached() (string, error) {
+// naming what is missing. That is all a model needs; but with whole set, a snapshot whose
+// optional files were never looked for (neither present nor recorded absent in .no_exist) does
+// not count, so that a download completes it.
+func (r *repo) cached(whole bool) (string, error) {
 	commit, err := r.commit()
 	if err != nil {
 		return "", err
@@ -230,7 +241,7 @@ func (r *repo) cached() (string, error) {
 	if len(missing) > 0 {
 		return "", fmt.Errorf("snapshots/%s lacks %s", commit, strings.Join(missing, ", "))
 	}
-	if !r.opts.Offline {
+	if whole {
 		for _, f := range optionalFiles {
 			if !exists(filepath.Join(snap, f)) && !exists(filepath.Join(r.dir, ".no_exist", commit, f)) {
 				return "", fmt.Errorf("snapshots/%s has not looked for %s", commit, f)

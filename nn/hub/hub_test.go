@@ -271,6 +271,24 @@ func TestOfflineUsesTheCacheOnly(t *testing.T) {
 	}
 }
 
+// With the Hub out of reach, a cached snapshot holding config.json and the weights is used
+// even though its optional files were never looked for.
+func TestHubOutOfReachFallsBackToTheCache(t *testing.T) {
+	t.Setenv("HF_HUB_OFFLINE", "")
+	cache := t.TempDir()
+	snap, err := hubtest.Store(cache, repoID, "main", modelFiles(t, "qwen3-tiny", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{CacheDir: cache, Endpoint: "http://127.0.0.1:1"}
+	if dir, err := Resolve(context.Background(), repoID, o); err != nil || dir != snap {
+		t.Fatalf("resolve with the Hub out of reach = %s, %v; want the cached %s", dir, err, snap)
+	}
+	if _, err := Resolve(context.Background(), "org/other", o); err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Errorf("a model neither cached nor reachable: %v", err)
+	}
+}
+
 // An existing local path wins over a model name, and a missing path that is no name says so.
 func TestLocalPathWins(t *testing.T) {
 	t.Chdir(t.TempDir())
