@@ -89,6 +89,7 @@ func run(args []string, out, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	action := cmd.setup(fs)
+	addRevisionFlag(fs)
 	fs.Usage = func() {
 		usage := cmd.usage
 		if usage == "" {
@@ -101,6 +102,9 @@ func run(args []string, out, stderr io.Writer) error {
 			return nil
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := resolveModelFlags(fs, stderr); err != nil {
+		return err
 	}
 	return action(fs.Args())
 }
