@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -234,11 +235,7 @@ func trimMetrics(path string, step int) (int, error) {
 	if dropped == 0 {
 		return 0, nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, keep.Bytes(), 0o644); err != nil {
-		return 0, err
-	}
-	return dropped, os.Rename(tmp, path)
+	return dropped, atomicfile.WriteFile(path, keep.Bytes(), 0o666)
 }
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/tfevents"
 )
 
@@ -85,15 +87,21 @@ func existingRunFiles(dir string) []string {
 	return found
 }
 
-// removeStaleTemporaries deletes what an interrupted atomic write leaves behind: the
-// checkpoint's ".checkpoint.safetensors.tmp-*" and the ".tmp" copies of config and metrics.
+// removeStaleTemporaries deletes what an interrupted atomic write of the run's files left
+// behind, by the names only vkgrad gives them: a user's own look-alikes stay.
 func removeStaleTemporaries(dir string) {
-	for _, pattern := range []string{".*.tmp-*", "*.json.tmp", "*.jsonl.tmp"} {
-		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
-		for _, m := range matches {
+	atomicfile.RemoveStale(dir, append(slices.Clone(runFiles), completionsFile)...)
+	// Checkpoints of earlier versions were written as ".checkpoint.safetensors.tmp-<digits>".
+	matches, _ := filepath.Glob(filepath.Join(dir, ".checkpoint.safetensors.tmp-*"))
+	for _, m := range matches {
+		if digits := strings.TrimPrefix(filepath.Base(m), ".checkpoint.safetensors.tmp-"); isDigits(digits) {
 			os.Remove(m)
 		}
 	}
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // release gives the directory up. A run that failed before saving a checkpoint leaves nothing
