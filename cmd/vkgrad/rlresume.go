@@ -105,6 +105,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 // readRunCheckpoint reads the checkpoint at path (a run directory or a file), which must hold
 // the trainer state of command.
 func readRunCheckpoint(path, command string) (*load.Loaded, error) {
+	restoreReplacedAt(path)
 	l, err := load.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -275,6 +276,7 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	if err := checkpoint.Save(path, st); err != nil {
 		return path, err
 	}
+	r.held.saved()
 	if err := r.completions.sync(); err != nil {
 		return path, err
 	}

@@ -300,6 +300,7 @@ var resumeFixed = []string{"data", "ext", "max-bytes", "preset", "init", "batch"
 	"weight-decay", "decay-matrices-only", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
+	restoreReplacedAt(f.resume)
 	l, err := load.Read(f.resume)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
