@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
@@ -60,7 +61,10 @@ func export(model, format, out, dtype string) error {
 		if err != nil {
 			return err
 		}
-		return m.Export(out, dtype)
+		if err := m.Export(out, dtype); err != nil {
+			return err
+		}
+		return writeTokenizer(model, out)
 	}
 	l, err := load.Read(model)
 	if err != nil {
@@ -160,8 +164,8 @@ func same(a, b string) bool {
 }
 
 // exportLlamaRun writes a Llama-family run's weights as a Hugging Face directory, with the
-// tokenizer files of the directory the run started from, so the result samples and fine-tunes
-// like the original.
+// tokenizer of the directory the run started from (GPT-2's for a preset's run), so the result
+// samples and fine-tunes like the original.
 func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 	be := cpu.New()
 	m, err := llama.New(be, *l.Llama)
@@ -187,8 +191,19 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 	if err := m.Export(out, dtype); err != nil {
 		return err
 	}
+	return writeTokenizer(hfDir, out)
+}
+
+// writeTokenizer gives the export in out its tokenizer: the tokenizer files of the Hugging Face
+// directory hfDir, or GPT-2's as tokenizer.json when hfDir is "" (a preset's model over GPT-2's
+// tokenizer), so the export samples and fine-tunes like the model it came from.
+func writeTokenizer(hfDir, out string) error {
 	if hfDir == "" {
-		return nil
+		raw, err := hf.GPT2Tokenizer()
+		if err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(filepath.Join(out, "tokenizer.json"), raw, 0o666)
 	}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"} {
 		b, err := os.ReadFile(filepath.Join(hfDir, name))
@@ -198,7 +213,7 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(out, name), b, 0o666); err != nil {
 			return err
 		}
 	}
