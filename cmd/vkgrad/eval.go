@@ -127,18 +127,27 @@ func (f *evalFlags) dataToEvaluate(m *evalModel) (evalData, error) {
 	return d, nil
 }
 
-// readEvalRunMeta reads the config.json of the run directory holding the checkpoint at path.
+// readEvalRunMeta reads the config.json of the run directory holding the checkpoint at path: a
+// train run's, whose data and validation split eval measures by default. An sft, grpo or ppo
+// run learned tasks, not a text corpus, so it has no split to default to.
 func readEvalRunMeta(path string) (*runMeta, error) {
 	cpath := filepath.Join(filepath.Dir(path), "config.json")
 	raw, err := os.ReadFile(cpath)
 	if err != nil {
 		return nil, fmt.Errorf("--data is required: %s is not inside a run directory with a config.json", path)
 	}
-	var meta runMeta
+	var meta struct {
+		runMeta
+		Command string `json:"command"`
+	}
 	if err := json.Unmarshal(raw, &meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", cpath, err)
 	}
-	return &meta, nil
+	if meta.Command != "" {
+		return nil, fmt.Errorf("--data is required: %s is a %s run, trained on tasks rather than text, so it has no validation split of its own (%s)",
+			filepath.Dir(path), meta.Command, cpath)
+	}
+	return &meta.runMeta, nil
 }
 
 // checkFingerprint refuses a run's data that changed since the run was trained, since its

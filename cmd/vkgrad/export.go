@@ -1,14 +1,19 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
@@ -42,6 +47,12 @@ func exportCommand() command {
 // export converts one model; a Llama-family directory goes through nn/llama, anything else
 // through nn/load as GPT-2.
 func export(model, format, out, dtype string) error {
+	if format != "hf" && format != "llmc" {
+		return fmt.Errorf("--format %q: want hf or llmc", format)
+	}
+	if err := checkExportOut(model, format, out); err != nil {
+		return err
+	}
 	if modelType(model) != "" && modelType(model) != "gpt2" {
 		if format != "hf" {
 			return fmt.Errorf("--format %s: a %s model can only be exported as hf", format, modelType(model))
@@ -50,7 +61,10 @@ func export(model, format, out, dtype string) error {
 		if err != nil {
 			return err
 		}
-		return m.Export(out, dtype)
+		if err := m.Export(out, dtype); err != nil {
+			return err
+		}
+		return writeTokenizer(model, out)
 	}
 	l, err := load.Read(model)
 	if err != nil {
@@ -74,18 +88,84 @@ func export(model, format, out, dtype string) error {
 			return err
 		}
 		return hf.WriteConfig(filepath.Join(out, "config.json"), l.Config)
-	case "llmc":
+	default: // llmc
 		if dtype == "bfloat16" {
 			return llmc.WriteCheckpointBF16(out, l.Config, l.Params)
 		}
 		return llmc.WriteCheckpoint(out, l.Config, l.Params)
 	}
-	return fmt.Errorf("--format %q: want hf or llmc", format)
+}
+
+// checkExportOut refuses an --out whose files export would write over and are not an earlier
+// export's: the model's own directory or file, a run directory, a folder with some other
+// config.json, a file that is not an llm.c checkpoint.
+func checkExportOut(model, format, out string) error {
+	st, err := os.Stat(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	if format == "llmc" {
+		return checkExportFile(model, out, st)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("--out %s is a file: --format hf writes a directory", out)
+	}
+	modelDir := model
+	if mst, err := os.Stat(model); err == nil && !mst.IsDir() {
+		modelDir = filepath.Dir(model)
+	}
+	if same(out, modelDir) || same(out, hfDirOfRun(model)) {
+		return fmt.Errorf("--out %s is the model's own directory: exporting there would write over its files; choose a new directory", out)
+	}
+	if found := existingRunFiles(out); slices.Contains(found, load.RunCheckpoint) || slices.Contains(found, "metrics.jsonl") {
+		return fmt.Errorf("--out %s holds a vkgrad run (%s): exporting there would write over its config.json; choose a new directory", out, strings.Join(found, ", "))
+	}
+	if _, err := os.Stat(filepath.Join(out, "config.json")); err == nil && modelType(out) == "" {
+		return fmt.Errorf("--out %s holds a config.json that is not a Hugging Face model's: exporting there would write over it; choose a new directory", out)
+	}
+	return nil
+}
+
+// checkExportFile is checkExportOut for an llm.c file: only an earlier llm.c checkpoint, not
+// the model being exported, is replaced.
+func checkExportFile(model, out string, st os.FileInfo) error {
+	if st.IsDir() {
+		return fmt.Errorf("--out %s is a directory: --format llmc writes a file", out)
+	}
+	if same(out, model) {
+		return fmt.Errorf("--out %s is the model itself: choose a new file", out)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || binary.LittleEndian.Uint32(magic[:]) != llmc.CheckpointMagic {
+		return fmt.Errorf("--out %s exists and is not an llm.c checkpoint: exporting would write over it; choose a new file", out)
+	}
+	return nil
+}
+
+// same reports whether paths a and b name the same existing file or directory.
+func same(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // exportLlamaRun writes a Llama-family run's weights as a Hugging Face directory, with the
-// tokenizer files of the directory the run started from, so the result samples and fine-tunes
-// like the original.
+// tokenizer of the directory the run started from (GPT-2's for a preset's run), so the result
+// samples and fine-tunes like the original.
 func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 	be := cpu.New()
 	m, err := llama.New(be, *l.Llama)
@@ -111,8 +191,19 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 	if err := m.Export(out, dtype); err != nil {
 		return err
 	}
+	return writeTokenizer(hfDir, out)
+}
+
+// writeTokenizer gives the export in out its tokenizer: the tokenizer files of the Hugging Face
+// directory hfDir, or GPT-2's as tokenizer.json when hfDir is "" (a preset's model over GPT-2's
+// tokenizer), so the export samples and fine-tunes like the model it came from.
+func writeTokenizer(hfDir, out string) error {
 	if hfDir == "" {
-		return nil
+		raw, err := hf.GPT2Tokenizer()
+		if err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(filepath.Join(out, "tokenizer.json"), raw, 0o666)
 	}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"} {
 		b, err := os.ReadFile(filepath.Join(hfDir, name))
@@ -122,7 +213,7 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(out, name), b, 0o666); err != nil {
 			return err
 		}
 	}

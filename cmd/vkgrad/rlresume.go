@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -104,6 +105,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 // readRunCheckpoint reads the checkpoint at path (a run directory or a file), which must hold
 // the trainer state of command.
 func readRunCheckpoint(path, command string) (*load.Loaded, error) {
+	restoreReplacedAt(path)
 	l, err := load.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -234,11 +236,7 @@ func trimMetrics(path string, step int) (int, error) {
 	if dropped == 0 {
 		return 0, nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, keep.Bytes(), 0o644); err != nil {
-		return 0, err
-	}
-	return dropped, os.Rename(tmp, path)
+	return dropped, atomicfile.WriteFile(path, keep.Bytes(), 0o666)
 }
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).
@@ -278,6 +276,7 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	if err := checkpoint.Save(path, st); err != nil {
 		return path, err
 	}
+	r.held.saved()
 	if err := r.completions.sync(); err != nil {
 		return path, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/tfevents"
+	"github.com/vkgrad/vkgrad/nn/load"
 )
 
 // runFiles are what make a directory a run's: a new run never writes over them.
@@ -30,23 +33,15 @@ type heldRun struct {
 
 // claimRunDir takes dir for a run. A directory that already holds a run is refused unless the
 // run is resumed (resume) or replaced (overwrite); another process using it is refused too.
-// Temporary files a crash left there are removed.
+// Temporary files a crash left there are removed. A replaced run's files are moved aside, and
+// come back if this run ends before its first checkpoint.
 func claimRunDir(dir string, resume, overwrite bool) (*heldRun, error) {
 	h := &heldRun{path: dir, had: map[string]bool{}}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		h.created = true
 	}
-	for _, f := range existingRunFiles(dir) {
-		h.had[f] = true
-	}
-	for _, f := range eventFiles(dir) {
-		h.had[f] = true
-	}
-	if !resume && !overwrite {
-		if found := existingRunFiles(dir); len(found) > 0 {
-			return nil, fmt.Errorf("--run-dir %s already holds a run (%s): continue it with --resume %s, or pass --overwrite to replace it",
-				dir, strings.Join(found, ", "), dir)
-		}
+	if err := refuseRun(dir, resume, overwrite); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--run-dir: %w", err)
@@ -57,13 +52,122 @@ func claimRunDir(dir string, resume, overwrite bool) (*heldRun, error) {
 		return nil, err
 	}
 	h.lock = lock
+	restoreReplaced(dir)
+	if err := refuseRun(dir, resume, overwrite); err != nil { // the run restored may be one
+		h.release(false)
+		return nil, err
+	}
 	removeStaleTemporaries(dir)
 	if overwrite && !resume {
-		for _, f := range runFiles {
-			os.Remove(filepath.Join(dir, f))
+		if err := moveAside(dir); err != nil {
+			h.release(false)
+			return nil, err
 		}
 	}
+	for _, f := range existingRunFiles(dir) {
+		h.had[f] = true
+	}
+	for _, f := range eventFiles(dir) {
+		h.had[f] = true
+	}
 	return h, nil
+}
+
+// refuseRun is the error of a new run (neither resumed nor replacing) into a directory that
+// already holds one.
+func refuseRun(dir string, resume, overwrite bool) error {
+	if resume || overwrite {
+		return nil
+	}
+	if found := existingRunFiles(dir); len(found) > 0 {
+		return fmt.Errorf("--run-dir %s already holds a run (%s): continue it with --resume %s, or pass --overwrite to replace it",
+			dir, strings.Join(found, ", "), dir)
+	}
+	return nil
+}
+
+// replacedFiles are the files of a run that --overwrite replaces: moved aside as
+// ".<name>.vkgrad-replaced" until the replacing run saves its first checkpoint.
+var replacedFiles = append(slices.Clone(runFiles), completionsFile)
+
+func replacedName(dir, name string) string { return filepath.Join(dir, "."+name+".vkgrad-replaced") }
+
+// moveAside renames the run files in dir to their replaced names, all or none.
+func moveAside(dir string) error {
+	var moved []string
+	for _, f := range replacedFiles {
+		err := os.Rename(filepath.Join(dir, f), replacedName(dir, f))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			for _, m := range moved {
+				os.Rename(replacedName(dir, m), filepath.Join(dir, m))
+			}
+			return fmt.Errorf("--overwrite: keeping the old run's %s until the new run saves: %w", f, err)
+		}
+		moved = append(moved, f)
+	}
+	return nil
+}
+
+// restoreReplaced settles a replacement that was cut short (the process killed): a replacing
+// run that saved a checkpoint keeps the directory and the old files go; one that did not gives
+// way to the old run's files. Call it holding the directory's lock.
+func restoreReplaced(dir string) {
+	var aside []string
+	for _, f := range replacedFiles {
+		if _, err := os.Lstat(replacedName(dir, f)); err == nil {
+			aside = append(aside, f)
+		}
+	}
+	if len(aside) == 0 {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, load.RunCheckpoint)); err == nil {
+		dropReplaced(dir)
+		return
+	}
+	for _, f := range replacedFiles {
+		os.Remove(filepath.Join(dir, f))
+	}
+	for _, f := range aside {
+		os.Rename(replacedName(dir, f), filepath.Join(dir, f))
+	}
+}
+
+// restoreReplacedAt runs restoreReplaced on the run directory at path (the directory, or a
+// file in it) unless another process holds it: a resume reads the checkpoint before it claims
+// the directory.
+func restoreReplacedAt(path string) {
+	dir := path
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	if m, _ := filepath.Glob(replacedName(dir, "*")); len(m) == 0 {
+		return
+	}
+	lock, err := lockRunDir(dir)
+	if err != nil {
+		return
+	}
+	defer unlockRunDir(lock)
+	restoreReplaced(dir)
+}
+
+// dropReplaced deletes the files of the run that was replaced.
+func dropReplaced(dir string) {
+	for _, f := range replacedFiles {
+		os.Remove(replacedName(dir, f))
+	}
+}
+
+// saved is told of each checkpoint the run writes: from the first on, the run it replaced is
+// gone for good.
+func (h *heldRun) saved() {
+	if h != nil {
+		dropReplaced(h.path)
+	}
 }
 
 // eventFiles lists the TensorBoard event files in dir, by name.
@@ -85,40 +189,48 @@ func existingRunFiles(dir string) []string {
 	return found
 }
 
-// removeStaleTemporaries deletes what an interrupted atomic write leaves behind: the
-// checkpoint's ".checkpoint.safetensors.tmp-*" and the ".tmp" copies of config and metrics.
+// removeStaleTemporaries deletes what an interrupted atomic write of the run's files left
+// behind, by the names only vkgrad gives them: a user's own look-alikes stay.
 func removeStaleTemporaries(dir string) {
-	for _, pattern := range []string{".*.tmp-*", "*.json.tmp", "*.jsonl.tmp"} {
-		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
-		for _, m := range matches {
+	atomicfile.RemoveStale(dir, append(slices.Clone(runFiles), completionsFile)...)
+	// Checkpoints of earlier versions were written as ".checkpoint.safetensors.tmp-<digits>".
+	matches, _ := filepath.Glob(filepath.Join(dir, ".checkpoint.safetensors.tmp-*"))
+	for _, m := range matches {
+		if digits := strings.TrimPrefix(filepath.Base(m), ".checkpoint.safetensors.tmp-"); isDigits(digits) {
 			os.Remove(m)
 		}
 	}
 }
 
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 // release gives the directory up. A run that failed before saving a checkpoint leaves nothing
-// behind: the files it created (and the directory, if it made it) go.
+// behind: the files it created (and the directory, if it made it) go, and a run it was
+// replacing comes back.
 func (h *heldRun) release(failed bool) {
-	if h == nil {
+	if h == nil || h.lock == nil {
 		return
 	}
-	if h.lock != nil {
-		unlockRunDir(h.lock)
-		h.lock = nil
-	}
-	if !failed {
-		return
-	}
-	_, err := os.Stat(filepath.Join(h.path, "checkpoint.safetensors"))
-	if saved := err == nil && !h.had["checkpoint.safetensors"]; saved {
-		return // the run made progress: keep it to resume
-	}
-	for _, f := range append(append([]string{}, runFiles...), eventFiles(h.path)...) {
-		if !h.had[f] {
-			os.Remove(filepath.Join(h.path, f))
+	_, err := os.Stat(filepath.Join(h.path, load.RunCheckpoint))
+	saved := err == nil && !h.had[load.RunCheckpoint]
+	switch {
+	case saved || !failed: // a failed run that made progress is kept to resume
+		dropReplaced(h.path)
+	default:
+		for _, f := range append(append([]string{}, runFiles...), eventFiles(h.path)...) {
+			if !h.had[f] {
+				os.Remove(filepath.Join(h.path, f))
+			}
 		}
+		restoreReplaced(h.path)
 	}
-	h.removeIfEmpty()
+	unlockRunDir(h.lock)
+	h.lock = nil
+	if failed && !saved {
+		h.removeIfEmpty()
+	}
 }
 
 // removeIfEmpty deletes the directory when this run created it and nothing else is in it.

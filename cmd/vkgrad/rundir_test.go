@@ -52,7 +52,7 @@ func TestFaultRunDirectoryBelongsToOneRun(t *testing.T) {
 		t.Fatalf("a run into a locked directory: %v", err)
 	}
 	// A crash's temporary files go at the next start; --overwrite replaces the run.
-	stale := filepath.Join(dir, ".checkpoint.safetensors.tmp-123")
+	stale := filepath.Join(dir, ".checkpoint.safetensors"+".vkgrad-tmp-123")
 	if err := os.WriteFile(stale, make([]byte, 100), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +61,33 @@ func TestFaultRunDirectoryBelongsToOneRun(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale temporary file still there (%v)", err)
+	}
+}
+
+// TestFaultRunDirKeepsUsersTemporaryFiles: a run started in a folder of the user's removes only
+// the temporaries vkgrad's own writes of the run's files leave, never the user's look-alikes.
+func TestFaultRunDirKeepsUsersTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	users := []string{"notes.json.tmp", "data.jsonl.tmp", ".draft.tmp-1", "config.json.tmp", ".notes.json.vkgrad-tmp-1"}
+	stale := []string{".config.json.vkgrad-tmp-1", ".metrics.jsonl.vkgrad-tmp-2", ".checkpoint.safetensors.vkgrad-tmp-3",
+		".checkpoint.safetensors.tmp-4294967295"} // the last as vkgrad wrote it before
+	for _, n := range append(append([]string{}, users...), stale...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("keep me"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := runCLI(trainArgs(t, dir)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, n := range users {
+		if b, err := os.ReadFile(filepath.Join(dir, n)); err != nil || string(b) != "keep me" {
+			t.Errorf("the user's %s: %q, %v", n, b, err)
+		}
+	}
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(dir, n)); !os.IsNotExist(err) {
+			t.Errorf("stale temporary %s still there (%v)", n, err)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -299,6 +300,7 @@ var resumeFixed = []string{"data", "ext", "max-bytes", "preset", "init", "batch"
 	"weight-decay", "decay-matrices-only", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
+	restoreReplacedAt(f.resume)
 	l, err := load.Read(f.resume)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -587,11 +589,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, append(raw, '\n'), 0o666)
 }
 
 // checkSamplePrompt refuses, before training, a --sample-prompt the end of the run could not use.

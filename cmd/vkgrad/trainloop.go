@@ -145,6 +145,7 @@ func (s *trainSteps) save() error {
 	if err := s.tr.Save(s.checkpointPath()); err != nil {
 		return err
 	}
+	s.held.saved()
 	return s.metricsOut.Sync()
 }
 

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 )
 
 // open prepares the run directory: resumes its checkpoint when asked, refuses to overwrite one
@@ -120,9 +122,5 @@ func trim(path string, step int) error {
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, keep.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, keep.Bytes(), 0o666)
 }

@@ -12,15 +12,14 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
@@ -222,13 +221,14 @@ func encode(st *State) ([]safetensors.Tensor, map[string]string, error) {
 	return ts, map[string]string{MetadataKey: string(js)}, nil
 }
 
-// Save writes st to path atomically (see the package comment). The temporary file is
-// ".<name>.tmp-*" beside the target; only a crash of the whole process can leave one behind.
+// Save writes st to path atomically (see the package comment), with the permissions 0666 less
+// the umask. The temporary file is atomicfile's, beside the target; only a crash of the whole
+// process can leave one behind.
 func Save(path string, st *State) error { return save(path, st, nil) }
 
 // save is Save with an optional wrapper around the temporary file's writer, through which
 // tests inject write failures.
-func save(path string, st *State, wrap func(io.Writer) io.Writer) (err error) {
+func save(path string, st *State, wrap func(io.Writer) io.Writer) error {
 	if err := st.check(); err != nil {
 		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
 	}
@@ -236,54 +236,17 @@ func save(path string, st *State, wrap func(io.Writer) io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("checkpoint: saving %s: %w", path, err)
-	}
-	closed, renamed := false, false
-	defer func() {
-		if err != nil && !renamed {
-			if !closed {
-				tmp.Close()
-			}
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("checkpoint: saving %s (any previous file is untouched): %w", path, err)
+	err = atomicfile.Write(path, 0o666, func(w io.Writer) error {
+		if wrap != nil {
+			w = wrap(w)
 		}
-	}()
-	var w io.Writer = tmp
-	if wrap != nil {
-		w = wrap(tmp)
-	}
-	if err := safetensors.Write(w, tensors, meta); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; a checkpoint is an ordinary file.
-	if err := tmp.Chmod(0o644); err != nil && runtime.GOOS != "windows" {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	closed = true
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	renamed = true
-	// The rename is durable only once the directory entry is on disk. Windows cannot sync a
-	// directory handle; its rename is already as durable as it gets.
-	if runtime.GOOS != "windows" {
-		d, err := os.Open(dir)
-		if err != nil {
-			return fmt.Errorf("checkpoint: saved %s but could not sync its directory: %w", path, err)
-		}
-		defer d.Close()
-		if err := d.Sync(); err != nil {
-			return fmt.Errorf("checkpoint: saved %s but could not sync its directory: %w", path, err)
-		}
+		return safetensors.Write(w, tensors, meta)
+	})
+	switch {
+	case errors.Is(err, atomicfile.ErrDirNotSynced):
+		return fmt.Errorf("checkpoint: %w", err)
+	case err != nil:
+		return fmt.Errorf("checkpoint: saving %s (any previous file is untouched): %w", path, err)
 	}
 	return nil
 }

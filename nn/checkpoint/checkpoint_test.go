@@ -126,9 +126,12 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameBits(t, "lnfb", lnfb, st.Params[len(st.Params)-cfg.Channels:])
+		// Created as any new file is: 0666 less the umask.
+		ref := filepath.Join(t.TempDir(), "ref")
+		os.WriteFile(ref, nil, 0o666)
 		fi, _ := os.Stat(p)
-		if fi.Mode().Perm() != 0o644 {
-			t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+		if want, _ := os.Stat(ref); fi.Mode().Perm() != want.Mode().Perm() {
+			t.Errorf("mode %v, want %v", fi.Mode().Perm(), want.Mode().Perm())
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 )
 
@@ -45,6 +46,7 @@ type TextFile struct {
 	Rel     string    // slash-separated, relative to the source folder
 	Size    int64     // bytes
 	ModTime time.Time // last modification
+	Mode    fs.FileMode
 }
 
 // LoadOptions controls TextSource.Load.
@@ -132,7 +134,7 @@ func (s TextSource) List() ([]TextFile, error) {
 		if !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("text source %s: not a regular file or folder", s.Path)
 		}
-		return []TextFile{{Path: s.Path, Rel: filepath.Base(s.Path), Size: st.Size(), ModTime: st.ModTime()}}, nil
+		return []TextFile{{Path: s.Path, Rel: filepath.Base(s.Path), Size: st.Size(), ModTime: st.ModTime(), Mode: st.Mode()}}, nil
 	}
 	files, err := s.walk(exts)
 	if err != nil {
@@ -203,7 +205,7 @@ func (s TextSource) textFile(p string) (f TextFile, ok bool, err error) {
 	if err != nil {
 		return TextFile{}, false, err
 	}
-	return TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime()}, true, nil
+	return TextFile{Path: p, Rel: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime(), Mode: info.Mode()}, true, nil
 }
 
 func normaliseExts(exts []string) ([]string, error) {
@@ -290,7 +292,7 @@ func (s TextSource) Load(opt LoadOptions) (*Corpus, error) {
 	c.CachePath = cachePath
 	c.Tokens = encodeDocs(tok, sep, docs, opt.Workers, c.Bytes, opt.Progress)
 	if cachePath != "" {
-		if err := writeCache(opt.CacheDir, cachePath, metaPath, c); err != nil {
+		if err := writeCache(opt.CacheDir, cachePath, metaPath, c, cachePerm(files)); err != nil {
 			return nil, err
 		}
 	}
@@ -351,19 +353,30 @@ func (s TextSource) readDocs(files []TextFile) (*Corpus, []string, error) {
 	return c, docs, nil
 }
 
-// writeCache stores c's tokens at cachePath and its description at metaPath, in dir.
-func writeCache(dir, cachePath, metaPath string, c *Corpus) error {
+// writeCache stores c's tokens at cachePath and its description at metaPath, in dir, with the
+// permissions perm (less the umask).
+func writeCache(dir, cachePath, metaPath string, c *Corpus, perm fs.FileMode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("token cache: %w", err)
 	}
-	if err := WriteTokenFile(cachePath, c.Tokens); err != nil {
+	if err := writeTokenFile(cachePath, c.Tokens, perm); err != nil {
 		return fmt.Errorf("token cache: %w", err)
 	}
 	meta, _ := json.MarshalIndent(cacheMeta{c.Files, c.Skipped, c.Bytes, c.Truncated, len(c.Tokens)}, "", " ")
-	if err := writeFileAtomic(metaPath, meta); err != nil {
+	if err := atomicfile.WriteFile(metaPath, meta, perm); err != nil {
 		return fmt.Errorf("token cache: %w", err)
 	}
 	return nil
+}
+
+// cachePerm is the permissions of a cache of files: a copy of their text is readable by no one
+// who cannot read every one of them.
+func cachePerm(files []TextFile) fs.FileMode {
+	perm := fs.FileMode(0o666)
+	for _, f := range files {
+		perm &= f.Mode.Perm()
+	}
+	return perm
 }
 
 // readCache returns the cached corpus when both files are present and agree; anything else
@@ -383,24 +396,6 @@ func readCache(tokPath, metaPath string) (*Corpus, bool) {
 	}
 	return &Corpus{Tokens: toks, Files: m.Files, Skipped: m.Skipped, Bytes: m.Bytes, Truncated: m.Truncated,
 		CachePath: tokPath, FromCache: true}, true
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
 }
 
 // isBinary reports a file that is not text: a NUL byte in its first 8 KiB (as git decides), or

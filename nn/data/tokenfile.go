@@ -8,9 +8,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 )
 
 // llm.c token file layout: a header of 256 little-endian int32 [magic, version, ntok, 0...],
@@ -88,9 +90,14 @@ func ReadTokenFile(path string) ([]int32, error) {
 }
 
 // WriteTokenFile writes tokens as an llm.c token file (version 2, 32-bit tokens, when one does
-// not fit 16 bits). It writes a temporary file beside path and renames it, so a crash never
-// leaves a half-written file under path.
+// not fit 16 bits), with the permissions 0666 less the umask. It writes a temporary file beside
+// path and renames it, so a crash never leaves a half-written file under path.
 func WriteTokenFile(path string, tokens []int32) error {
+	return writeTokenFile(path, tokens, 0o666)
+}
+
+// writeTokenFile is WriteTokenFile with the permissions perm (less the umask).
+func writeTokenFile(path string, tokens []int32, perm fs.FileMode) error {
 	if int64(len(tokens)) > math.MaxInt32 {
 		return fmt.Errorf("token file %s: %d tokens exceed the format's limit of %d", path, len(tokens), math.MaxInt32)
 	}
@@ -103,48 +110,27 @@ func WriteTokenFile(path string, tokens []int32) error {
 			version = tokenFileVersion2
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	err := atomicfile.Write(path, perm, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<16)
+		var hdr [headerBytes]byte
+		binary.LittleEndian.PutUint32(hdr[0:], TokenFileMagic)
+		binary.LittleEndian.PutUint32(hdr[4:], uint32(version))
+		binary.LittleEndian.PutUint32(hdr[8:], uint32(len(tokens)))
+		w.Write(hdr[:])
+		var b [4]byte
+		for _, t := range tokens {
+			if version == TokenFileVersion {
+				binary.LittleEndian.PutUint16(b[:], uint16(t))
+				w.Write(b[:2])
+				continue
+			}
+			binary.LittleEndian.PutUint32(b[:], uint32(t))
+			w.Write(b[:])
+		}
+		return w.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("token file %s: %w", path, err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	var hdr [headerBytes]byte
-	binary.LittleEndian.PutUint32(hdr[0:], TokenFileMagic)
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(version))
-	binary.LittleEndian.PutUint32(hdr[8:], uint32(len(tokens)))
-	w.Write(hdr[:])
-	var b [4]byte
-	for _, t := range tokens {
-		if version == TokenFileVersion {
-			binary.LittleEndian.PutUint16(b[:], uint16(t))
-			w.Write(b[:2])
-			continue
-		}
-		binary.LittleEndian.PutUint32(b[:], uint32(t))
-		w.Write(b[:])
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("token file %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600 files
-		return fmt.Errorf("token file %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("token file %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("token file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("token file %s: %w", path, err)
-	}
-	ok = true
 	return nil
 }

@@ -3,9 +3,11 @@ package llama
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
 )
 
@@ -88,11 +90,13 @@ func (m *Model) Export(dir, dtype string) error {
 	if err := writeJSON(filepath.Join(dir, "generation_config.json"), gen); err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ".model.safetensors.tmp")
-	if err := safetensors.WriteFile(tmp, ts, map[string]string{"format": "pt"}); err != nil {
+	err = atomicfile.Write(filepath.Join(dir, "model.safetensors"), 0o666, func(w io.Writer) error {
+		return safetensors.Write(w, ts, map[string]string{"format": "pt"})
+	})
+	if err != nil {
 		return fmt.Errorf("llama: %w", err)
 	}
-	return rename(tmp, filepath.Join(dir, "model.safetensors"))
+	return nil
 }
 
 func writeJSON(path string, v any) error {
@@ -100,16 +104,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("llama: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("llama: %w", err)
-	}
-	return rename(tmp, path)
-}
-
-func rename(from, to string) error {
-	if err := os.Rename(from, to); err != nil {
-		os.Remove(from)
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o666); err != nil {
 		return fmt.Errorf("llama: %w", err)
 	}
 	return nil
