@@ -3,8 +3,9 @@ package hftok
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 )
 
 // Message is one turn of a conversation.
@@ -63,7 +64,7 @@ type Template interface {
 // rather than guessed.
 func LoadTemplate(dir string) (Template, error) {
 	path := filepath.Join(dir, "tokenizer_config.json")
-	b, err := os.ReadFile(path)
+	b, err := modelfile.Read(path, modelfile.TokenizerConfig)
 	if err != nil {
 		return nil, fmt.Errorf("hftok: %w", err)
 	}
