@@ -119,8 +119,9 @@ func (d *Decoder) Limit() int { return d.limit }
 // Rows is the decoder's batch size.
 func (d *Decoder) Rows() int { return d.B }
 
-// VocabSize is the number of logits per row.
-func (d *Decoder) VocabSize() int { return d.m.Config.Vocab }
+// VocabSize is the number of logits per row that can be sampled (Model.TokenVocab); rows hold
+// vocab_size logits.
+func (d *Decoder) VocabSize() int { return d.m.TokenVocab() }
 
 // Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions and returns
 // the logits of each row's last new position, (B, V) on the host, reused by the next Step.
