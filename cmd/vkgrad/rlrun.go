@@ -243,12 +243,33 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 
 // model returns the model to train: with --resume one of the run's shape (its parameters come
 // with the trainer's Restore), else --init's (required or not).
-func (r *rlRun) model(required bool) (rl.Policy, *load.Loaded, error) {
+func (r *rlRun) model(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	if r.resumed == nil {
-		return r.loadInit(required)
+		m, l, err = r.loadInit(required)
+	} else {
+		m, err = r.policyOf(r.resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
 	}
-	m, err := r.policyOf(r.resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
-	return m, nil, err
+	if err != nil || m == nil {
+		return nil, nil, err
+	}
+	return m, l, r.limitVocab(m)
+}
+
+// limitVocab defines the policy over its tokenizer's ids when the model's vocabulary is padded
+// past them (Qwen: 151936 rows, 151669 tokens), saying so once: a padding id sampled could not
+// be decoded, and training must score tokens under the distribution they were drawn from.
+func (r *rlRun) limitVocab(m rl.Policy) error {
+	n := r.family.tok.VocabSize()
+	if m.VocabSize() <= n {
+		return nil
+	}
+	rows, err := rl.LimitVocab(m, n)
+	if err != nil {
+		return err
+	}
+	r.log.Info().Int("model_vocab", rows).Int("tokenizer_vocab", n).
+		Msg("the model's vocabulary is padded past its tokenizer's: the policy covers the tokenizer's ids only; the other rows are never sampled and have probability 0 in training")
+	return nil
 }
 
 // restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
