@@ -99,6 +99,9 @@ func ReadConfig(dir string) (Config, error) {
 
 func (r rawConfig) config() (Config, error) {
 	arch, ok := architectures[r.ModelType]
+	if r.ModelType == "" {
+		return Config{}, errors.New("no model_type, so the model's architecture is unknown (want llama, qwen2 or qwen3)")
+	}
 	if !ok {
 		return Config{}, fmt.Errorf("model_type %q is not supported (want llama, qwen2 or qwen3)", r.ModelType)
 	}
