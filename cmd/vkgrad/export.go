@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
@@ -42,9 +42,13 @@ func exportCommand() command {
 // export converts one model; a Llama-family directory goes through nn/llama, anything else
 // through nn/load as GPT-2.
 func export(model, format, out, dtype string) error {
-	if modelType(model) != "" && modelType(model) != "gpt2" {
+	t, err := hfModelType(model)
+	if err != nil {
+		return err
+	}
+	if t != "" && t != "gpt2" {
 		if format != "hf" {
-			return fmt.Errorf("--format %s: a %s model can only be exported as hf", format, modelType(model))
+			return fmt.Errorf("--format %s: a %s model can only be exported as hf", format, t)
 		}
 		m, err := llama.Load(cpu.New(), model)
 		if err != nil {
@@ -114,8 +118,9 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 	if hfDir == "" {
 		return nil
 	}
+	limits := map[string]int64{"tokenizer.json": modelfile.Tokenizer, "tokenizer_config.json": modelfile.TokenizerConfig, "special_tokens_map.json": modelfile.TokenizerConfig}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"} {
-		b, err := os.ReadFile(filepath.Join(hfDir, name))
+		b, err := modelfile.Read(filepath.Join(hfDir, name), limits[name])
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -127,19 +132,4 @@ func exportLlamaRun(l *load.Loaded, hfDir, out, dtype string) error {
 		}
 	}
 	return nil
-}
-
-// modelType is the model_type of dir/config.json, or "" when path is not such a directory.
-func modelType(path string) string {
-	b, err := os.ReadFile(filepath.Join(path, "config.json"))
-	if err != nil {
-		return ""
-	}
-	var c struct {
-		ModelType string `json:"model_type"`
-	}
-	if json.Unmarshal(b, &c) != nil {
-		return ""
-	}
-	return c.ModelType
 }

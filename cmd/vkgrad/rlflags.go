@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -90,7 +90,7 @@ func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logg
 	if err != nil {
 		return
 	}
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(p), "config.json"))
+	raw, err := modelfile.Read(filepath.Join(filepath.Dir(p), "config.json"), modelfile.Config)
 	if err != nil {
 		return
 	}

@@ -133,7 +133,11 @@ func (r *rlRun) openInputs() error {
 	if r.be, err = r.common.backend(r.log); err != nil {
 		return err
 	}
-	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
+	hfDir, err := r.hfDir()
+	if err != nil {
+		return fmt.Errorf("--init: %w", err)
+	}
+	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
 	r.setup, err = r.tasks.setup(r.family)
@@ -200,20 +204,20 @@ func (r *rlRun) openRunFiles() (err error) {
 
 // hfDir is the Hugging Face directory the run's model and tokenizer come from: --init itself, or
 // the directory a run given as --init (or resumed) started from; "" for GPT-2.
-func (r *rlRun) hfDir() string {
+func (r *rlRun) hfDir() (string, error) {
 	if r.resumed != nil {
-		return r.resumed.hfDir
+		return r.resumed.hfDir, nil
 	}
 	if r.init == "" {
-		return ""
+		return "", nil
 	}
-	if isHFModelDir(r.init) {
-		if abs, err := filepath.Abs(r.init); err == nil {
-			return abs
-		}
-		return r.init
+	if ok, err := isHFModelDir(r.init); err != nil || !ok {
+		return hfDirOfRun(r.init), err
 	}
-	return hfDirOfRun(r.init)
+	if abs, err := filepath.Abs(r.init); err == nil {
+		return abs, nil
+	}
+	return r.init, nil
 }
 
 func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -314,7 +315,7 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 		return nil, fmt.Errorf("--resume %s: checkpoint holds no training configuration", l.Path)
 	}
 	cfgPath := filepath.Join(filepath.Dir(l.Path), "config.json")
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := modelfile.Read(cfgPath, modelfile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's config.json: %w", err)
 	}
