@@ -15,6 +15,7 @@ import (
 // (Llama). Its parameters are one flat buffer, so the optimizer is one fused pass.
 type Policy interface {
 	Backend() tensor.Backend
+	// VocabSize is the number of token ids the policy's distribution covers (LimitVocab).
 	VocabSize() int
 	// MaxSeqLen is the longest sequence, prompt and completion, a rollout may reach.
 	MaxSeqLen() int
@@ -72,7 +73,7 @@ type GPT2Policy struct{ Model *gpt2.Model }
 func GPT2(m *gpt2.Model) *GPT2Policy { return &GPT2Policy{Model: m} }
 
 func (p *GPT2Policy) Backend() tensor.Backend { return p.Model.Backend }
-func (p *GPT2Policy) VocabSize() int          { return p.Model.Config.VocabSize }
+func (p *GPT2Policy) VocabSize() int          { return p.Model.TokenVocab() }
 func (p *GPT2Policy) MaxSeqLen() int          { return p.Model.Config.MaxSeqLen }
 func (p *GPT2Policy) Width() int              { return p.Model.Config.Channels }
 func (p *GPT2Policy) NumParams() int          { return p.Model.Config.NumParams() }
@@ -93,6 +94,9 @@ func (p *GPT2Policy) NewDecoder(B, limit int) (Decoder, error) { return p.Model.
 func (p *GPT2Policy) reference() (Policy, bool, error) {
 	m, err := gpt2.New(p.Model.Backend, p.Model.Config)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := m.LimitVocab(p.Model.TokenVocab()); err != nil {
 		return nil, false, err
 	}
 	q := GPT2(m)
@@ -129,7 +133,7 @@ type LlamaPolicy struct {
 func Llama(m *llama.Model) *LlamaPolicy { return &LlamaPolicy{Model: m} }
 
 func (p *LlamaPolicy) Backend() tensor.Backend { return p.Model.Backend }
-func (p *LlamaPolicy) VocabSize() int          { return p.Model.Config.Vocab }
+func (p *LlamaPolicy) VocabSize() int          { return p.Model.TokenVocab() }
 func (p *LlamaPolicy) Width() int              { return p.Model.Config.Hidden }
 func (p *LlamaPolicy) NumParams() int          { return p.Params().Len() }
 func (p *LlamaPolicy) ZeroGrad()               { p.Model.ZeroTrainableGrads() }
@@ -180,6 +184,9 @@ func (p *LlamaPolicy) reference() (Policy, bool, error) {
 	}
 	m, err := llama.New(p.Model.Backend, p.Model.Config)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := m.LimitVocab(p.Model.TokenVocab()); err != nil {
 		return nil, false, err
 	}
 	q := &LlamaPolicy{Model: m, MaxLen: p.MaxLen}

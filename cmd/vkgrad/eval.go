@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/hftok"
@@ -132,7 +133,7 @@ func (f *evalFlags) dataToEvaluate(m *evalModel) (evalData, error) {
 // run learned tasks, not a text corpus, so it has no split to default to.
 func readEvalRunMeta(path string) (*runMeta, error) {
 	cpath := filepath.Join(filepath.Dir(path), "config.json")
-	raw, err := os.ReadFile(cpath)
+	raw, err := modelfile.Read(cpath, modelfile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("--data is required: %s is not inside a run directory with a config.json", path)
 	}
@@ -208,7 +209,9 @@ type evalModel struct {
 // openEvalModel reads a GPT-2 (any format), a Llama-family Hugging Face directory, or a
 // Llama-family run's checkpoint (tokenised with the directory the run started from).
 func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
-	if isHFModelDir(path) {
+	if ok, err := isHFModelDir(path); err != nil {
+		return nil, err
+	} else if ok {
 		m, err := llama.Load(be, path)
 		if err != nil {
 			return nil, err
@@ -252,7 +255,7 @@ func llamaEvalModel(m *llama.Model, path, hfDir string, l *load.Loaded) (*evalMo
 	default:
 		return nil, fmt.Errorf("%s: no bos_token_id or eos_token_id to separate documents with", hfDir)
 	}
-	raw, err := os.ReadFile(filepath.Join(hfDir, "tokenizer.json"))
+	raw, err := modelfile.Read(filepath.Join(hfDir, "tokenizer.json"), modelfile.Tokenizer)
 	if err != nil {
 		return nil, err
 	}

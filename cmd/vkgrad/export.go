@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
@@ -53,9 +54,13 @@ func export(model, format, out, dtype string) error {
 	if err := checkExportOut(model, format, out); err != nil {
 		return err
 	}
-	if modelType(model) != "" && modelType(model) != "gpt2" {
+	t, err := hfModelType(model)
+	if err != nil {
+		return err
+	}
+	if t != "" && t != "gpt2" {
 		if format != "hf" {
-			return fmt.Errorf("--format %s: a %s model can only be exported as hf", format, modelType(model))
+			return fmt.Errorf("--format %s: a %s model can only be exported as hf", format, t)
 		}
 		m, err := llama.Load(cpu.New(), model)
 		if err != nil {
@@ -205,8 +210,9 @@ func writeTokenizer(hfDir, out string) error {
 		}
 		return atomicfile.WriteFile(filepath.Join(out, "tokenizer.json"), raw, 0o666)
 	}
+	limits := map[string]int64{"tokenizer.json": modelfile.Tokenizer, "tokenizer_config.json": modelfile.TokenizerConfig, "special_tokens_map.json": modelfile.TokenizerConfig}
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"} {
-		b, err := os.ReadFile(filepath.Join(hfDir, name))
+		b, err := modelfile.Read(filepath.Join(hfDir, name), limits[name])
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -220,9 +226,9 @@ func writeTokenizer(hfDir, out string) error {
 	return nil
 }
 
-// modelType is the model_type of dir/config.json, or "" when path is not such a directory.
-func modelType(path string) string {
-	b, err := os.ReadFile(filepath.Join(path, "config.json"))
+// modelType is the model_type of dir/config.json, or "" when there is none to read.
+func modelType(dir string) string {
+	b, err := modelfile.Read(filepath.Join(dir, "config.json"), modelfile.Config)
 	if err != nil {
 		return ""
 	}

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -119,7 +119,7 @@ func initRunMeta(initPath string) (*rlRunMeta, string, error) {
 		return nil, "", err
 	}
 	cfgPath := filepath.Join(filepath.Dir(p), "config.json")
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := modelfile.Read(cfgPath, modelfile.Config)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s is not a vkgrad sft, grpo or ppo run: %w", initPath, err)
 	}

@@ -2,13 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/hftok"
@@ -36,15 +37,6 @@ type modelFamily struct {
 	chat  func([]tasks.Message) (string, error)
 }
 
-// isHFModelDir reports whether path is a Llama-family Hugging Face model directory.
-func isHFModelDir(path string) bool {
-	if st, err := os.Stat(filepath.Join(path, "config.json")); err != nil || st.IsDir() {
-		return false
-	}
-	_, err := llama.ReadConfig(path)
-	return err == nil
-}
-
 // hfDirOfRun returns the Hugging Face directory a run directory (or its checkpoint) was
 // started from, "" when the run is a GPT-2's.
 func hfDirOfRun(path string) string {
@@ -52,7 +44,7 @@ func hfDirOfRun(path string) string {
 	if err != nil {
 		return ""
 	}
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(p), "config.json"))
+	raw, err := modelfile.Read(filepath.Join(filepath.Dir(p), "config.json"), modelfile.Config)
 	if err != nil {
 		return ""
 	}
@@ -97,8 +89,12 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 		return nil, err
 	}
 	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0]}
-	if tmpl, err := hftok.LoadTemplate(hfDir); err == nil {
+	switch tmpl, err := hftok.LoadTemplate(hfDir); {
+	case err == nil:
 		f.chat = renderer(tmpl)
+	case !errors.Is(err, hftok.ErrNoTemplate):
+		// The template is there but is not one vkgrad renders: a dataset's messages say why.
+		f.chat = func([]tasks.Message) (string, error) { return "", err }
 	}
 	return f, nil
 }
@@ -192,7 +188,9 @@ func (r *rlRun) addAdapters(p rl.Policy) error {
 // nil), or any checkpoint or run directory (GPT-2 or Llama-family, with its adapters), placed on
 // the run's backend.
 func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error) {
-	if isHFModelDir(path) {
+	if ok, err := isHFModelDir(path); err != nil {
+		return nil, nil, err
+	} else if ok {
 		m, err := llama.Load(r.be, path)
 		if err != nil {
 			return nil, nil, err

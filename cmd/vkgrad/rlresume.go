@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -125,7 +126,7 @@ func readRunCheckpoint(path, command string) (*load.Loaded, error) {
 
 // readRunMeta reads a run's config.json, which must be command's.
 func readRunMeta(cfgPath, command string) (*rlRunMeta, error) {
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := modelfile.Read(cfgPath, modelfile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's settings: %w", err)
 	}

@@ -140,7 +140,11 @@ func (r *rlRun) openInputs() error {
 	if r.be, err = r.common.backend(r.log); err != nil {
 		return err
 	}
-	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
+	hfDir, err := r.hfDir()
+	if err != nil {
+		return fmt.Errorf("--init: %w", err)
+	}
+	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
 	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd})
@@ -221,20 +225,20 @@ func (r *rlRun) openRunFiles() (err error) {
 
 // hfDir is the Hugging Face directory the run's model and tokenizer come from: --init itself, or
 // the directory a run given as --init (or resumed) started from; "" for GPT-2.
-func (r *rlRun) hfDir() string {
+func (r *rlRun) hfDir() (string, error) {
 	if r.resumed != nil {
-		return r.resumed.hfDir
+		return r.resumed.hfDir, nil
 	}
 	if r.init == "" {
-		return ""
+		return "", nil
 	}
-	if isHFModelDir(r.init) {
-		if abs, err := filepath.Abs(r.init); err == nil {
-			return abs
-		}
-		return r.init
+	if ok, err := isHFModelDir(r.init); err != nil || !ok {
+		return hfDirOfRun(r.init), err
 	}
-	return hfDirOfRun(r.init)
+	if abs, err := filepath.Abs(r.init); err == nil {
+		return abs, nil
+	}
+	return r.init, nil
 }
 
 func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
@@ -283,12 +287,33 @@ func (r *rlRun) checkPrompts(m rl.Policy) error {
 
 // model returns the model to train: with --resume one of the run's shape (its parameters come
 // with the trainer's Restore), else --init's (required or not).
-func (r *rlRun) model(required bool) (rl.Policy, *load.Loaded, error) {
+func (r *rlRun) model(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	if r.resumed == nil {
-		return r.loadInit(required)
+		m, l, err = r.loadInit(required)
+	} else {
+		m, err = r.policyOf(r.resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
 	}
-	m, err := r.policyOf(r.resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
-	return m, nil, err
+	if err != nil || m == nil {
+		return nil, nil, err
+	}
+	return m, l, r.limitVocab(m)
+}
+
+// limitVocab defines the policy over its tokenizer's ids when the model's vocabulary is padded
+// past them (Qwen: 151936 rows, 151669 tokens), saying so once: a padding id sampled could not
+// be decoded, and training must score tokens under the distribution they were drawn from.
+func (r *rlRun) limitVocab(m rl.Policy) error {
+	n := r.family.tok.VocabSize()
+	if m.VocabSize() <= n {
+		return nil
+	}
+	rows, err := rl.LimitVocab(m, n)
+	if err != nil {
+		return err
+	}
+	r.log.Info().Int("model_vocab", rows).Int("tokenizer_vocab", n).
+		Msg("the model's vocabulary is padded past its tokenizer's: the policy covers the tokenizer's ids only; the other rows are never sampled and have probability 0 in training")
+	return nil
 }
 
 // restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is

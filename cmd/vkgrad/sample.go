@@ -76,11 +76,18 @@ func (f *sampleFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if t := modelType(f.model); t != "" && t != "gpt2" {
+	t, err := hfModelType(f.model)
+	if err != nil {
+		return err
+	}
+	if t != "" && t != "gpt2" {
 		return sampleHF(be, f.model, f.prompt, f.chat, f.n, f.count, f.opt, f.seed, log)
 	}
+	if f.chat != "" && t == "gpt2" {
+		return fmt.Errorf("--chat needs a chat model's Hugging Face directory; %s is a GPT-2's, which has no chat template (use --prompt)", f.model)
+	}
 	if f.chat != "" {
-		return fmt.Errorf("--chat needs a Hugging Face chat model directory; %s is a GPT-2 model (use --prompt)", f.model)
+		return fmt.Errorf("--chat needs a chat model's Hugging Face directory (config.json, tokenizer.json, tokenizer_config.json); %s is not one (use --prompt)", f.model)
 	}
 	m, l, err := load.Model(f.model, be)
 	if err != nil {

@@ -23,6 +23,13 @@ func sampleHF(be tensor.Backend, dir, prompt, chat string, n, count int, opt sam
 	if err != nil {
 		return err
 	}
+	if n := tok.VocabSize(); n < m.Config.Vocab {
+		// A padding id drawn would have no text: sample among the tokenizer's ids.
+		if err := m.LimitVocab(n); err != nil {
+			return err
+		}
+		log.Info().Int("model_vocab", m.Config.Vocab).Int("tokenizer_vocab", n).Msg("the model's vocabulary is padded past its tokenizer's: sampling among the tokenizer's ids")
+	}
 	text, err := hfPromptText(dir, prompt, chat)
 	if err != nil {
 		return err

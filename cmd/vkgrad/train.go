@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -316,7 +317,7 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 		return nil, fmt.Errorf("--resume %s: checkpoint holds no training configuration", l.Path)
 	}
 	cfgPath := filepath.Join(filepath.Dir(l.Path), "config.json")
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := modelfile.Read(cfgPath, modelfile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's config.json: %w", err)
 	}

@@ -64,8 +64,11 @@ func llamaTrainModel(m *llama.Model, hfDir string) (trainModel, error) {
 // llamaModel reads a Llama-family --init (a Hugging Face directory, or a checkpoint of one),
 // or makes a random model of a Llama-family --preset; ok is false for anything else.
 func (f *trainFlags) llamaModel(be tensor.Backend, log zerolog.Logger) (tm trainModel, ok bool, err error) {
+	hfDir, err := isHFModelDir(f.init)
 	switch {
-	case f.init != "" && isHFModelDir(f.init):
+	case err != nil:
+		return tm, true, fmt.Errorf("--init: %w", err)
+	case f.init != "" && hfDir:
 		m, err := llama.Load(be, f.init)
 		if err != nil {
 			return tm, true, fmt.Errorf("--init: %w", err)

@@ -23,6 +23,9 @@ func load(path string, withTensors bool) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkLlama(doc); err != nil {
+		return nil, err
+	}
 	specs, moments, err := specsOf(doc.Config, doc.Llama, doc.LoRA)
 	if err != nil {
 		return nil, r.errf("%v", err)
@@ -85,6 +88,23 @@ func (r *reader) document() (document, error) {
 		return document{}, r.errf("version %d with a Llama config %v: version 2 holds a Llama-family model, 1 a GPT-2", doc.Version, doc.Llama != nil)
 	}
 	return doc, nil
+}
+
+// checkLlama compares a Llama-family config with the file's tensors before its list of
+// parameters is made, which a config of a billion layers would make without end.
+func (r *reader) checkLlama(doc document) error {
+	if doc.Llama == nil {
+		return nil
+	}
+	shapes := map[string][]int{}
+	for _, name := range r.f.Names() {
+		t, _ := r.f.Info(name)
+		shapes[name] = t.Shape
+	}
+	if err := doc.Llama.CheckTensors(shapes); err != nil {
+		return r.errf("metadata %q: %v", MetadataKey, err)
+	}
+	return nil
 }
 
 // newState is the State the metadata describes, without tensors.

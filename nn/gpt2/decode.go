@@ -231,5 +231,6 @@ func (d *Decoder) Limit() int { return d.limit }
 // Rows is the decoder's batch size.
 func (d *Decoder) Rows() int { return d.B }
 
-// VocabSize is the model's real vocabulary size (logits beyond it are padding).
-func (d *Decoder) VocabSize() int { return d.m.Config.VocabSize }
+// VocabSize is the number of logits per row that can be sampled (Model.TokenVocab): logits
+// beyond it are padding.
+func (d *Decoder) VocabSize() int { return d.m.TokenVocab() }

@@ -192,7 +192,7 @@ func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int
 // ForwardCrossEntropy is ForwardLoss without reading the loss back: the per-token losses stay
 // on the device (Losses), so a training step can read everything it reports in one transfer.
 func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, B, T int) error {
-	if err := m.checkTokens("targets", targets, B, T); err != nil {
+	if err := m.checkTargets(targets, B, T); err != nil {
 		return err
 	}
 	if err := m.Forward(tp, inputs, B, T); err != nil {
@@ -202,7 +202,7 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
 		return err
 	}
-	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
+	V, Vp := m.TokenVocab(), m.Config.PaddedVocabSize
 	if a.withGrad {
 		// The gradient of the mean loss, which Backward propagates, is 1/(B·T) on every row:
 		// known now, so the loss and its gradient take one pass and no probabilities.
@@ -295,7 +295,7 @@ func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, cutoffs []float32, 
 	if !(temperature > 0) || math.IsInf(float64(temperature), 1) {
 		return nil, nil, fmt.Errorf("gpt2: temperature %v must be positive and finite", temperature)
 	}
-	if err := m.checkTokens("targets", targets, a.B, a.T); err != nil {
+	if err := m.checkTargets(targets, a.B, a.T); err != nil {
 		return nil, nil, err
 	}
 	n := a.B * a.T
@@ -307,7 +307,7 @@ func (m *Model) LogProbs(tp *autograd.Tape, targets []int32, cutoffs []float32, 
 	if err := m.Backend.UploadInt32(a.lpTargets, targets); err != nil {
 		return nil, nil, err
 	}
-	V, Vp := m.Config.VocabSize, m.Config.PaddedVocabSize
+	V, Vp := m.TokenVocab(), m.Config.PaddedVocabSize
 	autograd.LogSoftmaxGather(tp, a.logp, a.entropy, a.logits, a.lpTargets, cut, n, V, Vp, temperature)
 	return a.logp, a.entropy, nil
 }

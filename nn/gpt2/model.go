@@ -25,6 +25,8 @@ type Model struct {
 
 	acts *activations // sized for the last (B, T); reallocated when they grow
 
+	tokenVocab int // ids the distribution covers (LimitVocab); 0: all of Config.VocabSize
+
 	gradsFinal func(ranges [][2]int) // see OnGradsFinal
 }
 

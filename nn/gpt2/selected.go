@@ -121,7 +121,7 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 			return nil, nil, fmt.Errorf("gpt2: positions[%d] = %d outside the %d positions of the last forward", k, p, N)
 		}
 	}
-	if err := m.checkTokens("targets", targets, 1, n); err != nil {
+	if err := m.checkTargets(targets, 1, n); err != nil {
 		return nil, nil, err
 	}
 	if err := h.ensure(n, tp.Recording()); err != nil {
@@ -131,7 +131,7 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 	if err != nil {
 		return nil, nil, err
 	}
-	be, C, V, Vp := m.Backend, m.Config.Channels, m.Config.VocabSize, m.Config.PaddedVocabSize
+	be, C, V, Vp := m.Backend, m.Config.Channels, m.TokenVocab(), m.Config.PaddedVocabSize
 	h.hostT = append(h.hostT[:0], targets...)
 	tgt := h.targets.View(0, n)
 	if err := be.UploadInt32(tgt, h.hostT); err != nil {

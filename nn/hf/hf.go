@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
 )
@@ -90,7 +91,7 @@ func numHeads(path string, cfg gpt2.Config, opts ImportOptions) (int, error) {
 		return 0, fmt.Errorf("hf: importing %s: number of heads %d must be positive", path, opts.NumHeads)
 	}
 	cpath := filepath.Join(filepath.Dir(path), "config.json")
-	b, err := os.ReadFile(cpath)
+	b, err := modelfile.Read(cpath, modelfile.Config)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if opts.NumHeads > 0 {

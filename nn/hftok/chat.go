@@ -2,9 +2,12 @@ package hftok
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 )
 
 // Message is one turn of a conversation.
@@ -58,12 +61,19 @@ type Template interface {
 	Render(msgs []Message, o ChatOptions) (string, error)
 }
 
+// ErrNoTemplate is LoadTemplate's error when the directory has no chat template at all (no
+// tokenizer_config.json, or none in it), as opposed to one it cannot render.
+var ErrNoTemplate = errors.New("no chat template")
+
 // LoadTemplate reads the chat_template of dir/tokenizer_config.json and returns the renderer
 // that reproduces it, recognised by the template's text; an unknown template is refused
 // rather than guessed.
 func LoadTemplate(dir string) (Template, error) {
 	path := filepath.Join(dir, "tokenizer_config.json")
-	b, err := os.ReadFile(path)
+	b, err := modelfile.Read(path, modelfile.TokenizerConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("hftok: %w: %w", ErrNoTemplate, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("hftok: %w", err)
 	}
@@ -75,8 +85,11 @@ func LoadTemplate(dir string) (Template, error) {
 		return nil, fmt.Errorf("hftok: %s: %w", path, err)
 	}
 	var text string
+	if len(cfg.ChatTemplate) == 0 || string(cfg.ChatTemplate) == "null" {
+		return nil, fmt.Errorf("hftok: %s: %w (no chat_template)", path, ErrNoTemplate)
+	}
 	if err := json.Unmarshal(cfg.ChatTemplate, &text); err != nil || text == "" {
-		return nil, fmt.Errorf("hftok: %s has no chat_template string", path)
+		return nil, fmt.Errorf("hftok: %s: chat_template is %.40s, not the text of a template (a list of named templates is not supported)", path, cfg.ChatTemplate)
 	}
 	bos, err := tokenContent(cfg.BOSToken)
 	if err != nil {

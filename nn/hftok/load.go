@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/dlclark/regexp2/v2"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 )
 
 // Tokenizer encodes text to token ids and back.
@@ -67,7 +69,7 @@ func Load(path string) (*Tokenizer, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "tokenizer.json")
 	}
-	b, err := os.ReadFile(path)
+	b, err := modelfile.Read(path, modelfile.Tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("hftok: %w", err)
 	}

@@ -52,16 +52,18 @@ func templateFor(text, bos string) (Template, error) {
 	return nil, unknownTemplate(text)
 }
 
-// unknownTemplate says which family the template looks like, if any, and what is rendered.
+// unknownTemplate says the template is there but is none vkgrad renders: its size and digest
+// (to tell which it is), which family it looks like, if any, and what is rendered.
 func unknownTemplate(text string) error {
 	const known = "vkgrad renders Llama 3, 3.1 and 3.2's, Qwen2's, Qwen2.5's and Qwen3's templates exactly as published; give prompts as text"
+	id := fmt.Sprintf("chat_template (%d bytes, sha256 %.12s)", len(text), templateDigest(text))
 	switch {
 	case strings.Contains(text, "<|start_header_id|>"):
-		return errors.New("chat_template has Llama 3's header tokens but is none of the Llama 3 texts it knows (a changed or newer template); " + known)
+		return errors.New(id + " has Llama 3's header tokens but is none of the Llama 3 texts it knows (a changed or newer template); " + known)
 	case strings.Contains(text, "<|im_start|>"):
-		return errors.New("chat_template is ChatML but none of the Qwen texts it knows (a changed or other model's template); " + known)
+		return errors.New(id + " is ChatML but none of the Qwen texts it knows (a changed or other model's template); " + known)
 	}
-	return errors.New("chat_template is not one it knows; " + known)
+	return errors.New(id + " is not one it knows; " + known)
 }
 
 // templateDigest is the hex SHA-256 of text, less a newline after a closing block tag at its

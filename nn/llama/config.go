@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 )
 
 // Config is what a Llama-family config.json says about the model's shape and math.
@@ -77,7 +79,7 @@ var architectures = map[string]string{
 // file exists (it is what generation stops on). Unsupported features are refused by name.
 func ReadConfig(dir string) (Config, error) {
 	path := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(path)
+	b, err := modelfile.Read(path, modelfile.Config)
 	if err != nil {
 		return Config{}, fmt.Errorf("llama: %w", err)
 	}
@@ -97,6 +99,9 @@ func ReadConfig(dir string) (Config, error) {
 
 func (r rawConfig) config() (Config, error) {
 	arch, ok := architectures[r.ModelType]
+	if r.ModelType == "" {
+		return Config{}, errors.New("no model_type, so the model's architecture is unknown (want llama, qwen2 or qwen3)")
+	}
 	if !ok {
 		return Config{}, fmt.Errorf("model_type %q is not supported (want llama, qwen2 or qwen3)", r.ModelType)
 	}
@@ -234,7 +239,7 @@ func tokenIDs(name string, raw json.RawMessage) ([]int, error) {
 // readGenerationConfig takes the EOS ids from generation_config.json when it has them.
 func readGenerationConfig(dir string, c *Config) error {
 	path := filepath.Join(dir, "generation_config.json")
-	b, err := os.ReadFile(path)
+	b, err := modelfile.Read(path, modelfile.Config)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -122,8 +122,9 @@ func (d *Decoder) Limit() int { return d.limit }
 // Rows is the decoder's batch size.
 func (d *Decoder) Rows() int { return d.B }
 
-// VocabSize is the number of logits per row.
-func (d *Decoder) VocabSize() int { return d.m.Config.Vocab }
+// VocabSize is the number of logits per row that can be sampled (Model.TokenVocab); rows hold
+// vocab_size logits.
+func (d *Decoder) VocabSize() int { return d.m.TokenVocab() }
 
 // Reset starts every row again at position 0.
 func (d *Decoder) Reset() { d.rows.ResetAll() }

@@ -148,7 +148,7 @@ func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int
 // ForwardCrossEntropy is ForwardLoss leaving the per-token losses on the device (Losses),
 // without reading them back.
 func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, B, T int) error {
-	if err := m.checkTokens("targets", targets, B, T); err != nil {
+	if err := m.checkTargets(targets, B, T); err != nil {
 		return err
 	}
 	if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {

@@ -27,6 +27,8 @@ type Model struct {
 	// ForwardLoss (default: as many as fit 64 MiB of logits).
 	HeadChunkRows int
 
+	tokenVocab int // ids the distribution covers (LimitVocab); 0: all of Config.Vocab
+
 	lora    *lora          // adapters, when EnableLoRA was called
 	head1   *headChunks    // the lm head's chunk buffers of the last ForwardLoss
 	rope    *tensor.Tensor // cos/sin table of ropeLen positions

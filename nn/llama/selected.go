@@ -117,7 +117,7 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 	for r0 := 0; r0 < n; r0 += h.rows {
 		R := min(h.rows, n-r0)
 		logits := h.chunkLogits(hid, r0, R)
-		be.LogSoftmaxGather(logp.Value.View(r0, R), entropy.Value.View(r0, R), logits, tgt.View(r0, R), viewOrNil(cut, r0, R), R, m.Config.Vocab, m.Config.Vocab, temperature)
+		be.LogSoftmaxGather(logp.Value.View(r0, R), entropy.Value.View(r0, R), logits, tgt.View(r0, R), viewOrNil(cut, r0, R), R, m.TokenVocab(), m.Config.Vocab, temperature)
 	}
 	if tp.Recording() {
 		tp.Record(func() { h.backward(hid, logp, entropy, tgt, cut, n, temperature) })
@@ -146,7 +146,7 @@ func (h *SelectedHead) check(positions []int, targets []int32, cutoffs []float32
 			return fmt.Errorf("llama: cutoffs[%d] is NaN (-Inf keeps every token)", i)
 		}
 	}
-	return h.m.checkTokens("targets", targets, 1, n)
+	return h.m.checkTargets(targets, 1, n)
 }
 
 func (h *SelectedHead) uploadCutoffs(cutoffs []float32) (*tensor.Tensor, error) {
@@ -196,7 +196,7 @@ func (h *SelectedHead) backward(hid, logp, entropy *autograd.Var, tgt, cut *tens
 		logits := h.chunkLogits(hid, r0, R)
 		dlogits := h.dlogits.View(0, R, V)
 		be.Fill(dlogits, 0)
-		be.LogSoftmaxGatherBackward(dlogits, logits, tgt.View(r0, R), viewOrNil(cut, r0, R), logp.Grad.View(r0, R), entropy.Grad.View(r0, R), R, V, V, temperature)
+		be.LogSoftmaxGatherBackward(dlogits, logits, tgt.View(r0, R), viewOrNil(cut, r0, R), logp.Grad.View(r0, R), entropy.Grad.View(r0, R), R, m.TokenVocab(), V, temperature)
 		be.MatMul(hid.Grad.View(r0*C, R, C), dlogits, m.head.Value, nil, tensor.MatMulParams{M: R, N: C, K: V, Accumulate: true})
 		if m.head.Grad != nil { // nil when only adapters train
 			be.MatMul(m.head.Grad, dlogits, hid.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: V, N: C, K: R, TransA: true, Accumulate: true})

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/safetensors"
 )
 
@@ -55,15 +56,28 @@ func (c Config) Shapes() map[string][]int {
 // LoadWeights reads every parameter of cfg from dir's model.safetensors, or from the shards
 // listed by model.safetensors.index.json, upcasting BF16 and F16 to float32. A missing
 // tensor, a wrong shape or a tensor the model does not use is an error naming it and its file.
+// The files' headers are checked against the config (CheckTensors) before any tensor is read.
 func LoadWeights(dir string, cfg Config) (map[string]Tensor, error) {
 	files, err := weightFiles(dir)
 	if err != nil {
 		return nil, err
 	}
+	shards, err := openShards(files)
+	defer func() {
+		for _, sf := range shards {
+			sf.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckTensors(headerShapes(shards)); err != nil {
+		return nil, fmt.Errorf("llama: %s: %w", filepath.Join(dir, "config.json"), err)
+	}
 	want := cfg.Shapes()
 	out := make(map[string]Tensor, len(want))
-	for _, path := range files {
-		if err := readShard(path, want, out); err != nil {
+	for _, sf := range shards {
+		if err := readShard(sf, want, out); err != nil {
 			return nil, err
 		}
 	}
@@ -87,13 +101,35 @@ func first(xs []string, n int) []string {
 	return append(xs[:n:n], fmt.Sprintf("... (%d more)", len(xs)-n))
 }
 
-// readShard reads the tensors of one safetensors file into out.
-func readShard(path string, want map[string][]int, out map[string]Tensor) error {
-	sf, err := safetensors.Open(path)
-	if err != nil {
-		return fmt.Errorf("llama: %w", err)
+// openShards opens the safetensors files, reading their headers; the files opened are returned
+// (to be closed) even with an error.
+func openShards(files []string) ([]*safetensors.File, error) {
+	var shards []*safetensors.File
+	for _, path := range files {
+		sf, err := safetensors.Open(path)
+		if err != nil {
+			return shards, fmt.Errorf("llama: %w", err)
+		}
+		shards = append(shards, sf)
 	}
-	defer sf.Close()
+	return shards, nil
+}
+
+// headerShapes maps the tensors of the files to their shapes.
+func headerShapes(shards []*safetensors.File) map[string][]int {
+	shapes := map[string][]int{}
+	for _, sf := range shards {
+		for _, name := range sf.Names() {
+			info, _ := sf.Info(name)
+			shapes[name] = info.Shape
+		}
+	}
+	return shapes
+}
+
+// readShard reads the tensors of one safetensors file into out.
+func readShard(sf *safetensors.File, want map[string][]int, out map[string]Tensor) error {
+	path := sf.Path()
 	for _, name := range sf.Names() {
 		info, _ := sf.Info(name)
 		shape, ok := want[name]
@@ -125,11 +161,13 @@ func readShard(path string, want map[string][]int, out map[string]Tensor) error 
 // weightFiles lists the safetensors files of a model directory.
 func weightFiles(dir string) ([]string, error) {
 	index := filepath.Join(dir, "model.safetensors.index.json")
-	b, err := os.ReadFile(index)
+	b, err := modelfile.Read(index, modelfile.Index)
 	if errors.Is(err, os.ErrNotExist) {
 		single := filepath.Join(dir, "model.safetensors")
-		if _, err := os.Stat(single); err != nil {
+		if _, err := os.Stat(single); errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("llama: %s has neither model.safetensors nor model.safetensors.index.json", dir)
+		} else if err != nil {
+			return nil, fmt.Errorf("llama: %w", err)
 		}
 		return []string{single}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/hf"
@@ -46,21 +47,31 @@ type Loaded struct {
 }
 
 // Resolve turns a run directory into the checkpoint inside it; files are returned unchanged.
+// What is not a regular file (a named pipe, a device) is refused: opening it could block, and
+// it has no size to check a header against.
 func Resolve(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
 	if !st.IsDir() {
-		return path, nil
+		return regular(path, st)
 	}
 	for _, name := range []string{RunCheckpoint, "model.safetensors"} {
 		p := filepath.Join(path, name)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		if st, err := os.Stat(p); err == nil {
+			return regular(p, st)
 		}
 	}
 	return "", fmt.Errorf("%s: directory holds neither %s nor model.safetensors", path, RunCheckpoint)
+}
+
+// regular returns path when st, its description, is a regular file's.
+func regular(path string, st os.FileInfo) (string, error) {
+	if err := modelfile.Check(path, st, -1); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // Read loads a model file of any supported format.

@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 )
 
 // DType is a safetensors element type, spelled as in the header.
@@ -95,6 +97,14 @@ type File struct {
 // consistent with its byte range, and the byte ranges tiling the data section exactly (no
 // overlaps, gaps or trailing bytes), as the reference implementation requires.
 func Open(path string) (*File, error) {
+	// Opening a named pipe would block, and a device has no size to check the header against.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	if err := modelfile.Check(path, st, -1); err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
@@ -111,6 +121,9 @@ func Open(path string) (*File, error) {
 func parse(f *os.File, path string) (*File, error) {
 	st, err := f.Stat()
 	if err != nil {
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	if err := modelfile.Check(path, st, -1); err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	size := st.Size()

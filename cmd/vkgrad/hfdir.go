@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/nn/load"
+)
+
+// hfModelType is the model_type of path/config.json when path is a Hugging Face model
+// directory, "" when it is not one: a file, a run directory (it holds checkpoint.safetensors),
+// a directory without config.json, or one whose config.json names no model_type beside no
+// weights. A config.json that cannot be read, is not JSON, or names no model_type beside
+// model.safetensors is an error naming it: such a directory is no GPT-2 either.
+func hfModelType(path string) (string, error) {
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return "", nil
+	}
+	if exists(filepath.Join(path, load.RunCheckpoint)) {
+		return "", nil
+	}
+	cpath := filepath.Join(path, "config.json")
+	if _, err := os.Lstat(cpath); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	b, err := modelfile.Read(cpath, modelfile.Config)
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		ModelType string `json:"model_type"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return "", fmt.Errorf("%s is not valid JSON: %w", cpath, err)
+	}
+	if c.ModelType == "" {
+		if !exists(filepath.Join(path, "model.safetensors")) && !exists(filepath.Join(path, "model.safetensors.index.json")) {
+			return "", nil
+		}
+		return "", fmt.Errorf("%s has no model_type, so the model's architecture is unknown (vkgrad reads gpt2, llama, qwen2 and qwen3)", cpath)
+	}
+	return c.ModelType, nil
+}
+
+// isHFModelDir reports whether path is a Llama-family Hugging Face model directory (a GPT-2's
+// is read by nn/load); errors are hfModelType's.
+func isHFModelDir(path string) (bool, error) {
+	t, err := hfModelType(path)
+	return t != "" && t != "gpt2", err
+}
+
+// exists reports whether path names anything, a dangling link included.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
