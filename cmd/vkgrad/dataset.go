@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/rl"
@@ -25,6 +26,8 @@ type datasetFlags struct {
 	RewardCmd     string         `json:"reward_cmd,omitempty"`
 	RewardTimeout time.Duration  `json:"reward_timeout,omitempty"`
 	Options       reward.Options `json:"reward_options"`
+
+	log zerolog.Logger // where the reward program's warnings go
 }
 
 // defaultDatasetFlags hold out 5% of a dataset and give a reward program two minutes a batch.
@@ -40,7 +43,7 @@ func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
 	fs.StringVar(&d.Fields, "dataset-field", d.Fields, "the dataset's own field names, e.g. prompt=question,answer=final_answer")
 	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of prompts held out for evaluation")
 	fs.StringVar(&d.Reward, "reward", d.Reward, "with --dataset, verifiers and weights, e.g. numeric:1,format:0.2 (verifiers: "+strings.Join(reward.Names, ", ")+"; default exact, or only --reward-cmd)")
-	fs.StringVar(&d.RewardCmd, "reward-cmd", d.RewardCmd, "an external reward program (run by the shell): one JSON line per batch in, {\"prompts\",\"completions\",\"metadata\"}; one line back, {\"rewards\": [...]}; weighted by cmd:W in --reward")
+	fs.StringVar(&d.RewardCmd, "reward-cmd", d.RewardCmd, "an external reward program (run by the shell): one JSON line per batch in, {\"id\",\"prompts\",\"completions\",\"metadata\"}; one line back, {\"rewards\": [...]} (echo \"id\" to have the pairing checked), nothing else on stdout; weighted by cmd:W in --reward")
 	fs.DurationVar(&d.RewardTimeout, "reward-timeout", d.RewardTimeout, "how long --reward-cmd may take to answer one batch")
 	fs.StringVar(&d.Options.Regex, "reward-regex", d.Options.Regex, "the regex verifier's pattern; {answer} stands for the answer field")
 	fs.StringVar(&d.Options.FormatRegex, "format-regex", d.Options.FormatRegex, "the format reward: the whole completion matches this pattern")
@@ -174,7 +177,12 @@ func (d *datasetFlags) rewardTerms(kept []string, cmdWeight float64) ([]rl.Weigh
 		if err != nil {
 			return nil, nil, err
 		}
-		closers = append(closers, func() { p.Close() })
+		p.Warn = func(msg string) { d.log.Warn().Msg(msg) }
+		closers = append(closers, func() {
+			if err := p.Close(); err != nil {
+				d.log.Warn().Err(err).Msg("reward program")
+			}
+		})
 		terms = append(terms, rl.Weighted{Reward: p, Weight: cmdWeight})
 	}
 	return terms, closers, nil

@@ -136,6 +136,7 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
+	r.tasks.Data.log = r.log
 	r.setup, err = r.tasks.setup(r.family)
 	return err
 }
