@@ -42,8 +42,9 @@ type Process struct {
 	// stderr writer NewProcess was given.
 	Warn func(msg string)
 
-	mu  sync.Mutex
-	run *running // nil while no program runs
+	mu     sync.Mutex
+	run    *running // nil while no program runs
+	closed bool
 }
 
 // running is one started program.
@@ -118,6 +119,9 @@ func (p *Process) ScoreAll(prompts, completions []string, metas []rl.Meta) ([]fl
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("reward program %q: scoring after Close", p.command)
+	}
 	out, err := p.exchange(req)
 	if errors.Is(err, lineproto.ErrEnded) {
 		// One restart per batch: a program that crashed on a rare input gets a fresh start,
@@ -260,6 +264,7 @@ func (p *Process) stop(grace time.Duration) (status string, leftover []string) {
 func (p *Process) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closed = true
 	_, leftover := p.stop(closeGrace)
 	if len(leftover) > 0 {
 		return fmt.Errorf("reward program %q wrote %d line(s) no request asked for, the first %s: if it does not echo the requests' \"id\", its rewards may have been paired with the wrong batches", p.command, len(leftover), lineproto.Quote(leftover[0]))
