@@ -68,8 +68,9 @@ func (c *Conn) read(r io.Reader) {
 }
 
 // Call sends req, a value that marshals to a JSON object without an "id" field, with the next
-// id and returns the reply line. Errors wrap ErrEnded or ErrTimeout, or are protocol errors,
-// after which the connection refuses every call.
+// id and returns the reply line; timeout bounds the whole exchange. Errors wrap ErrEnded or
+// ErrTimeout, or are protocol errors; after a timeout or a protocol error the pairing is lost
+// and the connection refuses every call.
 func (c *Conn) Call(req any, timeout time.Duration) ([]byte, error) {
 	if c.broken != nil {
 		return nil, c.broken
@@ -81,11 +82,11 @@ func (c *Conn) Call(req any, timeout time.Duration) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.w.Write(line); err != nil {
-		return nil, fmt.Errorf("%w: writing request %d: %v", ErrEnded, c.last, err)
-	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	if err := c.write(line, timer.C); err != nil {
+		return nil, err
+	}
 	select {
 	case reply, ok := <-c.lines:
 		if !ok {
@@ -97,7 +98,28 @@ func (c *Conn) Call(req any, timeout time.Duration) ([]byte, error) {
 		}
 		return []byte(reply), nil
 	case <-timer.C:
-		return nil, fmt.Errorf("%w: request %d unanswered after %s", ErrTimeout, c.last, timeout)
+		c.broken = fmt.Errorf("%w: request %d unanswered after %s", ErrTimeout, c.last, timeout)
+		return nil, c.broken
+	}
+}
+
+// write sends a request line, giving up when timeout fires: a program that stops reading its
+// input would otherwise block the write once the pipe is full.
+func (c *Conn) write(line []byte, timeout <-chan time.Time) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.w.Write(line)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%w: writing request %d: %v", ErrEnded, c.last, err)
+		}
+		return nil
+	case <-timeout:
+		c.broken = fmt.Errorf("%w: request %d not read", ErrTimeout, c.last)
+		return c.broken
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vkgrad/vkgrad/rl"
 )
 
 // TestFaultRewardRepliesOutOfStep: a line the program writes that no request asked for (a
@@ -14,26 +16,33 @@ import (
 func TestFaultRewardRepliesOutOfStep(t *testing.T) {
 	for _, c := range []struct {
 		mode  string
-		calls int           // calls that succeed before the failing one
+		by    int           // the call that fails at the latest; the ones before may succeed
 		pause time.Duration // between calls: the stray line has arrived
 		want  []string      // the failing call's error holds one of these
 	}{
-		{"banner", 1, time.Second, []string{`"{\"rewards\":[1.5,4]}" with no request waiting`}},
-		{"echo-twice", 1, 0, []string{"with no request waiting", `carries "id": 1 while request 2 waits`}},
-		{"echo-wrong", 0, 0, []string{`carries "id": 2 while request 1 waits`}},
-		{"echo-once", 1, 0, []string{`to request 2 carries no "id", though earlier replies did`}},
+		// The banner is caught before the first request, or it is taken for the first reply
+		// and the reply it displaced is caught before the second.
+		{"banner", 2, time.Second, []string{`"{\"rewards\": [0, 0]}" with no request waiting (before the first request)`, `"{\"rewards\":[1.5,4]}" with no request waiting (after the reply to request 1)`}},
+		{"echo-twice", 2, 0, []string{"with no request waiting", `carries "id": 1 while request 2 waits`}},
+		{"echo-wrong", 1, 0, []string{`carries "id": 2 while request 1 waits`}},
+		{"echo-once", 2, 0, []string{`to request 2 carries no "id", though earlier replies did`}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			p, _ := fakeProcess(t, c.mode, 20*time.Second)
-			for i := range c.calls {
-				if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err != nil {
-					t.Fatalf("call %d: %v", i+1, err)
+			var err error
+			for i := 1; i <= c.by; i++ {
+				var got []float64
+				got, err = p.ScoreAll(batchPrompts, batchCompls, batchMetas)
+				if err != nil {
+					break
+				}
+				if i == c.by {
+					t.Fatalf("call %d: rewards %v, want an error", i, got)
 				}
 				time.Sleep(c.pause)
 			}
-			got, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas)
-			if err == nil || !containsAny(err.Error(), c.want) {
-				t.Fatalf("rewards %v, error %v; want an error holding one of %q", got, err, c.want)
+			if !containsAny(err.Error(), c.want) {
+				t.Fatalf("error %v; want one holding one of %q", err, c.want)
 			}
 			if _, again := p.ScoreAll(batchPrompts, batchCompls, batchMetas); again == nil {
 				t.Errorf("after replies fell out of step the program must not be asked again")
@@ -107,4 +116,28 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestFaultRewardProgramNotReading: a program that never reads its input cannot block a large
+// request's write past --reward-timeout.
+func TestFaultRewardProgramNotReading(t *testing.T) {
+	p, err := NewProcess("exec sleep 3600", 300*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 1<<20) // more than a pipe holds
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.ScoreAll([]string{""}, []string{big}, []rl.Meta{nil})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+			t.Errorf("%v", err)
+		}
+		p.Close()
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request's write blocked past the timeout") // the stuck program dies with the test
+	}
 }
