@@ -29,7 +29,8 @@ import (
 // that carries one must carry its request's (see internal/lineproto, the rule every program
 // vkgrad starts follows). A line the program writes with no request waiting, such as a banner,
 // is an error quoting it: whatever is not a reply goes to standard error, which is forwarded
-// to the log (lines over 64 KiB cut).
+// to the log (lines over 64 KiB cut). Each reward is a finite number (rl.Combined refuses
+// those beyond ±rl.MaxReward).
 //
 // If the program dies it is started again once for the batch, with a warning. The program
 // runs in a process group of its own, killed whole when the Process closes, and on Linux the
