@@ -189,7 +189,7 @@ func (c *Combined) ScoreBatch(prompts, completions []string, metas []Meta) (*Rew
 	if err != nil {
 		return nil, err
 	}
-	return c.batchOf(scores), nil
+	return c.batchOf(scores)
 }
 
 // scoreTerms returns each term's unweighted scores of the completions, in term order; the rows
@@ -210,9 +210,13 @@ func (c *Combined) scoreTerms(prompts, completions []string, metas []Meta, first
 	return out, nil
 }
 
+// MaxReward bounds every score and weighted total: beyond it the advantages and PPO's float32
+// value loss overflow (its gradients do near 1e20), and no reward scale needs more.
+const MaxReward = 1e12
+
 // batchOf sums the terms' scores of a whole batch (scoreTerms' order) into totals and
-// per-term statistics.
-func (c *Combined) batchOf(scores [][]float64) *RewardBatch {
+// per-term statistics; a total beyond MaxReward is an error.
+func (c *Combined) batchOf(scores [][]float64) (*RewardBatch, error) {
 	n := 0
 	if len(scores) > 0 {
 		n = len(scores[0])
@@ -226,7 +230,12 @@ func (c *Combined) batchOf(scores [][]float64) *RewardBatch {
 		b.PerReward[name] = scores[k]
 		b.Means[name], b.Stds[name] = objective.MeanStd(scores[k])
 	}
-	return b
+	for i, t := range b.Total {
+		if !(math.Abs(t) <= MaxReward) {
+			return nil, fmt.Errorf("reward batch, row %d: the weighted rewards sum to %g, beyond ±%g: lower the weights or scale the rewards down", i, t, MaxReward)
+		}
+	}
+	return b, nil
 }
 
 // scoreTerm scores every completion with one reward, checking that each score is finite; rows
@@ -258,6 +267,9 @@ func scoreTerm(r Reward, prompts, completions []string, metas []Meta, firstRow i
 	for i, s := range scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
 			return nil, fmt.Errorf("reward %q, row %d: score %v is not finite", name, firstRow+i, s)
+		}
+		if math.Abs(s) > MaxReward {
+			return nil, fmt.Errorf("reward %q, row %d: score %g is beyond ±%g: scale the rewards down (larger ones overflow the advantages and the loss)", name, firstRow+i, s, MaxReward)
 		}
 	}
 	return scores, nil

@@ -74,3 +74,28 @@ func TestRewardErrorsAreNamed(t *testing.T) {
 		t.Error("length mismatch accepted")
 	}
 }
+
+// TestFaultAbsurdRewards: a score or weighted total too large for the advantages and the loss is
+// refused at the reward, naming it and the row, rather than ending the run as a divergence.
+func TestFaultAbsurdRewards(t *testing.T) {
+	huge := RewardFunc{RewardName: "cmd", Fn: func(_, c string, _ Meta) (float64, error) {
+		if c == "b" {
+			return -1e308, nil
+		}
+		return 1e7, nil
+	}}
+	c, _ := NewCombined(Weighted{huge, 1})
+	_, err := c.ScoreBatch([]string{"", ""}, []string{"a", "b"}, []Meta{nil, nil})
+	if err == nil || !strings.Contains(err.Error(), `reward "cmd", row 1: score -1e+308 is beyond ±1e+12: scale the rewards down`) {
+		t.Errorf("err %v", err)
+	}
+	c, _ = NewCombined(Weighted{huge, 1e6})
+	_, err = c.ScoreBatch([]string{""}, []string{"a"}, []Meta{nil})
+	if err == nil || !strings.Contains(err.Error(), "row 0: the weighted rewards sum to 1e+13, beyond ±1e+12") {
+		t.Errorf("err %v", err)
+	}
+	c, _ = NewCombined(Weighted{huge, 1})
+	if b, err := c.ScoreBatch([]string{""}, []string{"a"}, []Meta{nil}); err != nil || b.Total[0] != 1e7 {
+		t.Errorf("a large but usable reward: %v, %v", b, err)
+	}
+}

@@ -140,7 +140,7 @@ func scoreOver(comm *dist.Comm, gather func([]byte) ([][]byte, error), r *Combin
 	if got := len(mine[0]); got != len(completions) {
 		return nil, fmt.Errorf("the ranks scored %d of %d completions", got, len(completions))
 	}
-	return r.batchOf(mine), nil
+	return r.batchOf(mine)
 }
 
 // rankScores is what a rank sends of its rows' rewards: each term's scores, term after term,

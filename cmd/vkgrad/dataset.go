@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/rl"
@@ -30,6 +31,8 @@ type datasetFlags struct {
 	// resumed run refuses data that changed since it started.
 	Fingerprint     string `json:"fingerprint,omitempty"`
 	EvalFingerprint string `json:"eval_fingerprint,omitempty"`
+
+	log zerolog.Logger // where the reward program's warnings go
 }
 
 // defaultDatasetFlags hold out 5% of a dataset and give a reward program two minutes a batch.
@@ -45,7 +48,7 @@ func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
 	fs.StringVar(&d.Fields, "dataset-field", d.Fields, "the dataset's own field names, e.g. prompt=question,answer=final_answer")
 	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of prompts held out for evaluation")
 	fs.StringVar(&d.Reward, "reward", d.Reward, "with --dataset, verifiers and weights, e.g. numeric:1,format:0.2 (verifiers: "+strings.Join(reward.Names, ", ")+"; default exact, or only --reward-cmd)")
-	fs.StringVar(&d.RewardCmd, "reward-cmd", d.RewardCmd, "an external reward program (run by the shell): one JSON line per batch in, {\"prompts\",\"completions\",\"metadata\"}; one line back, {\"rewards\": [...]}; weighted by cmd:W in --reward")
+	fs.StringVar(&d.RewardCmd, "reward-cmd", d.RewardCmd, "an external reward program (run by the shell): one JSON line per batch in, {\"id\",\"prompts\",\"completions\",\"metadata\"}; one line back, {\"rewards\": [...]} (echo \"id\" to have the pairing checked), nothing else on stdout; weighted by cmd:W in --reward")
 	fs.DurationVar(&d.RewardTimeout, "reward-timeout", d.RewardTimeout, "how long --reward-cmd may take to answer one batch")
 	fs.StringVar(&d.Options.Regex, "reward-regex", d.Options.Regex, "the regex verifier's pattern; {answer} stands for the answer field")
 	fs.StringVar(&d.Options.FormatRegex, "format-regex", d.Options.FormatRegex, "the format reward: the whole completion matches this pattern")
@@ -211,7 +214,12 @@ func (d *datasetFlags) rewards(terms []rl.Weighted, cmdWeight float64, announce 
 		if err != nil {
 			return nil, nil, err
 		}
-		closers = append(closers, func() { p.Close() })
+		p.Warn = func(msg string) { d.log.Warn().Msg(msg) }
+		closers = append(closers, func() {
+			if err := p.Close(); err != nil {
+				d.log.Warn().Err(err).Msg("reward program")
+			}
+		})
 		terms = append(slices.Clip(terms), rl.Weighted{Reward: p, Weight: cmdWeight})
 	}
 	c, err := rl.NewCombined(terms...)

@@ -8,6 +8,7 @@ func FuzzParseReply(f *testing.F) {
 	f.Add(`{"rewards": [1, 0.5]}`, 2)
 	f.Add(`{"rewards": [NaN]}`, 1)
 	f.Add(`{"rewards": null}`, 0)
+	f.Add(`{"id": 3, "rewards": [1, 0.5]}`, 2)
 	f.Fuzz(func(t *testing.T, line string, want int) {
 		if want < 0 || want > 1000 {
 			return

@@ -1,42 +1,64 @@
 package reward
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/lineproto"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
 // Process is a reward computed by a long-lived external program. For each batch it writes one
 // JSON line to the program's standard input,
 //
-//	{"prompts": [...], "completions": [...], "metadata": [{...}, ...]}
+//	{"id": 7, "prompts": [...], "completions": [...], "metadata": [{...}, ...]}
 //
 // one entry per completion, in order (completions without the EOS text; metadata holds the
-// dataset line's other fields, such as "answer"), and reads one line back, {"rewards": [...]}:
-// the shape of TRL's reward_func(prompts, completions, **kwargs). The program's standard error
-// goes to the log; if the program dies it is started again once for the batch.
+// dataset line's other fields, such as "answer"), and reads one line back,
+// {"id": 7, "rewards": [...]}: the shape of TRL's reward_func(prompts, completions, **kwargs).
+// The id counts the requests from the program's start; echoing it is optional, but a reply
+// that carries one must carry its request's (see internal/lineproto, the rule every program
+// vkgrad starts follows). A line the program writes with no request waiting, such as a banner,
+// is an error quoting it: whatever is not a reply goes to standard error, which is forwarded
+// to the log (lines over 64 KiB cut). Each reward is a finite number (rl.Combined refuses
+// those beyond ±rl.MaxReward).
+//
+// If the program dies it is started again once for the batch, with a warning. The program
+// runs in a process group of its own, killed whole when the Process closes, and on Linux the
+// kernel kills it if vkgrad dies.
 type Process struct {
 	command string
 	timeout time.Duration
 	stderr  io.Writer
+	// Warn receives warnings: a restart, lines no request asked for. Default: written to the
+	// stderr writer NewProcess was given.
+	Warn func(msg string)
 
-	mu    sync.Mutex
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan string // stdout lines; closed when the program's stdout ends
+	mu     sync.Mutex
+	run    *running // nil while no program runs
+	closed bool
 }
 
-// request and reply are the two JSON lines of one batch.
+// running is one started program.
+type running struct {
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	stdout     *os.File
+	stderr     *os.File
+	conn       *lineproto.Conn
+	stderrDone chan struct{} // closed once its standard error is forwarded to the end
+}
+
+// request and reply are the two JSON lines of one batch; lineproto adds the id.
 type request struct {
 	Prompts     []string  `json:"prompts"`
 	Completions []string  `json:"completions"`
@@ -46,6 +68,13 @@ type request struct {
 type reply struct {
 	Rewards []json.RawMessage `json:"rewards"`
 }
+
+// Limits of the program's standard error lines forwarded, and of the waits on closing.
+const (
+	stderrLine   = 64 << 10
+	closeGrace   = 2 * time.Second // for the program to finish once its input is closed
+	drainTimeout = time.Second     // for its output to end once its group is killed
+)
 
 // NewProcess starts command (run by the shell) and returns it as a reward. timeout bounds the
 // wait for each batch's answer; stderr receives the program's standard error (nil: dropped).
@@ -89,20 +118,20 @@ func (p *Process) ScoreAll(prompts, completions []string, metas []rl.Meta) ([]fl
 			req.Metadata[i] = rl.Meta{}
 		}
 	}
-	line, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("reward process: encoding the batch: %w", err)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out, err := p.exchange(append(line, '\n'))
-	if errors.Is(err, errDied) {
+	if p.closed {
+		return nil, fmt.Errorf("reward program %q: scoring after Close", p.command)
+	}
+	out, err := p.exchange(req)
+	if errors.Is(err, lineproto.ErrEnded) {
 		// One restart per batch: a program that crashed on a rare input gets a fresh start,
 		// one that dies on every batch is reported.
+		p.warn(fmt.Sprintf("%v; starting it again", err))
 		if rerr := p.start(); rerr != nil {
 			return nil, fmt.Errorf("%w; restarting it: %v", err, rerr)
 		}
-		out, err = p.exchange(append(line, '\n'))
+		out, err = p.exchange(req)
 	}
 	if err != nil {
 		return nil, err
@@ -110,57 +139,52 @@ func (p *Process) ScoreAll(prompts, completions []string, metas []rl.Meta) ([]fl
 	return parseReply(out, len(completions))
 }
 
-var errDied = errors.New("reward process ended")
-
-// exchange writes one request line and waits for one reply line.
-func (p *Process) exchange(line []byte) (string, error) {
-	if p.cmd == nil {
-		return "", fmt.Errorf("%w (%q)", errDied, p.command)
+// exchange sends one request and returns its reply. A program that ended is stopped and the
+// error, wrapping lineproto.ErrEnded, says how it ended; one too slow is stopped.
+func (p *Process) exchange(req request) (string, error) {
+	if p.run == nil {
+		return "", fmt.Errorf("reward program %q: %w (stopped after an earlier error)", p.command, lineproto.ErrEnded)
 	}
-	if _, err := p.stdin.Write(line); err != nil {
-		p.stop()
-		return "", fmt.Errorf("%w: writing to %q: %v", errDied, p.command, err)
-	}
-	select {
-	case out, ok := <-p.lines:
-		if !ok {
-			status := p.stop()
-			return "", fmt.Errorf("%w: %q closed its output without answering (%s)", errDied, p.command, status)
-		}
-		return out, nil
-	case <-time.After(p.timeout):
-		p.stop()
-		return "", fmt.Errorf("reward process %q gave no answer within %s (stopped; raise --reward-timeout if it needs longer)", p.command, p.timeout)
+	out, err := p.run.conn.Call(req, p.timeout)
+	switch {
+	case err == nil:
+		return string(out), nil
+	case errors.Is(err, lineproto.ErrEnded):
+		status, _ := p.stop(closeGrace)
+		return "", fmt.Errorf("reward program %q: %w (%s)", p.command, err, status)
+	case errors.Is(err, lineproto.ErrTimeout):
+		p.stop(0)
+		return "", fmt.Errorf("reward program %q gave no answer within %s (stopped; raise --reward-timeout if it needs longer)", p.command, p.timeout)
+	default:
+		return "", fmt.Errorf("reward program %q: %w", p.command, err)
 	}
 }
 
 // parseReply checks one reply line and returns its rewards; errors quote the line.
 func parseReply(line string, want int) ([]float64, error) {
-	quoted := line
-	if len(quoted) > 200 {
-		quoted = quoted[:200] + "..."
-	}
+	quoted := lineproto.Quote(line)
 	var r reply
 	dec := json.NewDecoder(strings.NewReader(line))
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("reward process answered %q: not a JSON object (%v); write {\"rewards\": [...]} on one line and anything else to stderr", quoted, err)
+		return nil, fmt.Errorf("reward program answered %s: not a JSON object (%v); write {\"rewards\": [...]} on one line and anything else to stderr", quoted, err)
 	}
 	if r.Rewards == nil {
-		return nil, fmt.Errorf("reward process answered %q: no \"rewards\" list", quoted)
+		return nil, fmt.Errorf("reward program answered %s: no \"rewards\" list", quoted)
 	}
 	if len(r.Rewards) != want {
-		return nil, fmt.Errorf("reward process answered %q: %d rewards for %d completions", quoted, len(r.Rewards), want)
+		return nil, fmt.Errorf("reward program answered %s: %d rewards for %d completions", quoted, len(r.Rewards), want)
 	}
 	out := make([]float64, want)
 	for i, raw := range r.Rewards {
 		if err := json.Unmarshal(raw, &out[i]); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			return nil, fmt.Errorf("reward process answered %q: reward %d is %s, not a number", quoted, i, raw)
+			return nil, fmt.Errorf("reward program answered %s: reward %d is %s, not a number", quoted, i, raw)
 		}
 	}
 	return out, nil
 }
 
-// start runs the command with pipes to its standard streams.
+// start runs the command with pipes to its standard streams. Its output goes to pipes vkgrad
+// owns rather than exec's, which Wait would close before the last lines are read.
 func (p *Process) start() error {
 	shell, flag := "sh", "-c"
 	if runtime.GOOS == "windows" {
@@ -172,80 +196,88 @@ func (p *Process) start() error {
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	stderr, err := cmd.StderrPipe()
+	errR, errW, err := os.Pipe()
 	if err != nil {
+		outR.Close()
+		outW.Close()
 		return err
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting reward process %q: %w", p.command, err)
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = startCmd(cmd)
+	outW.Close() // the program holds its own copies
+	errW.Close()
+	if err != nil {
+		stdin.Close()
+		outR.Close()
+		errR.Close()
+		return fmt.Errorf("starting reward program %q: %w", p.command, err)
 	}
-	p.cmd, p.stdin = cmd, stdin
-	p.lines = make(chan string)
-	go forwardLines(stdout, p.lines)
-	go copyStderr(stderr, p.stderr)
+	r := &running{cmd: cmd, stdin: stdin, stdout: outR, stderr: errR, conn: lineproto.NewConn(stdin, outR), stderrDone: make(chan struct{})}
+	go func() {
+		lineproto.Forward(errR, p.stderr, "reward-cmd: ", stderrLine)
+		close(r.stderrDone)
+	}()
+	p.run = r
 	return nil
 }
 
-// forwardLines sends each line of r to lines and closes it at the end.
-func forwardLines(r io.Reader, lines chan<- string) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		lines <- sc.Text()
+// stop ends the running program: its input is closed, it gets grace to finish, then its whole
+// group is killed, whether or not the program itself has ended. It returns how the program
+// ended and the lines it wrote that no request asked for.
+func (p *Process) stop(grace time.Duration) (status string, leftover []string) {
+	r := p.run
+	if r == nil {
+		return "not running", nil
 	}
-	close(lines)
-}
-
-// copyStderr passes the program's standard error on, one prefixed line at a time.
-func copyStderr(r io.Reader, w io.Writer) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		fmt.Fprintf(w, "reward-cmd: %s\n", sc.Text())
+	p.run = nil
+	r.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- r.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(grace):
+		killGroup(r.cmd)
+		err = <-done
 	}
-}
-
-// stop ends the program and says how it ended.
-func (p *Process) stop() string {
-	if p.cmd == nil {
-		return "not running"
+	killGroup(r.cmd) // what the program started may outlive it
+	leftover = r.conn.Leftover(drainTimeout)
+	r.conn.Discard()
+	select { // the last lines of its standard error reach the log
+	case <-r.stderrDone:
+	case <-time.After(drainTimeout):
 	}
-	p.stdin.Close()
-	killGroup(p.cmd)
-	err := p.cmd.Wait()
-	p.cmd = nil
-	go func(lines <-chan string) { // let the reader goroutine finish
-		for range lines {
-		}
-	}(p.lines)
+	r.stdout.Close()
+	r.stderr.Close()
 	if err != nil {
-		return err.Error()
+		return err.Error(), leftover
 	}
-	return "exit status 0"
+	return "exit status 0", leftover
 }
 
-// Close ends the program: its standard input is closed so it can finish, then it is killed
-// after a grace period.
+// Close ends the program: its standard input is closed so it can finish, then its process
+// group is killed. Lines it wrote that no request asked for are an error: its replies may
+// have been out of step.
 func (p *Process) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return nil
+	p.closed = true
+	_, leftover := p.stop(closeGrace)
+	if len(leftover) > 0 {
+		return fmt.Errorf("reward program %q wrote %d line(s) no request asked for, the first %s: if it does not echo the requests' \"id\", its rewards may have been paired with the wrong batches", p.command, len(leftover), lineproto.Quote(leftover[0]))
 	}
-	p.stdin.Close()
-	done := make(chan error, 1)
-	cmd := p.cmd
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		killGroup(cmd)
-		<-done
-	}
-	p.cmd = nil
 	return nil
+}
+
+// warn passes a warning on.
+func (p *Process) warn(msg string) {
+	if p.Warn != nil {
+		p.Warn(msg)
+		return
+	}
+	fmt.Fprintf(p.stderr, "vkgrad: warning: %s\n", msg)
 }

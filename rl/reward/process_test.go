@@ -21,15 +21,24 @@ func TestMain(m *testing.M) {
 		fakeRewardProgram(mode)
 		os.Exit(0)
 	}
+	if cmd := os.Getenv("VKGRAD_FAKE_VKGRAD"); cmd != "" {
+		fakeVkgrad(cmd)
+	}
 	os.Exit(m.Run())
 }
 
 // fakeRewardProgram scores each completion by its length plus 0.5 when it equals the answer.
 func fakeRewardProgram(mode string) {
+	if mode == "banner" {
+		fmt.Println(`{"rewards": [0, 0]}`)
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<26)
 	for n := 0; in.Scan(); n++ {
-		var req request
+		var req struct {
+			request
+			ID int64 `json:"id"`
+		}
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			fmt.Fprintln(os.Stderr, "bad request:", err)
 			os.Exit(3)
@@ -60,9 +69,26 @@ func fakeRewardProgram(mode string) {
 		case mode == "chatty":
 			fmt.Println("loading model...")
 			continue
+		case mode == "loud":
+			// A 20 MiB line on stderr, then a short one: neither may block the program.
+			os.Stderr.Write(append(bytes.Repeat([]byte("x"), 20<<20), '\n'))
+			fmt.Fprintln(os.Stderr, "after the long line")
 		}
-		b, _ := json.Marshal(map[string]any{"rewards": rewards})
+		reply := map[string]any{"rewards": rewards}
+		switch {
+		case mode == "echo", mode == "echo-twice", mode == "echo-once" && n == 0:
+			reply["id"] = req.ID
+		case mode == "echo-wrong":
+			reply["id"] = req.ID + 1
+		}
+		b, _ := json.Marshal(reply)
 		fmt.Println(string(b))
+		if mode == "twice" || mode == "echo-twice" && n == 0 {
+			fmt.Println(string(b))
+		}
+	}
+	if mode == "linger" { // outlives its input: only a signal ends it
+		time.Sleep(time.Hour)
 	}
 }
 
@@ -160,9 +186,12 @@ func TestProcessErrorsNameTheAnswer(t *testing.T) {
 }
 
 func TestProcessRestartsOnceAndTimesOut(t *testing.T) {
-	p, _ := fakeProcess(t, "die-once", 20*time.Second)
+	p, log := fakeProcess(t, "die-once", 20*time.Second)
 	if got, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err != nil || got[1] != 4 {
 		t.Fatalf("a program that died once should be restarted and answer: %v, %v", got, err)
+	}
+	if l := log.String(); !strings.Contains(l, "vkgrad: warning: reward program") || !strings.Contains(l, "exit status 7") || !strings.Contains(l, "starting it again") {
+		t.Errorf("the restart should be logged with the exit status, got %q", l)
 	}
 	p, _ = fakeProcess(t, "die-always", 20*time.Second)
 	if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err == nil || !strings.Contains(err.Error(), "exit status 9") {

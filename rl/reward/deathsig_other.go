@@ -1,0 +1,8 @@
+//go:build !linux
+
+package reward
+
+import "os/exec"
+
+// startCmd starts cmd; only Linux has a parent-death signal to keep to a thread.
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package reward
+
+import "syscall"
+
+// setParentDeathSignal does nothing: only Linux kills a child when its parent dies.
+func setParentDeathSignal(*syscall.SysProcAttr) {}

@@ -1,0 +1,110 @@
+package reward
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFaultRewardProgramLeavesNoOrphans: what a reward program starts in the background is
+// killed with it on Close, though the program itself finished.
+func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cmd := fmt.Sprintf("sleep 3600 & echo $! > %s; VKGRAD_FAKE_REWARD=ok %q", pidFile, exe)
+	p, err := NewProcess(cmd, 20*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err != nil {
+		t.Fatal(err)
+	}
+	pid := readPid(t, pidFile)
+	if !alive(pid) {
+		t.Fatalf("the background sleep %d is not running before Close", pid)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitGone(pid, 5*time.Second) {
+		t.Errorf("the program's background child %d outlived Close", pid)
+	}
+	if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err == nil || !strings.Contains(err.Error(), "after Close") {
+		t.Errorf("scoring after Close: %v", err)
+	}
+}
+
+// TestFaultRewardProgramDiesWithVkgrad: SIGKILL to the process that started a reward program
+// ends the program too (Linux's parent-death signal), though it would outlive its input.
+func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	parent := exec.Command(exe)
+	parent.Env = append(os.Environ(), "VKGRAD_FAKE_VKGRAD="+fmt.Sprintf("echo $$ > %s; exec env VKGRAD_FAKE_REWARD=linger %q", pidFile, exe))
+	out, err := parent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make([]byte, 6)
+	if _, err := out.Read(ready); err != nil || string(ready) != "ready\n" {
+		parent.Process.Kill()
+		t.Fatalf("the parent said %q, %v", ready, err)
+	}
+	pid := readPid(t, pidFile)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	parent.Wait()
+	if !waitGone(pid, 5*time.Second) {
+		t.Errorf("the reward program %d outlived the SIGKILLed process that started it", pid)
+	}
+}
+
+func readPid(t *testing.T, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return pid
+}
+
+// alive reports whether pid runs: a zombie, killed and waiting to be reaped, does not.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+// waitGone waits up to d for pid to end.
+func waitGone(pid int, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if !alive(pid) {
+			return true
+		}
+	}
+	return false
+}
