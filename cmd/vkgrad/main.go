@@ -106,12 +106,24 @@ func run(args []string, out, stderr io.Writer) error {
 }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		msg := err.Error()
-		if errors.Is(err, errUsage) {
-			msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode prints the command's error, if any, leaves the MPI job the process joined (aborting it
+// after an error, once the error is written) and returns the process's exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		err = joined.leave(false)
+		if err == nil {
+			return 0
 		}
-		fmt.Fprintf(os.Stderr, "vkgrad: %s\n", msg)
-		os.Exit(1)
+		err = fmt.Errorf("leaving the MPI job: %w", err)
 	}
+	msg := err.Error()
+	if errors.Is(err, errUsage) {
+		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	}
+	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
+	joined.leave(true)
+	return 1
 }
