@@ -124,6 +124,9 @@ func exitCode(err error, stderr io.Writer) int {
 		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
 	}
 	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
+	if f, ok := stderr.(*os.File); ok && joined != nil {
+		waitRead(f)
+	}
 	joined.leave(true)
 	return 1
 }
