@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -70,8 +71,12 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 		}
 		logEval(r.log, r.metrics, 0, "before", rs.before)
 	}
+	out := io.Writer(os.Stderr)
+	if !r.cluster.main() { // rank 0 shows the job's progress
+		out = io.Discard
+	}
 	return &tuneLoop{rlRun: r, command: command, policy: m, trainer: tr, last: last, state: rs,
-		bar: progress.New(os.Stderr, last)}, nil
+		bar: progress.New(out, last)}, nil
 }
 
 // run drives steps to the end through the run loop, then tells a paused run how to continue
