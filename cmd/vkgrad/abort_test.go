@@ -21,9 +21,9 @@ import (
 const jobEndsWithin = time.Minute
 
 // TestFaultCheckpointFailsOnRankZero: when rank 0 cannot write its checkpoint mid-run (a
-// directory now stands where it goes), `mpirun -np 2 vkgrad train|grpo` ends within seconds
-// with rank 0's error on stderr, under each installed MPI. Rank 0 used to wait in
-// MPI_Finalize, and rank 1 in the next step's gradient sum, forever.
+// directory now stands where it goes), `mpirun -np 2 vkgrad train|sft|grpo|ppo` ends within
+// seconds with rank 0's error on stderr, under each installed MPI. Rank 0 used to wait in
+// MPI_Finalize, and rank 1 in the next step's collective, forever.
 func TestFaultCheckpointFailsOnRankZero(t *testing.T) {
 	launchers := testutil.MPILaunchers(t)
 	dir := t.TempDir()
@@ -39,10 +39,13 @@ func TestFaultCheckpointFailsOnRankZero(t *testing.T) {
 	commands := map[string][]string{
 		"train": {"train", "--preset", "gpt2-micro", "--data", data, "--batch", "2", "--seq", "16", "--micro-batches", "2",
 			"--sample-tokens", "0", "--val-every", "0"},
+		"sft": {"sft", "--batch", "4", "--micro-batch", "2", "--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3",
+			"--eval-size", "4", "--stop-at-accuracy", "0"},
 		"grpo": {"grpo", "--init", sft, "--prompts", "2", "--group-size", "2", "--micro-batch", "2", "--max-new-tokens", "4", "--eval-size", "0"},
+		"ppo":  {"ppo", "--init", sft, "--prompts", "2", "--group-size", "2", "--micro-batch", "1", "--max-new-tokens", "4", "--eval-size", "0"},
 	}
 	for _, l := range launchers {
-		for _, name := range []string{"train", "grpo"} {
+		for _, name := range []string{"train", "sft", "grpo", "ppo"} {
 			runDir := filepath.Join(dir, l.Name+"-"+name)
 			args := append(commands[name], "--steps", "1000", "--save-every", "1", "--device", "cpu", "-q", "--run-dir", runDir)
 			out, took, err := failCheckpointOnRankZero(t, l, runDir, args)
