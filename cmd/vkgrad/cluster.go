@@ -131,6 +131,12 @@ func (cl *cluster) leave(failed bool) error {
 	return cl.comm.Close()
 }
 
+// agreedStop marks the error of a stop every rank of the job agreed on (an interrupt, through
+// anyStop): no rank waits in a collective then, so the job finalises rather than aborts.
+type agreedStop struct{ error }
+
+func (e agreedStop) Unwrap() error { return e.error }
+
 // errorPrefix names the rank in a job of several, whose ranks may each print their error.
 func (cl *cluster) errorPrefix() string {
 	if cl == nil || cl.comm.Size() == 1 {

@@ -124,6 +124,10 @@ func exitCode(err error, stderr io.Writer) int {
 		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
 	}
 	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
+	if errors.As(err, new(agreedStop)) {
+		joined.leave(false)
+		return 1
+	}
 	if f, ok := stderr.(*os.File); ok && joined != nil {
 		waitRead(f)
 	}

@@ -91,9 +91,9 @@ func (l *tuneLoop) run(ctx context.Context, steps runloop.Trainer) error {
 	var in *runloop.Interrupted
 	switch {
 	case errors.As(err, &in) && in.SaveErr != nil:
-		return fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)
+		return agreedStop{fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
 	case errors.As(err, &in):
-		return fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", in.Step, l.last, l.checkpointPath(), l.command, l.runDir)
+		return agreedStop{fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", in.Step, l.last, l.checkpointPath(), l.command, l.runDir)}
 	case err == nil && !l.finished:
 		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad %s --resume %s\n", steps.Steps(), l.last, l.checkpointPath(), l.command, l.runDir)
 	}
