@@ -110,20 +110,15 @@ func main() {
 }
 
 // exitCode prints the command's error, if any, leaves the MPI job the process joined (aborting it
-// after an error, once the error is written) and returns the process's exit code.
+// after an error, once the error is read) and returns the process's exit code.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
-		err = joined.leave(false)
-		if err == nil {
+		if err = joined.leave(false); err == nil {
 			return 0
 		}
 		err = fmt.Errorf("leaving the MPI job: %w", err)
 	}
-	msg := err.Error()
-	if errors.Is(err, errUsage) {
-		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
-	}
-	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
+	printError(err, stderr)
 	if errors.As(err, new(agreedStop)) {
 		joined.leave(false)
 		return 1
@@ -133,4 +128,13 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	joined.leave(true)
 	return 1
+}
+
+// printError writes err as vkgrad's last word, naming the rank in an MPI job of several.
+func printError(err error, stderr io.Writer) {
+	msg := err.Error()
+	if errors.Is(err, errUsage) {
+		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	}
+	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
 }
