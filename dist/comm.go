@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -102,10 +103,29 @@ func (c *Comm) Close() error {
 	return err
 }
 
+// abortWait is how long Abort waits for MPI_Abort to end the process.
+const abortWait = 3 * time.Second
+
 // Abort ends every process of the job with code: the way out when one rank fails and the
-// others would wait for it in a collective forever.
+// others would wait for it in a collective forever. It returns only when MPI could not end
+// the job within abortWait (the MPI thread is held by a collective no other rank will join, or
+// Close is finalising): the caller must then exit with a non-zero code, which mpirun, mpiexec
+// and srun take as the job's failure, ending the other ranks.
 func (c *Comm) Abort(code int) {
-	c.do(func() error { call(c.lib.fn.Abort, c.lib.commWorld, uintptr(code)); return nil })
+	if !c.mu.TryLock() {
+		return // Close holds the MPI thread in MPI_Finalize
+	}
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true // nothing may follow MPI_Abort, Close included
+	select {
+	case c.work <- func() { call(c.lib.fn.Abort, c.lib.commWorld, uintptr(code)) }:
+	default: // the queue is full behind a stuck call
+	}
+	c.mu.Unlock()
+	time.Sleep(abortWait)
 }
 
 // Barrier waits until every rank has called it.

@@ -77,7 +77,6 @@ func (f *benchFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer cl.close()
 	log := f.common.logger()
 	be, err := f.common.backend(log)
 	if err != nil {
@@ -254,7 +253,6 @@ func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
 		return cl, err
 	}
 	if _, isLlama := llamaPreset(preset); isLlama {
-		cl.close()
 		return nil, fmt.Errorf("bench train under MPI times GPT-2 presets only")
 	}
 	if !cl.main() {

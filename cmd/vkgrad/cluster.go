@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/rl"
@@ -29,6 +30,7 @@ func (c *commonFlags) joinCluster() (*cluster, error) {
 		return nil, fmt.Errorf("--distributed: %w", err)
 	}
 	cl := &cluster{comm: comm, localRank: dist.LocalRank(os.Getenv), localSize: dist.LocalSize(os.Getenv)}
+	joined = cl
 	// Ranks sharing a machine share its cores, and each rank its own device.
 	if c.threads == 0 {
 		c.threads = max(1, runtime.NumCPU()/cl.localSize)
@@ -85,6 +87,16 @@ func (cl *cluster) anyStop(local bool) (bool, error) {
 	return flag[0] > 0, nil
 }
 
+// checkSpread refuses a step of k micro-batches (counted as flag says) that cannot give every
+// rank one. Commands check it before rank 0 makes the run directory: every rank fails alike,
+// and the first to abort the job could end rank 0 before it removed what it made.
+func (cl *cluster) checkSpread(flag string, k int) error {
+	if cl == nil || k >= cl.comm.Size() {
+		return nil
+	}
+	return fmt.Errorf("%s: %d micro-batches cannot be spread over %d ranks; use at least %d", flag, k, cl.comm.Size(), cl.comm.Size())
+}
+
 // barrier waits for every rank (rank 0 writing a checkpoint, say); nothing for one process.
 func (cl *cluster) barrier() error {
 	if cl == nil {
@@ -93,11 +105,44 @@ func (cl *cluster) barrier() error {
 	return cl.comm.Barrier()
 }
 
-// close finalises MPI.
-func (cl *cluster) close() {
-	if cl != nil {
-		cl.comm.Close()
+// joined is the job this process joined, nil outside one; leave ends the process's part in it
+// when the command returns.
+var joined *cluster
+
+// peerAbortDelay is how long a rank other than 0 that failed waits before it aborts the job.
+const peerAbortDelay = 2 * time.Second
+
+// leave finalises MPI after a command that succeeded. After one that failed (its error
+// already printed) it aborts the job when there are other ranks: they may be waiting for this
+// one in a collective that would never end, and MPI_Finalize would wait for them in turn.
+// Rank 0 aborts at once, the others after peerAbortDelay: a failure every rank shares then
+// ends the job once, from rank 0, after rank 0 removed the run files it made.
+func (cl *cluster) leave(failed bool) error {
+	if cl == nil {
+		return nil
 	}
+	if failed && cl.comm.Size() > 1 {
+		if !cl.main() {
+			time.Sleep(peerAbortDelay)
+		}
+		cl.comm.Abort(1) // returns only if MPI could not end the job; exiting non-zero then does
+		return nil
+	}
+	return cl.comm.Close()
+}
+
+// agreedStop marks the error of a stop every rank of the job agreed on (an interrupt, through
+// anyStop): no rank waits in a collective then, so the job finalises rather than aborts.
+type agreedStop struct{ error }
+
+func (e agreedStop) Unwrap() error { return e.error }
+
+// errorPrefix names the rank in a job of several, whose ranks may each print their error.
+func (cl *cluster) errorPrefix() string {
+	if cl == nil || cl.comm.Size() == 1 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d of %d: ", cl.comm.Rank(), cl.comm.Size())
 }
 
 // describe is the log line of this process's place in the job.

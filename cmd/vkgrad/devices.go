@@ -58,7 +58,6 @@ func devicesPerRank() error {
 	if err != nil {
 		return err
 	}
-	defer cl.close()
 	fmt.Fprintf(stdout, "%s: --device auto -> %s\n", cl.describe(), c.device)
 	return nil
 }

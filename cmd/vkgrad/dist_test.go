@@ -19,11 +19,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv("VKGRAD_TEST_AS_CLI") == "1" {
-		if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "vkgrad:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -110,12 +110,35 @@ func run(args []string, out, stderr io.Writer) error {
 }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		msg := err.Error()
-		if errors.Is(err, errUsage) {
-			msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode prints the command's error, if any, leaves the MPI job the process joined (aborting it
+// after an error, once the error is read) and returns the process's exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		if err = joined.leave(false); err == nil {
+			return 0
 		}
-		fmt.Fprintf(os.Stderr, "vkgrad: %s\n", msg)
-		os.Exit(1)
+		err = fmt.Errorf("leaving the MPI job: %w", err)
 	}
+	printError(err, stderr)
+	if errors.As(err, new(agreedStop)) {
+		joined.leave(false)
+		return 1
+	}
+	if f, ok := stderr.(*os.File); ok && joined != nil {
+		waitRead(f)
+	}
+	joined.leave(true)
+	return 1
+}
+
+// printError writes err as vkgrad's last word, naming the rank in an MPI job of several.
+func printError(err error, stderr io.Writer) {
+	msg := err.Error()
+	if errors.Is(err, errUsage) {
+		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
+	}
+	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
 }

@@ -46,7 +46,6 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err := r.start(fs, a.name, spec); err != nil {
 		return err
 	}
-	defer r.cluster.close()
 	defer func() { r.closeMetrics(err != nil) }()
 	c := a.train
 	r.evalTemp = c.Rollout.Sampling.Temperature

@@ -111,7 +111,6 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.start(fs, "sft", f.resumeSpec()); err != nil {
 		return err
 	}
-	defer f.cluster.close()
 	defer func() { f.closeMetrics(err != nil) }()
 	m, err := f.policy()
 	if err != nil {

@@ -136,7 +136,6 @@ func (f *trainFlags) run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer cl.close()
 	f.cluster = cl
 	if !cl.main() {
 		f.common.quiet = true // rank 0 speaks for the job
@@ -225,6 +224,9 @@ func (f *trainFlags) checkSampling(m trainModel, log zerolog.Logger) error {
 // first) and builds the trainer, joined to the ranks and resumed when asked.
 func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
 	cl := f.cluster
+	if err := cl.checkSpread(fmt.Sprintf("--micro-batches %d", f.cfg.MicroBatches), max(1, f.cfg.MicroBatches)); err != nil {
+		return nil, "", err
+	}
 	if f.runDir == "" {
 		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
 	}

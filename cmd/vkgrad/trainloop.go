@@ -44,9 +44,9 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	var in *runloop.Interrupted
 	switch {
 	case errors.As(err, &in) && in.SaveErr != nil:
-		return fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)
+		return agreedStop{fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
 	case errors.As(err, &in):
-		return fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", in.Step, s.checkpointPath(), f.runDir)
+		return agreedStop{fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", in.Step, s.checkpointPath(), f.runDir)}
 	case err != nil:
 		return err
 	case !f.cluster.main():

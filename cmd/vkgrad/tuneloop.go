@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -70,8 +71,12 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 		}
 		logEval(r.log, r.metrics, 0, "before", rs.before)
 	}
+	out := io.Writer(os.Stderr)
+	if !r.cluster.main() { // rank 0 shows the job's progress
+		out = io.Discard
+	}
 	return &tuneLoop{rlRun: r, command: command, policy: m, trainer: tr, last: last, state: rs,
-		bar: progress.New(os.Stderr, last)}, nil
+		bar: progress.New(out, last)}, nil
 }
 
 // run drives steps to the end through the run loop, then tells a paused run how to continue
@@ -86,9 +91,9 @@ func (l *tuneLoop) run(ctx context.Context, steps runloop.Trainer) error {
 	var in *runloop.Interrupted
 	switch {
 	case errors.As(err, &in) && in.SaveErr != nil:
-		return fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)
+		return agreedStop{fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
 	case errors.As(err, &in):
-		return fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", in.Step, l.last, l.checkpointPath(), l.command, l.runDir)
+		return agreedStop{fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", in.Step, l.last, l.checkpointPath(), l.command, l.runDir)}
 	case err == nil && !l.finished:
 		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad %s --resume %s\n", steps.Steps(), l.last, l.checkpointPath(), l.command, l.runDir)
 	}
