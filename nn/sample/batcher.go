@@ -15,8 +15,9 @@ type RowDecoder interface {
 	// StepRagged feeds tokens[i] to rows[i], each at its own next position, and returns the
 	// logits of each listed row's last new position, row after row.
 	StepRagged(rows []int, tokens [][]int32) ([]float32, error)
-	// Fork copies row src's cache into each dst row and sets them at src's position.
-	Fork(src int, dst []int) error
+	// ForkPrefix copies the first n positions of row src's cache into each dst row and sets
+	// them at n.
+	ForkPrefix(src, n int, dst []int) error
 	// ResetRow starts one row again at position 0.
 	ResetRow(row int) error
 	Limit() int     // positions a row holds
@@ -61,7 +62,8 @@ type BatchStats struct {
 // GenerateBatch draws a completion for each request with d's rows as slots. Waiting requests
 // take free slots in arrival order, each with the waiting requests of its group that fit; the
 // group's prompt is prefilled on one slot (in the same step as the other rows' next tokens) and
-// forked to the others. A request ends at cfg.EOS or its new-token cap and frees its slot for
+// forked to the others, and requests of the group admitted later fork the prompt from a slot
+// of the group still decoding, with the prompt's logits kept from its prefill. A request ends at cfg.EOS or its new-token cap and frees its slot for
 // the next waiting request, so the batch decodes at full width until the work runs out
 // (continuous batching). Each request draws from its own stream, so where the decoder computes
 // a row the same whatever rows share its step (as the CPU backend does within each of its
@@ -79,11 +81,10 @@ func GenerateBatch(d RowDecoder, reqs []Request, cfg BatchConfig) (*Result, Batc
 		if len(b.free) == len(b.slot) {
 			return b.res, b.stats, nil
 		}
-		logits, err := b.step()
-		if err != nil {
+		if err := b.step(); err != nil {
 			return nil, b.stats, err
 		}
-		if err := b.sample(logits); err != nil {
+		if err := b.sample(); err != nil {
 			return nil, b.stats, err
 		}
 	}
@@ -104,10 +105,13 @@ type batcher struct {
 	free  []int   // free slots, ascending
 	next  []int32 // per slot, the sampled token to feed at the next step; -1 after admission
 
+	waiting map[int]int       // per group, its requests not yet admitted
+	kept    map[int][]float32 // per group with requests waiting, its prompt's logits
+
 	admitted []admission // this step's
 	rows     []int       // this step's rows and their tokens
 	toks     [][]int32
-	logitRow []int // per slot, its row in this step's logits
+	logits   [][]float32 // per slot, the logits it picks from this step
 	busy     []int // the slots this step picks for
 	us       []float64
 	picks    []Pick
@@ -132,13 +136,15 @@ func newBatcher(d RowDecoder, reqs []Request, cfg BatchConfig) (*batcher, error)
 		res: &Result{Tokens: make([][]int32, n), LogProbs: make([][]float32, n), Trunc: make([][]float32, n),
 			Kept: make([][]int32, n), Cutoff: make([][]float32, n), Finished: make([]bool, n)},
 		queue: make([]int, n), slot: make([]int, S), free: make([]int, S), next: make([]int32, S),
-		logitRow: make([]int, S), us: make([]float64, S), picks: make([]Pick, S),
+		waiting: map[int]int{}, kept: map[int][]float32{},
+		logits: make([][]float32, S), us: make([]float64, S), picks: make([]Pick, S),
 		pickers: make([]*Picker, max(1, min(runtime.GOMAXPROCS(0), S)))}
 	if err := b.checkRequests(); err != nil {
 		return nil, err
 	}
-	for i := range b.queue {
+	for i, q := range reqs {
 		b.queue[i] = i
+		b.waiting[q.Group]++
 	}
 	for s := range b.slot {
 		b.slot[s], b.free[s] = -1, s
@@ -199,24 +205,51 @@ func (b *batcher) admit() error {
 			b.slot[slots[k]] = i
 			b.next[slots[k]] = -1
 		}
-		if err := b.d.ResetRow(slots[0]); err != nil {
+		b.free = b.free[len(members):]
+		if err := b.place(group, slices.Clone(slots)); err != nil {
 			return err
 		}
-		b.admitted = append(b.admitted, admission{src: slots[0], dst: slices.Clone(slots[1:])})
-		b.free = b.free[len(members):]
+		if b.waiting[group] -= len(members); b.waiting[group] == 0 {
+			delete(b.kept, group)
+		}
 	}
 	return nil
 }
 
-// step feeds every running slot its sampled token and every admitted group its prompt, in one
-// decoder step, then forks the prompts to the groups' other slots; logitRow says where each
-// slot's logits are.
-func (b *batcher) step() ([]float32, error) {
+// place gives the prompt of group to newly admitted slots: forked from a slot of the group
+// still decoding, with the logits kept from the prompt's prefill, or else prefilled on the
+// first slot at the next step and forked to the others after it.
+func (b *batcher) place(group int, slots []int) error {
+	P := len(b.reqs[b.slot[slots[0]]].Prompt)
+	if logits, ok := b.kept[group]; ok {
+		for s, i := range b.slot {
+			if i >= 0 && b.next[s] >= 0 && b.reqs[i].Group == group {
+				if err := b.d.ForkPrefix(s, P, slots); err != nil {
+					return err
+				}
+				for _, t := range slots {
+					b.logits[t] = logits
+				}
+				b.stats.Forked += len(slots)
+				return nil
+			}
+		}
+	}
+	if err := b.d.ResetRow(slots[0]); err != nil {
+		return err
+	}
+	b.admitted = append(b.admitted, admission{src: slots[0], dst: slots[1:]})
+	return nil
+}
+
+// step feeds every decoding slot its sampled token and every group admitted by a prefill its
+// prompt, in one decoder step, forks the prompts to the groups' other slots and keeps the
+// prompt's logits of groups with requests still waiting; b.logits says where each slot's
+// logits are.
+func (b *batcher) step() error {
 	b.rows, b.toks = b.rows[:0], b.toks[:0]
 	for s, i := range b.slot {
-		b.logitRow[s] = -1
 		if i >= 0 && b.next[s] >= 0 {
-			b.logitRow[s] = len(b.rows)
 			b.rows = append(b.rows, s)
 			b.toks = append(b.toks, b.next[s:s+1])
 			b.stats.Decoded++
@@ -224,38 +257,46 @@ func (b *batcher) step() ([]float32, error) {
 	}
 	for _, a := range b.admitted {
 		p := b.reqs[b.slot[a.src]].Prompt
-		b.logitRow[a.src] = len(b.rows)
 		b.rows = append(b.rows, a.src)
 		b.toks = append(b.toks, p)
 		b.stats.Prefills++
 		b.stats.PrefillTokens += len(p)
 	}
+	if len(b.rows) == 0 { // only slots that joined a group, which has logits kept
+		return nil
+	}
 	logits, err := b.d.StepRagged(b.rows, b.toks)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.stats.Steps++
 	b.stats.SlotSteps += len(b.slot)
+	stride := len(logits) / len(b.rows)
+	for k, s := range b.rows {
+		b.logits[s] = logits[k*stride : (k+1)*stride]
+	}
 	for _, a := range b.admitted {
-		if len(a.dst) == 0 {
-			continue
-		}
-		if err := b.d.Fork(a.src, a.dst); err != nil {
-			return nil, err
+		P := len(b.reqs[b.slot[a.src]].Prompt)
+		if len(a.dst) > 0 {
+			if err := b.d.ForkPrefix(a.src, P, a.dst); err != nil {
+				return err
+			}
 		}
 		for _, s := range a.dst {
-			b.logitRow[s] = b.logitRow[a.src]
+			b.logits[s] = b.logits[a.src]
 		}
 		b.stats.Forked += len(a.dst)
+		if g := b.reqs[b.slot[a.src]].Group; b.waiting[g] > 0 {
+			b.kept[g] = slices.Clone(b.logits[a.src])
+		}
 	}
-	return logits, nil
+	return nil
 }
 
 // sample picks every running slot's next token from its row of logits and its request's
 // stream, records it, and frees the slots whose request ended.
-func (b *batcher) sample(logits []float32) error {
-	stride := len(logits) / len(b.rows)
-	row := func(s int) []float32 { return logits[b.logitRow[s]*stride : (b.logitRow[s]+1)*stride] }
+func (b *batcher) sample() error {
+	row := func(s int) []float32 { return b.logits[s] }
 	b.busy = b.busy[:0]
 	V := b.d.VocabSize()
 	for s, i := range b.slot {

@@ -153,7 +153,8 @@ func TestBatchMatchesGenerate(t *testing.T) {
 
 // TestBatchKeepsSlotsBusy: with a fake model, 16 requests in groups of 4 on 4 slots and
 // ragged completions (EOS likely): continuous batching takes fewer steps than static batching,
-// keeps the slots busier, and the first group is prefilled once and forked to 3 slots.
+// keeps the slots busier and mostly forks a group's prompt from a slot still decoding it, and
+// static batching prefills each group once.
 func TestBatchKeepsSlotsBusy(t *testing.T) {
 	const V = 50
 	reqs := groupRequests(4, 4, 6, V)
@@ -178,6 +179,10 @@ func TestBatchKeepsSlotsBusy(t *testing.T) {
 	busy := func(st BatchStats) float64 { return float64(st.Decoded+st.Prefills) / float64(st.SlotSteps) }
 	if busy(c) <= busy(s) {
 		t.Errorf("slots busy %.2f continuous, %.2f static", busy(c), busy(s))
+	}
+	t.Logf("continuous %+v, static %+v", c, s)
+	if c.Prefills+c.Forked != 16 || c.Prefills >= 8 {
+		t.Errorf("continuous batching: %d prefills and %d forks; want requests of a group admitted later to fork its prompt from a slot still decoding", c.Prefills, c.Forked)
 	}
 	if s.Prefills != 4 || s.Forked != 12 {
 		t.Errorf("static batching of whole groups: %d prefills, %d forks; want 4 and 12", s.Prefills, s.Forked)
@@ -228,8 +233,8 @@ func TestFaultBatchRequests(t *testing.T) {
 // nanToken in a row's history makes the fault test's fake decoder return NaN logits.
 const nanToken = 9
 
-// fakeDecoder is a RowDecoder whose logits are a hash of each row's token history, which Fork
-// copies and ResetRow clears, so forked and separately prefilled rows agree exactly.
+// fakeDecoder is a RowDecoder whose logits are a hash of each row's token history, which a fork
+// copies a prefix of and ResetRow clears, so forked and separately prefilled rows agree exactly.
 type fakeDecoder struct {
 	limit, vocab int
 	nan          int32 // a token whose presence makes the row's logits NaN; -1: none
@@ -247,9 +252,12 @@ func (f *fakeDecoder) VocabSize() int { return f.vocab }
 
 func (f *fakeDecoder) ResetRow(row int) error { f.hist[row] = f.hist[row][:0]; return nil }
 
-func (f *fakeDecoder) Fork(src int, dst []int) error {
+func (f *fakeDecoder) ForkPrefix(src, n int, dst []int) error {
+	if n > len(f.hist[src]) {
+		return fmt.Errorf("fake: fork of %d positions from row %d at %d", n, src, len(f.hist[src]))
+	}
 	for _, d := range dst {
-		f.hist[d] = append(f.hist[d][:0], f.hist[src]...)
+		f.hist[d] = append(f.hist[d][:0], f.hist[src][:n]...)
 	}
 	return nil
 }
