@@ -34,6 +34,9 @@ type Request struct {
 	// RNG is the request's own stream, one uniform per new token, so its tokens do not depend
 	// on the other requests; nil when greedy.
 	RNG *rng.RNG
+	// MaxNew, when positive, caps this request's new tokens below BatchConfig.MaxNew (an
+	// episode's remaining budget).
+	MaxNew int
 }
 
 // BatchConfig says how GenerateBatch draws.
@@ -156,7 +159,7 @@ func newBatcher(d RowDecoder, reqs []Request, cfg BatchConfig) (*batcher, error)
 }
 
 // checkRequests refuses empty prompts, prompts that leave no room, groups whose prompts
-// differ and missing streams, and sets each request's new-token cap.
+// differ, missing streams and negative caps, and sets each request's new-token cap.
 func (b *batcher) checkRequests() error {
 	first := map[int]int{} // group -> its first request
 	limit := b.d.Limit()
@@ -168,6 +171,8 @@ func (b *batcher) checkRequests() error {
 			return fmt.Errorf("sample: request %d: prompt of %d tokens leaves no room in a context of %d", i, len(q.Prompt), limit)
 		case q.RNG == nil && !b.greedy:
 			return fmt.Errorf("sample: request %d has no random stream", i)
+		case q.MaxNew < 0:
+			return fmt.Errorf("sample: request %d caps its new tokens at %d; want >= 1, or 0 for no cap of its own", i, q.MaxNew)
 		}
 		if f, ok := first[q.Group]; !ok {
 			first[q.Group] = i
@@ -175,6 +180,9 @@ func (b *batcher) checkRequests() error {
 			return fmt.Errorf("sample: request %d of group %d has a prompt unlike request %d's; a group shares one prompt", i, q.Group, f)
 		}
 		b.maxNew[i] = min(b.cfg.MaxNew, limit-len(q.Prompt))
+		if q.MaxNew > 0 {
+			b.maxNew[i] = min(b.maxNew[i], q.MaxNew)
+		}
 	}
 	return nil
 }

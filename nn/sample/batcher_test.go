@@ -214,6 +214,7 @@ func TestFaultBatchRequests(t *testing.T) {
 		{"no stream", []Request{{Prompt: ok}}, BatchConfig{MaxNew: 2, Sampling: opt}, "request 0 has no random stream"},
 		{"max new", []Request{{Prompt: ok, RNG: rng.New(1)}}, BatchConfig{MaxNew: 0, Sampling: opt}, "want >= 1"},
 		{"options", []Request{{Prompt: ok, RNG: rng.New(1)}}, BatchConfig{MaxNew: 2, Sampling: Options{Temperature: -1}}, "temperature"},
+		{"own cap", []Request{{Prompt: ok, RNG: rng.New(1), MaxNew: -1}}, BatchConfig{MaxNew: 2, Sampling: opt}, "request 0 caps its new tokens at -1"},
 		{"token id", []Request{{Prompt: []int32{1, 99}, RNG: rng.New(1)}}, BatchConfig{MaxNew: 2, Sampling: opt}, "outside the vocabulary"},
 		{"NaN logits", []Request{{Prompt: ok, RNG: rng.New(1)}, {Prompt: []int32{nanToken}, Group: 4, RNG: rng.New(2)}}, BatchConfig{MaxNew: 3, Sampling: opt}, "request 1, new token 1: logit of token 0 is NaN"},
 	} {
@@ -224,9 +225,13 @@ func TestFaultBatchRequests(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
 		}
 	}
-	// Greedy needs no stream.
-	if _, _, err := GenerateBatch(newFakeDecoder(2, 8, 10), []Request{{Prompt: ok}}, BatchConfig{MaxNew: 2}); err != nil {
-		t.Errorf("greedy without a stream: %v", err)
+	// Greedy needs no stream; a request's own cap holds below the batch's.
+	res, _, err := GenerateBatch(newFakeDecoder(2, 8, 10), []Request{{Prompt: ok}, {Prompt: ok, MaxNew: 2}}, BatchConfig{MaxNew: 4, EOS: -1})
+	if err != nil {
+		t.Fatalf("greedy without a stream: %v", err)
+	}
+	if len(res.Tokens[0]) != 4 || len(res.Tokens[1]) != 2 {
+		t.Errorf("%d and %d new tokens, want 4 and 2 (the second request's own cap)", len(res.Tokens[0]), len(res.Tokens[1]))
 	}
 }
 
