@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 )
 
 // groupRequests makes groups of size requests sharing a prompt of 1 to maxP tokens, each request
@@ -298,3 +300,9 @@ func (f *fakeDecoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error
 	}
 	return f.out, nil
 }
+
+// The models' decoders are row decoders.
+var (
+	_ RowDecoder = (*gpt2.Decoder)(nil)
+	_ RowDecoder = (*llama.Decoder)(nil)
+)
