@@ -65,13 +65,13 @@ type BatchStats struct {
 // GenerateBatch draws a completion for each request with d's rows as slots. Waiting requests
 // take free slots in arrival order, each with the waiting requests of its group that fit; the
 // group's prompt is prefilled on one slot (in the same step as the other rows' next tokens) and
-// forked to the others, and requests of the group admitted later fork the prompt from a slot
-// of the group still decoding, with the prompt's logits kept from its prefill. A request ends at cfg.EOS or its new-token cap and frees its slot for
-// the next waiting request, so the batch decodes at full width until the work runs out
-// (continuous batching). Each request draws from its own stream, so where the decoder computes
-// a row the same whatever rows share its step (as the CPU backend does within each of its
-// matrix-multiply paths), its tokens are the same bits for any slot count, arrival order and
-// cfg.Static. Result is indexed by request.
+// forked to the others, and requests of the group admitted later fork the prompt from a slot of
+// the group still decoding, with the prompt's logits kept from its prefill. A request ends at
+// cfg.EOS or its new-token cap and frees its slot for the next waiting request, so the batch
+// decodes at full width until the work runs out (continuous batching). Each request draws from
+// its own stream, so where the decoder computes a row the same whatever rows share its step (as
+// the CPU backend does within each of its matrix-multiply paths), its tokens are the same bits
+// for any slot count, arrival order and cfg.Static. Result is indexed by request.
 func GenerateBatch(d RowDecoder, reqs []Request, cfg BatchConfig) (*Result, BatchStats, error) {
 	b, err := newBatcher(d, reqs, cfg)
 	if err != nil {
@@ -115,7 +115,7 @@ type batcher struct {
 	rows     []int       // this step's rows and their tokens
 	toks     [][]int32
 	logits   [][]float32 // per slot, the logits it picks from this step
-	busy     []int // the slots this step picks for
+	busy     []int       // the slots this step picks for
 	us       []float64
 	picks    []Pick
 	pickers  []*Picker
