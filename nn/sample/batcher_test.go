@@ -124,7 +124,7 @@ func TestBatchSameForAnySchedule(t *testing.T) {
 // its prompt alone from the same stream: the same tokens, log-probs, kept sets and cutoffs.
 func TestBatchMatchesGenerate(t *testing.T) {
 	m := testModel(t)
-	reqs := groupRequests(3, 2, 5, m.Config.VocabSize)
+	reqs := groupRequests(3, 2, 3, m.Config.VocabSize) // steps under 17 tokens, as above
 	opt := Options{Temperature: 0.8, TopK: 9, TopP: 0.93}
 	d, err := m.NewDecoder(4, 18)
 	if err != nil {
