@@ -15,7 +15,7 @@ type EvalConfig struct {
 	MaxNewTokens int `json:"max_new_tokens"`
 	// EOS ends an answer.
 	EOS int `json:"eos"`
-	// GenBatch caps the rows decoded together; 0: all rows of one prompt length.
+	// GenBatch is the number of rows decoded together, as in RolloutConfig; 0: a slot for every row.
 	GenBatch int `json:"gen_batch"`
 	// Success is the reward at or above which an answer counts as correct (1 for the built-in
 	// tasks, whose partial credit stays below it).

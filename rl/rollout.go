@@ -3,7 +3,7 @@ package rl
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
@@ -55,8 +55,8 @@ type RolloutConfig struct {
 	MaxNewTokens int `json:"max_new_tokens"`
 	// EOS ends a completion; GPT-2's is 50256.
 	EOS int `json:"eos"`
-	// GenBatch caps the rows decoded together (rows with equal prompt length share a decoder
-	// batch); 0 puts all rows of one prompt length in one batch.
+	// GenBatch is the number of rows decoded together (the decoder's slots): a row that ends
+	// gives its slot to the next waiting row; 0: a slot for every row.
 	GenBatch int `json:"gen_batch"`
 }
 
@@ -109,11 +109,14 @@ func (r *Rollout) Width() int {
 	return len(r.Completions[0])
 }
 
-// Generate samples one completion per prompt with m's KV-cache decoder. Rows are grouped by
-// prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order from r
-// so a seed fixes the whole rollout. Tokens are drawn (by nn/sample) from exactly the
-// distribution objective.SampleToken and objective.ComputeTokenLogProbs describe. Masks are
-// built by position with the prompts' templates.
+// Generate samples one completion per prompt with m's KV-cache decoder, cfg.GenBatch rows at a
+// time with continuous batching (nn/sample's GenerateBatch). Consecutive rows with the same
+// prompt are a group: its prompt is prefilled once and forked. Each row draws from its own
+// stream, keyed by one number drawn from r, its group and its place in the group, so a seed
+// fixes the whole rollout and no row's tokens depend on the batching. Tokens are drawn (by
+// nn/sample) from exactly the distribution objective.SampleToken and
+// objective.ComputeTokenLogProbs describe. Masks are built by position with the prompts'
+// templates.
 func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -121,13 +124,21 @@ func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *r
 	return generate(m, tok, prompts, cfg, false, r)
 }
 
-// generate is Generate, or greedy decoding (cfg.Sampling unused) when greedy is set.
+// generate is Generate, or greedy decoding (cfg.Sampling unused, r may be nil) when greedy is set.
 func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG) (*Rollout, error) {
 	ids, err := encodePrompts(m, tok, prompts)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := decodeRows(m, ids, cfg, greedy, r)
+	groups := promptGroups(ids)
+	var streams []*rng.RNG
+	if !greedy {
+		if r == nil {
+			return nil, fmt.Errorf("rollout: sampling needs a random stream")
+		}
+		streams = rowStreams(groups, r.Uint64())
+	}
+	rows, err := decodeRows(m, ids, groups, streams, cfg, greedy)
 	if err != nil {
 		return nil, err
 	}
@@ -168,35 +179,76 @@ type sampledRow struct {
 	Cutoff          []float32
 }
 
-// decodeRows samples a completion for each prompt with m's KV-cache decoder. Rows are grouped
-// by prompt length (each group one decoder batch, split by cfg.GenBatch), drawn in row order
-// from r.
-func decodeRows(m Policy, ids [][]int32, cfg RolloutConfig, greedy bool, r *rng.RNG) ([]sampledRow, error) {
+// decodeRows samples a completion for each prompt with m's KV-cache decoder: cfg.GenBatch
+// slots (a slot per row when 0) with continuous batching, the rows of a group (groups[i], equal
+// prompts) sharing one prefill, row i drawing from streams[i] (nil when greedy).
+func decodeRows(m Policy, ids [][]int32, groups []int, streams []*rng.RNG, cfg RolloutConfig, greedy bool) ([]sampledRow, error) {
 	if cfg.EOS >= m.VocabSize() {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}
-	out := make([]sampledRow, len(ids))
-	for _, rows := range groupByLength(ids, cfg.GenBatch) {
-		P := len(ids[rows[0]])
-		maxNew := min(cfg.MaxNewTokens, m.MaxSeqLen()-P)
-		d, err := m.NewDecoder(len(rows), P+maxNew)
-		if err != nil {
-			return nil, fmt.Errorf("%w; gen_batch (--gen-batch) caps the rows decoded together", err)
-		}
-		batch := make([][]int32, len(rows))
-		for k, i := range rows {
-			batch[k] = ids[i]
-		}
-		res, err := sample.Generate(d, batch, maxNew, int32(cfg.EOS), samplerOptions(cfg.Sampling, greedy), r)
-		d.Close()
-		if err != nil {
-			return nil, err
-		}
-		for k, i := range rows {
-			out[i] = sampledRow{res.Tokens[k], res.LogProbs[k], res.Trunc[k], res.Kept[k], res.Cutoff[k]}
+	longest := 0
+	for _, p := range ids {
+		longest = max(longest, len(p))
+	}
+	// Room for every row's cap, min(MaxNewTokens, MaxSeqLen - its prompt).
+	limit := min(m.MaxSeqLen(), longest+cfg.MaxNewTokens)
+	slots := len(ids)
+	if cfg.GenBatch > 0 {
+		slots = min(slots, cfg.GenBatch)
+	}
+	dec, err := m.NewDecoder(slots, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%w; gen_batch (--gen-batch) caps the rows decoded together", err)
+	}
+	defer dec.Close()
+	d, ok := dec.(sample.RowDecoder)
+	if !ok {
+		return nil, fmt.Errorf("rollout: the policy's decoder cannot decode rows at their own positions")
+	}
+	reqs := make([]sample.Request, len(ids))
+	for i, p := range ids {
+		reqs[i] = sample.Request{Prompt: p, Group: groups[i]}
+		if streams != nil {
+			reqs[i].RNG = streams[i]
 		}
 	}
+	res, _, err := sample.GenerateBatch(d, reqs, sample.BatchConfig{MaxNew: cfg.MaxNewTokens, EOS: int32(cfg.EOS), Sampling: samplerOptions(cfg.Sampling, greedy)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sampledRow, len(ids))
+	for i := range out {
+		out[i] = sampledRow{res.Tokens[i], res.LogProbs[i], res.Trunc[i], res.Kept[i], res.Cutoff[i]}
+	}
 	return out, nil
+}
+
+// promptGroups numbers the runs of consecutive equal prompts (a step's prompts are each
+// repeated for its group): rows of one run share a group.
+func promptGroups(ids [][]int32) []int {
+	groups := make([]int, len(ids))
+	for i := 1; i < len(ids); i++ {
+		groups[i] = groups[i-1]
+		if !slices.Equal(ids[i], ids[i-1]) {
+			groups[i]++
+		}
+	}
+	return groups
+}
+
+// rowStreams gives each row the stream keyed by keys, its group and its place in the group's
+// run of rows, so that its draws depend on nothing else.
+func rowStreams(groups []int, keys ...uint64) []*rng.RNG {
+	out := make([]*rng.RNG, len(groups))
+	k := 0
+	for i, g := range groups {
+		if i > 0 && g != groups[i-1] {
+			k = 0
+		}
+		out[i] = rng.Keyed(append(slices.Clip(keys), uint64(g), uint64(k))...)
+		k++
+	}
+	return out
 }
 
 // assembleRollout pads the sampled rows into a Rollout, builds the masks by position with the
@@ -256,33 +308,6 @@ func assembleRollout(tok Tokenizer, prompts []Prompt, ids [][]int32, rows []samp
 		ro.Texts[i] = CompletionText(s, !masks.Truncated[i])
 	}
 	return ro, nil
-}
-
-// groupByLength returns row indices grouped by prompt length (shortest first, rows in order
-// inside a group), each group split into chunks of at most limit rows (0: no limit).
-func groupByLength(ids [][]int32, limit int) [][]int {
-	byLen := map[int][]int{}
-	for i, p := range ids {
-		byLen[len(p)] = append(byLen[len(p)], i)
-	}
-	lens := make([]int, 0, len(byLen))
-	for l := range byLen {
-		lens = append(lens, l)
-	}
-	sort.Ints(lens)
-	var out [][]int
-	for _, l := range lens {
-		rows := byLen[l]
-		for len(rows) > 0 {
-			k := len(rows)
-			if limit > 0 {
-				k = min(k, limit)
-			}
-			out = append(out, rows[:k])
-			rows = rows[k:]
-		}
-	}
-	return out
 }
 
 // LogpMismatch compares sampling-time log-probs with training-time ones over mask: the mean

@@ -6,19 +6,19 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vkgrad/vkgrad/dist"
-	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/rl/objective"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // A GRPO or PPO step spread over ranks: whole groups are sampled on the rank holding them, each
-// group from its own stream keyed by (seed, step, group), and every rank receives the whole
-// rollout. Each rank scores its own groups' completions (a slow verifier is called once per
-// sample over all ranks) and every rank receives all the scores, bits unchanged. Every rank
-// then computes the rewards' sums and the loss on the whole batch (the same arithmetic
+// row from its own stream keyed by (seed, step, group, row in group), and every rank receives
+// the whole rollout. Each rank scores its own groups' completions (a slow verifier is called
+// once per sample over all ranks) and every rank receives all the scores, bits unchanged. Every
+// rank then computes the rewards' sums and the loss on the whole batch (the same arithmetic
 // everywhere); the forward passes and gradients are split by micro-batch, and the gradients are
 // added in micro-batch order (dist.Reducer). Nothing depends on the number of ranks, so the
 // parameters are the same bit for bit for any.
@@ -72,8 +72,12 @@ func (c *core) generateSpread(rows []Prompt, per int) (*Rollout, error) {
 	first, cnt := dist.Held(rank, len(rows)/per, size)
 	var mine []sampledRow
 	for g := first; g < first+cnt; g++ {
-		r := rng.Keyed(c.cfg.Seed, uint64(c.step), uint64(g))
-		got, err := decodeRows(c.policy, ids[g*per:(g+1)*per], c.cfg.Rollout, false, r)
+		// A group at a time, so every rank decodes the same batches whatever the number of
+		// ranks, and the tokens do not rest on the backend computing each row the same in any
+		// batch.
+		groups := slices.Repeat([]int{g}, per)
+		streams := rowStreams(groups, c.cfg.Seed, uint64(c.step))
+		got, err := decodeRows(c.policy, ids[g*per:(g+1)*per], groups, streams, c.cfg.Rollout, false)
 		if err != nil {
 			return nil, err
 		}

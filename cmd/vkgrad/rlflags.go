@@ -268,7 +268,7 @@ func addRLTrainFlags(fs *pflag.FlagSet, c *rl.TrainConfig) {
 	fs.Float64Var(&c.Rollout.Sampling.TopP, "top-p", c.Rollout.Sampling.TopP, "sample from the smallest set of most likely tokens reaching this probability, ties kept (1: all; see --replay-truncation)")
 	fs.BoolVar(&c.ReplayTruncation, "replay-truncation", c.ReplayTruncation, "with --top-k or --top-p, compute the loss's log-probs (policy, old, reference) and entropy under the same truncated distribution the tokens were sampled from, so training is on-policy; --replay-truncation=false uses the full distribution (an off-policy bias)")
 	fs.IntVar(&c.Rollout.MaxNewTokens, "max-new-tokens", c.Rollout.MaxNewTokens, "longest completion, EOS included (also dr_grpo's normaliser)")
-	fs.IntVar(&c.Rollout.GenBatch, "gen-batch", c.Rollout.GenBatch, "most rows decoded together (0: all rows of one prompt length)")
+	fs.IntVar(&c.Rollout.GenBatch, "gen-batch", c.Rollout.GenBatch, "rows decoded together; a finished row's slot goes to the next waiting row (0: a slot for every row)")
 	fs.IntVar(&c.Mu, "mu", c.Mu, "optimizer updates per batch (GRPO's mu, PPO's epochs); the first uses ratio 1")
 	addOptimizerFlags(fs, &c.Settings)
 	fs.IntVar(&c.RefSyncEvery, "ref-sync-every", c.RefSyncEvery, "move the reference model toward the policy every this many steps (0: never)")

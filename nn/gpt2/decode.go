@@ -122,6 +122,16 @@ func (d *Decoder) Fork(src int, dst []int) error {
 	return nil
 }
 
+// ForkPrefix copies the first n positions of row src's cache (n at most its position) into
+// each dst row and sets them at n: rows join a group's prompt after the row that prefilled it
+// has gone on decoding.
+func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
+	if err := d.rows.ForkPrefix(d.m.Backend, d.caches, d.m.Config.Channels, src, n, dst); err != nil {
+		return fmt.Errorf("gpt2: %w", err)
+	}
+	return nil
+}
+
 // Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all rows
 // must share, and returns the logits of each row's last new position, (B, Vp) on the host; the
 // slice is reused by the next step. Only the first V columns are meaningful.

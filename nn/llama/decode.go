@@ -159,6 +159,17 @@ func (d *Decoder) Fork(src int, dst []int) error {
 	return nil
 }
 
+// ForkPrefix copies the first n positions of row src's cache (n at most its position) into
+// each dst row and sets them at n: rows join a group's prompt after the row that prefilled it
+// has gone on decoding.
+func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
+	c := d.m.Config
+	if err := d.rows.ForkPrefix(d.m.Backend, d.caches, c.Heads*c.HeadDim, src, n, dst); err != nil {
+		return fmt.Errorf("llama: %w", err)
+	}
+	return nil
+}
+
 // Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all
 // rows must share, and returns the logits of each row's last new position, (B, V) on the host,
 // reused by the next step.

@@ -164,6 +164,18 @@ func (r *Rows) Fork(be tensor.Backend, caches []*tensor.Tensor, width, src int, 
 	if err := r.check("fork source row", src); err != nil {
 		return err
 	}
+	return r.ForkPrefix(be, caches, width, src, r.pos[src], dst)
+}
+
+// ForkPrefix is Fork of src's first n positions only (n <= Pos(src)): the dst rows start at n,
+// sharing the prefix (a prompt) of a row that has gone on past it.
+func (r *Rows) ForkPrefix(be tensor.Backend, caches []*tensor.Tensor, width, src, n int, dst []int) error {
+	if err := r.check("fork source row", src); err != nil {
+		return err
+	}
+	if n < 0 || n > r.pos[src] {
+		return fmt.Errorf("decoder fork of %d positions from row %d, which holds %d", n, src, r.pos[src])
+	}
 	if err := r.distinct("fork destinations", dst); err != nil {
 		return err
 	}
@@ -172,18 +184,17 @@ func (r *Rows) Fork(be tensor.Backend, caches []*tensor.Tensor, width, src int, 
 			return fmt.Errorf("decoder fork destinations include the source row %d", src)
 		}
 	}
-	n := r.pos[src] * width
 	if n > 0 {
-		row := r.limit * width
+		row, size := r.limit*width, n*width
 		for _, c := range caches {
-			from := c.View(src*row, n)
+			from := c.View(src*row, size)
 			for _, d := range dst {
-				be.Copy(c.View(d*row, n), from)
+				be.Copy(c.View(d*row, size), from)
 			}
 		}
 	}
 	for _, d := range dst {
-		r.pos[d] = r.pos[src]
+		r.pos[d] = n
 	}
 	return nil
 }

@@ -75,6 +75,23 @@ func TestFork(t *testing.T) {
 			t.Errorf("cache %d after the fork: %v, want %v", i, got, want)
 		}
 	}
+	// A prefix fork copies just its first positions: row 1's first two into row 0.
+	for _, c := range caches {
+		v := cpu.Float32s(c)
+		for i := range v {
+			v[i] = float32(i)
+		}
+	}
+	if err := r.ForkPrefix(be, caches, W, 1, 2, []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	want = []float32{8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}
+	if got := cpu.Float32s(caches[1]); r.pos[0] != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("after a prefix fork of 2 positions: row 0 at %d, cache %v; want 2, %v", r.pos[0], got, want)
+	}
+	if err := r.ForkPrefix(be, caches, W, 0, 3, []int{2}); err == nil || !strings.Contains(err.Error(), "3 positions from row 0, which holds 2") {
+		t.Errorf("prefix fork past the source's position: got %v", err)
+	}
 	err := r.Fork(be, caches, W, 0, []int{0})
 	if err == nil || !strings.Contains(err.Error(), "source row 0") {
 		t.Errorf("fork onto the source: got %v", err)

@@ -17,6 +17,7 @@ type Decoder interface {
 	StepRows(rows []int, tokens []int32, Tq int) ([]float32, error)
 	StepRagged(rows []int, tokens [][]int32) ([]float32, error)
 	Fork(src int, dst []int) error
+	ForkPrefix(src, n int, dst []int) error
 	ResetRow(row int) error
 	RowPos(row int) int
 	Pos() int
@@ -173,6 +174,23 @@ func ForkMatchesSeparatePrefill(t *testing.T, m Model) {
 	a = append([]float32(nil), a...)
 	b, errB = separate.StepRows([]int{1, 2}, next[:2], 1)
 	compare("rows at different positions", a, b, errA, errB)
+	// Row 2 has gone past the prompt: a row joining the group later forks just the prompt.
+	if err := forked.ForkPrefix(2, P, []int{3}); err != nil {
+		t.Fatal(err)
+	}
+	if forked.RowPos(3) != P || forked.RowPos(2) != P+2 {
+		t.Fatalf("after a prefix fork rows 2 and 3 at %d and %d, want %d and %d", forked.RowPos(2), forked.RowPos(3), P+2, P)
+	}
+	if err := separate.ResetRow(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := separate.StepRows([]int{3}, prompt, P); err != nil {
+		t.Fatal(err)
+	}
+	a, errA = forked.StepRows([]int{3}, next[3:], 1)
+	a = append([]float32(nil), a...)
+	b, errB = separate.StepRows([]int{3}, next[3:], 1)
+	compare("a row given the prompt by a prefix fork", a, b, errA, errB)
 }
 
 // StepLeavesOtherRows checks that a step over some rows, and a reset of one, change neither the
@@ -264,6 +282,8 @@ func FaultBadInput(t *testing.T, m Model) {
 		{"fork destination", func() error { return d.Fork(0, []int{1, 4}) }, "fork destinations[1]: row 4 outside"},
 		{"fork duplicate", func() error { return d.Fork(0, []int{2, 2}) }, "names row 2 twice"},
 		{"fork onto itself", func() error { return d.Fork(0, []int{1, 0}) }, "include the source row 0"},
+		{"fork past the source", func() error { return d.ForkPrefix(0, 4, []int{1}) }, "fork of 4 positions from row 0, which holds 3"},
+		{"prefix fork onto itself", func() error { return d.ForkPrefix(0, 2, []int{0}) }, "include the source row 0"},
 		{"reset row", func() error { return d.ResetRow(-2) }, "row -2 outside"},
 	} {
 		err := c.run()
