@@ -119,6 +119,7 @@ func (t *GRPOTrainer) referenceLogp(sb *seqBatch) (*seqOut, error) {
 	if t.ref == nil {
 		return nil, nil
 	}
+	defer t.timed(PhaseReference)()
 	ref, err := t.evalAll(sb, t.refm, nil, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reference log-probs: %w", err)

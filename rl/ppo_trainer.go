@@ -162,14 +162,19 @@ type ppoStep struct {
 // newPPOStep evaluates the policy and the reference on sb (no tape, no dropout) and fixes the
 // step's loss options; the sampler's log-prob mismatch goes into m.
 func (t *PPOTrainer) newPPOStep(ro *Rollout, rb *RewardBatch, sb *seqBatch, m map[string]float64) (*ppoStep, error) {
+	done := t.timed(PhaseOldLogp)
 	old, err := t.evalAll(sb, t.pol, t.Value, false, nil)
+	done()
 	if err != nil {
 		return nil, err
 	}
 	sampleMismatch(m, ro, old.Logp)
 	ref := old
 	if t.ref != nil {
-		if ref, err = t.evalAll(sb, t.refm, nil, false, nil); err != nil {
+		done := t.timed(PhaseReference)
+		ref, err = t.evalAll(sb, t.refm, nil, false, nil)
+		done()
+		if err != nil {
 			return nil, fmt.Errorf("reference log-probs: %w", err)
 		}
 	}

@@ -157,6 +157,8 @@ type core struct {
 	comm  *dist.Comm
 	accs  map[[2]int]*spreadAccum // by (values, micro-batches)
 	comms dist.ReduceStats        // this step's traffic so far
+
+	timer PhaseTimer // told each phase's time (SetPhaseTimer); nil: none
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
@@ -221,11 +223,13 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	}
 	var ro *Rollout
 	var err error
+	done := c.timed(PhaseRollout)
 	if c.cfg.Spread {
 		ro, err = c.generateSpread(rows, per)
 	} else {
 		ro, err = Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
 	}
+	done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rollout: %w", err)
 	}
@@ -235,11 +239,13 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 		texts[i], metas[i] = p.Text, p.Meta
 	}
 	var rb *RewardBatch
+	done = c.timed(PhaseReward)
 	if c.cfg.Spread {
 		rb, err = c.scoreSpread(texts, ro.Texts, metas, per)
 	} else {
 		rb, err = c.reward.ScoreBatch(texts, ro.Texts, metas)
 	}
+	done()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,6 +44,7 @@ type updateResult struct {
 func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	var res *updateResult
 	var err error
+	done := c.timed(PhaseUpdate)
 	switch {
 	case c.cfg.Spread:
 		res, err = c.gradientsSpread(sb, spec, fn)
@@ -52,9 +53,11 @@ func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult
 	default:
 		res, err = c.gradientsMicro(sb, spec, fn)
 	}
+	done()
 	if err != nil || !res.g.Proceed {
 		return res, err
 	}
+	defer c.timed(PhaseOptimizer)()
 	res.gradNorm, err = c.optimizerStep(spec)
 	return res, err
 }
