@@ -29,7 +29,7 @@ import (
 
 // benchCommand is `vkgrad bench`.
 func benchCommand() command {
-	return command{name: "bench", summary: "measure training, matmul or sampling speed (bench train | bench matmul | bench sample)", usage: benchUsage, setup: func(fs *pflag.FlagSet) func([]string) error {
+	return command{name: "bench", summary: "measure training, matmul, sampling or RL step speed (bench train | matmul | sample | rl)", usage: benchUsage, setup: func(fs *pflag.FlagSet) func([]string) error {
 		f := &benchFlags{common: addCommonFlags(fs)}
 		f.addFlags(fs)
 		return f.run
@@ -48,6 +48,7 @@ type benchFlags struct {
 	profileKernel bool
 	cpuProfile    string
 	loraRank      int
+	rl            rlBenchFlags
 }
 
 // addFlags registers the flags.
@@ -63,12 +64,13 @@ func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.newTokens, "tokens", 32, "bench sample: tokens generated per row")
 	fs.BoolVar(&f.profileKernel, "profile", false, "print time per kernel or op (GPU time on Vulkan, wall time on the CPU)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole benchmark to this file (read it with go tool pprof)")
+	f.rl.addFlags(fs)
 }
 
 // run runs the benchmark args names and prints its report.
 func (f *benchFlags) run(args []string) error {
 	if len(args) != 1 {
-		return fmt.Errorf("usage: vkgrad bench train|matmul|sample [flags]")
+		return fmt.Errorf("usage: vkgrad bench train|matmul|sample|rl [flags]")
 	}
 	if f.steps < 1 || f.warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
@@ -110,6 +112,10 @@ func (f *benchFlags) run(args []string) error {
 	if f.asJSON {
 		raw, _ := json.Marshal(report)
 		fmt.Fprintln(stdout, string(raw))
+		return nil
+	}
+	if args[0] == "rl" {
+		printRLBench(report)
 		return nil
 	}
 	printBench(report)
@@ -161,6 +167,8 @@ func startCPUProfile(path string) (stop func(), err error) {
 // benchmark runs the benchmark named kind on shape and returns its report.
 func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s benchShape) (map[string]any, error) {
 	switch {
+	case kind == "rl":
+		return f.benchRL(be, s)
 	case kind == "train" && s.isLlama:
 		return benchTrainLlama(be, s.llama, f.loraRank, f.B, f.T, f.steps, f.warmup, f.profileKernel)
 	case kind == "sample" && s.isLlama:
@@ -174,12 +182,12 @@ func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s be
 	case kind == "sample":
 		return benchSample(be, s.gpt2, f.batches, f.newTokens, f.steps)
 	default:
-		return nil, fmt.Errorf("unknown benchmark %q: want train, matmul or sample", kind)
+		return nil, fmt.Errorf("unknown benchmark %q: want train, matmul, sample or rl", kind)
 	}
 }
 
 // benchUsage says which flags each benchmark reads.
-const benchUsage = `vkgrad bench train|matmul|sample [flags]
+const benchUsage = `vkgrad bench train|matmul|sample|rl [flags]
 
   bench train    a training step of --preset (GPT-2 or Llama-family) at --batch x --seq: ms/step,
                  tokens/s, GFLOP/s and the fraction of the FMA peak, peak RSS; --steps, --warmup,
@@ -187,7 +195,17 @@ const benchUsage = `vkgrad bench train|matmul|sample [flags]
   bench matmul   GPT-2 --preset's training products at --batch x --seq rows: GFLOP/s per shape;
                  --steps, --warmup
   bench sample   KV-cache decoding of --preset for each of --batches after a 16-token prompt:
-                 tokens/s and weight bandwidth; --tokens, --steps (best of), --lora-rank
+                 tokens/s, the fraction of the read bandwidth (weights and key/value cache read
+                 per step: the bound at batch 1) and of the FMA peak (the bound of a wide batch);
+                 --tokens, --steps (best of), --lora-rank
+  bench rl       GRPO or PPO steps (--algo) of --preset's random weights or --init's model on
+                 --prompts synthetic prompts of --prompt-len tokens, --group-size completions each
+                 of --max-new-tokens (EOS is never drawn), by phase: prefill, decode, reward,
+                 old log-probs (PPO; GRPO's are its first update's forward pass), reference,
+                 update (forward and backward), optimizer; tokens/s, GFLOP/s against the FMA peak,
+                 GB/s against the read bandwidth (decode: weights and key/value cache read per
+                 step; optimizer: AdamW's traffic), step time and peak RSS; --steps (mean of),
+                 --warmup, --micro-batch, --gen-batch, --lora-rank
   every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile
 
 Under mpirun, bench train (GPT-2) runs data-parallel: each rank computes one micro-batch of
