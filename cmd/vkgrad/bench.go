@@ -518,8 +518,7 @@ func benchSample(be tensor.Backend, cfg gpt2.Config, batches []int, newTokens, r
 		return nil, err
 	}
 	open := func(B, limit int) (decoder, error) { return m.NewDecoder(B, limit) }
-	weightBytes := 4 * float64(cfg.NumParams()-cfg.MaxSeqLen*cfg.Channels)
-	return timeDecoding(open, cfg.VocabSize, cfg.MaxSeqLen, weightBytes, batches, newTokens, reps)
+	return timeDecoding(be, open, cfg.VocabSize, cfg.MaxSeqLen, gpt2Cost(cfg), batches, newTokens, reps)
 }
 
 // decoder is a KV-cache decoder of either model family.
@@ -530,13 +529,23 @@ type decoder interface {
 }
 
 // timeDecoding measures decoding steps per second for each batch size after a 16-token
-// prompt, and the weight bytes read per second against the machine's read bandwidth (weightBytes
-// are read once per step).
-func timeDecoding(open func(B, limit int) (decoder, error), vocab, maxT int, weightBytes float64, batches []int, newTokens, reps int) (map[string]any, error) {
+// prompt, and reads them against both limits of decoding: the weight bytes read per second
+// against the machine's read bandwidth (every weight is read once per step), which bounds a
+// narrow batch, and the work per second against the FMA peak, which bounds a wide one.
+func timeDecoding(be tensor.Backend, open func(B, limit int) (decoder, error), vocab, maxT int, cost modelCost, batches []int, newTokens, reps int) (map[string]any, error) {
 	const prompt = 16
 	if prompt+newTokens > maxT {
 		return nil, fmt.Errorf("--tokens %d: prompt + tokens exceed the context of %d", newTokens, maxT)
 	}
+	weightBytes := cost.weightBytes
+	// A timed step's work per row, averaged over the steps: each feeds the token at position
+	// prompt+t and attends that many positions.
+	var rowFLOPs float64
+	for t := 1; t < newTokens; t++ {
+		rowFLOPs += cost.tokenFLOPs(prompt+t) + 2*cost.head
+	}
+	rowFLOPs /= float64(max(1, newTokens-1))
+	peakBefore, _ := peak(be)
 	bw := sysinfo.ReadBandwidth(512 << 20)
 	var rows []map[string]any
 	for _, B := range batches {
@@ -572,11 +581,21 @@ func timeDecoding(open func(B, limit int) (decoder, error), vocab, maxT int, wei
 		}
 		d.Close()
 		row := map[string]any{"batch": B, "tokens_per_s": best * float64(B), "steps_per_s": best,
-			"weight_gb_per_s": best * weightBytes / 1e9, "bandwidth_fraction": best * weightBytes / bw}
+			"weight_gb_per_s": best * weightBytes / 1e9, "bandwidth_fraction": best * weightBytes / bw,
+			"gflops": best * float64(B) * rowFLOPs / 1e9}
 		rows = append(rows, row)
 	}
-	return map[string]any{"bench": "sample", "rows": rows, "read_bandwidth_gb_per_s": bw / 1e9,
-		"weight_bytes": weightBytes, "peak_rss_bytes": sysinfo.PeakRSS()}, nil
+	rep := map[string]any{"bench": "sample", "rows": rows, "read_bandwidth_gb_per_s": bw / 1e9,
+		"weight_bytes": weightBytes, "peak_rss_bytes": sysinfo.PeakRSS()}
+	// Measured before and after the decoding, the higher kept, as bench train does.
+	if p, th := peak(be); max(p, peakBefore) > 0 {
+		p = max(p, peakBefore)
+		setPeak(rep, p, th)
+		for _, row := range rows {
+			row["peak_fraction"] = row["gflops"].(float64) / p
+		}
+	}
+	return rep, nil
 }
 
 func flatten(rows [][]int32) []int32 {

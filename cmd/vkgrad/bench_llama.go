@@ -74,13 +74,9 @@ func benchSampleLlama(be tensor.Backend, cfg llama.Config, loraRank int, batches
 		return nil, err
 	}
 	open := func(B, limit int) (decoder, error) { return m.NewDecoder(B, limit) }
-	weightBytes := 4 * float64(cfg.NumParams())
-	if !cfg.TieEmbeddings {
-		weightBytes -= 4 * float64(cfg.Vocab*cfg.Hidden) // the embedding is looked up, not read whole
-	}
 	maxT := cfg.MaxPositions
 	if maxT <= 0 {
 		return nil, fmt.Errorf("preset has no max_position_embeddings")
 	}
-	return timeDecoding(open, cfg.Vocab, maxT, weightBytes, batches, newTokens, reps)
+	return timeDecoding(be, open, cfg.Vocab, maxT, llamaCost(cfg), batches, newTokens, reps)
 }
