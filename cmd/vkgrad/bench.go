@@ -195,17 +195,18 @@ const benchUsage = `vkgrad bench train|matmul|sample|rl [flags]
   bench matmul   GPT-2 --preset's training products at --batch x --seq rows: GFLOP/s per shape;
                  --steps, --warmup
   bench sample   KV-cache decoding of --preset for each of --batches after a 16-token prompt:
-                 tokens/s, the fraction of the read bandwidth (weights and key/value cache read
-                 per step: the bound at batch 1) and of the FMA peak (the bound of a wide batch);
-                 --tokens, --steps (best of), --lora-rank
+                 tokens/s, the fraction of the read bandwidth (every weight is read once a step:
+                 the bound at batch 1) and of the FMA peak (the bound of a wide batch); --tokens,
+                 --steps (best of), --lora-rank
   bench rl       GRPO or PPO steps (--algo) of --preset's random weights or --init's model on
                  --prompts synthetic prompts of --prompt-len tokens, --group-size completions each
                  of --max-new-tokens (EOS is never drawn), by phase: prefill, decode, reward,
                  old log-probs (PPO; GRPO's are its first update's forward pass), reference,
                  update (forward and backward), optimizer; tokens/s, GFLOP/s against the FMA peak,
                  GB/s against the read bandwidth (decode: weights and key/value cache read per
-                 step; optimizer: AdamW's traffic), step time and peak RSS; --steps (mean of),
-                 --warmup, --micro-batch, --gen-batch, --lora-rank
+                 step; optimizer: AdamW's traffic), step time and peak RSS. decode counts the
+                 tokens fed back, rollout_tokens_per_s every sampled token; --steps (mean of),
+                 --warmup, --micro-batch, --gen-batch, --lora-rank, --init
   every one      --device, --threads, --json, --profile (time per kernel), --cpuprofile
 
 Under mpirun, bench train (GPT-2) runs data-parallel: each rank computes one micro-batch of
