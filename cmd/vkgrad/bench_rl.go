@@ -340,17 +340,15 @@ func (d *benchDecoder) StepRagged(rows []int, tokens [][]int32) ([]float32, erro
 	}
 	took := time.Since(start).Seconds()
 	fed, prompt := 0, 0
-	var flops float64
 	for k, r := range rows {
 		n := len(tokens[k])
 		fed += n
 		if n > 1 {
 			prompt += n
 			for j := 1; j <= n; j++ {
-				flops += d.cost.tokenFLOPs(d.pos[r] + j)
+				d.t.prefillFLOPs += d.cost.tokenFLOPs(d.pos[r] + j)
 			}
-			d.t.prefillFLOPs += flops + 2*d.cost.head
-			flops = 0
+			d.t.prefillFLOPs += 2 * d.cost.head // the logits of the last position only
 		} else {
 			d.t.decodeTokens++
 			d.t.decodeFLOPs += d.cost.tokenFLOPs(d.pos[r]+1) + 2*d.cost.head
