@@ -26,6 +26,9 @@ type rlBenchFlags struct {
 	init                string
 	microBatch, genRows int
 	trainedParams       int // set when the policy is made
+	// backwardProducts is the backward pass's products per forward one: 2 (the inputs' and
+	// the weights' gradients), 1 when only LoRA adapters train and the weights need none.
+	backwardProducts float64
 }
 
 func (f *rlBenchFlags) addFlags(fs *pflag.FlagSet) {
@@ -78,7 +81,12 @@ func (f *benchFlags) benchRL(be tensor.Backend, s benchShape) (map[string]any, e
 	if n := r.promptLen + r.maxNew; n > policy.MaxSeqLen() {
 		return nil, fmt.Errorf("--prompt-len %d + --max-new-tokens %d exceed the model's context of %d", r.promptLen, r.maxNew, policy.MaxSeqLen())
 	}
-	r.trainedParams = policy.NumParams()
+	r.trainedParams, r.backwardProducts = policy.NumParams(), 2
+	if lp, ok := policy.(*rl.LlamaPolicy); ok {
+		if _, lora := lp.Model.LoRA(); lora {
+			r.backwardProducts = 1
+		}
+	}
 	eos := rlBenchEOS(policy)
 	wrapped := &benchPolicy{Policy: policy, eos: eos, cost: cost}
 	tr, err := r.trainer(wrapped, eos)
@@ -412,7 +420,7 @@ func (r *rlBenchFlags) report(clock *phaseClock, t *decodeTally, cost modelCost,
 	updates := float64(clock.calls[rl.PhaseUpdate]) / n
 	phases = append(phases,
 		computePhase("reference", sec(rl.PhaseReference), float64(rows*T), seq, p),
-		computePhase("update", sec(rl.PhaseUpdate), updates*float64(rows*T), 3*updates*seq, p),
+		computePhase("update", sec(rl.PhaseUpdate), updates*float64(rows*T), (1+r.backwardProducts)*updates*seq, p),
 		optimizerPhase(sec(rl.PhaseOptimizer), float64(clock.calls[rl.PhaseOptimizer])/n, sampled, r.trainedParams, bw))
 	var sum float64
 	for _, ph := range phases {
