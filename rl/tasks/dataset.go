@@ -64,25 +64,28 @@ func ParseFieldMap(spec string) (map[string]string, error) {
 	return out, nil
 }
 
-// LoadDataset reads a JSONL dataset in Hugging Face TRL's field names: each line an object with
-// "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is every
-// turn before the last assistant turn, whose content is the completion), optional "answer"
-// (what rewards check) and "completion" (the supervised target), and any other fields, which
-// are passed to rewards as metadata (strings as they are, other values as JSON text). A UTF-8
-// byte order mark opening the file is skipped; a line that is not valid UTF-8 is an error (JSON
-// decoding would turn its bytes into U+FFFD unseen). Errors name the file, the line and the
+// LoadDataset reads a dataset file in Hugging Face TRL's field names: JSON Lines (one object a
+// line), a JSON array of objects, or Parquet, told apart by their first bytes. Each example
+// has "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is
+// every turn before the last assistant turn, whose content is the completion), optional
+// "answer" (what rewards check) and "completion" (the supervised target), and any other
+// fields, which are passed to rewards as metadata (strings as they are, other values as
+// compact JSON text with sorted keys). A Parquet row reads as the JSON object of its columns,
+// so the same rows load to the same prompts from any layout. A UTF-8 byte order mark opening
+// a JSON file is skipped; text that is not valid UTF-8 is an error (JSON decoding would turn
+// its bytes into U+FFFD unseen). Errors name the file, the line (or Parquet row) and the
 // field.
 func LoadDataset(path string, o DatasetOptions) ([]Prompt, error) {
 	if o.Task == "" {
 		o.Task = "dataset"
 	}
 	var out []Prompt
-	err := scanLines(path, 64<<20, func(line int, b []byte) error {
-		p, err := o.parseLine(b)
+	err := readRecords(path, func(r record) error {
+		p, err := o.parseObject(r.obj)
 		if err != nil {
 			return err
 		}
-		p.Where = fmt.Sprintf("%s:%d", path, line)
+		p.Where = r.where
 		out = append(out, p)
 		return nil
 	})
@@ -149,12 +152,8 @@ func (o DatasetOptions) field(role string) string {
 	return role
 }
 
-// parseLine turns one JSON object into a Prompt.
-func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return Prompt{}, fmt.Errorf("not a JSON object: %v", err)
-	}
+// parseObject turns one example into a Prompt.
+func (o DatasetOptions) parseObject(obj map[string]json.RawMessage) (Prompt, error) {
 	p := Prompt{Task: o.Task, Meta: rl.Meta{}}
 	var err error
 	if p.Answer, err = optionalString(obj, o.field("answer")); err != nil {
@@ -191,7 +190,7 @@ func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
 		if json.Unmarshal(obj[k], &s) == nil {
 			p.Meta[k] = s
 		} else {
-			p.Meta[k] = string(obj[k])
+			p.Meta[k] = canonicalJSON(obj[k])
 		}
 	}
 	p.Meta["task"] = p.Task
