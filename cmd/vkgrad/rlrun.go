@@ -143,7 +143,7 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(r.hfDir(), r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd})
+	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log})
 	return err
 }
 

@@ -3,9 +3,11 @@ package tasks
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -278,29 +280,65 @@ func optionalString(obj map[string]json.RawMessage, field string) (string, error
 	return s, nil
 }
 
-// SplitHeldOut moves about frac of the prompts to a held-out set, chosen by a hash of each
-// prompt's text and answer (not by position), so the split is the same however the file is
-// ordered and a prompt repeated in the file lands on one side only.
-func SplitHeldOut(ps []Prompt, frac float64) (train, heldOut []Prompt, err error) {
-	if frac < 0 || frac >= 1 {
-		return nil, nil, fmt.Errorf("held-out fraction %v: want a value in [0, 1)", frac)
+// SplitHeldOut holds out round(frac × the number of distinct prompt texts) of them, at least
+// one, with every row of each: the prompts whose texts hash lowest under seed, so the split is
+// the same however the file is ordered and a prompt repeated in the file (with other answers,
+// say) lands on one side only. The held-out rows come in hash order, so a cap on their number
+// keeps the same ones too. A dataset of a single distinct prompt cannot spare one: it is all
+// training, and heldOut is empty.
+func SplitHeldOut(ps []Prompt, frac float64, seed uint64) (train, heldOut []Prompt, err error) {
+	if !(frac >= 0 && frac < 1) {
+		return nil, nil, fmt.Errorf("held-out share %v: want a value in [0, 1)", frac)
+	}
+	rank := map[string]uint64{}
+	for _, p := range ps {
+		if _, ok := rank[p.Text]; !ok {
+			rank[p.Text] = textHash(p.Text, seed)
+		}
+	}
+	distinct := len(rank)
+	n := int(math.Round(frac * float64(distinct)))
+	if frac > 0 {
+		n = max(n, 1)
+	}
+	switch {
+	case n == 0 || distinct < 2:
+		return ps, nil, nil
+	case n >= distinct:
+		return nil, nil, fmt.Errorf("held-out share %v of %d distinct prompts leaves none to train on; use a smaller share or --eval-dataset", frac, distinct)
+	}
+	texts := make([]string, 0, distinct)
+	for t := range rank {
+		texts = append(texts, t)
+	}
+	sort.Slice(texts, func(i, j int) bool {
+		a, b := texts[i], texts[j]
+		return rank[a] < rank[b] || rank[a] == rank[b] && a < b
+	})
+	held := map[string]bool{}
+	for _, t := range texts[:n] {
+		held[t] = true
 	}
 	for _, p := range ps {
-		h := fnv.New64a()
-		h.Write([]byte(p.Text))
-		h.Write([]byte{0})
-		h.Write([]byte(p.Answer))
-		if float64(h.Sum64()>>11)/float64(1<<53) < frac {
+		if held[p.Text] {
 			heldOut = append(heldOut, p)
 		} else {
 			train = append(train, p)
 		}
 	}
-	if len(train) == 0 {
-		return nil, nil, fmt.Errorf("held-out fraction %v leaves no training examples of %d", frac, len(ps))
-	}
-	if frac > 0 && len(heldOut) == 0 {
-		return nil, nil, fmt.Errorf("held-out fraction %v of %d examples selects none; use a larger fraction or --eval-dataset", frac, len(ps))
-	}
+	sort.SliceStable(heldOut, func(i, j int) bool {
+		a, b := heldOut[i].Text, heldOut[j].Text
+		return rank[a] < rank[b] || rank[a] == rank[b] && a < b
+	})
 	return train, heldOut, nil
+}
+
+// textHash is a prompt text's place in the held-out order of seed.
+func textHash(text string, seed uint64) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(text))
+	return h.Sum64()
 }
