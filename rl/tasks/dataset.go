@@ -206,7 +206,7 @@ func (o DatasetOptions) parseObject(obj map[string]json.RawMessage) (Prompt, err
 // "messages" conversation whose final assistant turn becomes the completion when none is given.
 func (o DatasetOptions) promptText(obj map[string]json.RawMessage, completion string) (string, string, error) {
 	pf, mf := o.field("prompt"), o.field("messages")
-	if raw, ok := obj[pf]; ok {
+	if raw, ok := obj[pf]; ok && string(raw) != "null" { // null: a Parquet column without a value here
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if s == "" {
@@ -222,7 +222,7 @@ func (o DatasetOptions) promptText(obj map[string]json.RawMessage, completion st
 		return text, completion, err
 	}
 	raw, ok := obj[mf]
-	if !ok {
+	if !ok || string(raw) == "null" {
 		return "", "", fmt.Errorf("no %q or %q field", pf, mf)
 	}
 	msgs, err := messages(raw, mf)

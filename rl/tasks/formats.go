@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,29 +127,40 @@ func scanJSONArray(path string, fn func(record) error) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	for dec.More() {
+		start := lines.at(nextValue(data, dec.InputOffset()))
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, lines.at(int(dec.InputOffset())), err)
+			return fmt.Errorf("%s:%d: %w", path, start, err)
 		}
-		line := lines.at(int(dec.InputOffset()) - len(raw))
 		if len(raw) > maxRecordBytes {
-			return fmt.Errorf("%s:%d: an element of %d bytes, more than %d", path, line, len(raw), maxRecordBytes)
+			return fmt.Errorf("%s:%d: an element of %d bytes, more than %d", path, start, len(raw), maxRecordBytes)
 		}
 		obj, err := jsonObject(raw)
 		if err == nil {
-			err = fn(record{where: fmt.Sprintf("%s:%d", path, line), obj: obj})
+			err = fn(record{where: fmt.Sprintf("%s:%d", path, start), obj: obj})
 		}
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", path, start, err)
 		}
 	}
+	end := lines.at(nextValue(data, dec.InputOffset()))
 	if _, err := dec.Token(); err != nil { // the closing bracket
-		return fmt.Errorf("%s:%d: %w", path, lines.at(int(dec.InputOffset())), err)
+		return fmt.Errorf("%s:%d: %w", path, end, err)
 	}
-	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
-		return fmt.Errorf("%s:%d: text after the JSON array", path, lines.at(int(dec.InputOffset())))
+	if rest := nextValue(data, dec.InputOffset()); rest < len(data) {
+		return fmt.Errorf("%s:%d: text after the JSON array", path, lines.at(rest))
 	}
 	return nil
+}
+
+// nextValue is the offset of the first byte from off that is neither JSON whitespace nor the
+// comma between array elements.
+func nextValue(data []byte, off int64) int {
+	i := int(off)
+	for i < len(data) && bytes.IndexByte([]byte(" \t\r\n,"), data[i]) >= 0 {
+		i++
+	}
+	return i
 }
 
 // lineCounter finds the line of increasing byte offsets, counting each newline once.
@@ -186,6 +198,9 @@ func scanParquet(path string, fn func(record) error) (err error) {
 			err = fmt.Errorf("%s: row %d: not a readable Parquet file: %v", path, max(row, 0), r)
 		}
 	}()
+	if err := checkParquetFooter(f, st.Size()); err != nil {
+		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
@@ -211,6 +226,25 @@ func scanParquet(path string, fn func(record) error) (err error) {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
+}
+
+// checkParquetFooter checks the file ends with Parquet's mark after a footer length that fits
+// in the file: the decoder allocates whatever length is written there before reading it.
+func checkParquetFooter(f io.ReaderAt, size int64) error {
+	if size < 12 {
+		return fmt.Errorf("%d bytes, too short for a Parquet file", size)
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if !bytes.Equal(tail[4:], parquetMagic) {
+		return fmt.Errorf("does not end with Parquet's %q mark (a truncated download?)", parquetMagic)
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return fmt.Errorf("a footer of %d bytes in a file of %d (a damaged file?)", n, size)
+	}
+	return nil
 }
 
 // checkParquetSizes refuses a footer whose column chunks claim more bytes than the file holds
