@@ -100,6 +100,23 @@ func LoadDataset(path string, o DatasetOptions) ([]Prompt, error) {
 	return out, nil
 }
 
+// LoadDatasetFiles reads the files of one dataset split in order (the shards a Hub dataset
+// publishes a split in, say) as one dataset, each prompt named by its own file.
+func LoadDatasetFiles(paths []string, o DatasetOptions) ([]Prompt, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("dataset: no files")
+	}
+	var out []Prompt
+	for _, p := range paths {
+		ps, err := LoadDataset(p, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
 // utf8BOM is the byte order mark some editors write at the start of a UTF-8 file.
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 

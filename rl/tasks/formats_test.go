@@ -261,3 +261,20 @@ func FuzzLoadParquet(f *testing.F) {
 		}
 	})
 }
+
+// A split published in shards loads as one dataset, each prompt named by its shard.
+func TestLoadDatasetFilesJoinsShards(t *testing.T) {
+	dir := t.TempDir()
+	a := writeParquet(t, dir, "train-00000-of-00002.parquet", []gsm8kRow{{"q1", "#### 1"}, {"q2", "#### 2"}})
+	b := writeParquet(t, dir, "train-00001-of-00002.parquet", []gsm8kRow{{"q3", "#### 3"}})
+	ps, err := LoadDatasetFiles([]string{a, b}, DatasetOptions{Fields: map[string]string{"prompt": "question"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 3 || ps[2].Text != "q3" || ps[2].Where != b+": row 0" || ps[1].Where != a+": row 1" {
+		t.Fatalf("%+v", ps)
+	}
+	if _, err := LoadDatasetFiles(nil, DatasetOptions{}); err == nil {
+		t.Error("no files should be an error")
+	}
+}
