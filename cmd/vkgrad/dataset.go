@@ -16,7 +16,7 @@ import (
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
 
-// datasetFlags choose prompts from a JSONL file (instead of --task) and how completions are
+// datasetFlags choose prompts from a dataset file (instead of --task) and how completions are
 // scored; saved in the run's config.json with the other task flags.
 type datasetFlags struct {
 	Path          string         `json:"dataset,omitempty"`
@@ -43,10 +43,10 @@ func defaultDatasetFlags() datasetFlags {
 // addDatasetFlags registers the flags with d's values as defaults (setFlag re-registers them
 // over a run's saved settings).
 func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
-	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a JSONL file instead of --task: one object a line with \"prompt\" (text or messages) or \"messages\", optional \"answer\"/\"completion\"; other fields reach the rewards")
+	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a dataset file instead of --task: JSON Lines, a JSON array or Parquet, each example with \"prompt\" (text or messages) or \"messages\", optional \"answer\"/\"completion\"; other fields reach the rewards")
 	fs.StringVar(&d.EvalPath, "eval-dataset", d.EvalPath, "held-out prompts for the accuracy before and after (default: --held-out-share of --dataset)")
 	fs.StringVar(&d.Fields, "dataset-field", d.Fields, "the dataset's own field names, e.g. prompt=question,answer=final_answer")
-	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of prompts held out for evaluation")
+	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of distinct prompts held out for evaluation (at least one; chosen by --eval-seed, whatever the file's order)")
 	fs.StringVar(&d.Reward, "reward", d.Reward, "with --dataset, verifiers and weights, e.g. numeric:1,format:0.2 (verifiers: "+strings.Join(reward.Names, ", ")+"; default exact, or only --reward-cmd)")
 	fs.StringVar(&d.RewardCmd, "reward-cmd", d.RewardCmd, "an external reward program (run by the shell): one JSON line per batch in, {\"id\",\"prompts\",\"completions\",\"metadata\"}; one line back, {\"rewards\": [...]} (echo \"id\" to have the pairing checked), nothing else on stdout; weighted by cmd:W in --reward")
 	fs.DurationVar(&d.RewardTimeout, "reward-timeout", d.RewardTimeout, "how long --reward-cmd may take to answer one batch")
@@ -62,6 +62,8 @@ type setupOptions struct {
 	supervised bool
 	// announce is called just before the reward program starts.
 	announce func()
+	// log says what the run does differently from what was asked (no held-out set).
+	log zerolog.Logger
 }
 
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
@@ -87,7 +89,7 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 		return nil, err
 	}
 	opt := tasks.DatasetOptions{Fields: fields, Chat: chat, RequireAnswer: o.supervised || needsAnswer(verifiers)}
-	train, held, err := d.load(t, opt)
+	train, held, err := d.load(t, opt, o.log)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +135,9 @@ func (d *datasetFlags) fingerprint() error {
 }
 
 // load reads the training prompts and the held-out ones: --eval-dataset, or a share of
-// --dataset, at most --eval-size of them.
-func (d *datasetFlags) load(t *taskFlags, opt tasks.DatasetOptions) (train, held []tasks.Prompt, err error) {
+// --dataset's distinct prompts chosen by --eval-seed, at most --eval-size of them. A dataset of
+// one distinct prompt trains without a held-out set, which log is told.
+func (d *datasetFlags) load(t *taskFlags, opt tasks.DatasetOptions, log zerolog.Logger) (train, held []tasks.Prompt, err error) {
 	all, err := tasks.LoadDataset(d.Path, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dataset: %w", err)
@@ -146,8 +149,11 @@ func (d *datasetFlags) load(t *taskFlags, opt tasks.DatasetOptions) (train, held
 			return nil, nil, fmt.Errorf("--eval-dataset: %w", err)
 		}
 	case t.EvalSize > 0:
-		if train, held, err = tasks.SplitHeldOut(all, d.HeldOut); err != nil {
+		if train, held, err = tasks.SplitHeldOut(all, d.HeldOut, t.EvalSeed); err != nil {
 			return nil, nil, fmt.Errorf("--held-out-share: %w", err)
+		}
+		if d.HeldOut > 0 && len(held) == 0 {
+			log.Warn().Str("dataset", d.Path).Msg("one distinct prompt is too few to hold one out: training without the held-out accuracy (give --eval-dataset to measure it)")
 		}
 	}
 	if len(held) > t.EvalSize {

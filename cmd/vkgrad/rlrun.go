@@ -148,7 +148,7 @@ func (r *rlRun) openInputs() error {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
 	r.tasks.Data.log = r.log
-	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd})
+	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log})
 	return err
 }
 

@@ -3,9 +3,11 @@ package tasks
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -64,25 +66,28 @@ func ParseFieldMap(spec string) (map[string]string, error) {
 	return out, nil
 }
 
-// LoadDataset reads a JSONL dataset in Hugging Face TRL's field names: each line an object with
-// "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is every
-// turn before the last assistant turn, whose content is the completion), optional "answer"
-// (what rewards check) and "completion" (the supervised target), and any other fields, which
-// are passed to rewards as metadata (strings as they are, other values as JSON text). A UTF-8
-// byte order mark opening the file is skipped; a line that is not valid UTF-8 is an error (JSON
-// decoding would turn its bytes into U+FFFD unseen). Errors name the file, the line and the
+// LoadDataset reads a dataset file in Hugging Face TRL's field names: JSON Lines (one object a
+// line), a JSON array of objects, or Parquet, told apart by their first bytes. Each example
+// has "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is
+// every turn before the last assistant turn, whose content is the completion), optional
+// "answer" (what rewards check) and "completion" (the supervised target), and any other
+// fields, which are passed to rewards as metadata (strings as they are, other values as
+// compact JSON text with sorted keys). A Parquet row reads as the JSON object of its columns,
+// so the same rows load to the same prompts from any layout. A UTF-8 byte order mark opening
+// a JSON file is skipped; text that is not valid UTF-8 is an error (JSON decoding would turn
+// its bytes into U+FFFD unseen). Errors name the file, the line (or Parquet row) and the
 // field.
 func LoadDataset(path string, o DatasetOptions) ([]Prompt, error) {
 	if o.Task == "" {
 		o.Task = "dataset"
 	}
 	var out []Prompt
-	err := scanLines(path, 64<<20, func(line int, b []byte) error {
-		p, err := o.parseLine(b)
+	err := readRecords(path, func(r record) error {
+		p, err := o.parseObject(r.obj)
 		if err != nil {
 			return err
 		}
-		p.Where = fmt.Sprintf("%s:%d", path, line)
+		p.Where = r.where
 		out = append(out, p)
 		return nil
 	})
@@ -91,6 +96,23 @@ func LoadDataset(path string, o DatasetOptions) ([]Prompt, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no examples", path)
+	}
+	return out, nil
+}
+
+// LoadDatasetFiles reads the files of one dataset split in order (the shards a Hub dataset
+// publishes a split in, say) as one dataset, each prompt named by its own file.
+func LoadDatasetFiles(paths []string, o DatasetOptions) ([]Prompt, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("dataset: no files")
+	}
+	var out []Prompt
+	for _, p := range paths {
+		ps, err := LoadDataset(p, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
 	}
 	return out, nil
 }
@@ -149,12 +171,8 @@ func (o DatasetOptions) field(role string) string {
 	return role
 }
 
-// parseLine turns one JSON object into a Prompt.
-func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return Prompt{}, fmt.Errorf("not a JSON object: %v", err)
-	}
+// parseObject turns one example into a Prompt.
+func (o DatasetOptions) parseObject(obj map[string]json.RawMessage) (Prompt, error) {
 	p := Prompt{Task: o.Task, Meta: rl.Meta{}}
 	var err error
 	if p.Answer, err = optionalString(obj, o.field("answer")); err != nil {
@@ -191,7 +209,7 @@ func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
 		if json.Unmarshal(obj[k], &s) == nil {
 			p.Meta[k] = s
 		} else {
-			p.Meta[k] = string(obj[k])
+			p.Meta[k] = canonicalJSON(obj[k])
 		}
 	}
 	p.Meta["task"] = p.Task
@@ -205,7 +223,7 @@ func (o DatasetOptions) parseLine(b []byte) (Prompt, error) {
 // "messages" conversation whose final assistant turn becomes the completion when none is given.
 func (o DatasetOptions) promptText(obj map[string]json.RawMessage, completion string) (string, string, error) {
 	pf, mf := o.field("prompt"), o.field("messages")
-	if raw, ok := obj[pf]; ok {
+	if raw, ok := obj[pf]; ok && string(raw) != "null" { // null: a Parquet column without a value here
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if s == "" {
@@ -221,7 +239,7 @@ func (o DatasetOptions) promptText(obj map[string]json.RawMessage, completion st
 		return text, completion, err
 	}
 	raw, ok := obj[mf]
-	if !ok {
+	if !ok || string(raw) == "null" {
 		return "", "", fmt.Errorf("no %q or %q field", pf, mf)
 	}
 	msgs, err := messages(raw, mf)
@@ -279,29 +297,65 @@ func optionalString(obj map[string]json.RawMessage, field string) (string, error
 	return s, nil
 }
 
-// SplitHeldOut moves about frac of the prompts to a held-out set, chosen by a hash of each
-// prompt's text and answer (not by position), so the split is the same however the file is
-// ordered and a prompt repeated in the file lands on one side only.
-func SplitHeldOut(ps []Prompt, frac float64) (train, heldOut []Prompt, err error) {
-	if frac < 0 || frac >= 1 {
-		return nil, nil, fmt.Errorf("held-out fraction %v: want a value in [0, 1)", frac)
+// SplitHeldOut holds out round(frac × the number of distinct prompt texts) of them, at least
+// one, with every row of each: the prompts whose texts hash lowest under seed, so the split is
+// the same however the file is ordered and a prompt repeated in the file (with other answers,
+// say) lands on one side only. The held-out rows come in hash order, so a cap on their number
+// keeps the same ones too. A dataset of a single distinct prompt cannot spare one: it is all
+// training, and heldOut is empty.
+func SplitHeldOut(ps []Prompt, frac float64, seed uint64) (train, heldOut []Prompt, err error) {
+	if !(frac >= 0 && frac < 1) {
+		return nil, nil, fmt.Errorf("held-out share %v: want a value in [0, 1)", frac)
+	}
+	rank := map[string]uint64{}
+	for _, p := range ps {
+		if _, ok := rank[p.Text]; !ok {
+			rank[p.Text] = textHash(p.Text, seed)
+		}
+	}
+	distinct := len(rank)
+	n := int(math.Round(frac * float64(distinct)))
+	if frac > 0 {
+		n = max(n, 1)
+	}
+	switch {
+	case n == 0 || distinct < 2:
+		return ps, nil, nil
+	case n >= distinct:
+		return nil, nil, fmt.Errorf("held-out share %v of %d distinct prompts leaves none to train on; use a smaller share or --eval-dataset", frac, distinct)
+	}
+	texts := make([]string, 0, distinct)
+	for t := range rank {
+		texts = append(texts, t)
+	}
+	sort.Slice(texts, func(i, j int) bool {
+		a, b := texts[i], texts[j]
+		return rank[a] < rank[b] || rank[a] == rank[b] && a < b
+	})
+	held := map[string]bool{}
+	for _, t := range texts[:n] {
+		held[t] = true
 	}
 	for _, p := range ps {
-		h := fnv.New64a()
-		h.Write([]byte(p.Text))
-		h.Write([]byte{0})
-		h.Write([]byte(p.Answer))
-		if float64(h.Sum64()>>11)/float64(1<<53) < frac {
+		if held[p.Text] {
 			heldOut = append(heldOut, p)
 		} else {
 			train = append(train, p)
 		}
 	}
-	if len(train) == 0 {
-		return nil, nil, fmt.Errorf("held-out fraction %v leaves no training examples of %d", frac, len(ps))
-	}
-	if frac > 0 && len(heldOut) == 0 {
-		return nil, nil, fmt.Errorf("held-out fraction %v of %d examples selects none; use a larger fraction or --eval-dataset", frac, len(ps))
-	}
+	sort.SliceStable(heldOut, func(i, j int) bool {
+		a, b := heldOut[i].Text, heldOut[j].Text
+		return rank[a] < rank[b] || rank[a] == rank[b] && a < b
+	})
 	return train, heldOut, nil
+}
+
+// textHash is a prompt text's place in the held-out order of seed.
+func textHash(text string, seed uint64) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(text))
+	return h.Sum64()
 }

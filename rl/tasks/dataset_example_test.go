@@ -20,7 +20,7 @@ func ExampleLoadDataset() {
 	if err != nil {
 		panic(err)
 	}
-	train, heldOut, err := tasks.SplitHeldOut(prompts, 0)
+	train, heldOut, err := tasks.SplitHeldOut(prompts, 0, 1)
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,37 +87,69 @@ func TestLoadDatasetFieldMapAndErrors(t *testing.T) {
 	}
 }
 
-func TestSplitHeldOutIsByContent(t *testing.T) {
-	var ps []Prompt
-	for i := range 400 {
-		ps = append(ps, Prompt{Text: fmt.Sprintf("question %d", i), Answer: fmt.Sprint(i)})
+// The held-out share holds out exactly round(share × distinct prompts), at least one, with
+// every row of each, the same ones however the file is ordered; a single distinct prompt is all
+// training.
+func TestSplitHeldOutCountsDistinctPrompts(t *testing.T) {
+	rows := func(distinct, copies int) []Prompt {
+		var ps []Prompt
+		for c := range copies {
+			for i := range distinct {
+				ps = append(ps, Prompt{Text: fmt.Sprintf("question %d", i), Answer: fmt.Sprint(i, c)})
+			}
+		}
+		return ps
 	}
-	train, held, err := SplitHeldOut(ps, 0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(train)+len(held) != 400 || len(held) < 20 || len(held) > 60 {
-		t.Fatalf("split 400 at 0.1 into %d + %d", len(train), len(held))
-	}
-	reversed := make([]Prompt, len(ps))
-	for i, p := range ps {
-		reversed[len(ps)-1-i] = p
-	}
-	_, held2, _ := SplitHeldOut(reversed, 0.1)
-	in := map[string]bool{}
-	for _, p := range held {
-		in[p.Text] = true
-	}
-	for _, p := range held2 {
-		if !in[p.Text] {
-			t.Fatalf("%q is held out only when the file is reversed", p.Text)
+	for _, c := range []struct {
+		distinct, copies int
+		share            float64
+		held             int // distinct prompts held out
+	}{
+		{40, 1, 0.05, 2}, {8, 1, 0.05, 1}, {2, 1, 0.05, 1}, {24, 1, 0.25, 6}, {1, 24, 0.25, 0},
+		{6, 4, 0.25, 2}, {1, 1, 0.05, 0}, {400, 1, 0.1, 40}, {10, 1, 0, 0}, {3, 1, 0.5, 2},
+	} {
+		ps := rows(c.distinct, c.copies)
+		train, held, err := SplitHeldOut(ps, c.share, 7)
+		if err != nil {
+			t.Errorf("%+v: %v", c, err)
+			continue
+		}
+		heldTexts := map[string]bool{}
+		for _, p := range held {
+			heldTexts[p.Text] = true
+		}
+		if len(heldTexts) != c.held || len(held) != c.held*c.copies || len(train)+len(held) != len(ps) {
+			t.Errorf("%+v: %d distinct held out in %d rows, %d training rows", c, len(heldTexts), len(held), len(train))
+		}
+		for _, p := range train {
+			if heldTexts[p.Text] {
+				t.Errorf("%+v: %q is on both sides", c, p.Text)
+			}
+		}
+		reversed := slices.Clone(ps)
+		slices.Reverse(reversed)
+		_, held2, _ := SplitHeldOut(reversed, c.share, 7)
+		if len(held2) != len(held) {
+			t.Errorf("%+v: reversed, %d rows held out, want %d", c, len(held2), len(held))
+		}
+		for i := range held2 {
+			if held2[i].Text != held[i].Text {
+				t.Errorf("%+v: reversed, held-out row %d is %q, want %q", c, i, held2[i].Text, held[i].Text)
+				break
+			}
 		}
 	}
-	if _, _, err := SplitHeldOut(ps[:3], 0.01); err == nil {
-		t.Error("a fraction that selects nothing should say so")
+	ps := rows(400, 1)
+	_, a, _ := SplitHeldOut(ps, 0.1, 1)
+	_, b, _ := SplitHeldOut(ps, 0.1, 2)
+	if slices.EqualFunc(a, b, func(x, y Prompt) bool { return x.Text == y.Text }) {
+		t.Error("the seed does not change which prompts are held out")
 	}
-	if _, _, err := SplitHeldOut(ps, 1); err == nil {
-		t.Error("fraction 1 leaves nothing to train on")
+	if _, _, err := SplitHeldOut(ps, 1, 1); err == nil {
+		t.Error("share 1 leaves nothing to train on")
+	}
+	if _, _, err := SplitHeldOut(ps[:2], 0.9, 1); err == nil || !strings.Contains(err.Error(), "leaves none to train on") {
+		t.Errorf("share 0.9 of 2: %v", err)
 	}
 }
 

@@ -8,13 +8,15 @@ import (
 	"unicode/utf8"
 )
 
-// FuzzLoadDataset: any file gives prompts with text, or an error naming a line.
+// FuzzLoadDataset: any JSON Lines or JSON array file gives prompts with text, or an error naming a line.
 func FuzzLoadDataset(f *testing.F) {
 	f.Add([]byte(`{"prompt": "2+2=", "answer": "4", "x": 1}` + "\n" + `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}`))
 	f.Add([]byte(`{"question": "q", "final": "a"}`))
 	f.Add([]byte("\xef\xbb\xbf{\"question\": \"q\", \"answer\": \"a\"}\n"))
 	f.Add([]byte("{\"question\": \"q\"}\n{\"question\": \"caf\xe9\"}\n"))
 	f.Add([]byte("\xef\xbb\xbf\n\xef\xbb\xbf{\"question\": \"q\"}"))
+	f.Add([]byte("[\n {\"question\": \"q\", \"answer\": \"a\"},\n {\"question\": null, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n]"))
+	f.Add([]byte("\xef\xbb\xbf[{\"question\": \"q\"}] trailing"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), "d.jsonl")
 		os.WriteFile(path, b, 0o644)
