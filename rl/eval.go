@@ -2,6 +2,7 @@ package rl
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/vkgrad/vkgrad/dist"
@@ -30,6 +31,9 @@ type EvalConfig struct {
 	// rank still generates them all, and gets the result of one process); nil: this process
 	// scores all.
 	Comm *dist.Comm `json:"-"`
+	// Progress, when set, is called as answers end with the number done and the total (greedy
+	// and sampled answers together).
+	Progress func(done, total int) `json:"-"`
 }
 
 // score scores the answers, shared among cfg.Comm's ranks when set.
@@ -42,8 +46,11 @@ func (cfg EvalConfig) score(reward *Combined, prompts, answers []string, metas [
 
 // EvalTask is the result on the prompts of one task (meta["task"]).
 type EvalTask struct {
-	N          int     `json:"n"`
-	Accuracy   float64 `json:"accuracy"` // greedy answers
+	N        int     `json:"n"`
+	Accuracy float64 `json:"accuracy"` // greedy answers
+	// AccuracySE is the standard error of Accuracy as an estimate of the accuracy on the
+	// population the N problems were drawn from: sqrt(p(1-p)/N).
+	AccuracySE float64 `json:"accuracy_se"`
 	MeanReward float64 `json:"mean_reward"`
 	// SampledAccuracy is the share of correct answers among Samples sampled per prompt.
 	SampledAccuracy float64 `json:"sampled_accuracy"`
@@ -60,13 +67,16 @@ type EvalResult struct {
 
 // Evaluate answers every prompt greedily (temperature 0, so the result does not depend on a
 // seed) and scores the answers with reward; with cfg.Samples it also samples that many answers
-// per prompt at cfg.Sampling and reports the share that are correct.
+// per prompt at cfg.Sampling and reports the share that are correct. Each pass is one
+// continuous-batching generation over all its rows on cfg.GenBatch slots, so the decoder
+// stays at full width until the pass's last rows.
 func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
 	rc, err := cfg.rolloutConfig(len(prompts), m.VocabSize())
 	if err != nil {
 		return nil, err
 	}
-	answers, rewards, err := cfg.answerAndScore(m, tok, prompts, reward, rc, true, nil)
+	p := newEvalProgress(cfg.Progress, len(prompts)*(1+cfg.Samples))
+	answers, rewards, err := cfg.answerAndScore(m, tok, prompts, reward, rc, true, nil, p.finished)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +84,7 @@ func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg E
 	sampled := newTaskTally(nil, nil, cfg.Success)
 	if cfg.Samples > 0 {
 		rows := repeatPrompts(prompts, cfg.Samples)
-		_, sampledRewards, err := cfg.answerAndScore(m, tok, rows, reward, rc, false, rng.New(cfg.Seed))
+		_, sampledRewards, err := cfg.answerAndScore(m, tok, rows, reward, rc, false, rng.New(cfg.Seed), p.finished)
 		if err != nil {
 			return nil, err
 		}
@@ -110,10 +120,28 @@ func (cfg EvalConfig) rolloutConfig(nPrompts, vocab int) (RolloutConfig, error) 
 	return rc, nil
 }
 
+// evalProgress counts the answers of an evaluation's passes for cfg.Progress.
+type evalProgress struct {
+	report      func(done, total int)
+	done, total int
+}
+
+func newEvalProgress(report func(done, total int), total int) *evalProgress {
+	return &evalProgress{report: report, total: total}
+}
+
+// finished counts one more answer and reports the count.
+func (p *evalProgress) finished(int) {
+	p.done++
+	if p.report != nil {
+		p.report(p.done, p.total)
+	}
+}
+
 // answerAndScore generates an answer to every prompt (greedily, or sampled from r) and
-// returns the answers and their total rewards.
-func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, r *rng.RNG) ([]string, []float64, error) {
-	ro, err := generate(m, tok, prompts, rc, greedy, r)
+// returns the answers and their total rewards; finished hears of each answer as it ends.
+func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, r *rng.RNG, finished func(int)) ([]string, []float64, error) {
+	ro, err := generate(m, tok, prompts, rc, greedy, r, finished)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,7 +203,8 @@ func newTaskTally(prompts []Prompt, rewards []float64, success float64) *taskTal
 // evalTask is the result for the greedy count g and the sampled count s (nil or empty when
 // no answers were sampled).
 func evalTask(g, s *successCount) EvalTask {
-	e := EvalTask{N: g.n, Accuracy: float64(g.ok) / float64(g.n), MeanReward: g.sum / float64(g.n)}
+	acc := float64(g.ok) / float64(g.n)
+	e := EvalTask{N: g.n, Accuracy: acc, AccuracySE: math.Sqrt(acc * (1 - acc) / float64(g.n)), MeanReward: g.sum / float64(g.n)}
 	if s != nil && s.n > 0 {
 		e.SampledAccuracy = float64(s.ok) / float64(s.n)
 	}

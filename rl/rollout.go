@@ -121,11 +121,12 @@ func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *r
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return generate(m, tok, prompts, cfg, false, r)
+	return generate(m, tok, prompts, cfg, false, r, nil)
 }
 
-// generate is Generate, or greedy decoding (cfg.Sampling unused, r may be nil) when greedy is set.
-func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG) (*Rollout, error) {
+// generate is Generate, or greedy decoding (cfg.Sampling unused, r may be nil) when greedy is
+// set; finished, when set, is called with each row's index as it ends.
+func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG, finished func(row int)) (*Rollout, error) {
 	ids, err := encodePrompts(m, tok, prompts)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 		}
 		streams = rowStreams(groups, r.Uint64())
 	}
-	rows, err := decodeRows(m, ids, groups, streams, cfg, greedy)
+	rows, err := decodeRows(m, ids, groups, streams, cfg, greedy, finished)
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +182,9 @@ type sampledRow struct {
 
 // decodeRows samples a completion for each prompt with m's KV-cache decoder: cfg.GenBatch
 // slots (a slot per row when 0) with continuous batching, the rows of a group (groups[i], equal
-// prompts) sharing one prefill, row i drawing from streams[i] (nil when greedy).
-func decodeRows(m Policy, ids [][]int32, groups []int, streams []*rng.RNG, cfg RolloutConfig, greedy bool) ([]sampledRow, error) {
+// prompts) sharing one prefill, row i drawing from streams[i] (nil when greedy); finished, when
+// set, hears of each row as it ends.
+func decodeRows(m Policy, ids [][]int32, groups []int, streams []*rng.RNG, cfg RolloutConfig, greedy bool, finished func(row int)) ([]sampledRow, error) {
 	if cfg.EOS >= m.VocabSize() {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}
@@ -212,7 +214,7 @@ func decodeRows(m Policy, ids [][]int32, groups []int, streams []*rng.RNG, cfg R
 			reqs[i].RNG = streams[i]
 		}
 	}
-	res, _, err := sample.GenerateBatch(d, reqs, sample.BatchConfig{MaxNew: cfg.MaxNewTokens, EOS: int32(cfg.EOS), Sampling: samplerOptions(cfg.Sampling, greedy)})
+	res, _, err := sample.GenerateBatch(d, reqs, sample.BatchConfig{MaxNew: cfg.MaxNewTokens, EOS: int32(cfg.EOS), Sampling: samplerOptions(cfg.Sampling, greedy), Finished: finished})
 	if err != nil {
 		return nil, err
 	}

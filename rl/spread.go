@@ -77,7 +77,7 @@ func (c *core) generateSpread(rows []Prompt, per int) (*Rollout, error) {
 		// batch.
 		groups := slices.Repeat([]int{g}, per)
 		streams := rowStreams(groups, c.cfg.Seed, uint64(c.step))
-		got, err := decodeRows(c.policy, ids[g*per:(g+1)*per], groups, streams, c.cfg.Rollout, false)
+		got, err := decodeRows(c.policy, ids[g*per:(g+1)*per], groups, streams, c.cfg.Rollout, false, nil)
 		if err != nil {
 			return nil, err
 		}

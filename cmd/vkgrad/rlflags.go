@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -29,6 +31,10 @@ type taskFlags struct {
 	EvalMax  int           `json:"eval_max_new_tokens"`
 	// EvalSamples answers are also sampled per problem at the run's temperature.
 	EvalSamples int `json:"eval_samples"`
+	// EvalBatch is the number of answers decoded together in evaluation (0: all at once).
+	EvalBatch int `json:"eval_batch"`
+	// NoEvalCache measures the accuracy before training even when the cache holds it.
+	NoEvalCache bool `json:"-"`
 	// Data, when its Path is set, replaces the built-in tasks with a dataset file.
 	Data datasetFlags `json:"data"`
 }
@@ -36,7 +42,9 @@ type taskFlags struct {
 func defaultTaskFlags() taskFlags {
 	o := tasks.DefaultOptions()
 	o.Addition.MinDigits, o.Addition.MaxDigits = 2, 2
-	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 500, EvalSeed: 12345, EvalMax: 8, EvalSamples: 4,
+	// 200 problems measure an accuracy to within 3.5 points (one standard error, at worst),
+	// with 2 samples each: 600 short answers, the decoding of a few default grpo steps.
+	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 200, EvalSeed: 12345, EvalMax: 8, EvalSamples: 2, EvalBatch: 256,
 		Data: defaultDatasetFlags()}
 }
 
@@ -66,10 +74,12 @@ func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	fs.BoolVar(&c.PartialCredit, "copy-partial-credit", c.PartialCredit, "copy/reverse: score well-formed wrong answers 0.1..0.5 instead of 0")
 	fs.BoolVar(&t.Shuffle, "shuffle-tasks", t.Shuffle, "with several tasks, pick each prompt's task at random by weight (default: exact interleaving by ratio)")
 	fs.Uint64Var(&t.DataSeed, "data-seed", t.DataSeed, "seed of the training prompt stream")
-	fs.IntVar(&t.EvalSize, "eval-size", t.EvalSize, "held-out problems per task for the accuracy before and after (0: no evaluation)")
+	fs.IntVar(&t.EvalSize, "eval-size", t.EvalSize, "held-out problems per task, or with --dataset at most this many in all, for the accuracy before and after; its standard error, printed beside it, is at most 50/sqrt(n) points (0: no evaluation)")
 	fs.Uint64Var(&t.EvalSeed, "eval-seed", t.EvalSeed, "seed that picks the held-out problems")
 	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation")
 	fs.IntVar(&t.EvalSamples, "eval-samples", t.EvalSamples, "answers sampled per held-out problem at the training temperature for the sampled accuracy (0: greedy only)")
+	fs.IntVar(&t.EvalBatch, "eval-batch", t.EvalBatch, "held-out answers decoded together, a finished answer's slot going to the next (0: all at once; memory grows with it)")
+	fs.BoolVar(&t.NoEvalCache, "no-eval-cache", t.NoEvalCache, "measure the held-out accuracy before training even when an earlier run from the same --init, held-out set and settings cached it")
 	addDatasetFlags(fs, &t.Data)
 }
 
@@ -171,6 +181,9 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	if t.EvalMax < 1 {
 		return nil, fmt.Errorf("--eval-max-new-tokens %d: want >= 1", t.EvalMax)
 	}
+	if t.EvalBatch < 0 {
+		return nil, fmt.Errorf("--eval-batch %d: want >= 0 (0: all answers at once)", t.EvalBatch)
+	}
 	enc := tasks.EncoderOf(fam.tok.Encode)
 	if t.Data.Path != "" {
 		return t.Data.setup(t, enc, fam.chat, o)
@@ -211,20 +224,35 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 }
 
 // evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
-// held-out set), the answers scored over cl's ranks.
+// held-out set), the answers scored over cl's ranks, with a progress bar on rank 0's stderr.
 func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64, cl *cluster) (*rl.EvalResult, error) {
 	if len(s.heldOut) == 0 {
 		return nil, nil
 	}
+	var bar *progress.Bar
+	defer func() {
+		if bar != nil {
+			bar.Clear()
+		}
+	}()
 	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
-		Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi()})
+		GenBatch: t.EvalBatch, Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi(),
+		Progress: func(done, total int) {
+			if !cl.main() {
+				return
+			}
+			if bar == nil {
+				bar = progress.New(os.Stderr, total)
+			}
+			bar.Update(done, "held-out answers")
+		}})
 }
 
 func evalLine(r *rl.EvalResult) string {
 	if r == nil {
 		return "n/a"
 	}
-	s := fmt.Sprintf("%.1f%% (%d problems, mean reward %.3f)", 100*r.Accuracy, r.N, r.MeanReward)
+	s := fmt.Sprintf("%.1f%% ± %.1f (%d problems, mean reward %.3f)", 100*r.Accuracy, 100*r.AccuracySE, r.N, r.MeanReward)
 	if len(r.ByTask) > 1 {
 		var parts []string
 		for name, e := range r.ByTask {
@@ -249,13 +277,13 @@ func logEval(log, metrics zerolog.Logger, step int, when string, r *rl.EvalResul
 	if r == nil {
 		return
 	}
-	ev := metrics.Log().Str("kind", "eval").Int("step", step).Str("when", when).Float64("accuracy", r.Accuracy).
+	ev := metrics.Log().Str("kind", "eval").Int("step", step).Str("when", when).Float64("accuracy", r.Accuracy).Float64("accuracy_se", r.AccuracySE).
 		Float64("sampled_accuracy", r.SampledAccuracy).Float64("mean_reward", r.MeanReward).Int("n", r.N)
 	for name, e := range r.ByTask {
 		ev = ev.Float64("accuracy/"+name, e.Accuracy).Float64("sampled_accuracy/"+name, e.SampledAccuracy)
 	}
 	ev.Msg("")
-	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("sampled_accuracy", r.SampledAccuracy).
+	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("accuracy_se", rounded(r.AccuracySE)).Float64("sampled_accuracy", r.SampledAccuracy).
 		Float64("mean_reward", r.MeanReward).Msg("held-out accuracy " + when)
 }
 

@@ -66,7 +66,7 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 		}
 	} else {
 		var err error
-		if rs.before, err = r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster); err != nil {
+		if rs.before, err = r.evaluateBefore(m); err != nil {
 			return nil, err
 		}
 		logEval(r.log, r.metrics, 0, "before", rs.before)

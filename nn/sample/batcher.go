@@ -50,6 +50,9 @@ type BatchConfig struct {
 	// row as batches without continuous batching do. The generations are the same; only the
 	// time differs.
 	Static bool
+	// Finished, when set, is called with each request's index as it ends (for a progress
+	// display).
+	Finished func(request int)
 }
 
 // BatchStats counts the work of a GenerateBatch.
@@ -351,6 +354,9 @@ func (b *batcher) record(s int, pk Pick) {
 		return
 	}
 	b.slot[s] = -1
+	if b.cfg.Finished != nil {
+		b.cfg.Finished(i)
+	}
 	k, _ := slices.BinarySearch(b.free, s)
 	b.free = slices.Insert(b.free, k, s)
 }

@@ -306,3 +306,25 @@ var (
 	_ RowDecoder = (*gpt2.Decoder)(nil)
 	_ RowDecoder = (*llama.Decoder)(nil)
 )
+
+// Finished hears of each request once, as it ends, whatever the slot count.
+func TestBatchReportsEachFinishedRequest(t *testing.T) {
+	const V = 50
+	reqs := groupRequests(3, 3, 6, V)
+	all := make([]int, len(reqs))
+	for i := range all {
+		all[i] = i
+	}
+	for _, slots := range []int{1, 4, 9} {
+		var ended []int
+		_, _, err := GenerateBatch(newFakeDecoder(slots, 20, V), fresh(reqs, all), BatchConfig{MaxNew: 12, EOS: 0,
+			Sampling: Options{Temperature: 1, TopP: 1}, Finished: func(i int) { ended = append(ended, i) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(ended)
+		if !slices.Equal(ended, all) {
+			t.Fatalf("%d slots: requests reported ended %v, want each of 0..%d once", slots, ended, len(reqs)-1)
+		}
+	}
+}
