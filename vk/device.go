@@ -73,6 +73,10 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 			exts = append(exts, "VK_EXT_subgroup_size_control")
 		}
 	}
+	if len(info.CoopMatShapes) > 0 { // the cooperative-matrix matmul kernels
+		pNext = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesKHR{SType: stPhysicalDeviceCooperativeMatrixFeaturesKHR, PNext: pNext, CooperativeMatrix: 1})
+		exts = append(exts, coopMatExtension)
+	}
 	extPtrs, extKeep := cstrArray(exts)
 	dci := &deviceCreateInfo{
 		SType:                   stDeviceCreateInfo,
