@@ -6,10 +6,13 @@ import (
 	"unsafe"
 )
 
-// VK_KHR_cooperative_matrix: subgroup-wide matrix products on the GPU's matrix units (NVIDIA
-// tensor cores, AMD RDNA3 WMMA, Intel XMX). The Vulkan headers of Debian bookworm (1.3.239)
-// predate the extension, so its structs live here rather than in structs.go, and
-// TestCoopMatLayoutsMatchHeaders checks them wherever the headers are new enough.
+// Cooperative matrices: subgroup-wide matrix products on the GPU's matrix units (NVIDIA
+// tensor cores, AMD RDNA3 WMMA, Intel XMX). vkgrad reports the shapes of VK_KHR_cooperative_matrix
+// and of NVIDIA's VK_NV_cooperative_matrix; its matmul kernel (shaders/matmul_coopmat.comp) is
+// written for the NV extension, the one Debian bookworm's glslang (before 13) can compile. The
+// Vulkan headers of bookworm (1.3.239) predate the KHR extension, so its structs live here
+// rather than in structs.go, and TestCoopMatLayoutsMatchHeaders checks them wherever the
+// headers are new enough; the NV structs are in structs.go.
 
 const (
 	coopMatExtension = "VK_KHR_cooperative_matrix"
@@ -17,6 +20,13 @@ const (
 	stPhysicalDeviceCooperativeMatrixFeaturesKHR   = 1000506000
 	stCooperativeMatrixPropertiesKHR               = 1000506001
 	stPhysicalDeviceCooperativeMatrixPropertiesKHR = 1000506002
+
+	coopMatNVExtension = "VK_NV_cooperative_matrix"
+
+	stPhysicalDeviceCooperativeMatrixFeaturesNV   = 1000249000
+	stCooperativeMatrixPropertiesNV               = 1000249001
+	stPhysicalDeviceCooperativeMatrixPropertiesNV = 1000249002
+	stPhysicalDeviceVulkanMemoryModelFeatures     = 1000211000
 )
 
 // ComponentType is a VkComponentTypeKHR: the element type of a cooperative matrix.
@@ -123,54 +133,58 @@ type cooperativeMatrixPropertiesKHR struct {
 	Scope                  uint32
 }
 
-// coopMatQueries are the cooperative-matrix feature and property structures of one device.
+// coopMatQueries are the cooperative-matrix feature and property structures of one device,
+// KHR and NV, and the memory-model feature the NV kernel's SPIR-V declares; each nil where
+// the device lacks its extension.
 type coopMatQueries struct {
-	feats *physicalDeviceCooperativeMatrixFeaturesKHR
-	props *physicalDeviceCooperativeMatrixPropertiesKHR
+	feats    *physicalDeviceCooperativeMatrixFeaturesKHR
+	props    *physicalDeviceCooperativeMatrixPropertiesKHR
+	nvFeats  *physicalDeviceCooperativeMatrixFeaturesNV
+	nvProps  *physicalDeviceCooperativeMatrixPropertiesNV
+	memModel *physicalDeviceVulkanMemoryModelFeatures
 }
 
 // chainCoopMat adds the cooperative-matrix queries to q's chains where the device has the
-// extension; it returns nil otherwise.
-func chainCoopMat(q *deviceQueries, exts map[string]bool) *coopMatQueries {
-	if !exts[coopMatExtension] {
-		return nil
+// extensions; hasV12 says whether the memory model is core.
+func chainCoopMat(q *deviceQueries, exts map[string]bool, hasV12 bool) *coopMatQueries {
+	c := &coopMatQueries{}
+	if exts[coopMatExtension] {
+		c.feats = &physicalDeviceCooperativeMatrixFeaturesKHR{SType: stPhysicalDeviceCooperativeMatrixFeaturesKHR, PNext: q.feats.PNext}
+		c.props = &physicalDeviceCooperativeMatrixPropertiesKHR{SType: stPhysicalDeviceCooperativeMatrixPropertiesKHR, PNext: q.props.PNext}
+		q.feats.PNext, q.props.PNext = unsafe.Pointer(c.feats), unsafe.Pointer(c.props)
 	}
-	c := &coopMatQueries{
-		feats: &physicalDeviceCooperativeMatrixFeaturesKHR{SType: stPhysicalDeviceCooperativeMatrixFeaturesKHR},
-		props: &physicalDeviceCooperativeMatrixPropertiesKHR{SType: stPhysicalDeviceCooperativeMatrixPropertiesKHR},
+	if exts[coopMatNVExtension] {
+		c.nvFeats = &physicalDeviceCooperativeMatrixFeaturesNV{SType: stPhysicalDeviceCooperativeMatrixFeaturesNV, PNext: q.feats.PNext}
+		c.nvProps = &physicalDeviceCooperativeMatrixPropertiesNV{SType: stPhysicalDeviceCooperativeMatrixPropertiesNV, PNext: q.props.PNext}
+		q.feats.PNext, q.props.PNext = unsafe.Pointer(c.nvFeats), unsafe.Pointer(c.nvProps)
 	}
-	c.feats.PNext, q.feats.PNext = q.feats.PNext, unsafe.Pointer(c.feats)
-	c.props.PNext, q.props.PNext = q.props.PNext, unsafe.Pointer(c.props)
+	if hasV12 || exts["VK_KHR_vulkan_memory_model"] {
+		c.memModel = &physicalDeviceVulkanMemoryModelFeatures{SType: stPhysicalDeviceVulkanMemoryModelFeatures, PNext: q.feats.PNext}
+		q.feats.PNext = unsafe.Pointer(c.memModel)
+	}
 	return c
 }
 
-// coopMatUsable says whether compute shaders may use cooperative matrices on a device whose
-// queries returned c: the feature is on and the compute stage is among the supported ones.
-func (c *coopMatQueries) usable() bool {
-	return c != nil && c.feats.CooperativeMatrix != 0 && c.props.CooperativeMatrixSupportedStages&shaderStageCompute != 0
+// describeCoopMat fills d's cooperative-matrix fields from the answered queries c: the shapes
+// of each extension whose feature is on for the compute stage.
+func (i *Instance) describeCoopMat(pd uintptr, c *coopMatQueries, d *DeviceInfo) {
+	if c.feats != nil && c.feats.CooperativeMatrix != 0 && c.props.CooperativeMatrixSupportedStages&shaderStageCompute != 0 {
+		d.CoopMatShapes = i.coopMatShapes(pd)
+	}
+	if c.nvFeats != nil && c.nvFeats.CooperativeMatrix != 0 && c.nvProps.CooperativeMatrixSupportedStages&shaderStageCompute != 0 {
+		d.CoopMatNVShapes = i.coopMatNVShapes(pd)
+	}
+	d.VulkanMemoryModel = c.memModel != nil && c.memModel.VulkanMemoryModel != 0
 }
 
 // coopMatShapes enumerates the shapes pd supports (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR),
 // nil when the loader lacks the function or the call fails: the device is then treated as
 // having no cooperative matrices.
 func (i *Instance) coopMatShapes(pd uintptr) []CoopMatShape {
-	fn := i.ld.procAddr(i.handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
-	if fn == 0 {
-		return nil
-	}
-	var n uint32
-	if call(fn, pd, uintptr(unsafe.Pointer(&n)), 0) != success || n == 0 {
-		return nil
-	}
-	props := make([]cooperativeMatrixPropertiesKHR, n)
-	for k := range props {
-		props[k].SType = stCooperativeMatrixPropertiesKHR
-	}
-	if r := call(fn, pd, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0]))); r != success && r != incomplete {
-		return nil
-	}
-	shapes := make([]CoopMatShape, 0, n)
-	for _, p := range props[:min(int(n), len(props))] {
+	props := enumerateCoopMat(i.ld.procAddr(i.handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"), pd,
+		func(p *cooperativeMatrixPropertiesKHR) { p.SType = stCooperativeMatrixPropertiesKHR })
+	shapes := make([]CoopMatShape, 0, len(props))
+	for _, p := range props {
 		shapes = append(shapes, CoopMatShape{
 			M: p.MSize, N: p.NSize, K: p.KSize,
 			A: ComponentType(p.AType), B: ComponentType(p.BType), C: ComponentType(p.CType), Result: ComponentType(p.ResultType),
@@ -178,6 +192,41 @@ func (i *Instance) coopMatShapes(pd uintptr) []CoopMatShape {
 		})
 	}
 	return shapes
+}
+
+// coopMatNVShapes enumerates the shapes of VK_NV_cooperative_matrix, whose enums share the
+// KHR values.
+func (i *Instance) coopMatNVShapes(pd uintptr) []CoopMatShape {
+	props := enumerateCoopMat(i.ld.procAddr(i.handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"), pd,
+		func(p *cooperativeMatrixPropertiesNV) { p.SType = stCooperativeMatrixPropertiesNV })
+	shapes := make([]CoopMatShape, 0, len(props))
+	for _, p := range props {
+		shapes = append(shapes, CoopMatShape{
+			M: p.MSize, N: p.NSize, K: p.KSize,
+			A: ComponentType(p.AType), B: ComponentType(p.BType), C: ComponentType(p.CType), Result: ComponentType(p.DType),
+			Scope: Scope(p.Scope),
+		})
+	}
+	return shapes
+}
+
+// enumerateCoopMat runs the two-call enumeration of fn, nil when fn is missing or fails.
+func enumerateCoopMat[T any](fn, pd uintptr, init func(*T)) []T {
+	if fn == 0 {
+		return nil
+	}
+	var n uint32
+	if call(fn, pd, uintptr(unsafe.Pointer(&n)), 0) != success || n == 0 {
+		return nil
+	}
+	props := make([]T, n)
+	for k := range props {
+		init(&props[k])
+	}
+	if r := call(fn, pd, uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&props[0]))); r != success && r != incomplete {
+		return nil
+	}
+	return props[:min(int(n), len(props))]
 }
 
 // CoopMatShapeFor picks, among the shapes a device enumerates, the subgroup-scope product of
@@ -209,4 +258,18 @@ func describeCoopMat(shapes []CoopMatShape) string {
 		parts[k] = s.String()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// enableCoopMatKernel adds to a device's creation chain and extensions what
+// shaders/matmul_coopmat.comp declares: VK_NV_cooperative_matrix, the Vulkan memory model and
+// float16 arithmetic, the latter two core from Vulkan 1.2 (v12).
+func enableCoopMatKernel(pNext unsafe.Pointer, exts []string, v12 bool) (unsafe.Pointer, []string) {
+	pNext = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesNV{SType: stPhysicalDeviceCooperativeMatrixFeaturesNV, PNext: pNext, CooperativeMatrix: 1})
+	pNext = unsafe.Pointer(&physicalDeviceVulkanMemoryModelFeatures{SType: stPhysicalDeviceVulkanMemoryModelFeatures, PNext: pNext, VulkanMemoryModel: 1})
+	pNext = unsafe.Pointer(&physicalDeviceShaderFloat16Int8Features{SType: stPhysicalDeviceShaderFloat16Int8, PNext: pNext, ShaderFloat16: 1})
+	exts = append(exts, coopMatNVExtension)
+	if !v12 {
+		exts = append(exts, "VK_KHR_vulkan_memory_model", "VK_KHR_shader_float16_int8")
+	}
+	return pNext, exts
 }

@@ -84,7 +84,18 @@ func TestDescribeReportsCoopMatShapes(t *testing.T) {
 	if got := Describe(d); !strings.Contains(got, want) {
 		t.Errorf("Describe lacks the shapes line %q:\n%s", want, got)
 	}
-	d.CoopMatShapes = nil
+	d.CoopMatNVShapes, d.Float16, d.VulkanMemoryModel, d.SubgroupSize = d.CoopMatShapes[:1], true, true, 32
+	d.MaxComputeWorkGroupInvocations, d.MaxComputeWorkGroupSize[0], d.MaxComputeSharedMemorySize = 1024, 1024, 48<<10
+	got := Describe(d)
+	for _, want := range []string{
+		"  coopmatNV 16x16x16 f16*f16+f32->f32 subgroup\n",
+		"  matmul    matmul_coopmat available: 16x16x16 f16*f16+f32->f32 subgroup, workgroup 128 (VKGRAD_MATMUL_KERNEL=matmul_coopmat)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, got)
+		}
+	}
+	d.CoopMatShapes, d.CoopMatNVShapes = nil, nil
 	if got := Describe(d); !strings.Contains(got, "  coopmat   none (VK_KHR_cooperative_matrix absent or off for compute)\n") {
 		t.Errorf("Describe of a device without cooperative matrices:\n%s", got)
 	}

@@ -33,6 +33,10 @@ type Device struct {
 	pcacheLoaded bool // the cache was seeded from pcachePath
 
 	rec recorder
+
+	// coopMat is the cooperative-matrix matmul kernel the device was opened for, nil where it
+	// cannot run one.
+	coopMat *mmCoopMat
 }
 
 // OpenDevice opens device index of the instance.
@@ -73,9 +77,13 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 			exts = append(exts, "VK_EXT_subgroup_size_control")
 		}
 	}
-	if len(info.CoopMatShapes) > 0 { // the cooperative-matrix matmul kernels
+	if len(info.CoopMatShapes) > 0 {
 		pNext = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesKHR{SType: stPhysicalDeviceCooperativeMatrixFeaturesKHR, PNext: pNext, CooperativeMatrix: 1})
 		exts = append(exts, coopMatExtension)
+	}
+	if cm, err := coopMatKernelFor(info); err == nil {
+		d.coopMat = &cm
+		pNext, exts = enableCoopMatKernel(pNext, exts, info.APIVersion >= apiVersion(1, 2, 0) && i.version >= apiVersion(1, 2, 0))
 	}
 	extPtrs, extKeep := cstrArray(exts)
 	dci := &deviceCreateInfo{

@@ -45,6 +45,8 @@ var mirroredStructs = []any{
 	descriptorSetAllocateInfo{}, descriptorBufferInfo{}, writeDescriptorSet{},
 	commandPoolCreateInfo{}, commandBufferAllocateInfo{}, commandBufferBeginInfo{},
 	memoryBarrier{}, bufferCopy{}, submitInfo{}, fenceCreateInfo{}, queryPoolCreateInfo{}, validationFeaturesEXT{},
+	physicalDeviceVulkanMemoryModelFeatures{}, physicalDeviceCooperativeMatrixFeaturesNV{},
+	physicalDeviceCooperativeMatrixPropertiesNV{}, cooperativeMatrixPropertiesNV{},
 }
 
 var mirroredConsts = map[string]int64{
@@ -154,6 +156,16 @@ var mirroredConsts = map[string]int64{
 	"VK_ERROR_FRAGMENTATION":                                                     int64(errFragmentation),
 	"VK_ERROR_INVALID_SHADER_NV":                                                 int64(errInvalidShaderNV),
 	"VK_PIPELINE_COMPILE_REQUIRED":                                               int64(pipelineCompileRequired),
+
+	// the cooperative-matrix matmul (vk/coopmat.go)
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES":     stPhysicalDeviceVulkanMemoryModelFeatures,
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV":   stPhysicalDeviceCooperativeMatrixFeaturesNV,
+	"VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV":                 stCooperativeMatrixPropertiesNV,
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV": stPhysicalDeviceCooperativeMatrixPropertiesNV,
+	"VK_COMPONENT_TYPE_FLOAT16_NV":                                       int64(ComponentFloat16),
+	"VK_COMPONENT_TYPE_FLOAT32_NV":                                       int64(ComponentFloat32),
+	"VK_SCOPE_SUBGROUP_NV":                                               int64(ScopeSubgroup),
+	"VK_SCOPE_WORKGROUP_NV":                                              int64(ScopeWorkgroup),
 
 	// compute-unit counts (vk/matmul_tiles.go)
 	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD":       stPhysicalDeviceShaderCorePropertiesAMD,
