@@ -273,3 +273,23 @@ func enableCoopMatKernel(pNext unsafe.Pointer, exts []string, v12 bool) (unsafe.
 	}
 	return pNext, exts
 }
+
+// coopMatCreation extends a device's creation chain and extensions with the cooperative-matrix
+// features the device has: VK_KHR_cooperative_matrix where it reports shapes, and what the
+// matmul kernel needs where it can run it (cm, else nil). ok is false when there is nothing to
+// add.
+func coopMatCreation(info DeviceInfo, pNext unsafe.Pointer, exts []string, instVersion uint32) (next unsafe.Pointer, withExts []string, cm *mmCoopMat, ok bool) {
+	next, withExts = pNext, append([]string(nil), exts...)
+	if len(info.CoopMatShapes) > 0 {
+		next = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesKHR{SType: stPhysicalDeviceCooperativeMatrixFeaturesKHR, PNext: next, CooperativeMatrix: 1})
+		withExts = append(withExts, coopMatExtension)
+		ok = true
+	}
+	k, err := coopMatKernelFor(info)
+	if err != nil {
+		return next, withExts, nil, ok
+	}
+	v12 := info.APIVersion >= apiVersion(1, 2, 0) && instVersion >= apiVersion(1, 2, 0)
+	next, withExts = enableCoopMatKernel(next, withExts, v12)
+	return next, withExts, &k, true
+}

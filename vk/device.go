@@ -77,27 +77,18 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 			exts = append(exts, "VK_EXT_subgroup_size_control")
 		}
 	}
-	if len(info.CoopMatShapes) > 0 {
-		pNext = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesKHR{SType: stPhysicalDeviceCooperativeMatrixFeaturesKHR, PNext: pNext, CooperativeMatrix: 1})
-		exts = append(exts, coopMatExtension)
+	// The cooperative-matrix features are extras: where the driver refuses them, the device
+	// opens without, and products stay on the float32 kernels.
+	if coopNext, coopExts, cm, ok := coopMatCreation(info, pNext, exts, i.version); ok {
+		if err := i.createDevice(d, qci, coopNext, coopExts); err == nil {
+			d.coopMat = cm
+		}
 	}
-	if cm, err := coopMatKernelFor(info); err == nil {
-		d.coopMat = &cm
-		pNext, exts = enableCoopMatKernel(pNext, exts, info.APIVersion >= apiVersion(1, 2, 0) && i.version >= apiVersion(1, 2, 0))
+	if d.handle == 0 {
+		if err := i.createDevice(d, qci, pNext, exts); err != nil {
+			return nil, fmt.Errorf("vk: opening %s: %w", info.Name, err)
+		}
 	}
-	extPtrs, extKeep := cstrArray(exts)
-	dci := &deviceCreateInfo{
-		SType:                   stDeviceCreateInfo,
-		PNext:                   pNext,
-		QueueCreateInfoCount:    1,
-		PQueueCreateInfos:       unsafe.Pointer(qci),
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: extPtrs,
-	}
-	if err := check("vkCreateDevice", call(i.fn.CreateDevice, d.pd, uintptr(unsafe.Pointer(dci)), 0, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
-		return nil, fmt.Errorf("vk: opening %s: %w", info.Name, err)
-	}
-	runtime.KeepAlive(extKeep)
 	getDeviceProcAddr := i.fn.GetDeviceProcAddr
 	missing := loadFuncs(&d.fn, func(name string) uintptr {
 		c := cstr(name)
@@ -123,6 +114,25 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 	}
 	d.openPipelineCache()
 	return d, nil
+}
+
+// createDevice creates d's logical device with one queue, features pNext and extensions exts.
+func (i *Instance) createDevice(d *Device, qci *deviceQueueCreateInfo, pNext unsafe.Pointer, exts []string) error {
+	extPtrs, extKeep := cstrArray(exts)
+	dci := &deviceCreateInfo{
+		SType:                   stDeviceCreateInfo,
+		PNext:                   pNext,
+		QueueCreateInfoCount:    1,
+		PQueueCreateInfos:       unsafe.Pointer(qci),
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: extPtrs,
+	}
+	err := check("vkCreateDevice", call(i.fn.CreateDevice, d.pd, uintptr(unsafe.Pointer(dci)), 0, uintptr(unsafe.Pointer(&d.handle))))
+	runtime.KeepAlive(extKeep)
+	if err != nil {
+		d.handle = 0
+	}
+	return err
 }
 
 // stagingSize is the size of the upload/download ring: large enough that typical transfers

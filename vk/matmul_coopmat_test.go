@@ -230,3 +230,26 @@ func TestCoopMatKernelFor(t *testing.T) {
 		}
 	}
 }
+
+// TestCoopMatCreation: a device is opened with the KHR feature where it reports KHR shapes,
+// with what the kernel needs only where the kernel can run, and with nothing more otherwise.
+func TestCoopMatCreation(t *testing.T) {
+	f16 := CoopMatShape{M: 16, N: 16, K: 16, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}
+	nv := DeviceInfo{Name: "nv", CoopMatShapes: []CoopMatShape{f16}, CoopMatNVShapes: []CoopMatShape{f16}, Float16: true, VulkanMemoryModel: true,
+		SubgroupSize: 32, MaxComputeWorkGroupInvocations: 1024, MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64}, MaxComputeSharedMemorySize: 48 << 10,
+		APIVersion: apiVersion(1, 1, 0)}
+	base := []string{"VK_EXT_subgroup_size_control"}
+	_, exts, cm, ok := coopMatCreation(nv, nil, base, apiVersion(1, 3, 0))
+	want := "VK_EXT_subgroup_size_control VK_KHR_cooperative_matrix VK_NV_cooperative_matrix VK_KHR_vulkan_memory_model VK_KHR_shader_float16_int8"
+	if !ok || cm == nil || strings.Join(exts, " ") != want || len(base) != 1 {
+		t.Errorf("Vulkan 1.1 NVIDIA-like device: ok %v kernel %v extensions %v (base %v), want %s", ok, cm, exts, base, want)
+	}
+	khrOnly := nv
+	khrOnly.CoopMatNVShapes = nil
+	if _, exts, cm, ok := coopMatCreation(khrOnly, nil, nil, apiVersion(1, 3, 0)); !ok || cm != nil || strings.Join(exts, " ") != coopMatExtension {
+		t.Errorf("KHR-only device: ok %v kernel %v extensions %v", ok, cm, exts)
+	}
+	if _, exts, cm, ok := coopMatCreation(DeviceInfo{}, nil, base, apiVersion(1, 3, 0)); ok || cm != nil || len(exts) != 1 {
+		t.Errorf("device without cooperative matrices: ok %v kernel %v extensions %v", ok, cm, exts)
+	}
+}
