@@ -69,3 +69,26 @@ func TestSPIRVHeader(t *testing.T) {
 		t.Error("Lookup of a missing shader returned no error")
 	}
 }
+
+// TestSPIRVValidates runs spirv-val on every embedded blob, for the Vulkan 1.1 environment the
+// shaders are compiled for: kernels that no device in CI can run (matmul_coopmat needs
+// VK_NV_cooperative_matrix) are checked at least this far.
+func TestSPIRVValidates(t *testing.T) {
+	val, err := exec.LookPath("spirv-val")
+	if err != nil {
+		if os.Getenv("VKGRAD_REQUIRE_VULKAN") == "1" {
+			t.Fatal("spirv-val not found and VKGRAD_REQUIRE_VULKAN=1")
+		}
+		t.Skip("spirv-val not found; install spirv-tools to validate the committed SPIR-V")
+	}
+	for _, n := range Names() {
+		path := filepath.Join(t.TempDir(), n+".spv")
+		b, _ := Lookup(n)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := exec.Command(val, "--target-env", "vulkan1.1", path).CombinedOutput(); err != nil {
+			t.Errorf("%s.spv fails spirv-val: %v\n%s", n, err, msg)
+		}
+	}
+}

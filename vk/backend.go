@@ -12,10 +12,12 @@ import (
 // Backend implements tensor.Backend on a Vulkan device. Ops are recorded into one command
 // buffer and submitted at Sync or at a Download; errors from queued work are returned there.
 type Backend struct {
-	dev    *Device
-	name   string
-	reason string
-	owns   bool
+	dev *Device
+	// coopMatOn routes products to the cooperative-matrix kernel (SetCoopMatMul).
+	coopMatOn bool
+	name      string
+	reason    string
+	owns      bool
 
 	mu      sync.Mutex
 	err     error   // first error an op could not return

@@ -33,6 +33,10 @@ type Device struct {
 	pcacheLoaded bool // the cache was seeded from pcachePath
 
 	rec recorder
+
+	// coopMat is the cooperative-matrix matmul kernel the device was opened for, nil where it
+	// cannot run one.
+	coopMat *mmCoopMat
 }
 
 // OpenDevice opens device index of the instance.
@@ -73,19 +77,18 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 			exts = append(exts, "VK_EXT_subgroup_size_control")
 		}
 	}
-	extPtrs, extKeep := cstrArray(exts)
-	dci := &deviceCreateInfo{
-		SType:                   stDeviceCreateInfo,
-		PNext:                   pNext,
-		QueueCreateInfoCount:    1,
-		PQueueCreateInfos:       unsafe.Pointer(qci),
-		EnabledExtensionCount:   uint32(len(exts)),
-		PpEnabledExtensionNames: extPtrs,
+	// The cooperative-matrix features are extras: where the driver refuses them, the device
+	// opens without, and products stay on the float32 kernels.
+	if coopNext, coopExts, cm, ok := coopMatCreation(info, pNext, exts, i.version); ok {
+		if err := i.createDevice(d, qci, coopNext, coopExts); err == nil {
+			d.coopMat = cm
+		}
 	}
-	if err := check("vkCreateDevice", call(i.fn.CreateDevice, d.pd, uintptr(unsafe.Pointer(dci)), 0, uintptr(unsafe.Pointer(&d.handle)))); err != nil {
-		return nil, fmt.Errorf("vk: opening %s: %w", info.Name, err)
+	if d.handle == 0 {
+		if err := i.createDevice(d, qci, pNext, exts); err != nil {
+			return nil, fmt.Errorf("vk: opening %s: %w", info.Name, err)
+		}
 	}
-	runtime.KeepAlive(extKeep)
 	getDeviceProcAddr := i.fn.GetDeviceProcAddr
 	missing := loadFuncs(&d.fn, func(name string) uintptr {
 		c := cstr(name)
@@ -111,6 +114,25 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 	}
 	d.openPipelineCache()
 	return d, nil
+}
+
+// createDevice creates d's logical device with one queue, features pNext and extensions exts.
+func (i *Instance) createDevice(d *Device, qci *deviceQueueCreateInfo, pNext unsafe.Pointer, exts []string) error {
+	extPtrs, extKeep := cstrArray(exts)
+	dci := &deviceCreateInfo{
+		SType:                   stDeviceCreateInfo,
+		PNext:                   pNext,
+		QueueCreateInfoCount:    1,
+		PQueueCreateInfos:       unsafe.Pointer(qci),
+		EnabledExtensionCount:   uint32(len(exts)),
+		PpEnabledExtensionNames: extPtrs,
+	}
+	err := check("vkCreateDevice", call(i.fn.CreateDevice, d.pd, uintptr(unsafe.Pointer(dci)), 0, uintptr(unsafe.Pointer(&d.handle))))
+	runtime.KeepAlive(extKeep)
+	if err != nil {
+		d.handle = 0
+	}
+	return err
 }
 
 // stagingSize is the size of the upload/download ring: large enough that typical transfers

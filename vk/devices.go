@@ -64,6 +64,14 @@ type DeviceInfo struct {
 	// SubgroupShuffle is set when compute shaders may use subgroup shuffles, which the CPU
 	// matmul kernel reads its shared rows with.
 	SubgroupShuffle bool
+	// CoopMatShapes are the cooperative-matrix products compute shaders may use
+	// (VK_KHR_cooperative_matrix with its feature on for the compute stage), nil without.
+	CoopMatShapes []CoopMatShape
+	// CoopMatNVShapes are those of VK_NV_cooperative_matrix (NVIDIA), which the
+	// cooperative-matrix matmul kernel is written for; VulkanMemoryModel is the feature its
+	// SPIR-V declares.
+	CoopMatNVShapes   []CoopMatShape
+	VulkanMemoryModel bool
 	// MinSubgroupSize and MaxSubgroupSize bound the subgroup size a compute pipeline may
 	// require, and MaxComputeWorkgroupSubgroups the subgroups of its workgroup (Vulkan 1.3 or
 	// VK_EXT_subgroup_size_control); zeros when the device cannot fix compute subgroup sizes.
@@ -254,6 +262,9 @@ func (i *Instance) describe(pd uintptr) (DeviceInfo, error) {
 	i.runQueries(pd, base, q, &d)
 	describeProperties(&d, q)
 	describeLimits(&d, &q.props.Properties.Limits)
+	if d.Unusable == "" {
+		i.describeCoopMat(pd, q.coopMat, &d)
+	}
 	i.describeMemory(pd, base.ApiVersion, exts, &d)
 	i.describeComputeQueue(pd, &d)
 	if d.ComputeQueueFamily < 0 && d.Unusable == "" {
@@ -277,6 +288,7 @@ type deviceQueries struct {
 	feats     *physicalDeviceFeatures2
 	fp16      *physicalDeviceShaderFloat16Int8Features
 	sizeFeats *physicalDeviceSubgroupSizeControlFeatures
+	coopMat   *coopMatQueries
 }
 
 // chainQueries builds the pNext chains for a device of Vulkan version api with extensions exts.
@@ -294,6 +306,7 @@ func (i *Instance) chainQueries(api uint32, exts map[string]bool) *deviceQueries
 		q.sizeProps.PNext, q.props.PNext = q.props.PNext, unsafe.Pointer(q.sizeProps)
 		q.sizeFeats.PNext, q.feats.PNext = q.feats.PNext, unsafe.Pointer(q.sizeFeats)
 	}
+	q.coopMat = chainCoopMat(q, exts, hasV12)
 	return q
 }
 
@@ -509,6 +522,13 @@ func Describe(d DeviceInfo) string {
 	fmt.Fprintf(&b, "  compute   subgroup %d%s, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
 		d.SubgroupSize, arith, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
 		d.MaxComputeWorkGroupInvocations, formatBytes(uint64(d.MaxComputeSharedMemorySize)))
+	fmt.Fprintf(&b, "  coopmat   %s\n", describeCoopMat(d.CoopMatShapes))
+	if len(d.CoopMatNVShapes) > 0 {
+		fmt.Fprintf(&b, "  coopmatNV %s\n", describeCoopMat(d.CoopMatNVShapes))
+	}
+	if c, err := coopMatKernelFor(d); err == nil {
+		fmt.Fprintf(&b, "  matmul    %s available: %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKernel, c.shape, c.local(), mmCoopMatKernel)
+	}
 	if d.ComputeUnits > 0 {
 		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)
 	}

@@ -45,6 +45,8 @@ var mirroredStructs = []any{
 	descriptorSetAllocateInfo{}, descriptorBufferInfo{}, writeDescriptorSet{},
 	commandPoolCreateInfo{}, commandBufferAllocateInfo{}, commandBufferBeginInfo{},
 	memoryBarrier{}, bufferCopy{}, submitInfo{}, fenceCreateInfo{}, queryPoolCreateInfo{}, validationFeaturesEXT{},
+	physicalDeviceVulkanMemoryModelFeatures{}, physicalDeviceCooperativeMatrixFeaturesNV{},
+	physicalDeviceCooperativeMatrixPropertiesNV{}, cooperativeMatrixPropertiesNV{},
 }
 
 var mirroredConsts = map[string]int64{
@@ -155,6 +157,16 @@ var mirroredConsts = map[string]int64{
 	"VK_ERROR_INVALID_SHADER_NV":                                                 int64(errInvalidShaderNV),
 	"VK_PIPELINE_COMPILE_REQUIRED":                                               int64(pipelineCompileRequired),
 
+	// the cooperative-matrix matmul (vk/coopmat.go)
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES":     stPhysicalDeviceVulkanMemoryModelFeatures,
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV":   stPhysicalDeviceCooperativeMatrixFeaturesNV,
+	"VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV":                 stCooperativeMatrixPropertiesNV,
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_NV": stPhysicalDeviceCooperativeMatrixPropertiesNV,
+	"VK_COMPONENT_TYPE_FLOAT16_NV":                                       int64(ComponentFloat16),
+	"VK_COMPONENT_TYPE_FLOAT32_NV":                                       int64(ComponentFloat32),
+	"VK_SCOPE_SUBGROUP_NV":                                               int64(ScopeSubgroup),
+	"VK_SCOPE_WORKGROUP_NV":                                              int64(ScopeWorkgroup),
+
 	// compute-unit counts (vk/matmul_tiles.go)
 	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD":       stPhysicalDeviceShaderCorePropertiesAMD,
 	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV": stPhysicalDeviceShaderSMBuiltinsPropertiesNV,
@@ -173,6 +185,9 @@ func layoutLines(t reflect.Type) (exprs []string, want []uint64) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		cf := cFieldName(f.Name)
+		if tag := f.Tag.Get("c"); tag != "" { // C names that start with a capital (MSize)
+			cf = tag
+		}
 		exprs = append(exprs, fmt.Sprintf("offsetof(%s, %s)", ct, cf), fmt.Sprintf("sizeof(((%s*)0)->%s)", ct, cf))
 		want = append(want, uint64(f.Offset), uint64(f.Type.Size()))
 	}
@@ -180,19 +195,6 @@ func layoutLines(t reflect.Type) (exprs []string, want []uint64) {
 }
 
 func TestStructLayoutsMatchHeaders(t *testing.T) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		out, err := exec.Command("go", "env", "CC").Output()
-		if err != nil {
-			t.Skipf("cannot ask go env for the C compiler: %v", err)
-		}
-		cc = strings.TrimSpace(string(out))
-	}
-	ccPath, err := exec.LookPath(strings.Fields(cc)[0])
-	if err != nil {
-		t.Skipf("C compiler %q not found: %v", cc, err)
-	}
-
 	var exprs []string
 	var want []uint64
 	seen := map[string]bool{}
@@ -224,12 +226,76 @@ func TestStructLayoutsMatchHeaders(t *testing.T) {
 		exprs = append(exprs, "(long long)"+name)
 		want = append(want, uint64(v))
 	}
+	checkLayoutProbe(t, exprs, want, "")
+	t.Logf("checked %d struct sizes, alignments, field offsets and sizes, and %d constants", len(exprs)-len(constNames), len(constNames))
+}
 
+// coopMatStructs and coopMatConsts mirror VK_KHR_cooperative_matrix (vk/coopmat.go).
+var coopMatStructs = []any{
+	physicalDeviceCooperativeMatrixFeaturesKHR{}, physicalDeviceCooperativeMatrixPropertiesKHR{},
+	cooperativeMatrixPropertiesKHR{},
+}
+
+var coopMatConsts = map[string]int64{
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR":   stPhysicalDeviceCooperativeMatrixFeaturesKHR,
+	"VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR":                 stCooperativeMatrixPropertiesKHR,
+	"VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR": stPhysicalDeviceCooperativeMatrixPropertiesKHR,
+	"VK_COMPONENT_TYPE_FLOAT16_KHR":                                       int64(ComponentFloat16),
+	"VK_COMPONENT_TYPE_FLOAT32_KHR":                                       int64(ComponentFloat32),
+	"VK_COMPONENT_TYPE_FLOAT64_KHR":                                       int64(ComponentFloat64),
+	"VK_COMPONENT_TYPE_SINT8_KHR":                                         int64(ComponentSint8),
+	"VK_COMPONENT_TYPE_UINT64_KHR":                                        int64(ComponentUint64),
+	"VK_SCOPE_DEVICE_KHR":                                                 int64(ScopeDevice),
+	"VK_SCOPE_WORKGROUP_KHR":                                              int64(ScopeWorkgroup),
+	"VK_SCOPE_SUBGROUP_KHR":                                               int64(ScopeSubgroup),
+	"VK_SCOPE_QUEUE_FAMILY_KHR":                                           int64(ScopeQueueFamily),
+}
+
+// TestCoopMatLayoutsMatchHeaders checks the cooperative-matrix mirrors against headers that
+// define VK_KHR_cooperative_matrix (1.3.255 and later), and skips, saying so, on older ones.
+func TestCoopMatLayoutsMatchHeaders(t *testing.T) {
+	var exprs []string
+	var want []uint64
+	for _, v := range coopMatStructs {
+		e, w := layoutLines(reflect.TypeOf(v))
+		exprs = append(exprs, e...)
+		want = append(want, w...)
+	}
+	for name, v := range coopMatConsts {
+		exprs = append(exprs, "(long long)"+name)
+		want = append(want, uint64(v))
+	}
+	checkLayoutProbe(t, exprs, want, "VK_KHR_cooperative_matrix")
+}
+
+// checkLayoutProbe compiles a C program printing each of exprs with the C compiler cgo uses
+// and compares its output with want. With guard set, it skips when the headers do not define
+// guard (an extension newer than they are).
+func checkLayoutProbe(t *testing.T, exprs []string, want []uint64, guard string) {
+	t.Helper()
+	cc := os.Getenv("CC")
+	if cc == "" {
+		out, err := exec.Command("go", "env", "CC").Output()
+		if err != nil {
+			t.Skipf("cannot ask go env for the C compiler: %v", err)
+		}
+		cc = strings.TrimSpace(string(out))
+	}
+	ccPath, err := exec.LookPath(strings.Fields(cc)[0])
+	if err != nil {
+		t.Skipf("C compiler %q not found: %v", cc, err)
+	}
 	var src bytes.Buffer
 	src.WriteString("#if !__has_include(<vulkan/vulkan.h>)\n#error no vulkan header\n#endif\n")
 	src.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include <vulkan/vulkan.h>\nint main(void) {\n")
+	if guard != "" {
+		fmt.Fprintf(&src, "#ifndef %s\n  printf(\"absent\\n\");\n#else\n", guard)
+	}
 	for _, e := range exprs {
 		fmt.Fprintf(&src, "  printf(\"%%llu\\n\", (unsigned long long)(%s));\n", e)
+	}
+	if guard != "" {
+		src.WriteString("#endif\n")
 	}
 	src.WriteString("  return 0;\n}\n")
 	dir := t.TempDir()
@@ -248,6 +314,9 @@ func TestStructLayoutsMatchHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("running the layout probe: %v", err)
 	}
+	if guard != "" && strings.TrimSpace(string(out)) == "absent" {
+		t.Skipf("the installed Vulkan headers predate %s; TestCoopMatLayoutMatchesSpec checks the layout instead", guard)
+	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for i := range exprs {
 		if !sc.Scan() {
@@ -261,5 +330,4 @@ func TestStructLayoutsMatchHeaders(t *testing.T) {
 			t.Errorf("%s = %d in C, %d in Go", exprs[i], got, want[i])
 		}
 	}
-	t.Logf("checked %d struct sizes, alignments, field offsets and sizes, and %d constants", len(exprs)-len(constNames), len(constNames))
 }

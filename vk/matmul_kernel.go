@@ -8,19 +8,25 @@ type mmKernel struct {
 	shader string
 	tile   mmTile
 	bc     mmBroadcast // matmul_broadcast
+	cm     mmCoopMat   // matmul_coopmat
 	fixed  Kernel      // matmul and matmul_direct
 
 	// rowsInX lays row tiles along the workgroup grid's x (see mmKernelFor).
 	rowsInX bool
 }
 
-func (k mmKernel) tiled() bool     { return k.shader == "matmul_tiled" }
+// tiled says whether k takes matmul_tiled's push constants and split-K, as matmul_coopmat does.
+func (k mmKernel) tiled() bool     { return k.shader == "matmul_tiled" || k.coopMat() }
+func (k mmKernel) coopMat() bool   { return k.shader == mmCoopMatKernel }
 func (k mmKernel) broadcast() bool { return k.shader == "matmul_broadcast" }
 
 // mmKernelFor picks the kernel and tile of a batch of M x N products.
 func (b *Backend) mmKernelFor(M, N, batch int) (mmKernel, error) {
 	k := mmKernel{shader: b.mmShader()}
 	switch {
+	case k.coopMat():
+		k.cm = *b.dev.coopMat
+		k.tile = k.cm.tile()
 	case k.tiled():
 		tile, err := b.mmTileFor(M, N, batch)
 		if err != nil {
@@ -48,6 +54,8 @@ func (k mmKernel) forChunk(info DeviceInfo, p tensor.MatMulParams, c mmChunk, ar
 	lda, ldb := mmLeading(p)
 	offOut, offA, offB := args[0].W.First, args[1].W.First, args[2].W.First
 	switch {
+	case k.coopMat():
+		return k.cm.kernel()
 	case k.tiled():
 		return k.tile.kernel(mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb))
 	case k.broadcast():

@@ -77,12 +77,14 @@ func (b *Backend) mmLocal(M, N, batch int) [2]uint32 {
 
 func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
 
-// mmShader picks the product's kernel: the register-tiled one on GPUs (and wherever a tile is
-// set through VKGRAD_MATMUL_TILE); on a CPU implementation, where barriers are dear, caches
+// mmShader picks the product's kernel: the cooperative-matrix one where SetCoopMatMul turned
+// it on, else the register-tiled one on GPUs (and wherever a tile is set through
+// VKGRAD_MATMUL_TILE); on a CPU implementation, where barriers are dear, caches
 // already stage and every gathered operand costs many instructions, the broadcast kernel, or
 // operands read directly where the device lacks subgroup shuffles (and where tests force a
-// workgroup shape). VKGRAD_MATMUL_KERNEL=matmul_tiled|matmul|matmul_direct|matmul_broadcast
-// overrides, to compare them (matmul is the earlier fixed-tile staged kernel).
+// workgroup shape). VKGRAD_MATMUL_KERNEL=matmul_coopmat|matmul_tiled|matmul|matmul_direct|
+// matmul_broadcast overrides, to compare them (matmul is the earlier fixed-tile staged kernel;
+// matmul_coopmat and matmul_broadcast are taken only where the device can run them).
 func (b *Backend) mmShader() string {
 	if mmForceShader != "" {
 		return mmForceShader
@@ -94,6 +96,13 @@ func (b *Backend) mmShader() string {
 		if mmBroadcastFits(b.dev.Info) {
 			return v
 		}
+	case mmCoopMatKernel:
+		if b.dev.coopMat != nil {
+			return v
+		}
+	}
+	if b.coopMatOn && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
+		return mmCoopMatKernel
 	}
 	if b.dev.Info.Type == DeviceCPU && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
 		if mmBroadcastFits(b.dev.Info) && mmForceLocal == ([2]uint32{}) {

@@ -729,3 +729,42 @@ type physicalDeviceShaderSMBuiltinsPropertiesNV struct {
 	ShaderSMCount    uint32
 	ShaderWarpsPerSM uint32
 }
+
+// physicalDeviceVulkanMemoryModelFeatures mirrors VkPhysicalDeviceVulkanMemoryModelFeatures.
+type physicalDeviceVulkanMemoryModelFeatures struct {
+	SType                                         uint32
+	PNext                                         unsafe.Pointer
+	VulkanMemoryModel                             uint32
+	VulkanMemoryModelDeviceScope                  uint32
+	VulkanMemoryModelAvailabilityVisibilityChains uint32
+}
+
+// physicalDeviceCooperativeMatrixFeaturesNV mirrors VkPhysicalDeviceCooperativeMatrixFeaturesNV.
+type physicalDeviceCooperativeMatrixFeaturesNV struct {
+	SType                               uint32
+	PNext                               unsafe.Pointer
+	CooperativeMatrix                   uint32
+	CooperativeMatrixRobustBufferAccess uint32
+}
+
+// physicalDeviceCooperativeMatrixPropertiesNV mirrors
+// VkPhysicalDeviceCooperativeMatrixPropertiesNV.
+type physicalDeviceCooperativeMatrixPropertiesNV struct {
+	SType                            uint32
+	PNext                            unsafe.Pointer
+	CooperativeMatrixSupportedStages uint32
+}
+
+// cooperativeMatrixPropertiesNV mirrors VkCooperativeMatrixPropertiesNV.
+type cooperativeMatrixPropertiesNV struct {
+	SType uint32
+	PNext unsafe.Pointer
+	MSize uint32 `c:"MSize"`
+	NSize uint32 `c:"NSize"`
+	KSize uint32 `c:"KSize"`
+	AType uint32 `c:"AType"`
+	BType uint32 `c:"BType"`
+	CType uint32 `c:"CType"`
+	DType uint32 `c:"DType"`
+	Scope uint32
+}

@@ -1,0 +1,255 @@
+package vk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// The cooperative-matrix kernel runs only on devices with VK_NV_cooperative_matrix (lavapipe
+// has none): these tests skip elsewhere, saying why, even with VKGRAD_REQUIRE_VULKAN=1, since
+// such a device lacks the feature rather than Vulkan. On the first GPU that has it they run.
+
+// coopMatBackend is a backend on the test device with the cooperative-matrix kernel on.
+func coopMatBackend(t *testing.T) *Backend {
+	t.Helper()
+	vb := NewBackendOn(device(t))
+	if err := vb.SetCoopMatMul(true); err != nil {
+		vb.Close()
+		t.Skipf("the cooperative-matrix matmul does not run here: %v", err)
+	}
+	t.Cleanup(func() { vb.Close() })
+	return vb
+}
+
+// coopMatCases are matmul_tiled's cases (odd shapes at the tile edges, every transpose,
+// batches, bias, accumulation) and the products of a GPT-2 block at B=2, T=40, C=96.
+func coopMatCases() []mmCase {
+	const bt, C = 80, 96
+	return append(mmTiledCases(),
+		mmCase{M: bt, N: 3 * C, K: C, tb: true, bias: true},  // qkv forward
+		mmCase{M: bt, N: C, K: 3 * C},                        // its input gradient
+		mmCase{M: 3 * C, N: C, K: bt, ta: true},              // its weight gradient
+		mmCase{M: bt, N: 4 * C, K: C, tb: true, bias: true},  // fc forward
+		mmCase{M: C, N: 4 * C, K: bt, ta: true, accum: true}, // a weight gradient accumulated
+		mmCase{M: 2, N: 50, K: C, tb: true},                  // lm head rows of two tokens
+		mmCase{M: 40, N: 40, K: 16, batch: 6, tb: true},      // attention scores per head
+		mmCase{M: 17, N: 33, K: 0, bias: true},               // no depth: the bias alone
+	)
+}
+
+// coopMatRun multiplies host operands on be and returns out.
+func coopMatRun(t *testing.T, be tensor.Backend, c mmCase, a, b, bias, out []float32) []float32 {
+	t.Helper()
+	var tb *tensor.Tensor
+	if c.bias {
+		tb = mustHost(t, be, bias)
+	}
+	o := mustHost(t, be, out)
+	be.MatMul(o, mustHost(t, be, a), mustHost(t, be, b), tb, tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch})
+	return hostOf(t, be, o)
+}
+
+// coopMatInputs are c's operands drawn by gen.
+func coopMatInputs(c mmCase, gen func() float32) (a, b, bias, out []float32) {
+	batch := max(c.batch, 1)
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = gen()
+		}
+		return v
+	}
+	return fill(batch * c.M * c.K), fill(batch * c.K * c.N), fill(c.N), fill(batch * c.M * c.N)
+}
+
+// TestCoopMatMulExact feeds operands that float16 holds exactly (multiples of 1/8 in
+// [-1/2, 1/2]): every product is then exact, and so is every float32 sum (multiples of 1/64
+// below 2^12 in magnitude), so the kernel must give the CPU's bits whatever its summation
+// order. A wrong index, a lost edge row or a missing term cannot hide in a tolerance. Split-K
+// and chunking run the same cases.
+func TestCoopMatMulExact(t *testing.T) {
+	vb := coopMatBackend(t)
+	cb := cpu.New()
+	t.Cleanup(func() { mmForceSplits = 0 })
+	r := rand.New(rand.NewPCG(29, 3))
+	eighths := func() float32 { return float32(r.IntN(9)-4) / 8 }
+	for _, splits := range []int{1, 3} {
+		mmForceSplits = splits
+		for _, c := range coopMatCases() {
+			a, b, bias, out := coopMatInputs(c, eighths)
+			var got []float32
+			calls := mmRunKernels(t, vb, func() { got = coopMatRun(t, vb, c, a, b, bias, out) })
+			if vb.dev.Info.TimestampBits > 0 && calls[mmCoopMatKernel] == 0 {
+				t.Fatalf("%v: kernels %v, want %s", c, calls, mmCoopMatKernel)
+			}
+			assertExact(t, fmt.Sprintf("%v splits %d", c, splits), got, coopMatRun(t, cb, c, a, b, bias, out))
+		}
+	}
+}
+
+// TestCoopMatMulParity compares random normal operands with the CPU's float32 product. Each
+// operand rounded to float16 is off by at most 2^-11 relative (2^-25 absolute below its normal
+// range), so a product a·b by at most (2·2^-11 + 2^-22)|a||b|; the float32 sums of the two
+// sides add at most (K+2)·2^-24 of S = Σ|a||b| + |bias| + |out| each, doubled for accumulators
+// that truncate rather than round. Hence |got - want| ≤ (2^-10 + 2^-22)·S + 4(K+2)·2^-24·S
+// + K·2^-25·max|x|.
+func TestCoopMatMulParity(t *testing.T) {
+	vb := coopMatBackend(t)
+	cb := cpu.New()
+	r := rand.New(rand.NewPCG(29, 4))
+	normal := func() float32 { return float32(r.NormFloat64()) }
+	for _, c := range coopMatCases() {
+		a, b, bias, out := coopMatInputs(c, normal)
+		got, want := coopMatRun(t, vb, c, a, b, bias, out), coopMatRun(t, cb, c, a, b, bias, out)
+		coopMatCheckTolerance(t, c, a, b, bias, out, got, want)
+	}
+}
+
+func coopMatCheckTolerance(t *testing.T, c mmCase, a, b, bias, out, got, want []float32) {
+	t.Helper()
+	maxAbs := 0.0
+	for _, v := range [][]float32{a, b} {
+		for _, x := range v {
+			maxAbs = math.Max(maxAbs, math.Abs(float64(x)))
+		}
+	}
+	at := func(z, m, k int) float64 {
+		if c.ta {
+			return float64(a[z*c.M*c.K+k*c.M+m])
+		}
+		return float64(a[z*c.M*c.K+m*c.K+k])
+	}
+	bt := func(z, k, n int) float64 {
+		if c.tb {
+			return float64(b[z*c.K*c.N+n*c.K+k])
+		}
+		return float64(b[z*c.K*c.N+k*c.N+n])
+	}
+	for z := range max(c.batch, 1) {
+		for m := range c.M {
+			for n := range c.N {
+				s := 0.0
+				for k := range c.K {
+					s += math.Abs(at(z, m, k) * bt(z, k, n))
+				}
+				i := z*c.M*c.N + m*c.N + n
+				if c.bias {
+					s += math.Abs(float64(bias[n]))
+				}
+				if c.accum {
+					s += math.Abs(float64(out[i]))
+				}
+				tol := (0x1p-10+0x1p-22)*s + 4*float64(c.K+2)*0x1p-24*s + float64(c.K)*0x1p-25*maxAbs
+				if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
+					t.Fatalf("%v: out[%d,%d,%d] = %g, cpu %g (|diff| %g > %g)", c, z, m, n, got[i], want[i], d, tol)
+				}
+			}
+		}
+	}
+}
+
+// TestCoopMatMulGeluAndDeterminism: the fused GELU epilogue gives the separate ops' bits on
+// this kernel too, and a split-K product gives the same bits twice.
+func TestCoopMatMulGeluAndDeterminism(t *testing.T) {
+	vb := coopMatBackend(t)
+	t.Cleanup(func() { mmForceSplits = 0 })
+	for i, c := range mmGeluCases {
+		mmGeluCheck(t, vb, c, uint64(70+i))
+	}
+	mmForceSplits = 4
+	c := mmCase{M: 70, N: 36, K: 1000, tb: true, bias: true, accum: true, batch: 2}
+	assertExact(t, "split-K rerun", mmRunOnce(t, vb, c, 7), mmRunOnce(t, vb, c, 7))
+}
+
+// TestCoopMatMulChoice: the kernel is off by default, SetCoopMatMul turns it on or says why
+// the device cannot run it, and VKGRAD_MATMUL_KERNEL overrides only where it can run.
+func TestCoopMatMulChoice(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	t.Setenv("VKGRAD_MATMUL_KERNEL", "")
+	if got := vb.mmShader(); got == mmCoopMatKernel {
+		t.Fatalf("default kernel %s: float32 products must stay float32 unless asked", got)
+	}
+	desc, whyNot := vb.CoopMatMul()
+	err := vb.SetCoopMatMul(true)
+	defer vb.SetCoopMatMul(false)
+	t.Setenv("VKGRAD_MATMUL_KERNEL", mmCoopMatKernel)
+	forced := vb.mmShader()
+	if whyNot != nil {
+		if err == nil || !strings.Contains(err.Error(), whyNot.Error()) {
+			t.Fatalf("SetCoopMatMul(true) on %s: %v, want the reason %v", vb.dev.Info.Name, err, whyNot)
+		}
+		if forced == mmCoopMatKernel {
+			t.Fatalf("VKGRAD_MATMUL_KERNEL=%s chose it on %s, which cannot run it", mmCoopMatKernel, vb.dev.Info.Name)
+		}
+		t.Logf("%s: %v", vb.dev.Info.Name, whyNot)
+		return
+	}
+	if err != nil || forced != mmCoopMatKernel {
+		t.Fatalf("%s runs %s but SetCoopMatMul says %v and the override picks %s", vb.dev.Info.Name, desc, err, forced)
+	}
+	t.Setenv("VKGRAD_MATMUL_KERNEL", "matmul_tiled")
+	if got := vb.mmShader(); got != "matmul_tiled" {
+		t.Fatalf("VKGRAD_MATMUL_KERNEL=matmul_tiled picked %s with the cooperative-matrix kernel on", got)
+	}
+}
+
+// TestCoopMatKernelFor checks the conditions of the kernel on made-up devices.
+func TestCoopMatKernelFor(t *testing.T) {
+	f16 := CoopMatShape{M: 16, N: 16, K: 16, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}
+	nv := DeviceInfo{Name: "nv", CoopMatNVShapes: []CoopMatShape{f16}, Float16: true, VulkanMemoryModel: true, SubgroupSize: 32,
+		MinSubgroupSize: 32, MaxSubgroupSize: 32, MaxComputeWorkgroupSubgroups: 32, MaxComputeWorkGroupInvocations: 1024,
+		MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64}, MaxComputeSharedMemorySize: 48 << 10}
+	c, err := coopMatKernelFor(nv)
+	if err != nil || c.pin != 32 || c.local() != 128 || c.tile() != (mmTile{BM: 64, BN: 64, BK: 16, TM: 16, TN: 16}) || c.sharedBytes() != 20<<10 {
+		t.Fatalf("on an NVIDIA-like device: %+v (tile %v, %d bytes), %v", c, c.tile(), c.sharedBytes(), err)
+	}
+	for _, bad := range []struct {
+		why  string
+		edit func(*DeviceInfo)
+	}{
+		{"lacks VK_NV_cooperative_matrix", func(d *DeviceInfo) { d.CoopMatNVShapes, d.CoopMatShapes = nil, []CoopMatShape{f16} }},
+		{"no subgroup f16", func(d *DeviceInfo) {
+			d.CoopMatNVShapes = []CoopMatShape{{M: 16, N: 16, K: 32, A: ComponentSint8, B: ComponentSint8, C: ComponentSint32, Result: ComponentSint32, Scope: ScopeSubgroup}}
+		}},
+		{"lacks shaderFloat16", func(d *DeviceInfo) { d.Float16 = false }},
+		{"lacks vulkanMemoryModel", func(d *DeviceInfo) { d.VulkanMemoryModel = false }},
+		{"varies its subgroup size", func(d *DeviceInfo) { d.MinSubgroupSize, d.MaxComputeWorkgroupSubgroups = 16, 0 }},
+		{"shared memory", func(d *DeviceInfo) { d.MaxComputeSharedMemorySize = 16 << 10 }},
+	} {
+		d := nv
+		bad.edit(&d)
+		if _, err := coopMatKernelFor(d); err == nil || !strings.Contains(err.Error(), bad.why) {
+			t.Errorf("%s: error %v, want one saying %q", bad.why, err, bad.why)
+		}
+	}
+}
+
+// TestCoopMatCreation: a device is opened with the KHR feature where it reports KHR shapes,
+// with what the kernel needs only where the kernel can run, and with nothing more otherwise.
+func TestCoopMatCreation(t *testing.T) {
+	f16 := CoopMatShape{M: 16, N: 16, K: 16, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}
+	nv := DeviceInfo{Name: "nv", CoopMatShapes: []CoopMatShape{f16}, CoopMatNVShapes: []CoopMatShape{f16}, Float16: true, VulkanMemoryModel: true,
+		SubgroupSize: 32, MaxComputeWorkGroupInvocations: 1024, MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64}, MaxComputeSharedMemorySize: 48 << 10,
+		APIVersion: apiVersion(1, 1, 0)}
+	base := []string{"VK_EXT_subgroup_size_control"}
+	_, exts, cm, ok := coopMatCreation(nv, nil, base, apiVersion(1, 3, 0))
+	want := "VK_EXT_subgroup_size_control VK_KHR_cooperative_matrix VK_NV_cooperative_matrix VK_KHR_vulkan_memory_model VK_KHR_shader_float16_int8"
+	if !ok || cm == nil || strings.Join(exts, " ") != want || len(base) != 1 {
+		t.Errorf("Vulkan 1.1 NVIDIA-like device: ok %v kernel %v extensions %v (base %v), want %s", ok, cm, exts, base, want)
+	}
+	khrOnly := nv
+	khrOnly.CoopMatNVShapes = nil
+	if _, exts, cm, ok := coopMatCreation(khrOnly, nil, nil, apiVersion(1, 3, 0)); !ok || cm != nil || strings.Join(exts, " ") != coopMatExtension {
+		t.Errorf("KHR-only device: ok %v kernel %v extensions %v", ok, cm, exts)
+	}
+	if _, exts, cm, ok := coopMatCreation(DeviceInfo{}, nil, base, apiVersion(1, 3, 0)); ok || cm != nil || len(exts) != 1 {
+		t.Errorf("device without cooperative matrices: ok %v kernel %v extensions %v", ok, cm, exts)
+	}
+}
