@@ -23,6 +23,10 @@ type Model struct {
 	wte, wpe, lnfw, lnfb *autograd.Var
 	layers               []layerParams
 
+	// HeadChunkRows, when positive, is the number of rows SelectedHead computes the lm head
+	// for at a time (default: as many as fit 64 MiB of logits).
+	HeadChunkRows int
+
 	acts *activations // sized for the last (B, T); reallocated when they grow
 
 	tokenVocab int // ids the distribution covers (LimitVocab); 0: all of Config.VocabSize

@@ -1,0 +1,118 @@
+package gpt2_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// headRun is what one SelectedHead pass gave: log-probs, entropies and every parameter's
+// gradient after seeding both outputs.
+type headRun struct{ logp, entropy, grads []float32 }
+
+// runSelected runs the selected head over every position of a batch with chunks of rows rows
+// (0: the default, one chunk here), under a limited vocabulary and a truncation, and
+// back-propagates seeds into both outputs.
+func runSelected(t *testing.T, be tensor.Backend, rows int) headRun {
+	t.Helper()
+	m, err := gpt2.New(be, tapeCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRandom(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGrads(); err != nil {
+		t.Fatal(err)
+	}
+	V := tapeCfg.VocabSize - 3
+	if err := m.LimitVocab(V); err != nil {
+		t.Fatal(err)
+	}
+	m.HeadChunkRows = rows
+	inputs, _ := tapeTokens()
+	n := tapeB * tapeT
+	r := rng.New(17)
+	positions, targets, cutoffs := make([]int, n), make([]int32, n), make([]float32, n)
+	seedLogp, seedEnt := make([]float32, n), make([]float32, n)
+	for k := range positions {
+		positions[k] = (k * 5) % n // out of order, so rows are gathered in runs of one
+		targets[k] = int32(r.Intn(V))
+		cutoffs[k] = float32(math.Inf(-1))
+		if k%3 == 0 {
+			cutoffs[k] = float32(r.Normal() * 0.05)
+		}
+		seedLogp[k], seedEnt[k] = float32(r.Normal()), float32(r.Normal())
+	}
+	tp := autograd.NewTape()
+	if err := m.ForwardTrunk(tp, inputs, tapeB, tapeT); err != nil {
+		t.Fatal(err)
+	}
+	head := m.NewSelectedHead()
+	defer head.Free()
+	lp, ent, err := head.Forward(tp, positions, targets, cutoffs, tapeTemp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out headRun
+	if out.logp, err = tensor.ToHost(lp.Value); err != nil {
+		t.Fatal(err)
+	}
+	if out.entropy, err = tensor.ToHost(ent.Value); err != nil {
+		t.Fatal(err)
+	}
+	m.ZeroGrad()
+	m.ZeroTrunkGrads()
+	if err := be.Upload(lp.Grad, seedLogp); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Upload(ent.Grad, seedEnt); err != nil {
+		t.Fatal(err)
+	}
+	tp.Backward()
+	if out.grads, err = m.GradsToHost(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The selected head computed a few rows at a time gives the log-probs, entropies and
+// gradients of every parameter of the head computed in one piece, within float32 rounding
+// (only the order in which wte's gradient adds the chunks differs).
+func TestSelectedHeadChunksMatchWhole(t *testing.T) {
+	for name, be := range map[string]func(*testing.T) tensor.Backend{
+		"cpu":    func(*testing.T) tensor.Backend { return cpu.New() },
+		"vulkan": func(t *testing.T) tensor.Backend { return testutil.Vulkan(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			whole := runSelected(t, be(t), 0)
+			for _, rows := range []int{1, 3, 5} {
+				got := runSelected(t, be(t), rows)
+				closeTo(t, "logp", rows, got.logp, whole.logp, 1e-5)
+				closeTo(t, "entropy", rows, got.entropy, whole.entropy, 1e-5)
+				closeTo(t, "parameter gradients", rows, got.grads, whole.grads, 1e-4)
+			}
+		})
+	}
+}
+
+// closeTo fails when got and want differ by more than tol relative to the larger of 1e-2 and
+// want's magnitude.
+func closeTo(t *testing.T, what string, rows int, got, want []float32, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s with chunks of %d rows: %d values, want %d", what, rows, len(got), len(want))
+	}
+	for i := range want {
+		d := math.Abs(float64(got[i] - want[i]))
+		if d > tol*math.Max(1e-2, math.Abs(float64(want[i]))) || d != d {
+			t.Fatalf("%s with chunks of %d rows: [%d] = %v, in one chunk %v", what, rows, i, got[i], want[i])
+		}
+	}
+}
