@@ -116,3 +116,66 @@ func closeTo(t *testing.T, what string, rows int, got, want []float32, tol float
 		}
 	}
 }
+
+// Two models sharing activations take turns with one set: the second model's forward
+// allocates nothing, gives the same log-probs as a model with its own, and the first takes
+// them back for a recorded pass.
+func TestShareActivations(t *testing.T) {
+	be := &liveBytes{Backend: cpu.New()}
+	newModel := func() *gpt2.Model {
+		m, err := gpt2.New(be, tapeCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.InitRandom(5); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	policy, ref, alone := newModel(), newModel(), newModel()
+	if err := policy.EnableGrads(); err != nil {
+		t.Fatal(err)
+	}
+	policy.ActsWithGrads = true
+	if err := ref.ShareActivations(policy); err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.ShareActivations(ref); err == nil {
+		t.Fatal("a model shared activations with itself")
+	}
+	inputs, targets := tapeTokens()
+	positions := []int{1, 2, 3, 9}
+	sel := []int32{targets[1], targets[2], targets[3], targets[9]}
+	logps := func(m *gpt2.Model, tp *autograd.Tape) []float32 {
+		t.Helper()
+		if err := m.ForwardTrunk(tp, inputs, tapeB, tapeT); err != nil {
+			t.Fatal(err)
+		}
+		lp, _, err := m.NewSelectedHead().Forward(tp, positions, sel, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := tensor.ToHost(lp.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	start := be.live
+	logps(policy, nil)
+	first := be.live - start // the activations, with their gradients, and a head
+	before := be.live
+	if err := ref.ForwardTrunk(nil, inputs, tapeB, tapeT); err != nil {
+		t.Fatal(err)
+	}
+	if be.live != before {
+		t.Fatalf("the sharing model's forward allocated %d bytes, want none", be.live-before)
+	}
+	bitwiseEqual(t, "log-probs of a model on shared activations", logps(ref, nil), logps(alone, nil))
+	before = be.live
+	tp := autograd.NewTape()
+	logps(policy, tp)
+	if be.live-before > first/4 { // a new head only
+		t.Fatalf("the policy's recorded forward allocated %d bytes: its activations were laid out again", be.live-before)
+	}
+}
