@@ -40,6 +40,8 @@ type Policy interface {
 	// reference returns the frozen reference model: a copy with the same parameters, or for a
 	// LoRA model the shared base with its adapters off (shared set).
 	reference() (ref Policy, shared bool, err error)
+	// footprint fills in f's parts for its rows and positions (see EstimateFootprint).
+	footprint(f *Footprint, newTok, limit int, reference bool) error
 	// validate says whether the trainers can drive the model as it is set up.
 	validate() error
 	// stateParams are the values a checkpoint holds (for LoRA, the base weights and then the

@@ -179,3 +179,56 @@ func TestShareActivations(t *testing.T) {
 		t.Fatalf("the policy's recorded forward allocated %d bytes: its activations were laid out again", be.live-before)
 	}
 }
+
+// TrunkActivationBytes and SelectedHeadBytes are what ForwardTrunk and a recording
+// SelectedHead allocate, and the head's share has no term of positions × vocabulary: past one
+// chunk, more positions add only their own rows.
+func TestSelectedFootprintMatchesAllocations(t *testing.T) {
+	be := &liveBytes{Backend: cpu.New()}
+	cfg := gpt2.Config{NumLayers: 1, NumHeads: 2, Channels: 8, MaxSeqLen: 12, VocabSize: 2000, PaddedVocabSize: 2048}
+	m, err := gpt2.New(be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGrads(); err != nil {
+		t.Fatal(err)
+	}
+	m.HeadChunkRows = 4
+	inputs, targets := tapeTokens()
+	before := be.live
+	tp := autograd.NewTape()
+	if err := m.ForwardTrunk(tp, inputs, tapeB, tapeT); err != nil {
+		t.Fatal(err)
+	}
+	want, err := gpt2.TrunkActivationBytes(be, cfg, tapeB, tapeT, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(be.live - before); got != want {
+		t.Fatalf("ForwardTrunk allocated %d bytes, TrunkActivationBytes says %d", got, want)
+	}
+	n := tapeB * tapeT
+	positions := make([]int, n)
+	for k := range positions {
+		positions[k] = k
+	}
+	before = be.live
+	if _, _, err := m.NewSelectedHead().Forward(tp, positions, targets, targets2cut(n), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := int64(be.live-before), m.SelectedHeadBytes(n, true); got != want {
+		t.Fatalf("a selected head of %d positions allocated %d bytes, SelectedHeadBytes says %d", n, got, want)
+	}
+	if grow := m.SelectedHeadBytes(2*n, true) - m.SelectedHeadBytes(n, true); grow >= 4*int64(n*cfg.PaddedVocabSize) {
+		t.Fatalf("%d more positions grow the head by %d bytes: a term of positions × vocabulary", n, grow)
+	}
+}
+
+// targets2cut is n cutoffs that keep every token.
+func targets2cut(n int) []float32 {
+	c := make([]float32, n)
+	for i := range c {
+		c[i] = float32(math.Inf(-1))
+	}
+	return c
+}
