@@ -110,6 +110,7 @@ func run(args []string, out, stderr io.Writer) error {
 }
 
 func main() {
+	tuneGC()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		msg := err.Error()
 		if errors.Is(err, errUsage) {
