@@ -36,6 +36,12 @@ type GRPOTrainer struct {
 	Config GRPOTrainerConfig
 }
 
+// UsesReference reports whether the trainer keeps a frozen reference model: for the KL
+// penalty (Beta > 0), a KL hard cap, or the KL diagnostics.
+func (cfg GRPOTrainerConfig) UsesReference() bool {
+	return cfg.GRPO.Beta > 0 || cfg.GRPO.KLHardCap > 0 || cfg.Train.KLMetrics
+}
+
 // NewGRPOTrainer builds a trainer for policy (gradients are enabled here). Prompts come from
 // prompts, completions are decoded with tok and scored by reward. A frozen reference copy is
 // made when Beta > 0, a KL hard cap is set, or Train.KLMetrics asks for the KL diagnostics.
@@ -44,8 +50,7 @@ func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	needRef := cfg.GRPO.Beta > 0 || cfg.GRPO.KLHardCap > 0 || cfg.Train.KLMetrics
-	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
+	c, err := newCore(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,8 @@ type Policy interface {
 	// reference returns the frozen reference model: a copy with the same parameters, or for a
 	// LoRA model the shared base with its adapters off (shared set).
 	reference() (ref Policy, shared bool, err error)
+	// footprint fills in f's parts for its rows and positions (see EstimateFootprint).
+	footprint(f *Footprint, newTok, limit int, reference bool) error
 	// validate says whether the trainers can drive the model as it is set up.
 	validate() error
 	// stateParams are the values a checkpoint holds (for LoRA, the base weights and then the
@@ -79,9 +81,15 @@ func (p *GPT2Policy) Width() int              { return p.Model.Config.Channels }
 func (p *GPT2Policy) NumParams() int          { return p.Model.Config.NumParams() }
 func (p *GPT2Policy) Params() *tensor.Flat    { return p.Model.Params }
 func (p *GPT2Policy) Grads() *tensor.Flat     { return p.Model.Grads }
-func (p *GPT2Policy) EnableGrads() error      { return p.Model.EnableGrads() }
 func (p *GPT2Policy) ZeroGrad()               { p.Model.ZeroGrad() }
 func (p *GPT2Policy) ZeroTrunkGrads()         { p.Model.ZeroTrunkGrads() }
+
+// EnableGrads allocates the gradients, and has every forward lay its activations out with
+// theirs: the trainers evaluate and then train at one shape, so they are allocated once.
+func (p *GPT2Policy) EnableGrads() error {
+	p.Model.ActsWithGrads = true
+	return p.Model.EnableGrads()
+}
 
 func (p *GPT2Policy) ForwardTrunk(tp *autograd.Tape, inputs []int32, B, T int) error {
 	return p.Model.ForwardTrunk(tp, inputs, B, T)
@@ -97,6 +105,11 @@ func (p *GPT2Policy) reference() (Policy, bool, error) {
 		return nil, false, err
 	}
 	if err := m.LimitVocab(p.Model.TokenVocab()); err != nil {
+		return nil, false, err
+	}
+	// The reference runs before the policy's recorded forward, never between it and its
+	// backward, so the two can take turns with one set of activations.
+	if err := m.ShareActivations(p.Model); err != nil {
 		return nil, false, err
 	}
 	q := GPT2(m)

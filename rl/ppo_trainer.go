@@ -76,14 +76,19 @@ type PPOTrainer struct {
 	KL     objective.KLController
 }
 
+// UsesReference reports whether the trainer keeps a frozen reference model: for a KL penalty
+// (a positive or adaptive coefficient) or the KL diagnostics.
+func (cfg PPOTrainerConfig) UsesReference() bool {
+	return cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive" || cfg.Train.KLMetrics
+}
+
 // NewPPOTrainer builds a trainer for policy with a fresh value head (see SetValueHead to
 // restore a saved one).
 func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg PPOTrainerConfig) (*PPOTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	needRef := cfg.KLControl.InitCoef > 0 || cfg.KLControl.Kind == "adaptive" || cfg.Train.KLMetrics
-	c, err := newCore(policy, tok, prompts, reward, cfg.Train, needRef)
+	c, err := newCore(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
 	if err != nil {
 		return nil, err
 	}

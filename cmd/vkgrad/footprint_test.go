@@ -63,3 +63,39 @@ func TestTrainBatchBeyondLargestAllocation(t *testing.T) {
 		t.Errorf("no batch advice, where up to %d sequences' logits fit an allocation: %v", fit, err)
 	}
 }
+
+// grpo and ppo --dry-run print the run's footprint, the reference and the rollout's decoder
+// among it, and create no run directory; --micro-batch shrinks the activations.
+func TestRLDryRun(t *testing.T) {
+	dir := t.TempDir()
+	model := tinySFT(t, dir)
+	activations := map[string]string{}
+	for _, args := range [][]string{
+		{"grpo", "--group-size", "4"},
+		{"grpo", "--group-size", "4", "--micro-batch", "2"},
+		{"ppo"},
+	} {
+		runDir := filepath.Join(dir, "dry-"+args[0])
+		full := append(args, "--init", model, "--prompts", "4", "--max-new-tokens", "8", "--beta", "0.05", "--dry-run", "--device", "cpu", "-q", "--run-dir", runDir)
+		if args[0] == "ppo" {
+			full = append(args, "--init", model, "--prompts", "4", "--max-new-tokens", "8", "--dry-run", "--device", "cpu", "-q", "--run-dir", runDir)
+		}
+		out, err := runCLI(full...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for _, want := range []string{"memory on cpu", "parameters", "reference", "activations", "lm head", "rollout decoder", "total"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v --dry-run output lacks %q:\n%s", args, want, out)
+			}
+		}
+		if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+			t.Errorf("%v --dry-run created its run directory (%v)", args, err)
+		}
+		_, rest, _ := strings.Cut(out, "activations ")
+		activations[strings.Join(args, " ")], _, _ = strings.Cut(rest, ",")
+	}
+	if whole, micro := activations["grpo --group-size 4"], activations["grpo --group-size 4 --micro-batch 2"]; whole == micro {
+		t.Errorf("activations %s with --micro-batch 2 and %s without: want fewer", micro, whole)
+	}
+}

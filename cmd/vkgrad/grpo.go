@@ -39,7 +39,9 @@ func grpoCommand() command {
 		cfg := defaultGRPOConfig()
 		return rlAlgorithm{name: "grpo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required)",
 			config: &cfg, train: &cfg.Train,
-			addFlags: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
+			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.GRPO.GroupSize },
+			reference: func() bool { return cfg.UsesReference() },
+			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
 			build: func(r *rlRun, m rl.Policy, _ *load.Loaded) (rlTrainer, any, error) {
 				tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 				if err != nil {

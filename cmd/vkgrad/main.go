@@ -110,6 +110,7 @@ func run(args []string, out, stderr io.Writer) error {
 }
 
 func main() {
+	tuneGC()
 	os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
 }
 

@@ -56,7 +56,9 @@ func ppoCommand() command {
 		cfg := defaultPPOConfig()
 		return rlAlgorithm{name: "ppo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required); a saved value head is restored",
 			config: &cfg, train: &cfg.Train,
-			addFlags: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
+			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
+			reference: func() bool { return cfg.UsesReference() },
+			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
 			build: func(r *rlRun, m rl.Policy, l *load.Loaded) (rlTrainer, any, error) {
 				tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // rlAlgorithm is what the grpo and ppo commands differ in; rlCommand is the rest.
@@ -20,6 +21,10 @@ type rlAlgorithm struct {
 	// build makes the trainer for policy m (l: the checkpoint it came from, nil for a Hugging
 	// Face directory) and returns the config as the trainer completed it, for config.json.
 	build func(r *rlRun, m rl.Policy, l *load.Loaded) (rlTrainer, any, error)
+	// rows is the number of completions a step samples; reference whether the trainer keeps
+	// a reference model (for --dry-run's footprint).
+	rows      func() int
+	reference func() bool
 }
 
 // rlCommand is `vkgrad <name>`: flags, run directory and resume, the model, the trainer spread
@@ -33,6 +38,7 @@ func rlCommand(name, summary string, newAlgorithm func() rlAlgorithm) command {
 		addTaskFlags(fs, &r.tasks)
 		addRunFlags(fs, r, a.modelHelp)
 		a.addFlags(fs)
+		fs.BoolVar(&r.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, reference, activations, lm head, rollout decoder) against what is available, and exit")
 		return func(args []string) error { return r.runRL(a, fs, args) }
 	}}
 }
@@ -58,6 +64,9 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	}
 	c.Rollout.EOS = r.family.eos
 	r.spreadSteps(c)
+	if r.dryRun {
+		return r.printFootprint(a, m)
+	}
 	if err := checkOptimizerFlags(c.Settings, c.Steps); err != nil {
 		return err
 	}
@@ -90,4 +99,42 @@ func flagNamed(fs *pflag.FlagSet, err error) error {
 		return err
 	}
 	return fmt.Errorf("--%s %s", flag, rest)
+}
+
+// printFootprint prints the memory the run's configuration takes on its device, for the longest
+// prompt it may draw, against what is available.
+func (r *rlRun) printFootprint(a rlAlgorithm, m rl.Policy) error {
+	fp, err := rl.EstimateFootprint(m, *a.train, a.rows(), r.longestPrompt(), a.reference())
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("memory on %s: %v", r.be.Name(), fp)
+	if budget, source, known := tensor.Budget(r.be); known {
+		line += fmt.Sprintf(" of %s available (%s)", tensor.HumanBytes(int64(budget)), source)
+	}
+	fmt.Fprintln(stdout, line)
+	return nil
+}
+
+// longestPrompt is the most tokens a prompt of the run has: a dataset's prompts, the held-out
+// ones, and for the built-in tasks a sample of the training stream (a dry run trains nothing).
+func (r *rlRun) longestPrompt() int {
+	n := 1
+	enc := func(text string) { n = max(n, len(r.family.tok.Encode(text))) }
+	for _, p := range r.setup.prompts {
+		enc(p.Text)
+	}
+	for _, p := range r.setup.heldOut {
+		enc(p.Text)
+	}
+	if r.setup.mix != nil {
+		for range 256 {
+			p, err := r.setup.train.Next()
+			if err != nil {
+				break
+			}
+			enc(p.Text)
+		}
+	}
+	return n
 }

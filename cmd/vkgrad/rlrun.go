@@ -62,6 +62,8 @@ type rlRun struct {
 	presetType func() string
 	// cluster is this process's place in a data-parallel sft job (nil: one process).
 	cluster *cluster
+	// dryRun prints the footprint of the configuration and stops before training (grpo, ppo).
+	dryRun bool
 }
 
 // runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
@@ -122,7 +124,7 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	if r.runDir == "" {
 		r.runDir = r.defaultRunDir(command)
 	}
-	if !r.cluster.main() { // rank 0 writes the run's files
+	if !r.cluster.main() || r.dryRun { // rank 0 writes the run's files; a dry run none
 		r.metrics = zerolog.Nop()
 		r.closeMetrics = func(bool) { r.setup.close() }
 		return nil

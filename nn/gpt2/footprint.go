@@ -77,3 +77,35 @@ func (c Config) DecoderBytes(B, limit int) int64 {
 	floats := 2*int64(c.NumLayers)*N*C + N + 3*N*C + 3*N*C + 4*N*C + 2*N + 2*int64(B)*C + int64(B*c.PaddedVocabSize)
 	return 4*floats + 4*int64(B*c.PaddedVocabSize)
 }
+
+// TrunkActivationBytes is what ForwardTrunk lays out for B sequences of T tokens (with room for
+// the gradients when withGrad): the activations without the full lm head's, which a
+// SelectedHead never needs.
+func TrunkActivationBytes(b tensor.Backend, cfg Config, B, T int, withGrad bool) (int64, error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	if B <= 0 || T <= 0 || T > cfg.MaxSeqLen {
+		return 0, fmt.Errorf("gpt2: activations of B=%d T=%d: want B >= 1 and 1 <= T <= %d", B, T, cfg.MaxSeqLen)
+	}
+	acts := &activations{B: B, T: T, withGrad: withGrad}
+	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
+	l := &actLayout{cap: tensor.MaxAllocElems(b)}
+	acts.layout(cfg, l)
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.bytes() + tokenBytes(B, T), nil
+}
+
+// SelectedHeadBytes is what a SelectedHead holds for n positions (with gradients when
+// withGrad): per position its hidden state, log-prob, entropy, target and cutoff, and one
+// chunk of logits (and their gradient) however large n is.
+func (m *Model) SelectedHeadBytes(n int, withGrad bool) int64 {
+	g := int64(1)
+	if withGrad {
+		g = 2
+	}
+	perRow := g*int64(m.Config.Channels+2) + 2
+	return 4 * (int64(n)*perRow + g*int64(m.headChunkRows(n)*m.Config.PaddedVocabSize))
+}

@@ -23,6 +23,8 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	if err := m.checkShape(B, T); err != nil {
 		return err
 	}
+	m.takeActs()
+	withGrad = withGrad || m.ActsWithGrads
 	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
 		return nil
 	}
@@ -38,6 +40,29 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 		return nil
 	}
 	return m.allocateActs(B, T, withGrad, sizing)
+}
+
+// ShareActivations makes m and o use one set of activations: a forward of either takes them
+// from the other, so a frozen reference model run between a policy's passes needs none of its
+// own. A forward recorded on a tape must be back-propagated before the other model's forward.
+func (m *Model) ShareActivations(o *Model) error {
+	if m == o || m.Backend != o.Backend || m.Config != o.Config {
+		return fmt.Errorf("gpt2: activations are shared only between two models of one shape on one backend")
+	}
+	m.peer, o.peer = o, m
+	return nil
+}
+
+// takeActs moves the peer's activations to m when it holds them.
+func (m *Model) takeActs() {
+	p := m.peer
+	if p == nil || p.acts == nil {
+		return
+	}
+	if m.acts != nil {
+		m.acts.free(m.Backend)
+	}
+	m.acts, p.acts = p.acts, nil
 }
 
 // checkShape refuses a batch shape the model cannot run.

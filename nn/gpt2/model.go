@@ -23,7 +23,17 @@ type Model struct {
 	wte, wpe, lnfw, lnfb *autograd.Var
 	layers               []layerParams
 
+	// HeadChunkRows, when positive, is the number of rows SelectedHead computes the lm head
+	// for at a time (default: as many as fit 64 MiB of logits).
+	HeadChunkRows int
+
+	// ActsWithGrads lays activations out with room for their gradients even for a forward
+	// that records nothing, so a model that alternates evaluation and training passes at one
+	// shape (an RL policy) allocates them once instead of twice.
+	ActsWithGrads bool
+
 	acts *activations // sized for the last (B, T); reallocated when they grow
+	peer *Model       // shares acts (ShareActivations)
 
 	tokenVocab int // ids the distribution covers (LimitVocab); 0: all of Config.VocabSize
 

@@ -29,35 +29,50 @@ func (m *Model) ZeroTrunkGrads() {
 	}
 }
 
+// headBudget bounds the floats of one chunk of the selected head's logits: 16M floats (64 MiB),
+// about 330 rows of GPT-2's padded vocabulary, so the head of a few thousand completion tokens
+// takes a few chunks instead of a (rows, Vp) buffer and its gradient.
+const headBudget = 16 << 20
+
+// headChunkRows is the number of rows the selected head computes at a time: HeadChunkRows
+// when set, else what fits headBudget.
+func (m *Model) headChunkRows(n int) int {
+	if m.HeadChunkRows > 0 {
+		return min(n, m.HeadChunkRows)
+	}
+	return max(1, min(n, headBudget/m.Config.PaddedVocabSize))
+}
+
 // SelectedHead computes log-probs and entropies at chosen positions of the last ForwardTrunk:
-// it gathers those rows of the hidden states, runs the lm head on them and LogSoftmaxGather.
-// Its buffers grow to the largest selection seen and are reused.
+// it gathers those rows of the hidden states and runs the lm head and LogSoftmaxGather on them
+// a chunk of rows at a time (headChunkRows), so no (rows, Vp) logits exist; the backward
+// recomputes each chunk's logits. Its buffers grow to the largest selection seen and are reused.
 type SelectedHead struct {
-	m              *Model
-	cap            int
-	hidden, logits *autograd.Var
-	logp, entropy  *autograd.Var
-	targets        *tensor.Tensor
-	cutoff         *tensor.Tensor // float32, allocated on the first truncated Forward
-	hostT          []int32
-	withGrad       bool
+	m               *Model
+	cap, rows       int
+	hidden          *autograd.Var
+	logp, entropy   *autograd.Var
+	targets         *tensor.Tensor
+	cutoff          *tensor.Tensor // float32, allocated on the first truncated Forward
+	logits, dlogits *tensor.Tensor // (rows, Vp) chunk scratch; dlogits only with gradients
+	hostT           []int32
+	withGrad        bool
 }
 
 // NewSelectedHead returns a head for m.
 func (m *Model) NewSelectedHead() *SelectedHead { return &SelectedHead{m: m} }
 
 func (h *SelectedHead) ensure(n int, withGrad bool) error {
-	if n <= h.cap && (h.withGrad || !withGrad) {
+	rows := h.m.headChunkRows(n)
+	if n <= h.cap && rows <= h.rows && (h.withGrad || !withGrad) {
 		return nil
 	}
+	withGrad = withGrad || h.withGrad
+	size, rows := max(n, h.cap), max(rows, h.rows)
 	h.Free()
 	be, C, Vp := h.m.Backend, h.m.Config.Channels, h.m.Config.PaddedVocabSize
 	var err error
-	size := max(n, h.cap)
 	if h.hidden, err = autograd.NewVar(be, withGrad, size, C); err != nil {
-		return err
-	}
-	if h.logits, err = autograd.NewVar(be, withGrad, size, Vp); err != nil {
 		return err
 	}
 	if h.logp, err = autograd.NewVar(be, withGrad, size); err != nil {
@@ -69,14 +84,22 @@ func (h *SelectedHead) ensure(n int, withGrad bool) error {
 	if h.targets, err = tensor.New(be, tensor.Int32, size); err != nil {
 		return err
 	}
-	h.cap, h.withGrad = size, withGrad
+	if h.logits, err = tensor.New(be, tensor.Float32, rows, Vp); err != nil {
+		return err
+	}
+	if withGrad {
+		if h.dlogits, err = tensor.New(be, tensor.Float32, rows, Vp); err != nil {
+			return err
+		}
+	}
+	h.cap, h.rows, h.withGrad = size, rows, withGrad
 	return nil
 }
 
 // Free releases the head's buffers.
 func (h *SelectedHead) Free() {
 	be := h.m.Backend
-	for _, v := range []*autograd.Var{h.hidden, h.logits, h.logp, h.entropy} {
+	for _, v := range []*autograd.Var{h.hidden, h.logp, h.entropy} {
 		if v == nil {
 			continue
 		}
@@ -85,12 +108,13 @@ func (h *SelectedHead) Free() {
 			be.Free(v.Grad.Storage)
 		}
 	}
-	for _, t := range []*tensor.Tensor{h.targets, h.cutoff} {
+	for _, t := range []*tensor.Tensor{h.targets, h.cutoff, h.logits, h.dlogits} {
 		if t != nil {
 			be.Free(t.Storage)
 		}
 	}
-	h.hidden, h.logits, h.logp, h.entropy, h.targets, h.cutoff, h.cap = nil, nil, nil, nil, nil, nil, 0
+	h.hidden, h.logp, h.entropy, h.targets, h.cutoff, h.logits, h.dlogits = nil, nil, nil, nil, nil, nil, nil
+	h.cap, h.rows = 0, 0
 }
 
 // Forward returns, for each k, the log-prob of targets[k] at flat position positions[k] (an
@@ -139,16 +163,52 @@ func (h *SelectedHead) Forward(tp *autograd.Tape, positions []int, targets []int
 	}
 	hid := h.hidden.View(0, n, C)
 	autograd.GatherRows(tp, hid, a.lnf, positions, C)
-	logits := h.logits.View(0, n, Vp)
-	autograd.MatMul(tp, logits, hid, m.wte, nil, tensor.MatMulParams{M: n, N: Vp, K: C, TransB: true})
 	logp, entropy = h.logp.View(0, n), h.entropy.View(0, n)
 	if tp.Recording() {
-		be.Fill(logits.Grad, 0)
 		be.Fill(logp.Grad, 0)
 		be.Fill(entropy.Grad, 0)
 	}
-	autograd.LogSoftmaxGather(tp, logp, entropy, logits, tgt, cut, n, V, Vp, temperature)
+	for r0 := 0; r0 < n; r0 += h.rows {
+		R := min(h.rows, n-r0)
+		logits := h.chunkLogits(hid, r0, R)
+		be.LogSoftmaxGather(logp.Value.View(r0, R), entropy.Value.View(r0, R), logits, tgt.View(r0, R), viewOrNil(cut, r0, R), R, V, Vp, temperature)
+	}
+	if tp.Recording() {
+		tp.Record(func() { h.backward(hid, logp, entropy, tgt, cut, n, temperature) })
+	}
 	return logp, entropy, nil
+}
+
+// chunkLogits computes the logits of gathered rows r0..r0+R-1 into the chunk scratch.
+func (h *SelectedHead) chunkLogits(hid *autograd.Var, r0, R int) *tensor.Tensor {
+	m := h.m
+	C, Vp := m.Config.Channels, m.Config.PaddedVocabSize
+	logits := h.logits.View(0, R, Vp)
+	m.Backend.MatMul(logits, hid.Value.View(r0*C, R, C), m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
+	return logits
+}
+
+// backward recomputes each chunk's logits and accumulates the gradients of the gathered hidden
+// states and of wte, chunk after chunk.
+func (h *SelectedHead) backward(hid, logp, entropy *autograd.Var, tgt, cut *tensor.Tensor, n int, temperature float32) {
+	m := h.m
+	be, C, V, Vp := m.Backend, m.Config.Channels, m.TokenVocab(), m.Config.PaddedVocabSize
+	for r0 := 0; r0 < n; r0 += h.rows {
+		R := min(h.rows, n-r0)
+		logits := h.chunkLogits(hid, r0, R)
+		dlogits := h.dlogits.View(0, R, Vp)
+		be.Fill(dlogits, 0)
+		be.LogSoftmaxGatherBackward(dlogits, logits, tgt.View(r0, R), viewOrNil(cut, r0, R), logp.Grad.View(r0, R), entropy.Grad.View(r0, R), R, V, Vp, temperature)
+		be.MatMul(hid.Grad.View(r0*C, R, C), dlogits, m.wte.Value, nil, tensor.MatMulParams{M: R, N: C, K: Vp, Accumulate: true})
+		be.MatMul(m.wte.Grad, dlogits, hid.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: Vp, N: C, K: R, TransA: true, Accumulate: true})
+	}
+}
+
+func viewOrNil(t *tensor.Tensor, off, n int) *tensor.Tensor {
+	if t == nil {
+		return nil
+	}
+	return t.View(off, n)
 }
 
 // Hidden returns the gathered hidden states (len(positions), C) of the last Forward: the input

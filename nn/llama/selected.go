@@ -214,3 +214,15 @@ func viewOrNil(t *tensor.Tensor, off, n int) *tensor.Tensor {
 	}
 	return t.View(off, n)
 }
+
+// SelectedHeadBytes is what a SelectedHead holds for n positions (with gradients when
+// withGrad): per position its hidden state, log-prob, entropy, target and cutoff, and one
+// chunk of logits (and their gradient) however large n is.
+func (m *Model) SelectedHeadBytes(n int, withGrad bool) int64 {
+	g := int64(1)
+	if withGrad {
+		g = 2
+	}
+	perRow := g*int64(m.Config.Hidden+2) + 2
+	return 4 * (int64(n)*perRow + g*int64(m.headChunkRows(n)*m.Config.Vocab))
+}

@@ -1,0 +1,108 @@
+package rl
+
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/tensor"
+)
+
+// Footprint is the memory an RL trainer takes on its policy's backend, in bytes, counted from
+// the layouts the models allocate.
+type Footprint struct {
+	Rows, PassRows, T int // rows sampled a step, rows of one forward pass, positions of a row
+	Params            int64
+	Grads             int64
+	Optimizer         int64 // AdamW's two moments
+	Reference         int64 // the reference model's weights (and activations when it has its own)
+	// Activations are one forward pass's trunk activations with their gradients, which the
+	// old log-probs, reference and update passes take turns with.
+	Activations int64
+	// Head is the lm head at the completion positions, policy and reference: a chunk of
+	// logits however many positions there are.
+	Head    int64
+	Decoder int64 // the rollout's key/value cache and one step's activations
+}
+
+// Total is the sum of the parts.
+func (f Footprint) Total() int64 {
+	return f.Params + f.Grads + f.Optimizer + f.Reference + f.Activations + f.Head + f.Decoder
+}
+
+// String is a one-line summary.
+func (f Footprint) String() string {
+	h := tensor.HumanBytes
+	return fmt.Sprintf("%d rows of T=%d, %d a pass: parameters %s, gradients %s, AdamW %s, reference %s, activations %s, lm head %s, rollout decoder %s; total %s",
+		f.Rows, f.T, f.PassRows, h(f.Params), h(f.Grads), h(f.Optimizer), h(f.Reference), h(f.Activations), h(f.Head), h(f.Decoder), h(f.Total()))
+}
+
+// EstimateFootprint is what a trainer of p with cfg takes when each step samples rows
+// completions of prompts of up to promptLen tokens, with a reference model when reference is
+// set (GRPOTrainerConfig.UsesReference, PPOTrainerConfig.UsesReference).
+func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference bool) (Footprint, error) {
+	newTok := cfg.Rollout.MaxNewTokens
+	if rows <= 0 || promptLen <= 0 || newTok <= 0 {
+		return Footprint{}, fmt.Errorf("footprint of %d rows, prompts of %d tokens and %d new: want each >= 1", rows, promptLen, newTok)
+	}
+	limit := promptLen + newTok
+	if limit > p.MaxSeqLen() {
+		return Footprint{}, fmt.Errorf("prompts of %d tokens and %d new exceed the model's context of %d", promptLen, newTok, p.MaxSeqLen())
+	}
+	f := Footprint{Rows: rows, PassRows: rows, T: limit - 1}
+	if cfg.MicroBatch > 0 {
+		f.PassRows = min(rows, cfg.MicroBatch)
+	}
+	if err := p.footprint(&f, newTok, limit, reference); err != nil {
+		return Footprint{}, err
+	}
+	return f, nil
+}
+
+func (p *GPT2Policy) footprint(f *Footprint, newTok, limit int, reference bool) error {
+	m := p.Model
+	acts, err := gpt2.TrunkActivationBytes(m.Backend, m.Config, f.PassRows, f.T, true)
+	if err != nil {
+		return err
+	}
+	f.Params = 4 * int64(m.Config.NumParams())
+	f.Grads, f.Optimizer = f.Params, 2*f.Params
+	f.Activations = acts
+	n := f.PassRows * newTok
+	f.Head = m.SelectedHeadBytes(n, true)
+	if reference { // its weights and head; the activations are the policy's
+		f.Reference, f.Head = f.Params, f.Head+m.SelectedHeadBytes(n, false)
+	}
+	f.Decoder = m.Config.DecoderBytes(f.Rows, limit)
+	return nil
+}
+
+func (p *LlamaPolicy) footprint(f *Footprint, newTok, limit int, reference bool) error {
+	m := p.Model
+	var lo *llama.LoRAConfig
+	rank := 0
+	if c, ok := m.LoRA(); ok {
+		lo, rank = &c, c.Rank
+	}
+	fp, err := llama.EstimateFootprint(m.Backend, m.Config, f.PassRows, f.T, true, lo)
+	if err != nil {
+		return err
+	}
+	f.Params, f.Grads, f.Optimizer, f.Activations = fp.Params, fp.Grads, fp.Optimizer, fp.Activations
+	n := f.PassRows * newTok
+	f.Head = m.SelectedHeadBytes(n, true)
+	if reference && lo == nil { // a copy with activations of its own; a LoRA base is shared
+		inf, err := llama.EstimateFootprint(m.Backend, m.Config, f.PassRows, f.T, false, nil)
+		if err != nil {
+			return err
+		}
+		f.Reference = inf.Total()
+		f.Head += m.SelectedHeadBytes(n, false)
+	}
+	f.Decoder = m.Config.DecoderBytes(f.Rows, limit, rank)
+	return nil
+}
+
+func (b *baseOf) footprint(f *Footprint, newTok, limit int, reference bool) error {
+	return fmt.Errorf("the reference model does not train")
+}
