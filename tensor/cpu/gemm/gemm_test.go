@@ -176,6 +176,60 @@ func TestKernelsAgree(t *testing.T) {
 	}
 }
 
+// TestKernelsWithinRoundingOfPortable states the parity the vector kernels keep with the
+// portable one: both sum each element over k in the same order, and differ only in rounding
+// each multiply-add once (FMA) or twice (the Go compiler fuses some on some architectures),
+// so each is within (k+4)·2⁻²⁴ of the exact result relative to the sum of its terms'
+// magnitudes, and the two within twice that of each other.
+func TestKernelsWithinRoundingOfPortable(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, s := range []shape{{48, 100, 768}, {9, 49, 257}} {
+		for tr := 0; tr < 4; tr++ {
+			o := newOperands(r, s, tr&1 != 0, tr&2 != 0)
+			_, mag := o.reference(1, 0.5)
+			old := active
+			active = goKernel
+			ref := o.run(1, 0.5)
+			active = old
+			tol := 2 * float64(s.k+4) * 0x1p-24
+			for _, kern := range kernels {
+				active = kern
+				got := o.run(1, 0.5)
+				active = old
+				for i := 0; i < s.m; i++ {
+					for j := 0; j < s.n; j++ {
+						g, w := got[i*o.ldc+j], ref[i*o.ldc+j]
+						if d := math.Abs(float64(g) - float64(w)); d > tol*mag[i*s.n+j] {
+							t.Fatalf("%s vs go %+v transA=%v transB=%v: C[%d,%d] = %v vs %v (%.3g apart, bound %.3g)",
+								kern.name, s, o.transA, o.transB, i, j, g, w, d, tol*mag[i*s.n+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestVectorKernelsFuseMultiplyAdd checks each vector kernel rounds a multiply-add once:
+// after acc = -(1+2⁻¹¹), adding (1+2⁻¹²)² = 1+2⁻¹¹+2⁻²⁴ leaves 2⁻²⁴ when fused and 0 when
+// the product is rounded first.
+func TestVectorKernelsFuseMultiplyAdd(t *testing.T) {
+	x := float32(1 + 0x1p-12)
+	a := []float32{1, x}
+	b := []float32{-(1 + 0x1p-11), x}
+	for _, kern := range kernels {
+		if kern == goKernel {
+			continue // whether Go fuses depends on the architecture and GOAMD64
+		}
+		useKernel(t, kern)
+		c := []float32{7}
+		Sgemm(false, false, 1, 1, 2, 1, a, 2, b, 1, 0, c, 1)
+		if c[0] != 0x1p-24 {
+			t.Errorf("%s: got %g, want 2^-24 from a fused multiply-add", kern.name, c[0])
+		}
+	}
+}
+
 // TestDeterministic checks that results are the same bits across runs and thread counts.
 func TestDeterministic(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))

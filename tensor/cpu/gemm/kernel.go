@@ -2,6 +2,11 @@ package gemm
 
 import "unsafe"
 
+// kernel_amd64.go names the amd64 generator; the arm64 one is named here, in a file every
+// architecture builds, so go generate on any machine rewrites both.
+//
+//go:generate go run kernel_neon_gen.go
+
 // microKernel multiplies packed strips of op(A) by a packed panel of op(B) over k steps and
 // stores C = alpha*acc + beta*C for each mr x nr tile (C is not read when beta == 0). Row i
 // of the strip at step p is a[p*mr + i], column j of the panel is b[p*nr + j], and row i of
@@ -114,6 +119,7 @@ func peakLoopGo(n int) float64 {
 	return 12 * 2
 }
 
-// KernelName names the micro-kernel Sgemm uses on this machine: "avx512", "avx2" or "go"
-// (the portable kernel, used on other architectures and with the purego build tag).
+// KernelName names the micro-kernel Sgemm uses on this machine: "avx512" or "avx2" on amd64,
+// "neon" on arm64, or "go" (the portable kernel, used on other architectures and with the
+// purego build tag).
 func KernelName() string { return active.name }

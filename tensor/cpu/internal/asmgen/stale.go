@@ -85,6 +85,9 @@ func run(dir, gen, out string) ([]string, error) {
 	}
 	cmd := exec.Command(goTool, "run", gen, "-o", out)
 	cmd.Dir = dir
+	// The generator runs here, whatever the package is built for: tests cross-built for
+	// another architecture (run under an emulator) inherit its GOOS and GOARCH.
+	cmd.Env = append(os.Environ(), "GOOS=", "GOARCH=")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go run %s: %w\n%s", gen, err, msg)
 	}

@@ -3,6 +3,7 @@ package asmgen
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -90,5 +91,20 @@ func TestStaleReports(t *testing.T) {
 				t.Errorf("Stale reported %q, want one error containing %q", msgs, c.want)
 			}
 		})
+	}
+}
+
+// TestStaleRunsGeneratorsForThisMachine checks a generator is built for the machine it runs
+// on even when the tests were built for another architecture, as when arm64 tests run under
+// an emulator with GOARCH=arm64 in their environment.
+func TestStaleRunsGeneratorsForThisMachine(t *testing.T) {
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	t.Setenv("GOARCH", other)
+	dir := module(t, map[string]string{"m.go": directive, "x_gen.go": generator, "x_amd64.s": generated})
+	if msgs := staleMessages(t, dir); len(msgs) != 0 {
+		t.Errorf("with GOARCH=%s: %q", other, msgs)
 	}
 }
