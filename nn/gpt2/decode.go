@@ -16,9 +16,6 @@ type Decoder struct {
 	m        *Model
 	B, limit int // rows and the most positions the cache holds
 	rows     *kvrows.Rows
-	all      []int // 0..B-1, the rows Step feeds
-	lens     []int // scratch for StepRows and StepRagged
-	flat     []int32
 
 	kcache, vcache []*tensor.Tensor // per layer (B, limit, C)
 	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
@@ -45,10 +42,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if err := tensor.CheckFits(m.Backend, cfg.DecoderBytes(B, limit), fmt.Sprintf("gpt2: a decoder of %d rows of %d positions (its key/value cache and activations)", B, limit)); err != nil {
 		return nil, err
 	}
-	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit), all: make([]int, B)}
-	for b := range d.all {
-		d.all[b] = b
-	}
+	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit)}
 	C, N := cfg.Channels, B*limit
 	var err error
 	alloc := func(dtype tensor.DType, shape ...int) *tensor.Tensor {
@@ -136,13 +130,11 @@ func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
 // must share, and returns the logits of each row's last new position, (B, Vp) on the host; the
 // slice is reused by the next step. Only the first V columns are meaningful.
 func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
-	if _, ok := d.rows.Shared(); !ok {
-		return nil, fmt.Errorf("gpt2: decoder Step needs every row at one position; rows at their own go through StepRows")
+	all, err := d.rows.All(tokens, Tq)
+	if err != nil {
+		return nil, fmt.Errorf("gpt2: %w", err)
 	}
-	if Tq <= 0 || len(tokens) != d.B*Tq {
-		return nil, fmt.Errorf("gpt2: decoder step got %d tokens for %d rows of %d", len(tokens), d.B, Tq)
-	}
-	return d.StepRows(d.all, tokens, Tq)
+	return d.StepRows(all, tokens, Tq)
 }
 
 // StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
@@ -150,25 +142,16 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 // position, (len(rows), Vp) on the host, reused by the next step. Rows not listed keep their
 // cache and position.
 func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
-	lens := d.lens[:0]
-	for range rows {
-		lens = append(lens, Tq)
-	}
-	d.lens = lens
-	return d.step(rows, lens, tokens)
+	return d.step(rows, d.rows.Even(len(rows), Tq), tokens)
 }
 
 // StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
 // Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
 func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
-	if len(tokens) != len(rows) {
-		return nil, fmt.Errorf("gpt2: decoder step has %d token lists for %d rows", len(tokens), len(rows))
+	lens, flat, err := d.rows.Ragged(rows, tokens)
+	if err != nil {
+		return nil, fmt.Errorf("gpt2: %w", err)
 	}
-	lens, flat := d.lens[:0], d.flat[:0]
-	for _, t := range tokens {
-		lens, flat = append(lens, len(t)), append(flat, t...)
-	}
-	d.lens, d.flat = lens, flat
 	return d.step(rows, lens, flat)
 }
 

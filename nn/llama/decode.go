@@ -17,9 +17,6 @@ type Decoder struct {
 	m        *Model
 	B, limit int
 	rows     *kvrows.Rows
-	all      []int // 0..B-1, the rows Step feeds
-	lens     []int // scratch for StepRows and StepRagged
-	flat     []int32
 
 	kcache, vcache []*tensor.Tensor // per layer (B, limit, H·D)
 	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
@@ -57,10 +54,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if err := m.ensureRope(limit); err != nil {
 		return nil, err
 	}
-	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit), all: make([]int, B)}
-	for b := range d.all {
-		d.all[b] = b
-	}
+	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit)}
 	N, C, HD, KVD, I := B*limit, c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.Intermediate
 	var err error
 	alloc := func(dtype tensor.DType, shape ...int) *tensor.Tensor {
@@ -174,13 +168,11 @@ func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
 // rows must share, and returns the logits of each row's last new position, (B, V) on the host,
 // reused by the next step.
 func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
-	if _, ok := d.rows.Shared(); !ok {
-		return nil, fmt.Errorf("llama: decoder Step needs every row at one position; rows at their own go through StepRows")
+	all, err := d.rows.All(tokens, Tq)
+	if err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
 	}
-	if Tq <= 0 || len(tokens) != d.B*Tq {
-		return nil, fmt.Errorf("llama: decoder step got %d tokens for %d rows of %d", len(tokens), d.B, Tq)
-	}
-	return d.StepRows(d.all, tokens, Tq)
+	return d.StepRows(all, tokens, Tq)
 }
 
 // StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
@@ -188,25 +180,16 @@ func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 // position, (len(rows), V) on the host, reused by the next step. Rows not listed keep their
 // cache and position.
 func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
-	lens := d.lens[:0]
-	for range rows {
-		lens = append(lens, Tq)
-	}
-	d.lens = lens
-	return d.step(rows, lens, tokens)
+	return d.step(rows, d.rows.Even(len(rows), Tq), tokens)
 }
 
 // StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
 // Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
 func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
-	if len(tokens) != len(rows) {
-		return nil, fmt.Errorf("llama: decoder step has %d token lists for %d rows", len(tokens), len(rows))
+	lens, flat, err := d.rows.Ragged(rows, tokens)
+	if err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
 	}
-	lens, flat := d.lens[:0], d.flat[:0]
-	for _, t := range tokens {
-		lens, flat = append(lens, len(t)), append(flat, t...)
-	}
-	d.lens, d.flat = lens, flat
 	return d.step(rows, lens, flat)
 }
 

@@ -14,6 +14,10 @@ type Rows struct {
 	pos   []int
 	seen  []bool // scratch for the duplicate check
 	plan  Plan   // reused by every step, so that decoding allocates nothing
+
+	all  []int   // 0..Len()-1, the rows a step over all rows feeds
+	lens []int   // scratch for a step's token counts
+	flat []int32 // scratch for a ragged step's gathered tokens
 }
 
 // New tracks B rows of up to limit positions, all empty.
