@@ -50,8 +50,9 @@ func TestTimedRunsGrowsShortProbes(t *testing.T) {
 }
 
 // TestProbesLastTheLeastTime: on the device, each probe grows its work until a run lasts the
-// time asked (on lavapipe, the FMA probe past its first size). The run kept is the shortest of
-// three at that size, so a busy machine may leave it a little under; never by half.
+// time asked. The run kept is the shortest of three at that size, so a busy machine may leave it
+// a little under; never by half. How the size grows is TestTimedRunsGrowsShortProbes' concern: on a busy machine
+// lavapipe's FMA probe may last long enough at its first size.
 func TestProbesLastTheLeastTime(t *testing.T) {
 	b := NewBackendOn(device(t))
 	defer b.Close()
@@ -65,8 +66,8 @@ func TestProbesLastTheLeastTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []probeRun{fma, cp} {
-		if r.took < least/2 || r.size < 2 {
-			t.Errorf("probe run %+v: want about %v, grown from its first size", r, least)
+		if r.took < least/2 || r.size < 1 {
+			t.Errorf("probe run %+v: want about %v", r, least)
 		}
 	}
 	t.Logf("FMA %.1f GFLOP/s at %d x 512 rounds, copy %.1f GB/s at %d copies of 16 MiB", gflops, fma.size, gbps, cp.size)
