@@ -66,7 +66,7 @@ func TestProbesLastTheLeastTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []probeRun{fma, cp} {
-		if r.took < least/2 || r.size < 1 {
+		if r.took < least/2 {
 			t.Errorf("probe run %+v: want about %v", r, least)
 		}
 	}
