@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +127,7 @@ func checkExportOut(model, format, out string) error {
 	if found := existingRunFiles(out); slices.Contains(found, load.RunCheckpoint) || slices.Contains(found, "metrics.jsonl") {
 		return fmt.Errorf("--out %s holds a vkgrad run (%s): exporting there would write over its config.json; choose a new directory", out, strings.Join(found, ", "))
 	}
-	if _, err := os.Stat(filepath.Join(out, "config.json")); err == nil && modelType(out) == "" {
+	if t, err := hfModelType(out); exists(filepath.Join(out, "config.json")) && (err != nil || t == "") {
 		return fmt.Errorf("--out %s holds a config.json that is not a Hugging Face model's: exporting there would write over it; choose a new directory", out)
 	}
 	return nil
@@ -224,19 +223,4 @@ func writeTokenizer(hfDir, out string) error {
 		}
 	}
 	return nil
-}
-
-// modelType is the model_type of dir/config.json, or "" when there is none to read.
-func modelType(dir string) string {
-	b, err := modelfile.Read(filepath.Join(dir, "config.json"), modelfile.Config)
-	if err != nil {
-		return ""
-	}
-	var c struct {
-		ModelType string `json:"model_type"`
-	}
-	if json.Unmarshal(b, &c) != nil {
-		return ""
-	}
-	return c.ModelType
 }
