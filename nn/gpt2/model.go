@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenids"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -35,7 +36,7 @@ type Model struct {
 	acts *activations // sized for the last (B, T); reallocated when they grow
 	peer *Model       // shares acts (ShareActivations)
 
-	tokenVocab int // ids the distribution covers (LimitVocab); 0: all of Config.VocabSize
+	tokenVocab tokenids.Limit // ids the distribution covers (LimitVocab)
 
 	gradsFinal func(ranges [][2]int) // see OnGradsFinal
 }

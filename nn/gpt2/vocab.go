@@ -12,20 +12,16 @@ import (
 // first n, as over VocabSize against PaddedVocabSize, so a token the tokenizer lacks is never
 // drawn and its logit receives no gradient. n = VocabSize restores the whole vocabulary.
 func (m *Model) LimitVocab(n int) error {
-	if n <= 0 || n > m.Config.VocabSize {
-		return fmt.Errorf("gpt2: limiting the vocabulary to %d ids: want 1 to vocab_size %d", n, m.Config.VocabSize)
+	if err := m.tokenVocab.Set(n, m.Config.VocabSize); err != nil {
+		return fmt.Errorf("gpt2: %w", err)
 	}
-	m.tokenVocab = n
 	return nil
 }
 
 // TokenVocab is the number of token ids the model's distribution covers: VocabSize, or what
 // LimitVocab set.
 func (m *Model) TokenVocab() int {
-	if m.tokenVocab > 0 {
-		return m.tokenVocab
-	}
-	return m.Config.VocabSize
+	return m.tokenVocab.Of(m.Config.VocabSize)
 }
 
 // checkTargets reports a batch of targets that is not B*T long or that holds an id the model's

@@ -27,7 +27,7 @@ type Model struct {
 	// ForwardLoss (default: as many as fit 64 MiB of logits).
 	HeadChunkRows int
 
-	tokenVocab int // ids the distribution covers (LimitVocab); 0: all of Config.Vocab
+	tokenVocab tokenids.Limit // ids the distribution covers (LimitVocab)
 
 	lora    *lora          // adapters, when EnableLoRA was called
 	head1   *headChunks    // the lm head's chunk buffers of the last ForwardLoss

@@ -14,20 +14,16 @@ import (
 // of training are those of sampling, and the padding logits receive no gradient.
 // n = vocab_size restores the whole vocabulary.
 func (m *Model) LimitVocab(n int) error {
-	if n <= 0 || n > m.Config.Vocab {
-		return fmt.Errorf("llama: limiting the vocabulary to %d ids: want 1 to vocab_size %d", n, m.Config.Vocab)
+	if err := m.tokenVocab.Set(n, m.Config.Vocab); err != nil {
+		return fmt.Errorf("llama: %w", err)
 	}
-	m.tokenVocab = n
 	return nil
 }
 
 // TokenVocab is the number of token ids the model's distribution covers: vocab_size, or what
 // LimitVocab set.
 func (m *Model) TokenVocab() int {
-	if m.tokenVocab > 0 {
-		return m.tokenVocab
-	}
-	return m.Config.Vocab
+	return m.tokenVocab.Of(m.Config.Vocab)
 }
 
 // checkTargets reports a batch of targets that is not B*T long or that holds an id the model's

@@ -16,3 +16,24 @@ func Check(what string, ids []int32, B, T, V int) error {
 	}
 	return nil
 }
+
+// Limit is how many token ids a model's distribution covers: the whole vocabulary (the zero
+// Limit), or the first n when the tokenizer has fewer ids than the model has rows.
+type Limit int
+
+// Set limits the distribution to the first n of vocab ids; n = vocab restores the whole.
+func (l *Limit) Set(n, vocab int) error {
+	if n <= 0 || n > vocab {
+		return fmt.Errorf("limiting the vocabulary to %d ids: want 1 to vocab_size %d", n, vocab)
+	}
+	*l = Limit(n)
+	return nil
+}
+
+// Of is the number of ids covered out of vocab.
+func (l Limit) Of(vocab int) int {
+	if l > 0 {
+		return int(l)
+	}
+	return vocab
+}
