@@ -34,9 +34,10 @@ type Device struct {
 
 	rec recorder
 
-	// coopMat is the cooperative-matrix matmul kernel the device was opened for, nil where it
-	// cannot run one.
-	coopMat *mmCoopMat
+	// coopMat is the cooperative-matrix matmul kernel the device was opened for; where it is
+	// nil, coopMatErr says why (the device cannot run one, or the driver refused its features).
+	coopMat    *mmCoopMat
+	coopMatErr error
 }
 
 // OpenDevice opens device index of the instance.
@@ -79,9 +80,12 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 	}
 	// The cooperative-matrix features are extras: where the driver refuses them, the device
 	// opens without, and products stay on the float32 kernels.
+	_, d.coopMatErr = coopMatKernelFor(info)
 	if coopNext, coopExts, cm, ok := coopMatCreation(info, pNext, exts, i.version); ok {
 		if err := i.createDevice(d, qci, coopNext, coopExts); err == nil {
 			d.coopMat = cm
+		} else if cm != nil {
+			d.coopMatErr = fmt.Errorf("the driver refused the cooperative-matrix features: %w", err)
 		}
 	}
 	if d.handle == 0 {

@@ -72,8 +72,7 @@ func coopMatKernelFor(info DeviceInfo) (mmCoopMat, error) {
 // either way.
 func (b *Backend) SetCoopMatMul(on bool) error {
 	if on && b.dev.coopMat == nil {
-		_, err := coopMatKernelFor(b.dev.Info)
-		return fmt.Errorf("vk: no cooperative-matrix matmul: %w", err)
+		return fmt.Errorf("vk: no cooperative-matrix matmul: %w", b.dev.coopMatErr)
 	}
 	b.coopMatOn = on
 	return nil
@@ -83,8 +82,7 @@ func (b *Backend) SetCoopMatMul(on bool) error {
 // none: "16x16x16 f16*f16+f32->f32 subgroup, workgroup 128".
 func (b *Backend) CoopMatMul() (string, error) {
 	if b.dev.coopMat == nil {
-		_, err := coopMatKernelFor(b.dev.Info)
-		return "", err
+		return "", b.dev.coopMatErr
 	}
 	return fmt.Sprintf("%v, workgroup %d", b.dev.coopMat.shape, b.dev.coopMat.local()), nil
 }
