@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 )
 
@@ -503,9 +504,8 @@ func (r *repo) writeRef(commit string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(commit), 0o644); err != nil {
+	if err := atomicfile.WriteFile(p, []byte(commit), 0o666); err != nil {
 		return fmt.Errorf("writing refs/%s: %w", rev, err)
 	}
-	return os.Rename(tmp, p)
+	return nil
 }

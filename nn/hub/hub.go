@@ -31,6 +31,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/vkgrad/vkgrad/internal/modelfile"
 )
 
 // DefaultEndpoint is the Hub used when $HF_ENDPOINT is unset.
@@ -64,7 +66,7 @@ var (
 	indexFile     = "model.safetensors.index.json"
 )
 
-// maxJSON bounds the JSON bodies read from the network and from index files.
+// maxJSON bounds the JSON bodies read from the network.
 const maxJSON = 64 << 20
 
 var (
@@ -258,7 +260,7 @@ func (r *repo) cachedWeights(snap string) ([]string, error) {
 	if !exists(p) {
 		return []string{weightsFile}, nil
 	}
-	b, err := readBounded(p)
+	b, err := modelfile.Read(p, modelfile.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -308,23 +310,6 @@ func safeRelPath(f string) bool {
 func exists(p string) bool {
 	_, err := os.Stat(p) // follows the symlink: a dangling one is missing
 	return err == nil
-}
-
-// readBounded reads a local JSON file of at most maxJSON bytes.
-func readBounded(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxJSON+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if len(b) > maxJSON {
-		return nil, fmt.Errorf("%s: larger than %d bytes", p, maxJSON)
-	}
-	return b, nil
 }
 
 func defaultClient() *http.Client {
