@@ -2,6 +2,7 @@ package env
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -14,12 +15,7 @@ var builtins = map[string]Factory{
 
 // Names lists the built-in environments, sorted.
 func Names() []string {
-	names := make([]string, 0, len(builtins))
-	for n := range builtins {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(builtins))
 }
 
 // Lookup returns the factory of the built-in environment called name.

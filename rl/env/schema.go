@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func (s *schema) check(v any, path string) error {
 				return fmt.Errorf("%s: required %q is missing", path, r)
 			}
 		}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if p := s.properties[k]; p != nil {
 				if err := p.check(v[k], path+"."+k); err != nil {
 					return err
@@ -168,15 +169,6 @@ func typeName(v any) string {
 		}
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // decodeArguments decodes a call's arguments object, numbers as json.Number so that large
