@@ -31,8 +31,6 @@ type datasetFlags struct {
 	// resumed run refuses data that changed since it started.
 	Fingerprint     string `json:"fingerprint,omitempty"`
 	EvalFingerprint string `json:"eval_fingerprint,omitempty"`
-
-	log zerolog.Logger // where the reward program's warnings go
 }
 
 // defaultDatasetFlags hold out 5% of a dataset and give a reward program two minutes a batch.
@@ -104,7 +102,7 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 	if s.heldOut, err = tasks.RLPrompts(held, enc); err != nil {
 		return nil, err
 	}
-	if s.reward, s.closers, err = d.rewards(verifiers, cmdWeight, o.announce); err != nil {
+	if s.reward, s.closers, err = d.rewards(verifiers, cmdWeight, o.announce, o.log); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -209,8 +207,8 @@ func (d *datasetFlags) verifiers() ([]rl.Weighted, float64, error) {
 }
 
 // rewards combines the verifiers and starts the --reward-cmd program (announced first) at
-// cmdWeight; the closers stop it.
-func (d *datasetFlags) rewards(terms []rl.Weighted, cmdWeight float64, announce func()) (*rl.Combined, []func(), error) {
+// cmdWeight, its warnings going to log; the closers stop it.
+func (d *datasetFlags) rewards(terms []rl.Weighted, cmdWeight float64, announce func(), log zerolog.Logger) (*rl.Combined, []func(), error) {
 	var closers []func()
 	if d.RewardCmd != "" {
 		if announce != nil {
@@ -220,10 +218,10 @@ func (d *datasetFlags) rewards(terms []rl.Weighted, cmdWeight float64, announce 
 		if err != nil {
 			return nil, nil, err
 		}
-		p.Warn = func(msg string) { d.log.Warn().Msg(msg) }
+		p.Warn = func(msg string) { log.Warn().Msg(msg) }
 		closers = append(closers, func() {
 			if err := p.Close(); err != nil {
-				d.log.Warn().Err(err).Msg("reward program")
+				log.Warn().Err(err).Msg("reward program")
 			}
 		})
 		terms = append(slices.Clip(terms), rl.Weighted{Reward: p, Weight: cmdWeight})

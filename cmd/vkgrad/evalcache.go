@@ -148,8 +148,12 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 	return k.hash()
 }
 
-func (k evalCacheKey) hash() (string, error) {
-	b, err := json.Marshal(k)
+// hash names the key's entry.
+func (k evalCacheKey) hash() (string, error) { return jsonSHA256(k) }
+
+// jsonSHA256 is the hex SHA-256 of v's JSON encoding.
+func jsonSHA256(v any) (string, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
 	}
@@ -195,7 +199,7 @@ func readEvalEntry(path, key string, n int) (*rl.EvalResult, error) {
 	if e.Result == nil {
 		return nil, fmt.Errorf("%s: no result", path)
 	}
-	sum, err := resultSum(e.Result)
+	sum, err := jsonSHA256(e.Result)
 	if err != nil || sum != e.SHA256 {
 		return nil, fmt.Errorf("%s: the result does not match its checksum", path)
 	}
@@ -231,18 +235,9 @@ func checkEvalResult(r *rl.EvalResult, n int) error {
 	return nil
 }
 
-func resultSum(r *rl.EvalResult) (string, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
-}
-
 // writeEvalEntry stores res under key atomically, with the umask's permissions.
 func writeEvalEntry(path, key string, res *rl.EvalResult) error {
-	sum, err := resultSum(res)
+	sum, err := jsonSHA256(res)
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,6 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.tasks.Data.log = r.log
 	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log})
 	return err
 }

@@ -192,7 +192,7 @@ func existingRunFiles(dir string) []string {
 // removeStaleTemporaries deletes what an interrupted atomic write of the run's files left
 // behind, by the names only vkgrad gives them: a user's own look-alikes stay.
 func removeStaleTemporaries(dir string) {
-	atomicfile.RemoveStale(dir, append(slices.Clone(runFiles), completionsFile)...)
+	atomicfile.RemoveStale(dir, replacedFiles...)
 	// Checkpoints of earlier versions were written as ".checkpoint.safetensors.tmp-<digits>".
 	matches, _ := filepath.Glob(filepath.Join(dir, ".checkpoint.safetensors.tmp-*"))
 	for _, m := range matches {
