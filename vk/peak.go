@@ -53,12 +53,36 @@ type probeRun struct {
 
 // timedRuns grows run's size until a run lasts at least least (timing.Grow), runs it twice
 // more at that size, and returns the size and the shortest of those three times (an error
-// if that is zero).
+// if that is zero). A busy moment can stretch the run that stopped the growth, leaving the
+// other two far shorter than least; then the size grows by what the shortest asks and is
+// timed again, a few times at most.
 func timedRuns(least time.Duration, run func(size int) (time.Duration, error)) (probeRun, error) {
+	const regrowths = 3
 	size, took, err := timing.Grow(least, run)
 	if err != nil {
 		return probeRun{}, err
 	}
+	for tries := 0; ; tries++ {
+		r, err := shortestOfThree(size, took, run)
+		if err != nil {
+			return probeRun{}, err
+		}
+		if r.took <= 0 {
+			return probeRun{}, fmt.Errorf("vk: a probe ran %d times its first size in no measurable time", r.size)
+		}
+		if r.took >= least/2 || size >= timing.MaxSize || tries == regrowths {
+			return r, nil
+		}
+		size = min(size*(int(least/r.took)+1), timing.MaxSize)
+		if took, err = run(size); err != nil {
+			return probeRun{}, err
+		}
+	}
+}
+
+// shortestOfThree runs run twice more at size, after a first run that took took, and returns
+// the shortest of the three times.
+func shortestOfThree(size int, took time.Duration, run func(size int) (time.Duration, error)) (probeRun, error) {
 	r := probeRun{size: size, took: took}
 	for range 2 {
 		took, err := run(size)
@@ -66,9 +90,6 @@ func timedRuns(least time.Duration, run func(size int) (time.Duration, error)) (
 			return probeRun{}, err
 		}
 		r.took = min(r.took, took)
-	}
-	if r.took <= 0 {
-		return probeRun{}, fmt.Errorf("vk: a probe ran %d times its first size in no measurable time", r.size)
 	}
 	return r, nil
 }

@@ -22,7 +22,8 @@ func TestMeasurePeak(t *testing.T) {
 
 // TestTimedRunsGrowsShortProbes: a probe whose first size runs in a microsecond (a fast GPU's
 // case) is grown until a run lasts the least time asked, timed three times at that size, and
-// the shortest time is kept; one whose runs the clock cannot see is an error.
+// the shortest time is kept; a slowed run that stopped the growth too early is grown past;
+// one whose runs the clock cannot see is an error.
 func TestTimedRunsGrowsShortProbes(t *testing.T) {
 	var sizes []int
 	slow := map[int]bool{} // the first run at the final size is slowed, as by a busy machine
@@ -43,6 +44,23 @@ func TestTimedRunsGrowsShortProbes(t *testing.T) {
 	}
 	if n := len(sizes); n < 4 || sizes[n-1] != r.size || sizes[n-2] != r.size || sizes[n-3] != r.size {
 		t.Errorf("sizes %v: want growth, then three runs at the final size", sizes)
+	}
+	// The CI case: the run that stopped the growth was slowed past least, the two after it
+	// were a tenth of it; the size grows again instead of keeping a run far under least.
+	sizes = nil
+	r, err = timedRuns(time.Millisecond, func(size int) (time.Duration, error) {
+		sizes = append(sizes, size)
+		took := time.Duration(size) * 10 * time.Microsecond
+		if len(sizes) == 2 { // the first timed run, at size 1
+			took = 2 * time.Millisecond
+		}
+		return took, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.took < time.Millisecond/2 {
+		t.Errorf("settled on %+v after sizes %v; want a run of at least half a millisecond", r, sizes)
 	}
 	if _, err := timedRuns(time.Millisecond, func(int) (time.Duration, error) { return 0, nil }); err == nil {
 		t.Error("runs that take no time gave no error")
