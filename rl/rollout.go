@@ -1,12 +1,14 @@
 package rl
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
@@ -33,6 +35,15 @@ type Prompt struct {
 	// Template is the forced-token template of the completion: the token id each position
 	// must hold by the task's format, or Unforced (see [objective.ForcedTemplate]); nil when nothing is forced.
 	Template []int
+	// Messages are the prompt as a conversation when it came as one (a chat dataset's turns
+	// before the completion); Text is their rendering. An episode renders them again with
+	// the environment's opening messages and tools.
+	Messages []env.Message
+	// Tools are the function specs (OpenAI style) the dataset row offers; nil: none.
+	Tools []json.RawMessage
+	// Example is the dataset row as a JSON object, what an environment is reset from; nil
+	// for a generated prompt.
+	Example json.RawMessage
 }
 
 // PromptSource yields prompts one at a time.
