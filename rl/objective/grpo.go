@@ -168,6 +168,9 @@ type GRPOInputs struct {
 	LossMask     [][]float64
 	// Entropy is the per-token entropy of the current policy; needed when EntropyCoef != 0.
 	Entropy [][]float64
+	// Counted, when set, says which rows count in the group statistics: a row left out (an
+	// episode the environment failed) gets advantage 0 and must have an empty loss mask.
+	Counted []bool
 }
 
 // GRPODiagnostics are the per-step GRPO metrics, logged under their JSON names. Fractions and
@@ -230,6 +233,13 @@ type GRPOResult struct {
 // the row's group (ScaleGroup) or of the batch (ScaleBatch), or r - mean_group (ScaleNone).
 // It also returns the fraction of groups whose std is zero (no learning signal).
 func GroupAdvantages(rewards []float64, groupSize int, scale ScaleRewards, eps float64) (adv []float64, fracZeroStd float64, err error) {
+	return GroupAdvantagesOf(rewards, nil, groupSize, scale, eps)
+}
+
+// GroupAdvantagesOf is GroupAdvantages over the counted rows only (all when counted is nil):
+// the means and deviations leave the other rows out, and their advantage is 0. A group with
+// no counted row has no signal and counts among the zero-deviation groups.
+func GroupAdvantagesOf(rewards []float64, counted []bool, groupSize int, scale ScaleRewards, eps float64) (adv []float64, fracZeroStd float64, err error) {
 	if groupSize < 1 {
 		return nil, 0, fmt.Errorf("group_size %d: want >= 1", groupSize)
 	}
@@ -239,17 +249,27 @@ func GroupAdvantages(rewards []float64, groupSize int, scale ScaleRewards, eps f
 	if len(rewards)%groupSize != 0 {
 		return nil, 0, fmt.Errorf("rewards: %d values is not a multiple of group_size %d", len(rewards), groupSize)
 	}
-	_, batchStd := MeanStd(rewards)
+	if counted != nil && len(counted) != len(rewards) {
+		return nil, 0, fmt.Errorf("counted: %d values for %d rewards", len(counted), len(rewards))
+	}
+	_, batchStd := MeanStd(countedOf(rewards, counted))
 	adv = make([]float64, len(rewards))
 	groups := len(rewards) / groupSize
 	zero := 0
 	for g := 0; g < groups; g++ {
 		r := rewards[g*groupSize : (g+1)*groupSize]
-		m, s := MeanStd(r)
+		var in []bool
+		if counted != nil {
+			in = counted[g*groupSize : (g+1)*groupSize]
+		}
+		m, s := MeanStd(countedOf(r, in))
 		if math.Abs(s) <= 1e-8 {
 			zero++
 		}
 		for j, x := range r {
+			if in != nil && !in[j] {
+				continue
+			}
 			a := x - m
 			switch scale {
 			case ScaleGroup:
@@ -269,6 +289,20 @@ func GroupAdvantages(rewards []float64, groupSize int, scale ScaleRewards, eps f
 	return adv, fracZeroStd, nil
 }
 
+// countedOf returns the counted values of xs (all of them when counted is nil).
+func countedOf(xs []float64, counted []bool) []float64 {
+	if counted == nil {
+		return xs
+	}
+	var out []float64
+	for i, x := range xs {
+		if counted[i] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // GRPOLoss computes the GRPO loss, its exact gradient with respect to each token's log-prob
 // (and entropy), and the step's diagnostics. Per token on the (effective) loss mask:
 //
@@ -286,7 +320,7 @@ func GRPOLoss(cfg GRPOConfig, in GRPOInputs) (*GRPOResult, error) {
 	if err := checkGRPOInputs(cfg, in); err != nil {
 		return nil, err
 	}
-	adv, fracZero, err := GroupAdvantages(in.Rewards, cfg.GroupSize, cfg.ScaleRewards, cfg.AdvantageEps)
+	adv, fracZero, err := GroupAdvantagesOf(in.Rewards, in.Counted, cfg.GroupSize, cfg.ScaleRewards, cfg.AdvantageEps)
 	if err != nil {
 		return nil, err
 	}
@@ -324,6 +358,11 @@ func checkGRPOInputs(cfg GRPOConfig, in GRPOInputs) error {
 	}
 	if err := checkMasks(in.ResponseMask, in.LossMask, n, T); err != nil {
 		return err
+	}
+	for i, c := range in.Counted {
+		if !c && maskCount(in.LossMask[i:i+1]) > 0 {
+			return fmt.Errorf("counted row %d: left out of the group statistics, yet its loss mask trains tokens", i)
+		}
 	}
 	if cfg.EntropyCoef != 0 || in.Entropy != nil {
 		if err := checkMatrix("entropy", in.Entropy, n, T); err != nil {

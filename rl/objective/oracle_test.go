@@ -127,7 +127,8 @@ func runOracle(c oracleCase) (map[string]any, error) {
 		if err := decodeStrict(c.Inputs, &in, "inputs"); err != nil {
 			return nil, err
 		}
-		r, err := GRPOLoss(cfg, GRPOInputs(in))
+		r, err := GRPOLoss(cfg, GRPOInputs{Rewards: in.Rewards, Logp: in.Logp, OldLogp: in.OldLogp, RefLogp: in.RefLogp,
+			ResponseMask: in.ResponseMask, LossMask: in.LossMask, Entropy: in.Entropy})
 		if err != nil {
 			return nil, err
 		}

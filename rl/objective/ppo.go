@@ -84,6 +84,12 @@ type PPOInputs struct {
 	ResponseMask [][]float64
 	LossMask     [][]float64
 	Entropy      [][]float64 // per-token entropy; needed when EntropyCoef != 0
+	// TurnRewards, when set, makes each row a multi-turn episode: the rewards of its turns,
+	// each on its turn's last sampled token (Scores is then each row's total, for the
+	// diagnostics). ResponseMask may then have gaps (the environment's tokens), which GAE
+	// passes over (GAEOverTurns), and a row without response tokens (an episode not trained)
+	// must carry no reward.
+	TurnRewards [][]float64
 	// Rows, when set, is a mini-batch: the policy and value losses, their gradients and the
 	// loss diagnostics cover only these rows (Logp, Values and Entropy are read only there),
 	// while rewards, GAE, whitening and the batch diagnostics still use every row, so
@@ -208,7 +214,11 @@ func PPOLoss(cfg PPOConfig, in PPOInputs) (*PPOResult, error) {
 	if err := tokenRewards(cfg, in, r); err != nil {
 		return nil, err
 	}
-	if r.AdvantagesRaw, r.Returns, err = GAE(r.TokenRewards, in.OldValues, in.ResponseMask, cfg.Gamma, cfg.Lam); err != nil {
+	gae := GAE
+	if in.TurnRewards != nil {
+		gae = GAEOverTurns
+	}
+	if r.AdvantagesRaw, r.Returns, err = gae(r.TokenRewards, in.OldValues, in.ResponseMask, cfg.Gamma, cfg.Lam); err != nil {
 		return nil, err
 	}
 	r.Advantages = r.AdvantagesRaw
@@ -254,6 +264,9 @@ func checkPPOInputs(cfg PPOConfig, in PPOInputs) error {
 			return err
 		}
 	}
+	if in.TurnRewards != nil {
+		return checkMatrix("turn_rewards", in.TurnRewards, n, T)
+	}
 	resp := in.ResponseMask
 	for i := 0; i < n; i++ {
 		for t := 1; t < T; t++ {
@@ -291,6 +304,12 @@ func tokenRewards(cfg PPOConfig, in PPOInputs, r *PPOResult) error {
 			d.NoEOSFraction += 1 / float64(n)
 		}
 		d.ScoreMean += in.Scores[i] / float64(n)
+		if in.TurnRewards != nil {
+			if err := addTurnRewards(in.TurnRewards[i], resp[i], r.TokenRewards[i], score-in.Scores[i], last); err != nil {
+				return fmt.Errorf("turn_rewards row %d: %w", i, err)
+			}
+			continue
+		}
 		if last < 0 {
 			return fmt.Errorf("response_mask row %d: no response tokens, so score %v has no token to go to", i, in.Scores[i])
 		}
@@ -299,6 +318,22 @@ func tokenRewards(cfg PPOConfig, in PPOInputs, r *PPOResult) error {
 	d.KLRefRowSumMean = klRowSum / float64(n)
 	if respN > 0 {
 		d.KLRefMean = klRowSum / float64(respN)
+	}
+	return nil
+}
+
+// addTurnRewards adds an episode's turn rewards to its token rewards, and the missing-EOS
+// penalty (penalty, <= 0) on its last response token. A reward off the response mask is an
+// error: it would reach no trained token.
+func addTurnRewards(turn, resp, dst []float64, penalty float64, last int) error {
+	for t, x := range turn {
+		if x != 0 && resp[t] == 0 {
+			return fmt.Errorf("reward %v at position %d, which is not a response token", x, t)
+		}
+		dst[t] += x
+	}
+	if last >= 0 {
+		dst[last] += penalty
 	}
 	return nil
 }
