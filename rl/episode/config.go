@@ -28,6 +28,11 @@ type Config struct {
 	// MaxNewTokens caps each turn's sampled tokens, the end-of-turn token included; a turn cut
 	// there reaches the environment as truncated.
 	MaxNewTokens int `json:"max_new_tokens"`
+	Limits
+}
+
+// Limits bound an episode: its turns, its context, the environment's output and time.
+type Limits struct {
 	// MaxTurns caps the assistant turns of an episode.
 	MaxTurns int `json:"max_turns"`
 	// MaxEpisodeTokens caps the whole context: prompt, turns and the environment's tokens. The
@@ -49,10 +54,14 @@ type Config struct {
 	RejoinSteps int `json:"rejoin_steps"`
 }
 
-// DefaultConfig runs short episodes: 4 turns of up to 256 tokens in a context of 2048.
+// DefaultLimits run short episodes: 4 turns in a context of 2048 tokens.
+func DefaultLimits() Limits {
+	return Limits{MaxTurns: 4, MaxEpisodeTokens: 2048, ToolOutputTruncate: "middle", EnvTimeout: 60 * time.Second, RejoinSteps: 4}
+}
+
+// DefaultConfig runs short episodes (DefaultLimits) of turns of up to 256 tokens.
 func DefaultConfig() Config {
-	return Config{Sampling: sample.DefaultOptions(), MaxNewTokens: 256, MaxTurns: 4, MaxEpisodeTokens: 2048,
-		ToolOutputTruncate: "middle", EnvTimeout: 60 * time.Second, RejoinSteps: 4}
+	return Config{Sampling: sample.DefaultOptions(), MaxNewTokens: 256, Limits: DefaultLimits()}
 }
 
 // Validate names the first bad field.
@@ -64,6 +73,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("end_of_turn %d: want a token id", c.EndOfTurn)
 	case c.MaxNewTokens < 1:
 		return fmt.Errorf("max_new_tokens %d: want >= 1", c.MaxNewTokens)
+	}
+	return c.Limits.Validate()
+}
+
+// Validate names the first bad field.
+func (c Limits) Validate() error {
+	switch {
 	case c.MaxTurns < 1:
 		return fmt.Errorf("max_turns %d: want >= 1", c.MaxTurns)
 	case c.MaxEpisodeTokens < 2:

@@ -43,9 +43,9 @@ type Episode struct {
 	Turns []Turn
 	// Return is the sum of the turns' rewards.
 	Return float64
-	// StopReason is one of StopReasons; Err says why for StopEnvError.
-	StopReason string
-	Err        error
+	// StopReason is one of StopReasons; Error says why for StopEnvError.
+	StopReason string `json:"stop_reason"`
+	Error      string `json:"error,omitempty"`
 	// Messages are the whole conversation: opening messages, each turn as an assistant
 	// message with its text, and the environment's replies (those of the last reply too,
 	// which are not tokenized).

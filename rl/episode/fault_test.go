@@ -58,12 +58,12 @@ func TestFaultEnvironmentsEndOnlyTheirEpisode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, ep := range eps[:4] {
-		if ep.StopReason != StopEnvError || ep.Err == nil || ep.Trained() {
-			t.Errorf("episode %d: stopped for %q (%v), want env_error with its cause", i, ep.StopReason, ep.Err)
+		if ep.StopReason != StopEnvError || ep.Error == "" || ep.Trained() {
+			t.Errorf("episode %d: stopped for %q (%v), want env_error with its cause", i, ep.StopReason, ep.Error)
 		}
 	}
-	if !errors.Is(eps[2].Err, boom) || !strings.Contains(eps[3].Err.Error(), "not a finite number") {
-		t.Errorf("causes %v, %v", eps[2].Err, eps[3].Err)
+	if eps[2].Error != "boom" || !strings.Contains(eps[3].Error, "not a finite number") {
+		t.Errorf("causes %q, %q", eps[2].Error, eps[3].Error)
 	}
 	if ep := eps[4]; ep.StopReason != StopDone || ep.Return != 1 || len(ep.Turns) != 1 {
 		t.Errorf("the healthy episode: %q, return %v, %d turns", ep.StopReason, ep.Return, len(ep.Turns))

@@ -322,7 +322,10 @@ func (run *runner) timedOut(st *state) bool {
 
 // stop ends an episode, closes its environment in the background and frees its slot.
 func (run *runner) stop(s int, st *state, reason string, err error) {
-	st.ep.StopReason, st.ep.Err = reason, err
+	st.ep.StopReason = reason
+	if err != nil {
+		st.ep.Error = err.Error()
+	}
 	st.feed, st.call = nil, nil
 	if e := st.env; e != nil {
 		st.env = nil
