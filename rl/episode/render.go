@@ -69,7 +69,7 @@ func NewChatRenderer(t hftok.Template) (Renderer, error) {
 		return nil, fmt.Errorf("episode: chat template %q: its end-of-turn token is not known (have llama3, llama3.1, llama3.2, qwen2, qwen2.5, qwen2.5-early, qwen3)", t.Name())
 	}
 	r := &chatRenderer{template: t, family: family}
-	probe := []env.Message{{Role: "user", Content: "Go on."}}
+	probe := []env.Message{{Role: "tool", Content: "4"}, {Role: "user", Content: "Go on."}}
 	if _, err := r.Delta(probe, nil, false); err != nil {
 		return nil, err
 	}
@@ -177,7 +177,8 @@ var (
 )
 
 // templateMessages converts messages for a template, refusing roles outside roles. An
-// assistant message's tool calls are not passed on: its content, the sampled text, holds them.
+// assistant message's tool calls are not passed on: its content, the sampled text, holds them;
+// nor is a tool message's Error, which its content tells.
 func templateMessages(msgs []env.Message, roles []string) ([]hftok.Message, error) {
 	out := make([]hftok.Message, len(msgs))
 	for i, m := range msgs {

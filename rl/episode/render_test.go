@@ -434,10 +434,10 @@ func TestPlainRenderer(t *testing.T) {
 	}
 }
 
-// refusing is a template that renders an environment's reply by rewriting the turn before it.
-type refusing struct{ hftok.Template }
+// rewriting is a template that renders an environment's reply by rewriting the turn before it.
+type rewriting struct{ hftok.Template }
 
-func (r refusing) Render(msgs []hftok.Message, o hftok.ChatOptions) (string, error) {
+func (r rewriting) Render(msgs []hftok.Message, o hftok.ChatOptions) (string, error) {
 	text, err := r.Template.Render(msgs, o)
 	if len(msgs) > 2 {
 		text = strings.Replace(text, "assistant\n", "assistant\n\n", 1)
@@ -474,7 +474,7 @@ func TestRendererErrors(t *testing.T) {
 	}{
 		{"nil template", second(NewChatRenderer(nil)), "episode: no chat template"},
 		{"unknown family", second(NewChatRenderer(unnamed{qwen3})), `chat template "chatml-custom": its end-of-turn token is not known`},
-		{"not prefix-preserving", second(NewChatRenderer(refusing{qwen3})), `the qwen3 template is not prefix-preserving: followed by the reply, the turn "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>" renders as`},
+		{"not prefix-preserving", second(NewChatRenderer(rewriting{qwen3})), `the qwen3 template is not prefix-preserving: followed by the reply, the turn "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>" renders as`},
 		{"prompt role", second(q3.Prompt([]env.Message{{Role: "robot", Content: "x"}}, nil)), `episode: prompt: message 0 has role "robot"; want system, user, assistant, tool`},
 		{"plain prompt role", second(plain.Prompt([]env.Message{{Role: "", Content: "x"}}, nil)), `episode: prompt: message 0 has role ""; want system, user, assistant, tool`},
 		{"no prompt", second(q3.Prompt(nil, nil)), "episode: prompt: no messages"},
