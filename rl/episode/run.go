@@ -247,11 +247,15 @@ func (run *runner) applyReset(s int, st *state, c *call) error {
 		st.ep.Tools = c.reset.Tools
 	}
 	if len(st.ep.Messages) == 0 {
-		return fmt.Errorf("no prompt: the task has no messages and the environment's reset gave none")
+		st.ep.Prompt = []int32{}
+		run.stop(s, st, StopEnvError, fmt.Errorf("no prompt: the task has no messages and the environment's reset gave none"))
+		return nil
 	}
 	text, err := run.r.Prompt(st.ep.Messages, st.ep.Tools)
-	if err != nil {
-		return fmt.Errorf("rendering the prompt: %w", err)
+	if err != nil { // the reset's messages or tools, or the row's, have no place in the template
+		st.ep.Prompt = []int32{}
+		run.stop(s, st, StopEnvError, fmt.Errorf("rendering the prompt: %w", err))
+		return nil
 	}
 	ids := run.tok.Encode(text)
 	if len(ids) == 0 {
@@ -299,8 +303,9 @@ func (run *runner) applyStep(s int, st *state, c *call) error {
 	}
 	msgs := run.capToolOutputs(res.Messages)
 	text, err := run.r.Delta(msgs, ep.Tools, turn.Truncated)
-	if err != nil {
-		return fmt.Errorf("rendering the environment's reply to turn %d: %w", len(ep.Turns)-1, err)
+	if err != nil { // an empty reply, a role the template has no place for: the environment's doing
+		run.stop(s, st, StopEnvError, fmt.Errorf("its reply to turn %d: %w", len(ep.Turns)-1, err))
+		return nil
 	}
 	ids := run.tok.Encode(text)
 	if len(ep.Prompt)+len(ep.Tokens)+len(ids) >= run.budget {
