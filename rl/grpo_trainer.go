@@ -10,7 +10,8 @@ import (
 // GRPOTrainerConfig is a GRPO run: the shared training options and the loss's options.
 type GRPOTrainerConfig struct {
 	Train TrainConfig `json:"train"`
-	// GRPO holds the loss options; its MaxCompletionLength is set from Train.Rollout.MaxNewTokens.
+	// GRPO holds the loss options; its MaxCompletionLength is set from Train.Rollout.MaxNewTokens
+	// (from the episodes' MaxEpisodeTokens with episodes).
 	GRPO GRPOConfig `json:"grpo"`
 }
 
@@ -25,7 +26,7 @@ func (c GRPOTrainerConfig) Validate() error {
 		return err
 	}
 	g := c.GRPO
-	g.MaxCompletionLength = c.Train.Rollout.MaxNewTokens
+	g.MaxCompletionLength = c.Train.maxCompletion()
 	return g.Validate()
 }
 
@@ -46,7 +47,7 @@ func (cfg GRPOTrainerConfig) UsesReference() bool {
 // prompts, completions are decoded with tok and scored by reward. A frozen reference copy is
 // made when Beta > 0, a KL hard cap is set, or Train.KLMetrics asks for the KL diagnostics.
 func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
-	cfg.GRPO.MaxCompletionLength = cfg.Train.Rollout.MaxNewTokens
+	cfg.GRPO.MaxCompletionLength = cfg.Train.maxCompletion()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,8 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start), Completions: completionsOf(ro, rb)}
+	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start), Completions: t.completionsOf(ro, rb),
+		EnvSeconds: ro.episodeStats.EnvSeconds, EnvWaitSeconds: ro.episodeStats.WaitSeconds}
 	m := map[string]float64{}
 	sb, _, err := t.batchFor(ro, m)
 	if err != nil {
@@ -166,7 +168,7 @@ func (t *GRPOTrainer) grpoUpdate(s *grpoStep, k int) (*updateResult, *objective.
 			s.old = cur
 		}
 		in := objective.GRPOInputs{Rewards: s.rb.Total, Logp: cur.Logp, OldLogp: s.old.Logp, ResponseMask: s.ro.Masks.Response,
-			LossMask: s.ro.Masks.Loss, Entropy: cur.Entropy}
+			LossMask: s.ro.Masks.Loss, Entropy: cur.Entropy, Counted: countedRows(s.ro)}
 		if s.ref != nil {
 			in.RefLogp = s.ref.Logp
 		}

@@ -125,7 +125,8 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start), Completions: completionsOf(ro, rb)}
+	rep := &StepReport{Step: t.step + 1, Action: Proceed, RolloutSeconds: since(start), Completions: t.completionsOf(ro, rb),
+		EnvSeconds: ro.episodeStats.EnvSeconds, EnvWaitSeconds: ro.episodeStats.WaitSeconds}
 	m := map[string]float64{}
 	sb, _, err := t.batchFor(ro, m)
 	if err != nil {
@@ -160,8 +161,10 @@ type ppoStep struct {
 	old    *seqOut // the policy's log-probs and values before any update
 	ref    *seqOut // the reference model's log-probs (old without a reference model)
 	hasEOS []bool  // per row: the completion ended with EOS
-	pcfg   PPOConfig
-	warm   bool // critic warm-up: only the value head learns
+	// turnRewards are the episodes' rewards by token (nil for single completions).
+	turnRewards [][]float64
+	pcfg        PPOConfig
+	warm        bool // critic warm-up: only the value head learns
 }
 
 // newPPOStep evaluates the policy and the reference on sb (no tape, no dropout) and fixes the
@@ -189,7 +192,11 @@ func (t *PPOTrainer) newPPOStep(ro *Rollout, rb *RewardBatch, sb *seqBatch, m ma
 	}
 	pcfg := t.Config.PPO
 	pcfg.KLCoef = t.KL.Value()
-	return &ppoStep{ro: ro, rb: rb, sb: sb, old: old, ref: ref, hasEOS: hasEOS, pcfg: pcfg, warm: t.step < t.Config.CriticWarmup}, nil
+	s := &ppoStep{ro: ro, rb: rb, sb: sb, old: old, ref: ref, hasEOS: hasEOS, pcfg: pcfg, warm: t.step < t.Config.CriticWarmup}
+	if ro.Episodes != nil {
+		s.turnRewards = turnRewards(ro, rb.Total, t.reward.Weight(EnvReward{}.Name()))
+	}
+	return s, nil
 }
 
 // runEpoch runs epoch k, one update per mini-batch, and adds the epoch's ratio statistics
@@ -226,7 +233,7 @@ func (t *PPOTrainer) ppoUpdate(s *ppoStep, rows []int, index int, epoch *seqOut)
 		full := spreadRows(cur, rows, epoch)
 		in := objective.PPOInputs{Scores: s.rb.Total, HasEOS: s.hasEOS, Logp: full.Logp, OldLogp: s.old.Logp, RefLogp: s.ref.Logp,
 			Values: full.Values, OldValues: s.old.Values, ResponseMask: s.ro.Masks.Response, LossMask: s.ro.Masks.Loss,
-			Entropy: full.Entropy, Rows: rows}
+			Entropy: full.Entropy, Rows: rows, TurnRewards: s.turnRewards}
 		var err error
 		if res, err = objective.PPOLoss(s.pcfg, in); err != nil {
 			return nil, err

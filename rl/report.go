@@ -53,7 +53,11 @@ func WriteMetrics(metrics, log zerolog.Logger, kind string, rep *StepReport) {
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		ev = ev.Float64(n, rep.Metrics[names[n]])
 	}
-	ev.Float64("step_seconds", rep.Seconds).Float64("rollout_seconds", rep.RolloutSeconds).Msg("")
+	ev = ev.Float64("step_seconds", rep.Seconds).Float64("rollout_seconds", rep.RolloutSeconds)
+	if rep.EnvSeconds > 0 {
+		ev = ev.Float64("env/seconds", rep.EnvSeconds).Float64("env/wait_seconds", rep.EnvWaitSeconds)
+	}
+	ev.Msg("")
 	for _, w := range rep.Warnings {
 		log.Warn().Int("step", rep.Step).Msg(w)
 	}

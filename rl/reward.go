@@ -165,6 +165,16 @@ func NewCombined(parts ...Weighted) (*Combined, error) {
 	return &Combined{parts: append([]Weighted(nil), parts...)}, nil
 }
 
+// Weight is the weight of the term called name; 0 when there is none.
+func (c *Combined) Weight(name string) float64 {
+	for _, p := range c.parts {
+		if p.Reward.Name() == name {
+			return p.Weight
+		}
+	}
+	return 0
+}
+
 // Names returns the terms' names in order.
 func (c *Combined) Names() []string {
 	out := make([]string, len(c.parts))

@@ -9,6 +9,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/env"
+	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
@@ -105,8 +106,11 @@ type Rollout struct {
 	// log-probs to replay the truncation (TrainConfig.ReplayTruncation).
 	Cutoff [][]float32
 	Masks  *objective.Masks
-	// Texts are the completions as rewards see them (CompletionText).
+	// Texts are the completions as rewards see them (CompletionText): an episode's last turn.
 	Texts []string
+	// Episodes are the multi-turn episodes the rows come from; nil for single completions.
+	Episodes     []*episode.Episode
+	episodeStats episode.Stats // this rank's share of the work
 }
 
 // Rows is the number of completions.

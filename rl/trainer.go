@@ -9,6 +9,8 @@ import (
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
@@ -46,6 +48,14 @@ type TrainConfig struct {
 	Seed uint64 `json:"seed"`
 	// KLMetrics keeps a reference model for the KL diagnostics even when no loss term uses it.
 	KLMetrics bool `json:"kl_metrics"`
+	// Episodes, when set, makes each rollout row a multi-turn episode in the environment the
+	// trainer is given (SetEnvironment): the rollout's sampling, its EOS (the end-of-turn
+	// token) and its max_new_tokens (per turn) apply to every turn.
+	Episodes *episode.Limits `json:"episodes,omitempty"`
+	// MaskToolSyntax leaves the fixed parts of the episodes' tool calls (tags, JSON
+	// punctuation, the envelope's keys) out of the loss: only the choice of tool and the
+	// arguments train.
+	MaskToolSyntax bool `json:"mask_tool_syntax,omitempty"`
 	// Spread computes each step in pieces that any number of ranks can share (see
 	// GRPOTrainer.SetComm, which sets it): each group sampled from its own stream and scored
 	// where it was sampled, micro-batch gradients added in order on the host. A run then gives the same numbers on any number
@@ -88,7 +98,33 @@ func (c TrainConfig) Validate() error {
 	if c.MicroBatch < 0 {
 		return fmt.Errorf("micro_batch %d: want >= 0 (0: whole batch)", c.MicroBatch)
 	}
+	if c.Episodes != nil {
+		if err := c.Episodes.Validate(); err != nil {
+			return fmt.Errorf("episodes: %w", err)
+		}
+	} else if c.MaskToolSyntax {
+		return fmt.Errorf("mask_tool_syntax: tool calls come from episodes; set episodes too")
+	}
 	return nil
+}
+
+// maxCompletion is the most completion tokens a row can have: a turn's cap, or with episodes
+// the whole context's.
+func (c TrainConfig) maxCompletion() int {
+	if c.Episodes != nil {
+		return c.Episodes.MaxEpisodeTokens
+	}
+	return c.Rollout.MaxNewTokens
+}
+
+// episodeConfig is how a step's episodes run: the rollout's sampling, EOS and per-turn cap
+// within cfg.Episodes' limits.
+func (c TrainConfig) episodeConfig(greedy bool) episode.Config {
+	ec := episode.Config{Sampling: c.Rollout.Sampling, EndOfTurn: int32(c.Rollout.EOS), MaxNewTokens: c.Rollout.MaxNewTokens, Limits: *c.Episodes}
+	if greedy {
+		ec.Sampling = sample.Options{}
+	}
+	return ec
 }
 
 func (c TrainConfig) schedule() optim.Cosine { return c.Schedule(c.Steps) }
@@ -104,6 +140,9 @@ type StepReport struct {
 	Warnings []string
 	// Seconds is the step's wall time, RolloutSeconds the sampling part of it.
 	Seconds, RolloutSeconds float64
+	// EnvSeconds is the time the episodes' environment calls took, summed over the calls;
+	// EnvWaitSeconds the part of it the decoder waited for.
+	EnvSeconds, EnvWaitSeconds float64
 	// Completions are the step's sampled completions with their rewards, in rollout order.
 	Completions []Completion
 }
@@ -114,10 +153,21 @@ type Completion struct {
 	Completion string             `json:"completion"`
 	Reward     float64            `json:"reward"`
 	Rewards    map[string]float64 `json:"rewards"` // each term's unweighted score
+	// Turns are a multi-turn episode's turns and replies, in order; StopReason why it ended.
+	Turns      []CompletionTurn `json:"turns,omitempty"`
+	StopReason string           `json:"stop_reason,omitempty"`
+}
+
+// CompletionTurn is an assistant turn or an environment reply of an episode.
+type CompletionTurn struct {
+	Role    string  `json:"role"` // "assistant" or "environment"
+	Text    string  `json:"text"`
+	Tokens  []int32 `json:"tokens"`
+	Trained bool    `json:"trained"`
 }
 
 // completionsOf pairs a rollout's prompts and texts with their rewards.
-func completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
+func (c *core) completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
 	out := make([]Completion, len(ro.Texts))
 	for i := range out {
 		terms := make(map[string]float64, len(rb.PerReward))
@@ -125,6 +175,10 @@ func completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
 			terms[k] = v[i]
 		}
 		out[i] = Completion{Prompt: ro.Prompts[i].Text, Completion: ro.Texts[i], Reward: rb.Total[i], Rewards: terms}
+		if ro.Episodes != nil {
+			out[i].Turns = episodeTurns(ro.Episodes[i], c.env.Tok.Decode)
+			out[i].StopReason = ro.Episodes[i].StopReason
+		}
 	}
 	return out
 }
@@ -159,6 +213,8 @@ type core struct {
 	comms dist.ReduceStats        // this step's traffic so far
 
 	timer PhaseTimer // told each phase's time (SetPhaseTimer); nil: none
+
+	env *Environment // the episodes' environment (SetEnvironment); nil: single completions
 }
 
 func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
@@ -221,6 +277,9 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 			rows = append(rows, p)
 		}
 	}
+	if c.env != nil {
+		return c.drawEpisodes(rows, per)
+	}
 	var ro *Rollout
 	var err error
 	done := c.timed(PhaseRollout)
@@ -273,6 +332,7 @@ func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, 
 	for k, v := range ro.Masks.Stats().Map() {
 		m[k] = v
 	}
+	episodeMetrics(m, ro)
 	return sb, align, nil
 }
 
