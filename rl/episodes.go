@@ -87,7 +87,7 @@ func episodeTasks(rows []Prompt, per int, seed uint64, step int, greedy bool) []
 	for i, p := range rows {
 		g, k := i/per, i%per
 		msgs := p.Messages
-		if msgs == nil {
+		if msgs == nil && p.Text != "" { // a text prompt; none at all: the environment's reset opens
 			msgs = []env.Message{{Role: "user", Content: p.Text}}
 		}
 		tasks[i] = episode.Task{Messages: msgs, Tools: p.Tools, Example: p.Example, Sample: k,

@@ -205,3 +205,34 @@ func TestPPOEpisodes(t *testing.T) {
 		t.Error("two runs with the same seed trained different weights")
 	}
 }
+
+// TestEvaluateEpisodes: a held-out evaluation in an environment runs a greedy episode per
+// prompt and scores its return: the mean reward is the mean of the episodes' returns.
+func TestEvaluateEpisodes(t *testing.T) {
+	m := GPT2(chatModel(t))
+	prompts := []Prompt{{Text: "ab="}, {Text: "c="}, {Text: "dd+e="}}
+	e := chatEnvironment()
+	lim := episodeTrainConfig().Episodes
+	res, err := Evaluate(m, chatToy, prompts, envReward(t), EvalConfig{MaxNewTokens: 5, EOS: len(chatAlphabet), Success: 0.1, Env: &e, Episodes: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := TrainConfig{Rollout: RolloutConfig{MaxNewTokens: 5, EOS: len(chatAlphabet)}, Episodes: lim}
+	eps, _, err := runEpisodesOn(m, &e, cfg.episodeConfig(true), episodeTasks(prompts, 1, 0, 0, true), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, ok := 0.0, 0
+	for _, ep := range eps {
+		if len(ep.Turns) < 2 {
+			t.Errorf("an episode of %d turns; want several", len(ep.Turns))
+		}
+		sum += ep.Return
+		if ep.Return >= 0.1 {
+			ok++
+		}
+	}
+	if res.N != 3 || res.MeanReward != sum/3 || res.Accuracy != float64(ok)/3 {
+		t.Errorf("result %+v; want mean reward %v and accuracy %v", res.EvalTask, sum/3, float64(ok)/3)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/rl/episode"
 )
 
 // EvalConfig says how held-out prompts are answered and scored.
@@ -34,6 +35,10 @@ type EvalConfig struct {
 	// Progress, when set, is called as answers end with the number done and the total (greedy
 	// and sampled answers together).
 	Progress func(done, total int) `json:"-"`
+	// Env, when set, answers each prompt with a multi-turn episode in it, within Episodes'
+	// limits; the reward sees the episode's return as the term "env" and its last turn.
+	Env      *Environment    `json:"-"`
+	Episodes *episode.Limits `json:"-"`
 }
 
 // score scores the answers, shared among cfg.Comm's ranks when set.
@@ -141,6 +146,9 @@ func (p *evalProgress) finished(int) {
 // answerAndScore generates an answer to every prompt (greedily, or sampled from r) and
 // returns the answers and their total rewards; finished hears of each answer as it ends.
 func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, r *rng.RNG, finished func(int)) ([]string, []float64, error) {
+	if cfg.Env != nil {
+		return cfg.episodesAndScore(m, prompts, reward, rc, greedy, finished)
+	}
 	ro, err := generate(m, tok, prompts, rc, greedy, r, finished)
 	if err != nil {
 		return nil, nil, err
@@ -149,6 +157,46 @@ func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, 
 	metas := make([]Meta, len(prompts))
 	for i, p := range prompts {
 		texts[i], metas[i] = p.Text, p.Meta
+	}
+	rb, err := cfg.score(reward, texts, ro.Texts, metas)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ro.Texts, rb.Total, nil
+}
+
+// episodesAndScore runs an episode for every prompt (greedily, or sampled with streams keyed
+// by cfg.Seed, each prompt's samples a group facing one task) and returns the last turns and
+// the total rewards.
+func (cfg EvalConfig) episodesAndScore(m Policy, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, finished func(int)) ([]string, []float64, error) {
+	if cfg.Episodes == nil {
+		return nil, nil, fmt.Errorf("evaluate: an environment needs episode limits")
+	}
+	per := 1
+	if !greedy {
+		per = cfg.Samples
+	}
+	tc := TrainConfig{Rollout: rc, Episodes: cfg.Episodes}
+	eps, _, err := runEpisodesOn(m, cfg.Env, tc.episodeConfig(greedy), episodeTasks(prompts, per, cfg.Seed, 0, greedy), rc.GenBatch)
+	if err != nil {
+		return nil, nil, err
+	}
+	if finished != nil {
+		for i := range eps {
+			finished(i)
+		}
+	}
+	ro, err := episodeRollout(prompts, eps, rc.EOS, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	texts := make([]string, len(prompts))
+	for i, p := range prompts {
+		texts[i] = p.Text
+	}
+	metas, err := episodeMetas(prompts, eps)
+	if err != nil {
+		return nil, nil, err
 	}
 	rb, err := cfg.score(reward, texts, ro.Texts, metas)
 	if err != nil {
