@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ type setupOptions struct {
 
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
 // fingerprints are recorded, or, when the flags already hold them (a resumed run), checked.
-func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message) (string, error), o setupOptions) (*taskSetup, error) {
+func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message, []json.RawMessage) (string, error), o setupOptions) (*taskSetup, error) {
 	var err error
 	for _, p := range []*string{&d.Path, &d.EvalPath} {
 		if *p != "" {
