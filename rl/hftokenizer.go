@@ -23,3 +23,12 @@ func (t HFTokenizer) Decode(ids []int32) (string, error) {
 	}
 	return t.Tokenizer.Decode(in)
 }
+
+// DecodeBytes returns the bytes of ids, a character split across tokens included.
+func (t HFTokenizer) DecodeBytes(ids []int32) ([]byte, error) {
+	in := make([]int, len(ids))
+	for i, id := range ids {
+		in[i] = int(id)
+	}
+	return t.Tokenizer.DecodeBytes(in)
+}

@@ -40,6 +40,9 @@ type Prompt struct {
 	// before the completion); Text is their rendering. An episode renders them again with
 	// the environment's opening messages and tools.
 	Messages []env.Message
+	// Conversation is a chat dataset row's whole conversation, its final assistant turn (the
+	// answer) included, for supervised training on every assistant turn; nil otherwise.
+	Conversation []env.Message
 	// Tools are the function specs (OpenAI style) the dataset row offers; nil: none.
 	Tools []json.RawMessage
 	// Example is the dataset row as a JSON object, what an environment is reset from; nil

@@ -23,6 +23,10 @@ type SFTConfig struct {
 	AnswerOnly bool `json:"answer_only"`
 	// EOS is appended to every answer so the model learns to stop.
 	EOS int `json:"eos"`
+	// LastTurnOnly trains a conversation (Prompt.Conversation) on its final assistant turn
+	// alone, the turns before it the prompt; otherwise every assistant turn is trained, tool
+	// calls included, in the conversation rendered once (see ConversationTokens).
+	LastTurnOnly bool `json:"last_turn_only,omitempty"`
 	// MicroBatch caps the examples of one forward pass (gradient accumulation over the batch,
 	// for memory, and what SetComm spreads over ranks); 0 runs the whole batch at once. The
 	// micro-batches' gradients are added on the host in order, the same for any rank count.
@@ -58,12 +62,16 @@ func (c SFTConfig) schedule() optim.Cosine { return c.Schedule(c.Steps) }
 
 // SFTTrainer trains a model on prompt ++ answer ++ EOS sequences. The prompt and the answer are
 // encoded separately, exactly as the RL rollout sees them (the prompt encoded alone, then the
-// completion token by token).
+// completion token by token). A conversation is trained on every assistant turn instead,
+// unless Config.LastTurnOnly.
 type SFTTrainer struct {
 	Config SFTConfig
 	Model  Policy
 	Opt    *optim.AdamW
 	Step   int
+	// Chat renders conversations in the model's chat template; nil refuses a conversation
+	// to train on every turn.
+	Chat ChatRender
 
 	tok   Tokenizer
 	src   *countedSource
@@ -101,12 +109,12 @@ func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*S
 // TrainStep takes one optimizer step on Batch fresh examples.
 func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	start := time.Now()
-	seqs, starts, T, err := t.nextSequences()
+	seqs, starts, masks, T, err := t.nextSequences()
 	if err != nil {
 		return SFTStats{}, err
 	}
 	B := t.Config.Batch
-	inputs, positions, targets := packSequences(seqs, starts, T, int32(t.Config.EOS))
+	inputs, positions, targets := packSequences(seqs, starts, masks, T, int32(t.Config.EOS))
 	count := len(positions)
 	loss, comms, err := t.lossAndGrads(inputs, positions, targets, B, T, count)
 	if err != nil {
@@ -122,38 +130,67 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 		CommBytes: comms.BytesSent, CommSeconds: comms.Seconds}, nil
 }
 
-// nextSequences encodes the next Batch examples as prompt, answer and EOS, and returns them,
-// the first target index of each in the loss (past the prompt with AnswerOnly) and the
+// nextSequences encodes the next Batch examples as prompt, answer and EOS (or as a whole
+// conversation), and returns them, the first target index of each in the loss (past the
+// prompt with AnswerOnly), the loss mask of each conversation (nil for the others) and the
 // longest input length.
-func (t *SFTTrainer) nextSequences() (seqs [][]int32, starts []int, T int, err error) {
+func (t *SFTTrainer) nextSequences() (seqs [][]int32, starts []int, masks [][]bool, T int, err error) {
 	cfg := t.Config
 	seqs = make([][]int32, cfg.Batch)
 	starts = make([]int, cfg.Batch)
+	masks = make([][]bool, cfg.Batch)
 	for i := range seqs {
 		p, err := t.src.Next()
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("prompts: %w", err)
+			return nil, nil, nil, 0, fmt.Errorf("prompts: %w", err)
 		}
-		pr, ans := t.tok.Encode(p.Text), t.tok.Encode(p.Answer)
-		if len(pr) == 0 {
-			return nil, nil, 0, fmt.Errorf("example %q: the prompt encodes to no tokens", p.Text)
+		var seq []int32
+		if len(p.Conversation) > 0 && !cfg.LastTurnOnly {
+			if seq, masks[i], err = t.conversation(p); err != nil {
+				return nil, nil, nil, 0, err
+			}
+		} else {
+			pr, ans := t.tok.Encode(p.Text), t.tok.Encode(p.Answer)
+			if len(pr) == 0 {
+				return nil, nil, nil, 0, fmt.Errorf("example %q: the prompt encodes to no tokens", p.Text)
+			}
+			seq = append(append(append([]int32(nil), pr...), ans...), int32(cfg.EOS))
+			if cfg.AnswerOnly {
+				starts[i] = len(pr) - 1
+			}
 		}
-		seq := append(append(append([]int32(nil), pr...), ans...), int32(cfg.EOS))
 		if len(seq)-1 > t.Model.MaxSeqLen() {
-			return nil, nil, 0, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), t.Model.MaxSeqLen())
+			return nil, nil, nil, 0, fmt.Errorf("example %q: %d tokens exceed the model's context of %d", p.Text, len(seq), t.Model.MaxSeqLen())
 		}
 		seqs[i] = seq
-		if cfg.AnswerOnly {
-			starts[i] = len(pr) - 1
-		}
 		T = max(T, len(seq)-1)
 	}
-	return seqs, starts, T, nil
+	return seqs, starts, masks, T, nil
+}
+
+// conversation lays out p's conversation with its loss mask on every assistant turn (nil, the
+// whole sequence trained, without AnswerOnly).
+func (t *SFTTrainer) conversation(p Prompt) ([]int32, []bool, error) {
+	if t.Chat == nil {
+		return nil, nil, fmt.Errorf("example %q: a conversation, but no chat template to render it in for training every assistant turn (train its last turn only instead)", p.Text)
+	}
+	seq, mask, err := ConversationTokens(t.Chat, t.tok, p.Conversation, p.Tools)
+	if err != nil {
+		return nil, nil, fmt.Errorf("example %q: %w", p.Text, err)
+	}
+	if len(seq) < 2 {
+		return nil, nil, fmt.Errorf("example %q: the conversation encodes to %d tokens", p.Text, len(seq))
+	}
+	if !t.Config.AnswerOnly {
+		mask = nil
+	}
+	return seq, mask, nil
 }
 
 // packSequences lays the sequences out as B×T inputs padded with eos and returns the flat
-// positions that enter the loss with their targets (the next token).
-func packSequences(seqs [][]int32, starts []int, T int, eos int32) (inputs []int32, positions []int, targets []int32) {
+// positions that enter the loss with their targets (the next token): from starts[i] on, or
+// where masks[i] (when not nil) marks the target.
+func packSequences(seqs [][]int32, starts []int, masks [][]bool, T int, eos int32) (inputs []int32, positions []int, targets []int32) {
 	inputs = make([]int32, len(seqs)*T)
 	for i, seq := range seqs {
 		for t := 0; t < T; t++ {
@@ -161,7 +198,7 @@ func packSequences(seqs [][]int32, starts []int, T int, eos int32) (inputs []int
 			inputs[k] = eos
 			if t+1 < len(seq) {
 				inputs[k] = seq[t]
-				if t >= starts[i] {
+				if masks[i] == nil && t >= starts[i] || masks[i] != nil && masks[i][t+1] {
 					positions = append(positions, k)
 					targets = append(targets, seq[t+1])
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func defaultDatasetFlags() datasetFlags {
 // addDatasetFlags registers the flags with d's values as defaults (setFlag re-registers them
 // over a run's saved settings).
 func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
-	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a dataset file instead of --task: JSON Lines, a JSON array or Parquet, each example with \"prompt\" (text or messages) or \"messages\", optional \"answer\"/\"completion\"; other fields reach the rewards")
+	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a dataset file instead of --task: JSON Lines, a JSON array or Parquet, each example with \"prompt\" (text or messages) or \"messages\" (tool calls and tool turns kept), optional \"answer\"/\"completion\" and \"tools\" (function specs for the chat template); other fields reach the rewards")
 	fs.StringVar(&d.EvalPath, "eval-dataset", d.EvalPath, "held-out prompts for the accuracy before and after (default: --held-out-share of --dataset)")
 	fs.StringVar(&d.Fields, "dataset-field", d.Fields, "the dataset's own field names, e.g. prompt=question,answer=final_answer")
 	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of distinct prompts held out for evaluation (at least one; chosen by --eval-seed, whatever the file's order)")
@@ -66,7 +67,7 @@ type setupOptions struct {
 
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
 // fingerprints are recorded, or, when the flags already hold them (a resumed run), checked.
-func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message) (string, error), o setupOptions) (*taskSetup, error) {
+func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message, []json.RawMessage) (string, error), o setupOptions) (*taskSetup, error) {
 	var err error
 	for _, p := range []*string{&d.Path, &d.EvalPath} {
 		if *p != "" {

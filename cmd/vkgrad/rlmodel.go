@@ -17,6 +17,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
 
@@ -34,7 +35,10 @@ type modelFamily struct {
 	hfDir string
 	tok   rlTokenizer
 	eos   int
-	chat  func([]tasks.Message) (string, error)
+	// chat renders a dataset's prompt, turns renders whole conversations for training;
+	// both nil without a chat template.
+	chat  func([]tasks.Message, []json.RawMessage) (string, error)
+	turns rl.ChatRender
 }
 
 // hfDirOfRun returns the Hugging Face directory a run directory (or its checkpoint) was
@@ -73,7 +77,7 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.chat = renderer(tmpl)
+			f.chat, f.turns = renderer(tmpl), rl.HFChat(tmpl)
 		}
 		return f, nil
 	}
@@ -91,22 +95,27 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0]}
 	switch tmpl, err := hftok.LoadTemplate(hfDir); {
 	case err == nil:
-		f.chat = renderer(tmpl)
+		f.chat, f.turns = renderer(tmpl), rl.HFChat(tmpl)
 	case !errors.Is(err, hftok.ErrNoTemplate):
 		// The template is there but is not one vkgrad renders: a dataset's messages say why.
-		f.chat = func([]tasks.Message) (string, error) { return "", err }
+		f.chat = func([]tasks.Message, []json.RawMessage) (string, error) { return "", err }
+		f.turns = func([]env.Message, []json.RawMessage, bool) (string, error) { return "", err }
 	}
 	return f, nil
 }
 
-// renderer renders a dataset's conversation as a prompt, the assistant's turn opened.
-func renderer(tmpl hftok.Template) func([]tasks.Message) (string, error) {
-	return func(msgs []tasks.Message) (string, error) {
+// renderer renders a dataset's conversation, with the tools its row offers, as a prompt, the
+// assistant's turn opened.
+func renderer(tmpl hftok.Template) func([]tasks.Message, []json.RawMessage) (string, error) {
+	return func(msgs []tasks.Message, tools []json.RawMessage) (string, error) {
 		in := make([]hftok.Message, len(msgs))
 		for i, m := range msgs {
 			in[i] = hftok.Message{Role: m.Role, Content: m.Content}
+			for _, c := range m.ToolCalls {
+				in[i].ToolCalls = append(in[i].ToolCalls, hftok.ToolCall{Function: &hftok.ToolFunction{Name: c.Name, Arguments: c.Arguments}})
+			}
 		}
-		return tmpl.Render(in, hftok.ChatOptions{AddGenerationPrompt: true})
+		return tmpl.Render(in, hftok.ChatOptions{AddGenerationPrompt: true, Tools: tools})
 	}
 }
 

@@ -78,6 +78,7 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most examples per forward pass, their gradients added over the step's batch (memory; 0: the whole batch at once)")
 	addOptimizerFlags(fs, &c.Settings)
 	fs.BoolVar(&c.AnswerOnly, "answer-only", c.AnswerOnly, "put the loss on the answer tokens and EOS only (--answer-only=false: also the prompt)")
+	fs.BoolVar(&c.LastTurnOnly, "last-turn-only", c.LastTurnOnly, "a \"messages\" conversation trains its final assistant turn alone, the turns before it the prompt (default: every assistant turn, tool calls included, in the conversation rendered once)")
 }
 
 // sftCommand is `vkgrad sft`.
@@ -117,6 +118,9 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 		return err
 	}
 	if err := f.checkPrompts(m); err != nil {
+		return err
+	}
+	if err := f.checkConversations(m); err != nil {
 		return err
 	}
 	tr, err := f.trainer(m)
@@ -188,6 +192,7 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	tr.Chat = f.family.turns
 	if f.cluster != nil {
 		f.log.Info().Msg(f.cluster.describe())
 		if err := tr.SetComm(f.cluster.comm); err != nil {
@@ -195,6 +200,35 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 		}
 	}
 	return tr, nil
+}
+
+// checkConversations lays out, before the first step, every conversation that is to be trained
+// on all its assistant turns, refusing one the template cannot split into turns or m's context
+// cannot hold, naming its file and line.
+func (f *sftFlags) checkConversations(m rl.Policy) error {
+	if f.cfg.LastTurnOnly {
+		return nil
+	}
+	for _, p := range f.setup.prompts {
+		if len(p.Conversation) == 0 {
+			continue
+		}
+		q, err := p.RL(nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Where, err)
+		}
+		if f.family.turns == nil {
+			return fmt.Errorf("%s: a conversation, but the model has no chat template to train its turns in", p.Where)
+		}
+		ids, _, err := rl.ConversationTokens(f.family.turns, f.family.tok, q.Conversation, q.Tools)
+		if err != nil {
+			return fmt.Errorf("%s: %w (--last-turn-only trains the final turn alone)", p.Where, err)
+		}
+		if len(ids)-1 > m.MaxSeqLen() {
+			return fmt.Errorf("%s: the conversation's %d tokens exceed the model's context of %d", p.Where, len(ids), m.MaxSeqLen())
+		}
+	}
+	return nil
 }
 
 // checkSet is the validation problems --stop-at-accuracy checks (none when it is 0).

@@ -20,18 +20,20 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are an assistant turn's function calls.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // DatasetOptions say how to read a dataset file.
 type DatasetOptions struct {
 	// Fields maps a role to the dataset's own field name where they differ, e.g.
 	// {"prompt": "question"} (--dataset-field prompt=question). Roles: prompt, messages,
-	// answer, completion.
+	// answer, completion, tools.
 	Fields map[string]string
-	// Chat renders a conversation into the prompt text the model sees, ending with the
-	// assistant's turn opened; nil when the model has no chat template (then a line with
-	// messages is an error).
-	Chat func([]Message) (string, error)
+	// Chat renders a conversation, with the function specs the row offers (OpenAI style;
+	// nil: none), into the prompt text the model sees, ending with the assistant's turn
+	// opened; nil when the model has no chat template (then a line with messages is an error).
+	Chat func(msgs []Message, tools []json.RawMessage) (string, error)
 	// Task names the prompts' task in metrics (default "dataset").
 	Task string
 	// RequireAnswer refuses a line with no answer (no answer, no completion, no final
@@ -41,7 +43,7 @@ type DatasetOptions struct {
 }
 
 // fieldRoles are the dataset fields with a meaning; the rest is metadata for rewards.
-var fieldRoles = []string{"prompt", "messages", "answer", "completion"}
+var fieldRoles = []string{"prompt", "messages", "answer", "completion", "tools"}
 
 // ParseFieldMap reads "role=field,role=field" (--dataset-field) into a field map.
 func ParseFieldMap(spec string) (map[string]string, error) {
@@ -70,9 +72,10 @@ func ParseFieldMap(spec string) (map[string]string, error) {
 // line), a JSON array of objects, or Parquet, told apart by their first bytes. Each example
 // has "prompt" (text, or a list of messages) or "messages" (a conversation: the prompt is
 // every turn before the last assistant turn, whose content is the completion), optional
-// "answer" (what rewards check) and "completion" (the supervised target), and any other
-// fields, which are passed to rewards as metadata (strings as they are, other values as
-// compact JSON text with sorted keys). A Parquet row reads as the JSON object of its columns,
+// "answer" (what rewards check) and "completion" (the supervised target), optional "tools"
+// (function specs, see [Prompt.Tools]), and any other fields, which are passed to rewards as
+// metadata (strings as they are, other values as compact JSON text with sorted keys). Messages
+// may carry "tool_calls" (see [ToolCall]) and have the role "tool". A Parquet row reads as the JSON object of its columns,
 // so the same rows load to the same prompts from any layout. A UTF-8 byte order mark opening
 // a JSON file is skipped; text that is not valid UTF-8 is an error (JSON decoding would turn
 // its bytes into U+FFFD unseen). Errors name the file, the line (or Parquet row) and the
@@ -182,7 +185,10 @@ func (o DatasetOptions) parseObject(obj map[string]json.RawMessage) (Prompt, err
 	if err != nil {
 		return Prompt{}, err
 	}
-	if p.Text, completion, err = o.promptText(obj, completion); err != nil {
+	if p.Tools, err = parseTools(obj[o.field("tools")], o.field("tools")); err != nil {
+		return Prompt{}, err
+	}
+	if completion, err = o.promptText(obj, &p, completion); err != nil {
 		return Prompt{}, err
 	}
 	if p.Answer == "" {
@@ -191,6 +197,9 @@ func (o DatasetOptions) parseObject(obj map[string]json.RawMessage) (Prompt, err
 	if p.Answer == "" && o.RequireAnswer {
 		return Prompt{}, fmt.Errorf("no answer to train or score on: give %q or %q, or end %q with an assistant turn",
 			o.field("answer"), o.field("completion"), o.field("messages"))
+	}
+	if p.Row, err = rowJSON(obj); err != nil {
+		return Prompt{}, err
 	}
 	used := map[string]bool{}
 	for _, r := range fieldRoles {
@@ -219,48 +228,53 @@ func (o DatasetOptions) parseObject(obj map[string]json.RawMessage) (Prompt, err
 	return p, nil
 }
 
-// promptText finds the prompt: a text "prompt", a list of messages under "prompt", or a
-// "messages" conversation whose final assistant turn becomes the completion when none is given.
-func (o DatasetOptions) promptText(obj map[string]json.RawMessage, completion string) (string, string, error) {
+// promptText sets p's prompt: a text "prompt", a list of messages under "prompt", or a
+// "messages" conversation whose final assistant turn becomes the completion when none is
+// given (the whole conversation is then p.Conversation). It returns the completion.
+func (o DatasetOptions) promptText(obj map[string]json.RawMessage, p *Prompt, completion string) (string, error) {
 	pf, mf := o.field("prompt"), o.field("messages")
 	if raw, ok := obj[pf]; ok && string(raw) != "null" { // null: a Parquet column without a value here
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if s == "" {
-				return "", "", fmt.Errorf("field %q is empty", pf)
+				return "", fmt.Errorf("field %q is empty", pf)
 			}
-			return s, completion, nil
+			p.Text = s
+			return completion, nil
 		}
 		msgs, err := messages(raw, pf)
 		if err != nil {
-			return "", "", err
+			return "", err
 		}
-		text, err := o.render(msgs, pf)
-		return text, completion, err
+		p.Messages = msgs
+		p.Text, err = o.render(msgs, p.Tools, pf)
+		return completion, err
 	}
 	raw, ok := obj[mf]
 	if !ok || string(raw) == "null" {
-		return "", "", fmt.Errorf("no %q or %q field", pf, mf)
+		return "", fmt.Errorf("no %q or %q field", pf, mf)
 	}
 	msgs, err := messages(raw, mf)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	if last := msgs[len(msgs)-1]; last.Role == "assistant" && len(msgs) > 1 {
-		msgs = msgs[:len(msgs)-1]
 		if completion == "" {
 			completion = last.Content
+			p.Conversation = msgs
 		}
+		msgs = msgs[:len(msgs)-1]
 	}
-	text, err := o.render(msgs, mf)
-	return text, completion, err
+	p.Messages = msgs
+	p.Text, err = o.render(msgs, p.Tools, mf)
+	return completion, err
 }
 
-func (o DatasetOptions) render(msgs []Message, field string) (string, error) {
+func (o DatasetOptions) render(msgs []Message, tools []json.RawMessage, field string) (string, error) {
 	if o.Chat == nil {
 		return "", fmt.Errorf("field %q holds messages, but the model has no chat template: give the prompt as text", field)
 	}
-	text, err := o.Chat(msgs)
+	text, err := o.Chat(msgs, tools)
 	if err != nil {
 		return "", fmt.Errorf("field %q: %w", field, err)
 	}
@@ -280,6 +294,9 @@ func messages(raw json.RawMessage, field string) ([]Message, error) {
 		case "system", "user", "assistant", "tool":
 		default:
 			return nil, fmt.Errorf("field %q: message %d has role %q (want system, user, assistant or tool)", field, i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return nil, fmt.Errorf("field %q: message %d has tool calls but the role %q (only an assistant calls tools)", field, i, m.Role)
 		}
 	}
 	return msgs, nil

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ func writeDataset(t *testing.T, lines ...string) string {
 }
 
 // chatML renders messages the way a ChatML template does, enough to see what was rendered.
-func chatML(msgs []Message) (string, error) {
+func chatML(msgs []Message, _ []json.RawMessage) (string, error) {
 	var b strings.Builder
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "<|im_start|>%s\n%s<|im_end|>\n", m.Role, m.Content)

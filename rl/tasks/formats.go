@@ -336,3 +336,25 @@ func canonicalJSON(raw json.RawMessage) string {
 	}
 	return string(b)
 }
+
+// rowJSON writes a row as one compact JSON object, keys sorted at every level, numbers as
+// written and text unescaped (an environment reads it as the row it was).
+func rowJSON(obj map[string]json.RawMessage) (json.RawMessage, error) {
+	vals := make(map[string]any, len(obj))
+	for k, raw := range obj {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("field %q: %w", k, err)
+		}
+		vals[k] = v
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(vals); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

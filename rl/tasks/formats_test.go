@@ -99,7 +99,7 @@ func TestDatasetLayoutsLoadAlike(t *testing.T) {
 		writeParquet(t, dir, "d.parquet", rows),
 		writeParquet(t, dir, "d-without-extension", rows),
 	}
-	chat := func(m []Message) (string, error) {
+	chat := func(m []Message, _ []json.RawMessage) (string, error) {
 		var b strings.Builder
 		for _, x := range m {
 			b.WriteString(x.Role + ": " + x.Content + "\n")
@@ -123,7 +123,8 @@ func TestDatasetLayoutsLoadAlike(t *testing.T) {
 			t.Errorf("%s: rows named %q, want %q", path, wheres, wantWhere)
 		}
 		for j := range ps {
-			ps[j].Where = ""
+			// A Parquet row holds every column (null or empty where the line had none).
+			ps[j].Where, ps[j].Row = "", nil
 		}
 		if i == 0 {
 			want = ps
@@ -249,7 +250,7 @@ func FuzzLoadParquet(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		chat := func(m []Message) (string, error) { return m[0].Content + "|", nil }
+		chat := func(m []Message, _ []json.RawMessage) (string, error) { return m[0].Content + "|", nil }
 		ps, err := LoadDataset(path, DatasetOptions{Chat: chat, Fields: map[string]string{"prompt": "question"}})
 		if err != nil {
 			return

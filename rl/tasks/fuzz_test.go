@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,7 @@ func FuzzLoadDataset(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), "d.jsonl")
 		os.WriteFile(path, b, 0o644)
-		chat := func(m []Message) (string, error) { return m[0].Content + "|", nil }
+		chat := func(m []Message, _ []json.RawMessage) (string, error) { return m[0].Content + "|", nil }
 		ps, err := LoadDataset(path, DatasetOptions{Chat: chat, Fields: map[string]string{"prompt": "question"}})
 		if err != nil {
 			return

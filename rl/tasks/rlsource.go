@@ -24,7 +24,8 @@ func EncoderOf(encode func(string) []int32) Encoder {
 // RL converts the prompt for the rl trainers, with its forced-token template encoded by enc
 // (nil when the format fixes no token, or when enc is nil).
 func (p Prompt) RL(enc Encoder) (rl.Prompt, error) {
-	out := rl.Prompt{Text: p.Text, Answer: p.Answer, Meta: p.Meta}
+	out := rl.Prompt{Text: p.Text, Answer: p.Answer, Meta: p.Meta, Messages: envMessages(p.Messages),
+		Conversation: envMessages(p.Conversation), Tools: p.Tools, Example: p.Row}
 	fixed := false
 	for _, pc := range p.Format {
 		fixed = fixed || pc.Fixed

@@ -9,6 +9,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -47,6 +48,17 @@ type Prompt struct {
 	Meta   rl.Meta // what the reward needs; holds "task", and "answer" when there is one
 	Format []Piece // Answer split into pieces; nil when the format has no structure
 	Where  string  // file:line of a dataset's prompt, for errors; "" for a generated one
+	// Messages are the prompt as a conversation when it came as one: the turns Text renders.
+	Messages []Message
+	// Conversation is a "messages" row's whole conversation when it ends with the assistant
+	// turn that is the answer: what supervised training on every assistant turn reads.
+	Conversation []Message
+	// Tools are the function specs the row offers, OpenAI-wrapped ({"type": "function",
+	// "function": {...}}); nil: none.
+	Tools []json.RawMessage
+	// Row is the dataset row as a compact JSON object with sorted keys (rl.Prompt's
+	// Example); nil for a generated prompt.
+	Row json.RawMessage
 }
 
 // Example is a supervised (SFT) pair. The trainer appends the EOS token after Completion so the
