@@ -120,7 +120,9 @@ func assistantSpans(render ChatRender, msgs []env.Message, tools []json.RawMessa
 			start = cursor + at + len(header)
 		}
 		n := longestTailAt(full[start:], turn)
-		if n == 0 {
+		if n == 0 || !strings.Contains(full[start:start+n], visibleContent(m.Content)) {
+			// A tail without the turn's visible content would train the wrong tokens: the
+			// template rewrote more than the turn's thinking.
 			return "", nil, fmt.Errorf("message %d: the assistant turn is not where the rendered conversation has it", i)
 		}
 		spans = append(spans, [2]int{start, start + n})
@@ -152,6 +154,15 @@ func lastTurn(render ChatRender, msgs []env.Message, tools []json.RawMessage) (o
 		return "", "", "", errors.New("the template renders the turn without the header its generation prompt opens")
 	}
 	return opened, opened[len(before):], strings.TrimRightFunc(through[len(opened):], unicode.IsSpace), nil
+}
+
+// visibleContent is an assistant message's content after its thinking, trimmed: the part
+// every rendering of the turn keeps.
+func visibleContent(content string) string {
+	if i := strings.LastIndex(content, "</think>"); i >= 0 {
+		content = content[i+len("</think>"):]
+	}
+	return strings.TrimSpace(content)
 }
 
 // longestTailAt is the length of the longest suffix of turn that text starts with (0: none).

@@ -168,6 +168,21 @@ func TestConversationTokensErrors(t *testing.T) {
 	if _, _, err := ConversationTokens(HFChat(tmpl), charTok{toyAlphabet}, toolConversation(), nil); err == nil {
 		t.Error("a tokenizer that cannot give token bytes was used")
 	}
+	// A template that rewrites an earlier turn's content, not only its thinking: the tail
+	// that matches ("st<|im_end|>") is not the turn, and must not be trained.
+	rewrite := ChatRender(func(msgs []env.Message, tools []json.RawMessage, gen bool) (string, error) {
+		out := slices.Clone(msgs)
+		for i := range out {
+			if out[i].Role == "assistant" && i < len(out)-1 {
+				out[i].Content = out[i].Content[3:]
+			}
+		}
+		return HFChat(tmpl)(out, tools, gen)
+	})
+	two := []env.Message{{Role: "user", Content: "a"}, {Role: "assistant", Content: "first"}, {Role: "user", Content: "b"}, {Role: "assistant", Content: "second"}}
+	if _, _, err := ConversationTokens(rewrite, gpt, two, nil); err == nil {
+		t.Error("a turn the template rewrote was laid out")
+	}
 }
 
 // sftOnGPT2Vocab is a trainer over a small GPT-2 with GPT-2's vocabulary and a context long
