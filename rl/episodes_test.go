@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -119,6 +121,11 @@ func TestGRPOEpisodes(t *testing.T) {
 		if _, ok := m[k]; !ok {
 			t.Errorf("metric %s missing", k)
 		}
+	}
+	// The decoder scored each turn after the replies prefilled onto its cache: the same
+	// log-probs as the training forward over the whole episode, to float32 rounding.
+	if m["logp_mismatch_max"] > 1e-5 {
+		t.Errorf("sampling and training log-probs differ by up to %v", m["logp_mismatch_max"])
 	}
 	if m["turns/mean"] <= 1 || m["episode/env_tokens_mean"] <= 0 || m["episode/trained_token_fraction"] >= 1 || m["token_alignment"] != 1 {
 		t.Errorf("metrics %v: want several turns, environment tokens off the loss, aligned tokens", m)
@@ -234,5 +241,44 @@ func TestEvaluateEpisodes(t *testing.T) {
 	}
 	if res.N != 3 || res.MeanReward != sum/3 || res.Accuracy != float64(ok)/3 {
 		t.Errorf("result %+v; want mean reward %v and accuracy %v", res.EvalTask, sum/3, float64(ok)/3)
+	}
+}
+
+// TestEpisodesOnVulkanWithLoRA: a Llama-family policy with LoRA adapters runs episodes on
+// Vulkan, and the training forward scores the turns as the decoder sampled them across the
+// environment's replies.
+func TestEpisodesOnVulkanWithLoRA(t *testing.T) {
+	be := testutil.Vulkan(t)
+	cfg := llama.Config{ModelType: "qwen3", Architecture: "Qwen3ForCausalLM", Hidden: 32, Layers: 1, Heads: 4, KVHeads: 2,
+		HeadDim: 8, Intermediate: 64, Vocab: len(chatAlphabet) + 1, MaxPositions: 48, RMSNormEps: 1e-6, RopeTheta: 10000,
+		QKNorm: true, TieEmbeddings: true, EOS: []int{len(chatAlphabet)}}
+	m, err := llama.New(be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.InitRandom(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableLoRA(llama.LoRAConfig{Rank: 4, Alpha: 8}, 1); err != nil {
+		t.Fatal(err)
+	}
+	tc := DefaultGRPOTrainerConfig()
+	tc.Train = episodeTrainConfig()
+	tc.GRPO.GroupSize = 3
+	tr, err := NewGRPOTrainer(Llama(m), chatToy, toyPrompts(false), envReward(t), tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetEnvironment(chatEnvironment()); err != nil {
+		t.Fatal(err)
+	}
+	for s := range 2 {
+		rep, err := tr.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := rep.Metrics; m["token_alignment"] != 1 || m["logp_mismatch_max"] > 1e-3 || m["turns/mean"] <= 1 {
+			t.Fatalf("step %d: token alignment %v, log-prob mismatch %v, %v turns", s+1, m["token_alignment"], m["logp_mismatch_max"], m["turns/mean"])
+		}
 	}
 }
