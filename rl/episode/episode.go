@@ -47,8 +47,9 @@ type Episode struct {
 	StopReason string `json:"stop_reason"`
 	Error      string `json:"error,omitempty"`
 	// Messages are the whole conversation: opening messages, each turn as an assistant
-	// message with its text, and the environment's replies (those of the last reply too,
-	// which are not tokenized).
+	// message with its text, and the environment's replies as the model saw them (tool
+	// outputs cut to MaxToolOutputTokens), and those of the last reply, which are not
+	// tokenized, as they came.
 	Messages []env.Message
 	// Tools are the function specs the episode offered.
 	Tools []json.RawMessage

@@ -129,3 +129,33 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestToolOutputCapped: a tool message over MaxToolOutputTokens reaches the model cut to that
+// many tokens, as ToolOutputTruncate says; a user message is never cut.
+func TestToolOutputCapped(t *testing.T) {
+	long := func() (env.Env, error) {
+		return funcEnv{reset: opening, step: func(tn env.Turn) (env.StepResult, error) {
+			return env.StepResult{Messages: []env.Message{{Role: "tool", Content: "0123456789abcdefghij"}, {Role: "user", Content: "0123456789"}},
+				Done: tn.Index == 1}, nil
+		}}, nil
+	}
+	for mode, want := range map[string]string{"left": "fghij", "right": "01234", "middle": "012ij"} {
+		cfg := toyConfig()
+		cfg.MaxToolOutputTokens, cfg.ToolOutputTruncate, cfg.MaxEpisodeTokens = 5, mode, 100
+		eps, _, err := Run(newHashDecoder(1, 200), byteTok{}, NewPlainRenderer("<eot>"), long, toyTasks(1), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := eps[0]
+		if len(ep.Turns) != 2 {
+			t.Fatalf("%s: %d turns", mode, len(ep.Turns))
+		}
+		got, _ := byteTok{}.Decode(ep.Tokens[ep.Turns[0].End:ep.Turns[1].Start])
+		if got = strings.TrimPrefix(got, "<eot>"); got != want+"\n0123456789\n" {
+			t.Errorf("%s: the reply reached the model as %q", mode, got)
+		}
+		if ep.Messages[2].Content != want {
+			t.Errorf("%s: the transcript holds %q, not what the model saw", mode, ep.Messages[2].Content)
+		}
+	}
+}

@@ -286,22 +286,13 @@ func (run *runner) applyStep(s int, st *state, c *call) error {
 	}
 	turn.Reward, turn.Info, turn.ToolFailures = res.Reward, res.Info, res.ToolFailures()
 	ep.Return += res.Reward
-	ep.Messages = append(ep.Messages, res.Messages...)
-	switch {
-	case res.Done:
-		run.stop(s, st, StopDone, nil)
-		return nil
-	case st.full:
-		run.stop(s, st, StopMaxEpisodeTokens, nil)
-		return nil
-	case len(ep.Turns) >= run.cfg.MaxTurns:
-		run.stop(s, st, StopMaxTurns, nil)
-		return nil
-	case run.timedOut(st):
-		run.stop(s, st, StopEpisodeTimeout, nil)
+	if reason := run.stopAfter(st, res); reason != "" {
+		ep.Messages = append(ep.Messages, res.Messages...) // logged, not tokenized
+		run.stop(s, st, reason, nil)
 		return nil
 	}
-	msgs := run.capToolOutputs(res.Messages)
+	msgs := run.capToolOutputs(res.Messages) // what the model sees, and so the transcript
+	ep.Messages = append(ep.Messages, msgs...)
 	text, err := run.r.Delta(msgs, ep.Tools, turn.Truncated)
 	if err != nil { // an empty reply, a role the template has no place for: the environment's doing
 		run.stop(s, st, StopEnvError, fmt.Errorf("its reply to turn %d: %w", len(ep.Turns)-1, err))
@@ -319,6 +310,21 @@ func (run *runner) applyStep(s int, st *state, c *call) error {
 	st.feed = append([]int32{st.last}, ids...)
 	st.turnStart = len(ep.Tokens)
 	return nil
+}
+
+// stopAfter is why the episode stops after the environment's answer res, "" when it goes on.
+func (run *runner) stopAfter(st *state, res env.StepResult) string {
+	switch {
+	case res.Done:
+		return StopDone
+	case st.full:
+		return StopMaxEpisodeTokens
+	case len(st.ep.Turns) >= run.cfg.MaxTurns:
+		return StopMaxTurns
+	case run.timedOut(st):
+		return StopEpisodeTimeout
+	}
+	return ""
 }
 
 func (run *runner) timedOut(st *state) bool {
