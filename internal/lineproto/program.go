@@ -38,6 +38,8 @@ type Program struct {
 	stdout     *os.File
 	stderr     *os.File
 	stderrDone chan struct{} // closed once its standard error is forwarded to the end
+	exited     chan struct{} // closed once the program has exited and its group is killed
+	waitErr    error         // how it exited; set before exited is closed
 }
 
 // Start runs c.Line with pipes to its standard streams. Its output goes to pipes vkgrad owns
@@ -74,7 +76,8 @@ func Start(c Command) (*Program, error) {
 		errR.Close()
 		return nil, err
 	}
-	p := &Program{cmd: cmd, stdin: stdin, stdout: outR, stderr: errR, Conn: NewConn(stdin, outR), stderrDone: make(chan struct{})}
+	p := &Program{cmd: cmd, stdin: stdin, stdout: outR, stderr: errR, Conn: NewConn(stdin, outR), stderrDone: make(chan struct{}), exited: make(chan struct{})}
+	go p.wait()
 	sink := c.Stderr
 	if sink == nil {
 		sink = io.Discard
@@ -84,6 +87,15 @@ func Start(c Command) (*Program, error) {
 		close(p.stderrDone)
 	}()
 	return p, nil
+}
+
+// wait waits for the program to exit, then kills what it left in its group: a child started
+// in the background holds the program's output open, and a request would wait for its reply
+// until the timeout instead of failing at once.
+func (p *Program) wait() {
+	p.waitErr = p.cmd.Wait()
+	killGroup(p.cmd)
+	close(p.exited)
 }
 
 // Pid is the program's process id: the shell's, which is the program itself when the command
@@ -99,16 +111,13 @@ func (p *Program) Kill() { killGroup(p.cmd) }
 // the lines it wrote that no request asked for. Call it once.
 func (p *Program) Stop(grace time.Duration) (status string, leftover []string) {
 	p.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	var err error
 	select {
-	case err = <-done:
+	case <-p.exited:
 	case <-time.After(grace):
 		killGroup(p.cmd)
-		err = <-done
+		<-p.exited
 	}
-	killGroup(p.cmd) // what the program started may outlive it
+	err := p.waitErr
 	leftover = p.Conn.Leftover(drainTimeout)
 	p.Conn.Discard()
 	select { // the last lines of its standard error reach the log
