@@ -61,6 +61,9 @@ func (r reply) check(kind string, known ...string) error {
 		if json.Unmarshal(raw, &msg) != nil {
 			return fmt.Errorf("\"error\" is %s, not a string", show(raw))
 		}
+		if msg == "" {
+			return errors.New("the environment reports an error with an empty message")
+		}
 		return fmt.Errorf("the environment says: %s", msg)
 	}
 	known = append(known, "id", "episode", "error")
