@@ -81,8 +81,10 @@ type worker struct {
 	// prog is the running process, nil once it failed and could not be started again. It is
 	// replaced only while the token is held; Close reads it without, to kill a stuck request.
 	prog atomic.Pointer[lineproto.Program]
-	// generation counts the processes started; an episode reset on an earlier one has ended.
+	// generation numbers the worker's processes from 1, going up at each failure: an episode
+	// reset in an earlier one has ended, even when no process could be started again since.
 	generation int
+	started    bool   // a process was started: the next start is a restart
 	failure    string // why the last process was stopped
 	open       int    // episodes assigned and not closed; guarded by pool.mu
 }
@@ -107,7 +109,7 @@ func StartProcesses(cfg ProcessConfig) (*Processes, error) {
 	}
 	p := &Processes{cfg: cfg}
 	for i := range cfg.Workers {
-		w := &worker{pool: p, index: i, token: make(chan struct{}, 1)}
+		w := &worker{pool: p, index: i, token: make(chan struct{}, 1), generation: 1}
 		if err := w.start(); err != nil {
 			p.Close()
 			return nil, err
@@ -177,10 +179,10 @@ func (w *worker) start() error {
 	if err != nil {
 		return fmt.Errorf("%w %d (%q): starting it: %v", ErrEnv, w.index, cfg.Command, err)
 	}
-	if w.generation > 0 {
+	if w.started {
 		w.pool.restarts.Add(1)
 	}
-	w.generation++
+	w.started = true
 	w.prog.Store(prog)
 	return nil
 }
@@ -267,6 +269,7 @@ func (w *worker) fail(prog *lineproto.Program, e *processEnv, what string, err e
 		err = fmt.Errorf("no reply within %s (raise --env-timeout if it needs longer)", w.pool.cfg.Timeout)
 	}
 	w.prog.Store(nil)
+	w.generation++
 	status, leftover := prog.Stop(grace)
 	w.failure = fmt.Sprintf("%v (%s)", err, status)
 	if len(leftover) > 0 {
@@ -303,7 +306,7 @@ func (p *Processes) warn(msg string) {
 type processEnv struct {
 	w  *worker
 	id string
-	// generation is the worker's process the reset went to; 0 before Reset.
+	// generation is the worker's generation when the reset was sent; 0 before.
 	generation int
 	turns      int   // turns stepped
 	done       bool  // a step reply said done

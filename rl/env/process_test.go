@@ -284,7 +284,7 @@ func TestProcessFailureRestarts(t *testing.T) {
 		want string // in the error of the step that found the failure
 	}{
 		{"crash", "exit status 3"},
-		{"hang", "no reply within 300ms (raise --env-timeout if it needs longer)"},
+		{"hang", "no reply within 2s (raise --env-timeout if it needs longer)"},
 		{"not-json", `reply "loading model..." is not a JSON object`},
 		{"other-episode", `echoes "episode": "e10" to a request of episode "e1"`},
 		{"other-turn", `echoes "turn": 1 to a request of turn 0`},
@@ -292,7 +292,11 @@ func TestProcessFailureRestarts(t *testing.T) {
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			var warnings syncBuffer
-			p, err := StartProcesses(ProcessConfig{Command: fakeCommand(t), Timeout: 300 * time.Millisecond, Warn: func(msg string) { fmt.Fprintln(&warnings, msg) }})
+			timeout := 20 * time.Second
+			if c.mode == "hang" {
+				timeout = 2 * time.Second // time enough to start and reset on a busy machine
+			}
+			p, err := StartProcesses(ProcessConfig{Command: fakeCommand(t), Timeout: timeout, Warn: func(msg string) { fmt.Fprintln(&warnings, msg) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,5 +388,70 @@ func TestProcessCallsAfterClose(t *testing.T) {
 	}
 	if _, err := p.Factory()(); err == nil || !strings.Contains(err.Error(), "a new episode after Close") {
 		t.Errorf("an episode after Close: %v", err)
+	}
+}
+
+// TestProcessContextBoundsTheWaitForItsTurn: a step waiting while another episode's request
+// holds the process gives up when its context ends, and is no environment error; a request
+// already sent is bounded by the timeout alone.
+func TestProcessContextBoundsTheWaitForItsTurn(t *testing.T) {
+	p, _ := startFake(t, 1, 20*time.Second)
+	hanging, _ := open(t, p, `{"fail": "hang"}`)
+	waiting, _ := open(t, p, `{}`)
+	go hanging.Step(context.Background(), Turn{Index: 0})
+	time.Sleep(100 * time.Millisecond) // the hanging step holds the process
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := waiting.Step(ctx, Turn{Index: 0})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrEnv) || !strings.HasPrefix(err.Error(), "episode e2 turn 0: ") {
+		t.Errorf("a step past its context: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the step gave up after %s", took)
+	}
+}
+
+// TestProcessFailedRestartIsTriedAgain: a process that cannot be started again after a crash
+// (its directory is gone) is started at the next request that finds it missing; the episodes
+// open at the crash stay ended.
+func TestProcessFailedRestartIsTriedAgain(t *testing.T) {
+	dir := t.TempDir() + "/work"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var warnings syncBuffer
+	p, err := StartProcesses(ProcessConfig{Command: fakeCommand(t), Dir: dir, Timeout: 20 * time.Second, Warn: func(msg string) { fmt.Fprintln(&warnings, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	crashing, _ := open(t, p, `{"fail": "crash"}`)
+	other, _ := open(t, p, `{}`)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := step(crashing, 0, "x"); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("the crash: %v", err)
+	}
+	if w := warnings.String(); !strings.Contains(w, "starting it again: environment process 0") || !strings.Contains(w, "no such file or directory") {
+		t.Errorf("warnings %q", w)
+	}
+	e, _ := p.Factory()()
+	if _, err := e.Reset(context.Background(), nil, 1, 0); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "starting it: ") {
+		t.Errorf("a reset while the process cannot start: %v", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := step(other, 0, "x"); !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), "started again") {
+		t.Errorf("an episode open at the crash: %v", err)
+	}
+	later, res := open(t, p, `{}`)
+	if r, err := step(later, 0, "x"); err != nil || r.Reward != 0.5 || !strings.HasPrefix(res.Messages[0].Content, "episode e4 ") {
+		t.Errorf("an episode once the process starts: %+v, %v", r, err)
+	}
+	if p.Restarts() != 1 {
+		t.Errorf("%d restarts, want 1", p.Restarts())
 	}
 }
