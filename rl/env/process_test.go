@@ -455,3 +455,17 @@ func TestProcessFailedRestartIsTriedAgain(t *testing.T) {
 		t.Errorf("%d restarts, want 1", p.Restarts())
 	}
 }
+
+// TestProcessStrayLineFoundOnClose: a line no request asked for is reported by Close when no
+// later request came to find it.
+func TestProcessStrayLineFoundOnClose(t *testing.T) {
+	p, _ := startFake(t, 1, 20*time.Second)
+	e, _ := open(t, p, `{"fail": "stray"}`)
+	if _, err := step(e, 0, "x"); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Close()
+	if !errors.Is(err, ErrEnv) || !strings.Contains(err.Error(), `wrote 1 line(s) no request asked for, the first "{\"done\":false,\"episode\":\"e1\",\"id\":2,`) {
+		t.Errorf("Close: %v", err)
+	}
+}
