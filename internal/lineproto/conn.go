@@ -12,6 +12,9 @@
 // A program that never echoes ids still works: for it the check of stray lines is what holds
 // the replies in step, and it catches an extra line once it has arrived before the next request
 // (or before the program is closed; see Leftover).
+//
+// Start runs such a program the same way for every user: by the shell, in a process group of
+// its own killed whole when it stops, with its standard error forwarded line by line.
 package lineproto
 
 import (

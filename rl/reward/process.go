@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -44,18 +41,8 @@ type Process struct {
 	Warn func(msg string)
 
 	mu     sync.Mutex
-	run    *running // nil while no program runs
+	run    *lineproto.Program // nil while no program runs
 	closed bool
-}
-
-// running is one started program.
-type running struct {
-	cmd        *exec.Cmd
-	stdin      io.WriteCloser
-	stdout     *os.File
-	stderr     *os.File
-	conn       *lineproto.Conn
-	stderrDone chan struct{} // closed once its standard error is forwarded to the end
 }
 
 // request and reply are the two JSON lines of one batch; lineproto adds the id.
@@ -69,12 +56,8 @@ type reply struct {
 	Rewards []json.RawMessage `json:"rewards"`
 }
 
-// Limits of the program's standard error lines forwarded, and of the waits on closing.
-const (
-	stderrLine   = 64 << 10
-	closeGrace   = 2 * time.Second // for the program to finish once its input is closed
-	drainTimeout = time.Second     // for its output to end once its group is killed
-)
+// closeGrace is how long the program may take to finish once its input is closed.
+const closeGrace = 2 * time.Second
 
 // NewProcess starts command (run by the shell) and returns it as a reward. timeout bounds the
 // wait for each batch's answer; stderr receives the program's standard error (nil: dropped).
@@ -145,7 +128,7 @@ func (p *Process) exchange(req request) (string, error) {
 	if p.run == nil {
 		return "", fmt.Errorf("reward program %q: %w (stopped after an earlier error)", p.command, lineproto.ErrEnded)
 	}
-	out, err := p.run.conn.Call(req, p.timeout)
+	out, err := p.run.Conn.Call(req, p.timeout)
 	switch {
 	case err == nil:
 		return string(out), nil
@@ -183,80 +166,24 @@ func parseReply(line string, want int) ([]float64, error) {
 	return out, nil
 }
 
-// start runs the command with pipes to its standard streams. Its output goes to pipes vkgrad
-// owns rather than exec's, which Wait would close before the last lines are read.
+// start runs the command.
 func (p *Process) start() error {
-	shell, flag := "sh", "-c"
-	if runtime.GOOS == "windows" {
-		shell, flag = "cmd", "/C"
-	}
-	cmd := exec.Command(shell, flag, p.command)
-	ownGroup(cmd)
-	stdin, err := cmd.StdinPipe()
+	prog, err := lineproto.Start(lineproto.Command{Line: p.command, Stderr: p.stderr, Prefix: "reward-cmd: "})
 	if err != nil {
-		return err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = startCmd(cmd)
-	outW.Close() // the program holds its own copies
-	errW.Close()
-	if err != nil {
-		stdin.Close()
-		outR.Close()
-		errR.Close()
 		return fmt.Errorf("starting reward program %q: %w", p.command, err)
 	}
-	r := &running{cmd: cmd, stdin: stdin, stdout: outR, stderr: errR, conn: lineproto.NewConn(stdin, outR), stderrDone: make(chan struct{})}
-	go func() {
-		lineproto.Forward(errR, p.stderr, "reward-cmd: ", stderrLine)
-		close(r.stderrDone)
-	}()
-	p.run = r
+	p.run = prog
 	return nil
 }
 
-// stop ends the running program: its input is closed, it gets grace to finish, then its whole
-// group is killed, whether or not the program itself has ended. It returns how the program
-// ended and the lines it wrote that no request asked for.
+// stop ends the running program (see lineproto.Program.Stop).
 func (p *Process) stop(grace time.Duration) (status string, leftover []string) {
-	r := p.run
-	if r == nil {
+	if p.run == nil {
 		return "not running", nil
 	}
+	r := p.run
 	p.run = nil
-	r.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- r.cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(grace):
-		killGroup(r.cmd)
-		err = <-done
-	}
-	killGroup(r.cmd) // what the program started may outlive it
-	leftover = r.conn.Leftover(drainTimeout)
-	r.conn.Discard()
-	select { // the last lines of its standard error reach the log
-	case <-r.stderrDone:
-	case <-time.After(drainTimeout):
-	}
-	r.stdout.Close()
-	r.stderr.Close()
-	if err != nil {
-		return err.Error(), leftover
-	}
-	return "exit status 0", leftover
+	return r.Stop(grace)
 }
 
 // Close ends the program: its standard input is closed so it can finish, then its process

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/lineproto"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -86,10 +87,10 @@ func TestFaultRewardStderrLongLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := log.String()
-	if !strings.Contains(l, fmt.Sprintf("(a line of %d bytes, cut to %d)", 20<<20, stderrLine)) || !strings.Contains(l, "reward-cmd: after the long line\n") {
+	if !strings.Contains(l, fmt.Sprintf("(a line of %d bytes, cut to %d)", 20<<20, lineproto.StderrLine)) || !strings.Contains(l, "reward-cmd: after the long line\n") {
 		t.Errorf("stderr forwarded as %d bytes, ending %q", len(l), l[max(0, len(l)-200):])
 	}
-	if len(l) > 2*stderrLine {
+	if len(l) > 2*lineproto.StderrLine {
 		t.Errorf("the long line reached the log whole: %d bytes", len(l))
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vkgrad/vkgrad/internal/testutil"
 )
 
 // TestFaultRewardProgramLeavesNoOrphans: what a reward program starts in the background is
@@ -29,13 +31,13 @@ func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := readPid(t, pidFile)
-	if !alive(pid) {
+	if !testutil.Alive(pid) {
 		t.Fatalf("the background sleep %d is not running before Close", pid)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !waitGone(pid, 5*time.Second) {
+	if !testutil.WaitGone(pid, 5*time.Second) {
 		t.Errorf("the program's background child %d outlived Close", pid)
 	}
 	if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err == nil || !strings.Contains(err.Error(), "after Close") {
@@ -71,7 +73,7 @@ func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent.Wait()
-	if !waitGone(pid, 5*time.Second) {
+	if !testutil.WaitGone(pid, 5*time.Second) {
 		t.Errorf("the reward program %d outlived the SIGKILLed process that started it", pid)
 	}
 }
@@ -87,24 +89,4 @@ func readPid(t *testing.T, name string) int {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return pid
-}
-
-// alive reports whether pid runs: a zombie, killed and waiting to be reaped, does not.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
-
-// waitGone waits up to d for pid to end.
-func waitGone(pid int, d time.Duration) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if !alive(pid) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package reward
+package lineproto
 
 import "syscall"
 

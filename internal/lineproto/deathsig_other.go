@@ -1,6 +1,6 @@
 //go:build !linux
 
-package reward
+package lineproto
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package reward
+package lineproto
 
 import (
 	"os/exec"

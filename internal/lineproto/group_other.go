@@ -1,6 +1,6 @@
 //go:build !unix
 
-package reward
+package lineproto
 
 import "os/exec"
 
