@@ -4,7 +4,7 @@
 //
 // [ReadTokenFile] and [WriteTokenFile] handle llm.c's token files. A [TextSource] names a
 // raw-text corpus, one file or a folder walked in a fixed order; [TextSource.Load] tokenises it
-// in parallel, with GPT-2's tokenizer or another [Encoder], and caches the result as a token
+// in parallel, with GPT-2's tokenizer or another [Encoder], and can cache the result as a token
 // file so an unchanged corpus is not tokenised again. [LoadCorpus] takes either kind of file,
 // recognising a token file by its magic number. [GoSourceCorpus] is the default corpus, the
 // Go standard library's source.
