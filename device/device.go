@@ -1,5 +1,9 @@
-// Package device turns a device name (auto, cpu, vulkan, vulkan:N) into a tensor.Backend and
-// says, in one line, which device it chose and why.
+// Package device opens the compute backend a device name asks for.
+//
+// [Open] accepts "cpu", "vulkan", "vulkan:N" and "auto" (or the empty name), and returns a
+// [tensor.Backend] together with one line that says which device it chose and why. "auto" tries a
+// discrete, then an integrated GPU through Vulkan and falls back to the CPU; "vulkan" and
+// "vulkan:N" never fall back.
 package device
 
 import (

@@ -1,10 +1,26 @@
-// Package rl fine-tunes language models with reinforcement learning (GRPO, PPO) and supervised
-// warm-up (SFT): GRPOTrainer, PPOTrainer and SFTTrainer over a Policy (GPT2 or Llama, full or
-// LoRA), with Run for a whole run, Checkpoint/Save/Restore for bit-identical resume, and
-// SetComm to spread any of them over MPI ranks (spread.go). Rewards are what a trainer's user
-// implements (reward.go; verifiers in rl/reward).
+// Package rl fine-tunes language models with reinforcement learning (GRPO, PPO) and with SFT.
 //
-// The losses, masks, log-probs and KL math the trainers call live in rl/objective. Prompts and
-// datasets come from rl/tasks; the README explains the commands and the resume rules, and
-// GRPOTrainer's and Rollout's documentation the loop and the replayed truncation.
+// # Trainers
+//
+// [GRPOTrainer], [PPOTrainer] and [SFTTrainer] train a [Policy]: a GPT-2 ([GPT2]) or a
+// Llama-family model ([Llama]), all of its weights or LoRA adapters only. The RL trainers sample
+// completions of prompts from a [PromptSource] ([Generate] returns them as a [Rollout]), score
+// them with a [Combined] reward and update the policy, which a KL penalty can keep near a
+// frozen [Reference]; PPO adds a [ValueHead]. Given an [Environment] (SetEnvironment), they
+// sample multi-turn episodes instead ([env], [episode]). [Evaluate] scores a policy on
+// held-out prompts.
+//
+// Each trainer's Run drives a whole run; Checkpoint, Save and Restore resume it bit for bit,
+// and SetComm spreads it over MPI ranks ([dist.Comm]).
+//
+// # Rewards
+//
+// A [Reward] scores one completion, a [BatchReward] a whole batch; [NewCombined] sums weighted
+// rewards. [ExactMatch], [FormatRegexp], [EOSBonus] and [EnvReward] are built in; rl/reward
+// holds verifiers configured without Go code.
+//
+// # Related packages
+//
+// The losses, masks, log-probs and KL math the trainers call live in [objective], and prompts
+// and datasets come from rl/tasks.
 package rl

@@ -1,10 +1,16 @@
-// Package shaders holds vkgrad's GLSL compute shaders (*.comp) and their SPIR-V (*.spv),
-// compiled by glslc and committed so that users need no shader compiler.
+// Package shaders embeds vkgrad's compute shaders, compiled to SPIR-V, for the Vulkan backend.
 //
-// Conventions every shader follows:
-//   - layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in; the runtime sets
-//     the workgroup size through specialization constants 0..2.
-//   - set 0 holds bindings 0..n, each a `buffer` array of float, int or uint.
+// The GLSL sources (*.comp, with shared code in *.glsl) are compiled by glslc into SPIR-V
+// (*.spv) that is committed, so users need no shader compiler. [Lookup] returns one shader's
+// SPIR-V by name and [Names] lists them.
+//
+// # Conventions
+//
+// Every shader follows these conventions:
+//   - layout(local_size_x_id = 0, ...) in: the runtime sets the workgroup size through
+//     specialization constants 0..2.
+//   - set 0 holds bindings 0..n, each a `buffer` array of float, int or uint (or their
+//     four-element vectors).
 //   - a push-constant block holds element counts, dimensions and the element offset of every
 //     binding: descriptor offsets must be aligned to minStorageBufferOffsetAlignment, so the
 //     runtime binds an aligned window and passes the rest of the offset here.

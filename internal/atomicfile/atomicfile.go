@@ -1,11 +1,14 @@
-// Package atomicfile writes a file whole or not at all: into a temporary file beside it,
-// synced, renamed over the target, and the directory synced, so a crash leaves the old file
-// or the new one, never a torn one.
+// Package atomicfile writes files whole or not at all, so a crash never leaves a torn file.
 //
-// The temporary file is created with the caller's permissions less the umask, as os.WriteFile
-// does (os.CreateTemp's fixed 0600, widened by a chmod, would ignore the umask), and its name
-// carries a mark no other program uses, so a cleanup after a crash removes vkgrad's own
-// temporaries and never a user's file.
+// [Write] and [WriteFile] write into a temporary file beside the target, sync it, rename it over
+// the target and sync the directory: after a crash the old file or the new one is there. Where
+// only the directory sync fails, the error wraps [ErrDirNotSynced].
+//
+// The temporary file is created with the caller's permissions less the umask, as
+// [os.WriteFile] does ([os.CreateTemp]'s fixed 0600, widened by a chmod, would ignore the
+// umask), and its name carries a mark no other program uses ([TempPattern]), so
+// [RemoveStale], cleaning up after a crash, removes vkgrad's own temporaries and never a
+// user's file.
 package atomicfile
 
 import (

@@ -1,5 +1,9 @@
-// Package curves reads a run's metrics.jsonl and draws its curves (loss, reward, KL, ...)
-// against the step, several runs overlaid, to a PNG or SVG file.
+// Package curves draws the metric curves of one or more training runs to a PNG or SVG file.
+//
+// [Load] reads a run's metrics.jsonl into a [Run], one series of [Point] values per metric,
+// thinned by [Downsample] as it reads so that memory stays bounded. [Pick] chooses the metrics
+// to draw, [Defaults] (loss, reward, KL, ...) when none are named, and [Draw] writes one panel
+// per metric against the step, the runs overlaid.
 package curves
 
 import (

@@ -1,7 +1,9 @@
-// Package modelfile reads the small JSON files a model directory describes itself with
-// (config.json, tokenizer.json, ...) with a bound on their size. A hostile or broken directory,
-// whose config.json is a link to /dev/zero, a named pipe or a file of gigabytes, is refused by
-// name instead of exhausting memory or blocking.
+// Package modelfile reads the small JSON files of a model directory with a bound on their size.
+//
+// [Read] returns a file such as config.json or tokenizer.json only if it is a regular file under
+// its limit ([Config], [Tokenizer], ...); [Check] applies the same test to a file already
+// opened. A hostile or broken directory, whose config.json is a link to /dev/zero, a named pipe
+// or a file of gigabytes, is refused by name instead of exhausting memory or blocking.
 package modelfile
 
 import (

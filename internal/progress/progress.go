@@ -1,5 +1,9 @@
-// Package progress draws a one-line progress bar with a rate and ETA on a terminal, and falls
-// back to periodic plain lines when the output is a file or a CI log.
+// Package progress reports the progress of a long job as a bar on a terminal or as plain lines.
+//
+// A [Bar] made by [New] shows the work done of its total, a status line the caller supplies
+// (a loss, a rate, ...), the time elapsed and an estimate of the time left. When [IsTerminal]
+// finds a terminal it redraws one line in place; when the output is a file or a CI log it
+// writes a plain line at intervals instead.
 package progress
 
 import (

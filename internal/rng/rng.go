@@ -1,6 +1,9 @@
-// Package rng is a small deterministic random number generator (xoshiro256**, seeded through
-// splitmix64) whose whole state can be saved in a checkpoint and restored, so a resumed run draws
-// the same numbers as an uninterrupted one.
+// Package rng is a small deterministic random number generator whose state a checkpoint can hold.
+//
+// An [RNG] is xoshiro256**, seeded through splitmix64 by [New], or by [Keyed] from several keys
+// (a run's seed, a step, a row) so that work split between processes in any way draws the same
+// numbers. [RNG.State] and [RNG.SetState] save and restore its whole state, so a resumed run
+// draws the same numbers as an uninterrupted one.
 package rng
 
 import (

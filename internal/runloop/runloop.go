@@ -1,8 +1,15 @@
-// Package runloop drives a trainer from its current step to its last: checkpoints every few
-// steps, at the end, at a pause and on cancellation, one JSON line of metrics per step,
-// progress lines, evaluation at a cadence, and a resume that continues a run directory's
-// checkpoint. nn/train's and rl's trainers expose it as Run; vkgrad's commands drive it with
-// their own checkpoint and records through the hooks of Options.
+// Package runloop drives a trainer through its steps, with checkpoints, metrics and resumes.
+//
+// [Run] takes a [Trainer] from its current step to its last and, as [Options] ask, around the
+// steps:
+//   - saves a checkpoint every few steps, at the end, at a pause and on cancellation (a
+//     cancelled run returns an [Interrupted] error);
+//   - writes one JSON line of metrics per step, and a progress line;
+//   - evaluates at a cadence;
+//   - resumes a run directory's checkpoint, for a [Resumable] trainer.
+//
+// The trainers of nn/train and rl expose it as their Run methods; vkgrad's commands drive it
+// with their own checkpoint and records through the hooks of [Options].
 package runloop
 
 import (

@@ -1,6 +1,5 @@
 //go:build unix
 
-// Package sysinfo reads process statistics the benchmarks report.
 package sysinfo
 
 import (

@@ -1,6 +1,9 @@
-// Package tfevents writes and reads TensorBoard scalar event files: TFRecord framing (length,
-// masked CRC-32C, data, masked CRC-32C) around Event and Summary protocol buffer messages,
-// encoded by hand so that no TensorFlow or protobuf dependency is needed.
+// Package tfevents writes and reads TensorBoard scalar event files without TensorFlow or protobuf.
+//
+// A [Writer], started by [Create], appends [Scalar] values by step; [ReadFile] reads a file back
+// as [Event] values. Records use TFRecord framing (length, masked CRC-32C, data, masked CRC-32C)
+// around Event and Summary protocol buffer messages that the package encodes and decodes by
+// hand ([ReadRecords], [DecodeEvent]).
 package tfevents
 
 import (

@@ -1,5 +1,8 @@
-// Package timing sizes timed work so that a clock reads it well: a fast device runs a small
-// piece of work in less time than it takes to submit it and wait for it.
+// Package timing times work on a device, grown until it lasts long enough for a clock to read well.
+//
+// A fast device runs a small piece of work in less time than it takes to submit it and wait for
+// it. [Run] times one piece of work up to the point where the device has finished it, and
+// [Grow] repeats the work at growing sizes, up to [MaxSize], until a run lasts a given time.
 package timing
 
 import "time"

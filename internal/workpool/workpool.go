@@ -1,13 +1,15 @@
-// Package workpool is the process's helper goroutines for parallel CPU work, shared by the
-// matrix products and the element-wise operations so that one set of helpers, polling one
-// queue, serves both. (Two pools each polling their own queue starve each other: a polling
-// helper keeps its processor, and the other pool's helper, queued behind the caller, waits
-// until the caller blocks.)
+// Package workpool runs parallel CPU work on one set of helper goroutines shared by the process.
 //
-// A job splits itself into pieces that any goroutine may claim, typically from an atomic
-// counter; Run offers it to helpers and works on it from the calling goroutine too. A helper
+// A [Job] splits itself into pieces that any goroutine may claim, typically from an atomic
+// counter; [Run] offers it to helpers and works on it from the calling goroutine too. A helper
 // that has not joined by the time the caller runs out of pieces is not waited for, so a job
-// never waits on a core that another process has taken.
+// never waits on a core that another process has taken. [Helpers] reports how many helpers
+// have been started.
+//
+// The matrix products and the element-wise operations share these helpers, polling one queue:
+// two pools each polling their own queue starve each other, since a polling helper keeps its
+// processor and the other pool's helper, queued behind the caller, waits until the caller
+// blocks.
 package workpool
 
 import (

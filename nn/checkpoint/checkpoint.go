@@ -1,13 +1,3 @@
-// Package checkpoint is vkgrad's own training checkpoint: a safetensors file whose tensors are
-// the model's parameters (GPT-2's under their llm.c names wte, wpe, ln1w, ...; a Llama-family
-// model's under their Hugging Face names) plus, optionally, the AdamW
-// moments (adam_m.<name>, adam_v.<name>), and whose "__metadata__" entry "vkgrad" holds a JSON
-// document with the format name, version, model config, step, optimizer hyper-parameters, RNG
-// state and a free-form map for the trainer. Everything a run needs to continue bit for bit.
-//
-// Save is atomic: the file is written under a temporary name in the target's directory, synced,
-// renamed over the target, and the directory synced, so a crash leaves either the old
-// checkpoint or the new one, never a torn file.
 package checkpoint
 
 import (

@@ -1,6 +1,3 @@
-// Package data reads and writes training data: llm.c token files, raw-text corpora tokenised
-// once and cached, and a Loader that cuts a token stream into (B,T) batches with a
-// train/validation split, seeded shuffling and a resumable position.
 package data
 
 import (

@@ -1,5 +1,11 @@
-// Package gpt2 is GPT-2 with llm.c's exact math: configuration, parameter layout, the model's
-// forward and backward on any tensor.Backend, and the presets.
+// Package gpt2 is the GPT-2 language model, computed with llm.c's exact math on any backend.
+//
+// A [Config] gives a model's shape, from [Preset] by name ([PresetNames]) or by hand, and
+// [Config.ParamSpecs] its parameter tensors in llm.c's order. [New] builds a [Model] on a
+// [tensor.Backend], with its parameters in one flat buffer in that order; its forward and
+// backward run on an [autograd.Tape]. [Model.NewDecoder] returns a key/value-cache [Decoder]
+// for sampling, and [Model.NewSelectedHead] a [SelectedHead] that computes log-probs at chosen
+// positions only. [EstimateFootprint] and [LargestBatch] size batches to a memory budget.
 package gpt2
 
 import (

@@ -1,9 +1,15 @@
-// Package hf moves GPT-2 weights between Hugging Face's model.safetensors layout and vkgrad's
-// flat llm.c-order parameter buffer.
+// Package hf converts GPT-2 weights between Hugging Face's safetensors layout and vkgrad's own.
+//
+// [Import] reads a Hugging Face GPT-2 model.safetensors into vkgrad's flat parameter buffer in
+// llm.c's order, deriving the [gpt2.Config] from the tensor shapes ([ImportOptions] gives the
+// head count where no config.json does). [Export] and [ExportGPT2] write the other way,
+// [WriteConfig] the config.json that transformers needs beside it, and [GPT2Tokenizer] GPT-2's
+// tokenizer as a tokenizer.json.
 //
 // Hugging Face's GPT-2 uses Conv1D layers whose weights are stored (in, out); llm.c stores
 // linear weights (out, in), so c_attn, c_proj, c_fc and mlp.c_proj are transposed on the way
-// in and out. The vocabulary is padded to a multiple of 128 with zero rows (gpt2.PadVocab).
+// in and out. Inside vkgrad the vocabulary is padded to a multiple of 128 with zero rows
+// ([gpt2.PadVocab]); exported files hold the vocabulary unpadded.
 package hf
 
 import (

@@ -1,20 +1,3 @@
-// Package hub resolves a Hugging Face model name such as "Qwen/Qwen3-0.6B" to a local directory,
-// the way transformers does: first the Hugging Face cache that transformers and huggingface_hub
-// fill, then a download from the Hub into that same cache, so that both share one copy.
-//
-// The cache is $HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
-// ~/.cache/huggingface/hub. A model lives in models--ORG--NAME/: refs/<revision> holds the
-// commit a branch or tag pointed to, snapshots/<commit>/<file> is a relative symlink to
-// blobs/<hash>, the hash being the file's sha256 for LFS files and its git blob SHA-1 otherwise.
-//
-// Only the files a model needs are fetched: config.json, generation_config.json, the tokenizer
-// files and the safetensors weights (model.safetensors, or the shards its index names). A
-// download resumes from blobs/<hash>.incomplete and becomes blobs/<hash> only once its hash
-// matches the Hub's, so an interrupted or corrupted download is never taken for a whole file.
-//
-// The Hub is $HF_ENDPOINT (default https://huggingface.co), with $HF_TOKEN (else the token
-// `hf auth login` saved) for gated and private models. HF_HUB_OFFLINE=1 keeps to the cache, and
-// a Hub out of reach falls back to a cached snapshot that holds the config and the weights.
 package hub
 
 import (

@@ -1,11 +1,18 @@
-// Package llmc reads and writes llm.c's binary model checkpoints (version 3 fp32, version 5
-// bf16) and debug states, so models and reference gradients move between vkgrad and llm.c.
+// Package llmc reads and writes llm.c's GPT-2 checkpoints and debug states.
+//
+// Models and reference gradients move between vkgrad and llm.c through these files.
+// [ReadCheckpoint] reads a model checkpoint, version 3 (float32) or 5 (bfloat16, widened to
+// float32); [WriteCheckpoint] and [WriteCheckpointBF16] write one. [ReadDebugState] and
+// [WriteDebugState] handle a [DebugState]: a batch with its logits, loss and gradients.
+//
+// # Formats
 //
 // Both formats are little-endian: a 256-int32 header, then the payload. A checkpoint's header
-// is [20240326, version, maxT, V, L, NH, C, Vp], followed by every parameter in llm.c order
-// (gpt2.Config.ParamSpecs). A debug state's header is [20240327, 2, B, T], followed by
+// is (20240326, version, maxT, V, L, NH, C, Vp), followed by every parameter in llm.c order
+// ([gpt2.Config.ParamSpecs]). A debug state's header is (20240327, 2, B, T), followed by
 // x int32[B*T], y int32[B*T], logits float32[B*T*V], the mean loss float32 and the gradients
-// float32[NumParams].
+// float32[NumParams]. The constants [CheckpointMagic], [StateMagic], [VersionFP32],
+// [VersionBF16] and [StateVersion] name those numbers.
 package llmc
 
 import (

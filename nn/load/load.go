@@ -1,6 +1,14 @@
-// Package load opens a GPT-2 model from any format vkgrad reads, recognising it by content:
-// vkgrad checkpoints, llm.c checkpoints (v3 fp32, v5 bf16), Hugging Face model.safetensors, or a
-// run directory holding one of them.
+// Package load reads a checkpoint or weights file of a model, recognising its format by content.
+//
+// [Read] takes a file, or a run directory holding [RunCheckpoint] or model.safetensors
+// ([Resolve]), and returns it [Loaded] with the [Format] it was read as:
+//   - a vkgrad checkpoint (nn/checkpoint), holding a GPT-2 or a Llama-family model, with the
+//     whole training state;
+//   - an llm.c checkpoint (version 3 float32 or version 5 bfloat16), a GPT-2;
+//   - a Hugging Face GPT-2 model.safetensors.
+//
+// [Model] also places the model on a backend, and takes GPT-2 models only. Hugging Face
+// directories of Llama-family models are read by [llama.Load] instead.
 package load
 
 import (

@@ -1,5 +1,10 @@
-// Package optim holds the optimizer (llm.c's AdamW with optional global-norm clipping, fused on
-// the device) and learning-rate schedules.
+// Package optim is the trainers' optimizer: llm.c's AdamW and a cosine learning-rate schedule.
+//
+// [AdamW], made by [NewAdamW] over a model's flat parameter buffer, updates the parameters in
+// fused passes on the device, with optional clipping of the global gradient norm ([AdamWConfig]);
+// [AdamW.SetNoDecay] exempts some [Span] ranges from weight decay. [Cosine] is linear warmup
+// then cosine decay. [Settings] are the options a run chooses, shared by nn/train and rl's
+// trainers, and give both the [AdamWConfig] and the [Cosine] schedule.
 package optim
 
 import (

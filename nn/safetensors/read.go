@@ -1,9 +1,13 @@
-// Package safetensors reads and writes the safetensors format: an 8-byte little-endian header
-// length, a JSON header mapping tensor names to {dtype, shape, data_offsets} (plus an optional
-// "__metadata__" string map), then the raw little-endian tensor data.
+// Package safetensors reads and writes safetensors files, Hugging Face's format for weights.
 //
-// Files are read tensor by tensor with ReadAt, so a caller can convert a 500 MB model straight
-// into its own buffer without holding a second copy of the file.
+// A file is an 8-byte little-endian header length, a JSON header mapping tensor names to
+// {dtype, shape, data_offsets} (plus an optional "__metadata__" string map), then the raw
+// little-endian tensor data.
+//
+// [Open] returns a [File] that reads tensor by tensor with ReadAt, so a caller can convert a
+// 500 MB model straight into its own buffer ([File.ReadFloat32]) without holding a second copy
+// of the file; F32, F16 and BF16 tensors convert to float32. [Write] and [WriteFile] write a
+// list of [Tensor] values, in F32, BF16, I32 or I64, with metadata.
 package safetensors
 
 import (

@@ -1,7 +1,20 @@
-// Package sample draws tokens from GPT-2 logits (temperature, top-k, top-p, seeded) and generates
-// continuations with the model's key/value-cache decoder. The RL rollouts sample with it too, so
-// it also reports what the loss needs to score a token the way it was drawn: its log-probability
-// under the full and the truncated distribution and a logit cutoff that reproduces the truncation.
+// Package sample draws tokens from a language model's logits and generates continuations.
+//
+// # Drawing a token
+//
+// A [Picker], made by [NewPicker] from [Options] (temperature, top-k, top-p), draws one token
+// from a row of logits given a uniform number, so a seeded [RNG] fixes every draw.
+// [CheckLogits] refuses logits that cannot be sampled. The RL rollouts sample with it too, so
+// each [Pick] also reports what the loss needs to score the token the way it was drawn: its
+// log-probability under the full and under the truncated distribution, and a logit cutoff
+// that reproduces the truncation ([NoCutoff] when nothing was cut).
+//
+// # Generating
+//
+// Generation runs on a model's key/value-cache decoder, a GPT-2's or a Llama-family model's.
+// [Generate] continues prompts of equal length, one per decoder row. [GenerateBatch] serves a
+// list of [Request] values on a [RowDecoder]'s rows with continuous batching, prefilling a
+// group's shared prompt once and forking it to the group's other rows.
 package sample
 
 import (

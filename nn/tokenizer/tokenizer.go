@@ -1,6 +1,10 @@
-// Package tokenizer is GPT-2's byte-level BPE (the r50k_base vocabulary), with the
-// <|endoftext|> token handled explicitly: Encode treats the marker as plain text, EncodeSpecial
-// turns it into EOT, and Decode renders EOT back as the marker.
+// Package tokenizer is GPT-2's tokenizer: byte-level BPE over the r50k_base vocabulary.
+//
+// [GPT2] returns the shared [Tokenizer]. The <|endoftext|> token [EOT] is handled explicitly:
+// [Tokenizer.Encode] treats the marker [EOTText] as plain text, so untrusted text cannot inject
+// a document boundary; [Tokenizer.EncodeSpecial] turns it into EOT; and [Tokenizer.Decode]
+// renders EOT back as the marker. A [Decoder] turns a stream of tokens into text without
+// splitting a character across tokens.
 package tokenizer
 
 import (

@@ -1,7 +1,14 @@
-// Package train is the language-model training loop shared by the `vkgrad train` command and Go
-// programs: batches from nn/data, a GPT-2's or Llama-family model's forward and backward, AdamW
-// with a cosine schedule and clipping, periodic validation, and checkpoints that resume bit for
-// bit on the CPU.
+// Package train trains a language model on a token stream: the loop behind `vkgrad train`.
+//
+// [New] builds a [Trainer] for a GPT-2 and [NewLlama] one for a Llama-family model, from a
+// [Config] and the tokens, which nn/data cuts into training and validation batches. Each
+// [Trainer.TrainStep] runs the forward and backward over the step's micro-batches and an AdamW
+// update with a cosine schedule and gradient clipping (nn/optim); a step whose loss or gradient
+// is not finite is skipped or stops the run, as [Config] says.
+//
+// [Trainer.Run] drives the steps with periodic validation ([Trainer.Evaluate], [EvalLoss]) and
+// checkpoints ([Trainer.Save], [Trainer.Restore]) that a resume continues bit for bit on the
+// CPU. [Trainer.SetComm] makes the trainer one rank of a data-parallel job ([dist.Comm]).
 package train
 
 import (

@@ -1,6 +1,10 @@
-// Package verify checks vkgrad's GPT-2 against llm.c: logits, loss and every parameter gradient
-// of a debug state, then the losses of a few AdamW steps, each against the tolerances a float32
-// implementation should meet.
+// Package verify checks vkgrad's GPT-2 against llm.c's reference outputs on any backend.
+//
+// [LLMC] reads an llm.c model and debug state ([Options]) and compares, in a [Report], the
+// logits, the loss and every parameter gradient ([TensorDiff]) of the state's batch, then the
+// losses of a few AdamW steps against llm.c's ([ReadLosses]). Each comparison is held to the
+// tolerances a float32 implementation should meet ([LogitsTol], [LossTol], [GradTol],
+// [StepLossTol]); [Report.OK] says whether all of them are met.
 package verify
 
 import (

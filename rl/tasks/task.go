@@ -1,11 +1,3 @@
-// Package tasks supplies prompts for RL fine-tuning and supervised warm-up: task interfaces,
-// deterministic generators and lists, a ratio mixer, a JSONL loader, and two built-in
-// verifiable tasks small enough for a tiny GPT-2 to learn on a CPU (multi-digit addition and
-// copy/reverse of a short letter string).
-//
-// Every source is deterministic given its seed, so a run is reproducible and a resumed run can
-// replay its prompt stream. Built-in tasks split their problem space by a hash of the problem
-// into train and held-out test problems, so evaluation never sees a training problem.
 package tasks
 
 import (

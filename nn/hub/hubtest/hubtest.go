@@ -1,5 +1,8 @@
-// Package hubtest lays model directories out in a Hugging Face cache exactly as huggingface_hub
-// does, for tests of code that resolves model names.
+// Package hubtest fills a Hugging Face cache with model files, for tests that resolve model names.
+//
+// [Store] lays a model's files out exactly as huggingface_hub does: blobs named by [ETag],
+// a snapshot of symlinks under a [Commit] hash, and a ref naming it. [ReadDir] reads a model
+// directory's files to store.
 package hubtest
 
 import (

@@ -1,5 +1,10 @@
-// Package kvrows keeps the position of each row of a key/value-cache decoder, checks and plans
-// a step over some of its rows, and forks a row's cache into others, for the model packages.
+// Package kvrows tracks the rows of a key/value-cache decoder, for the model packages' decoders.
+//
+// [Rows], made by [New], keeps the position of each row: how many of its cache positions are
+// filled. [Rows.Plan] checks a step that feeds new tokens to some rows and lays it out as a
+// [Plan] of one [Span] per row, grouped into a [Run] of consecutive rows at one position for
+// each attention call; [Rows.Advance] moves the rows once the step ran. [Rows.Fork] and
+// [Rows.ForkPrefix] copy a row's cache into other rows.
 package kvrows
 
 import (

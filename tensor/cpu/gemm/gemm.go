@@ -1,11 +1,16 @@
 // Package gemm is the CPU single-precision matrix multiply behind tensor/cpu's MatMul.
 //
+// [Sgemm] computes C = alpha * op(A) @ op(B) + beta * C, BLAS-style and row-major, on
+// [Threads] goroutines; [SgemmThreads] takes its own goroutine count, and [SgemmBiasThreads]
+// adds a bias to every row in place of beta * C. [Validate] checks the arguments.
+//
 // The product is computed GotoBLAS-style. A task (a block of C) packs, for each kc block of
 // K, its rows of op(A) into strips of mr rows, then packs op(B) one panel of nr columns at a
 // time (small enough to stay in L1) and runs a register-blocked micro-kernel down the strips.
-// Vector kernels in assembly (AVX-512, AVX2+FMA) are chosen at run time; a portable Go kernel
-// serves other architectures and the purego build tag. Products of a few rows with B
-// transposed (decoding steps) take a dot-product path instead, which reads B in place.
+// Vector kernels in assembly (AVX-512 or AVX2+FMA on amd64, NEON on arm64) are chosen at run
+// time ([KernelName]); a portable Go kernel serves other architectures and the purego build
+// tag. Products of a few rows with B transposed (decoding steps) take a dot-product path
+// instead, which reads B in place.
 //
 // Work is split over C only: each element is summed by one goroutine in a fixed order over
 // K, so the result is the same bits for any number of threads and any schedule.

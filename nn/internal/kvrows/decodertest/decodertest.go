@@ -1,6 +1,12 @@
-// Package decodertest checks a model's per-row key/value-cache decoder: rows at their own
-// positions against the full forward, forking against separate prefills, a step over some rows
-// against the others, and bad input. The model packages run it on each backend.
+// Package decodertest holds the checks every model's key/value-cache decoder must pass.
+//
+// The model packages run each check on each backend, given the model as a [Model] and its
+// decoder as a [Decoder]:
+//   - [RowsMatchForward]: rows at their own positions match the full forward;
+//   - [ForkMatchesSeparatePrefill]: a forked row matches one prefilled on its own;
+//   - [StepLeavesOtherRows]: a step over some rows, or a reset of one, leaves the others
+//     as they were;
+//   - [FaultBadInput]: bad rows, counts and token ids are refused, leaving every row as it was.
 package decodertest
 
 import (

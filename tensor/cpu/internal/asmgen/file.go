@@ -1,6 +1,10 @@
-// Package asmgen is what the assembly generators of tensor/cpu share: a buffer of Go
-// assembly lines under the common header, the command line that writes it, and the check
-// that committed assembly is what its generator writes.
+// Package asmgen holds what the Go assembly generators of tensor/cpu and tensor/cpu/gemm share.
+//
+// A generator's main calls [Main], which writes the common header and the lines a [File]
+// collects to the output file. [File] has helpers for the kernels: vector loops over a [Vec]
+// instruction set ([AVX2], [AVX512]), memory operands of shared constants, and encodings of
+// arm64 instructions the Go assembler lacks ([EncFMLAElem], [EncFMULVec]). [Stale] checks that
+// the committed assembly is what its generators write.
 package asmgen
 
 import (
