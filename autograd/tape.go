@@ -121,3 +121,19 @@ func NoGrad(t *Tape, fn func()) {
 	defer func() { t.recording = prev }()
 	fn()
 }
+
+func backendOf(v *Var) tensor.Backend { return v.Value.Backend() }
+
+func grad(v *Var) *tensor.Tensor {
+	if v == nil {
+		return nil
+	}
+	return v.Grad
+}
+
+func value(v *Var) *tensor.Tensor {
+	if v == nil {
+		return nil
+	}
+	return v.Value
+}

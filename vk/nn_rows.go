@@ -6,6 +6,17 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// The fused neural-network ops: layernorm and RMSNorm (norm.go), GELU (gelu.go), rotary
+// embeddings (rope.go), the SiLU-gated MLP activation (swiglu.go), attention and the packing
+// of q, k and v (attention.go), token embeddings (embedding.go), softmax and losses
+// (crossentropy.go), dropout (elementwise.go). Each follows the CPU backend (and so llm.c) op
+// for op; the shaders' comments say how. Row-wise ops run one workgroup per row with
+// reductions in shared memory in a fixed tree, and column sums (the norms' dweight and dbias,
+// the embedding scatter-add) add rows in a fixed order without float atomics, so every result
+// is repeatable bit for bit. Arguments larger than one storage-buffer window are processed in
+// chunks of rows (sequences for attention and the embedding, vocabulary rows for wte) by the
+// helpers below.
+
 // nnArg is one buffer argument of a kernel that runs over rows (elements, logit rows,
 // sequences, blocks of rows): rows [r0, r0+cr) of it are the elements off+per*r0 .. off+per*(r0+cr),
 // clipped to off+n. per 0 binds elements [off, off+n) whole in every chunk; reuse binds

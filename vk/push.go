@@ -17,7 +17,7 @@ func pushOf[T any](v *T) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(v)), unsafe.Sizeof(*v)/4)
 }
 
-// One-dimensional kernels (backend.go).
+// One-dimensional kernels (elementwise.go).
 
 type fillPush struct{ N, Off, Bits uint32 }
 
@@ -44,7 +44,7 @@ type peakFMAPush struct {
 	Seed          float32
 }
 
-// Neural-network ops (ops_nn.go).
+// Neural-network ops (norm.go, gelu.go, embedding.go, crossentropy.go, elementwise.go).
 
 type layerNormForwardPush struct {
 	Rows, C                                      uint32
@@ -131,7 +131,7 @@ type dropoutPush struct {
 	OffOut, OffMask, OffInp uint32
 }
 
-// Llama ops (ops_llama.go).
+// Llama ops (norm.go, rope.go, swiglu.go, embedding.go, attention.go).
 
 type rmsNormForwardPush struct {
 	Rows, C                       uint32
@@ -182,7 +182,7 @@ type packQKVBackwardPush struct {
 	OffDq, OffDk, OffDv, OffDqkv uint32
 }
 
-// Attention (ops_attention.go).
+// Attention (attention.go).
 
 // flashForwardPush is attention_forward_params.glsl's block: both flash head-size variants and
 // the broadcast kernel.
@@ -206,7 +206,7 @@ type kvCachePush struct {
 	OffKc, OffVc, OffQkv uint32
 }
 
-// Matrix products (ops_matmul.go, matmul_*.go) and the optimizer (ops_adamw.go).
+// Matrix products (matmul*.go) and the optimizer (adamw.go).
 
 // matmulPush is the block of matmul, matmul_direct and matmul_broadcast.
 type matmulPush struct {

@@ -25,7 +25,7 @@ const attnBlock = 16
 // attnRows is the number of query rows the kernels take at once.
 const attnRows = 4
 
-// attnKernels is a set of vector kernels (attn_amd64.s) for scores, combine and packKeys.
+// attnKernels is a set of vector kernels (attention_amd64.s) for scores, combine and packKeys.
 type attnKernels struct {
 	name    string
 	scores4 func(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)
@@ -412,4 +412,75 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		out: f32(op, "out", out, B*Tq*C), kc: kc, vc: vc, qkv: x, scratch: b.scratch}
 	b.pool.doWork(&b.attD, B*NH, 2*B*Tq*n*C)
 	b.attD = attDecJob{}
+}
+
+// packRow writes row r of the packed q|k|v with each KV head repeated H/KV times.
+func packRow(j *llamaJob, r int) {
+	H, KV, D := j.H, j.KV, j.D
+	qw, kw := H*D, KV*D
+	out := j.out[r*3*qw : (r+1)*3*qw]
+	copy(out[:qw], j.q[r*qw:(r+1)*qw])
+	for h := range H {
+		g := h / (H / KV)
+		copy(out[qw+h*D:qw+(h+1)*D], j.k[r*kw+g*D:r*kw+(g+1)*D])
+		copy(out[2*qw+h*D:2*qw+(h+1)*D], j.v[r*kw+g*D:r*kw+(g+1)*D])
+	}
+}
+
+// unpackRow accumulates row r of dqkv into dq, dk and dv: each KV head's H/KV copies are
+// summed in head order, then added (as the Vulkan kernel does, so the bits agree).
+func unpackRow(j *llamaJob, r int) {
+	H, KV, D := j.H, j.KV, j.D
+	qw, kw, rep := H*D, KV*D, H/KV
+	in := j.dout[r*3*qw : (r+1)*3*qw]
+	addTo(j.dq[r*qw:(r+1)*qw], in[:qw])
+	var buf [256]float32
+	for part, dst := range [2][]float32{j.dk[r*kw : (r+1)*kw], j.dv[r*kw : (r+1)*kw]} {
+		src := in[(part+1)*qw : (part+2)*qw]
+		for g := range KV {
+			copies := src[g*rep*D : (g+1)*rep*D]
+			for lo := 0; lo < D; lo += len(buf) {
+				hi := min(lo+len(buf), D)
+				sum := buf[:hi-lo]
+				copy(sum, copies[lo:hi])
+				for c := 1; c < rep; c++ {
+					addTo(sum, copies[c*D+lo:c*D+hi])
+				}
+				addTo(dst[g*D+lo:g*D+hi], sum)
+			}
+		}
+	}
+}
+
+func packArgs(op string, N, H, KV, D int) {
+	dims(op, N, H, KV, D)
+	if KV == 0 || H%KV != 0 {
+		panic(fmt.Sprintf("cpu: %s: %d query heads are not a multiple of %d KV heads", op, H, KV))
+	}
+}
+
+// PackQKV implements tensor.Backend.
+func (b *Backend) PackQKV(qkv, q, k, v *tensor.Tensor, N, H, KV, D int) {
+	defer b.unlock(b.lock("PackQKV"))
+	const op = "PackQKV"
+	packArgs(op, N, H, KV, D)
+	if N*H*D == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: packForward, n: N, rows: rowsPer(3 * H * D), H: H, KV: KV, D: D,
+		out: f32(op, "qkv", qkv, 3*N*H*D), q: f32(op, "q", q, N*H*D), k: f32(op, "k", k, N*KV*D), v: f32(op, "v", v, N*KV*D)}
+	b.runLlama(true)
+}
+
+// PackQKVBackward implements tensor.Backend.
+func (b *Backend) PackQKVBackward(dq, dk, dv, dqkv *tensor.Tensor, N, H, KV, D int) {
+	defer b.unlock(b.lock("PackQKVBackward"))
+	const op = "PackQKVBackward"
+	packArgs(op, N, H, KV, D)
+	if N*H*D == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: packBackward, n: N, rows: rowsPer(3 * H * D), H: H, KV: KV, D: D,
+		dout: f32(op, "dqkv", dqkv, 3*N*H*D), dq: f32(op, "dq", dq, N*H*D), dk: f32(op, "dk", dk, N*KV*D), dv: f32(op, "dv", dv, N*KV*D)}
+	b.runLlama(true)
 }

@@ -1,6 +1,6 @@
-// The float64 exponential of fastmath_amd64.s (expAVX2) and softmax_amd64.s (the log-softmax
-// kernels): its constant table and the EXP4 sequence. Include after textflag.h. The table is
-// file-local, so each file that includes it holds its own copy.
+// The float64 exponential of fastmath_amd64.s (expAVX2) and crossentropy_amd64.s (the
+// log-softmax kernels): its constant table and the EXP4 sequence. Include after textflag.h.
+// The table is file-local, so each file that includes it holds its own copy.
 
 // Four-lane float64 constants for the exponential.
 DATA consts<>+0(SB)/8, $0x3ff71547652b82fe

@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
 
 // GELU in float32 steps, eight lanes at a time in the vector kernels. Every product that feeds
 // a sum is wrapped in float32() so no compiler fuses it into a multiply-add: the portable code
@@ -102,4 +106,21 @@ func geluBackwardGo(dinp, inp, dout []float32) {
 		grad := float32(0.5*(1+t)) + slope
 		dinp[i] += float32(grad * dout[i])
 	}
+}
+
+// GeluForward implements tensor.Backend.
+func (b *Backend) GeluForward(out, inp *tensor.Tensor) {
+	defer b.unlock(b.lock("GeluForward"))
+	n := out.Numel()
+	b.ew = ewJob{kind: ewGeluF, n: n, out: f32("GeluForward", "out", out, n), x: f32("GeluForward", "inp", inp, n)}
+	b.runEW(n)
+}
+
+// GeluBackward implements tensor.Backend.
+func (b *Backend) GeluBackward(dinp, inp, dout *tensor.Tensor) {
+	defer b.unlock(b.lock("GeluBackward"))
+	n := dinp.Numel()
+	b.ew = ewJob{kind: ewGeluB, n: n, out: f32("GeluBackward", "dinp", dinp, n),
+		x: f32("GeluBackward", "inp", inp, n), y: f32("GeluBackward", "dout", dout, n)}
+	b.runEW(n)
 }

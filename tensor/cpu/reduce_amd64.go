@@ -14,35 +14,6 @@ func colSum32AVX2(db, d *float32, rows, stride int)
 func lnCol32AVX2(dw, db, x, d, mean, rstd *float32, rows, stride int)
 
 //go:noescape
-func lnFwdRowAVX2(out, x, w, b *float32, n int, cf float32, stats *[2]float32)
-
-//go:noescape
-func lnBwdRowAVX2(dinp, dout, x, w *float32, n int, m, s, cf float32)
-
-// lnForwardRow is lnForwardRowGo, by the vector kernel when the row is a multiple of 8 long.
-func lnForwardRow(out, x, w, bias []float32) (float32, float32) {
-	C := len(x)
-	if !haveAVX2FMA || C == 0 || C%8 != 0 {
-		return lnForwardRowGo(out, x, w, bias)
-	}
-	_, _, _ = out[C-1], w[C-1], bias[C-1]
-	var stats [2]float32
-	lnFwdRowAVX2(&out[0], &x[0], &w[0], &bias[0], C, float32(C), &stats)
-	return stats[0], stats[1]
-}
-
-// lnBackwardRow is lnBackwardRowGo, by the vector kernel when the row is a multiple of 8 long.
-func lnBackwardRow(dinp, dout, x, w []float32, m, s float32) {
-	C := len(x)
-	if !haveAVX2FMA || C == 0 || C%8 != 0 {
-		lnBackwardRowGo(dinp, dout, x, w, m, s)
-		return
-	}
-	_, _, _ = dinp[C-1], dout[C-1], w[C-1]
-	lnBwdRowAVX2(&dinp[0], &dout[0], &x[0], &w[0], C, m, s, float32(C))
-}
-
-//go:noescape
 func fillStreamAVX2(x *float32, n int, v float32)
 
 // fillStream sets x[i] = v, with non-temporal stores for the 32-byte aligned middle.

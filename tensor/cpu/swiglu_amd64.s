@@ -6,7 +6,7 @@
 
 #include "exp32_amd64.h"
 
-// Products and sums round one at a time, in the order of the Go code in llama_kernels.go,
+// Products and sums round one at a time, in the order of the Go code in swiglu.go,
 // so the bits agree.
 
 // func swigluFwd8AVX2(out, gate, up *float32, n int)

@@ -99,7 +99,7 @@ func main() {
 	asmgen.Main("swiglu_gen.go", "swiglu_amd64.s", func(f *asmgen.File) {
 		f.Linef("#include \"exp32_amd64.h\"")
 		f.Linef("")
-		f.Linef("// Products and sums round one at a time, in the order of the Go code in llama_kernels.go,")
+		f.Linef("// Products and sums round one at a time, in the order of the Go code in swiglu.go,")
 		f.Linef("// so the bits agree.")
 		f.Linef("")
 		for _, v := range []asmgen.Vec{asmgen.AVX2, asmgen.AVX512} {

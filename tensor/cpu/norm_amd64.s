@@ -2,9 +2,133 @@
 
 #include "textflag.h"
 
-// The RMSNorm and RoPE kernels (llama_amd64.go; the SwiGLU ones are in swiglu_amd64.s).
-// Products and sums round one at a time, in the order of the Go code in llama_kernels.go, so
-// the bits agree.
+// The LayerNorm and RMSNorm row kernels (norm_amd64.go). Products and sums round one at a
+// time, in the order of the Go code in norm.go, so the bits agree.
+
+DATA lnc<>+0(SB)/4, $0x3727c5ac // 1e-5
+DATA lnc<>+4(SB)/4, $0x3f800000 // 1
+GLOBL lnc<>(SB), RODATA|NOPTR, $8
+
+// HSUM8 sets the low lane of X to ((y0+y4)+(y2+y6)) + ((y1+y5)+(y3+y7)) of the eight lanes of
+// Y (X is Y's low half), as lanes8Sum. Clobbers T.
+#define HSUM8(Y, X, T) \
+	VEXTRACTF128 $1, Y, T; \
+	VADDPS T, X, X; \
+	VMOVHLPS X, X, T; \
+	VADDPS T, X, X; \
+	VMOVSHDUP X, T; \
+	VADDSS T, X, X;
+
+// func lnFwdRowAVX2(out, x, w, b *float32, n int, cf float32, stats *[2]float32)
+// lnForwardRow for n (a multiple of 8, > 0) columns; cf = float32(n). stats gets mean, rstd.
+TEXT ·lnFwdRowAVX2(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R8
+	MOVQ b+24(FP), R9
+	MOVQ n+32(FP), BX
+	SHLQ $2, BX
+	VMOVSS cf+40(FP), X1
+	MOVQ stats+48(FP), R10
+
+	VXORPS Y0, Y0, Y0
+	XORQ AX, AX
+lnfMean:
+	VADDPS (SI)(AX*1), Y0, Y0
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JL   lnfMean
+	HSUM8(Y0, X0, X6)
+	VDIVSS X1, X0, X0
+	VBROADCASTSS X0, Y2
+
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+lnfVar:
+	VMOVUPS (SI)(AX*1), Y4
+	VSUBPS Y2, Y4, Y4
+	VMULPS Y4, Y4, Y4
+	VADDPS Y4, Y3, Y3
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JL   lnfVar
+	HSUM8(Y3, X3, X6)
+	VDIVSS X1, X3, X3
+	VADDSS lnc<>+0(SB), X3, X3
+	VSQRTSS X3, X3, X3
+	VMOVSS lnc<>+4(SB), X5
+	VDIVSS X3, X5, X5
+	VMOVSS X0, 0(R10)
+	VMOVSS X5, 4(R10)
+	VBROADCASTSS X5, Y5
+
+	XORQ AX, AX
+lnfOut:
+	VMOVUPS (SI)(AX*1), Y4
+	VSUBPS Y2, Y4, Y4
+	VMULPS Y5, Y4, Y4
+	VMULPS (R8)(AX*1), Y4, Y4
+	VADDPS (R9)(AX*1), Y4, Y4
+	VMOVUPS Y4, (DI)(AX*1)
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JL   lnfOut
+	VZEROUPPER
+	RET
+
+// func lnBwdRowAVX2(dinp, dout, x, w *float32, n int, m, s, cf float32)
+// lnBackwardRow for n (a multiple of 8, > 0) columns; cf = float32(n).
+TEXT ·lnBwdRowAVX2(SB), NOSPLIT, $0-52
+	MOVQ dinp+0(FP), DI
+	MOVQ dout+8(FP), DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), R8
+	MOVQ n+32(FP), BX
+	SHLQ $2, BX
+	VBROADCASTSS m+40(FP), Y2
+	VBROADCASTSS s+44(FP), Y3
+	VMOVSS cf+48(FP), X7
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	XORQ AX, AX
+lnbSums:
+	VMOVUPS (SI)(AX*1), Y4
+	VSUBPS Y2, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VMOVUPS (R8)(AX*1), Y5
+	VMULPS (DX)(AX*1), Y5, Y5
+	VADDPS Y5, Y0, Y0
+	VMULPS Y4, Y5, Y5
+	VADDPS Y5, Y1, Y1
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JL   lnbSums
+	HSUM8(Y0, X0, X6)
+	HSUM8(Y1, X1, X6)
+	VDIVSS X7, X0, X0
+	VDIVSS X7, X1, X1
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X1, Y1
+
+	XORQ AX, AX
+lnbOut:
+	VMOVUPS (SI)(AX*1), Y4
+	VSUBPS Y2, Y4, Y4
+	VMULPS Y3, Y4, Y4
+	VMOVUPS (R8)(AX*1), Y5
+	VMULPS (DX)(AX*1), Y5, Y5
+	VSUBPS Y0, Y5, Y5
+	VMULPS Y1, Y4, Y4
+	VSUBPS Y4, Y5, Y5
+	VMULPS Y3, Y5, Y5
+	VADDPS (DI)(AX*1), Y5, Y5
+	VMOVUPS Y5, (DI)(AX*1)
+	ADDQ $32, AX
+	CMPQ AX, BX
+	JL   lnbOut
+	VZEROUPPER
+	RET
 
 // func rmsSumSquares8AVX2(x *float32, n int, acc *[8]float32)
 // acc[i%8] += x[i]² for n (a multiple of 8) values, in order of i.
@@ -133,75 +257,5 @@ rmswLoop:
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
 	VMOVUPS Y3, 96(DI)
-	VZEROUPPER
-	RET
-
-// func rope8AVX2(o, x, cos, sin *float32, n, half int)
-// For i < n (a multiple of 8), with x0 = x[i], x1 = x[i+half]:
-// o[i] = x0·cos[i] − x1·sin[i], o[i+half] = x1·cos[i] + x0·sin[i].
-TEXT ·rope8AVX2(SB), NOSPLIT, $0-48
-	MOVQ o+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ cos+16(FP), R8
-	MOVQ sin+24(FP), R9
-	MOVQ n+32(FP), CX
-	MOVQ half+40(FP), R10
-	SHLQ $2, R10
-
-ropeLoop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R10*1), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R9), Y3
-	VMULPS  Y2, Y0, Y4
-	VMULPS  Y3, Y1, Y5
-	VSUBPS  Y5, Y4, Y4
-	VMULPS  Y2, Y1, Y6
-	VMULPS  Y3, Y0, Y7
-	VADDPS  Y7, Y6, Y6
-	VMOVUPS Y4, (DI)
-	VMOVUPS Y6, (DI)(R10*1)
-	ADDQ    $32, DI
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	ADDQ    $32, R9
-	SUBQ    $8, CX
-	JNZ     ropeLoop
-	VZEROUPPER
-	RET
-
-// func ropeBwd8AVX2(dinp, grad, cos, sin *float32, n, half int)
-// For i < n (a multiple of 8), with g0 = grad[i], g1 = grad[i+half]:
-// dinp[i] += g0·cos[i] + g1·sin[i], dinp[i+half] += g1·cos[i] − g0·sin[i].
-TEXT ·ropeBwd8AVX2(SB), NOSPLIT, $0-48
-	MOVQ dinp+0(FP), DI
-	MOVQ grad+8(FP), SI
-	MOVQ cos+16(FP), R8
-	MOVQ sin+24(FP), R9
-	MOVQ n+32(FP), CX
-	MOVQ half+40(FP), R10
-	SHLQ $2, R10
-
-ropebLoop:
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R10*1), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R9), Y3
-	VMULPS  Y2, Y0, Y4
-	VMULPS  Y3, Y1, Y5
-	VADDPS  Y5, Y4, Y4
-	VMULPS  Y2, Y1, Y6
-	VMULPS  Y3, Y0, Y7
-	VSUBPS  Y7, Y6, Y6
-	VADDPS  (DI), Y4, Y4
-	VADDPS  (DI)(R10*1), Y6, Y6
-	VMOVUPS Y4, (DI)
-	VMOVUPS Y6, (DI)(R10*1)
-	ADDQ    $32, DI
-	ADDQ    $32, SI
-	ADDQ    $32, R8
-	ADDQ    $32, R9
-	SUBQ    $8, CX
-	JNZ     ropebLoop
 	VZEROUPPER
 	RET

@@ -282,3 +282,52 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 			OffOut: f[0], OffLse: f[1], OffQ: f[2], OffK: f[3], OffV: f[4], Scale: scale, WriteLse: 0}
 	})
 }
+
+var (
+	kPackQKV         = Kernel{Shader: "pack_qkv", Bindings: 4, Push: 8}
+	kPackQKVBackward = Kernel{Shader: "pack_qkv_backward", Bindings: 4, Push: 8}
+)
+
+func packArgs(op string, N, H, KV, D int) {
+	nnDims(op, N, H, KV, D)
+	if KV == 0 || H%KV != 0 {
+		panic(fmt.Sprintf("vk: %s: %d query heads are not a multiple of %d KV heads", op, H, KV))
+	}
+}
+
+// PackQKV lays out q, k and v for attention, repeating each KV head for its query heads.
+func (b *Backend) PackQKV(qkv, q, k, v *tensor.Tensor, N, H, KV, D int) {
+	const op = "PackQKV"
+	packArgs(op, N, H, KV, D)
+	qw, kw := H*D, KV*D
+	os, qs := nnF32(b, op, "qkv", qkv, 3*N*qw), nnF32(b, op, "q", q, N*qw)
+	ks, vs := nnF32(b, op, "k", k, N*kw), nnF32(b, op, "v", v, N*kw)
+	if N*qw == 0 {
+		return
+	}
+	b.dev.Cost(0, 4*(3*float64(N*qw)+float64(N*(qw+2*kw))))
+	nnRun(b, kPackQKV, op, N, []nnArg{
+		nnRows(os, qkv, 3*qw, 3*N*qw, true), nnRows(qs, q, qw, N*qw, false), nnRows(ks, k, kw, N*kw, false), nnRows(vs, v, kw, N*kw, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * 3 * qw) }, func(_, cr int, f firsts) packQKVPush {
+		return packQKVPush{Rows: uint32(cr), H: uint32(H), KV: uint32(KV), D: uint32(D), OffQkv: f[0], OffQ: f[1], OffK: f[2], OffV: f[3]}
+	})
+}
+
+// PackQKVBackward accumulates the packed gradient into dq, dk and dv, each KV head adding its
+// copies in head order.
+func (b *Backend) PackQKVBackward(dq, dk, dv, dqkv *tensor.Tensor, N, H, KV, D int) {
+	const op = "PackQKVBackward"
+	packArgs(op, N, H, KV, D)
+	qw, kw := H*D, KV*D
+	qs, ks, vs := nnF32(b, op, "dq", dq, N*qw), nnF32(b, op, "dk", dk, N*kw), nnF32(b, op, "dv", dv, N*kw)
+	gs := nnF32(b, op, "dqkv", dqkv, 3*N*qw)
+	if N*qw == 0 {
+		return
+	}
+	b.dev.Cost(3*float64(N*qw), 4*(3*float64(N*qw)+2*float64(N*(qw+2*kw))))
+	nnRun(b, kPackQKVBackward, op, N, []nnArg{
+		nnRows(qs, dq, qw, N*qw, true), nnRows(ks, dk, kw, N*kw, true), nnRows(vs, dv, kw, N*kw, true), nnRows(gs, dqkv, 3*qw, 3*N*qw, false),
+	}, func(cr int) [3]uint32 { return b.nnFlatGroups(cr * (qw + 2*kw)) }, func(_, cr int, f firsts) packQKVBackwardPush {
+		return packQKVBackwardPush{Rows: uint32(cr), H: uint32(H), KV: uint32(KV), D: uint32(D), OffDq: f[0], OffDk: f[1], OffDv: f[2], OffDqkv: f[3]}
+	})
+}

@@ -132,3 +132,95 @@ func (b *Backend) LayerNormBackward(dinp, dweight, dbias, dout, inp, weight, mea
 	b.ln = lnJob{}
 	b.colj = colJob{}
 }
+
+// rmsNormRow writes w * x * rstd, rstd = 1/sqrt(mean(x²) + eps), and returns rstd.
+func rmsNormRow(out, x, w []float32, eps float32) float32 {
+	out, w = out[:len(x)], w[:len(x)]
+	var acc [8]float32
+	for i := rmsSumSquaresVector(x, &acc); i < len(x); i++ {
+		acc[i%8] += float32(x[i] * x[i])
+	}
+	s := 1 / sqrtf(lanes8Sum(&acc)/float32(len(x))+eps)
+	for i := rmsScaleVector(out, x, w, s); i < len(x); i++ {
+		out[i] = w[i] * float32(x[i]*s)
+	}
+	return s
+}
+
+// rmsNormBackwardRow accumulates the input gradient of one row:
+// dx_i += s·w_i·g_i − x_i·s³·mean_j(g_j·w_j·x_j).
+func rmsNormBackwardRow(dinp, dout, x, w []float32, s float32) {
+	dinp, dout, w = dinp[:len(x)], dout[:len(x)], w[:len(x)]
+	var acc [8]float32
+	for i := rmsDot3Vector(dout, w, x, &acc); i < len(x); i++ {
+		acc[i%8] += float32(float32(dout[i]*w[i]) * x[i])
+	}
+	k := lanes8Sum(&acc) / float32(len(x)) * s * s * s
+	for i := rmsBackwardApplyVector(dinp, dout, x, w, s, k); i < len(x); i++ {
+		dinp[i] += float32(float32(s*w[i])*dout[i]) - float32(x[i]*k)
+	}
+}
+
+// rmsWeightGrad accumulates dw[c] += sum over rows, in order, of dout·x·rstd for columns lo..hi.
+func rmsWeightGrad(j *llamaJob, lo, hi int) {
+	lo += rmsWeightColsVector(j.dw[lo:hi], j.dout[lo:], j.inp[lo:], j.rstd[:j.n], j.C)
+	if lo == hi {
+		return
+	}
+	dw := j.dw[lo:hi]
+	for r := 0; r < j.n; r++ {
+		s := j.rstd[r]
+		d, x := j.dout[r*j.C+lo:r*j.C+hi], j.inp[r*j.C+lo:r*j.C+hi]
+		for i := range dw {
+			dw[i] += float32(d[i] * float32(x[i]*s))
+		}
+	}
+}
+
+// RMSNormForward implements tensor.Backend.
+func (b *Backend) RMSNormForward(out, rstd, inp, weight *tensor.Tensor, N, C int, eps float32) {
+	defer b.unlock(b.lock("RMSNormForward"))
+	b.rmsNormRows("RMSNormForward", "inp", out, rstd, inp, nil, nil, weight, N, C, eps)
+}
+
+// ResidualRMSNormForward implements tensor.Backend.
+func (b *Backend) ResidualRMSNormForward(residual, out, rstd, x, y, weight *tensor.Tensor, N, C int, eps float32) {
+	defer b.unlock(b.lock("ResidualRMSNormForward"))
+	b.rmsNormRows("ResidualRMSNormForward", "residual", out, rstd, residual, x, y, weight, N, C, eps)
+}
+
+// rmsNormRows normalises N rows of inp (named inpName), or, with x and y set, of inp = x + y
+// made row by row while the row is in cache.
+func (b *Backend) rmsNormRows(op, inpName string, out, rstd, inp, x, y, weight *tensor.Tensor, N, C int, eps float32) {
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	b.llama = llamaJob{kind: rmsForward, n: N, C: C, rows: rowsPer(2 * C), eps: eps,
+		out: f32(op, "out", out, N*C), inp: f32(op, inpName, inp, N*C), w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
+	if x != nil {
+		b.llama.rows, b.llama.addA, b.llama.addB = rowsPer(4*C), f32(op, "a", x, N*C), f32(op, "b", y, N*C)
+	}
+	b.runLlama(true)
+}
+
+// RMSNormBackward implements tensor.Backend.
+func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("RMSNormBackward"))
+	const op = "RMSNormBackward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	j := llamaJob{kind: rmsBackwardInput, n: N, C: C, rows: rowsPer(3 * C),
+		dinp: f32(op, "dinp", dinp, N*C), dout: f32(op, "dout", dout, N*C), inp: f32(op, "inp", inp, N*C),
+		w: f32(op, "weight", weight, C), rstd: f32(op, "rstd", rstd, N)}
+	b.llama = j
+	b.runLlama(true)
+	if dweight == nil {
+		return
+	}
+	j.kind, j.dw = rmsBackwardWeight, f32(op, "dweight", dweight, C)
+	b.llama = j
+	b.runLlama(false)
+}

@@ -4,9 +4,9 @@ package cpu
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run attn_gen.go
+//go:generate go run attention_gen.go
 
-// The attention kernels (attn_amd64.s, written by attn_gen.go); scores, combine and packKeys
+// The attention kernels (attention_amd64.s, written by attention_gen.go); scores, combine and packKeys
 // say what they compute.
 
 //go:noescape

@@ -2,8 +2,8 @@
 
 package cpu
 
-// The kernels of softmax.go (softmax_amd64.s): the softmax's division by its sum and the
-// log-softmax gather's row statistics and gradient.
+// The kernels of crossentropy.go (crossentropy_amd64.s): the softmax's division by its sum
+// and the log-softmax gather's row statistics and gradient.
 
 //go:noescape
 func divAVX2(x *float32, n int, s float32)

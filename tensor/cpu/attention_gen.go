@@ -1,8 +1,8 @@
 //go:build ignore
 
-// attn_gen writes attn_amd64.s: the attention kernels in AVX-512 and AVX2 versions, which
+// attention_gen writes attention_amd64.s: the attention kernels in AVX-512 and AVX2 versions, which
 // differ only in vector width and register count, and the 16x16 transpose that packs keys.
-// Run with go generate; TestAssemblyUpToDate fails when attn_amd64.s differs from its output.
+// Run with go generate; TestAssemblyUpToDate fails when attention_amd64.s differs from its output.
 package main
 
 import (
@@ -321,7 +321,7 @@ func pack(f *asmgen.File) {
 }
 
 func main() {
-	asmgen.Main("attn_gen.go", "attn_amd64.s", func(f *asmgen.File) {
+	asmgen.Main("attention_gen.go", "attention_amd64.s", func(f *asmgen.File) {
 		f.Linef("// Attention kernels, in AVX-512 and AVX2 versions. Every lane adds its terms in the order")
 		f.Linef("// the portable loops in attention.go do, with separate multiplies and adds (no FMA), so")
 		f.Linef("// results equal them bit for bit whatever the blocking.")

@@ -72,3 +72,40 @@ func (b *Backend) EncoderBackward(dwte, dwpe, dout, tokens *tensor.Tensor, B, T,
 	b.pool.do(&b.colj, ceilDiv(C, colChunk))
 	b.colj = colJob{}
 }
+
+// embedGrad accumulates dwte[tokens[r]] += dout[r] for columns lo..hi, rows in order.
+func embedGrad(j *llamaJob, lo, hi int) {
+	for r := 0; r < j.n; r++ {
+		ix := int(j.tokens[r])
+		d, w := j.dout[r*j.C+lo:r*j.C+hi], j.dw[ix*j.C+lo:ix*j.C+hi]
+		for i := range d {
+			w[i] += d[i]
+		}
+	}
+}
+
+// EmbeddingForward implements tensor.Backend.
+func (b *Backend) EmbeddingForward(out, tokens, wte *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("EmbeddingForward"))
+	const op = "EmbeddingForward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	tok, V := tokenTable(op, tokens, N, wte, C)
+	b.llama = llamaJob{kind: embedForward, n: N, C: C, rows: rowsPer(C), out: f32(op, "out", out, N*C), w: f32(op, "wte", wte, V*C), tokens: tok}
+	b.runLlama(true)
+}
+
+// EmbeddingBackward implements tensor.Backend. Chunks own columns and visit rows in order.
+func (b *Backend) EmbeddingBackward(dwte, dout, tokens *tensor.Tensor, N, C int) {
+	defer b.unlock(b.lock("EmbeddingBackward"))
+	const op = "EmbeddingBackward"
+	dims(op, N, C)
+	if N*C == 0 {
+		return
+	}
+	tok, V := tokenTable(op, tokens, N, dwte, C)
+	b.llama = llamaJob{kind: embedBackward, n: N, C: C, dw: f32(op, "dwte", dwte, V*C), dout: f32(op, "dout", dout, N*C), tokens: tok}
+	b.runLlama(false)
+}
