@@ -2,7 +2,7 @@
 // WX x WY invocations handles columns x*WX + tx and rows [r*rows_per, (r+1)*rows_per): lane ty
 // adds rows ty, ty+WY, ... in order, then the WY lane sums are added in a fixed tree. The
 // result goes to outv[off_out + r*ld_out + j], added to the value there when flags & 1.
-// The host runs it once into per-block partials and once more over the partials (vk/ops_matmul.go).
+// The host runs it once into per-block partials and once more over the partials (vk/matmul.go).
 // ELEM is float or vec4; cols, the leading dimensions and the offsets count ELEMs. vec4
 // arithmetic is per component, so both variants give the same bits; the vec4 one has a
 // quarter of the workgroups and loads.

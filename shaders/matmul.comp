@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 // matmul: one chunk of out = op(A) @ op(B) (+ bias) for the batch gl_WorkGroupID.z; the host
 // splits products whose operands exceed a storage-buffer window into such chunks
-// (vk/ops_matmul.go).
+// (vk/matmul.go).
 //
 // A workgroup of WX x WY invocations (specialization constants 0 and 1) computes a BM x BN tile
 // of out, BM = WY*TM and BN = WX*TN: invocation (tx, ty) owns rows ty + i*WY and columns

@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// matmul_splitk_reduce: the second pass of a split-K product (vk/ops_matmul.go). Each of the
+// matmul_splitk_reduce: the second pass of a split-K product (vk/matmul.go). Each of the
 // batch*M*N outputs adds its splits' partial sums part[(zb*splits + s)*mn + r] in increasing s,
 // so the result depends only on the plan, never on scheduling.
 // flags as matmul_tiled: 4 start from bias[off_bias + n], 8 start from out, 16 add the bias last,

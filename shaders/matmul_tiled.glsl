@@ -1,4 +1,4 @@
-// matmul_tiled: one chunk of out = op(A) @ op(B) (+ bias), the GPU kernel (vk/ops_matmul.go);
+// matmul_tiled: one chunk of out = op(A) @ op(B) (+ bias), the GPU kernel (vk/matmul.go);
 // matmul_tiled.comp reads its operands as floats, matmul_tiled_vec4.comp (VEC4) as vec4s where
 // the host found every row start and the contiguous extent of both operands a multiple of 4.
 //
