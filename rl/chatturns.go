@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -173,4 +174,40 @@ func longestTailAt(text, turn string) int {
 		}
 	}
 	return 0
+}
+
+// PlainConversationTokens lays out a conversation for a model without a chat template as its
+// episodes are written (episode.NewPlainRenderer): the opening messages' contents joined by
+// newlines, then each assistant turn's content and eos, trained, and each run of other
+// messages as their contents each followed by a newline, not trained. Each part is encoded
+// alone, as an episode encodes its prompt, samples its turns and encodes each reply.
+func PlainConversationTokens(tok Tokenizer, msgs []env.Message, eos int32) (ids []int32, mask []bool, err error) {
+	first := slices.IndexFunc(msgs, func(m env.Message) bool { return m.Role == "assistant" })
+	if first < 1 {
+		return nil, nil, errors.New("a conversation to train on opens with a system or user turn and has an assistant turn")
+	}
+	add := func(part []int32, trained bool) {
+		ids = append(ids, part...)
+		for range part {
+			mask = append(mask, trained)
+		}
+	}
+	opening := make([]string, first)
+	for i, m := range msgs[:first] {
+		opening[i] = m.Content
+	}
+	add(tok.Encode(strings.Join(opening, "\n")), false)
+	var reply strings.Builder
+	for _, m := range msgs[first:] {
+		if m.Role != "assistant" {
+			reply.WriteString(m.Content + "\n")
+			continue
+		}
+		if reply.Len() > 0 {
+			add(tok.Encode(reply.String()), false)
+			reply.Reset()
+		}
+		add(append(tok.Encode(m.Content), eos), true)
+	}
+	return ids, mask, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl/env"
+	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/rl/toolcall"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -280,4 +281,38 @@ func (s *listSource) Next() (Prompt, error) {
 	p := s.prompts[s.next%len(s.prompts)]
 	s.next++
 	return p, nil
+}
+
+// TestPlainConversationTokens: a conversation for a model without a chat template is laid out
+// as its episode would be: the plain renderer's prompt and replies, each encoded alone, and
+// each turn's tokens with the EOS, which alone are trained.
+func TestPlainConversationTokens(t *testing.T) {
+	tok := chatToy
+	eos := int32(len(chatAlphabet))
+	msgs := []env.Message{{Role: "system", Content: "ab"}, {Role: "user", Content: "c="}, {Role: "assistant", Content: "dd"},
+		{Role: "tool", Content: "12"}, {Role: "user", Content: "e"}, {Role: "assistant", Content: "f+g"}}
+	ids, mask, err := PlainConversationTokens(tok, msgs, eos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := episode.NewPlainRenderer(EOSText)
+	prompt, _ := r.Prompt(msgs[:2], nil)
+	reply, _ := r.Delta(msgs[3:5], nil, false)
+	var want []int32
+	var wantMask []bool
+	for _, part := range []struct {
+		ids     []int32
+		trained bool
+	}{{tok.Encode(prompt), false}, {append(tok.Encode("dd"), eos), true}, {tok.Encode(reply), false}, {append(tok.Encode("f+g"), eos), true}} {
+		want = append(want, part.ids...)
+		for range part.ids {
+			wantMask = append(wantMask, part.trained)
+		}
+	}
+	if !slices.Equal(ids, want) || !slices.Equal(mask, wantMask) {
+		t.Errorf("ids %v mask %v,\nwant %v mask %v", ids, mask, want, wantMask)
+	}
+	if _, _, err := PlainConversationTokens(tok, msgs[2:3], eos); err == nil {
+		t.Error("a conversation opened by the assistant was laid out")
+	}
 }

@@ -69,8 +69,8 @@ type SFTTrainer struct {
 	Model  Policy
 	Opt    *optim.AdamW
 	Step   int
-	// Chat renders conversations in the model's chat template; nil refuses a conversation
-	// to train on every turn.
+	// Chat renders conversations in the model's chat template; nil lays them out as
+	// episodes write them for a model without one (PlainConversationTokens).
 	Chat ChatRender
 
 	tok   Tokenizer
@@ -171,10 +171,7 @@ func (t *SFTTrainer) nextSequences() (seqs [][]int32, starts []int, masks [][]bo
 // conversation lays out p's conversation with its loss mask on every assistant turn (nil, the
 // whole sequence trained, without AnswerOnly).
 func (t *SFTTrainer) conversation(p Prompt) ([]int32, []bool, error) {
-	if t.Chat == nil {
-		return nil, nil, fmt.Errorf("example %q: a conversation, but no chat template to render it in for training every assistant turn (train its last turn only instead)", p.Text)
-	}
-	seq, mask, err := ConversationTokens(t.Chat, t.tok, p.Conversation, p.Tools)
+	seq, mask, err := t.layConversation(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("example %q: %w", p.Text, err)
 	}
@@ -185,6 +182,15 @@ func (t *SFTTrainer) conversation(p Prompt) ([]int32, []bool, error) {
 		mask = nil
 	}
 	return seq, mask, nil
+}
+
+// layConversation is p's conversation in tokens, with its mask on the assistant turns: in
+// the chat template, or as episodes write it for a model without one.
+func (t *SFTTrainer) layConversation(p Prompt) ([]int32, []bool, error) {
+	if t.Chat == nil {
+		return PlainConversationTokens(t.tok, p.Conversation, int32(t.Config.EOS))
+	}
+	return ConversationTokens(t.Chat, t.tok, p.Conversation, p.Tools)
 }
 
 // packSequences lays the sequences out as B×T inputs padded with eos and returns the flat

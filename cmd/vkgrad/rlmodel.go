@@ -71,7 +71,7 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT)}
+		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT), chat: plainPrompt}
 		if name, ok := familyTemplates[modelType]; ok {
 			tmpl, err := hftok.TemplateNamed(name, "<|begin_of_text|>")
 			if err != nil {
@@ -92,7 +92,7 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0]}
+	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0], chat: plainPrompt}
 	switch tmpl, err := hftok.LoadTemplate(hfDir); {
 	case err == nil:
 		f.chat, f.turns = renderer(tmpl), rl.HFChat(tmpl)
@@ -102,6 +102,16 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 		f.turns = func([]env.Message, []json.RawMessage, bool) (string, error) { return "", err }
 	}
 	return f, nil
+}
+
+// plainPrompt is a prompt in a conversation's messages for a model without a chat template,
+// as its episodes write one: the contents joined by newlines, without roles or tools.
+func plainPrompt(msgs []tasks.Message, _ []json.RawMessage) (string, error) {
+	contents := make([]string, len(msgs))
+	for i, m := range msgs {
+		contents[i] = m.Content
+	}
+	return strings.Join(contents, "\n"), nil
 }
 
 // renderer renders a dataset's conversation, with the tools its row offers, as a prompt, the

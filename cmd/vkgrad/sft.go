@@ -217,10 +217,12 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.Where, err)
 		}
+		var ids []int32
 		if f.family.turns == nil {
-			return fmt.Errorf("%s: a conversation, but the model has no chat template to train its turns in", p.Where)
+			ids, _, err = rl.PlainConversationTokens(f.family.tok, q.Conversation, int32(f.family.eos))
+		} else {
+			ids, _, err = rl.ConversationTokens(f.family.turns, f.family.tok, q.Conversation, q.Tools)
 		}
-		ids, _, err := rl.ConversationTokens(f.family.turns, f.family.tok, q.Conversation, q.Tools)
 		if err != nil {
 			return fmt.Errorf("%s: %w (--last-turn-only trains the final turn alone)", p.Where, err)
 		}

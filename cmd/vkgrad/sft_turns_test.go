@@ -70,8 +70,10 @@ func TestSFTTrainsEveryAssistantTurn(t *testing.T) {
 	if !(end < first/2) {
 		t.Errorf("loss on every assistant turn %.3f -> %.3f over %d steps: want it halved", first, end, len(all))
 	}
-	o, err := runCLI("sft", "--preset", "gpt2-micro", "--run-dir", filepath.Join(dir, "gpt2"), "--steps", "1", "--device", "cpu", "-q", "--dataset", data, "--eval-size", "0")
-	if err == nil || !strings.Contains(err.Error(), "no chat template") || !strings.Contains(err.Error(), "tools.jsonl:1") {
+	// A GPT-2 has no chat template: its conversations are laid out as its episodes write them,
+	// every assistant turn with the EOS trained.
+	gpt2Dir := filepath.Join(dir, "gpt2")
+	if o, err := runCLI("sft", "--preset", "gpt2-micro", "--run-dir", gpt2Dir, "--steps", "1", "--device", "cpu", "-q", "--dataset", data, "--eval-size", "0"); err != nil {
 		t.Errorf("a GPT-2 on conversations: %v\n%s", err, o)
 	}
 }
