@@ -31,8 +31,8 @@ type Case struct {
 	// Window is a length, in elements, that splits the case's larger tensors into several
 	// pieces (see Variant.New).
 	Window int
-	// Dims are the case's dimensions by name (N, C, B, T, NH, V, ...), for checks a backend
-	// adds of its own, such as of state saved in its own layout.
+	// Dims are the dimensions by name of the cases whose state a backend keeps in its own
+	// layout, for the checks it adds of its own: B, T, C and NH of the attention cases.
 	Dims map[string]int
 }
 
