@@ -1,16 +1,19 @@
 // Package backendtest is a conformance suite that checks a tensor.Backend against tensor/cpu.
 //
 // A new backend (Metal, WebGPU, CUDA) calls Run from a test in its own package with a function
-// that opens it; every op of tensor.Kernels then runs as a subtest on the same inputs as on
-// the reference, the CPU backend, and its results must agree within each op's tolerance: the
+// that opens it. Every op of tensor.Kernels then runs as a subtest on the same inputs as on
+// the reference, the CPU backend, and the results must agree within each op's tolerance: the
 // bounds an independent float32 implementation meets (another summation order, a fused
 // multiply-add, an exponential accurate to a few ulps), tight enough that a wrong index or a
-// missing term fails. Each result is also checked to be bitwise repeatable, and every output
-// lives in a view among sentinel values that must survive. Variants run the same cases on
-// other configurations of the backend, such as limits that force a device backend to split
-// the work into windows. The suites are also exported one by one (RunCases with NNCases or
-// LlamaCases, RunElementwise, RunMatMul, RunBiasBackward, RunAdamW), as are the building
-// blocks (Case.RunOn, CheckMatMul, Compare) for a backend's own tests of its kernel variants.
+// missing term fails. Each result must also be bitwise repeatable, and every output lives in
+// a view among sentinel values that must survive. Variants run the same cases on other
+// configurations of the backend, such as limits that force a device backend to split the
+// work into windows.
+//
+// The suites are also exported one by one (RunCases with NNCases or LlamaCases,
+// RunElementwise, RunMatMul, RunMatMulGelu, RunBiasBackward, RunAdamW), as are their
+// building blocks (Case.RunOn, CheckMatMul, CheckMatMulGelu, Compare), for a backend's own
+// tests of its kernel variants.
 package backendtest
 
 import (
@@ -36,21 +39,22 @@ type Options struct {
 type Variant struct {
 	// Name labels the variant's results in failure messages.
 	Name string
-	// New opens the variant for one case. window is a length, in elements, that splits the
-	// case's larger tensors into several pieces, for backends that bound how much of a
-	// buffer one dispatch may address; other backends ignore it. The suite closes the
-	// backend after the case.
+	// New opens the variant for one case of RunCases, or for the whole of another suite.
+	// window is a length, in elements, that splits the case's larger tensors into several
+	// pieces (1000 for the other suites), for backends that bound how much of a buffer one
+	// dispatch may address; other backends ignore it. The suite closes what New returns.
 	New func(t *testing.T, window int) tensor.Backend
 }
 
 // Run runs every suite on the backend newBackend opens, each as a subtest: Elementwise,
-// NN (the fused ops of GPT-2), Llama (the ops of the Llama family), MatMul, BiasBackward and
-// AdamW. newBackend is called once per suite, and the suite closes what it returns.
+// NN (the fused ops of GPT-2), Llama (the ops of the Llama family), MatMul, MatMulGelu,
+// BiasBackward and AdamW. newBackend is called once per suite, and the suite closes what it returns.
 func Run(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) {
 	t.Run("Elementwise", func(t *testing.T) { RunElementwise(t, newBackend, opts) })
 	t.Run("NN", func(t *testing.T) { RunCases(t, newBackend, NNCases(), opts) })
 	t.Run("Llama", func(t *testing.T) { RunCases(t, newBackend, LlamaCases(), opts) })
 	t.Run("MatMul", func(t *testing.T) { RunMatMul(t, newBackend, opts) })
+	t.Run("MatMulGelu", func(t *testing.T) { RunMatMulGelu(t, newBackend, opts) })
 	t.Run("BiasBackward", func(t *testing.T) { RunBiasBackward(t, newBackend, opts) })
 	t.Run("AdamW", func(t *testing.T) { RunAdamW(t, newBackend, opts) })
 }

@@ -99,10 +99,13 @@ type faulty struct {
 	fault string
 }
 
-// MatMul drops the bias under the fault "no bias".
+// MatMul drops the bias under the fault "no bias", and GeluOut under "no gelu".
 func (b *faulty) MatMul(out, a, m, bias *tensor.Tensor, p tensor.MatMulParams) {
-	if b.fault == "no bias" {
+	switch b.fault {
+	case "no bias":
 		bias = nil
+	case "no gelu":
+		p.GeluOut = nil
 	}
 	b.Backend.MatMul(out, a, m, bias, p)
 }
@@ -193,7 +196,7 @@ func TestCaseTables(t *testing.T) {
 		name  string
 		cases []Case
 		count int
-	}{{"NNCases", NNCases(), 93}, {"LlamaCases", LlamaCases(), 38}} {
+	}{{"NNCases", NNCases(), 95}, {"LlamaCases", LlamaCases(), 38}} {
 		if len(table.cases) != table.count {
 			t.Errorf("%s: %d cases, want %d", table.name, len(table.cases), table.count)
 		}
@@ -216,4 +219,14 @@ func TestCaseTables(t *testing.T) {
 	if n := len(MatMulCases()); n != 4*3*3*4+len(MatMulFlagCombos) {
 		t.Errorf("MatMulCases: %d cases, want %d", n, 4*3*3*4+len(MatMulFlagCombos))
 	}
+}
+
+// TestCheckMatMulGeluCatchesAnIgnoredGeluOut: the CPU passes, and a product that leaves
+// GeluOut unwritten fails.
+func TestCheckMatMulGeluCatchesAnIgnoredGeluOut(t *testing.T) {
+	c := MatMulGeluCases()[1]
+	wantPass(t, "the CPU", func(tb testing.TB) { CheckMatMulGelu(tb, cpu.New(), c, 1, "") })
+	wantFailure(t, "no gelu", "M33_N130_K97_b0_tafalse_tbtrue_biastrue_accfalse: gelu[0]", func(tb testing.TB) {
+		CheckMatMulGelu(tb, &faulty{Backend: cpu.New(), fault: "no gelu"}, c, 1, "")
+	})
 }

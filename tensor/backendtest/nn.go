@@ -374,5 +374,41 @@ func NNCases() []Case {
 			Window: 1000,
 		})
 	}
+	return append(cases, decodeCases()...)
+}
+
+// decodeCases decode sequences through a KV cache in steps of several sizes: single queries,
+// several, and (at T=37) steps that cross a backend's blocks of positions, with head sizes 4
+// and 64. Each step's output is compared with the reference's, and the caches bit for bit:
+// the new keys and values are copies, and positions past the last step keep their values.
+func decodeCases() []Case {
+	r := rand.New(rand.NewPCG(3, 4))
+	var cases []Case
+	for _, s := range []struct {
+		B, T, C, NH, maxT int
+		steps             []int
+	}{{2, 9, 12, 3, 11, []int{4, 1, 3, 1}}, {2, 37, 128, 2, 40, []int{20, 1, 15, 1}}} {
+		B, C, NH, maxT, steps := s.B, s.C, s.NH, s.maxT, s.steps
+		f := map[string][]float32{"kcache": nnRand(r, B*maxT*C, 1, 0), "vcache": nnRand(r, B*maxT*C, 1, 0)}
+		checks := []Check{{Name: "kcache"}, {Name: "vcache"}}
+		for i, Tq := range steps {
+			f[fmt.Sprint("qkv", i)] = nnRand(r, B*Tq*3*C, 1, 0)
+			f[fmt.Sprint("out", i)] = make([]float32, B*Tq*C)
+			// Probability-weighted sums of unit values, in another order.
+			checks = append(checks, Check{fmt.Sprint("out", i), 2e-6, 1e-5})
+		}
+		cases = append(cases, Case{
+			Name: fmt.Sprintf("AttentionDecode/B=%d,T=%d,C=%d,NH=%d,maxT=%d", B, s.T, C, NH, maxT), F: f,
+			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
+				pos := 0
+				for i, Tq := range steps {
+					be.AttentionDecode(x[fmt.Sprint("out", i)], x["kcache"], x["vcache"], x[fmt.Sprint("qkv", i)], B, Tq, pos, maxT, C, NH)
+					pos += Tq
+				}
+			},
+			Checks: checks,
+			Window: max(NH*s.T*s.T, s.T*3*C, maxT*C), // one sequence per window
+		})
+	}
 	return cases
 }
