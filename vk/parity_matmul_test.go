@@ -11,6 +11,7 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
+// mmCase is a product of the Vulkan tests: backendtest.MatMulCase in short field names.
 type mmCase struct {
 	M, N, K, batch      int
 	ta, tb, bias, accum bool
@@ -31,6 +32,7 @@ func checkMatMul(t *testing.T, vb *Backend, cb tensor.Backend, c mmCase, seed ui
 	backendtest.CheckMatMul(t, vb, cb, c.public(), seed)
 }
 
+// mustHost uploads v into a new tensor on b.
 func mustHost(t *testing.T, b tensor.Backend, v []float32) *tensor.Tensor {
 	t.Helper()
 	x, err := tensor.FromSlice(b, v, len(v))
