@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // attnKinds are the kinds of attention kernels; a device runs one of them, tests force each.
@@ -21,9 +23,9 @@ func forceAttention(t *testing.T, kind string) {
 // own kind also runs in TestNNParityWithCPU, the other one only here. It checks that the forced
 // kind's kernels are the ones that ran.
 func TestAttentionParityOfEachKind(t *testing.T) {
-	var cases []nnCase
-	for _, c := range nnCases() {
-		if strings.HasPrefix(c.name, "Attention/") {
+	var cases []backendtest.Case
+	for _, c := range backendtest.NNCases() {
+		if strings.HasPrefix(c.Name, "Attention/") {
 			cases = append(cases, c)
 		}
 	}

@@ -2,12 +2,12 @@ package vk
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -69,32 +69,19 @@ func hostOf(t *testing.T, be tensor.Backend, x *tensor.Tensor) []float32 {
 	return v
 }
 
-// mmGeluCheck asserts that the fused product gives the separate ops' bits, in place too, that
-// its GELU is GELU (against the formula in float64) and that Vulkan ran no gelu_forward for it.
+// mmGeluCheck runs backendtest.CheckMatMulGelu (the fused product gives the separate ops'
+// bits, in place too, and its GELU is GELU against the formula in float64) and checks that
+// Vulkan ran no gelu_forward for the fused product.
 func mmGeluCheck(t *testing.T, be tensor.Backend, c mmCase, seed uint64) {
 	t.Helper()
-	var out, gelu []float32
-	fused := func() { out, gelu = mmGeluRun(t, be, c, seed, true, false) }
 	if vb, ok := be.(*Backend); ok {
 		// The epilogue stores GELU: no separate pass.
-		if calls := mmRunKernels(t, vb, fused); vb.dev.Info.TimestampBits > 0 && calls["gelu_forward"] != 0 {
+		calls := mmRunKernels(t, vb, func() { mmGeluRun(t, be, c, seed, true, false) })
+		if vb.dev.Info.TimestampBits > 0 && calls["gelu_forward"] != 0 {
 			t.Fatalf("%v: kernels %v, want no gelu_forward", c, calls)
 		}
-	} else {
-		fused()
 	}
-	wantOut, wantGelu := mmGeluRun(t, be, c, seed, false, false)
-	assertExact(t, fmt.Sprintf("%v out", c), out, wantOut)
-	assertExact(t, fmt.Sprintf("%v gelu", c), gelu, wantGelu)
-	_, inPlace := mmGeluRun(t, be, c, seed, true, true)
-	assertExact(t, fmt.Sprintf("%v gelu in place", c), inPlace, wantGelu)
-	for i, x := range out {
-		u := math.Sqrt(2/math.Pi) * (float64(x) + 0.044715*math.Pow(float64(x), 3))
-		want := 0.5 * float64(x) * (1 + math.Tanh(u))
-		if d := math.Abs(float64(gelu[i]) - want); d > 1e-6*(1+math.Abs(want)) {
-			t.Fatalf("%v: gelu(%g) = %g, want %g", c, x, gelu[i], want)
-		}
-	}
+	backendtest.CheckMatMulGelu(t, be, c.public(), seed, "")
 }
 
 // TestMatMulGeluFused: on every kernel, chunked and split along K, a product with GeluOut

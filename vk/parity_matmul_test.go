@@ -1,95 +1,38 @@
 package vk
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
-const f32eps = 1.0 / (1 << 24) // unit roundoff of float32
-
+// mmCase is a product of the Vulkan tests: backendtest.MatMulCase in short field names.
 type mmCase struct {
 	M, N, K, batch      int
 	ta, tb, bias, accum bool
 	aligned             bool // operands start at multiples of 4 elements (the vec4 loads)
 }
 
-func (c mmCase) String() string {
-	return fmt.Sprintf("M%d_N%d_K%d_b%d_ta%v_tb%v_bias%v_acc%v", c.M, c.N, c.K, c.batch, c.ta, c.tb, c.bias, c.accum)
+func (c mmCase) String() string { return c.public().String() }
+
+// public returns the case as backendtest describes it.
+func (c mmCase) public() backendtest.MatMulCase {
+	return backendtest.MatMulCase{M: c.M, N: c.N, K: c.K, Batch: c.batch, TransA: c.ta, TransB: c.tb, Bias: c.bias, Accumulate: c.accum, Aligned: c.aligned}
 }
 
-// checkMatMul runs c on vb and on the CPU backend with the same random inputs and compares every
-// output within 4u·sqrt(K+2)·S, where S = sum_k |a_ik b_kj| + |bias_j| + |out_ij| (the latter
-// when accumulating): the error of two float32 sums of K+2 terms in different orders stays far
-// below that, while a wrong index or a missing term is of the order of S.
+// checkMatMul runs c on vb and on the CPU backend with the random inputs of seed and compares
+// every output within backendtest.CheckMatMul's bound (a few roundings of the terms' sum).
 func checkMatMul(t *testing.T, vb *Backend, cb tensor.Backend, c mmCase, seed uint64) {
 	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 3))
-	batch := max(c.batch, 1)
-	ha, hb := randVec(r, batch*c.M*c.K), randVec(r, batch*c.K*c.N)
-	hbias, hout := randVec(r, c.N), randVec(r, batch*c.M*c.N)
-	p := tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch}
-
-	// Odd offsets into larger tensors, so that windows start unaligned.
-	oa, ob, oo := 3, 5, 1
-	if c.aligned {
-		oa, ob, oo = 4, 8, 0
-	}
-	va, vbm, vout := onDevice(t, vb, ha, oa), onDevice(t, vb, hb, ob), onDevice(t, vb, hout, oo)
-	var vbias, cbias *tensor.Tensor
-	if c.bias {
-		vbias = onDevice(t, vb, hbias, 7)
-		cbias = mustHost(t, cb, hbias)
-	}
-	vb.MatMul(vout, va, vbm, vbias, p)
-	got := download(t, vb, vout)
-	cout := mustHost(t, cb, hout)
-	cb.MatMul(cout, mustHost(t, cb, ha), mustHost(t, cb, hb), cbias, p)
-	want, err := tensor.ToHost(cout)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	at := func(z, m, k int) float64 {
-		if c.ta {
-			return float64(ha[z*c.M*c.K+k*c.M+m])
-		}
-		return float64(ha[z*c.M*c.K+m*c.K+k])
-	}
-	bt := func(z, k, n int) float64 {
-		if c.tb {
-			return float64(hb[z*c.K*c.N+n*c.K+k])
-		}
-		return float64(hb[z*c.K*c.N+k*c.N+n])
-	}
-	for z := range batch {
-		for m := range c.M {
-			for n := range c.N {
-				s := 0.0
-				for k := range c.K {
-					s += math.Abs(at(z, m, k) * bt(z, k, n))
-				}
-				if c.bias {
-					s += math.Abs(float64(hbias[n]))
-				}
-				i := z*c.M*c.N + m*c.N + n
-				if c.accum {
-					s += math.Abs(float64(hout[i]))
-				}
-				tol := 4 * f32eps * math.Sqrt(float64(c.K+2)) * s
-				if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
-					t.Fatalf("%v: out[%d,%d,%d] = %g, cpu %g (|diff| %g > %g)", c, z, m, n, got[i], want[i], d, tol)
-				}
-			}
-		}
-	}
+	backendtest.CheckMatMul(t, vb, cb, c.public(), seed)
 }
 
+// mustHost uploads v into a new tensor on b.
 func mustHost(t *testing.T, b tensor.Backend, v []float32) *tensor.Tensor {
 	t.Helper()
 	x, err := tensor.FromSlice(b, v, len(v))
@@ -100,23 +43,19 @@ func mustHost(t *testing.T, b tensor.Backend, v []float32) *tensor.Tensor {
 }
 
 // mmFlagCombos are the (batch, bias, accumulate) variants a shape is run with.
-var mmFlagCombos = []struct {
-	batch       int
-	bias, accum bool
-}{{1, false, false}, {3, true, false}, {1, true, true}, {3, false, true}, {0, true, false}, {3, true, true}, {1, false, true}, {3, false, false}}
+var mmFlagCombos = backendtest.MatMulFlagCombos
 
-// TestMatMulParity covers awkward shapes (1-sized dimensions, sizes that are not multiples of
-// the tiles) with all four transposes; each transpose meets all (batch, bias, accumulate)
-// combinations across the shapes.
 // mmKernels are the product's kernels; every parity test runs each.
 var mmKernels = []string{"matmul_tiled", "matmul", "matmul_direct", "matmul_broadcast"}
 
+// TestMatMulParity runs backendtest's products (awkward shapes with every transpose, batch,
+// bias and accumulation) on each kernel against the CPU backend.
 func TestMatMulParity(t *testing.T) {
 	for _, k := range mmKernels {
 		t.Run(k, func(t *testing.T) {
 			mmForceShader = k
 			defer func() { mmForceShader = "" }()
-			matMulParity(t)
+			backendtest.RunMatMul(t, newVulkan(device(t)), backendtest.Options{})
 		})
 	}
 }
@@ -152,31 +91,6 @@ func TestMatMulKernelsAgreeBitwise(t *testing.T) {
 	}
 }
 
-func matMulParity(t *testing.T) {
-	vb := NewBackendOn(device(t))
-	defer vb.Close()
-	cb := cpu.New()
-	i := 0
-	for si, M := range []int{1, 7, 33, 65} {
-		for sj, N := range []int{1, 5, 130} {
-			for sk, K := range []int{1, 3, 97} {
-				s := si*9 + sj*3 + sk
-				for tr := range 4 {
-					f := mmFlagCombos[(s+3*tr)%len(mmFlagCombos)]
-					c := mmCase{M: M, N: N, K: K, batch: f.batch, ta: tr&1 != 0, tb: tr&2 != 0, bias: f.bias, accum: f.accum}
-					checkMatMul(t, vb, cb, c, uint64(i))
-					i++
-				}
-			}
-		}
-	}
-	// K = 0: out is the bias, or unchanged plus the bias.
-	for _, f := range mmFlagCombos {
-		checkMatMul(t, vb, cb, mmCase{M: 3, N: 4, K: 0, batch: f.batch, bias: f.bias, accum: f.accum}, uint64(i))
-		i++
-	}
-}
-
 // TestMatMulTileShapes runs products spanning several tiles with each workgroup shape the
 // backend may choose from the device limits.
 func TestMatMulTileShapes(t *testing.T) {
@@ -189,7 +103,7 @@ func TestMatMulTileShapes(t *testing.T) {
 		for i, sh := range [][3]int{{200, 150, 70}, {130, 260, 17}} {
 			for tr := range 4 {
 				f := mmFlagCombos[(i+tr)%len(mmFlagCombos)]
-				c := mmCase{M: sh[0], N: sh[1], K: sh[2], batch: min(f.batch, 2), ta: tr&1 != 0, tb: tr&2 != 0, bias: f.bias, accum: f.accum}
+				c := mmCase{M: sh[0], N: sh[1], K: sh[2], batch: min(f.Batch, 2), ta: tr&1 != 0, tb: tr&2 != 0, bias: f.Bias, accum: f.Accumulate}
 				checkMatMul(t, vb, cb, c, uint64(100+i*4+tr))
 			}
 		}
@@ -294,88 +208,18 @@ func TestMatMulDeterministic(t *testing.T) {
 	assertExact(t, "repeated MatMul", download(t, vb, out), first)
 }
 
-// TestBiasBackwardParity compares dbias += column sums of dout with the CPU backend within
-// 4u·sqrt(N+1)·(sum_i |dout_ij| + |dbias_j|), on the device's limits and on tiny windows.
+// TestBiasBackwardParity runs backendtest's column sums against the CPU backend, on the
+// device's limits and on tiny windows.
 func TestBiasBackwardParity(t *testing.T) {
-	cb := cpu.New()
-	for name, vb := range backends(t) {
-		for _, sh := range [][2]int{{1, 1}, {7, 5}, {300, 33}, {1000, 70}, {2, 1500}} {
-			N, C := sh[0], sh[1]
-			r := rand.New(rand.NewPCG(uint64(N), uint64(C)))
-			hd, hb := randVec(r, N*C), randVec(r, C)
-			vd, vbias := onDevice(t, vb, hd, 3), onDevice(t, vb, hb, 1)
-			vb.BiasBackward(vbias, vd, N, C)
-			got := download(t, vb, vbias)
-			cbias := mustHost(t, cb, hb)
-			cb.BiasBackward(cbias, mustHost(t, cb, hd), N, C)
-			want, _ := tensor.ToHost(cbias)
-			for j := range C {
-				s := math.Abs(float64(hb[j]))
-				for i := range N {
-					s += math.Abs(float64(hd[i*C+j]))
-				}
-				tol := 4 * f32eps * math.Sqrt(float64(N+1)) * s
-				if d := math.Abs(float64(got[j]) - float64(want[j])); !(d <= tol) {
-					t.Fatalf("%s N=%d C=%d: dbias[%d] = %g, cpu %g (|diff| %g > %g)", name, N, C, j, got[j], want[j], d, tol)
-				}
-			}
-		}
-	}
+	d := device(t)
+	backendtest.RunBiasBackward(t, newVulkan(d), backendtest.Options{Variants: []backendtest.Variant{tinyLimits(d)}})
 }
 
-// TestAdamWParity compares one AdamW step with the CPU backend, with and without clipping,
-// within 1e-6 relative to each value's magnitude (the GPU's division and square root may
-// differ from the host's by an ulp or two); clipping scales the gradient by about 0.3, which
-// no such bound could hide. The tiny windows split the update into chunks.
+// TestAdamWParity runs backendtest's AdamW steps (without clipping, clipping and not) against
+// the CPU backend, on the device's limits and on tiny windows that split the update.
 func TestAdamWParity(t *testing.T) {
-	cb := cpu.New()
-	for name, vb := range backends(t) {
-		for _, n := range []int{1, 1000, 4099} {
-			for _, clip := range []string{"none", "active", "inactive"} {
-				r := rand.New(rand.NewPCG(uint64(n), uint64(len(clip))))
-				hp, hg, hm := randVec(r, n), randVec(r, n), randVec(r, n)
-				hv := make([]float32, n)
-				for i := range hv {
-					hv[i] = float32(r.Float64())
-				}
-				p := tensor.AdamWParams{LR: 3e-4, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, Step: 7}
-				var sumsq float32
-				switch clip {
-				case "active":
-					for _, g := range hg {
-						sumsq += g * g
-					}
-					p.MaxNorm = 0.3 * float32(math.Sqrt(float64(sumsq)))
-				case "inactive":
-					sumsq, p.MaxNorm = 4, 10
-				}
-				vp, vg, vm, vv := onDevice(t, vb, hp, 1), onDevice(t, vb, hg, 2), onDevice(t, vb, hm, 3), onDevice(t, vb, hv, 4)
-				cp, cg, cm, cv := mustHost(t, cb, hp), mustHost(t, cb, hg), mustHost(t, cb, hm), mustHost(t, cb, hv)
-				pv, pc := p, p
-				if clip != "none" {
-					pv.GradSumSq, pc.GradSumSq = onDevice(t, vb, []float32{sumsq}, 5), mustHost(t, cb, []float32{sumsq})
-				}
-				vb.AdamW(vp, vg, vm, vv, pv)
-				cb.AdamW(cp, cg, cm, cv, pc)
-				for _, x := range []struct {
-					what  string
-					v, c  *tensor.Tensor
-					old   []float32
-					scale float64
-				}{{"params", vp, cp, hp, float64(p.LR)}, {"m", vm, cm, hm, 0}, {"v", vv, cv, hv, 0}} {
-					got := download(t, vb, x.v)
-					want, _ := tensor.ToHost(x.c)
-					for i := range n {
-						g := float64(hg[i])
-						tol := 1e-6 * (math.Abs(float64(want[i])) + math.Abs(float64(x.old[i])) + x.scale + math.Abs(g) + g*g)
-						if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
-							t.Fatalf("%s n=%d clip=%s: %s[%d] = %g, cpu %g (|diff| %g > %g)", name, n, clip, x.what, i, got[i], want[i], d, tol)
-						}
-					}
-				}
-			}
-		}
-	}
+	d := device(t)
+	backendtest.RunAdamW(t, newVulkan(d), backendtest.Options{Variants: []backendtest.Variant{tinyLimits(d)}})
 }
 
 // TestKernelProfile checks the per-kernel table built from timestamp queries.
@@ -452,7 +296,7 @@ func mmTiledCases() []mmCase {
 	for i, sh := range shapes {
 		for tr := range 4 {
 			f := mmFlagCombos[(i+tr)%len(mmFlagCombos)]
-			c := mmCase{M: sh[0], N: sh[1], K: sh[2], batch: min(f.batch, 2), ta: tr&1 != 0, tb: tr&2 != 0, bias: f.bias, accum: f.accum}
+			c := mmCase{M: sh[0], N: sh[1], K: sh[2], batch: min(f.Batch, 2), ta: tr&1 != 0, tb: tr&2 != 0, bias: f.Bias, accum: f.Accumulate}
 			cases = append(cases, c)
 			c.aligned = true
 			cases = append(cases, c)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // TestEveryKernelReportsItsCost: every kernel that the NN, Llama and elementwise parity cases,
@@ -24,8 +25,8 @@ func TestEveryKernelReportsItsCost(t *testing.T) {
 		vb := NewBackendOn(d)
 		vb.attnBroadcast = broadcast
 		vb.SetProfiling(true)
-		for _, c := range append(nnCases(), llamaCases()...) {
-			c.runVulkan(t, vb)
+		for _, c := range append(backendtest.NNCases(), backendtest.LlamaCases()...) {
+			c.RunOn(t, vb)
 		}
 		runElementwiseOps(t, vb)
 		const B, T, C, NH, maxT = 2, 5, 8, 2, 8

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/shaders"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // TestSubgroupArithmeticNeedsComputeAndArithmetic checks which subgroup properties enable the
@@ -115,6 +116,6 @@ func TestNNParitySharedReductions(t *testing.T) {
 	if b.subgroupReduce {
 		t.Fatalf("%s=1 leaves the subgroup variants on", noSubgroupEnv)
 	}
-	t.Run("NN", func(t *testing.T) { runNNCases(t, append(nnCases(), llamaCases()...)) })
+	t.Run("NN", func(t *testing.T) { runNNCases(t, append(backendtest.NNCases(), backendtest.LlamaCases()...)) })
 	t.Run("Sums", TestParityWithCPU)
 }
