@@ -23,3 +23,13 @@ func (t HFTokenizer) Decode(ids []int32) (string, error) {
 	}
 	return t.Tokenizer.Decode(in)
 }
+
+// DecodeBytes returns the bytes ids stand for, which for a byte-level tokenizer are the
+// concatenation of each token's own (what episode.ForcedToolSyntax needs).
+func (t HFTokenizer) DecodeBytes(ids []int32) ([]byte, error) {
+	in := make([]int, len(ids))
+	for i, id := range ids {
+		in[i] = int(id)
+	}
+	return t.Tokenizer.DecodeBytes(in)
+}

@@ -162,6 +162,9 @@ type taskSetup struct {
 	// prompts are a dataset's training and held-out prompts, with the file and line of each
 	// (none for the built-in tasks).
 	prompts []tasks.Prompt
+	// episodes, when set, evaluates each held-out prompt as an episode: its Env, Episodes and
+	// MaxNewTokens (per turn) replace the single-turn answer's settings.
+	episodes *rl.EvalConfig
 }
 
 // close stops what setup started.
@@ -184,9 +187,15 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	if t.EvalBatch < 0 {
 		return nil, fmt.Errorf("--eval-batch %d: want >= 0 (0: all answers at once)", t.EvalBatch)
 	}
+	if _, _, named, _ := takeTerm(strings.Split(t.Data.Reward, ","), "env", ""); named && !o.episodes {
+		return nil, fmt.Errorf("--reward %q names env, the return of a multi-turn episode: give --env NAME to run episodes", t.Data.Reward)
+	}
 	enc := tasks.EncoderOf(fam.tok.Encode)
 	if t.Data.Path != "" {
 		return t.Data.setup(t, enc, fam.chat, o)
+	}
+	if o.episodes {
+		return t.emptyRowsSetup(o)
 	}
 	if fam.hfDir != "" {
 		return nil, fmt.Errorf("the built-in tasks (--task %s) are made for GPT-2's tokenizer; give a Llama-family model its prompts with --dataset FILE", t.Spec)
@@ -223,6 +232,24 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	return s, nil
 }
 
+// emptyRowsSetup is an environment run without a dataset: the built-in tasks do not apply;
+// every prompt, the --eval-size held-out ones too, is an empty row that the environment's
+// reset opens, and --reward scores (by default the episode's return alone).
+func (t *taskFlags) emptyRowsSetup(o setupOptions) (*taskSetup, error) {
+	terms, cmdWeight, err := t.Data.verifiers(true)
+	if err != nil {
+		return nil, err
+	}
+	if needsAnswer(terms) {
+		return nil, fmt.Errorf("--reward %q compares completions with each prompt's answer, and without --dataset an environment's episodes have none", t.Data.Reward)
+	}
+	s := &taskSetup{train: emptyRows{}, heldOut: make([]rl.Prompt, t.EvalSize)}
+	if s.reward, s.closers, err = t.Data.rewards(terms, cmdWeight, o.announce, o.log); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
 // held-out set), the answers scored over cl's ranks, with a progress bar on rank 0's stderr.
 func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64, cl *cluster) (*rl.EvalResult, error) {
@@ -235,7 +262,7 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 			bar.Clear()
 		}
 	}()
-	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
+	cfg := rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
 		GenBatch: t.EvalBatch, Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi(),
 		Progress: func(done, total int) {
 			if !cl.main() {
@@ -245,7 +272,11 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 				bar = progress.New(os.Stderr, total)
 			}
 			bar.Update(done, "held-out answers")
-		}})
+		}}
+	if e := s.episodes; e != nil {
+		cfg.Env, cfg.Episodes, cfg.MaxNewTokens = e.Env, e.Episodes, e.MaxNewTokens
+	}
+	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, cfg)
 }
 
 func evalLine(r *rl.EvalResult) string {

@@ -19,6 +19,7 @@ type rlTrainer interface {
 	Notes() []string
 	Steps() int
 	SetComm(*dist.Comm) error
+	SetEnvironment(rl.Environment) error
 }
 
 // loop evaluates, trains for steps (saving every --save-every steps, at --stop-at and on an

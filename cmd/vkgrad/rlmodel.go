@@ -17,6 +17,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
 
@@ -35,7 +36,21 @@ type modelFamily struct {
 	tok   rlTokenizer
 	eos   int
 	chat  func([]tasks.Message) (string, error)
+	// template is the chat template episodes are rendered in (nil: none, or templateErr says
+	// why the model's own cannot be rendered).
+	template    hftok.Template
+	templateErr error
+	// special encodes text with the special tokens written in it as their ids (a template's
+	// <|im_end|>, GPT-2's <|endoftext|>), as an episode's rendered text needs; pieces returns
+	// the bytes of ids.
+	special episode.Tokenizer
+	pieces  func(ids []int32) ([]byte, error)
 }
+
+// gpt2Special is GPT-2's tokenizer reading <|endoftext|> in text as the EOS token.
+type gpt2Special struct{ *tokenizer.Tokenizer }
+
+func (t gpt2Special) Encode(text string) []int32 { return t.EncodeSpecial(text) }
 
 // hfDirOfRun returns the Hugging Face directory a run directory (or its checkpoint) was
 // started from, "" when the run is a GPT-2's.
@@ -67,13 +82,13 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT)}
+		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT), special: gpt2Special{tok}, pieces: tok.DecodeBytes}
 		if name, ok := familyTemplates[modelType]; ok {
 			tmpl, err := hftok.TemplateNamed(name, "<|begin_of_text|>")
 			if err != nil {
 				return nil, err
 			}
-			f.chat = renderer(tmpl)
+			f.chat, f.template = renderer(tmpl), tmpl
 		}
 		return f, nil
 	}
@@ -88,13 +103,15 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0]}
+	ht := rl.HFTokenizer{Tokenizer: tok}
+	f := &modelFamily{hfDir: hfDir, tok: ht, eos: cfg.EOS[0], special: ht, pieces: ht.DecodeBytes}
 	switch tmpl, err := hftok.LoadTemplate(hfDir); {
 	case err == nil:
-		f.chat = renderer(tmpl)
+		f.chat, f.template = renderer(tmpl), tmpl
 	case !errors.Is(err, hftok.ErrNoTemplate):
 		// The template is there but is not one vkgrad renders: a dataset's messages say why.
 		f.chat = func([]tasks.Message) (string, error) { return "", err }
+		f.templateErr = err
 	}
 	return f, nil
 }
