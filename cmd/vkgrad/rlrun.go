@@ -25,9 +25,9 @@ type rlRunMeta struct {
 	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
 	HFDir string `json:"hf_dir,omitempty"`
 	// LoRA are the adapters added to --init\'s model.
-	LoRA   loraFlags       `json:"lora"`
-	Init   string          `json:"init,omitempty"`
-	Tasks  taskFlags       `json:"tasks"`
+	LoRA  loraFlags `json:"lora"`
+	Init  string    `json:"init,omitempty"`
+	Tasks taskFlags `json:"tasks"`
 	// Env is the environment of a multi-turn run (grpo, ppo --env); nil for single-turn runs.
 	Env    *envFlags       `json:"env,omitempty"`
 	Config json.RawMessage `json:"config"`
