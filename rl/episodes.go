@@ -182,6 +182,15 @@ func (c *core) drawEpisodes(rows []Prompt, per int) (*Rollout, *RewardBatch, err
 	return ro, rb, nil
 }
 
+// RunEpisodes runs an episode in e for each row on m, without training: each row faces the
+// task its place and seed pick, sampled as cfg says (Temperature 0: greedily), slots rows
+// decoded together (0: all). Episodes are returned in row order.
+func RunEpisodes(m Policy, e *Environment, cfg episode.Config, rows []Prompt, seed uint64, slots int) ([]*episode.Episode, error) {
+	greedy := cfg.Sampling.Temperature == 0
+	eps, _, err := runEpisodesOn(m, e, cfg, episodeTasks(rows, 1, seed, 0, greedy), slots)
+	return eps, err
+}
+
 // runEpisodesOn runs the tasks together on a decoder of slots rows (0: one per task).
 func runEpisodesOn(m Policy, e *Environment, cfg episode.Config, tasks []episode.Task, slots int) ([]*episode.Episode, episode.Stats, error) {
 	if slots <= 0 || slots > len(tasks) {
