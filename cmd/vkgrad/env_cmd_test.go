@@ -63,7 +63,7 @@ func TestGRPOInEnvironments(t *testing.T) {
 		turns, done        float64
 		environmentReplies bool
 	}{
-		{"guess", 3, 0, true},      // never guessed: every episode runs its 3 turns
+		{"guess", 3, 0, true},       // never guessed: every episode runs its 3 turns
 		{"calculator", 1, 1, false}, // an answer without a tool call ends the episode
 	} {
 		t.Run(c.env, func(t *testing.T) {
