@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -234,5 +235,25 @@ func TestEvaluateEpisodes(t *testing.T) {
 	}
 	if res.N != 3 || res.MeanReward != sum/3 || res.Accuracy != float64(ok)/3 {
 		t.Errorf("result %+v; want mean reward %v and accuracy %v", res.EvalTask, sum/3, float64(ok)/3)
+	}
+}
+
+// TestShareEpisodesExactly: episodes travel between ranks unchanged, the sampler's NoCutoff
+// (an infinity JSON cannot write) and every float's bits included.
+func TestShareEpisodesExactly(t *testing.T) {
+	ep := &episode.Episode{Prompt: []int32{1, 2}, Tokens: []int32{3, 4, 5}, Sampled: []bool{true, true, false},
+		LogProb: []float32{-0.1, -2.5e-8, 0}, Trunc: []float32{0, -0.25, 0}, Kept: []int32{3, 50, 0},
+		Cutoff: []float32{0.125, sample.NoCutoff, sample.NoCutoff}, Turns: []episode.Turn{{Start: 0, End: 2, Reward: 0.1, Text: "ab", Info: map[string]any{"k": "v"}}},
+		Return: 0.1, StopReason: episode.StopDone, Messages: []env.Message{{Role: "user", Content: "q"}}}
+	failed := &episode.Episode{StopReason: episode.StopEnvError, Error: "boom"}
+	gather := func(b []byte) ([][]byte, error) { return [][]byte{b, b}, nil }
+	got, err := shareEpisodes(gather, []*episode.Episode{ep, failed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*episode.Episode{ep, failed, ep, failed}
+	failed.LogProb, failed.Trunc, failed.Cutoff = []float32{}, []float32{}, []float32{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("shared %+v\nwant %+v", got[0], ep)
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -323,5 +325,41 @@ func TestEndOfTurnMustBeTheEOS(t *testing.T) {
 	env, _, err := e.environment(fam)
 	if err != nil || env.Render.EndOfTurn() != "<|endoftext|>" {
 		t.Errorf("GPT-2: %v, %v", env, err)
+	}
+}
+
+// `mpirun -np 2 vkgrad grpo --env guess` spreads the groups' episodes over the ranks and
+// trains the checkpoint of `-np 1`, bit for bit, with each installed MPI.
+func TestEnvironmentOnTwoRanks(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sft := envSFT(t, dir)
+	args := func(runDir string) []string {
+		return []string{"grpo", "--init", sft, "--env", "guess", "--steps", "2", "--prompts", "2", "--group-size", "3", "--max-new-tokens", "6",
+			"--max-turns", "2", "--max-episode-tokens", "120", "--reward", "env:1,length:0.5", "--target-length", "30", "--micro-batch", "3",
+			"--eval-size", "2", "--lr", "1e-2", "--device", "cpu", "-q", "--run-dir", runDir}
+	}
+	for _, l := range testutil.MPILaunchers(t) {
+		one := filepath.Join(dir, l.Name+"-1")
+		if out, err := l.Command(1, []string{"VKGRAD_TEST_AS_CLI=1"}, exe, args(one)...).CombinedOutput(); err != nil {
+			t.Fatalf("%s -np 1: %v\n%s", l.Name, err, out)
+		}
+		for _, line := range metricLines(t, one, "grpo") {
+			if !(line["grad_norm"].(float64) > 0) || line["turns/mean"] != 2.0 {
+				t.Fatalf("%s -np 1: want steps that learn, on 2-turn episodes: %v", l.Name, line)
+			}
+		}
+		want, err := os.ReadFile(filepath.Join(one, "checkpoint.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		two := filepath.Join(dir, l.Name+"-2")
+		sameCheckpointOnTwoRanks(t, l, two, args(two), want)
+		if a, b := stepLines(t, one, "eval"), stepLines(t, two, "eval"); len(a) != 2 || !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: held-out evaluations %v on 2 ranks, %v on 1", l.Name, b, a)
+		}
 	}
 }
