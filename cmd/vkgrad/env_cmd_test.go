@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl"
+	"github.com/vkgrad/vkgrad/rl/episode"
 )
 
 // envSFT makes a small GPT-2 sft run whose context holds a few turns.
@@ -361,5 +363,54 @@ func TestEnvironmentOnTwoRanks(t *testing.T) {
 		if a, b := stepLines(t, one, "eval"), stepLines(t, two, "eval"); len(a) != 2 || !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: held-out evaluations %v on 2 ranks, %v on 1", l.Name, b, a)
 		}
+	}
+}
+
+// With --mask-tool-syntax, rollout marks the fixed tokens of a tool call forced: sampled but
+// not trained; the model's choices (the tool's name, the argument) still train.
+func TestRolloutMarksForcedToolSyntax(t *testing.T) {
+	fam, err := openFamily("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, err := (&envFlags{Name: "calculator", Limits: defaultEnvFlags().Limits}).environment(fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := fam.special.Encode("<tool_call>\n{\"name\": \"calculate\", \"arguments\": {\"expression\": \"12*34\"}}\n</tool_call>" + rl.EOSText)
+	reply := fam.special.Encode("408\n")
+	toks := append(append([]int32{}, call...), reply...)
+	sampled := make([]bool, len(toks))
+	for i := range call {
+		sampled[i] = true
+	}
+	ep := &episode.Episode{Prompt: fam.special.Encode("What is 12*34?"), Tokens: toks, Sampled: sampled, StopReason: episode.StopMaxTurns,
+		Turns: []episode.Turn{{Start: 0, End: len(call), ToolCalls: 1}}, EnvTokens: len(reply)}
+	re, err := describeEpisode(1, ep, e, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := re.Counts
+	if c.Sampled != len(call) || c.Forced == 0 || c.Trained == 0 || c.Trained+c.Forced != c.Sampled || c.Environment != len(reply) {
+		t.Fatalf("counts %+v for a call of %d tokens and a reply of %d", c, len(call), len(reply))
+	}
+	turn := re.Segments[0]
+	var trained []string
+	for k, id := range turn.Tokens {
+		if turn.Forced[k] == turn.Trained[k] {
+			t.Errorf("token %d: forced %v, trained %v: a sampled token is one or the other", k, turn.Forced[k], turn.Trained[k])
+		}
+		if turn.Trained[k] {
+			piece, _ := fam.pieces([]int32{id})
+			trained = append(trained, string(piece))
+		}
+	}
+	if got := strings.Join(trained, ""); !strings.Contains(got, "calculate") || !strings.Contains(got, "12*34") {
+		t.Errorf("trained pieces %q: want the tool's name and the argument", got)
+	}
+	var out strings.Builder
+	re.print(&out, 1)
+	if !strings.Contains(out.String(), "^") || !strings.Contains(out.String(), fmt.Sprintf("forced %d (marked ^)", c.Forced)) {
+		t.Errorf("printed:\n%s", out.String())
 	}
 }

@@ -18,6 +18,7 @@ import (
 // rolloutCommand is `vkgrad rollout`.
 func rolloutCommand() command {
 	return command{name: "rollout", summary: "run episodes of a model in an environment without training and print each: turns, tokens, what would train, the return",
+		usage: "vkgrad rollout --model M --env NAME [--dataset F] [--count N] [--temperature T] [--seed S] [--json] [flags]",
 		setup: func(fs *pflag.FlagSet) func([]string) error {
 			f := &rolloutFlags{env: defaultEnvFlags(), count: 4, maxNew: 64, seed: 1, sampling: sample.Options{Temperature: 1, TopP: 1}}
 			f.common = addCommonFlags(fs)
@@ -98,7 +99,11 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer closeEnv()
+	defer func() {
+		if err := closeEnv(); err != nil {
+			r.log.Warn().Err(err).Msg("environment")
+		}
+	}()
 	m, _, err := r.loadPolicy(f.model)
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
