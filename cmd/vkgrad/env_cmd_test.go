@@ -58,7 +58,8 @@ func readCompletions(t *testing.T, dir string) []loggedCompletion {
 
 // grpo --env runs episodes with no dataset: the environment opens each one, the episode
 // metrics are logged, the environment's replies are logged untrained, the held-out accuracy
-// is measured in the environment, and config.json keeps the environment and its limits.
+// is measured in the environment on the return alone (a length penalty in --reward counts in
+// training only), and config.json keeps the environment and its limits.
 func TestGRPOInEnvironments(t *testing.T) {
 	dir := t.TempDir()
 	sft := envSFT(t, dir)
@@ -66,13 +67,15 @@ func TestGRPOInEnvironments(t *testing.T) {
 		env                string
 		turns, done        float64
 		environmentReplies bool
+		reward             []string
 	}{
-		{"guess", 3, 0, true},       // never guessed: every episode runs its 3 turns
-		{"calculator", 1, 1, false}, // an answer without a tool call ends the episode
+		{"guess", 3, 0, true, []string{"--reward", "env:1,length:1", "--target-length", "2"}}, // never guessed: every episode runs its 3 turns
+		{"calculator", 1, 1, false, nil}, // an answer without a tool call ends the episode
 	} {
 		t.Run(c.env, func(t *testing.T) {
 			run := filepath.Join(dir, c.env)
-			out, err := runCLI(append([]string{"grpo", "--init", sft, "--env", c.env, "--run-dir", run, "--log-completions", "4"}, envArgs...)...)
+			args := append([]string{"grpo", "--init", sft, "--env", c.env, "--run-dir", run, "--log-completions", "4"}, c.reward...)
+			out, err := runCLI(append(args, envArgs...)...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -111,8 +114,11 @@ func TestGRPOInEnvironments(t *testing.T) {
 				t.Errorf("%d environment replies logged", replies)
 			}
 			evals := metricLines(t, run, "eval")
-			if len(evals) != 2 || evals[0]["n"] != 2.0 {
-				t.Errorf("eval lines %v: want before and after, on 2 episodes", evals)
+			if len(evals) != 2 || evals[0]["n"] != 2.0 || evals[0]["mean_reward"] != 0.0 {
+				t.Errorf("eval lines %v: want before and after, on 2 episodes that returned 0", evals)
+			}
+			if c.reward != nil && !(lines[0]["reward"].(float64) < 0) {
+				t.Errorf("step reward %v: want the length penalty in training", lines[0]["reward"])
 			}
 			var meta rlRunMeta
 			raw, _ := os.ReadFile(filepath.Join(run, "config.json"))

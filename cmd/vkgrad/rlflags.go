@@ -163,7 +163,8 @@ type taskSetup struct {
 	// (none for the built-in tasks).
 	prompts []tasks.Prompt
 	// episodes, when set, evaluates each held-out prompt as an episode: its Env, Episodes and
-	// MaxNewTokens (per turn) replace the single-turn answer's settings.
+	// MaxNewTokens (per turn) replace the single-turn answer's settings, and the episode's
+	// return alone scores it, so the accuracy is the share of episodes returning 1 or more.
 	episodes *rl.EvalConfig
 }
 
@@ -273,10 +274,15 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 			}
 			bar.Update(done, "held-out answers")
 		}}
+	score := s.reward
 	if e := s.episodes; e != nil {
 		cfg.Env, cfg.Episodes, cfg.MaxNewTokens = e.Env, e.Episodes, e.MaxNewTokens
+		var err error
+		if score, err = rl.NewCombined(rl.Weighted{Reward: rl.EnvReward{}, Weight: 1}); err != nil {
+			return nil, err
+		}
 	}
-	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, cfg)
+	return rl.Evaluate(m, fam.tok, s.heldOut, score, cfg)
 }
 
 func evalLine(r *rl.EvalResult) string {
