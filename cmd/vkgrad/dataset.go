@@ -62,9 +62,9 @@ type setupOptions struct {
 	announce func()
 	// log says what the run does differently from what was asked (no held-out set).
 	log zerolog.Logger
-	// episodes: each prompt starts a multi-turn episode in an environment (--env), whose
-	// return the reward term env scores.
-	episodes bool
+	// env names the environment in which each prompt starts a multi-turn episode (--env),
+	// whose return the reward term env scores; "" for single-turn completions.
+	env string
 }
 
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
@@ -81,7 +81,7 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 	if err := d.fingerprint(); err != nil {
 		return nil, err
 	}
-	verifiers, cmdWeight, err := d.verifiers(o.episodes)
+	verifiers, cmdWeight, err := d.verifiers(o.env != "")
 	if err != nil {
 		return nil, err
 	}

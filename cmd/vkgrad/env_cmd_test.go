@@ -114,7 +114,7 @@ func TestGRPOInEnvironments(t *testing.T) {
 				t.Errorf("%d environment replies logged", replies)
 			}
 			evals := metricLines(t, run, "eval")
-			if len(evals) != 2 || evals[0]["n"] != 2.0 || evals[0]["mean_reward"] != 0.0 {
+			if len(evals) != 2 || evals[0]["n"] != 2.0 || evals[0]["mean_reward"] != 0.0 || evals[0]["accuracy/"+c.env] != 0.0 {
 				t.Errorf("eval lines %v: want before and after, on 2 episodes that returned 0", evals)
 			}
 			if c.reward != nil && !(lines[0]["reward"].(float64) < 0) {

@@ -116,7 +116,8 @@ func episodeRenderer(fam *modelFamily) (episode.Renderer, error) {
 }
 
 // emptyRows are the prompts of an environment run without a dataset: rows with nothing in
-// them, each episode opened by the environment's reset.
-type emptyRows struct{}
+// them but the task's name (the environment's, for the metrics by task), each episode opened
+// by the environment's reset.
+type emptyRows struct{ task string }
 
-func (emptyRows) Next() (rl.Prompt, error) { return rl.Prompt{}, nil }
+func (e emptyRows) Next() (rl.Prompt, error) { return rl.Prompt{Meta: rl.Meta{"task": e.task}}, nil }

@@ -188,14 +188,14 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	if t.EvalBatch < 0 {
 		return nil, fmt.Errorf("--eval-batch %d: want >= 0 (0: all answers at once)", t.EvalBatch)
 	}
-	if _, _, named, _ := takeTerm(strings.Split(t.Data.Reward, ","), "env", ""); named && !o.episodes {
+	if _, _, named, _ := takeTerm(strings.Split(t.Data.Reward, ","), "env", ""); named && o.env == "" {
 		return nil, fmt.Errorf("--reward %q names env, the return of a multi-turn episode: give --env NAME to run episodes", t.Data.Reward)
 	}
 	enc := tasks.EncoderOf(fam.tok.Encode)
 	if t.Data.Path != "" {
 		return t.Data.setup(t, enc, fam.chat, o)
 	}
-	if o.episodes {
+	if o.env != "" {
 		return t.emptyRowsSetup(o)
 	}
 	if fam.hfDir != "" {
@@ -244,7 +244,11 @@ func (t *taskFlags) emptyRowsSetup(o setupOptions) (*taskSetup, error) {
 	if needsAnswer(terms) {
 		return nil, fmt.Errorf("--reward %q compares completions with each prompt's answer, and without --dataset an environment's episodes have none", t.Data.Reward)
 	}
-	s := &taskSetup{train: emptyRows{}, heldOut: make([]rl.Prompt, t.EvalSize)}
+	rows := emptyRows{task: o.env}
+	s := &taskSetup{train: rows, heldOut: make([]rl.Prompt, t.EvalSize)}
+	for i := range s.heldOut {
+		s.heldOut[i], _ = rows.Next()
+	}
 	if s.reward, s.closers, err = t.Data.rewards(terms, cmdWeight, o.announce, o.log); err != nil {
 		return nil, err
 	}

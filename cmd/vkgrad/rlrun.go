@@ -158,7 +158,7 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, episodes: r.env.active()})
+	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.Name})
 	if err != nil || !r.env.active() {
 		return err
 	}
