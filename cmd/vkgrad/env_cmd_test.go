@@ -291,6 +291,15 @@ func TestEnvironmentFlagErrors(t *testing.T) {
 	}
 }
 
+// --dry-run sizes an environment run for episodes that fill their context, not for one turn.
+func TestEnvironmentDryRun(t *testing.T) {
+	sft := envSFT(t, t.TempDir())
+	out, err := runCLI("grpo", "--init", sft, "--env", "guess", "--max-episode-tokens", "200", "--max-new-tokens", "8", "--dry-run", "--device", "cpu", "-q")
+	if err != nil || !strings.Contains(out, "rows of T=199,") {
+		t.Errorf("dry run: %v\n%s", err, out)
+	}
+}
+
 // The reward spec takes env with a weight beside the verifiers; an environment run names
 // nothing else by default, and a dataset run without one cannot name env.
 func TestEnvRewardSpec(t *testing.T) {

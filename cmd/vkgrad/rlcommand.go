@@ -123,7 +123,11 @@ func flagNamed(fs *pflag.FlagSet, err error) error {
 // printFootprint prints the memory the run's configuration takes on its device, for the longest
 // prompt it may draw, against what is available.
 func (r *rlRun) printFootprint(a rlAlgorithm, m rl.Policy) error {
-	fp, err := rl.EstimateFootprint(m, *a.train, a.rows(), r.longestPrompt(), a.reference())
+	cfg, prompt := *a.train, r.longestPrompt()
+	if cfg.Episodes != nil { // at its longest an episode fills its context: one long completion
+		prompt, cfg.Rollout.MaxNewTokens = 1, min(cfg.Episodes.MaxEpisodeTokens, m.MaxSeqLen())-1
+	}
+	fp, err := rl.EstimateFootprint(m, cfg, a.rows(), prompt, a.reference())
 	if err != nil {
 		return err
 	}
