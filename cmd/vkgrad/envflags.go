@@ -43,7 +43,11 @@ func addEnvFlags(fs *pflag.FlagSet, e *envFlags) {
 	fs.BoolVar(&e.MaskToolSyntax, "mask-tool-syntax", e.MaskToolSyntax, "with --env: leave the fixed parts of tool calls (tags, JSON punctuation, keys) off the loss")
 }
 
+// active reports whether an environment is chosen: prompts become episodes.
 func (e *envFlags) active() bool { return e.Name != "" }
+
+// label names the environment in run directories, logs and metrics by task; "" when none.
+func (e *envFlags) label() string { return e.Name }
 
 // check refuses episode flags given without an environment, an unknown environment and bad
 // limits, naming the flag.
@@ -87,12 +91,12 @@ func (e *envFlags) factory() (env.Factory, func() error, error) {
 func (e *envFlags) environment(fam *modelFamily) (_ *rl.Environment, close func() error, err error) {
 	render, err := episodeRenderer(fam)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--env %s: %w", e.Name, err)
+		return nil, nil, fmt.Errorf("--env %s: %w", e.label(), err)
 	}
 	eot := render.EndOfTurn()
 	if ids := fam.special.Encode(eot); len(ids) != 1 || int(ids[0]) != fam.eos {
 		return nil, nil, fmt.Errorf("--env %s: a turn ends with %q, which encodes to %v, but the model's end-of-sequence token is %d: turns would never end; give the model a generation_config.json whose first eos_token_id is %q's id",
-			e.Name, eot, ids, fam.eos, eot)
+			e.label(), eot, ids, fam.eos, eot)
 	}
 	f, close, err := e.factory()
 	if err != nil {

@@ -90,7 +90,7 @@ func (s *rlSteps) Step() (int, map[string]float64, bool, error) {
 // built-in tasks, or an environment's own resets.
 func (r *rlRun) promptSource() string {
 	if r.env.active() && r.tasks.Data.Path == "" {
-		return "environment " + r.env.Name
+		return "environment " + r.env.label()
 	}
 	return r.tasks.source()
 }

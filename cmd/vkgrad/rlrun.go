@@ -158,7 +158,7 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.Name})
+	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()})
 	if err != nil || !r.env.active() {
 		return err
 	}
@@ -194,7 +194,7 @@ func (r *rlRun) logRewardCmd() {
 func (r *rlRun) defaultRunDir(command string) string {
 	name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
 	if r.env.active() {
-		name = r.env.Name
+		name = r.env.label()
 	}
 	if r.tasks.Data.Path != "" {
 		name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
