@@ -182,6 +182,15 @@ func (c *core) drawEpisodes(rows []Prompt, per int) (*Rollout, *RewardBatch, err
 	return ro, rb, nil
 }
 
+// RunEpisodes runs an episode in e for each row on m, without training: each row faces the
+// task its place and seed pick, sampled as cfg says (Temperature 0: greedily), slots rows
+// decoded together (0: all). Episodes are returned in row order.
+func RunEpisodes(m Policy, e *Environment, cfg episode.Config, rows []Prompt, seed uint64, slots int) ([]*episode.Episode, error) {
+	greedy := cfg.Sampling.Temperature == 0
+	eps, _, err := runEpisodesOn(m, e, cfg, episodeTasks(rows, 1, seed, 0, greedy), slots)
+	return eps, err
+}
+
 // runEpisodesOn runs the tasks together on a decoder of slots rows (0: one per task).
 func runEpisodesOn(m Policy, e *Environment, cfg episode.Config, tasks []episode.Task, slots int) ([]*episode.Episode, episode.Stats, error) {
 	if slots <= 0 || slots > len(tasks) {
@@ -206,10 +215,10 @@ func addStats(a, b episode.Stats) episode.Stats {
 		WaitSeconds: a.WaitSeconds + b.WaitSeconds}
 }
 
-// shareEpisodes returns every rank's episodes, in rank order (which is group order). JSON
-// carries them exactly: float32 and float64 values print in their shortest exact form.
+// shareEpisodes returns every rank's episodes, in rank order (which is group order), carried
+// exactly as wireEpisodes.
 func shareEpisodes(gather func([]byte) ([][]byte, error), mine []*episode.Episode) ([]*episode.Episode, error) {
-	buf, err := json.Marshal(mine)
+	buf, err := json.Marshal(toWire(mine))
 	if err != nil {
 		return nil, fmt.Errorf("sharing the episodes: %w", err)
 	}
@@ -219,13 +228,56 @@ func shareEpisodes(gather func([]byte) ([][]byte, error), mine []*episode.Episod
 	}
 	var all []*episode.Episode
 	for r, p := range parts {
-		var eps []*episode.Episode
+		var eps []wireEpisode
 		if err := json.Unmarshal(p, &eps); err != nil {
 			return nil, fmt.Errorf("the episodes rank %d sent: %w", r, err)
 		}
-		all = append(all, eps...)
+		all = append(all, fromWire(eps)...)
 	}
 	return all, nil
+}
+
+// wireEpisode is an episode as JSON carries it between ranks: the sampler's float32 records
+// travel as their bits, since JSON has no infinity for sample.NoCutoff; the other numbers
+// print in their shortest exact form.
+type wireEpisode struct {
+	*episode.Episode
+	LogProb, Trunc, Cutoff []uint32
+}
+
+func toWire(eps []*episode.Episode) []wireEpisode {
+	bits := func(xs []float32) []uint32 {
+		out := make([]uint32, len(xs))
+		for i, x := range xs {
+			out[i] = math.Float32bits(x)
+		}
+		return out
+	}
+	out := make([]wireEpisode, len(eps))
+	for i, ep := range eps {
+		out[i] = wireEpisode{Episode: ep, LogProb: bits(ep.LogProb), Trunc: bits(ep.Trunc), Cutoff: bits(ep.Cutoff)}
+	}
+	return out
+}
+
+func fromWire(w []wireEpisode) []*episode.Episode {
+	floats := func(bs []uint32) []float32 {
+		out := make([]float32, len(bs))
+		for i, b := range bs {
+			out[i] = math.Float32frombits(b)
+		}
+		return out
+	}
+	out := make([]*episode.Episode, len(w))
+	for i, we := range w {
+		ep := we.Episode
+		if ep == nil {
+			ep = &episode.Episode{}
+		}
+		ep.LogProb, ep.Trunc, ep.Cutoff = floats(we.LogProb), floats(we.Trunc), floats(we.Cutoff)
+		out[i] = ep
+	}
+	return out
 }
 
 // checkFailures stops the run when more than half of a batch's episodes failed in their

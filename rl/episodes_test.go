@@ -10,6 +10,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -280,5 +281,25 @@ func TestEpisodesOnVulkanWithLoRA(t *testing.T) {
 		if m := rep.Metrics; m["token_alignment"] != 1 || m["logp_mismatch_max"] > 1e-3 || m["turns/mean"] <= 1 {
 			t.Fatalf("step %d: token alignment %v, log-prob mismatch %v, %v turns", s+1, m["token_alignment"], m["logp_mismatch_max"], m["turns/mean"])
 		}
+	}
+}
+
+// TestShareEpisodesExactly: episodes travel between ranks unchanged, the sampler's NoCutoff
+// (an infinity JSON cannot write) and every float's bits included.
+func TestShareEpisodesExactly(t *testing.T) {
+	ep := &episode.Episode{Prompt: []int32{1, 2}, Tokens: []int32{3, 4, 5}, Sampled: []bool{true, true, false},
+		LogProb: []float32{-0.1, -2.5e-8, 0}, Trunc: []float32{0, -0.25, 0}, Kept: []int32{3, 50, 0},
+		Cutoff: []float32{0.125, sample.NoCutoff, sample.NoCutoff}, Turns: []episode.Turn{{Start: 0, End: 2, Reward: 0.1, Text: "ab", Info: map[string]any{"k": "v"}}},
+		Return: 0.1, StopReason: episode.StopDone, Messages: []env.Message{{Role: "user", Content: "q"}}}
+	failed := &episode.Episode{StopReason: episode.StopEnvError, Error: "boom"}
+	gather := func(b []byte) ([][]byte, error) { return [][]byte{b, b}, nil }
+	got, err := shareEpisodes(gather, []*episode.Episode{ep, failed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*episode.Episode{ep, failed, ep, failed}
+	failed.LogProb, failed.Trunc, failed.Cutoff = []float32{}, []float32{}, []float32{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("shared %+v\nwant %+v", got[0], ep)
 	}
 }

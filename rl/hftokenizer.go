@@ -24,7 +24,8 @@ func (t HFTokenizer) Decode(ids []int32) (string, error) {
 	return t.Tokenizer.Decode(in)
 }
 
-// DecodeBytes returns the bytes of ids, a character split across tokens included.
+// DecodeBytes returns the bytes ids stand for, which for a byte-level tokenizer are the
+// concatenation of each token's own (what episode.ForcedToolSyntax needs).
 func (t HFTokenizer) DecodeBytes(ids []int32) ([]byte, error) {
 	in := make([]int, len(ids))
 	for i, id := range ids {

@@ -63,6 +63,9 @@ type setupOptions struct {
 	announce func()
 	// log says what the run does differently from what was asked (no held-out set).
 	log zerolog.Logger
+	// env names the environment in which each prompt starts a multi-turn episode (--env),
+	// whose return the reward term env scores; "" for single-turn completions.
+	env string
 }
 
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
@@ -79,7 +82,7 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 	if err := d.fingerprint(); err != nil {
 		return nil, err
 	}
-	verifiers, cmdWeight, err := d.verifiers()
+	verifiers, cmdWeight, err := d.verifiers(o.env != "")
 	if err != nil {
 		return nil, err
 	}
@@ -190,21 +193,36 @@ func needsAnswer(terms []rl.Weighted) bool {
 	return false
 }
 
-// verifiers parses --reward into the named verifiers and the weight of the --reward-cmd
-// program (0 without one); the program is not started.
-func (d *datasetFlags) verifiers() ([]rl.Weighted, float64, error) {
+// verifiers parses --reward into the named verifiers (the episode's return, env, among them
+// when episodes is set) and the weight of the --reward-cmd program (0 without one); the
+// program is not started. With episodes and no reward named, the return alone scores.
+func (d *datasetFlags) verifiers(episodes bool) ([]rl.Weighted, float64, error) {
 	kept, cmdWeight, err := splitRewardSpec(d.Reward)
 	if err != nil {
 		return nil, 0, err
 	}
-	if kept, cmdWeight, err = d.settleCmdTerm(kept, cmdWeight); err != nil {
+	kept, envWeight, hasEnv, err := takeTerm(kept, "env", d.Reward)
+	if err != nil {
 		return nil, 0, err
 	}
-	if len(kept) == 0 {
-		return nil, cmdWeight, nil
+	switch {
+	case hasEnv && !episodes:
+		return nil, 0, fmt.Errorf("--reward %q names env, the return of a multi-turn episode: give --env NAME to run episodes", d.Reward)
+	case episodes && !hasEnv && len(kept) == 0 && cmdWeight == 0 && d.RewardCmd == "":
+		hasEnv, envWeight = true, 1
 	}
-	terms, err := reward.Parse(strings.Join(kept, ","), d.Options)
-	return terms, cmdWeight, err
+	if kept, cmdWeight, err = d.settleCmdTerm(kept, cmdWeight, !hasEnv); err != nil {
+		return nil, 0, err
+	}
+	var terms []rl.Weighted
+	if hasEnv {
+		terms = append(terms, rl.Weighted{Reward: rl.EnvReward{}, Weight: envWeight})
+	}
+	if len(kept) == 0 {
+		return terms, cmdWeight, nil
+	}
+	named, err := reward.Parse(strings.Join(kept, ","), d.Options)
+	return append(terms, named...), cmdWeight, err
 }
 
 // rewards combines the verifiers and starts the --reward-cmd program (announced first) at
@@ -240,29 +258,34 @@ func (d *datasetFlags) rewards(terms []rl.Weighted, cmdWeight float64, announce 
 // splitRewardSpec separates the --reward terms of named verifiers from the cmd:W term and
 // returns them and W (0 without a cmd term, 1 for cmd without a weight).
 func splitRewardSpec(spec string) ([]string, float64, error) {
-	cmdWeight := 0.0
-	var kept []string
-	for _, term := range strings.Split(spec, ",") {
-		name, w, _ := strings.Cut(strings.TrimSpace(term), ":")
-		if name != "cmd" {
-			if name != "" {
+	kept, w, _, err := takeTerm(strings.Split(spec, ","), "cmd", spec)
+	return kept, w, err
+}
+
+// takeTerm removes the term name[:W] of spec from terms, blank terms too, and returns the
+// others and W (1 without a weight); found says whether the term was there.
+func takeTerm(terms []string, name, spec string) (kept []string, weight float64, found bool, err error) {
+	for _, term := range terms {
+		n, w, _ := strings.Cut(strings.TrimSpace(term), ":")
+		if n != name {
+			if n != "" {
 				kept = append(kept, term)
 			}
 			continue
 		}
-		cmdWeight = 1
+		found, weight = true, 1
 		if w != "" {
-			if _, err := fmt.Sscan(w, &cmdWeight); err != nil {
-				return nil, 0, fmt.Errorf("--reward %q: weight %q of cmd is not a number", spec, w)
+			if _, err := fmt.Sscan(w, &weight); err != nil {
+				return nil, 0, false, fmt.Errorf("--reward %q: weight %q of %s is not a number", spec, w, name)
 			}
 		}
 	}
-	return kept, cmdWeight, nil
+	return kept, weight, found, nil
 }
 
 // settleCmdTerm checks a cmd term and --reward-cmd come together (--reward-cmd alone weighs
-// 1) and falls back to exact:1 when no reward is named at all.
-func (d *datasetFlags) settleCmdTerm(kept []string, cmdWeight float64) ([]string, float64, error) {
+// 1) and, when fallback is set, falls back to exact:1 when no reward is named at all.
+func (d *datasetFlags) settleCmdTerm(kept []string, cmdWeight float64, fallback bool) ([]string, float64, error) {
 	spec := d.Reward
 	switch {
 	case cmdWeight != 0 && d.RewardCmd == "":
@@ -271,7 +294,7 @@ func (d *datasetFlags) settleCmdTerm(kept []string, cmdWeight float64) ([]string
 		cmdWeight = 1
 	case d.RewardCmd != "" && cmdWeight == 0:
 		return nil, 0, fmt.Errorf("--reward-cmd is given but --reward %q has no cmd:W term to weight it", spec)
-	case len(kept) == 0 && d.RewardCmd == "":
+	case fallback && len(kept) == 0 && d.RewardCmd == "":
 		kept = []string{"exact:1"}
 	}
 	return kept, cmdWeight, nil

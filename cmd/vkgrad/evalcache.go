@@ -94,6 +94,8 @@ func (r *rlRun) beforeEvalCache() *evalCache {
 		return nil
 	case r.init == "":
 		return nil
+	case r.env.active():
+		why = "episodes in an environment are measured afresh"
 	case r.tasks.Data.RewardCmd != "":
 		why = "a reward program (--reward-cmd) may answer differently from run to run"
 	case r.cluster.mpi() != nil:

@@ -28,6 +28,7 @@ var commands = []command{
 	grpoCommand(),
 	ppoCommand(),
 	sampleCommand(),
+	rolloutCommand(),
 	evalCommand(),
 	exportCommand(),
 	tokenizeCommand(),

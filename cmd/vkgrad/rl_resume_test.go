@@ -32,7 +32,7 @@ func stepLines(t *testing.T, dir, kind string) []map[string]any {
 	t.Helper()
 	lines := metricLines(t, dir, kind)
 	for _, l := range lines {
-		for _, k := range []string{"time", "step_seconds", "rollout_seconds"} {
+		for _, k := range []string{"time", "step_seconds", "rollout_seconds", "env/seconds", "env/wait_seconds"} {
 			delete(l, k)
 		}
 	}

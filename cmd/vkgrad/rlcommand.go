@@ -33,9 +33,10 @@ type rlAlgorithm struct {
 func rlCommand(name, summary string, newAlgorithm func() rlAlgorithm) command {
 	return command{name: name, summary: summary, setup: func(fs *pflag.FlagSet) func([]string) error {
 		a := newAlgorithm()
-		r := &rlRun{tasks: defaultTaskFlags()}
+		r := &rlRun{tasks: defaultTaskFlags(), env: defaultEnvFlags()}
 		r.common = addCommonFlags(fs)
 		addTaskFlags(fs, &r.tasks)
+		addEnvFlags(fs, &r.env)
 		addRunFlags(fs, r, a.modelHelp)
 		a.addFlags(fs)
 		fs.BoolVar(&r.dryRun, "dry-run", false, "print the memory the run needs (parameters, gradients, AdamW, reference, activations, lm head, rollout decoder) against what is available, and exit")
@@ -48,7 +49,7 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if len(args) > 0 {
 		return fmt.Errorf("%s takes no arguments, got %q", a.name, args)
 	}
-	spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, a.config) }, register: a.addFlags}
+	spec := resumeSpec{decode: func(raw json.RawMessage) error { return json.Unmarshal(raw, a.config) }, register: a.addFlags, episodes: true}
 	if err := r.start(fs, a.name, spec); err != nil {
 		return err
 	}
@@ -63,6 +64,7 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 		return err
 	}
 	c.Rollout.EOS = r.family.eos
+	r.setEpisodes(c)
 	r.spreadSteps(c)
 	if r.dryRun {
 		return r.printFootprint(a, m)
@@ -74,6 +76,11 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err != nil {
 		return flagNamed(fs, err)
 	}
+	if r.environment != nil {
+		if err := tr.SetEnvironment(*r.environment); err != nil {
+			return flagNamed(fs, err)
+		}
+	}
 	if err := r.joinTrainer(tr); err != nil {
 		return err
 	}
@@ -84,6 +91,18 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 		return err
 	}
 	return r.loop(a.name, tr, c.Steps)
+}
+
+// setEpisodes gives the trainer's config the episodes of --env (nothing without it) and the
+// held-out evaluation the same environment, its turns as long as training's.
+func (r *rlRun) setEpisodes(c *rl.TrainConfig) {
+	if r.environment == nil {
+		c.Episodes, c.MaskToolSyntax = nil, false
+		return
+	}
+	limits := r.env.Limits
+	c.Episodes, c.MaskToolSyntax = &limits, r.env.MaskToolSyntax
+	r.setup.episodes = &rl.EvalConfig{Env: r.environment, Episodes: &limits, MaxNewTokens: c.Rollout.MaxNewTokens}
 }
 
 // flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:
@@ -104,7 +123,11 @@ func flagNamed(fs *pflag.FlagSet, err error) error {
 // printFootprint prints the memory the run's configuration takes on its device, for the longest
 // prompt it may draw, against what is available.
 func (r *rlRun) printFootprint(a rlAlgorithm, m rl.Policy) error {
-	fp, err := rl.EstimateFootprint(m, *a.train, a.rows(), r.longestPrompt(), a.reference())
+	cfg, prompt := *a.train, r.longestPrompt()
+	if cfg.Episodes != nil { // at its longest an episode fills its context: one long completion
+		prompt, cfg.Rollout.MaxNewTokens = 1, min(cfg.Episodes.MaxEpisodeTokens, m.MaxSeqLen())-1
+	}
+	fp, err := rl.EstimateFootprint(m, cfg, a.rows(), prompt, a.reference())
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	fs.Uint64Var(&t.DataSeed, "data-seed", t.DataSeed, "seed of the training prompt stream")
 	fs.IntVar(&t.EvalSize, "eval-size", t.EvalSize, "held-out problems per task, or with --dataset at most this many in all, for the accuracy before and after; its standard error, printed beside it, is at most 50/sqrt(n) points (0: no evaluation)")
 	fs.Uint64Var(&t.EvalSeed, "eval-seed", t.EvalSeed, "seed that picks the held-out problems")
-	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation")
+	fs.IntVar(&t.EvalMax, "eval-max-new-tokens", t.EvalMax, "longest answer generated in evaluation (with --env, each turn is as long as --max-new-tokens allows)")
 	fs.IntVar(&t.EvalSamples, "eval-samples", t.EvalSamples, "answers sampled per held-out problem at the training temperature for the sampled accuracy (0: greedy only)")
 	fs.IntVar(&t.EvalBatch, "eval-batch", t.EvalBatch, "held-out answers decoded together, a finished answer's slot going to the next (0: all at once; memory grows with it)")
 	fs.BoolVar(&t.NoEvalCache, "no-eval-cache", t.NoEvalCache, "measure the held-out accuracy before training even when an earlier run from the same --init, held-out set and settings cached it")
@@ -162,6 +162,10 @@ type taskSetup struct {
 	// prompts are a dataset's training and held-out prompts, with the file and line of each
 	// (none for the built-in tasks).
 	prompts []tasks.Prompt
+	// episodes, when set, evaluates each held-out prompt as an episode: its Env, Episodes and
+	// MaxNewTokens (per turn) replace the single-turn answer's settings, and the episode's
+	// return alone scores it, so the accuracy is the share of episodes returning 1 or more.
+	episodes *rl.EvalConfig
 }
 
 // close stops what setup started.
@@ -184,9 +188,15 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	if t.EvalBatch < 0 {
 		return nil, fmt.Errorf("--eval-batch %d: want >= 0 (0: all answers at once)", t.EvalBatch)
 	}
+	if _, _, named, _ := takeTerm(strings.Split(t.Data.Reward, ","), "env", ""); named && o.env == "" {
+		return nil, fmt.Errorf("--reward %q names env, the return of a multi-turn episode: give --env NAME to run episodes", t.Data.Reward)
+	}
 	enc := tasks.EncoderOf(fam.tok.Encode)
 	if t.Data.Path != "" {
 		return t.Data.setup(t, enc, fam.chat, o)
+	}
+	if o.env != "" {
+		return t.emptyRowsSetup(o)
 	}
 	if fam.hfDir != "" {
 		return nil, fmt.Errorf("the built-in tasks (--task %s) are made for GPT-2's tokenizer; give a Llama-family model its prompts with --dataset FILE", t.Spec)
@@ -223,6 +233,28 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	return s, nil
 }
 
+// emptyRowsSetup is an environment run without a dataset: the built-in tasks do not apply;
+// every prompt, the --eval-size held-out ones too, is an empty row that the environment's
+// reset opens, and --reward scores (by default the episode's return alone).
+func (t *taskFlags) emptyRowsSetup(o setupOptions) (*taskSetup, error) {
+	terms, cmdWeight, err := t.Data.verifiers(true)
+	if err != nil {
+		return nil, err
+	}
+	if needsAnswer(terms) {
+		return nil, fmt.Errorf("--reward %q compares completions with each prompt's answer, and without --dataset an environment's episodes have none", t.Data.Reward)
+	}
+	rows := emptyRows{task: o.env}
+	s := &taskSetup{train: rows, heldOut: make([]rl.Prompt, t.EvalSize)}
+	for i := range s.heldOut {
+		s.heldOut[i], _ = rows.Next()
+	}
+	if s.reward, s.closers, err = t.Data.rewards(terms, cmdWeight, o.announce, o.log); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
 // held-out set), the answers scored over cl's ranks, with a progress bar on rank 0's stderr.
 func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64, cl *cluster) (*rl.EvalResult, error) {
@@ -235,7 +267,7 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 			bar.Clear()
 		}
 	}()
-	return rl.Evaluate(m, fam.tok, s.heldOut, s.reward, rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
+	cfg := rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
 		GenBatch: t.EvalBatch, Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi(),
 		Progress: func(done, total int) {
 			if !cl.main() {
@@ -245,7 +277,16 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 				bar = progress.New(os.Stderr, total)
 			}
 			bar.Update(done, "held-out answers")
-		}})
+		}}
+	score := s.reward
+	if e := s.episodes; e != nil {
+		cfg.Env, cfg.Episodes, cfg.MaxNewTokens = e.Env, e.Episodes, e.MaxNewTokens
+		var err error
+		if score, err = rl.NewCombined(rl.Weighted{Reward: rl.EnvReward{}, Weight: 1}); err != nil {
+			return nil, err
+		}
+	}
+	return rl.Evaluate(m, fam.tok, s.heldOut, score, cfg)
 }
 
 func evalLine(r *rl.EvalResult) string {
@@ -295,7 +336,7 @@ func addRLTrainFlags(fs *pflag.FlagSet, c *rl.TrainConfig) {
 	fs.IntVar(&c.Rollout.Sampling.TopK, "top-k", c.Rollout.Sampling.TopK, "sample from the k most likely tokens, ties at the k-th kept (0: all; see --replay-truncation)")
 	fs.Float64Var(&c.Rollout.Sampling.TopP, "top-p", c.Rollout.Sampling.TopP, "sample from the smallest set of most likely tokens reaching this probability, ties kept (1: all; see --replay-truncation)")
 	fs.BoolVar(&c.ReplayTruncation, "replay-truncation", c.ReplayTruncation, "with --top-k or --top-p, compute the loss's log-probs (policy, old, reference) and entropy under the same truncated distribution the tokens were sampled from, so training is on-policy; --replay-truncation=false uses the full distribution (an off-policy bias)")
-	fs.IntVar(&c.Rollout.MaxNewTokens, "max-new-tokens", c.Rollout.MaxNewTokens, "longest completion, EOS included (also dr_grpo's normaliser)")
+	fs.IntVar(&c.Rollout.MaxNewTokens, "max-new-tokens", c.Rollout.MaxNewTokens, "longest completion, EOS included (also dr_grpo's normaliser); with --env, longest turn")
 	fs.IntVar(&c.Rollout.GenBatch, "gen-batch", c.Rollout.GenBatch, "rows decoded together; a finished row's slot goes to the next waiting row (0: a slot for every row)")
 	fs.IntVar(&c.Mu, "mu", c.Mu, "optimizer updates per batch (GRPO's mu, PPO's epochs); the first uses ratio 1")
 	addOptimizerFlags(fs, &c.Settings)

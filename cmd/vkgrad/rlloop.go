@@ -19,6 +19,7 @@ type rlTrainer interface {
 	Notes() []string
 	Steps() int
 	SetComm(*dist.Comm) error
+	SetEnvironment(rl.Environment) error
 }
 
 // loop evaluates, trains for steps (saving every --save-every steps, at --stop-at and on an
@@ -29,7 +30,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 	for _, n := range tr.Notes() {
 		r.log.Warn().Msg(n)
 	}
-	r.log.Info().Str("model", describePolicy(m)).Str("prompts", r.tasks.source()).Str("run_dir", r.runDir).Msg(kind)
+	r.log.Info().Str("model", describePolicy(m)).Str("prompts", r.promptSource()).Str("run_dir", r.runDir).Msg(kind)
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
@@ -83,4 +84,13 @@ func (s *rlSteps) Step() (int, map[string]float64, bool, error) {
 		return rep.Step, nil, true, nil
 	}
 	return rep.Step, nil, false, s.checkMetrics(rep.Step)
+}
+
+// promptSource names where a run's prompts come from, for the log: the dataset file, the
+// built-in tasks, or an environment's own resets.
+func (r *rlRun) promptSource() string {
+	if r.env.active() && r.tasks.Data.Path == "" {
+		return "environment " + r.env.label()
+	}
+	return r.tasks.source()
 }

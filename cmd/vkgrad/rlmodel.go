@@ -18,6 +18,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/tokenizer"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/env"
+	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
 
@@ -35,11 +36,25 @@ type modelFamily struct {
 	hfDir string
 	tok   rlTokenizer
 	eos   int
-	// chat renders a dataset's prompt, turns renders whole conversations for training;
-	// both nil without a chat template.
+	// chat renders a dataset's prompt (in plain text without a template), turns renders
+	// whole conversations for training (nil without a template).
 	chat  func([]tasks.Message, []json.RawMessage) (string, error)
 	turns rl.ChatRender
+	// template is the chat template episodes are rendered in (nil: none, or templateErr says
+	// why the model's own cannot be rendered).
+	template    hftok.Template
+	templateErr error
+	// special encodes text with the special tokens written in it as their ids (a template's
+	// <|im_end|>, GPT-2's <|endoftext|>), as an episode's rendered text needs; pieces returns
+	// the bytes of ids.
+	special episode.Tokenizer
+	pieces  func(ids []int32) ([]byte, error)
 }
+
+// gpt2Special is GPT-2's tokenizer reading <|endoftext|> in text as the EOS token.
+type gpt2Special struct{ *tokenizer.Tokenizer }
+
+func (t gpt2Special) Encode(text string) []int32 { return t.EncodeSpecial(text) }
 
 // hfDirOfRun returns the Hugging Face directory a run directory (or its checkpoint) was
 // started from, "" when the run is a GPT-2's.
@@ -71,13 +86,13 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT), chat: plainPrompt}
+		f := &modelFamily{tok: tok, eos: int(tokenizer.EOT), chat: plainPrompt, special: gpt2Special{tok}, pieces: tok.DecodeBytes}
 		if name, ok := familyTemplates[modelType]; ok {
 			tmpl, err := hftok.TemplateNamed(name, "<|begin_of_text|>")
 			if err != nil {
 				return nil, err
 			}
-			f.chat, f.turns = renderer(tmpl), rl.HFChat(tmpl)
+			f.chat, f.turns, f.template = renderer(tmpl), rl.HFChat(tmpl), tmpl
 		}
 		return f, nil
 	}
@@ -92,14 +107,16 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &modelFamily{hfDir: hfDir, tok: rl.HFTokenizer{Tokenizer: tok}, eos: cfg.EOS[0], chat: plainPrompt}
+	ht := rl.HFTokenizer{Tokenizer: tok}
+	f := &modelFamily{hfDir: hfDir, tok: ht, eos: cfg.EOS[0], chat: plainPrompt, special: ht, pieces: ht.DecodeBytes}
 	switch tmpl, err := hftok.LoadTemplate(hfDir); {
 	case err == nil:
-		f.chat, f.turns = renderer(tmpl), rl.HFChat(tmpl)
+		f.chat, f.turns, f.template = renderer(tmpl), rl.HFChat(tmpl), tmpl
 	case !errors.Is(err, hftok.ErrNoTemplate):
 		// The template is there but is not one vkgrad renders: a dataset's messages say why.
 		f.chat = func([]tasks.Message, []json.RawMessage) (string, error) { return "", err }
 		f.turns = func([]env.Message, []json.RawMessage, bool) (string, error) { return "", err }
+		f.templateErr = err
 	}
 	return f, nil
 }

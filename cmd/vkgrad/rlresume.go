@@ -60,6 +60,8 @@ type resumeSpec struct {
 	register func(fs *pflag.FlagSet)
 	// mayChange lists further flags of the command that a resume may change.
 	mayChange []string
+	// episodes: the command takes the environment flags (envFlags), restored with the run.
+	episodes bool
 }
 
 // resumeMayChange are the flags of a run's settings a resume may change: the number of steps
@@ -86,6 +88,10 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 		return nil, err
 	}
 	r.tasks, r.init, r.lora = meta.Tasks, meta.Init, meta.LoRA
+	r.env = defaultEnvFlags()
+	if meta.Env != nil {
+		r.env = *meta.Env
+	}
 	r.opts.carryOver(meta.Run, given)
 	if err := spec.decode(meta.Config); err != nil {
 		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
@@ -164,6 +170,9 @@ func (r *rlRun) checkGiven(given map[string]string, spec resumeSpec, dir string)
 	saved.StringVar(&r.init, "init", r.init, "")
 	addTaskFlags(saved, &r.tasks)
 	addLoRAFlags(saved, &r.lora)
+	if spec.episodes {
+		addEnvFlags(saved, &r.env)
+	}
 	spec.register(saved)
 	may := append(slices.Clone(resumeMayChange), spec.mayChange...)
 	for _, name := range slices.Sorted(maps.Keys(given)) {

@@ -25,9 +25,11 @@ type rlRunMeta struct {
 	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
 	HFDir string `json:"hf_dir,omitempty"`
 	// LoRA are the adapters added to --init\'s model.
-	LoRA   loraFlags       `json:"lora"`
-	Init   string          `json:"init,omitempty"`
-	Tasks  taskFlags       `json:"tasks"`
+	LoRA  loraFlags `json:"lora"`
+	Init  string    `json:"init,omitempty"`
+	Tasks taskFlags `json:"tasks"`
+	// Env is the environment of a multi-turn run (grpo, ppo --env); nil for single-turn runs.
+	Env    *envFlags       `json:"env,omitempty"`
 	Config json.RawMessage `json:"config"`
 	Run    *runOptions     `json:"run,omitempty"`
 }
@@ -36,7 +38,11 @@ type rlRunMeta struct {
 type rlRun struct {
 	common *commonFlags
 	tasks  taskFlags
-	init   string
+	// env makes each prompt a multi-turn episode (grpo, ppo); environment is what the
+	// episodes run in, set up with the model family.
+	env         envFlags
+	environment *rl.Environment
+	init        string
 	// initTask takes the task flags from --init's run (taskFlags.inherit).
 	initTask bool
 	// supervised: the command trains on the prompts' answers (sft).
@@ -118,6 +124,9 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 			return err
 		}
 	}
+	if err := r.env.check(fs); err != nil {
+		return err
+	}
 	if err := r.openInputs(); err != nil {
 		return err
 	}
@@ -149,8 +158,22 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log})
-	return err
+	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()})
+	if err != nil || !r.env.active() {
+		return err
+	}
+	e, closeEnv, err := r.env.environment(r.family)
+	if err != nil {
+		r.setup.close()
+		return err
+	}
+	r.environment = e
+	r.setup.closers = append(r.setup.closers, func() {
+		if err := closeEnv(); err != nil {
+			r.log.Warn().Err(err).Msg("environment")
+		}
+	})
+	return nil
 }
 
 // logRewardCmd says which reward program is about to start; a resumed run's comes from its
@@ -170,6 +193,9 @@ func (r *rlRun) logRewardCmd() {
 // defaultRunDir is runs/<command>-<task or dataset>-<time>.
 func (r *rlRun) defaultRunDir(command string) string {
 	name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
+	if r.env.active() {
+		name = r.env.label()
+	}
 	if r.tasks.Data.Path != "" {
 		name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
 	}
@@ -348,6 +374,9 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 		return nil
 	}
 	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora}
+	if r.env.active() {
+		meta.Env = &r.env
+	}
 	switch p := m.(type) {
 	case *rl.GPT2Policy:
 		meta.Model = &p.Model.Config
