@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -427,5 +428,44 @@ func TestRolloutMarksForcedToolSyntax(t *testing.T) {
 	re.print(&out, 1)
 	if !strings.Contains(out.String(), "^") || !strings.Contains(out.String(), fmt.Sprintf("forced %d (marked ^)", c.Forced)) {
 		t.Errorf("printed:\n%s", out.String())
+	}
+}
+
+// grpo --env-cmd runs episodes in environment processes speaking the protocol (the example
+// environment in Python, on two workers): the episodes run their turns, none fails in the
+// environment, and config.json keeps the program. --env and --env-cmd exclude each other.
+func TestGRPOWithEnvCmd(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the example environment needs it")
+	}
+	dir := t.TempDir()
+	sft := envSFT(t, dir)
+	root, err := testutil.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := py + " " + filepath.Join(root, "rl", "env", "testdata", "guess_env.py")
+	run := filepath.Join(dir, "cmd")
+	out, err := runCLI(append([]string{"grpo", "--init", sft, "--env-cmd", cmd, "--env-workers", "2", "--run-dir", run}, envArgs...)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, l := range metricLines(t, run, "grpo") {
+		if turns, _ := l["turns/mean"].(float64); turns < 1 || l["episode/stop_reason/env_error"] != 0.0 || l["episode/env_tokens_mean"] == 0.0 {
+			t.Errorf("turns/mean %v, env_error %v, environment tokens %v: want episodes the program answered",
+				l["turns/mean"], l["episode/stop_reason/env_error"], l["episode/env_tokens_mean"])
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(run, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"workers": 2`) || !strings.Contains(string(raw), "guess_env.py") {
+		t.Errorf("config.json does not keep the environment program:\n%s", raw)
+	}
+	_, err = runCLI(append([]string{"grpo", "--init", sft, "--env", "guess", "--env-cmd", cmd, "--run-dir", filepath.Join(dir, "both")}, envArgs...)...)
+	if err == nil || !strings.Contains(err.Error(), "--env guess and --env-cmd") {
+		t.Errorf("--env with --env-cmd: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -16,23 +17,28 @@ import (
 // envFlags choose the environment that makes each prompt a multi-turn episode, and bound the
 // episodes; saved in the run's config.json and restored by --resume.
 type envFlags struct {
-	// Name is a built-in environment; "" runs single-turn completions.
-	Name   string         `json:"name"`
-	Limits episode.Limits `json:"limits"`
+	// Name is a built-in environment; Cmd a program serving the environment protocol, run
+	// Workers times. Neither: single-turn completions.
+	Name    string         `json:"name"`
+	Cmd     string         `json:"cmd,omitempty"`
+	Workers int            `json:"workers,omitempty"`
+	Limits  episode.Limits `json:"limits"`
 	// MaskToolSyntax leaves the fixed parts of tool calls (tags, JSON punctuation) off the loss.
 	MaskToolSyntax bool `json:"mask_tool_syntax,omitempty"`
 }
 
-func defaultEnvFlags() envFlags { return envFlags{Limits: episode.DefaultLimits()} }
+func defaultEnvFlags() envFlags { return envFlags{Workers: 1, Limits: episode.DefaultLimits()} }
 
 // episodeFlags are the flags that shape episodes, which mean nothing without an environment.
-var episodeFlags = []string{"max-turns", "max-episode-tokens", "max-tool-output-tokens", "tool-output-truncate",
+var episodeFlags = []string{"env-workers", "max-turns", "max-episode-tokens", "max-tool-output-tokens", "tool-output-truncate",
 	"env-timeout", "episode-timeout", "rejoin-steps", "mask-tool-syntax"}
 
 // addEnvFlags registers the environment flags with e's values as defaults.
 func addEnvFlags(fs *pflag.FlagSet, e *envFlags) {
 	l := &e.Limits
 	fs.StringVar(&e.Name, "env", e.Name, "run each prompt as a multi-turn episode in this built-in environment ("+strings.Join(env.Names(), ", ")+"); --max-new-tokens is then per turn and --reward defaults to env (the episode's return)")
+	fs.StringVar(&e.Cmd, "env-cmd", e.Cmd, "run each prompt as a multi-turn episode in an environment served by this program (run by the shell; one JSON object a line on its stdin and stdout, see the README); excludes --env")
+	fs.IntVar(&e.Workers, "env-workers", e.Workers, "with --env-cmd: processes started, each episode staying on one")
 	fs.IntVar(&l.MaxTurns, "max-turns", l.MaxTurns, "with --env: most assistant turns an episode has")
 	fs.IntVar(&l.MaxEpisodeTokens, "max-episode-tokens", l.MaxEpisodeTokens, "with --env: most tokens of an episode (prompt, turns and the environment's replies; the model's context caps it too)")
 	fs.IntVar(&l.MaxToolOutputTokens, "max-tool-output-tokens", l.MaxToolOutputTokens, "with --env: most tokens of one tool message, cut as --tool-output-truncate says (0: no cap)")
@@ -44,10 +50,15 @@ func addEnvFlags(fs *pflag.FlagSet, e *envFlags) {
 }
 
 // active reports whether an environment is chosen: prompts become episodes.
-func (e *envFlags) active() bool { return e.Name != "" }
+func (e *envFlags) active() bool { return e.Name != "" || e.Cmd != "" }
 
 // label names the environment in run directories, logs and metrics by task; "" when none.
-func (e *envFlags) label() string { return e.Name }
+func (e *envFlags) label() string {
+	if e.Cmd != "" {
+		return "env-cmd"
+	}
+	return e.Name
+}
 
 // check refuses episode flags given without an environment, an unknown environment and bad
 // limits, naming the flag.
@@ -64,8 +75,15 @@ func (e *envFlags) check(fs *pflag.FlagSet) error {
 		}
 		return nil
 	}
-	if _, err := env.Lookup(e.Name); err != nil {
-		return fmt.Errorf("--env: %w", err)
+	switch {
+	case e.Name != "" && e.Cmd != "":
+		return fmt.Errorf("--env %s and --env-cmd: give one environment", e.Name)
+	case e.Workers < 1:
+		return fmt.Errorf("--env-workers %d: want >= 1", e.Workers)
+	case e.Cmd == "":
+		if _, err := env.Lookup(e.Name); err != nil {
+			return fmt.Errorf("--env: %w", err)
+		}
 	}
 	if err := e.Limits.Validate(); err != nil {
 		return flagNamed(fs, err)
@@ -73,10 +91,17 @@ func (e *envFlags) check(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// factory returns what makes each episode's environment and what stops it once the run ends
-// (nothing, for a built-in environment). An environment served by another process belongs
-// here too, its closer stopping the process.
+// factory returns what makes each episode's environment and what stops it once the run ends:
+// the processes of --env-cmd (their standard error forwarded to ours, each line prefixed), or
+// nothing for a built-in environment.
 func (e *envFlags) factory() (env.Factory, func() error, error) {
+	if e.Cmd != "" {
+		p, err := env.StartProcesses(env.ProcessConfig{Command: e.Cmd, Workers: e.Workers, Timeout: e.Limits.EnvTimeout, Stderr: os.Stderr})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--env-cmd: %w", err)
+		}
+		return p.Factory(), p.Close, nil
+	}
 	f, err := env.Lookup(e.Name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--env: %w", err)

@@ -162,6 +162,7 @@ func (r *rlRun) openInputs() error {
 	if err != nil || !r.env.active() {
 		return err
 	}
+	r.logEnvCmd()
 	e, closeEnv, err := r.env.environment(r.family)
 	if err != nil {
 		r.setup.close()
@@ -187,6 +188,19 @@ func (r *rlRun) logRewardCmd() {
 			Msg("starting the resumed run's reward program")
 	default:
 		r.log.Info().Str("reward_cmd", cmd).Msg("starting the reward program")
+	}
+}
+
+// logEnvCmd says that the environment program starts, as a warning when it is a resumed run's
+// (a command read from a run directory).
+func (r *rlRun) logEnvCmd() {
+	switch cmd := r.env.Cmd; {
+	case cmd == "":
+	case r.resumed != nil:
+		r.log.Warn().Str("env_cmd", cmd).Str("from", filepath.Join(filepath.Dir(r.resumed.Path), "config.json")).
+			Msg("starting the resumed run's environment program")
+	default:
+		r.log.Info().Str("env_cmd", cmd).Int("workers", r.env.Workers).Msg("starting the environment program")
 	}
 }
 

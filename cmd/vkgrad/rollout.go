@@ -64,7 +64,7 @@ func (f *rolloutFlags) check(fs *pflag.FlagSet, args []string) error {
 	case f.model == "":
 		return fmt.Errorf("rollout needs --model")
 	case !f.env.active():
-		return fmt.Errorf("rollout needs --env NAME (%s)", strings.Join(env.Names(), ", "))
+		return fmt.Errorf("rollout needs --env NAME (%s) or --env-cmd PROGRAM", strings.Join(env.Names(), ", "))
 	case f.count < 1:
 		return fmt.Errorf("--count %d: want >= 1", f.count)
 	case f.maxNew < 1:
