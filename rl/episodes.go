@@ -157,22 +157,11 @@ func (c *core) drawEpisodes(rows []Prompt, per int) (*Rollout, *RewardBatch, err
 		return nil, nil, err
 	}
 	ro.episodeStats = stats
-	texts := make([]string, len(rows))
-	for i, p := range rows {
-		texts[i] = p.Text
-	}
 	metas, err := episodeMetas(rows, eps)
 	if err != nil {
 		return nil, nil, err
 	}
-	var rb *RewardBatch
-	done = c.timed(PhaseReward)
-	if c.cfg.Spread {
-		rb, err = c.scoreSpread(texts, ro.Texts, metas, per)
-	} else {
-		rb, err = c.reward.ScoreBatch(texts, ro.Texts, metas)
-	}
-	done()
+	rb, err := c.score(ro, metas, per)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -292,19 +292,11 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("rollout: %w", err)
 	}
-	texts := make([]string, len(rows))
 	metas := make([]Meta, len(rows))
 	for i, p := range rows {
-		texts[i], metas[i] = p.Text, p.Meta
+		metas[i] = p.Meta
 	}
-	var rb *RewardBatch
-	done = c.timed(PhaseReward)
-	if c.cfg.Spread {
-		rb, err = c.scoreSpread(texts, ro.Texts, metas, per)
-	} else {
-		rb, err = c.reward.ScoreBatch(texts, ro.Texts, metas)
-	}
-	done()
+	rb, err := c.score(ro, metas, per)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -312,6 +304,20 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 		c.numTokens += int64(len(ro.PromptIDs[i]) + ro.GenLens[i])
 	}
 	return ro, rb, nil
+}
+
+// score scores a rollout's texts (groups of per rows) with metas, spread over the ranks when
+// the step is.
+func (c *core) score(ro *Rollout, metas []Meta, per int) (*RewardBatch, error) {
+	texts := make([]string, len(ro.Prompts))
+	for i, p := range ro.Prompts {
+		texts[i] = p.Text
+	}
+	defer c.timed(PhaseReward)()
+	if c.cfg.Spread {
+		return c.scoreSpread(texts, ro.Texts, metas, per)
+	}
+	return c.reward.ScoreBatch(texts, ro.Texts, metas)
 }
 
 // replays reports whether the loss's log-probs replay the sampler's truncation.
