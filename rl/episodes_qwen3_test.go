@@ -15,7 +15,8 @@ import (
 )
 
 // TestQwen3VocabularyEpisodes: a tiny random Qwen3 over the real Qwen3 vocabulary, its chat
-// template and tokenizer, trains a GRPO step on the guessing game: episodes of several turns
+// template and tokenizer, trains a GRPO step on the guessing game (and renders the
+// calculator's tool in its prompt): episodes of several turns
 // whose replies are the template's user turns, each opening with <|im_end|> after a turn cut
 // at its cap (and only then), and tokens trained exactly as sampled.
 func TestQwen3VocabularyEpisodes(t *testing.T) {
@@ -71,6 +72,21 @@ func TestQwen3VocabularyEpisodes(t *testing.T) {
 	}
 	if rep.Metrics["token_alignment"] != 1 || rep.Metrics["turns/mean"] < 2 {
 		t.Errorf("token alignment %v, %v turns a episode", rep.Metrics["token_alignment"], rep.Metrics["turns/mean"])
+	}
+	// The calculator offers its tool: the prompt is the template's, tools section included.
+	calc, err := env.Lookup("calculator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := tc.Train.episodeConfig(true)
+	ec.MaxEpisodeTokens = 250
+	eps, err := RunEpisodes(Llama(m), &Environment{New: calc, Render: render, Tok: htok}, ec, []Prompt{{}}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, _ := htok.Decode(eps[0].Prompt)
+	if !strings.HasPrefix(prompt, "<|im_start|>system\n# Tools") || !strings.Contains(prompt, `"name": "calculate"`) || !strings.HasSuffix(prompt, "<|im_start|>assistant\n") {
+		t.Errorf("the calculator's prompt is not Qwen3's with its tool:\n%s", prompt)
 	}
 	for i, c := range rep.Completions {
 		for k, seg := range c.Turns {
