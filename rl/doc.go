@@ -11,7 +11,7 @@
 // held-out prompts.
 //
 // Each trainer's Run drives a whole run; Checkpoint, Save and Restore resume it bit for bit,
-// and SetComm spreads it over MPI ranks ([dist.Comm]).
+// and SetComm spreads it over MPI ranks ([mpi.Comm]).
 //
 // # Rewards
 //

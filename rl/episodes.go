@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
@@ -111,7 +111,7 @@ func runEpisodes(m Policy, e *Environment, cfg episode.Config, tasks []episode.T
 	if !spread {
 		return runEpisodesOn(m, e, cfg, tasks, slots)
 	}
-	first, n := dist.Held(rank, len(tasks)/per, size)
+	first, n := mpi.Held(rank, len(tasks)/per, size)
 	var mine []*episode.Episode
 	var stats episode.Stats
 	for g := first; g < first+n; g++ {

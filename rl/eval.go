@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/episode"
 )
@@ -31,7 +31,7 @@ type EvalConfig struct {
 	// Comm shares the scoring among its ranks, each scoring its share of the answers (every
 	// rank still generates them all, and gets the result of one process); nil: this process
 	// scores all.
-	Comm *dist.Comm `json:"-"`
+	Comm *mpi.Comm `json:"-"`
 	// Progress, when set, is called as answers end with the number done and the total (greedy
 	// and sampled answers together).
 	Progress func(done, total int) `json:"-"`

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/optim"
 )
 
@@ -78,8 +78,8 @@ type SFTTrainer struct {
 	tape  *autograd.Tape
 	head  SelectedHead
 	sched optim.Cosine
-	comm  *dist.Comm // nil: one process
-	acc   *sftAccum  // micro-batched or distributed steps
+	comm  *mpi.Comm // nil: one process
+	acc   *sftAccum // micro-batched or distributed steps
 }
 
 // NewSFTTrainer enables m's gradients and allocates the optimizer.
@@ -216,13 +216,13 @@ func packSequences(seqs [][]int32, starts []int, masks [][]bool, T int, eos int3
 
 // lossAndGrads accumulates the gradient of the mean loss over count targets, in order over
 // micro-batches or ranks when there are several, and returns the summed loss.
-func (t *SFTTrainer) lossAndGrads(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, dist.ReduceStats, error) {
+func (t *SFTTrainer) lossAndGrads(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, mpi.ReduceStats, error) {
 	if K, _ := t.microBatches(); K > 1 || t.comm != nil {
 		return t.accumulateOrdered(inputs, positions, targets, B, T, count)
 	}
 	t.Model.ZeroGrad()
 	sum, err := t.accumulate(inputs, positions, targets, 0, B, B, T, count)
-	return sum, dist.ReduceStats{}, err
+	return sum, mpi.ReduceStats{}, err
 }
 
 // applyAdamW applies AdamW at lr unless the loss or the gradient norm is not finite (measured

@@ -3,13 +3,13 @@ package rl
 import (
 	"fmt"
 
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 )
 
 // sftAccum holds the buffers of supervised steps whose micro-batch gradients are added on the
 // host in micro-batch order: several micro-batches, or several ranks.
 type sftAccum struct {
-	reducer *dist.Reducer
+	reducer *mpi.Reducer
 	held    [][]float32 // this rank's micro-batches' gradients
 	sum     []float32
 	nll     []float64 // each micro-batch's summed negative log-likelihood
@@ -19,7 +19,7 @@ type sftAccum struct {
 // of c; their gradients are added in micro-batch order on every rank, so the parameters are
 // the same bit for bit for any number of ranks (and equal to one process with the same
 // micro-batches). Every rank must build the same trainer and prompt source.
-func (t *SFTTrainer) SetComm(c *dist.Comm) error {
+func (t *SFTTrainer) SetComm(c *mpi.Comm) error {
 	t.comm, t.acc = c, nil
 	return nil
 }
@@ -39,7 +39,7 @@ func (t *SFTTrainer) ensureAccum(K int) error {
 		return nil
 	}
 	n := t.Model.NumParams()
-	r, err := dist.NewReducer(t.comm, n, K)
+	r, err := mpi.NewReducer(t.comm, n, K)
 	if err != nil {
 		return fmt.Errorf("sft: %w (raise the batch or lower micro_batch)", err)
 	}
@@ -55,8 +55,8 @@ func (t *SFTTrainer) ensureAccum(K int) error {
 // accumulateOrdered computes this rank's micro-batches' gradients one by one, adds every
 // rank's in micro-batch order into the parameter gradients, and returns the batch's summed
 // negative log-likelihood and what the gradients' reduction sent.
-func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, dist.ReduceStats, error) {
-	var sent dist.ReduceStats
+func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets []int32, B, T, count int) (float64, mpi.ReduceStats, error) {
+	var sent mpi.ReduceStats
 	K, rows := t.microBatches()
 	if err := t.ensureAccum(K); err != nil {
 		return 0, sent, err
@@ -80,7 +80,7 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 		return 0, sent, err
 	}
 	after := a.reducer.Stats()
-	sent = dist.ReduceStats{BytesSent: after.BytesSent - before.BytesSent, Seconds: after.Seconds - before.Seconds}
+	sent = mpi.ReduceStats{BytesSent: after.BytesSent - before.BytesSent, Seconds: after.Seconds - before.Seconds}
 	if err := m.Grads().Upload(a.sum); err != nil {
 		return 0, sent, err
 	}

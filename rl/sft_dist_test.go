@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/mpi"
 )
 
 // sftDistSteps is how many steps the data-parallel comparison runs.
@@ -15,7 +15,7 @@ const sftDistSteps = 3
 
 // sftDistHash trains the toy model with four micro-batches (over c's ranks when c is set) and
 // returns a hash of its parameters.
-func sftDistHash(t *testing.T, c *dist.Comm) string {
+func sftDistHash(t *testing.T, c *mpi.Comm) string {
 	t.Helper()
 	cfg := DefaultSFTConfig()
 	cfg.Steps, cfg.Batch, cfg.MicroBatch, cfg.LR, cfg.MinLR, cfg.EOS = sftDistSteps, 8, 2, 1e-2, 1e-2, toyEOS
@@ -56,7 +56,7 @@ func TestSFTDataParallelIsBitwiseEqual(t *testing.T) {
 // TestSFTDataParallelRank is one rank of TestSFTDataParallelIsBitwiseEqual's jobs.
 func TestSFTDataParallelRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestSFTDataParallelIsBitwiseEqual")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/rl/objective"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -20,12 +20,12 @@ import (
 // once per sample over all ranks) and every rank receives all the scores, bits unchanged. Every
 // rank then computes the rewards' sums and the loss on the whole batch (the same arithmetic
 // everywhere); the forward passes and gradients are split by micro-batch, and the gradients are
-// added in micro-batch order (dist.Reducer). Nothing depends on the number of ranks, so the
+// added in micro-batch order (mpi.Reducer). Nothing depends on the number of ranks, so the
 // parameters are the same bit for bit for any.
 
 // spreadAccum holds the buffers of an ordered gradient sum.
 type spreadAccum struct {
-	reducer *dist.Reducer
+	reducer *mpi.Reducer
 	held    [][]float32 // this rank's micro-batches' gradients
 	sum     []float32
 }
@@ -34,7 +34,7 @@ type spreadAccum struct {
 // TrainConfig.Spread; every rank must build the same trainer and prompt source. A nil c runs
 // the same arithmetic in one process, as a trainer built with Spread does. The micro-batches
 // (TrainConfig.MicroBatch rows each) must be at least as many as the ranks.
-func (t *GRPOTrainer) SetComm(c *dist.Comm) error {
+func (t *GRPOTrainer) SetComm(c *mpi.Comm) error {
 	t.setComm(c)
 	t.Config.Train.Spread = true
 	return nil
@@ -42,13 +42,13 @@ func (t *GRPOTrainer) SetComm(c *dist.Comm) error {
 
 // SetComm is GRPOTrainer.SetComm for PPO: the groups are a prompt's SamplesPerPrompt rows, and
 // the value head's gradients are added in micro-batch order too.
-func (t *PPOTrainer) SetComm(c *dist.Comm) error {
+func (t *PPOTrainer) SetComm(c *mpi.Comm) error {
 	t.setComm(c)
 	t.Config.Train.Spread = true
 	return nil
 }
 
-func (c *core) setComm(comm *dist.Comm) {
+func (c *core) setComm(comm *mpi.Comm) {
 	c.comm, c.accs = comm, nil
 	c.cfg.Spread = true
 }
@@ -69,7 +69,7 @@ func (c *core) generateSpread(rows []Prompt, per int) (*Rollout, error) {
 		return nil, err
 	}
 	rank, size := c.rankSize()
-	first, cnt := dist.Held(rank, len(rows)/per, size)
+	first, cnt := mpi.Held(rank, len(rows)/per, size)
 	var mine []sampledRow
 	for g := first; g < first+cnt; g++ {
 		// A group at a time, so every rank decodes the same batches whatever the number of
@@ -127,12 +127,12 @@ func (c *core) scoreSpread(prompts, completions []string, metas []Meta, per int)
 // scoreOver scores with r the completions of the groups of per rows that this rank of comm
 // holds and builds the whole batch's rewards from every rank's scores, exchanged by gather
 // (comm's GatherBytes, or nil with a nil comm: this process scores all).
-func scoreOver(comm *dist.Comm, gather func([]byte) ([][]byte, error), r *Combined, prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
+func scoreOver(comm *mpi.Comm, gather func([]byte) ([][]byte, error), r *Combined, prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
 	rank, size := 0, 1
 	if comm != nil {
 		rank, size = comm.Rank(), comm.Size()
 	}
-	first, cnt := dist.Held(rank, len(completions)/per, size)
+	first, cnt := mpi.Held(rank, len(completions)/per, size)
 	lo, hi := first*per, (first+cnt)*per
 	mine, err := r.scoreTerms(prompts[lo:hi], completions[lo:hi], metas[lo:hi], lo)
 	if gather != nil {
@@ -198,7 +198,7 @@ func (c *core) heldMBs(sb *seqBatch) (first, n int, err error) {
 	if len(sb.mbs) < size {
 		return 0, 0, fmt.Errorf("%d micro-batches of %d rows for %d ranks: lower micro_batch so that every rank has one", len(sb.mbs), len(sb.mbs[0].rows), size)
 	}
-	first, n = dist.Held(rank, len(sb.mbs), size)
+	first, n = mpi.Held(rank, len(sb.mbs), size)
 	return first, n, nil
 }
 
@@ -263,7 +263,7 @@ func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 	_, size := c.rankSize()
 	for r := range size {
 		got := bytesFloat64(parts[r])
-		f, k := dist.Held(r, len(sb.mbs), size)
+		f, k := mpi.Held(r, len(sb.mbs), size)
 		for b := f; b < f+k; b++ {
 			for _, i := range sb.mbs[b].rows {
 				for _, field := range fields {
@@ -373,7 +373,7 @@ func (c *core) accumFor(n, K int) (*spreadAccum, error) {
 	if a, ok := c.accs[key]; ok {
 		return a, nil
 	}
-	r, err := dist.NewReducer(c.comm, n, K)
+	r, err := mpi.NewReducer(c.comm, n, K)
 	if err != nil {
 		return nil, fmt.Errorf("%w (lower micro_batch)", err)
 	}
@@ -399,7 +399,7 @@ func (a *spreadAccum) slot(k int) []float32 {
 
 // reduceInto adds every rank's micro-batch gradients in order into dst (nothing for a nil
 // accumulator), counting what moved in stats.
-func (a *spreadAccum) reduceInto(dst *tensor.Flat, stats *dist.ReduceStats) error {
+func (a *spreadAccum) reduceInto(dst *tensor.Flat, stats *mpi.ReduceStats) error {
 	if a == nil {
 		return nil
 	}
@@ -428,7 +428,7 @@ func (c *core) commMetrics(m map[string]float64) {
 	if c.comm != nil {
 		m["comm_bytes"], m["comm_seconds"] = float64(c.comms.BytesSent), c.comms.Seconds
 	}
-	c.comms = dist.ReduceStats{}
+	c.comms = mpi.ReduceStats{}
 }
 
 func float64Bytes(xs []float64) []byte {

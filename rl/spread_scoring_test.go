@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/mpi"
 )
 
 // batchLength is a BatchReward scoring a completion's length, as an external verifier would: one
@@ -53,7 +53,7 @@ func loggedRewards(log *[]string) *Combined {
 // scoringRun trains the toy model with GRPO spread over c's ranks (one process when c is nil)
 // as grpoSpreadRun does, with loggedRewards. It returns a hash of every step's reward metrics
 // and of the parameters, and the rewards' calls, sorted.
-func scoringRun(t *testing.T, c *dist.Comm) (string, []string) {
+func scoringRun(t *testing.T, c *mpi.Comm) (string, []string) {
 	t.Helper()
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
@@ -125,7 +125,7 @@ func TestSpreadScoresEachCompletionOnce(t *testing.T) {
 // its reward calls, a line each.
 func TestSpreadScoresRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestSpreadScoresEachCompletionOnce")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSpreadScoresRank(t *testing.T) {
 
 // failingRun is scoringRun's first step with a reward that fails on the prompt "f=" (group 3,
 // which the second of 2 ranks samples): it returns the step's error.
-func failingRun(t *testing.T, c *dist.Comm) string {
+func failingRun(t *testing.T, c *mpi.Comm) string {
 	t.Helper()
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
@@ -186,7 +186,7 @@ func TestSpreadScoringErrorReachesEveryRank(t *testing.T) {
 // TestSpreadScoringErrorRank is one rank of TestSpreadScoringErrorReachesEveryRank's jobs.
 func TestSpreadScoringErrorRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestSpreadScoringErrorReachesEveryRank")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestSpreadScoringErrorRank(t *testing.T) {
 // evalRun evaluates the toy model on 5 prompts, greedily and 2 samples each, scoring over c's
 // ranks (one process when c is nil), with loggedRewards. It returns a hash of the result
 // (every reward's bits) and the rewards' calls, sorted.
-func evalRun(t *testing.T, c *dist.Comm) (string, []string) {
+func evalRun(t *testing.T, c *mpi.Comm) (string, []string) {
 	t.Helper()
 	src := toyPrompts(false)
 	prompts := make([]Prompt, 5)
@@ -251,7 +251,7 @@ func TestEvaluateOverRanksScoresEachAnswerOnce(t *testing.T) {
 // TestEvaluateOverRanksRank is one rank of TestEvaluateOverRanksScoresEachAnswerOnce's jobs.
 func TestEvaluateOverRanksRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestEvaluateOverRanksScoresEachAnswerOnce")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/mpi"
 )
 
 // grpoSpreadSteps is how many steps the data-parallel comparison runs.
@@ -18,7 +18,7 @@ const grpoSpreadSteps = 3
 // nil; through TrainConfig.Spread alone when viaConfig is set): 5 groups of 4 over 5 micro-batches of 4 rows, a KL penalty (so the reference is
 // evaluated spread too) and two updates per batch. It returns a hash of the parameters and of
 // every step's metrics, and the last step's report.
-func grpoSpreadRun(t *testing.T, c *dist.Comm, viaConfig bool) (string, *StepReport, *GRPOTrainer) {
+func grpoSpreadRun(t *testing.T, c *mpi.Comm, viaConfig bool) (string, *StepReport, *GRPOTrainer) {
 	t.Helper()
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
@@ -77,7 +77,7 @@ func TestGRPOSpreadIsBitwiseEqual(t *testing.T) {
 // ppoSpreadRun is grpoSpreadRun for PPO: 6 prompts of 2 samples in 2 mini-batches of 3
 // micro-batches of 2 rows, two epochs, value dropout, an adaptive KL controller and a critic
 // warm-up step in which only the value head learns.
-func ppoSpreadRun(t *testing.T, c *dist.Comm) (string, *StepReport) {
+func ppoSpreadRun(t *testing.T, c *mpi.Comm) (string, *StepReport) {
 	t.Helper()
 	cfg := DefaultPPOTrainerConfig()
 	cfg.Train = toyTrainConfig()
@@ -131,7 +131,7 @@ func TestPPOSpreadIsBitwiseEqual(t *testing.T) {
 // TestPPOSpreadRank is one rank of TestPPOSpreadIsBitwiseEqual's jobs.
 func TestPPOSpreadRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestPPOSpreadIsBitwiseEqual")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestPPOSpreadRank(t *testing.T) {
 // TestGRPOSpreadRank is one rank of TestGRPOSpreadIsBitwiseEqual's jobs.
 func TestGRPOSpreadRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestGRPOSpreadIsBitwiseEqual")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/episode"
@@ -208,9 +208,9 @@ type core struct {
 
 	// comm are the ranks a spread step (cfg.Spread, see GRPOTrainer.SetComm) is split over;
 	// nil: the same arithmetic in one process.
-	comm  *dist.Comm
+	comm  *mpi.Comm
 	accs  map[[2]int]*spreadAccum // by (values, micro-batches)
-	comms dist.ReduceStats        // this step's traffic so far
+	comms mpi.ReduceStats         // this step's traffic so far
 
 	timer PhaseTimer // told each phase's time (SetPhaseTimer); nil: none
 

@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/internal/timing"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -309,7 +309,7 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, wa
 		}
 	}
 	taken := 0
-	var atTimed dist.ReduceStats // the reductions' counts when the timed steps start
+	var atTimed mpi.ReduceStats // the reductions' counts when the timed steps start
 	step := func() error {
 		if taken == warmup {
 			atTimed = tr.CommStats()

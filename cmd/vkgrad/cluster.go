@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/vk"
 )
@@ -15,21 +15,21 @@ import (
 // cluster is this process's place in a data-parallel job: one process per device, launched by
 // mpirun, mpiexec or srun. A nil *cluster is a single process.
 type cluster struct {
-	comm                 *dist.Comm
+	comm                 *mpi.Comm
 	localRank, localSize int
 }
 
 // joinCluster initialises MPI when the process was started by an MPI launcher or with
 // --distributed; otherwise it returns nil and nothing changes.
 func (c *commonFlags) joinCluster() (*cluster, error) {
-	if !c.distributed && !dist.Launched(os.Getenv) {
+	if !c.distributed && !mpi.Launched(os.Getenv) {
 		return nil, nil
 	}
-	comm, err := dist.Init()
+	comm, err := mpi.Init()
 	if err != nil {
 		return nil, fmt.Errorf("--distributed: %w", err)
 	}
-	cl := &cluster{comm: comm, localRank: dist.LocalRank(os.Getenv), localSize: dist.LocalSize(os.Getenv)}
+	cl := &cluster{comm: comm, localRank: mpi.LocalRank(os.Getenv), localSize: mpi.LocalSize(os.Getenv)}
 	joined = cl
 	// Ranks sharing a machine share its cores, and each rank its own device.
 	if c.threads == 0 {
@@ -64,7 +64,7 @@ func (cl *cluster) deviceFor() string {
 func (cl *cluster) main() bool { return cl == nil || cl.comm.Rank() == 0 }
 
 // mpi is the job's communicator, nil for a lone process.
-func (cl *cluster) mpi() *dist.Comm {
+func (cl *cluster) mpi() *mpi.Comm {
 	if cl == nil {
 		return nil
 	}
@@ -176,7 +176,7 @@ func (r *rlRun) spreadSteps(cfg *rl.TrainConfig) {
 }
 
 // joinTrainer spreads an RL trainer over the job's ranks (nothing in one process).
-func (r *rlRun) joinTrainer(tr interface{ SetComm(*dist.Comm) error }) error {
+func (r *rlRun) joinTrainer(tr interface{ SetComm(*mpi.Comm) error }) error {
 	if r.cluster == nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/device"
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/vk"
 )
 
@@ -21,7 +21,7 @@ func devicesCommand() command {
 			if len(args) > 0 {
 				return fmt.Errorf("devices takes no arguments, got %q", args)
 			}
-			if dist.Launched(os.Getenv) {
+			if mpi.Launched(os.Getenv) {
 				return devicesPerRank()
 			}
 			devs, verr := vk.Devices()

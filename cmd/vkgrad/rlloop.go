@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -18,7 +18,7 @@ type rlTrainer interface {
 	Policy() rl.Policy
 	Notes() []string
 	Steps() int
-	SetComm(*dist.Comm) error
+	SetComm(*mpi.Comm) error
 	SetEnvironment(rl.Environment) error
 }
 

@@ -4,21 +4,21 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vkgrad/vkgrad/dist"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 )
 
 // A step of K micro-batches: each is forward and backward on its own, its gradient kept apart,
 // and the K gradients are added in micro-batch order, then scaled by 1/K. Under MPI each rank
-// computes the micro-batches it holds and dist.Reducer does the ordered sum across ranks, so a
+// computes the micro-batches it holds and mpi.Reducer does the ordered sum across ranks, so a
 // run gives the same bits with any number of ranks, including one process without MPI. The
 // sum of a range of the gradient starts during the backward pass of the rank's last
 // micro-batch, as soon as that pass has finished the range (overlap.go).
 
 // accum is the state of micro-batched steps.
 type accum struct {
-	comm    *dist.Comm // nil: one process
-	reducer *dist.Reducer
+	comm    *mpi.Comm // nil: one process
+	reducer *mpi.Reducer
 	held    [][]float32 // this rank's micro-batch gradients, host copies
 	sum     []float32
 	losses  []float64 // per micro-batch mean loss, this rank's entries set
@@ -26,7 +26,7 @@ type accum struct {
 
 // SetComm makes the trainer one rank of a data-parallel job (before the first step). Every
 // rank must build its trainer with the same model, data and config.
-func (t *Trainer) SetComm(c *dist.Comm) error {
+func (t *Trainer) SetComm(c *mpi.Comm) error {
 	if t.Step != 0 && t.acc == nil {
 		return fmt.Errorf("train: SetComm after training started")
 	}
@@ -37,9 +37,9 @@ func (t *Trainer) SetComm(c *dist.Comm) error {
 
 // CommStats returns what the gradient reductions have sent and the time they took so far
 // (zero in one process without micro-batches).
-func (t *Trainer) CommStats() dist.ReduceStats {
+func (t *Trainer) CommStats() mpi.ReduceStats {
 	if t.acc == nil {
-		return dist.ReduceStats{}
+		return mpi.ReduceStats{}
 	}
 	return t.acc.reducer.Stats()
 }
@@ -54,7 +54,7 @@ func (t *Trainer) ensureAccum() error {
 	}
 	params, _ := t.lm.trainable()
 	K, n := t.Config.microBatches(), params.Len()
-	r, err := dist.NewReducer(t.comm, n, K)
+	r, err := mpi.NewReducer(t.comm, n, K)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/mpi"
 )
 
 // microConfig is testConfig in K micro-batches of 2 sequences, read in corpus order so that
@@ -51,7 +51,7 @@ func TestMicroBatchesMatchOneBatch(t *testing.T) {
 	if worst > 1e-5 {
 		t.Errorf("parameters differ by %g after 4 steps", worst)
 	}
-	if _, err := dist.NewReducer(nil, 10, 0); err == nil {
+	if _, err := mpi.NewReducer(nil, 10, 0); err == nil {
 		t.Error("0 micro-batches should be refused")
 	}
 }
@@ -67,14 +67,14 @@ func TestDataParallelIsBitwiseEqual(t *testing.T) {
 	tr := newTrainer(t, microConfig(4))
 	trainSteps(t, tr, distSteps)
 	p, _ := tr.Model.Params.ToHost()
-	want := fmt.Sprintf("%016x", dist.HashFloat32s(p))
+	want := fmt.Sprintf("%016x", mpi.HashFloat32s(p))
 	testutil.SameOnEveryRank(t, "TestDataParallelRank", want, 1, 2, 3)
 }
 
 // TestDataParallelRank is one rank of TestDataParallelIsBitwiseEqual's jobs.
 func TestDataParallelRank(t *testing.T) {
 	testutil.RankJobOnly(t, "TestDataParallelIsBitwiseEqual")
-	c, err := dist.Init()
+	c, err := mpi.Init()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestDataParallelRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := tr.Model.Params.ToHost()
-	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", dist.HashFloat32s(p)))
+	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", mpi.HashFloat32s(p)))
 	if !strings.Contains(c.Library(), "MPI") {
 		t.Errorf("library %q", c.Library())
 	}

@@ -8,7 +8,7 @@
 //
 // [Trainer.Run] drives the steps with periodic validation ([Trainer.Evaluate], [EvalLoss]) and
 // checkpoints ([Trainer.Save], [Trainer.Restore]) that a resume continues bit for bit on the
-// CPU. [Trainer.SetComm] makes the trainer one rank of a data-parallel job ([dist.Comm]).
+// CPU. [Trainer.SetComm] makes the trainer one rank of a data-parallel job ([mpi.Comm]).
 package train
 
 import (
@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
-	"github.com/vkgrad/vkgrad/dist"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -138,8 +138,8 @@ type Trainer struct {
 	statLosses, statNorm *tensor.Tensor // views of stats, made once
 	hostStats            []float32
 
-	comm *dist.Comm // nil: one process
-	acc  *accum     // micro-batched steps
+	comm *mpi.Comm // nil: one process
+	acc  *accum    // micro-batched steps
 
 	// Skipped counts the steps whose loss or gradient was not finite and were not applied.
 	Skipped     int

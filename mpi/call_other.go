@@ -1,6 +1,6 @@
 //go:build !((linux || darwin || freebsd || netbsd) && !android && (amd64 || arm64 || riscv64 || loong64))
 
-package dist
+package mpi
 
 import (
 	"errors"

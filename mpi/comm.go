@@ -1,4 +1,4 @@
-package dist
+package mpi
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func Init() (*Comm, error) {
 	go c.serve()
 	err = c.do(func() error {
 		if done, err := lib.initialized(); err != nil || done {
-			return firstErr(err, errors.New("dist: MPI is already initialised in this process"))
+			return firstErr(err, errors.New("mpi: MPI is already initialised in this process"))
 		}
 		if err := lib.initThread(); err != nil {
 			return err
@@ -237,7 +237,7 @@ func (c *Comm) CheckSame(what string, v uint64) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("dist: %s differs between ranks: rank 0 has %016x, ranks %v differ", what, uint64(all[0]), bad)
+		return fmt.Errorf("mpi: %s differs between ranks: rank 0 has %016x, ranks %v differ", what, uint64(all[0]), bad)
 	}
 	return nil
 }

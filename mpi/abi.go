@@ -1,4 +1,4 @@
-package dist
+package mpi
 
 // abi describes how one MPI implementation spells its predefined handles. The MPI standard
 // fixes the names but not the values: Open MPI's handles are the addresses of exported objects,

@@ -1,4 +1,4 @@
-package dist
+package mpi
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func NewReducer(c *Comm, n, K int) (*Reducer, error) {
 		rank, size = c.rank, c.size
 	}
 	if K < size {
-		return nil, fmt.Errorf("dist: %d micro-batches cannot be spread over %d ranks; use at least %d", K, size, size)
+		return nil, fmt.Errorf("mpi: %d micro-batches cannot be spread over %d ranks; use at least %d", K, size, size)
 	}
 	r := &Reducer{c: c, n: n, K: K, rank: rank, size: size, firsts: make([]int, size), counts: make([]int, size)}
 	for j := range size {
@@ -109,15 +109,15 @@ func (r *Reducer) Sum(dst []float32, held [][]float32) error {
 // before Wait.
 func (r *Reducer) Start(dst []float32, held [][]float32, lo, hi int, scale float32) error {
 	if len(held) != r.cnt || len(dst) != r.n {
-		return fmt.Errorf("dist: Reducer got %d vectors into %d floats, want %d vectors (micro-batches %d..%d) of %d", len(held), len(dst), r.cnt, r.first, r.first+r.cnt-1, r.n)
+		return fmt.Errorf("mpi: Reducer got %d vectors into %d floats, want %d vectors (micro-batches %d..%d) of %d", len(held), len(dst), r.cnt, r.first, r.first+r.cnt-1, r.n)
 	}
 	for i, h := range held {
 		if len(h) != r.n {
-			return fmt.Errorf("dist: Reducer: micro-batch %d has %d floats, want %d", r.first+i, len(h), r.n)
+			return fmt.Errorf("mpi: Reducer: micro-batch %d has %d floats, want %d", r.first+i, len(h), r.n)
 		}
 	}
 	if lo < 0 || lo > hi || hi > r.n {
-		return fmt.Errorf("dist: Reducer: range [%d, %d) outside the %d floats", lo, hi, r.n)
+		return fmt.Errorf("mpi: Reducer: range [%d, %d) outside the %d floats", lo, hi, r.n)
 	}
 	if r.c == nil {
 		parts := make([][]float32, len(held))

@@ -1,4 +1,4 @@
-package dist
+package mpi
 
 import (
 	"fmt"
@@ -17,9 +17,9 @@ func (l *library) check(name string, rc int32) error {
 	buf := make([]byte, l.abi.maxVersionString+1024)
 	var n int32
 	if call(l.fn.Error_string, uintptr(rc), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n))) == 0 && n > 0 && int(n) <= len(buf) {
-		return fmt.Errorf("dist: %s failed: %s (MPI error %d)", name, buf[:n], rc)
+		return fmt.Errorf("mpi: %s failed: %s (MPI error %d)", name, buf[:n], rc)
 	}
-	return fmt.Errorf("dist: %s failed with MPI error %d", name, rc)
+	return fmt.Errorf("mpi: %s failed with MPI error %d", name, rc)
 }
 
 func (l *library) libraryVersion() string {
@@ -44,7 +44,7 @@ func (l *library) initThread() error {
 	}
 	// Every MPI call comes from one locked OS thread, so FUNNELED would do; fewer is not enough.
 	if provided < 1 {
-		return fmt.Errorf("dist: %s provides thread level %d, vkgrad needs at least MPI_THREAD_FUNNELED", l.abi.name, provided)
+		return fmt.Errorf("mpi: %s provides thread level %d, vkgrad needs at least MPI_THREAD_FUNNELED", l.abi.name, provided)
 	}
 	return l.check("MPI_Comm_set_errhandler", call(l.fn.Comm_set_errhandler, l.commWorld, l.errorsReturn))
 }
@@ -63,7 +63,7 @@ func (l *library) rankSize() (rank, size int, err error) {
 // count converts a length to MPI's int count.
 func count(name string, n int) (uintptr, error) {
 	if n < 0 || n > math.MaxInt32 {
-		return 0, fmt.Errorf("dist: %s of %d elements exceeds MPI's int count", name, n)
+		return 0, fmt.Errorf("mpi: %s of %d elements exceeds MPI's int count", name, n)
 	}
 	return uintptr(n), nil
 }
@@ -82,7 +82,7 @@ func counts32(name string, xs []int) ([]int32, error) {
 	out := make([]int32, len(xs))
 	for i, x := range xs {
 		if x < 0 || x > math.MaxInt32 {
-			return nil, fmt.Errorf("dist: %s: %d elements exceed MPI's int count", name, x)
+			return nil, fmt.Errorf("mpi: %s: %d elements exceed MPI's int count", name, x)
 		}
 		out[i] = int32(x)
 	}

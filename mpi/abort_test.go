@@ -1,6 +1,6 @@
 //go:build unix
 
-package dist
+package mpi
 
 import (
 	"bytes"

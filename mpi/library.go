@@ -1,4 +1,4 @@
-package dist
+package mpi
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // ErrNoMPI is wrapped by the error returned when no MPI library could be loaded.
-var ErrNoMPI = errors.New("dist: no MPI library found")
+var ErrNoMPI = errors.New("mpi: no MPI library found")
 
 // funcs holds the address of each MPI function used, named "MPI_" + the field name.
 type funcs struct {
