@@ -33,7 +33,7 @@ func (l letters) Decode(ids []int32) (string, error) {
 }
 
 // Example trains a tiny GPT-2 with GRPO to answer with the letter "a", scored by a custom
-// reward function. Real runs load a model (nn/load), use the GPT-2 tokenizer (nn/tokenizer)
+// reward function. Real runs load a model (nn/load), use the GPT-2 tokenizer (nn/gpt2/tokenizer)
 // and draw prompts from rl/tasks.
 func Example() {
 	const alphabet = letters("abcdefgh=")

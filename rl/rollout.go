@@ -13,7 +13,7 @@ import (
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
-// Tokenizer turns text into token ids and back; nn/tokenizer's GPT-2 tokenizer satisfies it.
+// Tokenizer turns text into token ids and back; nn/gpt2/tokenizer's GPT-2 tokenizer satisfies it.
 type Tokenizer interface {
 	Encode(text string) []int32
 	Decode(ids []int32) (string, error)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/modelfile"
-	"github.com/vkgrad/vkgrad/nn/hf"
+	"github.com/vkgrad/vkgrad/nn/gpt2/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
 	"github.com/vkgrad/vkgrad/nn/load"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/curves"
+	"github.com/vkgrad/vkgrad/internal/plot"
 )
 
 // plotCommand is `vkgrad plot`.
@@ -19,9 +19,9 @@ func plotCommand() command {
 			if len(args) == 0 {
 				return fmt.Errorf("%w: plot needs at least one run directory or metrics.jsonl", errUsage)
 			}
-			runs := make([]*curves.Run, len(args))
+			runs := make([]*plot.Run, len(args))
 			for i, a := range args {
-				r, err := curves.Load(a)
+				r, err := plot.Load(a)
 				if err != nil {
 					return err
 				}
@@ -30,7 +30,7 @@ func plotCommand() command {
 				}
 				runs[i] = r
 			}
-			names, err := curves.Pick(runs, *metrics)
+			names, err := plot.Pick(runs, *metrics)
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ func plotCommand() command {
 					path = filepath.Join(filepath.Dir(runs[0].Path), "curves.png")
 				}
 			}
-			if err := curves.Draw(runs, names, path); err != nil {
+			if err := plot.Draw(runs, names, path); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s (%d panels: %v)\n", path, len(names), names)
@@ -53,16 +53,16 @@ func plotCommand() command {
 // drawRunCurves writes curves.png in a finished run's directory (its default metrics) and
 // returns its path; a picture that cannot be drawn is reported, not fatal: the run is done.
 func drawRunCurves(runDir string) string {
-	r, err := curves.Load(runDir)
+	r, err := plot.Load(runDir)
 	if err != nil {
 		return fmt.Sprintf("(none: %v)", err)
 	}
-	names, err := curves.Pick([]*curves.Run{r}, nil)
+	names, err := plot.Pick([]*plot.Run{r}, nil)
 	if err != nil {
 		return fmt.Sprintf("(none: %v)", err)
 	}
 	path := filepath.Join(runDir, "curves.png")
-	if err := curves.Draw([]*curves.Run{r}, names, path); err != nil {
+	if err := plot.Draw([]*plot.Run{r}, names, path); err != nil {
 		return fmt.Sprintf("(none: %v)", err)
 	}
 	return path

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 )
 
 // toolChatRow is a conversation with two tool calls, their replies and the answer; the tools

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/internal/curves"
+	"github.com/vkgrad/vkgrad/internal/plot"
 	"github.com/vkgrad/vkgrad/internal/testutil"
 )
 
@@ -75,7 +75,7 @@ func TestSFTResumeOfARunWithOldNames(t *testing.T) {
 	if n := len(metricLines(t, dir, "sft")); n != 4 {
 		t.Fatalf("%d step lines after the resume, want 4", n)
 	}
-	run, err := curves.Load(dir)
+	run, err := plot.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

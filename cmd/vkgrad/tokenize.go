@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/hftok"
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
 )
 
 // tokenizeCommand is `vkgrad tokenize`.

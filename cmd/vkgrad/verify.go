@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/nn/verify"
+	"github.com/vkgrad/vkgrad/nn/llmc/verify"
 )
 
 // verifyCommand is `vkgrad verify`.

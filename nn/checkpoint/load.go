@@ -68,7 +68,7 @@ func (r *reader) errf(format string, a ...any) error {
 func (r *reader) document() (document, error) {
 	js, ok := r.f.Metadata()[MetadataKey]
 	if !ok {
-		return document{}, r.errf("not a vkgrad checkpoint (a safetensors file without %q metadata; Hugging Face models import with nn/hf)", MetadataKey)
+		return document{}, r.errf("not a vkgrad checkpoint (a safetensors file without %q metadata; Hugging Face models import with nn/gpt2/hf)", MetadataKey)
 	}
 	var doc document
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {

@@ -20,7 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 )
 
 // TextSource is a raw-text corpus: one file, or a folder walked recursively. Files are taken

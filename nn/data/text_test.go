@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
+	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {

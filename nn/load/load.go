@@ -22,7 +22,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/hf"
+	"github.com/vkgrad/vkgrad/nn/gpt2/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
 	"github.com/vkgrad/vkgrad/tensor"

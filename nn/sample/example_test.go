@@ -9,7 +9,7 @@ import (
 )
 
 // ExampleGenerate continues two prompts at temperature 0.8 with a KV cache; the seed fixes the
-// tokens. Real programs load a trained model with nn/load and tokenise with nn/tokenizer.
+// tokens. Real programs load a trained model with nn/load and tokenise with nn/gpt2/tokenizer.
 func ExampleGenerate() {
 	m, err := gpt2.New(cpu.New(), gpt2.Config{MaxSeqLen: 32, VocabSize: 50, PaddedVocabSize: 64, NumLayers: 2, NumHeads: 2, Channels: 16})
 	if err != nil {

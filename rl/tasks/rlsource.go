@@ -9,7 +9,7 @@ import (
 	"github.com/vkgrad/vkgrad/rl"
 )
 
-// EncoderOf adapts a tokenizer's Encode (e.g. nn/tokenizer's) to an Encoder.
+// EncoderOf adapts a tokenizer's Encode (e.g. nn/gpt2/tokenizer's) to an Encoder.
 func EncoderOf(encode func(string) []int32) Encoder {
 	return func(s string) ([]int, error) {
 		ids := encode(s)

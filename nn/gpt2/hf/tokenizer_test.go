@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/hftok"
-	"github.com/vkgrad/vkgrad/nn/tokenizer"
 )
 
 // GPT-2's tokenizer written as tokenizer.json reads back (hftok) to the same ids and text.

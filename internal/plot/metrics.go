@@ -1,10 +1,10 @@
-// Package curves draws the metric curves of one or more training runs to a PNG or SVG file.
+// Package plot draws the metric curves of one or more training runs to a PNG or SVG file.
 //
 // [Load] reads a run's metrics.jsonl into a [Run], one series of [Point] values per metric,
 // thinned by [Downsample] as it reads so that memory stays bounded. [Pick] chooses the metrics
 // to draw, [Defaults] (loss, reward, KL, ...) when none are named, and [Draw] writes one panel
 // per metric against the step, the runs overlaid.
-package curves
+package plot
 
 import (
 	"bufio"
