@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -27,7 +28,7 @@ func openCompletionLog(dir string, n, resumedStep int, resumed bool) (*completio
 	}
 	path := filepath.Join(dir, completionsFile)
 	if resumed {
-		if _, err := trimMetrics(path, resumedStep); err != nil {
+		if _, err := runloop.TrimMetrics(path, resumedStep); err != nil {
 			return nil, err
 		}
 	}

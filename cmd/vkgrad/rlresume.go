@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
@@ -211,42 +207,6 @@ func resumedState(l *load.Loaded, hfDir string) (*resumedRun, error) {
 	}
 	res.stopped = m[metaStopped]
 	return res, nil
-}
-
-// trimMetrics drops the lines of a metrics file written after step (by a run that crashed
-// after its last checkpoint: those steps run again) and a torn last line; it returns how many
-// it dropped. A missing file is fine.
-func trimMetrics(path string, step int) (int, error) {
-	raw, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	var keep bytes.Buffer
-	dropped := 0
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var rec struct {
-			Step *float64 `json:"step"`
-		}
-		if json.Unmarshal(line, &rec) != nil || (rec.Step != nil && *rec.Step > float64(step)) {
-			dropped++
-			continue
-		}
-		keep.Write(line)
-		keep.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if dropped == 0 {
-		return 0, nil
-	}
-	return dropped, atomicfile.WriteFile(path, keep.Bytes(), 0o666)
 }
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
@@ -232,7 +233,7 @@ func (r *rlRun) openRunFiles() (err error) {
 	resumedStep := 0
 	if r.resumed != nil {
 		resumedStep = r.resumed.State.Step
-		dropped, err := trimMetrics(metricsPath, resumedStep)
+		dropped, err := runloop.TrimMetrics(metricsPath, resumedStep)
 		if err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}

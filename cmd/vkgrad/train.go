@@ -17,6 +17,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
@@ -281,7 +282,7 @@ func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, res
 	}
 	metricsPath := filepath.Join(f.runDir, "metrics.jsonl")
 	if resumed {
-		if _, err := trimMetrics(metricsPath, tr.Step); err != nil {
+		if _, err := runloop.TrimMetrics(metricsPath, tr.Step); err != nil {
 			return zerolog.Nop(), fmt.Errorf("--resume: %w", err)
 		}
 	}
