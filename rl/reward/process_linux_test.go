@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +29,7 @@ func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
 	if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err != nil {
 		t.Fatal(err)
 	}
-	pid := readPid(t, pidFile)
+	pid := testutil.ReadPid(t, pidFile)
 	if !testutil.Alive(pid) {
 		t.Fatalf("the background sleep %d is not running before Close", pid)
 	}
@@ -67,7 +66,7 @@ func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
 		parent.Process.Kill()
 		t.Fatalf("the parent said %q, %v", ready, err)
 	}
-	pid := readPid(t, pidFile)
+	pid := testutil.ReadPid(t, pidFile)
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	if err := parent.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -76,17 +75,4 @@ func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
 	if !testutil.WaitGone(pid, 5*time.Second) {
 		t.Errorf("the reward program %d outlived the SIGKILLed process that started it", pid)
 	}
-}
-
-func readPid(t *testing.T, name string) int {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return pid
 }
