@@ -2,9 +2,6 @@ package env
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +13,7 @@ import (
 // background, even while a request hangs. A process that crashes is noticed at once, though
 // its background child holds its output open, and the child is gone with it.
 func TestProcessCloseLeavesNoOrphans(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := fmt.Sprintf("sleep 3600 & echo $! >> %s; VKGRAD_FAKE_ENV=1 exec %q", pidFile, exe)
+	cmd, pidFile := testutil.SleepInBackground(t, fakeCommand(t))
 	p, err := StartProcesses(ProcessConfig{Command: cmd, Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)

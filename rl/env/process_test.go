@@ -26,11 +26,7 @@ func TestMain(m *testing.M) {
 // fakeCommand runs the test binary as the fake environment.
 func fakeCommand(t *testing.T) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("VKGRAD_FAKE_ENV=1 exec %q", exe)
+	return fmt.Sprintf("VKGRAD_FAKE_ENV=1 exec %q", testutil.Executable(t))
 }
 
 func startFake(t *testing.T, workers int, timeout time.Duration) (*Processes, *testutil.SyncBuffer) {

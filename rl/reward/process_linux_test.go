@@ -16,12 +16,7 @@ import (
 // TestFaultRewardProgramLeavesNoOrphans: what a reward program starts in the background is
 // killed with it on Close, though the program itself finished.
 func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := fmt.Sprintf("sleep 3600 & echo $! > %s; VKGRAD_FAKE_REWARD=ok %q", pidFile, exe)
+	cmd, pidFile := testutil.SleepInBackground(t, fmt.Sprintf("VKGRAD_FAKE_REWARD=ok %q", testutil.Executable(t)))
 	p, err := NewProcess(cmd, 20*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +42,7 @@ func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
 // TestFaultRewardProgramDiesWithVkgrad: SIGKILL to the process that started a reward program
 // ends the program too (Linux's parent-death signal), though it would outlive its input.
 func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testutil.Executable(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	parent := exec.Command(exe)
 	parent.Env = append(os.Environ(), "VKGRAD_FAKE_VKGRAD="+fmt.Sprintf("echo $$ > %s; exec env VKGRAD_FAKE_REWARD=linger %q", pidFile, exe))

@@ -94,12 +94,8 @@ func fakeRewardProgram(mode string) {
 
 func fakeProcess(t *testing.T, mode string, timeout time.Duration) (*Process, *testutil.SyncBuffer) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var log testutil.SyncBuffer
-	cmd := fmt.Sprintf("VKGRAD_FAKE_REWARD=%s %q", mode, exe)
+	cmd := fmt.Sprintf("VKGRAD_FAKE_REWARD=%s %q", mode, testutil.Executable(t))
 	if mode == "die-once" {
 		// The restarted program sees the marker file and answers.
 		marker := t.TempDir() + "/started"
