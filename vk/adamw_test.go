@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // TestAdamWVec4MatchesScalar updates the same values through aligned views (adamw_vec4) and
@@ -22,9 +23,9 @@ func TestAdamWVec4MatchesScalar(t *testing.T) {
 			}
 			p := tensor.AdamWParams{LR: 3e-4, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, Step: 3, MaxNorm: 1}
 			run := func(off int) (map[string]int, [][]float32) {
-				ts := []*tensor.Tensor{onDevice(t, vb, hp, off), onDevice(t, vb, hg, off), onDevice(t, vb, hm, off), onDevice(t, vb, hv, off)}
+				ts := []*tensor.Tensor{backendtest.OnBackend(t, vb, hp, off), backendtest.OnBackend(t, vb, hg, off), backendtest.OnBackend(t, vb, hm, off), backendtest.OnBackend(t, vb, hv, off)}
 				p := p
-				p.GradSumSq = onDevice(t, vb, []float32{float32(n)}, 1)
+				p.GradSumSq = backendtest.OnBackend(t, vb, []float32{float32(n)}, 1)
 				calls := mmRunKernels(t, vb, func() { vb.AdamW(ts[0], ts[1], ts[2], ts[3], p) })
 				return calls, [][]float32{download(t, vb, ts[0]), download(t, vb, ts[2]), download(t, vb, ts[3])}
 			}

@@ -42,11 +42,11 @@ func TestAttentionParityOfEachKind(t *testing.T) {
 			defer vb.Close()
 			const B, T, C, NH = 1, 5, 8, 2
 			r := rand.New(rand.NewPCG(1, 2))
-			qkv := onDevice(t, vb, randVec(r, B*T*3*C), 0)
-			out := onDevice(t, vb, make([]float32, B*T*C), 0)
-			att := onDevice(t, vb, make([]float32, B*NH*T), 0)
-			scratch := onDevice(t, vb, make([]float32, B*NH*T), 0)
-			dqkv := onDevice(t, vb, make([]float32, B*T*3*C), 0)
+			qkv := backendtest.OnBackend(t, vb, randVec(r, B*T*3*C), 0)
+			out := backendtest.OnBackend(t, vb, make([]float32, B*T*C), 0)
+			att := backendtest.OnBackend(t, vb, make([]float32, B*NH*T), 0)
+			scratch := backendtest.OnBackend(t, vb, make([]float32, B*NH*T), 0)
+			dqkv := backendtest.OnBackend(t, vb, make([]float32, B*T*3*C), 0)
 			calls := mmRunKernels(t, vb, func() {
 				vb.AttentionForward(out, att, qkv, B, T, C, NH)
 				vb.AttentionBackward(dqkv, scratch, out, qkv, out, att, B, T, C, NH)
@@ -87,9 +87,9 @@ func TestBroadcastAttentionNeedsShuffles(t *testing.T) {
 func attentionForwardError(t *testing.T, d *Device, B, T, C, NH int) error {
 	vb := NewBackendOn(d)
 	defer vb.Close()
-	qkv, _ := nnPlace(t, vb, make([]float32, B*T*3*C))
-	out, _ := nnPlace(t, vb, make([]float32, B*T*C))
-	att, _ := nnPlace(t, vb, make([]float32, B*NH*T))
+	qkv, _ := backendtest.PlaceGuarded(t, vb, make([]float32, B*T*3*C))
+	out, _ := backendtest.PlaceGuarded(t, vb, make([]float32, B*T*C))
+	att, _ := backendtest.PlaceGuarded(t, vb, make([]float32, B*NH*T))
 	vb.AttentionForward(out, att, qkv, B, T, C, NH)
 	return vb.Sync()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // backends returns a backend with the device's real limits and one with tiny limits, which
@@ -31,21 +32,6 @@ func randVec(r *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = float32(r.NormFloat64())
-	}
-	return v
-}
-
-// onDevice uploads host values into a view that starts off elements into a larger tensor,
-// so that ops see unaligned offsets.
-func onDevice(t *testing.T, b *Backend, host []float32, off int) *tensor.Tensor {
-	t.Helper()
-	full, err := tensor.New(b, tensor.Float32, off+len(host)+5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := full.View(off, len(host))
-	if err := b.Upload(v, host); err != nil {
-		t.Fatal(err)
 	}
 	return v
 }
@@ -75,8 +61,8 @@ func TestElementwiseOps(t *testing.T) {
 		for _, n := range testSizes {
 			r := rand.New(rand.NewPCG(uint64(n), 1))
 			a, c := randVec(r, n), randVec(r, n)
-			ta, tc := onDevice(t, b, a, 3), onDevice(t, b, c, 17)
-			out := onDevice(t, b, make([]float32, n), 1)
+			ta, tc := backendtest.OnBackend(t, b, a, 3), backendtest.OnBackend(t, b, c, 17)
+			out := backendtest.OnBackend(t, b, make([]float32, n), 1)
 
 			b.Add(out, ta, tc)
 			want := make([]float32, n)
@@ -213,8 +199,8 @@ func TestReductions(t *testing.T) {
 		for _, n := range append([]int{0}, testSizes...) {
 			r := rand.New(rand.NewPCG(uint64(n), 2))
 			x := randVec(r, n)
-			tx := onDevice(t, b, x, 11)
-			out := onDevice(t, b, []float32{123}, 2)
+			tx := backendtest.OnBackend(t, b, x, 11)
+			out := backendtest.OnBackend(t, b, []float32{123}, 2)
 			var sum, sumsq, abs float64
 			for _, v := range x {
 				sum += float64(v)

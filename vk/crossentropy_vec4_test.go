@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // TestCrossEntropyVec4MatchesScalar runs the forward and the fused loss on logits and outputs
@@ -19,17 +21,17 @@ func TestCrossEntropyVec4MatchesScalar(t *testing.T) {
 			for i := range logits {
 				logits[i] *= 4
 			}
-			targets := nnTokens(r, s.N, s.V)
+			targets := backendtest.Tokens(r, s.N, s.V)
 			for _, fused := range []bool{false, true} {
 				op, kernel := "forward", "crossentropy_forward_vec4"
 				if fused {
 					op, kernel = "fused", "crossentropy_fused_vec4"
 				}
 				run := func(off int) (map[string]int, []float32, []float32) {
-					lg := onDevice(t, vb, logits, off)
-					out := onDevice(t, vb, make([]float32, s.N*s.Vp), off)
-					losses := onDevice(t, vb, make([]float32, s.N), 0)
-					tg := nnPlaceInt(t, vb, targets)
+					lg := backendtest.OnBackend(t, vb, logits, off)
+					out := backendtest.OnBackend(t, vb, make([]float32, s.N*s.Vp), off)
+					losses := backendtest.OnBackend(t, vb, make([]float32, s.N), 0)
+					tg := backendtest.PlaceInt32(t, vb, targets)
 					calls := mmRunKernels(t, vb, func() {
 						if fused {
 							vb.CrossEntropyFused(losses, out, lg, tg, s.N, s.V, s.Vp, 0.25)

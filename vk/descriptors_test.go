@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // TestDescriptorSetsReused checks that a dispatch binding what an earlier dispatch bound (the
@@ -14,7 +15,7 @@ func TestDescriptorSetsReused(t *testing.T) {
 	b := NewBackendOn(d)
 	defer b.Close()
 	const n = 4096
-	x, y, z := onDevice(t, b, fill(n, 1), 0), onDevice(t, b, fill(n, 2), 1), onDevice(t, b, fill(n, 0), 2)
+	x, y, z := backendtest.OnBackend(t, b, fill(n, 1), 0), backendtest.OnBackend(t, b, fill(n, 2), 1), backendtest.OnBackend(t, b, fill(n, 0), 2)
 	if err := b.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestDescriptorCacheTrimmed(t *testing.T) {
 	d := device(t)
 	b := NewBackendOn(d)
 	defer b.Close()
-	x, y := onDevice(t, b, fill(100, 1), 0), onDevice(t, b, fill(100, 0), 0)
+	x, y := backendtest.OnBackend(t, b, fill(100, 1), 0), backendtest.OnBackend(t, b, fill(100, 0), 0)
 	b.Add(y, x, x)
 	d.mu.Lock()
 	d.rec.descSets = descriptorCacheSets // as if the cache were full
@@ -88,7 +89,7 @@ func TestDescriptorSetsOfFreedBlocks(t *testing.T) {
 	b := NewBackendOn(d)
 	defer b.Close()
 	const n = 200_000
-	x := onDevice(t, b, fill(n, 1), 0)
+	x := backendtest.OnBackend(t, b, fill(n, 1), 0)
 	for round := range 3 {
 		big, err := tensor.New(b, tensor.Float32, n)
 		if err != nil {

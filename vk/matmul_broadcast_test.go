@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -71,10 +72,10 @@ func TestMatMulBroadcastSameBits(t *testing.T) {
 			var outs [2][]float32
 			for i, k := range []string{"matmul_direct", "matmul_broadcast"} {
 				mmForceShader = k
-				va, vbm, vout := onDevice(t, vb, ha, 0), onDevice(t, vb, hb, 0), onDevice(t, vb, hout, 0)
+				va, vbm, vout := backendtest.OnBackend(t, vb, ha, 0), backendtest.OnBackend(t, vb, hb, 0), backendtest.OnBackend(t, vb, hout, 0)
 				var vbias *tensor.Tensor
 				if c.bias {
-					vbias = onDevice(t, vb, hbias, 0)
+					vbias = backendtest.OnBackend(t, vb, hbias, 0)
 				}
 				vb.MatMul(vout, va, vbm, vbias, tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch})
 				outs[i] = download(t, vb, vout)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -53,6 +54,16 @@ func coopMatRun(t *testing.T, be tensor.Backend, c mmCase, a, b, bias, out []flo
 	o := mustHost(t, be, out)
 	be.MatMul(o, mustHost(t, be, a), mustHost(t, be, b), tb, tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch})
 	return hostOf(t, be, o)
+}
+
+// hostOf copies x to the host.
+func hostOf(t *testing.T, be tensor.Backend, x *tensor.Tensor) []float32 {
+	t.Helper()
+	v, err := tensor.ToHost(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // coopMatInputs are c's operands drawn by gen.
@@ -119,37 +130,12 @@ func coopMatCheckTolerance(t *testing.T, c mmCase, a, b, bias, out, got, want []
 			maxAbs = math.Max(maxAbs, math.Abs(float64(x)))
 		}
 	}
-	at := func(z, m, k int) float64 {
-		if c.ta {
-			return float64(a[z*c.M*c.K+k*c.M+m])
-		}
-		return float64(a[z*c.M*c.K+m*c.K+k])
-	}
-	bt := func(z, k, n int) float64 {
-		if c.tb {
-			return float64(b[z*c.K*c.N+n*c.K+k])
-		}
-		return float64(b[z*c.K*c.N+k*c.N+n])
-	}
-	for z := range max(c.batch, 1) {
-		for m := range c.M {
-			for n := range c.N {
-				s := 0.0
-				for k := range c.K {
-					s += math.Abs(at(z, m, k) * bt(z, k, n))
-				}
-				i := z*c.M*c.N + m*c.N + n
-				if c.bias {
-					s += math.Abs(float64(bias[n]))
-				}
-				if c.accum {
-					s += math.Abs(float64(out[i]))
-				}
-				tol := (0x1p-10+0x1p-22)*s + 4*float64(c.K+2)*0x1p-24*s + float64(c.K)*0x1p-25*maxAbs
-				if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
-					t.Fatalf("%v: out[%d,%d,%d] = %g, cpu %g (|diff| %g > %g)", c, z, m, n, got[i], want[i], d, tol)
-				}
-			}
+	sums := c.public().TermSums(a, b, bias, out)
+	for i, s := range sums {
+		tol := (0x1p-10+0x1p-22)*s + 4*float64(c.K+2)*0x1p-24*s + float64(c.K)*0x1p-25*maxAbs
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
+			z, m, n := c.public().Position(i)
+			t.Fatalf("%v: out[%d,%d,%d] = %g, cpu %g (|diff| %g > %g)", c, z, m, n, got[i], want[i], d, tol)
 		}
 	}
 }
@@ -159,7 +145,7 @@ func coopMatCheckTolerance(t *testing.T, c mmCase, a, b, bias, out, got, want []
 func TestCoopMatMulGeluAndDeterminism(t *testing.T) {
 	vb := coopMatBackend(t)
 	t.Cleanup(func() { mmForceSplits = 0 })
-	for i, c := range mmGeluCases {
+	for i, c := range backendtest.MatMulGeluCases() {
 		mmGeluCheck(t, vb, c, uint64(70+i))
 	}
 	mmForceSplits = 4

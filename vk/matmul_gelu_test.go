@@ -11,77 +11,19 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
-// mmGeluCases take every kernel through bias, accumulation, batches and odd and aligned shapes.
-var mmGeluCases = []mmCase{
-	{M: 7, N: 5, K: 3, bias: true},
-	{M: 33, N: 130, K: 97, tb: true, bias: true},
-	{M: 64, N: 128, K: 256, tb: true, bias: true, aligned: true},
-	{M: 130, N: 36, K: 44, ta: true, accum: true, bias: true, batch: 2},
-	{M: 20, N: 40, K: 300, batch: 3, aligned: true},
-	{M: 2, N: 1500, K: 3, bias: true},
-}
-
-// mmGeluRun runs c on be with fresh inputs of seed, either fused (GeluOut set; inPlace makes it
-// out itself) or as MatMul then GeluForward, and returns out and the GELU.
-func mmGeluRun(t *testing.T, be tensor.Backend, c mmCase, seed uint64, fused, inPlace bool) (out, gelu []float32) {
-	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 5))
-	batch := max(c.batch, 1)
-	n := batch * c.M * c.N
-	off := 1
-	if c.aligned {
-		off = 0
-	}
-	put := func(v []float32, off int) *tensor.Tensor {
-		full := mustHost(t, be, make([]float32, off+len(v)+3))
-		x := full.View(off, len(v))
-		if err := be.Upload(x, v); err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
-	a, bm := put(randVec(r, batch*c.M*c.K), off), put(randVec(r, batch*c.K*c.N), 0)
-	o, g := put(randVec(r, n), 0), put(make([]float32, n), off)
-	var bias *tensor.Tensor
-	if c.bias {
-		bias = put(randVec(r, c.N), 0)
-	}
-	if inPlace {
-		g = o
-	}
-	p := tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch}
-	if fused {
-		p.GeluOut = g
-		be.MatMul(o, a, bm, bias, p)
-	} else {
-		be.MatMul(o, a, bm, bias, p)
-		be.GeluForward(g, o)
-	}
-	return hostOf(t, be, o), hostOf(t, be, g)
-}
-
-func hostOf(t *testing.T, be tensor.Backend, x *tensor.Tensor) []float32 {
-	t.Helper()
-	v, err := tensor.ToHost(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // mmGeluCheck runs backendtest.CheckMatMulGelu (the fused product gives the separate ops'
 // bits, in place too, and its GELU is GELU against the formula in float64) and checks that
 // Vulkan ran no gelu_forward for the fused product.
-func mmGeluCheck(t *testing.T, be tensor.Backend, c mmCase, seed uint64) {
+func mmGeluCheck(t *testing.T, be tensor.Backend, c backendtest.MatMulCase, seed uint64) {
 	t.Helper()
 	if vb, ok := be.(*Backend); ok {
 		// The epilogue stores GELU: no separate pass.
-		calls := mmRunKernels(t, vb, func() { mmGeluRun(t, be, c, seed, true, false) })
+		calls := mmRunKernels(t, vb, func() { backendtest.MatMulGelu(t, be, c, seed) })
 		if vb.dev.Info.TimestampBits > 0 && calls["gelu_forward"] != 0 {
 			t.Fatalf("%v: kernels %v, want no gelu_forward", c, calls)
 		}
 	}
-	backendtest.CheckMatMulGelu(t, be, c.public(), seed, "")
+	backendtest.CheckMatMulGelu(t, be, c, seed, "")
 }
 
 // TestMatMulGeluFused: on every kernel, chunked and split along K, a product with GeluOut
@@ -92,14 +34,14 @@ func TestMatMulGeluFused(t *testing.T) {
 	defer vb.Close()
 	t.Cleanup(func() { mmForceShader, mmForceSplits = "", 0 })
 	t.Run("cpu", func(t *testing.T) {
-		for i, c := range mmGeluCases {
+		for i, c := range backendtest.MatMulGeluCases() {
 			mmGeluCheck(t, cpu.New(), c, uint64(10+i))
 		}
 	})
 	for _, k := range mmKernels {
 		t.Run(k, func(t *testing.T) {
 			mmForceShader = k
-			for i, c := range mmGeluCases {
+			for i, c := range backendtest.MatMulGeluCases() {
 				mmGeluCheck(t, vb, c, uint64(20+i))
 			}
 		})
@@ -108,13 +50,13 @@ func TestMatMulGeluFused(t *testing.T) {
 		mmForceShader, mmForceSplits = "matmul_tiled", 3
 		defer func() { mmForceSplits = 0 }()
 		split := false
-		for i, c := range mmGeluCases {
+		for i, c := range backendtest.MatMulGeluCases() {
 			calls := mmRunKernels(t, vb, func() { mmGeluCheck(t, vb, c, uint64(40+i)) })
-			k, err := vb.mmKernelFor(c.M, c.N, max(c.batch, 1))
+			k, err := vb.mmKernelFor(c.M, c.N, max(c.Batch, 1))
 			if err != nil {
 				t.Fatal(err)
 			}
-			splits, _ := vb.mmSplitPlan(tensor.MatMulParams{M: c.M, N: c.N, K: c.K, Batch: c.batch}, k.tile)
+			splits, _ := vb.mmSplitPlan(tensor.MatMulParams{M: c.M, N: c.N, K: c.K, Batch: c.Batch}, k.tile)
 			if vb.dev.Info.TimestampBits > 0 && (calls["matmul_splitk_reduce"] > 0) != (splits > 1) {
 				t.Fatalf("%v: kernels %v, planned %d splits", c, calls, splits)
 			}
@@ -130,7 +72,7 @@ func TestMatMulGeluFused(t *testing.T) {
 		defer func() { vb.maxChunk = limit }()
 		for _, k := range mmKernels {
 			mmForceShader = k
-			for i, c := range mmGeluCases {
+			for i, c := range backendtest.MatMulGeluCases() {
 				mmGeluCheck(t, vb, c, uint64(60+i))
 			}
 		}

@@ -72,10 +72,10 @@ func TestMatMulKernelsAgreeBitwise(t *testing.T) {
 		outs := make([][]float32, len(mmKernels))
 		for i, k := range mmKernels {
 			mmForceShader = k
-			va, vbm, vout := onDevice(t, vb, ha, 0), onDevice(t, vb, hb, 0), onDevice(t, vb, hout, 0)
+			va, vbm, vout := backendtest.OnBackend(t, vb, ha, 0), backendtest.OnBackend(t, vb, hb, 0), backendtest.OnBackend(t, vb, hout, 0)
 			var vbias *tensor.Tensor
 			if c.bias {
-				vbias = onDevice(t, vb, hbias, 0)
+				vbias = backendtest.OnBackend(t, vb, hbias, 0)
 			}
 			vb.MatMul(vout, va, vbm, vbias, tensor.MatMulParams{M: c.M, N: c.N, K: c.K, TransA: c.ta, TransB: c.tb, Accumulate: c.accum, Batch: c.batch})
 			outs[i] = download(t, vb, vout)
@@ -199,8 +199,8 @@ func TestMatMulDeterministic(t *testing.T) {
 	defer vb.Close()
 	r := rand.New(rand.NewPCG(5, 5))
 	M, N, K := 70, 140, 300
-	a, bm := onDevice(t, vb, randVec(r, M*K), 0), onDevice(t, vb, randVec(r, N*K), 0)
-	out := onDevice(t, vb, make([]float32, M*N), 0)
+	a, bm := backendtest.OnBackend(t, vb, randVec(r, M*K), 0), backendtest.OnBackend(t, vb, randVec(r, N*K), 0)
+	out := backendtest.OnBackend(t, vb, make([]float32, M*N), 0)
 	p := tensor.MatMulParams{M: M, N: N, K: K, TransB: true}
 	vb.MatMul(out, a, bm, nil, p)
 	first := download(t, vb, out)
@@ -234,8 +234,8 @@ func TestKernelProfile(t *testing.T) {
 	defer vb.SetProfiling(false)
 	r := rand.New(rand.NewPCG(9, 9))
 	const M, N, K = 64, 64, 64
-	a, bm := onDevice(t, vb, randVec(r, M*K), 0), onDevice(t, vb, randVec(r, K*N), 0)
-	out := onDevice(t, vb, make([]float32, M*N), 0)
+	a, bm := backendtest.OnBackend(t, vb, randVec(r, M*K), 0), backendtest.OnBackend(t, vb, randVec(r, K*N), 0)
+	out := backendtest.OnBackend(t, vb, make([]float32, M*N), 0)
 	for range 3 {
 		vb.MatMul(out, a, bm, nil, tensor.MatMulParams{M: M, N: N, K: K})
 	}
@@ -369,7 +369,7 @@ func TestMatMulTileOverrideErrors(t *testing.T) {
 	vb := NewBackendOn(device(t))
 	defer vb.Close()
 	r := rand.New(rand.NewPCG(1, 1))
-	a, bm, out := onDevice(t, vb, randVec(r, 64), 0), onDevice(t, vb, randVec(r, 64), 0), onDevice(t, vb, make([]float32, 64), 0)
+	a, bm, out := backendtest.OnBackend(t, vb, randVec(r, 64), 0), backendtest.OnBackend(t, vb, randVec(r, 64), 0), backendtest.OnBackend(t, vb, make([]float32, 64), 0)
 	for _, bad := range []string{"128x128", "128x128x16/8", "0x64x16/4x4", "64x64x16/3x4", "66x64x16/6x4", "64x64x6/4x4", "1024x1024x16/1x1", "64x64x16/16x32", "axbxc/dxe"} {
 		t.Setenv(mmTileEnv, bad)
 		vb.MatMul(out, a, bm, nil, tensor.MatMulParams{M: 8, N: 8, K: 8})
@@ -411,8 +411,8 @@ func mmRunOnce(t *testing.T, vb *Backend, c mmCase, seed uint64) []float32 {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 1))
 	batch := max(c.batch, 1)
-	a, bm := onDevice(t, vb, randVec(r, batch*c.M*c.K), 0), onDevice(t, vb, randVec(r, batch*c.K*c.N), 0)
-	bias, out := onDevice(t, vb, randVec(r, c.N), 0), onDevice(t, vb, randVec(r, batch*c.M*c.N), 0)
+	a, bm := backendtest.OnBackend(t, vb, randVec(r, batch*c.M*c.K), 0), backendtest.OnBackend(t, vb, randVec(r, batch*c.K*c.N), 0)
+	bias, out := backendtest.OnBackend(t, vb, randVec(r, c.N), 0), backendtest.OnBackend(t, vb, randVec(r, batch*c.M*c.N), 0)
 	if !c.bias {
 		bias = nil
 	}

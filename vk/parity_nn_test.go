@@ -16,42 +16,8 @@ import (
 // The fused neural-network ops against the CPU reference run as backendtest's cases (views
 // among sentinels, repeated, chunked and at other row widths); the tests here are Vulkan's
 // own: the KV-cache decode, tables beyond one storage window, the saved attention state.
-// Tensors they place sit in views among sentinels, as backendtest's do.
-
-const (
-	nnGuardLo  = 3 // sentinels before and after each view
-	nnGuardHi  = 5
-	nnSentinel = float32(-1234.5)
-)
-
-// nnPlace uploads data into a view nnGuardLo elements into a buffer filled with sentinels.
-func nnPlace(t *testing.T, b *Backend, data []float32) (view, full *tensor.Tensor) {
-	t.Helper()
-	n := len(data)
-	full, err := tensor.New(b, tensor.Float32, nnGuardLo+n+nnGuardHi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Fill(full, nnSentinel)
-	view = full.View(nnGuardLo, n)
-	if err := b.Upload(view, data); err != nil {
-		t.Fatal(err)
-	}
-	return view, full
-}
-
-func nnPlaceInt(t *testing.T, b *Backend, data []int32) *tensor.Tensor {
-	t.Helper()
-	full, err := tensor.New(b, tensor.Int32, nnGuardLo+len(data)+nnGuardHi)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := full.View(nnGuardLo, len(data))
-	if err := b.UploadInt32(v, data); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+// Tensors they place sit in views among sentinels (backendtest.PlaceGuarded), as
+// backendtest's do.
 
 // TestNNParityWithCPU runs backendtest's fused-op cases on Vulkan against the CPU backend.
 func TestNNParityWithCPU(t *testing.T) { runNNCases(t, backendtest.NNCases()) }
@@ -93,24 +59,6 @@ func withSavedAttention(cases []backendtest.Case) []backendtest.Case {
 	return out
 }
 
-// nnRand returns n normal values of the given scale and shift.
-func nnRand(r *rand.Rand, n int, scale, shift float32) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(r.NormFloat64())*scale + shift
-	}
-	return v
-}
-
-// nnTokens returns n tokens below V.
-func nnTokens(r *rand.Rand, n, V int) []int32 {
-	v := make([]int32, n)
-	for i := range v {
-		v[i] = int32(r.IntN(V))
-	}
-	return v
-}
-
 // TestAttentionDecodeMatchesForward decodes a sequence in steps of several sizes through the
 // KV cache: each step's output must equal AttentionForward over the whole sequence bit for
 // bit (the same kernel over the same keys), the caches must hold exactly the keys and values
@@ -137,7 +85,7 @@ func TestAttentionDecodeMatchesForward(t *testing.T) {
 
 func decodeMatchesForward(t *testing.T, d *Device, B, T, C, NH, maxT int, steps []int, chunked bool) {
 	r := rand.New(rand.NewPCG(3, 4))
-	qkv := nnRand(r, B*T*3*C, 1, 0)
+	qkv := backendtest.Normals(r, B*T*3*C, 1, 0)
 	vb := NewBackendOn(d)
 	defer vb.Close()
 	if chunked {
@@ -145,18 +93,18 @@ func decodeMatchesForward(t *testing.T, d *Device, B, T, C, NH, maxT int, steps 
 	}
 	cb := cpu.New()
 	defer cb.Close()
-	full, _ := nnPlace(t, vb, qkv)
-	out, _ := nnPlace(t, vb, make([]float32, B*T*C))
-	att, _ := nnPlace(t, vb, make([]float32, B*NH*T*T))
+	full, _ := backendtest.PlaceGuarded(t, vb, qkv)
+	out, _ := backendtest.PlaceGuarded(t, vb, make([]float32, B*T*C))
+	att, _ := backendtest.PlaceGuarded(t, vb, make([]float32, B*NH*T*T))
 	vb.AttentionForward(out, att, full, B, T, C, NH)
 	want := download(t, vb, out)
 
 	sentinel := make([]float32, B*maxT*C)
 	for i := range sentinel {
-		sentinel[i] = nnSentinel
+		sentinel[i] = backendtest.Sentinel
 	}
-	kc, _ := nnPlace(t, vb, sentinel)
-	vc, _ := nnPlace(t, vb, sentinel)
+	kc, _ := backendtest.PlaceGuarded(t, vb, sentinel)
+	vc, _ := backendtest.PlaceGuarded(t, vb, sentinel)
 	ckc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
 	cvc, _ := tensor.FromSlice(cb, sentinel, len(sentinel))
 	pos := 0
@@ -165,8 +113,8 @@ func decodeMatchesForward(t *testing.T, d *Device, B, T, C, NH, maxT int, steps 
 		for b := 0; b < B; b++ {
 			copy(step[b*Tq*3*C:(b+1)*Tq*3*C], qkv[(b*T+pos)*3*C:(b*T+pos+Tq)*3*C])
 		}
-		sq, _ := nnPlace(t, vb, step)
-		so, _ := nnPlace(t, vb, make([]float32, B*Tq*C))
+		sq, _ := backendtest.PlaceGuarded(t, vb, step)
+		so, _ := backendtest.PlaceGuarded(t, vb, make([]float32, B*Tq*C))
 		vb.AttentionDecode(so, kc, vc, sq, B, Tq, pos, maxT, C, NH)
 		got := download(t, vb, so)
 
@@ -215,19 +163,19 @@ func TestEncoderBeyondStorageWindow(t *testing.T) {
 	rows := map[int32][]float32{}
 	for _, tok := range tokens {
 		if rows[tok] == nil {
-			rows[tok] = nnRand(r, C, 1, 0)
+			rows[tok] = backendtest.Normals(r, C, 1, 0)
 			if err := vb.Upload(wte.View(int(tok)*C, C), rows[tok]); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	wpe := nnRand(r, T*C, 1, 0)
-	dout := nnRand(r, T*C, 1, 0)
-	tv := nnPlaceInt(t, vb, tokens)
-	pv, _ := nnPlace(t, vb, wpe)
-	ov, _ := nnPlace(t, vb, make([]float32, T*C))
-	dov, _ := nnPlace(t, vb, dout)
-	dpv, _ := nnPlace(t, vb, make([]float32, T*C))
+	wpe := backendtest.Normals(r, T*C, 1, 0)
+	dout := backendtest.Normals(r, T*C, 1, 0)
+	tv := backendtest.PlaceInt32(t, vb, tokens)
+	pv, _ := backendtest.PlaceGuarded(t, vb, wpe)
+	ov, _ := backendtest.PlaceGuarded(t, vb, make([]float32, T*C))
+	dov, _ := backendtest.PlaceGuarded(t, vb, dout)
+	dpv, _ := backendtest.PlaceGuarded(t, vb, make([]float32, T*C))
 	vb.EncoderForward(ov, tv, wte, pv, 1, T, C)
 	got := download(t, vb, ov)
 	for p, tok := range tokens {

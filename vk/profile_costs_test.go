@@ -31,9 +31,9 @@ func TestEveryKernelReportsItsCost(t *testing.T) {
 		runElementwiseOps(t, vb)
 		const B, T, C, NH, maxT = 2, 5, 8, 2, 8
 		r := rand.New(rand.NewPCG(1, 2))
-		kc, vc := onDevice(t, vb, make([]float32, B*maxT*C), 0), onDevice(t, vb, make([]float32, B*maxT*C), 0)
-		out := onDevice(t, vb, make([]float32, B*T*C), 0)
-		vb.AttentionDecode(out, kc, vc, onDevice(t, vb, randVec(r, B*T*3*C), 0), B, T, 0, maxT, C, NH)
+		kc, vc := backendtest.OnBackend(t, vb, make([]float32, B*maxT*C), 0), backendtest.OnBackend(t, vb, make([]float32, B*maxT*C), 0)
+		out := backendtest.OnBackend(t, vb, make([]float32, B*T*C), 0)
+		vb.AttentionDecode(out, kc, vc, backendtest.OnBackend(t, vb, randVec(r, B*T*3*C), 0), B, T, 0, maxT, C, NH)
 		for _, row := range vb.KernelProfile() {
 			name := row["kernel"].(string)
 			seen[name] = true
@@ -55,9 +55,9 @@ func runElementwiseOps(t *testing.T, vb *Backend) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, off := range []int{0, 1} {
 		const n = 64
-		x, y := onDevice(t, vb, randVec(r, n), off), onDevice(t, vb, randVec(r, n), off)
-		out := onDevice(t, vb, make([]float32, n), off)
-		s := onDevice(t, vb, make([]float32, 1), 0)
+		x, y := backendtest.OnBackend(t, vb, randVec(r, n), off), backendtest.OnBackend(t, vb, randVec(r, n), off)
+		out := backendtest.OnBackend(t, vb, make([]float32, n), off)
+		s := backendtest.OnBackend(t, vb, make([]float32, 1), 0)
 		vb.Add(out, x, y)
 		vb.Mul(out, x, y)
 		vb.Axpy(out, 0.5, x)
@@ -66,16 +66,16 @@ func runElementwiseOps(t *testing.T, vb *Backend) {
 		vb.Fill(out, 1)
 		vb.Sum(s, x)
 		vb.SumSquares(s, x)
-		vb.BiasBackward(onDevice(t, vb, make([]float32, 8), off), out, 8, 8)
-		vb.BiasBackward(onDevice(t, vb, make([]float32, 4), off), onDevice(t, vb, randVec(r, 4096*4), off), 4096, 4)
-		m, v := onDevice(t, vb, make([]float32, n), off), onDevice(t, vb, make([]float32, n), off)
+		vb.BiasBackward(backendtest.OnBackend(t, vb, make([]float32, 8), off), out, 8, 8)
+		vb.BiasBackward(backendtest.OnBackend(t, vb, make([]float32, 4), off), backendtest.OnBackend(t, vb, randVec(r, 4096*4), off), 4096, 4)
+		m, v := backendtest.OnBackend(t, vb, make([]float32, n), off), backendtest.OnBackend(t, vb, make([]float32, n), off)
 		vb.AdamW(out, x, m, v, tensor.AdamWParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, Step: 1})
 	}
 	t.Cleanup(func() { mmForceShader, mmForceSplits = "", 0 })
 	for _, shader := range []string{"", "matmul_tiled"} {
 		mmForceShader, mmForceSplits = shader, 2*len(shader)/len("matmul_tiled")
 		const M, N, K = 8, 8, 2048
-		a, bm, out := onDevice(t, vb, randVec(r, M*K), 0), onDevice(t, vb, randVec(r, K*N), 0), onDevice(t, vb, make([]float32, M*N), 0)
+		a, bm, out := backendtest.OnBackend(t, vb, randVec(r, M*K), 0), backendtest.OnBackend(t, vb, randVec(r, K*N), 0), backendtest.OnBackend(t, vb, make([]float32, M*N), 0)
 		vb.MatMul(out, a, bm, nil, tensor.MatMulParams{M: M, N: N, K: K})
 	}
 	mmForceShader, mmForceSplits = "", 0

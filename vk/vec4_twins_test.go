@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/tensor/backendtest"
 )
 
 // vec4Twin runs an op twice, on operands starting on a vec4 (off 4) and one element off (off
@@ -34,11 +36,11 @@ func TestEncoderWteVec4MatchesScalar(t *testing.T) {
 		for _, s := range []struct{ B, T, C, V int }{{2, 5, 8, 6}, {3, 3, 300, 20}, {2, 17, 48, 5}, {1, 40, 4, 3}} {
 			r := rand.New(rand.NewPCG(uint64(s.C), 7))
 			dwte, dout := randVec(r, s.V*s.C), randVec(r, s.B*s.T*s.C)
-			tokens := nnTokens(r, s.B*s.T, s.V)
+			tokens := backendtest.Tokens(r, s.B*s.T, s.V)
 			what := fmt.Sprintf("%s B=%d T=%d C=%d V=%d", name, s.B, s.T, s.C, s.V)
 			vec4Twin(t, vb, what, "encoder_backward_wte_vec4", func(off int) []float32 {
-				dw, do := onDevice(t, vb, dwte, off), onDevice(t, vb, dout, off)
-				vb.scatterTokenRows("EncoderBackward", dw, do, nnPlaceInt(t, vb, tokens), s.B, s.T, s.C)
+				dw, do := backendtest.OnBackend(t, vb, dwte, off), backendtest.OnBackend(t, vb, dout, off)
+				vb.scatterTokenRows("EncoderBackward", dw, do, backendtest.PlaceInt32(t, vb, tokens), s.B, s.T, s.C)
 				return download(t, vb, dw)
 			})
 		}
@@ -58,11 +60,11 @@ func TestReduceVec4MatchesScalar(t *testing.T) {
 					op, kernel = "SumSquares", "sumsquares_vec4"
 				}
 				vec4Twin(t, vb, fmt.Sprintf("%s %s n=%d", name, op, n), kernel, func(off int) []float32 {
-					out := onDevice(t, vb, []float32{0}, 0)
+					out := backendtest.OnBackend(t, vb, []float32{0}, 0)
 					if squares {
-						vb.SumSquares(out, onDevice(t, vb, x, off))
+						vb.SumSquares(out, backendtest.OnBackend(t, vb, x, off))
 					} else {
-						vb.Sum(out, onDevice(t, vb, x, off))
+						vb.Sum(out, backendtest.OnBackend(t, vb, x, off))
 					}
 					return download(t, vb, out)
 				})
@@ -83,8 +85,8 @@ func TestGeluBackwardVec4MatchesScalar(t *testing.T) {
 				inp[i] *= []float32{0.01, 1, 3, 30, 80}[i%5]
 			}
 			vec4Twin(t, vb, fmt.Sprintf("%s n=%d", name, n), "gelu_backward_vec4", func(off int) []float32 {
-				d := onDevice(t, vb, dinp, off)
-				vb.GeluBackward(d, onDevice(t, vb, inp, off), onDevice(t, vb, dout, off))
+				d := backendtest.OnBackend(t, vb, dinp, off)
+				vb.GeluBackward(d, backendtest.OnBackend(t, vb, inp, off), backendtest.OnBackend(t, vb, dout, off))
 				return download(t, vb, d)
 			})
 		}
@@ -101,8 +103,8 @@ func TestBiasBackwardVec4MatchesScalar(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(N), uint64(C)))
 			dout, dbias := randVec(r, N*C), randVec(r, C)
 			vec4Twin(t, vb, fmt.Sprintf("%s N=%d C=%d", name, N, C), "bias_backward_vec4", func(off int) []float32 {
-				db := onDevice(t, vb, dbias, off)
-				vb.BiasBackward(db, onDevice(t, vb, dout, off), N, C)
+				db := backendtest.OnBackend(t, vb, dbias, off)
+				vb.BiasBackward(db, backendtest.OnBackend(t, vb, dout, off), N, C)
 				return download(t, vb, db)
 			})
 		}

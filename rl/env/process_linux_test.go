@@ -2,10 +2,6 @@ package env
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +13,7 @@ import (
 // background, even while a request hangs. A process that crashes is noticed at once, though
 // its background child holds its output open, and the child is gone with it.
 func TestProcessCloseLeavesNoOrphans(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := fmt.Sprintf("sleep 3600 & echo $! >> %s; VKGRAD_FAKE_ENV=1 exec %q", pidFile, exe)
+	cmd, pidFile := testutil.SleepInBackground(t, fakeCommand(t))
 	p, err := StartProcesses(ProcessConfig{Command: cmd, Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +26,7 @@ func TestProcessCloseLeavesNoOrphans(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the crash was noticed after %s", took)
 	}
-	first := readPids(t, pidFile)[0]
+	first := testutil.ReadPids(t, pidFile)[0]
 	if !testutil.WaitGone(first, 5*time.Second) {
 		t.Errorf("the background child %d of the crashed process outlived its restart", first)
 	}
@@ -46,7 +37,7 @@ func TestProcessCloseLeavesNoOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envPid, background := pidOf(t, r), readPids(t, pidFile)[1]
+	envPid, background := pidOf(t, r), testutil.ReadPids(t, pidFile)[1]
 	if !testutil.Alive(envPid) || !testutil.Alive(background) {
 		t.Fatalf("process %d or its child %d is not running before Close", envPid, background)
 	}
@@ -71,21 +62,4 @@ func TestProcessCloseLeavesNoOrphans(t *testing.T) {
 			t.Errorf("process %d outlived Close", pid)
 		}
 	}
-}
-
-func readPids(t *testing.T, name string) []int {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		pids = append(pids, pid)
-	}
-	return pids
 }

@@ -10,17 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl/toolcall"
 )
 
 // startPythonExample runs testdata/guess_env.py, the example environment the documentation
 // points to.
-func startPythonExample(t *testing.T, workers int) (*Processes, *syncBuffer) {
+func startPythonExample(t *testing.T, workers int) (*Processes, *testutil.SyncBuffer) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed: the example environment is not run")
 	}
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	p, err := StartProcesses(ProcessConfig{Command: "exec python3 guess_env.py", Dir: "testdata", Workers: workers, Timeout: 30 * time.Second, Stderr: &log})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package env
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl/toolcall"
 )
 
@@ -23,37 +23,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer collects what the processes write to standard error, from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fakeCommand runs the test binary as the fake environment.
 func fakeCommand(t *testing.T) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("VKGRAD_FAKE_ENV=1 exec %q", exe)
+	return fmt.Sprintf("VKGRAD_FAKE_ENV=1 exec %q", testutil.Executable(t))
 }
 
-func startFake(t *testing.T, workers int, timeout time.Duration) (*Processes, *syncBuffer) {
+func startFake(t *testing.T, workers int, timeout time.Duration) (*Processes, *testutil.SyncBuffer) {
 	t.Helper()
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	p, err := StartProcesses(ProcessConfig{Command: fakeCommand(t), Workers: workers, Timeout: timeout, Stderr: &log})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +269,7 @@ func TestProcessFailureRestarts(t *testing.T) {
 		{"stray", "with no request waiting (after the reply to request 3)"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
-			var warnings syncBuffer
+			var warnings testutil.SyncBuffer
 			timeout := 20 * time.Second
 			if c.mode == "hang" {
 				timeout = 2 * time.Second // time enough to start and reset on a busy machine
@@ -420,7 +398,7 @@ func TestProcessFailedRestartIsTriedAgain(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var warnings syncBuffer
+	var warnings testutil.SyncBuffer
 	p, err := StartProcesses(ProcessConfig{Command: fakeCommand(t), Dir: dir, Timeout: 20 * time.Second, Warn: func(msg string) { fmt.Fprintln(&warnings, msg) }})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,12 +16,7 @@ import (
 // TestFaultRewardProgramLeavesNoOrphans: what a reward program starts in the background is
 // killed with it on Close, though the program itself finished.
 func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := fmt.Sprintf("sleep 3600 & echo $! > %s; VKGRAD_FAKE_REWARD=ok %q", pidFile, exe)
+	cmd, pidFile := testutil.SleepInBackground(t, fmt.Sprintf("VKGRAD_FAKE_REWARD=ok %q", testutil.Executable(t)))
 	p, err := NewProcess(cmd, 20*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +24,7 @@ func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
 	if _, err := p.ScoreAll(batchPrompts, batchCompls, batchMetas); err != nil {
 		t.Fatal(err)
 	}
-	pid := readPid(t, pidFile)
+	pid := testutil.ReadPid(t, pidFile)
 	if !testutil.Alive(pid) {
 		t.Fatalf("the background sleep %d is not running before Close", pid)
 	}
@@ -48,10 +42,7 @@ func TestFaultRewardProgramLeavesNoOrphans(t *testing.T) {
 // TestFaultRewardProgramDiesWithVkgrad: SIGKILL to the process that started a reward program
 // ends the program too (Linux's parent-death signal), though it would outlive its input.
 func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testutil.Executable(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	parent := exec.Command(exe)
 	parent.Env = append(os.Environ(), "VKGRAD_FAKE_VKGRAD="+fmt.Sprintf("echo $$ > %s; exec env VKGRAD_FAKE_REWARD=linger %q", pidFile, exe))
@@ -67,7 +58,7 @@ func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
 		parent.Process.Kill()
 		t.Fatalf("the parent said %q, %v", ready, err)
 	}
-	pid := readPid(t, pidFile)
+	pid := testutil.ReadPid(t, pidFile)
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	if err := parent.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -76,17 +67,4 @@ func TestFaultRewardProgramDiesWithVkgrad(t *testing.T) {
 	if !testutil.WaitGone(pid, 5*time.Second) {
 		t.Errorf("the reward program %d outlived the SIGKILLed process that started it", pid)
 	}
-}
-
-func readPid(t *testing.T, name string) int {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return pid
 }

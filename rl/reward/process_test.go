@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -92,32 +92,10 @@ func fakeRewardProgram(mode string) {
 	}
 }
 
-// syncBuffer collects the program's stderr, written from another goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func fakeProcess(t *testing.T, mode string, timeout time.Duration) (*Process, *syncBuffer) {
+func fakeProcess(t *testing.T, mode string, timeout time.Duration) (*Process, *testutil.SyncBuffer) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log syncBuffer
-	cmd := fmt.Sprintf("VKGRAD_FAKE_REWARD=%s %q", mode, exe)
+	var log testutil.SyncBuffer
+	cmd := fmt.Sprintf("VKGRAD_FAKE_REWARD=%s %q", mode, testutil.Executable(t))
 	if mode == "die-once" {
 		// The restarted program sees the marker file and answers.
 		marker := t.TempDir() + "/started"

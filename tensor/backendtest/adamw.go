@@ -15,20 +15,12 @@ import (
 // division and square root may differ from the host's by an ulp or two). It runs on the
 // backend newBackend opens and on each variant, with windows of 1000 elements.
 func RunAdamW(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) {
-	b := newBackend(t)
-	defer closeBackend(t, b)
-	ref := newReference()
-	defer closeBackend(t, ref)
-	backends := map[string]tensor.Backend{"": b}
-	for _, v := range opts.Variants {
-		vb := v.New(t, 1000)
-		defer closeBackend(t, vb)
-		backends[" ("+v.Name+")"] = vb
-	}
-	for suffix, be := range backends {
+	backends, ref, closeAll := underTest(t, newBackend, opts)
+	defer closeAll()
+	for _, be := range backends {
 		for _, n := range []int{1, 1000, 4099} {
 			for _, clip := range []string{"none", "active", "inactive"} {
-				adamWStep(t, fmt.Sprintf("n=%d clip=%s%s", n, clip, suffix), be, ref, n, clip, opts.Bitwise)
+				adamWStep(t, fmt.Sprintf("n=%d clip=%s%s", n, clip, be.suffix), be.b, ref, n, clip, opts.Bitwise)
 			}
 		}
 	}
@@ -55,10 +47,10 @@ func adamWStep(t *testing.T, what string, b, ref tensor.Backend, n int, clip str
 		sumsq, p.MaxNorm = 4, 10
 	}
 	run := func(be tensor.Backend) [3][]float32 {
-		tp, tg, tm, tv := onBackend(t, be, hp, 1), onBackend(t, be, hg, 2), onBackend(t, be, hm, 3), onBackend(t, be, hv, 4)
+		tp, tg, tm, tv := OnBackend(t, be, hp, 1), OnBackend(t, be, hg, 2), OnBackend(t, be, hm, 3), OnBackend(t, be, hv, 4)
 		q := p
 		if clip != "none" {
-			q.GradSumSq = onBackend(t, be, []float32{sumsq}, 5)
+			q.GradSumSq = OnBackend(t, be, []float32{sumsq}, 5)
 		}
 		be.AdamW(tp, tg, tm, tv, q)
 		out := [3][]float32{download(t, be, tp), download(t, be, tm), download(t, be, tv)}

@@ -12,8 +12,9 @@
 //
 // The suites are also exported one by one (RunCases with NNCases or LlamaCases,
 // RunElementwise, RunMatMul, RunMatMulGelu, RunBiasBackward, RunAdamW), as are their
-// building blocks (Case.RunOn, CheckMatMul, CheckMatMulGelu, Compare), for a backend's own
-// tests of its kernel variants.
+// building blocks (Case.RunOn, CheckMatMul, MatMulCase.TermSums, CheckMatMulGelu, MatMulGelu,
+// Compare) and the inputs they draw and place (Normals, Tokens, OnBackend, PlaceGuarded,
+// PlaceInt32), for a backend's own tests of its kernel variants.
 package backendtest
 
 import (
@@ -104,6 +105,30 @@ func checkValue(t testing.TB, what string, i int, got, want float32, bound float
 // newReference returns the backend results are compared with.
 func newReference() tensor.Backend { return cpu.New() }
 
+// labelled is a backend under test with the suffix that labels its results in failure
+// messages: empty for the backend newBackend opens, " (name)" for a variant.
+type labelled struct {
+	suffix string
+	b      tensor.Backend
+}
+
+// underTest opens the backend newBackend returns, each variant of opts (with windows of 1000
+// elements) and the reference, and returns them with a function that closes them all.
+func underTest(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) (backends []labelled, ref tensor.Backend, closeAll func()) {
+	t.Helper()
+	backends = []labelled{{"", newBackend(t)}}
+	for _, v := range opts.Variants {
+		backends = append(backends, labelled{" (" + v.Name + ")", v.New(t, 1000)})
+	}
+	ref = newReference()
+	return backends, ref, func() {
+		for _, l := range backends {
+			closeBackend(t, l.b)
+		}
+		closeBackend(t, ref)
+	}
+}
+
 // closeBackend waits for b's queued work and closes it, failing t on either error.
 func closeBackend(t testing.TB, b tensor.Backend) {
 	t.Helper()
@@ -115,9 +140,10 @@ func closeBackend(t testing.TB, b tensor.Backend) {
 	}
 }
 
-// onBackend uploads host into a view that starts off elements into a larger tensor (with room
-// after it), so that ops see views at unaligned offsets. The caller frees the view's storage.
-func onBackend(t testing.TB, b tensor.Backend, host []float32, off int) *tensor.Tensor {
+// OnBackend uploads host into a view that starts off elements into a larger tensor on b (with
+// room after it), so that ops see views at unaligned offsets. The caller frees the view's
+// storage.
+func OnBackend(t testing.TB, b tensor.Backend, host []float32, off int) *tensor.Tensor {
 	t.Helper()
 	full, err := tensor.New(b, tensor.Float32, off+len(host)+5)
 	if err != nil {

@@ -37,20 +37,24 @@ type Case struct {
 }
 
 const (
-	guardLo  = 3 // sentinels before and after each view
-	guardHi  = 5
-	sentinel = float32(-1234.5)
+	guardLo = 3 // sentinels before and after each view
+	guardHi = 5
 )
 
-// placeGuarded uploads data into a view guardLo elements into a buffer filled with sentinels.
-func placeGuarded(t testing.TB, b tensor.Backend, data []float32) (view, full *tensor.Tensor) {
+// Sentinel is the value PlaceGuarded fills a view's surroundings with: an op that writes past
+// its view changes it.
+const Sentinel = float32(-1234.5)
+
+// PlaceGuarded uploads data to b into a view a few elements into a buffer filled with
+// Sentinel, and returns the view and the whole buffer. The caller frees the buffer's storage.
+func PlaceGuarded(t testing.TB, b tensor.Backend, data []float32) (view, full *tensor.Tensor) {
 	t.Helper()
 	n := len(data)
 	full, err := tensor.New(b, tensor.Float32, guardLo+n+guardHi)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Fill(full, sentinel)
+	b.Fill(full, Sentinel)
 	view = full.View(guardLo, n)
 	if err := b.Upload(view, data); err != nil {
 		t.Fatal(err)
@@ -58,8 +62,9 @@ func placeGuarded(t testing.TB, b tensor.Backend, data []float32) (view, full *t
 	return view, full
 }
 
-// placeInt uploads data into a view guardLo elements into a larger buffer.
-func placeInt(t testing.TB, b tensor.Backend, data []int32) *tensor.Tensor {
+// PlaceInt32 uploads data to b into a view a few elements into a larger buffer, as
+// PlaceGuarded places float32 data. The caller frees the view's storage.
+func PlaceInt32(t testing.TB, b tensor.Backend, data []int32) *tensor.Tensor {
 	t.Helper()
 	full, err := tensor.New(b, tensor.Int32, guardLo+len(data)+guardHi)
 	if err != nil {
@@ -79,10 +84,10 @@ func (c Case) RunOn(t testing.TB, b tensor.Backend) map[string][]float32 {
 	x := map[string]*tensor.Tensor{}
 	fulls := map[string]*tensor.Tensor{}
 	for name, data := range c.F {
-		x[name], fulls[name] = placeGuarded(t, b, data)
+		x[name], fulls[name] = PlaceGuarded(t, b, data)
 	}
 	for name, data := range c.I {
-		x[name] = placeInt(t, b, data)
+		x[name] = PlaceInt32(t, b, data)
 	}
 	c.Run(b, x)
 	got := map[string][]float32{}
@@ -96,7 +101,7 @@ func (c Case) RunOn(t testing.TB, b tensor.Backend) map[string][]float32 {
 		all := download(t, b, full)
 		n := len(c.F[name])
 		for i, v := range all {
-			if (i < guardLo || i >= guardLo+n) && v != sentinel {
+			if (i < guardLo || i >= guardLo+n) && v != Sentinel {
 				t.Fatalf("%s: element %d outside the view of %s (%d elements at %d) changed to %g", c.Name, i, name, n, guardLo, v)
 			}
 		}

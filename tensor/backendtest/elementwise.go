@@ -14,13 +14,10 @@ import (
 // fused multiply-add rounds once) and for the sums (another summation order). Variants run
 // the sequence too, with windows of 1000 elements.
 func RunElementwise(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) {
-	b := newBackend(t)
-	defer closeBackend(t, b)
-	elementwise(t, "", b, opts)
-	for _, v := range opts.Variants {
-		vb := v.New(t, 1000)
-		elementwise(t, " ("+v.Name+")", vb, opts)
-		closeBackend(t, vb)
+	backends, ref, closeAll := underTest(t, newBackend, opts)
+	defer closeAll()
+	for _, be := range backends {
+		elementwise(t, be.suffix, be.b, ref, opts)
 	}
 }
 
@@ -42,20 +39,20 @@ var elementwiseOps = []struct {
 	{"SumSquares", func(b tensor.Backend, x, y, out, s *tensor.Tensor) { b.SumSquares(s, x) }, true, 1e-6},
 }
 
-// elementwise runs elementwiseOps on b and on a fresh reference; suffix labels b's results.
-func elementwise(t *testing.T, suffix string, b tensor.Backend, opts Options) {
+// elementwise runs elementwiseOps on b and on ref, each on tensors of its own; suffix labels
+// b's results.
+func elementwise(t *testing.T, suffix string, b, ref tensor.Backend, opts Options) {
 	t.Helper()
-	ref := newReference()
-	defer closeBackend(t, ref)
 	const n = 70001
 	r := rand.New(rand.NewPCG(7, 7))
 	a, c := normals(r, n), normals(r, n)
 	type pair struct{ b, ref *tensor.Tensor }
 	mk := func(data []float32) pair {
-		return pair{onBackend(t, b, data, 0), onBackend(t, ref, data, 0)}
+		return pair{OnBackend(t, b, data, 0), OnBackend(t, ref, data, 0)}
 	}
 	x, y, out, s := mk(a), mk(c), mk(make([]float32, n)), mk([]float32{0})
 	defer freeAll(b, x.b, y.b, out.b, s.b)
+	defer freeAll(ref, x.ref, y.ref, out.ref, s.ref)
 	var magnitude float64
 	for _, v := range a {
 		magnitude += math.Abs(float64(v)) + float64(v)*float64(v)

@@ -62,19 +62,11 @@ func MatMulCases() []MatMulCase {
 // RunMatMul runs MatMulCases on the backend newBackend opens (and on each variant, with
 // windows of 1000 elements) against the reference; case i draws its inputs from seed i.
 func RunMatMul(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) {
-	b := newBackend(t)
-	defer closeBackend(t, b)
-	ref := newReference()
-	defer closeBackend(t, ref)
-	backends := []tensor.Backend{b}
-	for _, v := range opts.Variants {
-		vb := v.New(t, 1000)
-		defer closeBackend(t, vb)
-		backends = append(backends, vb)
-	}
+	backends, ref, closeAll := underTest(t, newBackend, opts)
+	defer closeAll()
 	for _, be := range backends {
 		for i, c := range MatMulCases() {
-			checkMatMul(t, be, ref, c, uint64(i), opts.Bitwise)
+			checkMatMul(t, be.b, ref, c, uint64(i), opts.Bitwise)
 		}
 	}
 }
@@ -100,45 +92,62 @@ func checkMatMul(t testing.TB, b, ref tensor.Backend, c MatMulCase, seed uint64,
 	got := runMatMul(t, b, c, ha, hb, hbias, hout)
 	want := runMatMul(t, ref, c, ha, hb, hbias, hout)
 
+	sums := c.TermSums(ha, hb, hbias, hout)
+	for i := range got {
+		if bitwise {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				z, m, n := c.Position(i)
+				t.Fatalf("%v: out[%d,%d,%d] = %g, reference %g (want the same bits)", c, z, m, n, got[i], want[i])
+			}
+			continue
+		}
+		tol := 4 * f32eps * math.Sqrt(float64(c.K+2)) * sums[i]
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
+			z, m, n := c.Position(i)
+			t.Fatalf("%v: out[%d,%d,%d] = %g, reference %g (|diff| %g > %g)", c, z, m, n, got[i], want[i], d, tol)
+		}
+	}
+}
+
+// TermSums returns, for each output of c (batch by batch, each row-major), the sum of the
+// magnitudes of its terms: S = sum_k |a_ik b_kj|, plus |bias_j| with Bias and the initial
+// |out_ij| with Accumulate, the scale a float32 product's rounding error is bounded in. a, b,
+// bias and out are the host operands, laid out as MatMul reads them.
+func (c MatMulCase) TermSums(a, b, bias, out []float32) []float64 {
 	at := func(z, m, k int) float64 {
 		if c.TransA {
-			return float64(ha[z*c.M*c.K+k*c.M+m])
+			return float64(a[z*c.M*c.K+k*c.M+m])
 		}
-		return float64(ha[z*c.M*c.K+m*c.K+k])
+		return float64(a[z*c.M*c.K+m*c.K+k])
 	}
 	bt := func(z, k, n int) float64 {
 		if c.TransB {
-			return float64(hb[z*c.K*c.N+n*c.K+k])
+			return float64(b[z*c.K*c.N+n*c.K+k])
 		}
-		return float64(hb[z*c.K*c.N+k*c.N+n])
+		return float64(b[z*c.K*c.N+k*c.N+n])
 	}
-	for z := range batch {
-		for m := range c.M {
-			for n := range c.N {
-				i := z*c.M*c.N + m*c.N + n
-				if bitwise {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%v: out[%d,%d,%d] = %g, reference %g (want the same bits)", c, z, m, n, got[i], want[i])
-					}
-					continue
-				}
-				s := 0.0
-				for k := range c.K {
-					s += math.Abs(at(z, m, k) * bt(z, k, n))
-				}
-				if c.Bias {
-					s += math.Abs(float64(hbias[n]))
-				}
-				if c.Accumulate {
-					s += math.Abs(float64(hout[i]))
-				}
-				tol := 4 * f32eps * math.Sqrt(float64(c.K+2)) * s
-				if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
-					t.Fatalf("%v: out[%d,%d,%d] = %g, reference %g (|diff| %g > %g)", c, z, m, n, got[i], want[i], d, tol)
-				}
-			}
+	batch := max(c.Batch, 1)
+	sums := make([]float64, batch*c.M*c.N)
+	for i := range sums {
+		z, m, n := c.Position(i)
+		s := 0.0
+		for k := range c.K {
+			s += math.Abs(at(z, m, k) * bt(z, k, n))
 		}
+		if c.Bias {
+			s += math.Abs(float64(bias[n]))
+		}
+		if c.Accumulate {
+			s += math.Abs(float64(out[i]))
+		}
+		sums[i] = s
 	}
+	return sums
+}
+
+// Position returns the batch, row and column of output i of c.
+func (c MatMulCase) Position(i int) (z, m, n int) {
+	return i / (c.M * c.N), i / c.N % c.M, i % c.N
 }
 
 // runMatMul multiplies the host operands on b, placed at c's offsets (odd ones unless
@@ -149,10 +158,10 @@ func runMatMul(t testing.TB, b tensor.Backend, c MatMulCase, ha, hb, hbias, hout
 	if c.Aligned {
 		oa, ob, oo = 4, 8, 0
 	}
-	a, bm, out := onBackend(t, b, ha, oa), onBackend(t, b, hb, ob), onBackend(t, b, hout, oo)
+	a, bm, out := OnBackend(t, b, ha, oa), OnBackend(t, b, hb, ob), OnBackend(t, b, hout, oo)
 	var bias *tensor.Tensor
 	if c.Bias {
-		bias = onBackend(t, b, hbias, 7)
+		bias = OnBackend(t, b, hbias, 7)
 	}
 	b.MatMul(out, a, bm, bias, c.params())
 	got := download(t, b, out)
@@ -161,36 +170,22 @@ func runMatMul(t testing.TB, b tensor.Backend, c MatMulCase, ha, hb, hbias, hout
 }
 
 // normals returns n standard normal values.
-func normals(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(r.NormFloat64())
-	}
-	return v
-}
+func normals(r *rand.Rand, n int) []float32 { return Normals(r, n, 1, 0) }
 
 // RunBiasBackward compares dbias += the column sums of dout with the reference within
 // 4u·sqrt(N+1)·(sum_i |dout_ij| + |dbias_j|), on the backend newBackend opens and on each
 // variant (with windows of 1000 elements).
 func RunBiasBackward(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) {
-	b := newBackend(t)
-	defer closeBackend(t, b)
-	ref := newReference()
-	defer closeBackend(t, ref)
-	backends := map[string]tensor.Backend{"": b}
-	for _, v := range opts.Variants {
-		vb := v.New(t, 1000)
-		defer closeBackend(t, vb)
-		backends[" ("+v.Name+")"] = vb
-	}
-	for suffix, be := range backends {
+	backends, ref, closeAll := underTest(t, newBackend, opts)
+	defer closeAll()
+	for _, be := range backends {
 		for _, sh := range [][2]int{{1, 1}, {7, 5}, {300, 33}, {1000, 70}, {2, 1500}} {
 			N, C := sh[0], sh[1]
 			r := rand.New(rand.NewPCG(uint64(N), uint64(C)))
 			hd, hb := normals(r, N*C), normals(r, C)
-			got := biasBackward(t, be, hd, hb, 3, 1, N, C)
+			got := biasBackward(t, be.b, hd, hb, 3, 1, N, C)
 			want := biasBackward(t, ref, hd, hb, 0, 0, N, C)
-			what := fmt.Sprintf("N=%d C=%d%s: dbias", N, C, suffix)
+			what := fmt.Sprintf("N=%d C=%d%s: dbias", N, C, be.suffix)
 			for j := range C {
 				s := math.Abs(float64(hb[j]))
 				for i := range N {
@@ -205,7 +200,7 @@ func RunBiasBackward(t *testing.T, newBackend func(t *testing.T) tensor.Backend,
 // biasBackward runs BiasBackward on b with dout and dbias at the given offsets and returns dbias.
 func biasBackward(t testing.TB, b tensor.Backend, hd, hb []float32, offDout, offBias, N, C int) []float32 {
 	t.Helper()
-	d, bias := onBackend(t, b, hd, offDout), onBackend(t, b, hb, offBias)
+	d, bias := OnBackend(t, b, hd, offDout), OnBackend(t, b, hb, offBias)
 	b.BiasBackward(bias, d, N, C)
 	got := download(t, b, bias)
 	freeAll(b, d, bias)

@@ -28,17 +28,11 @@ func MatMulGeluCases() []MatMulCase {
 // GELU must be GELU's tanh form, in float64, within 1e-6·(1+|gelu|). Case i draws its inputs
 // from seed i.
 func RunMatMulGelu(t *testing.T, newBackend func(t *testing.T) tensor.Backend, opts Options) {
-	b := newBackend(t)
-	defer closeBackend(t, b)
-	backends := map[string]tensor.Backend{"": b}
-	for _, v := range opts.Variants {
-		vb := v.New(t, 1000)
-		defer closeBackend(t, vb)
-		backends[" ("+v.Name+")"] = vb
-	}
-	for suffix, be := range backends {
+	backends, _, closeAll := underTest(t, newBackend, opts)
+	defer closeAll()
+	for _, be := range backends {
 		for i, c := range MatMulGeluCases() {
-			CheckMatMulGelu(t, be, c, uint64(i), suffix)
+			CheckMatMulGelu(t, be.b, c, uint64(i), be.suffix)
 		}
 	}
 }
@@ -47,7 +41,7 @@ func RunMatMulGelu(t *testing.T, newBackend func(t *testing.T) tensor.Backend, o
 // as RunMatMulGelu describes; suffix labels b in failure messages.
 func CheckMatMulGelu(t testing.TB, b tensor.Backend, c MatMulCase, seed uint64, suffix string) {
 	t.Helper()
-	out, gelu := matMulGelu(t, b, c, seed, true, false)
+	out, gelu := MatMulGelu(t, b, c, seed)
 	wantOut, wantGelu := matMulGelu(t, b, c, seed, false, false)
 	_, inPlace := matMulGelu(t, b, c, seed, true, true)
 	for i := range wantOut {
@@ -63,6 +57,14 @@ func CheckMatMulGelu(t testing.TB, b tensor.Backend, c MatMulCase, seed uint64, 
 	}
 }
 
+// MatMulGelu runs c on b as one fused product, GeluOut a tensor of its own, with the inputs
+// CheckMatMulGelu draws from seed, and returns out and the GELU: for a backend's checks of
+// what the fused product runs.
+func MatMulGelu(t testing.TB, b tensor.Backend, c MatMulCase, seed uint64) (out, gelu []float32) {
+	t.Helper()
+	return matMulGelu(t, b, c, seed, true, false)
+}
+
 // matMulGelu runs c on b with the inputs of seed, either fused (GeluOut set; inPlace makes it
 // out itself) or as MatMul then GeluForward, and returns out and the GELU.
 func matMulGelu(t testing.TB, b tensor.Backend, c MatMulCase, seed uint64, fused, inPlace bool) (out, gelu []float32) {
@@ -74,11 +76,11 @@ func matMulGelu(t testing.TB, b tensor.Backend, c MatMulCase, seed uint64, fused
 	if c.Aligned {
 		off = 0
 	}
-	a, bm := onBackend(t, b, normals(r, batch*c.M*c.K), off), onBackend(t, b, normals(r, batch*c.K*c.N), 0)
-	o, g := onBackend(t, b, normals(r, n), 0), onBackend(t, b, make([]float32, n), off)
+	a, bm := OnBackend(t, b, normals(r, batch*c.M*c.K), off), OnBackend(t, b, normals(r, batch*c.K*c.N), 0)
+	o, g := OnBackend(t, b, normals(r, n), 0), OnBackend(t, b, make([]float32, n), off)
 	var bias *tensor.Tensor
 	if c.Bias {
-		bias = onBackend(t, b, normals(r, c.N), 0)
+		bias = OnBackend(t, b, normals(r, c.N), 0)
 	}
 	if inPlace {
 		g = o

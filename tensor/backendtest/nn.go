@@ -10,8 +10,9 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// nnRand returns n normal values of the given scale and shift.
-func nnRand(r *rand.Rand, n int, scale, shift float32) []float32 {
+// Normals returns n normal values of the given scale and shift, drawn from r: inputs for a
+// backend's own cases.
+func Normals(r *rand.Rand, n int, scale, shift float32) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = float32(r.NormFloat64())*scale + shift
@@ -19,8 +20,8 @@ func nnRand(r *rand.Rand, n int, scale, shift float32) []float32 {
 	return v
 }
 
-// nnTokens returns n tokens below V.
-func nnTokens(r *rand.Rand, n, V int) []int32 {
+// Tokens returns n tokens below V, drawn from r.
+func Tokens(r *rand.Rand, n, V int) []int32 {
 	v := make([]int32, n)
 	for i := range v {
 		v[i] = int32(r.IntN(V))
@@ -73,7 +74,7 @@ func NNCases() []Case {
 		N, C := s.N, s.C
 		f := map[string][]float32{
 			"out": make([]float32, N*C), "mean": make([]float32, N), "rstd": make([]float32, N),
-			"inp": nnRand(r, N*C, 2, 0.5), "weight": nnRand(r, C, 1, 0), "bias": nnRand(r, C, 1, 0),
+			"inp": Normals(r, N*C, 2, 0.5), "weight": Normals(r, C, 1, 0), "bias": Normals(r, C, 1, 0),
 		}
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("LayerNormForward/N=%d,C=%d", N, C), F: f,
@@ -88,8 +89,8 @@ func NNCases() []Case {
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("ResidualLayerNormForward/N=%d,C=%d", N, C),
 			F: map[string][]float32{
-				"residual": nnRand(rr, N*C, 1, 0), "out": make([]float32, N*C), "mean": make([]float32, N), "rstd": make([]float32, N),
-				"a": nnRand(rr, N*C, 2, 0.5), "b": nnRand(rr, N*C, 1, 0), "weight": f["weight"], "bias": f["bias"],
+				"residual": Normals(rr, N*C, 1, 0), "out": make([]float32, N*C), "mean": make([]float32, N), "rstd": make([]float32, N),
+				"a": Normals(rr, N*C, 2, 0.5), "b": Normals(rr, N*C, 1, 0), "weight": f["weight"], "bias": f["bias"],
 			},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.ResidualLayerNormForward(x["residual"], x["out"], x["mean"], x["rstd"], x["a"], x["b"], x["weight"], x["bias"], N, C)
@@ -105,8 +106,8 @@ func NNCases() []Case {
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("LayerNormBackward/N=%d,C=%d", N, C),
 			F: map[string][]float32{
-				"dinp": nnRand(r, N*C, 1, 0), "dweight": nnRand(r, C, 1, 0), "dbias": nnRand(r, C, 1, 0),
-				"dout": nnRand(r, N*C, 1, 0), "inp": f["inp"], "weight": f["weight"], "mean": mean, "rstd": rstd,
+				"dinp": Normals(r, N*C, 1, 0), "dweight": Normals(r, C, 1, 0), "dbias": Normals(r, C, 1, 0),
+				"dout": Normals(r, N*C, 1, 0), "inp": f["inp"], "weight": f["weight"], "mean": mean, "rstd": rstd,
 			},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				for range 2 {
@@ -123,7 +124,7 @@ func NNCases() []Case {
 	// GELU over every branch of the tanh: the series near 0, the exp form, 1 past 20.
 	special := []float32{0, 1e-3, -1e-3, 0.05, -0.05, 0.1, 1, -1, 2.5, -2.5, 5, -5, 10, -10, 30, -30, 100, -100}
 	for _, n := range []int{1, 1000, 4099} {
-		x := nnRand(r, n, 3, 0)
+		x := Normals(r, n, 3, 0)
 		copy(x, special[:min(n, len(special))])
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("GeluForward/n=%d", n), F: map[string][]float32{"out": make([]float32, n), "inp": x},
@@ -133,7 +134,7 @@ func NNCases() []Case {
 			Window: 1000,
 		}, Case{
 			Name: fmt.Sprintf("GeluBackward/n=%d", n),
-			F:    map[string][]float32{"dinp": nnRand(r, n, 1, 0), "inp": x, "dout": nnRand(r, n, 1, 0)},
+			F:    map[string][]float32{"dinp": Normals(r, n, 1, 0), "inp": x, "dout": Normals(r, n, 1, 0)},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.GeluBackward(x["dinp"], x["inp"], x["dout"])
 				be.GeluBackward(x["dinp"], x["inp"], x["dout"])
@@ -156,7 +157,7 @@ func NNCases() []Case {
 		{2, 33, 128, 2, 1}, {2, 18, 21, 3, 1}, {1, 40, 96, 1, 1}, {1, 20, 128, 1, 1}, {2, 21, 32, 2, 10},
 	} {
 		B, T, C, NH := s.B, s.T, s.C, s.NH
-		qkv := nnRand(r, B*T*3*C, 1, 0)
+		qkv := Normals(r, B*T*3*C, 1, 0)
 		for i := range qkv {
 			if i%(3*C) < 2*C {
 				qkv[i] *= s.qkScale
@@ -167,7 +168,7 @@ func NNCases() []Case {
 			Name: "Attention/" + name,
 			F: map[string][]float32{
 				"out": make([]float32, B*T*C), "att": make([]float32, B*NH*T*T), "qkv": qkv,
-				"dqkv": nnRand(r, B*T*3*C, 1, 0), "scratch": make([]float32, B*NH*T*T), "dout": nnRand(r, B*T*C, 1, 0),
+				"dqkv": Normals(r, B*T*3*C, 1, 0), "scratch": make([]float32, B*NH*T*T), "dout": Normals(r, B*T*C, 1, 0),
 			},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.AttentionForward(x["out"], x["att"], x["qkv"], B, T, C, NH)
@@ -186,11 +187,11 @@ func NNCases() []Case {
 	// Encoder: vocabularies larger than one window of the chunked run, repeated tokens.
 	for _, s := range []struct{ B, T, C, V int }{{1, 1, 1, 1}, {2, 5, 7, 50}, {3, 17, 300, 20}, {2, 17, 3, 4}} {
 		B, T, C, V := s.B, s.T, s.C, s.V
-		tok := nnTokens(r, B*T, V)
+		tok := Tokens(r, B*T, V)
 		name := fmt.Sprintf("B=%d,T=%d,C=%d,V=%d", B, T, C, V)
 		cases = append(cases, Case{
 			Name: "EncoderForward/" + name,
-			F:    map[string][]float32{"out": nnRand(r, B*T*C, 1, 0), "wte": nnRand(r, V*C, 1, 0), "wpe": nnRand(r, T*C, 1, 0)},
+			F:    map[string][]float32{"out": Normals(r, B*T*C, 1, 0), "wte": Normals(r, V*C, 1, 0), "wpe": Normals(r, T*C, 1, 0)},
 			I:    map[string][]int32{"tokens": tok},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.EncoderForward(x["out"], x["tokens"], x["wte"], x["wpe"], B, T, C)
@@ -199,7 +200,7 @@ func NNCases() []Case {
 			Window: T * C,
 		}, Case{
 			Name: "EncoderBackward/" + name,
-			F:    map[string][]float32{"dwte": nnRand(r, V*C, 1, 0), "dwpe": nnRand(r, T*C, 1, 0), "dout": nnRand(r, B*T*C, 1, 0)},
+			F:    map[string][]float32{"dwte": Normals(r, V*C, 1, 0), "dwpe": Normals(r, T*C, 1, 0), "dout": Normals(r, B*T*C, 1, 0)},
 			I:    map[string][]int32{"tokens": tok},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				for range 2 {
@@ -218,9 +219,9 @@ func NNCases() []Case {
 	}{{1, 1, 1, 1}, {3, 10, 16, 0.7}, {4, 300, 320, 1}, {2, 777, 777, 2.5}, {2, 50257, 50304, 1}} {
 		N, V, Vp, temp := s.N, s.V, s.Vp, s.temp
 		name := fmt.Sprintf("N=%d,V=%d,Vp=%d", N, V, Vp)
-		tg := nnTokens(r, N, V)
-		logits := nnRand(r, N*Vp, 3, 0)
-		f := map[string][]float32{"losses": make([]float32, N), "probs": nnRand(r, N*Vp, 1, 0), "logits": logits}
+		tg := Tokens(r, N, V)
+		logits := Normals(r, N*Vp, 3, 0)
+		f := map[string][]float32{"losses": make([]float32, N), "probs": Normals(r, N*Vp, 1, 0), "logits": logits}
 		fwd := func(be tensor.Backend, x map[string]*tensor.Tensor) {
 			be.CrossEntropyForward(x["losses"], x["probs"], x["logits"], x["targets"], N, V, Vp)
 		}
@@ -242,10 +243,10 @@ func NNCases() []Case {
 			Window: Vp,
 		})
 		probs := referenceOutput(f, map[string][]int32{"targets": tg}, "probs", fwd)
-		dlogits := nnRand(r, N*Vp, 1, 0)
+		dlogits := Normals(r, N*Vp, 1, 0)
 		cases = append(cases, Case{
 			Name: "CrossEntropyBackward/" + name,
-			F:    map[string][]float32{"dlogits": dlogits, "probs": probs, "dlosses": nnRand(r, N, 1, 0)},
+			F:    map[string][]float32{"dlogits": dlogits, "probs": probs, "dlosses": Normals(r, N, 1, 0)},
 			I:    map[string][]int32{"targets": tg},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				for range 2 {
@@ -259,7 +260,7 @@ func NNCases() []Case {
 		dloss := float32(1) / float32(3*N)
 		cases = append(cases, Case{
 			Name: "CrossEntropyFused/" + name,
-			F:    map[string][]float32{"losses": make([]float32, N), "dlogits": nnRand(r, N*Vp, 1, 0), "logits": logits},
+			F:    map[string][]float32{"losses": make([]float32, N), "dlogits": Normals(r, N*Vp, 1, 0), "logits": logits},
 			I:    map[string][]int32{"targets": tg},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.CrossEntropyFused(x["losses"], x["dlogits"], x["logits"], x["targets"], N, V, Vp, dloss)
@@ -270,10 +271,10 @@ func NNCases() []Case {
 		})
 		for _, withEnt := range []bool{true, false} {
 			ent := map[bool]string{true: "entropy", false: "no entropy"}[withEnt]
-			lf := map[string][]float32{"logp": nnRand(r, N, 1, 0), "logits": logits}
+			lf := map[string][]float32{"logp": Normals(r, N, 1, 0), "logits": logits}
 			checks := []Check{{"logp", 1e-5, 2e-6}}
 			if withEnt {
-				lf["entropy"] = nnRand(r, N, 1, 0)
+				lf["entropy"] = Normals(r, N, 1, 0)
 				// float32 sums over V terms against the CPU's float64.
 				checks = append(checks, Check{"entropy", 1e-5, 2e-6})
 			}
@@ -293,10 +294,10 @@ func NNCases() []Case {
 			if withEnt {
 				absTol = 2e-5
 			}
-			dl := nnRand(r, N*Vp, 1, 0)
-			bf := map[string][]float32{"dlogits": dl, "logits": logits, "dlogp": nnRand(r, N, 1, 0)}
+			dl := Normals(r, N*Vp, 1, 0)
+			bf := map[string][]float32{"dlogits": dl, "logits": logits, "dlogp": Normals(r, N, 1, 0)}
 			if withEnt {
-				bf["dentropy"] = nnRand(r, N, 1, 0)
+				bf["dentropy"] = Normals(r, N, 1, 0)
 			}
 			cases = append(cases, Case{
 				Name: fmt.Sprintf("LogSoftmaxGatherBackward/%s,T=%g,%s", name, temp, ent), F: bf,
@@ -315,7 +316,7 @@ func NNCases() []Case {
 		cut, ctg := nnCutoffs(r, logits, tg, N, V, Vp)
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("LogSoftmaxGather/%s,T=%g,cutoff", name, temp),
-			F:    map[string][]float32{"logp": nnRand(r, N, 1, 0), "entropy": nnRand(r, N, 1, 0), "logits": logits, "cutoff": cut},
+			F:    map[string][]float32{"logp": Normals(r, N, 1, 0), "entropy": Normals(r, N, 1, 0), "logits": logits, "cutoff": cut},
 			I:    map[string][]int32{"targets": ctg},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.LogSoftmaxGather(x["logp"], x["entropy"], x["logits"], x["targets"], x["cutoff"], N, V, Vp, temp)
@@ -323,10 +324,10 @@ func NNCases() []Case {
 			Checks: []Check{{"logp", 1e-5, 2e-6}, {"entropy", 1e-5, 2e-6}},
 			Window: Vp,
 		})
-		dl := nnRand(r, N*Vp, 1, 0)
+		dl := Normals(r, N*Vp, 1, 0)
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("LogSoftmaxGatherBackward/%s,T=%g,cutoff", name, temp),
-			F: map[string][]float32{"dlogits": dl, "logits": logits, "dlogp": nnRand(r, N, 1, 0), "dentropy": nnRand(r, N, 1, 0),
+			F: map[string][]float32{"dlogits": dl, "logits": logits, "dlogp": Normals(r, N, 1, 0), "dentropy": Normals(r, N, 1, 0),
 				"cutoff": cut},
 			I: map[string][]int32{"targets": ctg},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
@@ -359,7 +360,7 @@ func NNCases() []Case {
 		n, p, seed := s.n, s.p, s.seed
 		cases = append(cases, Case{
 			Name: fmt.Sprintf("Dropout/n=%d,p=%g", n, p),
-			F:    map[string][]float32{"out": make([]float32, n), "mask": make([]float32, n), "inp": nnRand(r, n, 1, 0)},
+			F:    map[string][]float32{"out": make([]float32, n), "mask": make([]float32, n), "inp": Normals(r, n, 1, 0)},
 			Run: func(be tensor.Backend, x map[string]*tensor.Tensor) {
 				be.Dropout(x["out"], x["mask"], x["inp"], p, seed)
 			},
@@ -389,10 +390,10 @@ func decodeCases() []Case {
 		steps             []int
 	}{{2, 9, 12, 3, 11, []int{4, 1, 3, 1}}, {2, 37, 128, 2, 40, []int{20, 1, 15, 1}}} {
 		B, C, NH, maxT, steps := s.B, s.C, s.NH, s.maxT, s.steps
-		f := map[string][]float32{"kcache": nnRand(r, B*maxT*C, 1, 0), "vcache": nnRand(r, B*maxT*C, 1, 0)}
+		f := map[string][]float32{"kcache": Normals(r, B*maxT*C, 1, 0), "vcache": Normals(r, B*maxT*C, 1, 0)}
 		checks := []Check{{Name: "kcache"}, {Name: "vcache"}}
 		for i, Tq := range steps {
-			f[fmt.Sprint("qkv", i)] = nnRand(r, B*Tq*3*C, 1, 0)
+			f[fmt.Sprint("qkv", i)] = Normals(r, B*Tq*3*C, 1, 0)
 			f[fmt.Sprint("out", i)] = make([]float32, B*Tq*C)
 			// Probability-weighted sums of unit values, in another order.
 			checks = append(checks, Check{fmt.Sprint("out", i), 2e-6, 1e-5})
