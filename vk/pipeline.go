@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"unsafe"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/shaders"
 )
 
@@ -313,17 +314,8 @@ func (d *Device) savePipelineCache() {
 	if call(d.fn.GetPipelineCacheData, d.handle, uintptr(d.pcache), uintptr(unsafe.Pointer(&n)), uintptr(unsafe.Pointer(&data[0]))) != success {
 		return
 	}
-	data = data[:n]
 	if err := os.MkdirAll(filepath.Dir(d.pcachePath), 0o755); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(d.pcachePath), ".pipelines-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), d.pcachePath) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = atomicfile.WriteFile(d.pcachePath, data[:n], 0o644) // a cache: a failed write costs a rebuild
 }
