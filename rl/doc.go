@@ -16,8 +16,9 @@
 // # Rewards
 //
 // A [Reward] scores one completion, a [BatchReward] a whole batch; [NewCombined] sums weighted
-// rewards. [ExactMatch], [FormatRegexp], [EOSBonus] and [EnvReward] are built in; rl/reward
-// holds verifiers configured without Go code.
+// rewards; [RewardFunc] makes one of a function, and [EnvReward] is an episode's return. The
+// verifiers a run names (exact, numeric, regex, format, length) and an external reward program
+// are rl/reward's.
 //
 // # Related packages
 //

@@ -16,7 +16,7 @@ func TestEvaluateWidthProgressAndStandardError(t *testing.T) {
 		prompts[i], _ = src.Next()
 		prompts[i].Meta = Meta{"task": "toy", "answer": prompts[i].Answer}
 	}
-	exact, err := NewCombined(Weighted{Reward: ExactMatch{Field: "answer", RequireEOS: false}, Weight: 1})
+	exact, err := NewCombined(Weighted{Reward: exactMatch{Field: "answer", RequireEOS: false}, Weight: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

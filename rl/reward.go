@@ -3,8 +3,6 @@ package rl
 import (
 	"fmt"
 	"math"
-	"regexp"
-	"strings"
 
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
@@ -54,79 +52,6 @@ func (f RewardFunc) Name() string { return f.RewardName }
 // Score implements Reward.
 func (f RewardFunc) Score(prompt, completion string, meta Meta) (float64, error) {
 	return f.Fn(prompt, completion, meta)
-}
-
-// ExactMatch scores 1 when the completion equals meta[Field] followed by EOSText (when
-// RequireEOS), else 0. With TrimSpace, surrounding whitespace of the answer part is ignored.
-type ExactMatch struct {
-	Field      string // metadata key of the reference answer, e.g. "answer"
-	RequireEOS bool
-	TrimSpace  bool
-}
-
-// Name implements Reward.
-func (e ExactMatch) Name() string { return "exact_match" }
-
-// Score implements Reward.
-func (e ExactMatch) Score(_, completion string, meta Meta) (float64, error) {
-	want, ok := meta[e.Field]
-	if !ok {
-		return 0, fmt.Errorf("metadata has no %q field", e.Field)
-	}
-	got, hadEOS := strings.CutSuffix(completion, EOSText)
-	if e.RequireEOS && !hadEOS {
-		return 0, nil
-	}
-	if e.TrimSpace {
-		got, want = strings.TrimSpace(got), strings.TrimSpace(want)
-	}
-	if got == want {
-		return 1, nil
-	}
-	return 0, nil
-}
-
-// FormatRegexp scores 1 when the whole completion matches Pattern, else 0.
-type FormatRegexp struct {
-	Pattern *regexp.Regexp
-}
-
-// NewFormatRegexp compiles pattern, anchored at both ends.
-func NewFormatRegexp(pattern string) (FormatRegexp, error) {
-	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
-	if err != nil {
-		return FormatRegexp{}, fmt.Errorf("format reward pattern %q: %w", pattern, err)
-	}
-	return FormatRegexp{Pattern: re}, nil
-}
-
-// Name implements Reward.
-func (f FormatRegexp) Name() string { return "format" }
-
-// Score implements Reward.
-func (f FormatRegexp) Score(_, completion string, _ Meta) (float64, error) {
-	if f.Pattern == nil {
-		return 0, fmt.Errorf("no pattern")
-	}
-	if f.Pattern.MatchString(completion) {
-		return 1, nil
-	}
-	return 0, nil
-}
-
-// EOSBonus scores 1 when the completion ended with an EOS (it stopped on its own rather than
-// running into the length limit), else 0.
-type EOSBonus struct{}
-
-// Name implements Reward.
-func (EOSBonus) Name() string { return "eos" }
-
-// Score implements Reward.
-func (EOSBonus) Score(_, completion string, _ Meta) (float64, error) {
-	if strings.HasSuffix(completion, EOSText) {
-		return 1, nil
-	}
-	return 0, nil
 }
 
 // Weighted is one term of a combined reward.

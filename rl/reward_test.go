@@ -9,14 +9,14 @@ import (
 )
 
 func TestCombinedReward(t *testing.T) {
-	format, err := NewFormatRegexp(`( \d)+` + regexp.QuoteMeta(EOSText))
+	format, err := newFormatRegexp(`( \d)+` + regexp.QuoteMeta(EOSText))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := NewCombined(
-		Weighted{ExactMatch{Field: "answer", RequireEOS: true}, 1},
+		Weighted{exactMatch{Field: "answer", RequireEOS: true}, 1},
 		Weighted{format, 0.25},
-		Weighted{EOSBonus{}, -0.5},
+		Weighted{eosBonus{}, -0.5},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestRewardErrorsAreNamed(t *testing.T) {
 	if _, err := c.ScoreBatch([]string{""}, []string{""}, []Meta{nil}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
 		t.Errorf("err %v", err)
 	}
-	if _, err := (ExactMatch{Field: "answer"}).Score("", "", Meta{}); err == nil || !strings.Contains(err.Error(), "answer") {
+	if _, err := (exactMatch{Field: "answer"}).Score("", "", Meta{}); err == nil || !strings.Contains(err.Error(), "answer") {
 		t.Errorf("missing field: err %v", err)
 	}
 	if _, err := NewCombined(Weighted{boom, 1}, Weighted{boom, 2}); err == nil {
@@ -67,7 +67,7 @@ func TestRewardErrorsAreNamed(t *testing.T) {
 	if _, err := NewCombined(Weighted{nil, 1}); err == nil {
 		t.Error("nil reward accepted")
 	}
-	if _, err := NewFormatRegexp("("); err == nil {
+	if _, err := newFormatRegexp("("); err == nil {
 		t.Error("bad pattern accepted")
 	}
 	if _, err := c.ScoreBatch([]string{""}, []string{"", ""}, []Meta{nil}); err == nil {

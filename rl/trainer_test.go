@@ -420,7 +420,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := NewCombined(Weighted{Reward: ExactMatch{Field: "answer", RequireEOS: true}, Weight: 1})
+	exact, err := NewCombined(Weighted{Reward: exactMatch{Field: "answer", RequireEOS: true}, Weight: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
