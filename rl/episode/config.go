@@ -44,7 +44,8 @@ type Limits struct {
 	// ToolOutputTruncate is which part of a long tool output goes: "left" keeps its end,
 	// "right" its start, "middle" both ends.
 	ToolOutputTruncate string `json:"tool_output_truncate"`
-	// EnvTimeout bounds each environment call (the context it gets); 0: no bound.
+	// EnvTimeout bounds each environment call (the context it gets; a call that ignores it
+	// is given up a second later, ending its episode as env_error); 0: no bound.
 	EnvTimeout time.Duration `json:"env_timeout"`
 	// EpisodeTimeout bounds an episode's wall time; 0: no bound. A timeout makes the rollout
 	// depend on the machine's speed.

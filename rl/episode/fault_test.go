@@ -159,3 +159,38 @@ func TestToolOutputCapped(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvironmentIgnoringItsDeadline: a step that ignores its context's deadline ends its
+// episode as env_error once EnvTimeout and a grace period have passed, instead of holding
+// the batch; the other episodes finish.
+func TestEnvironmentIgnoringItsDeadline(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	n := 0
+	factory := func() (env.Env, error) {
+		n++
+		if n == 1 {
+			return funcEnv{reset: opening, step: func(env.Turn) (env.StepResult, error) {
+				<-release // ignores the deadline
+				return env.StepResult{}, nil
+			}}, nil
+		}
+		return funcEnv{reset: opening, step: func(env.Turn) (env.StepResult, error) { return env.StepResult{Done: true}, nil }}, nil
+	}
+	cfg := toyConfig()
+	cfg.EnvTimeout = 20 * time.Millisecond
+	start := time.Now()
+	eps, _, err := Run(newHashDecoder(2, 100), byteTok{}, NewPlainRenderer("<eot>"), factory, toyTasks(2), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep := eps[0]; ep.StopReason != StopEnvError || !strings.Contains(ep.Error, "ignored its deadline") {
+		t.Errorf("the hung episode: %q (%s)", ep.StopReason, ep.Error)
+	}
+	if eps[1].StopReason != StopDone {
+		t.Errorf("the other episode: %q", eps[1].StopReason)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the run took %v", took)
+	}
+}

@@ -98,11 +98,12 @@ type state struct {
 
 // call is one environment call in flight.
 type call struct {
-	done  chan struct{}
-	reset env.ResetResult
-	step  env.StepResult
-	err   error
-	took  time.Duration
+	done    chan struct{}
+	started time.Time
+	reset   env.ResetResult
+	step    env.StepResult
+	err     error
+	took    time.Duration
 }
 
 func newRunner(d sample.RowDecoder, tok Tokenizer, r Renderer, newEnv env.Factory, tasks []Task, cfg Config) *runner {
@@ -184,7 +185,7 @@ func failed(err error) *call {
 
 // start runs an environment call on its own goroutine, under the call timeout.
 func (run *runner) start(do func(ctx context.Context, c *call)) *call {
-	c := &call{done: make(chan struct{})}
+	c := &call{done: make(chan struct{}), started: time.Now()}
 	run.stats.EnvCalls++
 	go func() {
 		defer close(c.done)
@@ -211,12 +212,9 @@ func (run *runner) applyDue() error {
 			continue
 		}
 		c := st.call
-		select {
-		case <-c.done:
-		default:
-			t0 := time.Now()
-			<-c.done
-			run.stats.WaitSeconds += time.Since(t0).Seconds()
+		if !run.wait(c) {
+			run.abandon(s, st)
+			continue
 		}
 		st.call = nil
 		run.stats.EnvSeconds += c.took.Seconds()
@@ -231,6 +229,46 @@ func (run *runner) applyDue() error {
 		}
 	}
 	return nil
+}
+
+// envGrace is how long past EnvTimeout a call may take before the episode gives up on it: an
+// environment that ignores its context's deadline must not hold the batch for ever.
+const envGrace = time.Second
+
+// wait blocks until c has answered, or until EnvTimeout and envGrace have passed since it
+// started (false).
+func (run *runner) wait(c *call) bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+	}
+	t0 := time.Now()
+	defer func() { run.stats.WaitSeconds += time.Since(t0).Seconds() }()
+	if run.cfg.EnvTimeout == 0 {
+		<-c.done
+		return true
+	}
+	timer := time.NewTimer(time.Until(c.started.Add(run.cfg.EnvTimeout + envGrace)))
+	defer timer.Stop()
+	select {
+	case <-c.done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// abandon ends an episode whose environment call outlived its deadline; the environment is
+// closed once the call returns, if it ever does.
+func (run *runner) abandon(s int, st *state) {
+	c, e := st.call, st.env
+	st.env = nil
+	go func() {
+		<-c.done
+		_ = e.Close()
+	}()
+	run.stop(s, st, StopEnvError, fmt.Errorf("no answer within %v: the environment ignored its deadline", run.cfg.EnvTimeout))
 }
 
 // applyReset renders and encodes the opening conversation, the reset's messages and tools
@@ -348,7 +386,7 @@ func (run *runner) stop(s int, st *state, reason string, err error) {
 }
 
 // closeAll waits for the environments being closed, and closes those of episodes a failed
-// run left open once their calls have returned.
+// run left open: at once, or once their calls have returned.
 func (run *runner) closeAll() {
 	for _, st := range run.states {
 		if st.env == nil {
@@ -356,12 +394,14 @@ func (run *runner) closeAll() {
 		}
 		e, c := st.env, st.call
 		st.env = nil
-		run.closing.Go(func() {
-			if c != nil {
-				<-c.done
-			}
+		if c == nil {
+			run.closing.Go(func() { _ = e.Close() })
+			continue
+		}
+		go func() { // a call in flight may never return: the run does not wait for it
+			<-c.done
 			_ = e.Close()
-		})
+		}()
 	}
 	run.closing.Wait()
 }
