@@ -26,7 +26,7 @@ type SFTConfig struct {
 	// LastTurnOnly trains a conversation (Prompt.Conversation) on its final assistant turn
 	// alone, the turns before it the prompt; otherwise every assistant turn is trained, tool
 	// calls included, in the conversation rendered once (see ConversationTokens).
-	LastTurnOnly bool `json:"last_turn_only,omitempty"`
+	LastTurnOnly bool `json:"last_turn_only"`
 	// MicroBatch caps the examples of one forward pass (gradient accumulation over the batch,
 	// for memory, and what SetComm spreads over ranks); 0 runs the whole batch at once. The
 	// micro-batches' gradients are added on the host in order, the same for any rank count.

@@ -81,10 +81,15 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 	fs.BoolVar(&c.LastTurnOnly, "last-turn-only", c.LastTurnOnly, "a \"messages\" conversation trains its final assistant turn alone, the turns before it the prompt (default: every assistant turn, tool calls included, in the conversation rendered once)")
 }
 
+// newSFTFlags are sft's defaults.
+func newSFTFlags() *sftFlags {
+	return &sftFlags{cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
+}
+
 // sftCommand is `vkgrad sft`.
 func sftCommand() command {
 	return command{name: "sft", summary: "supervised fine-tuning on a built-in task or a --dataset (the start of RL fine-tuning)", setup: func(fs *pflag.FlagSet) func([]string) error {
-		f := &sftFlags{cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
+		f := newSFTFlags()
 		f.presetType = func() string {
 			c, _ := llama.Preset(f.sftOpts.Preset)
 			return c.ModelType
@@ -149,6 +154,14 @@ func (f *sftFlags) resumeSpec() resumeSpec {
 			c := f.runConfig()
 			if err := json.Unmarshal(raw, &c); err != nil {
 				return err
+			}
+			// A run from before conversations trained every assistant turn trained the last
+			// one alone; it goes on doing so.
+			var keys map[string]json.RawMessage
+			if json.Unmarshal(raw, &keys) == nil {
+				if _, ok := keys["last_turn_only"]; !ok {
+					c.LastTurnOnly = true
+				}
 			}
 			f.cfg, f.sftOpts = c.SFTConfig, c.sftOptions
 			return nil

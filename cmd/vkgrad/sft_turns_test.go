@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,25 @@ func TestSFTTrainsEveryAssistantTurn(t *testing.T) {
 	gpt2Dir := filepath.Join(dir, "gpt2")
 	if o, err := runCLI("sft", "--preset", "gpt2-micro", "--run-dir", gpt2Dir, "--steps", "1", "--device", "cpu", "-q", "--dataset", data, "--eval-size", "0"); err != nil {
 		t.Errorf("a GPT-2 on conversations: %v\n%s", err, o)
+	}
+}
+
+// A resumed sft run whose config.json predates last_turn_only trained the final assistant
+// turn alone, and goes on doing so; a new run's config says which it does.
+func TestSFTResumeKeepsLastTurnOnly(t *testing.T) {
+	f := newSFTFlags()
+	spec := f.resumeSpec()
+	if err := spec.decode(json.RawMessage(`{"steps": 3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if !f.cfg.LastTurnOnly {
+		t.Error("a config without last_turn_only resumed training every turn")
+	}
+	raw, err := json.Marshal(newSFTFlags().runConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"last_turn_only":false`) {
+		t.Errorf("a new run's config does not say last_turn_only: %s", raw)
 	}
 }
