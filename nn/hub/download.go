@@ -79,7 +79,12 @@ func (r *repo) download(ctx context.Context) (string, error) {
 
 // modelInfo asks the API for the revision's commit and the model's file list.
 func (r *repo) modelInfo(ctx context.Context) (*modelInfo, error) {
-	u := fmt.Sprintf("%s/api/models/%s/revision/%s", r.opts.Endpoint, r.id, url.PathEscape(r.opts.Revision))
+	return r.repoInfo(ctx, r.opts.Revision)
+}
+
+// repoInfo asks the API for a revision's commit and the repository's file list.
+func (r *repo) repoInfo(ctx context.Context, revision string) (*modelInfo, error) {
+	u := fmt.Sprintf("%s/api/%ss/%s/revision/%s", r.opts.Endpoint, r.kind(), r.id, url.PathEscape(revision))
 	resp, err := r.do(ctx, http.MethodGet, u, nil, r.opts.Client)
 	if err != nil {
 		return nil, err
@@ -140,7 +145,7 @@ func (r *repo) statusError(resp *http.Response, file string) error {
 	if detail != "" {
 		detail = " (the Hub says: " + detail + ")"
 	}
-	page := r.opts.Endpoint + "/" + r.id
+	page := r.opts.Endpoint + r.urlPrefix() + "/" + r.id
 	switch resp.StatusCode {
 	case http.StatusUnauthorized:
 		tok := "no token is set"
@@ -159,11 +164,11 @@ func (r *repo) statusError(resp *http.Response, file string) error {
 		case code == "EntryNotFound" || (file != "" && code == ""):
 			return fmt.Errorf("%w: file %s not found in %s at revision %s%s", ErrNotFound, file, r.id, r.opts.Revision, detail)
 		case code == "RepoNotFound":
-			return fmt.Errorf("%w: model %s not found on %s%s", ErrNotFound, r.id, r.opts.Endpoint, detail)
+			return fmt.Errorf("%w: %s %s not found on %s%s", ErrNotFound, r.kind(), r.id, r.opts.Endpoint, detail)
 		}
-		return fmt.Errorf("%w: model %s or its revision %q not found on %s%s", ErrNotFound, r.id, r.opts.Revision, r.opts.Endpoint, detail)
+		return fmt.Errorf("%w: %s %s or its revision %q not found on %s%s", ErrNotFound, r.kind(), r.id, r.opts.Revision, r.opts.Endpoint, detail)
 	}
-	what := "the model's file list"
+	what := "the " + r.kind() + "'s file list"
 	if file != "" {
 		what = file
 	}
@@ -263,7 +268,7 @@ func (r *repo) resolveURL(commit, file string) string {
 	for i, p := range parts {
 		parts[i] = url.PathEscape(p)
 	}
-	return fmt.Sprintf("%s/%s/resolve/%s/%s", r.opts.Endpoint, r.id, commit, strings.Join(parts, "/"))
+	return fmt.Sprintf("%s%s/%s/resolve/%s/%s", r.opts.Endpoint, r.urlPrefix(), r.id, commit, strings.Join(parts, "/"))
 }
 
 // fetch downloads m's blob unless the cache has it, then links the snapshot's file to it.

@@ -153,7 +153,7 @@ func Resolve(ctx context.Context, name string, opts Options) (string, error) {
 	if !commitPattern.MatchString(o.Revision) && !safeRelPath(o.Revision) {
 		return "", fmt.Errorf("revision %q is not a branch, tag or commit name", o.Revision)
 	}
-	r := repo{id: name, dir: filepath.Join(o.CacheDir, "models--"+strings.ReplaceAll(name, "/", "--")), opts: o}
+	r := newRepo(name, false, o)
 	if dir, missing := r.cached(!o.Offline); missing == nil {
 		return dir, nil
 	} else if o.Offline {
@@ -172,11 +172,34 @@ func Resolve(ctx context.Context, name string, opts Options) (string, error) {
 	return dir, nil
 }
 
-// repo is one model's folder in the cache.
+// repo is one model's or dataset's folder in the cache.
 type repo struct {
-	id   string
-	dir  string // <cache>/models--ORG--NAME
-	opts Options
+	id      string
+	dir     string // <cache>/models--ORG--NAME or <cache>/datasets--ORG--NAME
+	dataset bool
+	opts    Options
+}
+
+func newRepo(id string, dataset bool, o Options) repo {
+	r := repo{id: id, dataset: dataset, opts: o}
+	r.dir = filepath.Join(o.CacheDir, r.kind()+"s--"+strings.ReplaceAll(id, "/", "--"))
+	return r
+}
+
+// kind is the repository type as the Hub's API and cache name it.
+func (r *repo) kind() string {
+	if r.dataset {
+		return "dataset"
+	}
+	return "model"
+}
+
+// urlPrefix is the path the Hub puts before a dataset's id; models have none.
+func (r *repo) urlPrefix() string {
+	if r.dataset {
+		return "/datasets"
+	}
+	return ""
 }
 
 func (r *repo) snapshot(commit string) string { return filepath.Join(r.dir, "snapshots", commit) }

@@ -1,8 +1,9 @@
-// Package hubtest fills a Hugging Face cache with model files, for tests that resolve model names.
+// Package hubtest fills a Hugging Face cache with model and dataset files, and serves dataset
+// repositories as the Hub does, for tests that resolve Hub names.
 //
-// [Store] lays a model's files out exactly as huggingface_hub does: blobs named by [ETag],
-// a snapshot of symlinks under a [Commit] hash, and a ref naming it. [ReadDir] reads a model
-// directory's files to store.
+// [Store] and [StoreDataset] lay files out exactly as huggingface_hub does: blobs named by
+// [ETag], a snapshot of symlinks under a [Commit] hash, and a ref naming it. [ReadDir] reads a
+// model directory's files to store. [NewHub] starts a fake Hub serving datasets.
 package hubtest
 
 import (
@@ -16,9 +17,11 @@ import (
 	"strings"
 )
 
-// LFS reports whether the Hub stores a file through LFS: its weights; everything else is a
-// plain git file.
-func LFS(name string) bool { return strings.HasSuffix(name, ".safetensors") }
+// LFS reports whether the Hub stores a file through LFS: weights and Parquet data; everything
+// else is a plain git file.
+func LFS(name string) bool {
+	return strings.HasSuffix(name, ".safetensors") || strings.HasSuffix(name, ".parquet")
+}
 
 // ETag is the hash the Hub names a file by: sha256 for LFS files, the git blob SHA-1 otherwise.
 func ETag(name string, b []byte) string {
@@ -70,10 +73,21 @@ func ReadDir(dir string) (map[string][]byte, error) {
 // with relative symlinks to the blobs, and refs/<revision> holding the commit. It returns the
 // snapshot directory.
 func Store(cache, repoID, revision string, files map[string][]byte) (string, error) {
-	repo := filepath.Join(cache, "models--"+strings.ReplaceAll(repoID, "/", "--"))
+	return store(filepath.Join(cache, "models--"+strings.ReplaceAll(repoID, "/", "--")), revision, files)
+}
+
+// StoreDataset is Store for dataset repoID, whose folder is datasets--ORG--NAME; file names
+// may hold folders (main/train-00000-of-00001.parquet) and revision slashes
+// (refs/convert/parquet).
+func StoreDataset(cache, repoID, revision string, files map[string][]byte) (string, error) {
+	return store(filepath.Join(cache, "datasets--"+strings.ReplaceAll(repoID, "/", "--")), revision, files)
+}
+
+func store(repo, revision string, files map[string][]byte) (string, error) {
 	commit := Commit(files)
 	snap := filepath.Join(repo, "snapshots", commit)
-	for _, dir := range []string{filepath.Join(repo, "blobs"), snap, filepath.Join(repo, "refs")} {
+	ref := filepath.Join(repo, "refs", filepath.FromSlash(revision))
+	for _, dir := range []string{filepath.Join(repo, "blobs"), snap, filepath.Dir(ref)} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", err
 		}
@@ -83,11 +97,19 @@ func Store(cache, repoID, revision string, files map[string][]byte) (string, err
 		if err := os.WriteFile(filepath.Join(repo, "blobs", etag), b, 0o644); err != nil {
 			return "", err
 		}
-		if err := os.Symlink(filepath.Join("..", "..", "blobs", etag), filepath.Join(snap, name)); err != nil {
+		pointer := filepath.Join(snap, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(pointer), 0o755); err != nil {
+			return "", err
+		}
+		target, err := filepath.Rel(filepath.Dir(pointer), filepath.Join(repo, "blobs", etag))
+		if err != nil {
+			return "", err
+		}
+		if err := os.Symlink(target, pointer); err != nil {
 			return "", err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(repo, "refs", revision), []byte(commit), 0o644); err != nil {
+	if err := os.WriteFile(ref, []byte(commit), 0o644); err != nil {
 		return "", err
 	}
 	return snap, nil
