@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/nn/hub"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/reward"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -32,6 +34,22 @@ type datasetFlags struct {
 	// resumed run refuses data that changed since it started.
 	Fingerprint     string `json:"fingerprint,omitempty"`
 	EvalFingerprint string `json:"eval_fingerprint,omitempty"`
+	// Hub and EvalHub choose the split of a Hugging Face dataset ORG/NAME given as --dataset
+	// or --eval-dataset; their Commit, once resolved, reads the same files on a resume.
+	Hub     hubDataset `json:"dataset_hub,omitzero"`
+	EvalHub hubDataset `json:"eval_dataset_hub,omitzero"`
+
+	// files and evalFiles are the files read: the local path, or the split's files in the
+	// Hugging Face cache.
+	files, evalFiles []string
+}
+
+// hubDataset names one split of a Hugging Face dataset.
+type hubDataset struct {
+	Split    string `json:"split,omitempty"`
+	Config   string `json:"config,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	Commit   string `json:"commit,omitempty"`
 }
 
 // defaultDatasetFlags hold out 5% of a dataset and give a reward program two minutes a batch.
@@ -42,8 +60,10 @@ func defaultDatasetFlags() datasetFlags {
 // addDatasetFlags registers the flags with d's values as defaults (setFlag re-registers them
 // over a run's saved settings).
 func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
-	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a dataset file instead of --task: JSON Lines, a JSON array or Parquet, each example with \"prompt\" (text or messages) or \"messages\" (tool calls and tool turns kept), optional \"answer\"/\"completion\" and \"tools\" (function specs for the chat template); other fields reach the rewards")
-	fs.StringVar(&d.EvalPath, "eval-dataset", d.EvalPath, "held-out prompts for the accuracy before and after (default: --held-out-share of --dataset)")
+	fs.StringVar(&d.Path, "dataset", d.Path, "prompts from a dataset instead of --task: a file, or a Hugging Face dataset ORG/NAME (a local path of that name wins; see --dataset-split), in JSON Lines, a JSON array or Parquet, each example with \"prompt\" (text or messages) or \"messages\" (tool calls and tool turns kept), optional \"answer\"/\"completion\" and \"tools\" (function specs for the chat template); other fields reach the rewards")
+	fs.StringVar(&d.EvalPath, "eval-dataset", d.EvalPath, "held-out prompts for the accuracy before and after (default: --held-out-share of --dataset); a file, or a Hugging Face dataset ORG/NAME (see --eval-dataset-split)")
+	addHubDatasetFlags(fs, "dataset", "train", &d.Hub)
+	addHubDatasetFlags(fs, "eval-dataset", "test", &d.EvalHub)
 	fs.StringVar(&d.Fields, "dataset-field", d.Fields, "the dataset's own field names, e.g. prompt=question,answer=final_answer")
 	fs.Float64Var(&d.HeldOut, "held-out-share", d.HeldOut, "with --dataset and no --eval-dataset, the share of distinct prompts held out for evaluation (at least one; chosen by --eval-seed, whatever the file's order)")
 	fs.StringVar(&d.Reward, "reward", d.Reward, "with --dataset, verifiers and weights, e.g. numeric:1,format:0.2 (verifiers: "+strings.Join(reward.Names, ", ")+"; default exact, or only --reward-cmd)")
@@ -53,6 +73,14 @@ func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
 	fs.StringVar(&d.Options.FormatRegex, "format-regex", d.Options.FormatRegex, "the format reward: the whole completion matches this pattern")
 	fs.StringSliceVar(&d.Options.JSONKeys, "format-json-keys", d.Options.JSONKeys, "the format reward: the completion is a JSON object with these keys (in <tool_call> or a ``` fence, or bare)")
 	fs.IntVar(&d.Options.TargetLength, "target-length", d.Options.TargetLength, "the length penalty: characters allowed before it starts")
+}
+
+// addHubDatasetFlags registers the flags choosing the split of a Hugging Face dataset that
+// flag --NAME names; split is the default split.
+func addHubDatasetFlags(fs *pflag.FlagSet, name, split string, h *hubDataset) {
+	fs.StringVar(&h.Split, name+"-split", h.Split, "the split of a Hugging Face dataset --"+name+" ORG/NAME (default "+split+")")
+	fs.StringVar(&h.Config, name+"-config", h.Config, "the config (subset) of a Hugging Face dataset --"+name+" ORG/NAME (default: its only one, or \"default\")")
+	fs.StringVar(&h.Revision, name+"-revision", h.Revision, "branch, tag or commit of a Hugging Face dataset --"+name+" ORG/NAME (default main): looked up in the Hugging Face cache ($HF_HUB_CACHE), else downloaded into it from the Hub ($HF_ENDPOINT, $HF_TOKEN; HF_HUB_OFFLINE=1: the cache only)")
 }
 
 // setupOptions are what the command adds to the task flags when they are set up.
@@ -72,12 +100,11 @@ type setupOptions struct {
 // fingerprints are recorded, or, when the flags already hold them (a resumed run), checked.
 func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message, []json.RawMessage) (string, error), o setupOptions) (*taskSetup, error) {
 	var err error
-	for _, p := range []*string{&d.Path, &d.EvalPath} {
-		if *p != "" {
-			if *p, err = filepath.Abs(*p); err != nil {
-				return nil, err
-			}
-		}
+	if d.files, err = locateDataset("dataset", &d.Path, "train", &d.Hub, o.log); err != nil {
+		return nil, err
+	}
+	if d.evalFiles, err = locateDataset("eval-dataset", &d.EvalPath, "test", &d.EvalHub, o.log); err != nil {
+		return nil, err
 	}
 	if err := d.fingerprint(); err != nil {
 		return nil, err
@@ -112,18 +139,54 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 	return s, nil
 }
 
+// locateDataset returns the files flag --NAME names: an existing path (made absolute), else
+// the split of the Hugging Face dataset of that name, resolved at its recorded commit when a
+// resumed run recorded one; h then records the split, config and commit read. A path given
+// with the flags of a Hub dataset is refused.
+func locateDataset(name string, path *string, split string, h *hubDataset, log zerolog.Logger) ([]string, error) {
+	if *path == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(*path); err == nil || !hub.IsRepoID(*path) {
+		for _, f := range [][2]string{{"split", h.Split}, {"config", h.Config}, {"revision", h.Revision}} {
+			if f[1] != "" {
+				return nil, fmt.Errorf("--%s-%s %s: --%s %s is a local file, not a Hugging Face dataset ORG/NAME", name, f[0], f[1], name, *path)
+			}
+		}
+		abs, err := filepath.Abs(*path)
+		*path = abs
+		return []string{abs}, err
+	}
+	if h.Split == "" {
+		h.Split = split
+	}
+	rev := h.Revision
+	if h.Commit != "" {
+		rev = h.Commit
+	}
+	df, err := hub.ResolveDataset(context.Background(), *path, h.Config, h.Split, hub.Options{Revision: rev})
+	if err != nil {
+		return nil, fmt.Errorf("--%s %s: %w", name, *path, err)
+	}
+	h.Config, h.Commit = df.Config, df.Commit
+	log.Info().Str("dataset", *path).Str("config", df.Config).Str("split", df.Split).Str("revision", df.Revision).
+		Str("commit", df.Commit).Int("files", len(df.Files)).Msg("Hugging Face dataset")
+	return df.Files, nil
+}
+
 // fingerprint records the fingerprints of the dataset files, or refuses a file whose recorded
 // fingerprint (a resumed run's) no longer matches: the resumed run would draw other prompts
 // than the run it continues.
 func (d *datasetFlags) fingerprint() error {
 	for _, f := range []struct {
 		flag, path string
+		files      []string
 		saved      *string
-	}{{"--dataset", d.Path, &d.Fingerprint}, {"--eval-dataset", d.EvalPath, &d.EvalFingerprint}} {
+	}{{"--dataset", d.Path, d.files, &d.Fingerprint}, {"--eval-dataset", d.EvalPath, d.evalFiles, &d.EvalFingerprint}} {
 		if f.path == "" {
 			continue
 		}
-		now, err := dataFingerprint(f.path)
+		now, err := filesFingerprint(f.files)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.flag, err)
 		}
@@ -140,14 +203,14 @@ func (d *datasetFlags) fingerprint() error {
 // --dataset's distinct prompts chosen by --eval-seed, at most --eval-size of them. A dataset of
 // one distinct prompt trains without a held-out set, which log is told.
 func (d *datasetFlags) load(t *taskFlags, opt tasks.DatasetOptions, log zerolog.Logger) (train, held []tasks.Prompt, err error) {
-	all, err := tasks.LoadDataset(d.Path, opt)
+	all, err := tasks.LoadDatasetFiles(d.files, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dataset: %w", err)
 	}
 	train = all
 	switch {
 	case d.EvalPath != "":
-		if held, err = tasks.LoadDataset(d.EvalPath, opt); err != nil {
+		if held, err = tasks.LoadDatasetFiles(d.evalFiles, opt); err != nil {
 			return nil, nil, fmt.Errorf("--eval-dataset: %w", err)
 		}
 	case t.EvalSize > 0:

@@ -50,6 +50,23 @@ func dataFingerprint(path string) (string, error) {
 	return fmt.Sprintf("folder %d files %d bytes sha256:%s", files, total, hex.EncodeToString(h.Sum(nil))), nil
 }
 
+// filesFingerprint is dataFingerprint of one file, or, for the shards of a split, a hash of
+// each file's name and fingerprint in order.
+func filesFingerprint(paths []string) (string, error) {
+	if len(paths) == 1 {
+		return dataFingerprint(paths[0])
+	}
+	h := sha256.New()
+	for _, p := range paths {
+		fp, err := dataFingerprint(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%s\n", filepath.Base(p), fp)
+	}
+	return fmt.Sprintf("files %d sha256:%s", len(paths), hex.EncodeToString(h.Sum(nil))), nil
+}
+
 func hashFile(h io.Writer, path string, size int64) error {
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,4 +1,5 @@
-// Package hub finds a Hugging Face model by name in the local cache, downloading it if needed.
+// Package hub finds a Hugging Face model or dataset by name in the local cache, downloading it
+// if needed.
 //
 // [Resolve] turns a name such as "Qwen/Qwen3-0.6B" into a local directory the way transformers
 // does: a local path of that name wins; else the Hugging Face cache that transformers and
@@ -12,7 +13,19 @@
 // $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub. A model lives in
 // models--ORG--NAME/: refs/<revision> holds the commit a branch or tag pointed to,
 // snapshots/<commit>/<file> is a relative symlink to blobs/<hash>, the hash being the file's
-// sha256 for LFS files and its git blob SHA-1 otherwise.
+// sha256 for LFS files and its git blob SHA-1 otherwise. A dataset lives the same way in
+// datasets--ORG--NAME/.
+//
+// # Datasets
+//
+// [ResolveDataset] finds the files of one config and split of a dataset, as the datasets
+// library reads a repository without a loading script: Parquet, JSON Lines or JSON files; a
+// top folder other than data/ is a config, the rest is config "default"; a file belongs to
+// the split its folder names, or its name before -NNNNN-of-NNNNN, or a split word its name
+// holds between non-word characters (train, test, validation and their synonyms); files
+// naming no split are all train. A dataset with no such files is read from the Hub's Parquet
+// export on the branch [ConvertedRevision]. Offline, the split is chosen among the cached
+// snapshot's files, and a split missing one of its numbered shards is refused.
 //
 // # Downloads
 //
