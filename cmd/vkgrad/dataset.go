@@ -99,11 +99,7 @@ type setupOptions struct {
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
 // fingerprints are recorded, or, when the flags already hold them (a resumed run), checked.
 func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message, []json.RawMessage) (string, error), o setupOptions) (*taskSetup, error) {
-	var err error
-	if d.files, err = locateDataset("dataset", &d.Path, "train", &d.Hub, o.log); err != nil {
-		return nil, err
-	}
-	if d.evalFiles, err = locateDataset("eval-dataset", &d.EvalPath, "test", &d.EvalHub, o.log); err != nil {
+	if err := d.locate(o.log); err != nil {
 		return nil, err
 	}
 	if err := d.fingerprint(); err != nil {
@@ -137,6 +133,25 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 		return nil, err
 	}
 	return s, nil
+}
+
+// locate finds the files of --dataset and --eval-dataset. An --eval-dataset naming the same
+// Hub dataset takes --dataset's config and commit unless given its own.
+func (d *datasetFlags) locate(log zerolog.Logger) error {
+	var err error
+	if d.files, err = locateDataset("dataset", &d.Path, "train", &d.Hub, log); err != nil {
+		return err
+	}
+	if d.EvalPath == d.Path && d.Hub.Commit != "" {
+		if d.EvalHub.Config == "" {
+			d.EvalHub.Config = d.Hub.Config
+		}
+		if d.EvalHub.Revision == "" && d.EvalHub.Commit == "" {
+			d.EvalHub.Commit = d.Hub.Commit
+		}
+	}
+	d.evalFiles, err = locateDataset("eval-dataset", &d.EvalPath, "test", &d.EvalHub, log)
+	return err
 }
 
 // locateDataset returns the files flag --NAME names: an existing path (made absolute), else

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vkgrad/vkgrad/nn/hub/hubtest"
 )
 
@@ -129,5 +131,29 @@ func TestFaultDatasetByNameErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--dataset org/tiny: dataset org/tiny (revision main) is not usable from the Hugging Face cache") ||
 		!strings.Contains(err.Error(), "HF_HUB_OFFLINE is set") {
 		t.Errorf("offline with an empty cache: %v", err)
+	}
+}
+
+// An --eval-dataset naming the --dataset of several configs takes its config and commit, and
+// keeps a config of its own.
+func TestEvalDatasetTakesTheConfigOfTheSameDataset(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sums.parquet")
+	writeSumsParquet(t, p, 4)
+	h, _, _ := serveTinyDataset(t, p, p)
+	b, _ := os.ReadFile(p)
+	files := map[string][]byte{"main/train-00000-of-00001.parquet": b, "main/test-00000-of-00001.parquet": b, "socratic/test-00000-of-00001.parquet": b}
+	commit := h.AddDataset("org/gsm", "main", files)
+	d := datasetFlags{Path: "org/gsm", EvalPath: "org/gsm", Hub: hubDataset{Config: "main"}}
+	if err := d.locate(zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if want := (hubDataset{Split: "test", Config: "main", Commit: commit}); d.EvalHub != want || len(d.evalFiles) != 1 ||
+		!strings.HasSuffix(d.evalFiles[0], filepath.Join(commit, "main", "test-00000-of-00001.parquet")) {
+		t.Errorf("eval split %+v from %v, want %+v", d.EvalHub, d.evalFiles, want)
+	}
+	d = datasetFlags{Path: "org/gsm", EvalPath: "org/gsm", Hub: hubDataset{Config: "main"}, EvalHub: hubDataset{Config: "socratic"}}
+	if err := d.locate(zerolog.Nop()); err != nil || d.EvalHub.Config != "socratic" {
+		t.Errorf("an eval config of its own: %+v, %v", d.EvalHub, err)
 	}
 }
