@@ -39,7 +39,8 @@ func serveTinyDataset(t *testing.T, train, test string) (*hubtest.Hub, string, s
 
 // An sft run on a Hub dataset by name trains as on the same Parquet files given by path, bit
 // for bit; its config.json records the split, config and commit, and a resume reads that
-// commit from the cache with the Hub gone, refusing a cached file that changed since.
+// commit though the branch moved on, and refuses a cached file that changed since, the Hub
+// gone.
 func TestDatasetByNameFromTheHub(t *testing.T) {
 	dir := t.TempDir()
 	sft := tinySFT(t, dir)
@@ -79,12 +80,14 @@ func TestDatasetByNameFromTheHub(t *testing.T) {
 		t.Errorf("config.json keeps %+v, want org/tiny's train and test splits of config default at commit %s", d, commit)
 	}
 
-	h.Close()
-	t.Setenv("HF_ENDPOINT", "http://127.0.0.1:1")
+	moved := map[string][]byte{"data/train.jsonl": []byte(`{"prompt": "1 + 1 =", "answer": " 2"}` + "\n")}
+	h.AddDataset("org/tiny", "main", moved)
 	if out, err := runCLI(append([]string{"sft", "--resume", byName}, rlCommon...)...); err != nil {
-		t.Fatalf("resuming with the Hub gone: %v\n%s", err, out)
+		t.Fatalf("resuming after main moved on: %v\n%s", err, out)
 	}
 	sameRun(t, "sft", local, byName, 2)
+
+	h.Close()
 
 	blobs, err := filepath.Glob(filepath.Join(cache, "datasets--org--tiny", "blobs", "*"))
 	if err != nil || len(blobs) != 2 {

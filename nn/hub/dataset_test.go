@@ -56,8 +56,8 @@ func relFiles(t *testing.T, d *DatasetFiles) []string {
 }
 
 // A GSM8K-shaped dataset's config and split are downloaded alone, in shard order, into the
-// cache layout; afterwards they resolve offline from the cache, and so does the test split
-// once fetched.
+// cache layout; afterwards they resolve from the cache with the Hub out of reach or offline,
+// where a split never fetched is missing.
 func TestDatasetDownloadsTheSplitAlone(t *testing.T) {
 	h := newDatasetHub(t)
 	files := gsmFiles()
@@ -89,8 +89,12 @@ func TestDatasetDownloadsTheSplitAlone(t *testing.T) {
 	}
 
 	h.Close()
-	t.Setenv("HF_HUB_OFFLINE", "1")
 	again, err := ResolveDataset(context.Background(), gsmID, "main", "train", hubOpts(h, cache))
+	if err != nil || !reflect.DeepEqual(again, d) {
+		t.Fatalf("the Hub out of reach: %+v, %v; want the cached %+v", again, err, d)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	again, err = ResolveDataset(context.Background(), gsmID, "main", "train", hubOpts(h, cache))
 	if err != nil || !reflect.DeepEqual(again, d) {
 		t.Fatalf("offline: %+v, %v; want %+v", again, err, d)
 	}

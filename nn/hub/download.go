@@ -152,11 +152,11 @@ func (r *repo) statusError(resp *http.Response, file string) error {
 		if r.opts.Token != "" {
 			tok = "the token was refused"
 		}
-		return fmt.Errorf("%w: %s is gated or private, or does not exist, and %s: set HF_TOKEN to a token that can read it (for a gated model, accept its terms at %s first)%s",
-			ErrUnauthorized, r.id, tok, page, detail)
+		return fmt.Errorf("%w: %s is gated or private, or does not exist, and %s: set HF_TOKEN to a token that can read it (for a gated %s, accept its terms at %s first)%s",
+			ErrUnauthorized, r.id, tok, r.kind(), page, detail)
 	case http.StatusForbidden:
-		return fmt.Errorf("%w: the token cannot read %s; for a gated model, accept its terms at %s, or set HF_TOKEN to a token that has%s",
-			ErrUnauthorized, r.id, page, detail)
+		return fmt.Errorf("%w: the token cannot read %s; for a gated %s, accept its terms at %s, or set HF_TOKEN to a token that has%s",
+			ErrUnauthorized, r.id, r.kind(), page, detail)
 	case http.StatusNotFound:
 		switch {
 		case code == "RevisionNotFound":
