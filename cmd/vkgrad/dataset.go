@@ -181,7 +181,7 @@ func locateDataset(name string, path *string, split string, h *hubDataset, log z
 	}
 	df, err := hub.ResolveDataset(context.Background(), *path, h.Config, h.Split, hub.Options{Revision: rev})
 	if err != nil {
-		return nil, fmt.Errorf("--%s %s: %w", name, *path, err)
+		return nil, fmt.Errorf("--%s %s (choose with --%s-config, --%s-split, --%s-revision): %w", name, *path, name, name, name, err)
 	}
 	h.Config, h.Commit = df.Config, df.Commit
 	log.Info().Str("dataset", *path).Str("config", df.Config).Str("split", df.Split).Str("revision", df.Revision).

@@ -118,7 +118,7 @@ func TestFaultDatasetByNameErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--dataset", "org/tiny", "--dataset-split", "validation"}, `--dataset org/tiny: dataset org/tiny (revision main): config default has no split "validation"`},
+		{[]string{"--dataset", "org/tiny", "--dataset-split", "validation"}, `--dataset org/tiny (choose with --dataset-config, --dataset-split, --dataset-revision): dataset org/tiny (revision main): config default has no split "validation"`},
 		{[]string{"--dataset", "org/tiny", "--dataset-split", "validation"}, "its splits are test, train"},
 		{[]string{"--dataset", "org/tiny", "--dataset-config", "main"}, `no config "main" at commit`},
 		{[]string{"--dataset", "org/absent"}, "dataset org/absent not found on"},
@@ -131,7 +131,7 @@ func TestFaultDatasetByNameErrors(t *testing.T) {
 	}
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	_, err := runCLI(append(base, "--dataset", "org/tiny")...)
-	if err == nil || !strings.Contains(err.Error(), "--dataset org/tiny: dataset org/tiny (revision main) is not usable from the Hugging Face cache") ||
+	if err == nil || !strings.Contains(err.Error(), "--dataset org/tiny (choose with --dataset-config, --dataset-split, --dataset-revision): dataset org/tiny (revision main) is not usable from the Hugging Face cache") ||
 		!strings.Contains(err.Error(), "HF_HUB_OFFLINE is set") {
 		t.Errorf("offline with an empty cache: %v", err)
 	}

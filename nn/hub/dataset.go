@@ -256,7 +256,7 @@ func chooseSplit(files []string, config, split, where string) (*DatasetFiles, er
 	case byConfig[DefaultConfig] != nil:
 		config = DefaultConfig
 	default:
-		return nil, fmt.Errorf("the dataset has configs %s %s: choose one (--dataset-config)", strings.Join(configs, ", "), where)
+		return nil, fmt.Errorf("the dataset has configs %s %s: name one", strings.Join(configs, ", "), where)
 	}
 	rels, ok := byConfig[config]
 	if !ok {

@@ -136,7 +136,7 @@ func TestFaultDatasetSplitAndConfigErrors(t *testing.T) {
 		{"main", "validation", `config main has no split "validation" at commit `},
 		{"main", "validation", "; its splits are test, train"},
 		{"", "train", "the dataset has configs main, socratic at commit"},
-		{"", "train", "choose one (--dataset-config)"},
+		{"", "train", ": name one"},
 		{"other", "train", `no config "other" at commit`},
 		{"other", "train", "the configs are main, socratic"},
 	} {
