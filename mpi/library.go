@@ -81,7 +81,7 @@ func FindLibrary(getenv func(string) string) (path, version string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return l.path, firstLine(l.version), nil
+	return l.path, strings.TrimRight(firstLine(l.version), "\x00 "), nil
 }
 
 // openAs opens the library at name and reads it with ABI a, checking that the library says
