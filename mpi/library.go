@@ -74,6 +74,16 @@ func loadLibrary(getenv func(string) string) (*library, error) {
 	return nil, fmt.Errorf("%w (tried %s; install Open MPI or MPICH, or set VKGRAD_MPI_LIBRARY)", ErrNoMPI, strings.Join(tried, "; "))
 }
 
+// FindLibrary loads the MPI library Init would use, without initialising it, and returns its
+// path and the first line of MPI_Get_library_version; the error wraps ErrNoMPI when none loads.
+func FindLibrary(getenv func(string) string) (path, version string, err error) {
+	l, err := loadLibrary(getenv)
+	if err != nil {
+		return "", "", err
+	}
+	return l.path, strings.TrimRight(firstLine(l.version), "\x00 "), nil
+}
+
 // openAs opens the library at name and reads it with ABI a, checking that the library says
 // it is that implementation.
 func openAs(a abi, name string) (*library, error) {

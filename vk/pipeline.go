@@ -240,16 +240,24 @@ func specialisation(k Kernel) (*[3 + maxSpec]uint32, *[3 + maxSpec]specializatio
 	return &vals, &entries, n
 }
 
-// pipelineCacheFile is where the pipeline cache of this device and driver lives:
-// $VKGRAD_CACHE_DIR, else the user cache directory, under vkgrad/.
+// PipelineCacheDir is the folder of the pipeline caches, one file per device and driver named
+// pipelines-*.bin: $VKGRAD_CACHE_DIR, else vkgrad/ in the user cache directory.
+func PipelineCacheDir() (string, error) {
+	if dir := os.Getenv("VKGRAD_CACHE_DIR"); dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "vkgrad"), nil
+}
+
+// pipelineCacheFile is where the pipeline cache of this device and driver lives.
 func pipelineCacheFile(info DeviceInfo) (string, error) {
-	dir := os.Getenv("VKGRAD_CACHE_DIR")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(base, "vkgrad")
+	dir, err := PipelineCacheDir()
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(dir, fmt.Sprintf("pipelines-%s-%08x.bin", hex.EncodeToString(info.UUID[:]), info.DriverVersion)), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 	"github.com/vkgrad/vkgrad/vk"
 )
 
@@ -33,18 +34,18 @@ func devicesCommand() command {
 				fmt.Fprintln(stdout, string(raw))
 				return verr
 			}
-			fmt.Fprintf(stdout, "cpu  %d threads (%s/%s)\n", runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(stdout, "cpu  %s\n", cpuSummary())
 			if verr != nil {
 				fmt.Fprintf(stdout, "vulkan: %v\n", verr)
 			}
 			for _, d := range devs {
 				fmt.Fprintln(stdout, vk.Describe(d))
 			}
-			b, reason, err := device.Open("auto", device.Options{})
+			auto, err := autoDevice()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "--device auto -> %s: %s\n", b.Name(), reason)
+			fmt.Fprintf(stdout, "--device auto -> %s\n", auto)
 			return nil
 		}
 	}}
@@ -60,4 +61,27 @@ func devicesPerRank() error {
 	}
 	fmt.Fprintf(stdout, "%s: --device auto -> %s\n", cl.describe(), c.device)
 	return nil
+}
+
+// cpuSummary is the CPU as `vkgrad devices` and `vkgrad doctor` show it: model, threads,
+// platform, and the matmul kernel its SIMD features select.
+func cpuSummary() string {
+	model := cpuModel()
+	if model == "" {
+		model = "unknown model"
+	}
+	return fmt.Sprintf("%s, %d threads (%s/%s), matmul kernel %s", model, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, gemm.KernelName())
+}
+
+// autoDevice opens the backend --device auto picks, closes it again, and says which it is and why.
+func autoDevice() (string, error) {
+	b, reason, err := device.Open("auto", device.Options{})
+	if err != nil {
+		return "", err
+	}
+	name := b.Name()
+	if err := b.Close(); err != nil {
+		return "", fmt.Errorf("closing %s: %w", name, err)
+	}
+	return name + ": " + reason, nil
 }

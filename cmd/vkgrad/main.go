@@ -36,6 +36,7 @@ var commands = []command{
 	benchCommand(),
 	verifyCommand(),
 	devicesCommand(),
+	doctorCommand(),
 	versionCommand(),
 }
 

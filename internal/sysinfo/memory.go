@@ -27,7 +27,25 @@ func AvailableMemory() (bytes uint64, source string, ok bool) {
 	return bytes, source, ok
 }
 
-func meminfoAvailable(path string) (uint64, bool) {
+// TotalMemory is the memory this process's machine or cgroup has, in bytes: the smaller of
+// /proc/meminfo's MemTotal and the cgroup's limit (v2, or v1). ok is false where neither can be
+// read.
+func TotalMemory() (bytes uint64, ok bool) {
+	bytes, ok = meminfoField("/proc/meminfo", "MemTotal:")
+	limit, _, found := cgroupV2("/sys/fs/cgroup")
+	if !found {
+		limit, _, found = cgroupV1("/sys/fs/cgroup/memory")
+	}
+	if found && (!ok || limit < bytes) {
+		bytes, ok = limit, true
+	}
+	return bytes, ok
+}
+
+func meminfoAvailable(path string) (uint64, bool) { return meminfoField(path, "MemAvailable:") }
+
+// meminfoField reads the line of /proc/meminfo that starts with key, in bytes.
+func meminfoField(path, key string) (uint64, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
@@ -35,7 +53,7 @@ func meminfoAvailable(path string) (uint64, bool) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), key); ok {
 			fields := strings.Fields(v)
 			if len(fields) >= 1 {
 				if kb, err := strconv.ParseUint(fields[0], 10, 64); err == nil {

@@ -19,6 +19,9 @@ func TestAvailableMemoryReaders(t *testing.T) {
 	if v, ok := meminfoAvailable(mi); !ok || v != 20000000<<10 {
 		t.Errorf("MemAvailable = %d, %v", v, ok)
 	}
+	if v, ok := meminfoField(mi, "MemTotal:"); !ok || v != 24576000<<10 {
+		t.Errorf("MemTotal = %d, %v", v, ok)
+	}
 	write("memory.max", "8589934592\n")
 	write("memory.current", "1073741824\n")
 	if l, u, ok := cgroupV2(dir); !ok || l != 8<<30 || u != 1<<30 {

@@ -89,6 +89,27 @@ func hfHome() string {
 	return filepath.Join(home, ".cache", "huggingface")
 }
 
+// tokenFile is where huggingface_hub's login saves the token: $HF_TOKEN_PATH, else
+// $HF_HOME/token.
+func tokenFile() string {
+	if p := os.Getenv("HF_TOKEN_PATH"); p != "" {
+		return p
+	}
+	return filepath.Join(hfHome(), "token")
+}
+
+// TokenSource says where the token requests carry comes from, never the token itself: "HF_TOKEN",
+// the path of a non-empty token file, or "" when there is none.
+func TokenSource() string {
+	if strings.TrimSpace(os.Getenv("HF_TOKEN")) != "" {
+		return "HF_TOKEN"
+	}
+	if tokenFromEnv() != "" {
+		return tokenFile()
+	}
+	return ""
+}
+
 // OfflineFromEnv reports whether HF_HUB_OFFLINE asks for no network.
 func OfflineFromEnv() bool {
 	switch strings.ToUpper(strings.TrimSpace(os.Getenv("HF_HUB_OFFLINE"))) {
@@ -128,11 +149,7 @@ func tokenFromEnv() string {
 	if t := os.Getenv("HF_TOKEN"); t != "" {
 		return strings.TrimSpace(t)
 	}
-	p := os.Getenv("HF_TOKEN_PATH")
-	if p == "" {
-		p = filepath.Join(hfHome(), "token")
-	}
-	b, err := os.ReadFile(p)
+	b, err := os.ReadFile(tokenFile())
 	if err != nil || len(b) > 4096 {
 		return ""
 	}

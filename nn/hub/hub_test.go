@@ -337,3 +337,24 @@ func TestCacheDirFromEnv(t *testing.T) {
 		t.Errorf("XDG_CACHE_HOME: %s", d)
 	}
 }
+
+func TestTokenSourceNamesWhereTheTokenIsNotTheToken(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HF_HOME", dir)
+	t.Setenv("HF_TOKEN_PATH", "")
+	t.Setenv("HF_TOKEN", "")
+	if got := TokenSource(); got != "" {
+		t.Errorf("no token: TokenSource = %q", got)
+	}
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("hf_file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := TokenSource(); got != file {
+		t.Errorf("token file: TokenSource = %q, want %q", got, file)
+	}
+	t.Setenv("HF_TOKEN", "hf_env")
+	if got := TokenSource(); got != "HF_TOKEN" {
+		t.Errorf("HF_TOKEN set: TokenSource = %q", got)
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !(linux || darwin || freebsd)
+
+package main
+
+import (
+	"errors"
+	"runtime"
+)
+
+// freeDisk cannot ask the filesystem on this system.
+func freeDisk(string) (uint64, error) {
+	return 0, errors.New("free space is not readable on " + runtime.GOOS)
+}
