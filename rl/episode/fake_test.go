@@ -52,7 +52,6 @@ func (byteTok) Decode(ids []int32) (string, error) {
 // hashDecoder is a RowDecoder whose logits are a function of each row's history alone, so
 // any schedule must give the same episodes; it keeps each row's history for the tests.
 type hashDecoder struct {
-	mu      sync.Mutex
 	rows    [][]int32
 	limit   int
 	resets  int
