@@ -36,9 +36,11 @@
 // or "assistant"; a step's are "tool" or "user", and a tool message with "error": true is a
 // failed call. The seed is below 2^53, so that every JSON reader holds it exactly. A reply
 // may echo "episode" and "turn"; one that does must echo its request's. A reply
-// {"error": "..."} ends its episode; so does one that breaks these rules (an unknown member,
-// a reward that is not a finite number), each an error wrapping ErrEnv that names the member
-// and quotes the line. Every episode whose reset reached a process gets a close on it,
+// {"error": "..."} ends its episode; so does one that breaks these rules (a member no reply
+// has, such as a misspelt "rewards"; a reward that is not a finite number), each an error
+// wrapping ErrEnv that names the member and quotes the line. A member of another kind of reply
+// ("info" with a reset) and a message's members beyond role, content and error ("name",
+// "tool_call_id") are ignored. Every episode whose reset reached a process gets a close on it,
 // however it ended, unless that process was started again since.
 //
 // A process that crashes, writes a line that is not a JSON object, echoes another episode or

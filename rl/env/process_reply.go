@@ -54,8 +54,13 @@ func (r reply) member(name string) (json.RawMessage, bool) {
 	return raw, true
 }
 
-// check refuses a reply that says {"error": ...} and one with members other than known.
-func (r reply) check(kind string, known ...string) error {
+// replyMembers are the members any reply of the protocol may have. A reply may carry one that
+// belongs to another kind of reply (an "info" with a reset, say), which is ignored; a name
+// outside them all is refused, as a typo ("rewards") would otherwise be read as a reward of 0.
+var replyMembers = []string{"id", "episode", "turn", "error", "messages", "tools", "reward", "done", "info"}
+
+// check refuses a reply that says {"error": ...} and one with a member no reply has.
+func (r reply) check(kind string) error {
 	if raw, ok := r.member("error"); ok {
 		var msg string
 		if json.Unmarshal(raw, &msg) != nil {
@@ -66,10 +71,9 @@ func (r reply) check(kind string, known ...string) error {
 		}
 		return fmt.Errorf("the environment says: %s", msg)
 	}
-	known = append(known, "id", "episode", "error")
 	for _, name := range slices.Sorted(maps.Keys(r.fields)) {
-		if !slices.Contains(known, name) {
-			return fmt.Errorf("unknown member %q: a %s reply has %s", name, kind, quoteAll(known))
+		if !slices.Contains(replyMembers, name) {
+			return fmt.Errorf("unknown member %q: a %s reply's members are among %s", name, kind, quoteAll(replyMembers))
 		}
 	}
 	return nil
@@ -84,7 +88,7 @@ var (
 
 // resetResult reads a reset reply.
 func (r reply) resetResult() (ResetResult, error) {
-	if err := r.check("reset", "messages", "tools"); err != nil {
+	if err := r.check("reset"); err != nil {
 		return ResetResult{}, err
 	}
 	var res ResetResult
@@ -102,7 +106,7 @@ func (r reply) resetResult() (ResetResult, error) {
 
 // stepResult reads a step reply.
 func (r reply) stepResult() (StepResult, error) {
-	if err := r.check("step", "turn", "messages", "reward", "done", "info"); err != nil {
+	if err := r.check("step"); err != nil {
 		return StepResult{}, err
 	}
 	var res StepResult
@@ -157,11 +161,7 @@ func parseMessage(raw json.RawMessage, kind string, roles []string) (Message, er
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
 		return Message{}, fmt.Errorf("%s is not an object", show(raw))
 	}
-	for name := range fields {
-		if name != "role" && name != "content" && name != "error" {
-			return Message{}, fmt.Errorf("unknown member %q: a message has \"role\", \"content\" and, for a tool message, \"error\"", name)
-		}
-	}
+	// Other members ("name", "tool_call_id", as OpenAI-style tool messages carry) are ignored.
 	var m Message
 	if json.Unmarshal(fields["role"], &m.Role) != nil || !slices.Contains(roles, m.Role) {
 		return Message{}, fmt.Errorf("\"role\" is %s: a %s reply's messages are %s", orMissing(fields["role"]), kind, quoteAll(roles))

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -14,12 +15,11 @@ func TestProcessReplyRules(t *testing.T) {
 		{"reset", `{"messages": [{"content": "x"}]}`, `"messages"[0]: "role" is missing`},
 		{"reset", `{"messages": [{"role": "user"}]}`, `"messages"[0]: "content" is missing, not a string`},
 		{"reset", `{"messages": [{"role": "user", "content": null}]}`, `"messages"[0]: "content" is null, not a string`},
-		{"reset", `{"messages": [{"role": "user", "content": "x", "name": "n"}]}`, `"messages"[0]: unknown member "name": a message has "role", "content" and, for a tool message, "error"`},
 		{"reset", `{"messages": {"role": "user"}}`, `"messages" is {"role": "user"}, not a list`},
 		{"reset", `{"messages": ["hi"]}`, `"messages"[0]: "hi" is not an object`},
 		{"reset", `{"tools": [{"type": "function", "function": {}}]}`, `"tools"[0] is {"type": "function", "function": {}}: want {"type": "function"`},
 		{"reset", `{"tools": {}}`, `"tools" is {}, not a list`},
-		{"reset", `{"turn": 0}`, `unknown member "turn": a reset reply has "messages", "tools", "id", "episode" or "error"`},
+		{"reset", `{"rewards": 1}`, `unknown member "rewards": a reset reply's members are among "id", "episode", "turn", "error", "messages", "tools", "reward", "done" or "info"`},
 		{"step", `{"reward": "1"}`, `"reward" is "1", not a number`},
 		{"step", `{"reward": -1e400}`, `"reward" is -1e400, beyond a float64`},
 		{"step", `{"done": 1}`, `"done" is 1, not true or false`},
@@ -27,7 +27,7 @@ func TestProcessReplyRules(t *testing.T) {
 		{"step", `{"messages": [{"role": "tool", "content": "x", "error": "yes"}]}`, `"messages"[0]: "error" is "yes", not true or false`},
 		{"step", `{"error": 3}`, `"error" is 3, not a string`},
 		{"step", `{"error": "", "reward": 1}`, `the environment reports an error with an empty message`},
-		{"close", `{"done": true}`, `unknown member "done": a close reply has "id", "episode" or "error"`},
+		{"close", `{"ok": true}`, `unknown member "ok": a close reply's members are among`},
 	} {
 		r, err := parseFrame([]byte(c.line), "e1", 0)
 		if err != nil {
@@ -89,5 +89,33 @@ func TestProcessReplyFrame(t *testing.T) {
 	}
 	if _, err := parseFrame([]byte(`{"episode": "e1", "turn": 3}`), "e1", 3); err != nil {
 		t.Errorf("a reply echoing its request: %v", err)
+	}
+}
+
+// TestProcessReplyLenient: members a reply of another kind has (an "info" with a reset, a
+// "done" with a close) and members of a message beyond role, content and error (OpenAI-style
+// "name" and "tool_call_id") are ignored, so an environment written to other conventions runs.
+func TestProcessReplyLenient(t *testing.T) {
+	r, err := parseFrame([]byte(`{"messages": [{"role": "tool", "content": "42", "name": "calc", "tool_call_id": "c1"}], "done": false, "tools": null}`), "e1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.stepResult()
+	if err != nil || len(res.Messages) != 1 || !reflect.DeepEqual(res.Messages[0], Message{Role: "tool", Content: "42"}) {
+		t.Errorf("step: %+v, %v", res, err)
+	}
+	for op, line := range map[string]string{"reset": `{"messages": [], "info": {"a": 1}, "reward": 0}`, "close": `{"done": true}`} {
+		r, err := parseFrame([]byte(line), "e1", -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op == "reset" {
+			_, err = r.resetResult()
+		} else {
+			err = r.closeResult()
+		}
+		if err != nil {
+			t.Errorf("%s reply %s: %v", op, line, err)
+		}
 	}
 }

@@ -232,7 +232,7 @@ func TestProcessReplyBreakingRulesEndsItsEpisode(t *testing.T) {
 	for mode, want := range map[string]string{
 		"assistant":   `"messages"[0]: "role" is "assistant": a step reply's messages are "tool" or "user"`,
 		"huge-reward": `"reward" is 1e999, beyond a float64`,
-		"misspelt":    `unknown member "rewards": a step reply has "turn", "messages", "reward", "done", "info", "id", "episode" or "error"`,
+		"misspelt":    `unknown member "rewards": a step reply's members are among "id", "episode", "turn", "error", "messages", "tools", "reward", "done" or "info"`,
 		"user-error":  `"messages"[0]: "error": true on a "user" message`,
 	} {
 		t.Run(mode, func(t *testing.T) {
