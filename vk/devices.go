@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
 )
 
 // DeviceType is a VkPhysicalDeviceType.
@@ -506,9 +508,9 @@ func Describe(d DeviceInfo) string {
 		}
 		budget := ""
 		if k < len(d.HeapBudget) {
-			budget = ", budget " + formatBytes(d.HeapBudget[k])
+			budget = ", budget " + sysinfo.FormatBytes(d.HeapBudget[k])
 		}
-		fmt.Fprintf(&b, "  heap %d    %s %s%s\n", k, formatBytes(h.Size), kind, budget)
+		fmt.Fprintf(&b, "  heap %d    %s %s%s\n", k, sysinfo.FormatBytes(h.Size), kind, budget)
 	}
 	fmt.Fprintf(&b, "  memory    one allocation at most %s, one buffer at most %s\n", bytesOrUnknown(d.MaxMemoryAllocationSize), bytesOrUnknown(d.MaxBufferSize))
 	fp16 := "no"
@@ -521,7 +523,7 @@ func Describe(d DeviceInfo) string {
 	}
 	fmt.Fprintf(&b, "  compute   subgroup %d%s, fp16 %s, workgroup %dx%dx%d (%d invocations), shared %s\n",
 		d.SubgroupSize, arith, fp16, d.MaxComputeWorkGroupSize[0], d.MaxComputeWorkGroupSize[1], d.MaxComputeWorkGroupSize[2],
-		d.MaxComputeWorkGroupInvocations, formatBytes(uint64(d.MaxComputeSharedMemorySize)))
+		d.MaxComputeWorkGroupInvocations, sysinfo.FormatBytes(uint64(d.MaxComputeSharedMemorySize)))
 	fmt.Fprintf(&b, "  coopmat   %s\n", describeCoopMat(d.CoopMatShapes))
 	if len(d.CoopMatNVShapes) > 0 {
 		fmt.Fprintf(&b, "  coopmatNV %s\n", describeCoopMat(d.CoopMatNVShapes))
@@ -533,7 +535,7 @@ func Describe(d DeviceInfo) string {
 		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)
 	}
 	fmt.Fprintf(&b, "  limits    storage buffer range %s, offset alignment %d, timestamp period %g ns",
-		formatBytes(uint64(d.MaxStorageBufferRange)), d.MinStorageBufferOffsetAlignment, d.TimestampPeriod)
+		sysinfo.FormatBytes(uint64(d.MaxStorageBufferRange)), d.MinStorageBufferOffsetAlignment, d.TimestampPeriod)
 	if d.Unusable != "" {
 		fmt.Fprintf(&b, "\n  unusable  %s", d.Unusable)
 	}
@@ -544,17 +546,5 @@ func bytesOrUnknown(n uint64) string {
 	if n == 0 {
 		return "(not reported)"
 	}
-	return formatBytes(n)
-}
-
-func formatBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	return sysinfo.FormatBytes(n)
 }

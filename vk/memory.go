@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"unsafe"
+
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
 )
 
 // memBlock is one VkDeviceMemory allocation with a VkBuffer spanning all of it; tensors are
@@ -143,9 +145,9 @@ func (p *memPool) newBlock(size uint64, host bool, label string) (*memBlock, err
 func (p *memPool) oomError(err error, size uint64, label string) error {
 	if errors.Is(err, ErrOutOfMemory) {
 		return fmt.Errorf("vk: out of memory on %s allocating %s for %s (%s held by vkgrad, device-local budget %s): %w",
-			p.d.Info.Name, formatBytes(size), label, formatBytes(p.reserved), formatBytes(p.d.Info.DeviceLocalBudget()), err)
+			p.d.Info.Name, sysinfo.FormatBytes(size), label, sysinfo.FormatBytes(p.reserved), sysinfo.FormatBytes(p.d.Info.DeviceLocalBudget()), err)
 	}
-	return fmt.Errorf("vk: allocating %s for %s: %w", formatBytes(size), label, err)
+	return fmt.Errorf("vk: allocating %s for %s: %w", sysinfo.FormatBytes(size), label, err)
 }
 
 func (p *memPool) destroyBlock(b *memBlock) {
@@ -299,7 +301,7 @@ type allocTooLarge struct {
 
 func (e *allocTooLarge) Error() string {
 	return fmt.Sprintf("vk: %s of %s exceeds the largest allocation %s allows, %s (maxMemoryAllocationSize, maxBufferSize)",
-		e.label, formatBytes(e.size), e.device, formatBytes(e.limit))
+		e.label, sysinfo.FormatBytes(e.size), e.device, sysinfo.FormatBytes(e.limit))
 }
 
 // Is matches ErrAllocationTooLarge, and ErrOutOfMemory: either way the request cannot be

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/backendtest"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -281,7 +282,7 @@ func TestMatMulBeyondMaxStorageBufferRange(t *testing.T) {
 	const C = 64
 	V := int(d.Info.MaxStorageBufferRange/4/C) + 64
 	if uint64(V)*C*4*2 > d.Info.DeviceLocalBytes()/2 {
-		t.Skipf("a %d x %d embedding does not fit comfortably in %s", V, C, formatBytes(d.Info.DeviceLocalBytes()))
+		t.Skipf("a %d x %d embedding does not fit comfortably in %s", V, C, sysinfo.FormatBytes(d.Info.DeviceLocalBytes()))
 	}
 	vb := NewBackendOn(d)
 	defer vb.Close()

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -209,7 +210,7 @@ func (d *Device) Window(b *Buffer, elem, count int) (Window, error) {
 	off := alignDown(start, d.Info.MinStorageBufferOffsetAlignment)
 	rng := max(end-off, 4)
 	if rng > uint64(d.Info.MaxStorageBufferRange) {
-		return Window{}, fmt.Errorf("vk: window of %s on %s exceeds maxStorageBufferRange %s", formatBytes(rng), b.label, formatBytes(uint64(d.Info.MaxStorageBufferRange)))
+		return Window{}, fmt.Errorf("vk: window of %s on %s exceeds maxStorageBufferRange %s", sysinfo.FormatBytes(rng), b.label, sysinfo.FormatBytes(uint64(d.Info.MaxStorageBufferRange)))
 	}
 	return Window{block: b.block, off: off, rng: rng, lo: start, hi: end, First: uint32((start - off) / 4)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -171,7 +172,7 @@ func TestBeyondMaxStorageBufferRange(t *testing.T) {
 	d := device(t)
 	n := int(d.Info.MaxStorageBufferRange/4) + 3000
 	if uint64(n)*8 > d.Info.DeviceLocalBytes()/2 {
-		t.Skipf("%d elements do not fit comfortably in %s", n, formatBytes(d.Info.DeviceLocalBytes()))
+		t.Skipf("%d elements do not fit comfortably in %s", n, sysinfo.FormatBytes(d.Info.DeviceLocalBytes()))
 	}
 	b := NewBackendOn(d)
 	defer b.Close()

@@ -287,7 +287,7 @@ func deviceCheck(d vk.DeviceInfo) check {
 	}
 	c := check{Name: fmt.Sprintf("vulkan:%d", d.Index), Status: statusOK, Bytes: local,
 		Detail: fmt.Sprintf("%s [%s], %s %s, Vulkan %s, %s device-local, subgroup %d, fp16 %s, coopmat %s",
-			d.Name, d.Type, driver, d.DriverVersionString(), d.APIVersionString(), formatSize(local), d.SubgroupSize,
+			d.Name, d.Type, driver, d.DriverVersionString(), d.APIVersionString(), sysinfo.FormatBytes(local), d.SubgroupSize,
 			yesNo(d.Float16), yesNo(len(d.CoopMatShapes) > 0 || len(d.CoopMatNVShapes) > 0))}
 	if d.Unusable != "" {
 		c.Status = statusWarning
@@ -391,7 +391,7 @@ func cacheChecks(timeout time.Duration) []check {
 		}
 	}
 	return append(out, check{Name: "pipelines", Status: statusOK, Path: dir, Bytes: total, Count: len(files),
-		Detail: fmt.Sprintf("%s: %s in %d file(s)", dir, formatSize(total), len(files))})
+		Detail: fmt.Sprintf("%s: %s in %d file(s)", dir, sysinfo.FormatBytes(total), len(files))})
 }
 
 // dirUsage is what a walk of a cache directory found.
@@ -448,7 +448,7 @@ func cacheDirCheck(name, dir string, timeout time.Duration, whenAbsent string, c
 		return c
 	}
 	c.Bytes, c.Count = u.bytes, u.files
-	c.Detail = fmt.Sprintf("%s: %s in %d file(s)", dir, formatSize(u.bytes), u.files)
+	c.Detail = fmt.Sprintf("%s: %s in %d file(s)", dir, sysinfo.FormatBytes(u.bytes), u.files)
 	if classify != nil {
 		c.Models, c.Datasets = u.models, u.datasets
 		c.Detail += fmt.Sprintf(", %d model(s), %d dataset(s)", u.models, u.datasets)
@@ -466,11 +466,11 @@ func cacheDirCheck(name, dir string, timeout time.Duration, whenAbsent string, c
 func memoryChecks() []check {
 	total := check{Name: "total", Status: statusWarning, Detail: "not readable on " + runtime.GOOS}
 	if n, ok := sysinfo.TotalMemory(); ok {
-		total = check{Name: "total", Status: statusOK, Bytes: n, Detail: formatSize(n)}
+		total = check{Name: "total", Status: statusOK, Bytes: n, Detail: sysinfo.FormatBytes(n)}
 	}
 	avail := check{Name: "available", Status: statusWarning, Detail: "not readable on " + runtime.GOOS}
 	if n, source, ok := sysinfo.AvailableMemory(); ok {
-		avail = check{Name: "available", Status: statusOK, Bytes: n, Detail: fmt.Sprintf("%s (%s)", formatSize(n), source)}
+		avail = check{Name: "available", Status: statusOK, Bytes: n, Detail: fmt.Sprintf("%s (%s)", sysinfo.FormatBytes(n), source)}
 		if n < lowMemory {
 			avail.Status = statusWarning
 			avail.Fix = "close other programs, or train a smaller model or batch (see `vkgrad train --help` for --batch)"
@@ -494,7 +494,7 @@ func diskChecks(timeout time.Duration) []check {
 		case err != nil:
 			c.Status, c.Detail = statusWarning, fmt.Sprintf("%s: %v", dir, err)
 		default:
-			c.Detail = fmt.Sprintf("%s free on %s", formatSize(free), dir)
+			c.Detail = fmt.Sprintf("%s free on %s", sysinfo.FormatBytes(free), dir)
 			if free < lowDisk {
 				c.Status = statusWarning
 				c.Fix = "checkpoints and downloaded models need room: free some space or point the cache elsewhere"
@@ -519,17 +519,4 @@ func existingAncestor(dir string) string {
 		}
 		dir = parent
 	}
-}
-
-// formatSize writes a byte count for people: bytes below a KiB, else one decimal of the unit.
-func formatSize(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
