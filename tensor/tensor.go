@@ -1,5 +1,6 @@
-// Package tensor defines float32/int32 tensors, the Backend interface that is the one seam
-// between the math and the hardware, and helpers shared by every backend.
+// Package tensor defines tensors and the Backend interface, the seam between math and hardware.
+//
+// Tensors hold float32 or int32 values; helpers here are shared by every backend.
 //
 // A Tensor is a view (offset and shape) into backend-owned Storage. Data crosses between host
 // and device only through Backend.Upload/Download, never implicitly inside an op.

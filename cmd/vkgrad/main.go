@@ -1,5 +1,7 @@
-// Command vkgrad trains, fine-tunes (SFT, GRPO, PPO), samples, evaluates and verifies GPT-2 and
-// Llama-family models on the CPU or any Vulkan GPU.
+// Command vkgrad trains and RL-fine-tunes GPT-2 and Llama-family models on the CPU or Vulkan.
+//
+// It trains, fine-tunes (SFT, GRPO, PPO, in environments too), samples, evaluates and verifies
+// models; `vkgrad help` lists the commands.
 package main
 
 import (

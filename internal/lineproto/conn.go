@@ -1,6 +1,8 @@
-// Package lineproto speaks vkgrad's protocol with the long-lived programs it starts (reward
-// programs, environments): one JSON object a line each way, requests on the program's standard
-// input, replies on its standard output. The rules that keep every reply paired with its request:
+// Package lineproto speaks vkgrad's JSON-lines protocol with the programs it starts.
+//
+// The programs are long-lived (reward programs, environments): one JSON object a line each way,
+// requests on the program's standard input, replies on its standard output. The rules that keep
+// every reply paired with its request:
 //
 //   - Each request carries "id": n, counting 1, 2, 3, ... from the program's start.
 //   - The program answers each request with exactly one line. A reply may echo "id"; one that

@@ -1,5 +1,4 @@
-// Package hub finds a Hugging Face model or dataset by name in the local cache, downloading it
-// if needed.
+// Package hub finds a Hugging Face model or dataset by name in the cache, downloading it if needed.
 //
 // [Resolve] turns a name such as "Qwen/Qwen3-0.6B" into a local directory the way transformers
 // does: a local path of that name wins; else the Hugging Face cache that transformers and

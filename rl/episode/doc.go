@@ -1,5 +1,6 @@
-// Package episode runs multi-turn episodes: the policy writes a turn, an environment answers,
-// and the conversation goes on, token in and token out.
+// Package episode runs multi-turn episodes of a policy and an environment, token in and token out.
+//
+// The policy writes a turn, an environment answers, and the conversation goes on.
 //
 // # Tokens
 //

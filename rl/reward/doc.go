@@ -1,4 +1,6 @@
-// Package reward holds the verifiers that score completions without writing Go (exact and
-// numeric answers, regular expressions, JSON formats, length) and an external reward process
-// that speaks one JSON line per batch, all as rl.Reward values to combine with weights.
+// Package reward holds the rewards a run names: verifiers and an external reward program.
+//
+// The verifiers score completions without writing Go (exact and numeric answers, regular
+// expressions, JSON formats, length); the external reward process speaks one JSON line per
+// batch. Both are rl.Reward values to combine with weights.
 package reward

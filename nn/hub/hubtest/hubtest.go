@@ -1,5 +1,6 @@
-// Package hubtest fills a Hugging Face cache with model and dataset files, and serves dataset
-// repositories as the Hub does, for tests that resolve Hub names.
+// Package hubtest fakes the Hugging Face cache and Hub for tests that resolve Hub names.
+//
+// It fills a cache with model and dataset files, and serves dataset repositories as the Hub does.
 //
 // [Store] and [StoreDataset] lay files out exactly as huggingface_hub does: blobs named by
 // [ETag], a snapshot of symlinks under a [Commit] hash, and a ref naming it. [ReadDir] reads a
