@@ -303,3 +303,18 @@ func TestShareEpisodesExactly(t *testing.T) {
 		t.Errorf("shared %+v\nwant %+v", got[0], ep)
 	}
 }
+
+// TestEpisodesNeedAnEnvironment: a config that asks for episodes and a trainer given no
+// environment is an error at the first step, not a silent single-turn run.
+func TestEpisodesNeedAnEnvironment(t *testing.T) {
+	cfg := DefaultGRPOTrainerConfig()
+	cfg.Train = episodeTrainConfig()
+	cfg.GRPO.GroupSize = 2
+	tr, err := NewGRPOTrainer(GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.TrainStep(); err == nil || !strings.Contains(err.Error(), "no environment") {
+		t.Errorf("a step without an environment: %v", err)
+	}
+}

@@ -280,6 +280,9 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	if c.env != nil {
 		return c.drawEpisodes(rows, per)
 	}
+	if c.cfg.Episodes != nil {
+		return nil, nil, fmt.Errorf("the config asks for episodes, but the trainer has no environment (SetEnvironment)")
+	}
 	var ro *Rollout
 	var err error
 	done := c.timed(PhaseRollout)
