@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/rl/env"
+	"github.com/vkgrad/vkgrad/rl/episode"
 )
 
 // ChatRender renders a conversation, with the function specs offered (OpenAI style; nil:
@@ -177,10 +178,10 @@ func longestTailAt(text, turn string) int {
 }
 
 // PlainConversationTokens lays out a conversation for a model without a chat template as its
-// episodes are written (episode.NewPlainRenderer): the opening messages' contents joined by
-// newlines, then each assistant turn's content and eos, trained, and each run of other
-// messages as their contents each followed by a newline, not trained. Each part is encoded
-// alone, as an episode encodes its prompt, samples its turns and encodes each reply.
+// episodes are written (episode.NewPlainRenderer): the opening messages as the prompt, each
+// assistant turn's content and eos, trained, and each run of other messages as a reply, not
+// trained. Each part is encoded alone, as an episode encodes its prompt, samples its turns and
+// encodes each reply.
 func PlainConversationTokens(tok Tokenizer, msgs []env.Message, eos int32) (ids []int32, mask []bool, err error) {
 	first := slices.IndexFunc(msgs, func(m env.Message) bool { return m.Role == "assistant" })
 	if first < 1 {
@@ -192,22 +193,28 @@ func PlainConversationTokens(tok Tokenizer, msgs []env.Message, eos int32) (ids 
 			mask = append(mask, trained)
 		}
 	}
-	opening := make([]string, first)
-	for i, m := range msgs[:first] {
-		opening[i] = m.Content
+	plain := episode.NewPlainRenderer(EOSText)
+	prompt, err := plain.Prompt(msgs[:first], nil)
+	if err != nil {
+		return nil, nil, err
 	}
-	add(tok.Encode(strings.Join(opening, "\n")), false)
-	var reply strings.Builder
-	for _, m := range msgs[first:] {
-		if m.Role != "assistant" {
-			reply.WriteString(m.Content + "\n")
+	add(tok.Encode(prompt), false)
+	for rest := msgs[first:]; len(rest) > 0; {
+		if rest[0].Role == "assistant" {
+			add(append(tok.Encode(rest[0].Content), eos), true)
+			rest = rest[1:]
 			continue
 		}
-		if reply.Len() > 0 {
-			add(tok.Encode(reply.String()), false)
-			reply.Reset()
+		n := slices.IndexFunc(rest, func(m env.Message) bool { return m.Role == "assistant" })
+		if n < 0 {
+			n = len(rest)
 		}
-		add(append(tok.Encode(m.Content), eos), true)
+		reply, err := plain.Delta(rest[:n], nil, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		add(tok.Encode(reply), false)
+		rest = rest[n:]
 	}
 	return ids, mask, nil
 }

@@ -90,15 +90,14 @@ func episodeTasks(rows []Prompt, per int, seed uint64, step int, greedy bool) []
 		if msgs == nil && p.Text != "" { // a text prompt; none at all: the environment's reset opens
 			msgs = []env.Message{{Role: "user", Content: p.Text}}
 		}
-		tasks[i] = episode.Task{Messages: msgs, Tools: p.Tools, Example: p.Example, Sample: k,
+		example := p.Example
+		if example == nil { // a generated prompt: the environment gets null
+			example = json.RawMessage("null")
+		}
+		tasks[i] = episode.Task{Messages: msgs, Tools: p.Tools, Example: example, Sample: k,
 			Seed: rng.Keyed(seed, uint64(step), uint64(g)).Uint64() >> 11} // below 2^53, exact in JSON
 		if !greedy {
 			tasks[i].RNG = rng.Keyed(seed, uint64(step), uint64(g), uint64(k), 1)
-		}
-	}
-	if len(rows) > 0 && tasks[0].Example == nil {
-		for i := range tasks {
-			tasks[i].Example = json.RawMessage("null")
 		}
 	}
 	return tasks
@@ -120,7 +119,7 @@ func runEpisodes(m Policy, e *Environment, cfg episode.Config, tasks []episode.T
 			return nil, stats, err
 		}
 		mine = append(mine, eps...)
-		stats = addStats(stats, st)
+		stats = stats.Add(st)
 	}
 	if gather == nil {
 		return mine, stats, nil
@@ -196,12 +195,6 @@ func runEpisodesOn(m Policy, e *Environment, cfg episode.Config, tasks []episode
 		return nil, episode.Stats{}, fmt.Errorf("episodes: the policy's decoder cannot decode rows at their own positions")
 	}
 	return episode.Run(d, e.Tok, e.Render, e.New, tasks, cfg)
-}
-
-func addStats(a, b episode.Stats) episode.Stats {
-	return episode.Stats{Steps: a.Steps + b.Steps, Decoded: a.Decoded + b.Decoded, PrefillTokens: a.PrefillTokens + b.PrefillTokens,
-		SlotSteps: a.SlotSteps + b.SlotSteps, EnvCalls: a.EnvCalls + b.EnvCalls, EnvSeconds: a.EnvSeconds + b.EnvSeconds,
-		WaitSeconds: a.WaitSeconds + b.WaitSeconds}
 }
 
 // shareEpisodes returns every rank's episodes, in rank order (which is group order), carried

@@ -122,13 +122,14 @@ func openFamily(hfDir, modelType string) (*modelFamily, error) {
 }
 
 // plainPrompt is a prompt in a conversation's messages for a model without a chat template,
-// as its episodes write one: the contents joined by newlines, without roles or tools.
+// as its episodes write one (episode.NewPlainRenderer): the contents joined by newlines,
+// without roles or tools.
 func plainPrompt(msgs []tasks.Message, _ []json.RawMessage) (string, error) {
-	contents := make([]string, len(msgs))
+	in := make([]env.Message, len(msgs))
 	for i, m := range msgs {
-		contents[i] = m.Content
+		in[i] = env.Message{Role: m.Role, Content: m.Content}
 	}
-	return strings.Join(contents, "\n"), nil
+	return episode.NewPlainRenderer(rl.EOSText).Prompt(in, nil)
 }
 
 // renderer renders a dataset's conversation, with the tools its row offers, as a prompt, the

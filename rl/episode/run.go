@@ -30,6 +30,13 @@ type Stats struct {
 	WaitSeconds   float64 // time the decoder waited for an environment
 }
 
+// Add returns the sum of two runs' counts.
+func (s Stats) Add(o Stats) Stats {
+	return Stats{Steps: s.Steps + o.Steps, Decoded: s.Decoded + o.Decoded, PrefillTokens: s.PrefillTokens + o.PrefillTokens,
+		SlotSteps: s.SlotSteps + o.SlotSteps, EnvCalls: s.EnvCalls + o.EnvCalls, EnvSeconds: s.EnvSeconds + o.EnvSeconds,
+		WaitSeconds: s.WaitSeconds + o.WaitSeconds}
+}
+
 // Run runs one episode per task with d's rows as slots and newEnv's environments, and returns
 // the episodes in task order. Errors of an environment end its episode (StopEnvError); an
 // error of the decoder, the renderer or the tokenizer ends the run.
