@@ -22,12 +22,13 @@ import (
 // clipped to off+n. per 0 binds elements [off, off+n) whole in every chunk; reuse binds
 // per*cr elements from off in every chunk (a scratch each chunk overwrites).
 type nnArg struct {
-	buf   *Buffer
-	off   int
-	per   int
-	n     int
-	write bool
-	reuse bool
+	buf    *Buffer
+	off    int
+	per    int
+	n      int
+	write  bool
+	reuse  bool
+	unused bool // a stand-in the dispatch does not touch (Arg.Unused)
 }
 
 // nnRows is a nnArg over a tensor view.
@@ -38,6 +39,12 @@ func nnRows(st *storage, t *tensor.Tensor, per, n int, write bool) nnArg {
 // nnWhole is a nnArg binding n elements of a tensor view in every chunk.
 func nnWhole(st *storage, t *tensor.Tensor, n int) nnArg {
 	return nnArg{buf: st.buf, off: t.Offset, n: n}
+}
+
+// nnWholeWritten is nnWhole for a view every chunk adds to, so that each chunk waits for the
+// one before it (a GPU runs dispatches without a barrier between them at once).
+func nnWholeWritten(st *storage, t *tensor.Tensor, n int) nnArg {
+	return nnArg{buf: st.buf, off: t.Offset, n: n, write: true}
 }
 
 // nnChunkRows is the most rows one dispatch may cover so that every argument's window fits in
@@ -125,7 +132,7 @@ func nnRun[P any](b *Backend, k Kernel, op string, rows int, args []nnArg, group
 				b.setErr(err)
 				return
 			}
-			wargs[i] = Arg{W: w, Write: a.write}
+			wargs[i] = Arg{W: w, Write: a.write, Unused: a.unused}
 			first[i] = w.First
 		}
 		pw := push(r0, cr, first)

@@ -181,7 +181,7 @@ func (b *Backend) RMSNormBackward(dinp, dweight, dout, inp, weight, rstd *tensor
 	// Chunks of rows run one after another, each adding its rows to dweight in order.
 	b.dev.Cost(3*float64(N*C), 4*(2*float64(N*C)+float64(N)+2*float64(C)))
 	nnRun(b, kRMSNormBackwardWeight, op, N, []nnArg{
-		nnWhole(dws, dweight, C), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false), nnRows(rs, rstd, 1, N, false),
+		nnWholeWritten(dws, dweight, C), nnRows(dos, dout, C, N*C, false), nnRows(is, inp, C, N*C, false), nnRows(rs, rstd, 1, N, false),
 	}, func(int) [3]uint32 { return b.nnFlatGroups(C) }, func(_, cr int, f firsts) rmsNormBackwardWeightPush {
 		return rmsNormBackwardWeightPush{Rows: uint32(cr), C: uint32(C), OffDw: f[0], OffDout: f[1], OffInp: f[2], OffRstd: f[3]}
 	})
