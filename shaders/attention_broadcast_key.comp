@@ -4,6 +4,7 @@
 // diagonal in increasing order, in tiles of SG queries, one a lane. Reads the dsum the query
 // pass stored.
 #extension GL_GOOGLE_include_directive : require
+#define KEY_PASS
 #include "attention_broadcast_common.glsl"
 #include "attention_backward_params.glsl"
 

@@ -4,6 +4,7 @@
 #define HSMAX 128u
 #define BR 16u
 #define BC 8u
+#define KEY_PASS
 #include "attention_flash_common.glsl"
 #include "attention_flash_backward.glsl"
 #include "attention_flash_key.glsl"

@@ -270,8 +270,10 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	})
 
 	// No log-sum-exp is kept: its binding aliases out and is never written.
+	lseStandIn := nnRows(os, out, Tq*C, B*Tq*C, false)
+	lseStandIn.unused = true
 	args := []nnArg{
-		nnRows(os, out, Tq*C, B*Tq*C, true), nnRows(os, out, Tq*C, B*Tq*C, false),
+		nnRows(os, out, Tq*C, B*Tq*C, true), lseStandIn,
 		nnRows(qs, qkv, Tq*3*C, B*Tq*3*C, false), nnRows(ks, kcache, maxT*C, B*maxT*C, false), nnRows(vs, vcache, maxT*C, B*maxT*C, false),
 	}
 	scale := attnScale(hs)

@@ -102,6 +102,7 @@ func (b *Backend) LogSoftmaxGather(logp, entropy, logits, targets, cutoff *tenso
 	lps := nnF32(b, op, "logp", logp, N)
 	gs, ts := nnF32(b, op, "logits", logits, N*Vp), nnI32(b, op, "targets", targets, N)
 	ent, hasEnt := nnRows(lps, logp, 1, N, false), uint32(0) // logp stands in, never written
+	ent.unused = true
 	if entropy != nil {
 		ent, hasEnt = nnRows(nnF32(b, op, "entropy", entropy, N), entropy, 1, N, true), 1
 	}

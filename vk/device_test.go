@@ -57,7 +57,7 @@ func TestUploadDispatchDownload(t *testing.T) {
 	wb, _ := d.Window(bb, 3, m)
 	k := Kernel{Shader: "add", Bindings: 3, Push: 4, Local: [3]uint32{64, 1, 1}}
 	push := binaryPush{N: uint32(m), OffOut: wo.First, OffA: wa.First, OffB: wb.First}
-	if err := d.Dispatch(k, [3]uint32{4, 1, 1}, pushOf(&push), Arg{wo, true}, Arg{wa, false}, Arg{wb, false}); err != nil {
+	if err := d.Dispatch(k, [3]uint32{4, 1, 1}, pushOf(&push), Arg{W: wo, Write: true}, Arg{W: wa}, Arg{W: wb}); err != nil {
 		t.Fatal(err)
 	}
 	out := make([]byte, 4*n)

@@ -133,7 +133,7 @@ func (b *Backend) mmChunkWindows(p tensor.MatMulParams, ops mmOperands, c mmChun
 		}
 	}
 	// GELU's output lies as out does; without one, out's window stands in, unused.
-	gelu := Arg{W: wo}
+	gelu := Arg{W: wo, Unused: true}
 	if ops.gelu != nil {
 		wg, ok := b.mmWindow(ops.gelu, ops.offGelu+c.z0*M*N+c.m0*N+c.n0, (c.zn-1)*M*N+s.out)
 		if !ok {

@@ -54,6 +54,7 @@ type pipelineKey struct {
 
 type pipeline struct {
 	kernel   Kernel
+	writes   uint32 // the bindings the shader may write (writableBindings)
 	dsLayout uint64
 	layout   uint64
 	pipe     uint64
@@ -88,10 +89,15 @@ func (d *Device) pipelineFor(k Kernel) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	writes, err := writableBindings(code)
+	if err != nil {
+		return nil, fmt.Errorf("vk: kernel %s: %w", k.Shader, err)
+	}
 	p, err := d.buildPipeline(k, code)
 	if err != nil {
 		return nil, err
 	}
+	p.writes = writes
 	d.pipelines[key] = p
 	return p, nil
 }

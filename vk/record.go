@@ -216,15 +216,19 @@ func (d *Device) Window(b *Buffer, elem, count int) (Window, error) {
 }
 
 // MaxWindowElems is the most elements one Window may hold on this device, with room for the
-// alignment slack at its start.
+// alignment slack at its start, in whole vec4s: NVIDIA's range is 2^32-1 bytes, and a window
+// of an odd number of floats would keep the vec4 kernels from every chunked operand.
 func (d *Device) MaxWindowElems() int {
-	return int((uint64(d.Info.MaxStorageBufferRange) - d.Info.MinStorageBufferOffsetAlignment) / 4)
+	return int((uint64(d.Info.MaxStorageBufferRange)-d.Info.MinStorageBufferOffsetAlignment)/16) * 4
 }
 
 // Arg is a Window passed to a kernel binding, marked when the kernel writes it.
 type Arg struct {
 	W     Window
 	Write bool
+	// Unused marks a stand-in window for a binding the shader may write but this dispatch's
+	// push constants leave untouched (a matmul without its GELU output).
+	Unused bool
 }
 
 // Dispatch records k over groups workgroups with the given push constants and bindings
@@ -271,6 +275,9 @@ func (d *Device) dispatchLocked(k Kernel, groups [3]uint32, push []uint32, args 
 	if k.Bindings > 0 {
 		var accs [MaxBindings]access
 		for i, a := range args {
+			if p.writes&(1<<i) != 0 && !a.Write && !a.Unused {
+				return fmt.Errorf("vk: kernel %s writes binding %d, which the dispatch marks read-only (no barrier would order the write)", k.Shader, i)
+			}
 			// The whole descriptor range counts, alignment slack included: that is what the
 			// shader may address, and what synchronization validation checks.
 			accs[i] = access{block: a.W.block, lo: a.W.off, hi: a.W.off + a.W.rng, write: a.Write}
