@@ -164,6 +164,17 @@ func TestPipelineCacheFile(t *testing.T) {
 	}
 }
 
+// skipUnlessAllocationExceedsRange skips a test of a tensor of size bytes, larger than one
+// storage-buffer window, on a device whose one allocation cannot hold it: there (NVIDIA's
+// windows span the 4 GiB an allocation may have) no tensor outgrows a window.
+func skipUnlessAllocationExceedsRange(t *testing.T, info DeviceInfo, size uint64) {
+	t.Helper()
+	if size > info.AllocationLimit() {
+		t.Skipf("%s allows one allocation of %s, no larger than a storage-buffer window of %s: no tensor outgrows a window",
+			info.Name, sysinfo.FormatBytes(info.AllocationLimit()), sysinfo.FormatBytes(uint64(info.MaxStorageBufferRange)))
+	}
+}
+
 // TestBeyondMaxStorageBufferRange runs ops on a tensor larger than one descriptor can span.
 func TestBeyondMaxStorageBufferRange(t *testing.T) {
 	if testing.Short() {
@@ -171,6 +182,7 @@ func TestBeyondMaxStorageBufferRange(t *testing.T) {
 	}
 	d := device(t)
 	n := int(d.Info.MaxStorageBufferRange/4) + 3000
+	skipUnlessAllocationExceedsRange(t, d.Info, uint64(n)*4)
 	if uint64(n)*8 > d.Info.DeviceLocalBytes()/2 {
 		t.Skipf("%d elements do not fit comfortably in %s", n, sysinfo.FormatBytes(d.Info.DeviceLocalBytes()))
 	}
@@ -270,5 +282,21 @@ func TestDeviceLostIsSticky(t *testing.T) {
 	b.Close()
 	if err := d.Close(); err != nil {
 		t.Errorf("Close after loss: %v", err)
+	}
+}
+
+// TestMaxWindowElemsWholeVec4s checks windows hold whole vec4s under NVIDIA's limits (a range
+// of 2^32-1 bytes), so that the reductions' vec4 kernels still run there.
+func TestMaxWindowElemsWholeVec4s(t *testing.T) {
+	for _, c := range []struct {
+		rng   uint32
+		align uint64
+	}{{1<<32 - 1, 16}, {1<<32 - 1, 64}, {1 << 27, 4}, {1<<31 - 1, 256}} {
+		d := &Device{}
+		d.Info.MaxStorageBufferRange, d.Info.MinStorageBufferOffsetAlignment = c.rng, c.align
+		n := d.MaxWindowElems()
+		if n%4 != 0 || uint64(n)*4+c.align > uint64(c.rng) || uint64(n+4)*4+c.align <= uint64(c.rng) {
+			t.Errorf("range %d, alignment %d: %d elements, want the most whole vec4s that fit with the slack", c.rng, c.align, n)
+		}
 	}
 }
