@@ -281,6 +281,7 @@ func TestMatMulBeyondMaxStorageBufferRange(t *testing.T) {
 	d := device(t)
 	const C = 64
 	V := int(d.Info.MaxStorageBufferRange/4/C) + 64
+	skipUnlessAllocationExceedsRange(t, d.Info, uint64(V)*C*4)
 	if uint64(V)*C*4*2 > d.Info.DeviceLocalBytes()/2 {
 		t.Skipf("a %d x %d embedding does not fit comfortably in %s", V, C, sysinfo.FormatBytes(d.Info.DeviceLocalBytes()))
 	}
@@ -434,9 +435,10 @@ func TestMatMulTileChoice(t *testing.T) {
 		tile           string
 		splits         int
 	}{
-		{8192, 2304, 768, 1, "large", 1}, // qkv forward: 1152 tiles
-		{768, 2304, 8192, 1, "large", 2}, // its weight gradient: 108 tiles, fewer than 2 per CU
-		{768, 768, 8192, 1, "medium", 1}, // attention projection gradient: 144 medium tiles
+		{8192, 2304, 768, 1, "large", 1}, // qkv forward: 2304 tiles
+		{768, 2304, 8192, 1, "large", 1}, // its weight gradient: 216 tiles, 2 per CU and more
+		{768, 768, 8192, 1, "large", 2},  // attention projection gradient: 72 tiles, fewer than 2 per CU
+		{512, 768, 8192, 1, "medium", 2}, // 48 large tiles leave CUs idle; 96 medium ones
 		{1, 768, 768, 1, "small", 1},     // one token: K too short to split
 		{1, 768, 8192, 1, "small", 5},    // 24 small tiles: ceil(120/24) = 5 splits
 		{96, 96, 4096, 1, "small", 8},    // 9 small tiles: at most 8 splits of at least 512
