@@ -177,8 +177,9 @@ func NNCases() []Case {
 				}
 			},
 			// Probability-weighted sums of unit values and sums of up to T such products, in
-			// another order: a few roundings, growing with the scores' scale.
-			Checks: []Check{{"out", 4e-6, 2e-5}, {"dqkv", 2e-5 * float64(s.qkScale), 2e-5 * float64(s.qkScale)}},
+			// another order: a few roundings, growing with the scores' scale (an exponential's
+			// relative error grows with its argument; NVIDIA's exp differed by 5e-6 at qk*10).
+			Checks: []Check{{"out", 4e-6 * float64(s.qkScale), 2e-5}, {"dqkv", 2e-5 * float64(s.qkScale), 2e-5 * float64(s.qkScale)}},
 			Dims:   map[string]int{"B": B, "T": T, "C": C, "NH": NH},
 			Window: max(NH*T*T, T*3*C), // one sequence per chunk
 		})
