@@ -15,8 +15,8 @@ import (
 func TestSPIRVUpToDate(t *testing.T) {
 	glslc, err := exec.LookPath("glslc")
 	if err != nil {
-		if os.Getenv("VKGRAD_REQUIRE_VULKAN") == "1" {
-			t.Fatal("glslc not found and VKGRAD_REQUIRE_VULKAN=1")
+		if os.Getenv("VKGRAD_REQUIRE_GLSLC") == "1" {
+			t.Fatal("glslc not found and VKGRAD_REQUIRE_GLSLC=1")
 		}
 		t.Skip("glslc not found; install glslc to check the committed SPIR-V")
 	}
