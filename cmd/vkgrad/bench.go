@@ -195,8 +195,9 @@ const benchUsage = `vkgrad bench train|matmul|sample|rl [flags]
   bench matmul   GPT-2 --preset's training products at --batch x --seq rows: GFLOP/s per shape;
                  --steps, --warmup
   bench sample   KV-cache decoding of --preset for each of --batches after a 16-token prompt:
-                 tokens/s, the fraction of the read bandwidth (every weight is read once a step:
-                 the bound at batch 1) and of the FMA peak (the bound of a wide batch); --tokens,
+                 tokens/s, the fraction of the read bandwidth (the host's, or a GPU's copy rate;
+                 every weight is read once a step: the bound at batch 1) and of the FMA peak (the
+                 bound of a wide batch); --tokens,
                  --steps (best of), --lora-rank
   bench rl       GRPO or PPO steps (--algo) of --preset's random weights or --init's model on
                  --prompts synthetic prompts of --prompt-len tokens, --group-size completions each
@@ -246,6 +247,18 @@ func peak(be tensor.Backend) (gflops float64, threads int) {
 		return g, 0
 	}
 	return 0, 0
+}
+
+// readBandwidth is the memory bandwidth decoding is read against, in bytes per second: a
+// Vulkan device's copy probe (bytes read and written), else the host's read rate over all
+// cores; reading a GPU's decoding against host memory once gave fractions above 1.
+func readBandwidth(be tensor.Backend) float64 {
+	if b, ok := be.(*vk.Backend); ok {
+		if p, err := b.MeasurePeak(); err == nil && p.GBps > 0 {
+			return p.GBps * 1e9
+		}
+	}
+	return sysinfo.ReadBandwidth(512 << 20)
 }
 
 // setPeak records the peak a report's fractions are read against, and the CPU threads it
@@ -547,7 +560,7 @@ func timeDecoding(be tensor.Backend, open func(B, limit int) (decoder, error), v
 	}
 	rowFLOPs /= float64(max(1, newTokens-1))
 	peakBefore, _ := peak(be)
-	bw := sysinfo.ReadBandwidth(512 << 20)
+	bw := readBandwidth(be)
 	var rows []map[string]any
 	for _, B := range batches {
 		if B < 1 {

@@ -99,7 +99,7 @@ func (f *benchFlags) benchRL(be tensor.Backend, s benchShape) (map[string]any, e
 		}
 	}
 	peakBefore, _ := peak(be)
-	bw := sysinfo.ReadBandwidth(512 << 20)
+	bw := readBandwidth(be)
 	clock := newPhaseClock()
 	tr.SetPhaseTimer(clock)
 	wrapped.track = &decodeTally{}
