@@ -320,30 +320,30 @@ func hiddenPath(name string) bool {
 }
 
 // matchGlob reports whether the slash-separated name matches pattern, whose *, ? and [...]
-// stay within one path segment and whose "**" segment spans any number of them.
+// stay within one path segment and whose "**" segment spans any number of them. It fills a
+// table of which pattern tails match which name tails, so a card with many "**" cannot make
+// it take exponential time.
 func matchGlob(pattern, name string) bool {
-	return matchSegments(strings.Split(pattern, "/"), strings.Split(name, "/"))
-}
-
-func matchSegments(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(segs); i++ {
-				if matchSegments(pat[1:], segs[i:]) {
-					return true
-				}
+	pat, segs := strings.Split(pattern, "/"), strings.Split(name, "/")
+	// tail[j] says whether the pattern from the segment being considered on matches segs[j:].
+	tail := make([]bool, len(segs)+1)
+	tail[len(segs)] = true // the empty pattern matches only the empty name
+	next := make([]bool, len(segs)+1)
+	for i := len(pat) - 1; i >= 0; i-- {
+		for j := len(segs); j >= 0; j-- {
+			switch {
+			case pat[i] == "**":
+				next[j] = tail[j] || j < len(segs) && next[j+1]
+			case j == len(segs):
+				next[j] = false
+			default:
+				ok, err := path.Match(pat[i], segs[j])
+				next[j] = err == nil && ok && tail[j+1]
 			}
-			return false
 		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, err := path.Match(pat[0], segs[0]); err != nil || !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
+		tail, next = next, tail
 	}
-	return len(segs) == 0
+	return tail[0]
 }
 
 // chooseCardSplit picks the files of the split of config ("": the card's default) from the

@@ -108,6 +108,9 @@ func TestMatchGlob(t *testing.T) {
 		{"**/test-*", "test-0.parquet", true},
 		{"data/?.json", "data/ab.json", false},
 		{"train.csv", "train.csv", true},
+		{"**/**/a/**/**", "x/a", true},
+		{"**/**/b/**/**", "x/a", false},
+		{strings.Repeat("**/", 200) + "z", strings.Repeat("a/", 50) + "y", false},
 	} {
 		if got := matchGlob(c.pattern, c.name); got != c.want {
 			t.Errorf("matchGlob(%q, %q) = %v, want %v", c.pattern, c.name, got, c.want)
