@@ -56,8 +56,9 @@ func frontMatter(card []byte) (yml []byte, ok bool) {
 }
 
 // parseCardConfigs reads the configs a dataset card declares: none when the card has no front
-// matter or no configs key. Only that key is decoded, so the rest of the metadata (which
-// PyYAML may accept where a stricter parser would not) never stops a dataset from loading.
+// matter or no configs key. Only that key is decoded into values, so metadata elsewhere that
+// PyYAML accepts and a strict decoder refuses (a repeated key) does not stop a dataset from
+// loading; front matter that is not YAML at all does.
 func parseCardConfigs(card []byte) ([]cardConfig, error) {
 	yml, ok := frontMatter(card)
 	if !ok {
