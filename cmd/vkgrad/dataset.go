@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,7 +80,7 @@ func addDatasetFlags(fs *pflag.FlagSet, d *datasetFlags) {
 // flag --NAME names; split is the default split.
 func addHubDatasetFlags(fs *pflag.FlagSet, name, split string, h *hubDataset) {
 	fs.StringVar(&h.Split, name+"-split", h.Split, "the split of a Hugging Face dataset --"+name+" ORG/NAME (default "+split+")")
-	fs.StringVar(&h.Config, name+"-config", h.Config, "the config (subset) of a Hugging Face dataset --"+name+" ORG/NAME (default: its only one, or \"default\")")
+	fs.StringVar(&h.Config, name+"-config", h.Config, "the config (subset) of a Hugging Face dataset --"+name+" ORG/NAME (default: the one the dataset card marks default, else its only one, else \"default\")")
 	fs.StringVar(&h.Revision, name+"-revision", h.Revision, "branch, tag or commit of a Hugging Face dataset --"+name+" ORG/NAME (default main): looked up in the Hugging Face cache ($HF_HUB_CACHE), else downloaded into it from the Hub ($HF_ENDPOINT, $HF_TOKEN; HF_HUB_OFFLINE=1: the cache only)")
 }
 
@@ -94,12 +95,14 @@ type setupOptions struct {
 	// env names the environment in which each prompt starts a multi-turn episode (--env),
 	// whose return the reward term env scores; "" for single-turn completions.
 	env string
+	// progress, when set, shows the download of a Hugging Face dataset's files.
+	progress io.Writer
 }
 
 // setup builds the prompt source, held-out set and reward of a dataset run. The files'
 // fingerprints are recorded, or, when the flags already hold them (a resumed run), checked.
 func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.Message, []json.RawMessage) (string, error), o setupOptions) (*taskSetup, error) {
-	if err := d.locate(o.log); err != nil {
+	if err := d.locate(o.log, o.progress); err != nil {
 		return nil, err
 	}
 	if err := d.fingerprint(); err != nil {
@@ -135,11 +138,12 @@ func (d *datasetFlags) setup(t *taskFlags, enc tasks.Encoder, chat func([]tasks.
 	return s, nil
 }
 
-// locate finds the files of --dataset and --eval-dataset. An --eval-dataset naming the same
-// Hub dataset takes --dataset's config and commit unless given its own.
-func (d *datasetFlags) locate(log zerolog.Logger) error {
+// locate finds the files of --dataset and --eval-dataset, showing a download's progress on
+// progress when set. An --eval-dataset naming the same Hub dataset takes --dataset's config and
+// commit unless given its own.
+func (d *datasetFlags) locate(log zerolog.Logger, progress io.Writer) error {
 	var err error
-	if d.files, err = locateDataset("dataset", &d.Path, "train", &d.Hub, log); err != nil {
+	if d.files, err = locateDataset("dataset", &d.Path, "train", &d.Hub, log, progress); err != nil {
 		return err
 	}
 	if d.EvalPath == d.Path && d.Hub.Commit != "" {
@@ -150,15 +154,16 @@ func (d *datasetFlags) locate(log zerolog.Logger) error {
 			d.EvalHub.Commit = d.Hub.Commit
 		}
 	}
-	d.evalFiles, err = locateDataset("eval-dataset", &d.EvalPath, "test", &d.EvalHub, log)
+	d.evalFiles, err = locateDataset("eval-dataset", &d.EvalPath, "test", &d.EvalHub, log, progress)
 	return err
 }
 
 // locateDataset returns the files flag --NAME names: an existing path (made absolute), else
 // the split of the Hugging Face dataset of that name, resolved at its recorded commit when a
-// resumed run recorded one; h then records the split, config and commit read. A path given
-// with the flags of a Hub dataset is refused.
-func locateDataset(name string, path *string, split string, h *hubDataset, log zerolog.Logger) ([]string, error) {
+// resumed run recorded one; h then records the split, config and commit read. A download
+// draws its progress bar on progress when set. A path given with the flags of a Hub dataset
+// is refused.
+func locateDataset(name string, path *string, split string, h *hubDataset, log zerolog.Logger, progress io.Writer) ([]string, error) {
 	if *path == "" {
 		return nil, nil
 	}
@@ -179,7 +184,7 @@ func locateDataset(name string, path *string, split string, h *hubDataset, log z
 	if h.Commit != "" {
 		rev = h.Commit
 	}
-	df, err := hub.ResolveDataset(context.Background(), *path, h.Config, h.Split, hub.Options{Revision: rev})
+	df, err := hub.ResolveDataset(context.Background(), *path, h.Config, h.Split, hub.Options{Revision: rev, Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("--%s %s (choose with --%s-config, --%s-split, --%s-revision): %w", name, *path, name, name, name, err)
 	}

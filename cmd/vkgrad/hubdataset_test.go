@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -61,8 +62,8 @@ func TestDatasetByNameFromTheHub(t *testing.T) {
 	if out, err := sftRun("org/tiny", "org/tiny", byName, "--stop-at", "1"); err != nil {
 		t.Fatalf("sft --dataset org/tiny: %v\n%s", err, out)
 	}
-	if got := strings.Join(h.Downloads(), " "); got != "data/train-00000-of-00001.parquet data/test-00000-of-00001.parquet" {
-		t.Errorf("downloaded %s, want the train then the test file once each", got)
+	if got := strings.Join(h.Downloads(), " "); got != "README.md data/train-00000-of-00001.parquet data/test-00000-of-00001.parquet" {
+		t.Errorf("downloaded %s, want the card, then the train and the test file, once each", got)
 	}
 	var meta struct {
 		Tasks struct{ Data datasetFlags } `json:"tasks"`
@@ -89,9 +90,9 @@ func TestDatasetByNameFromTheHub(t *testing.T) {
 
 	h.Close()
 
-	blobs, err := filepath.Glob(filepath.Join(cache, "datasets--org--tiny", "blobs", "*"))
+	blobs, err := filepath.Glob(filepath.Join(cache, "datasets--org--tiny", "snapshots", commit, "data", "*.parquet"))
 	if err != nil || len(blobs) != 2 {
-		t.Fatalf("cached blobs %v, %v; want 2", blobs, err)
+		t.Fatalf("cached data files %v, %v; want 2", blobs, err)
 	}
 	writeSumsParquet(t, train, 13)
 	for _, blob := range blobs {
@@ -148,7 +149,7 @@ func TestEvalDatasetTakesTheConfigOfTheSameDataset(t *testing.T) {
 	files := map[string][]byte{"main/train-00000-of-00001.parquet": b, "main/test-00000-of-00001.parquet": b, "socratic/test-00000-of-00001.parquet": b}
 	commit := h.AddDataset("org/gsm", "main", files)
 	d := datasetFlags{Path: "org/gsm", EvalPath: "org/gsm", Hub: hubDataset{Config: "main"}}
-	if err := d.locate(zerolog.Nop()); err != nil {
+	if err := d.locate(zerolog.Nop(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if want := (hubDataset{Split: "test", Config: "main", Commit: commit}); d.EvalHub != want || len(d.evalFiles) != 1 ||
@@ -156,7 +157,41 @@ func TestEvalDatasetTakesTheConfigOfTheSameDataset(t *testing.T) {
 		t.Errorf("eval split %+v from %v, want %+v", d.EvalHub, d.evalFiles, want)
 	}
 	d = datasetFlags{Path: "org/gsm", EvalPath: "org/gsm", Hub: hubDataset{Config: "main"}, EvalHub: hubDataset{Config: "socratic"}}
-	if err := d.locate(zerolog.Nop()); err != nil || d.EvalHub.Config != "socratic" {
+	if err := d.locate(zerolog.Nop(), nil); err != nil || d.EvalHub.Config != "socratic" {
 		t.Errorf("an eval config of its own: %+v, %v", d.EvalHub, err)
+	}
+}
+
+// A Hub dataset whose card declares its configs is located by them, the default config when
+// none is named, with the download's bytes on the progress writer; a config the card lacks is
+// refused naming the flag, the card's configs and their splits.
+func TestDatasetByNameReadsTheCardWithProgress(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sums.parquet")
+	writeSumsParquet(t, p, 4)
+	h, _, _ := serveTinyDataset(t, p, p)
+	card := "---\nconfigs:\n- config_name: easy\n  data_files:\n  - split: train\n    path: easy/*.parquet\n  default: true\n" +
+		"- config_name: hard\n  data_files: hard.parquet\n---\n"
+	commit := h.AddDataset("org/sums", "main", map[string][]byte{
+		"README.md": []byte(card), "easy/part-a.parquet": []byte("PAR1 easy"), "hard.parquet": []byte("PAR1 hard"),
+	})
+	var bar bytes.Buffer
+	d := datasetFlags{Path: "org/sums"}
+	if err := d.locate(zerolog.Nop(), &bar); err != nil {
+		t.Fatal(err)
+	}
+	if want := (hubDataset{Split: "train", Config: "easy", Commit: commit}); d.Hub != want || len(d.files) != 1 ||
+		!strings.HasSuffix(d.files[0], filepath.Join(commit, "easy", "part-a.parquet")) {
+		t.Errorf("located %+v, %v; want %+v and easy/part-a.parquet", d.Hub, d.files, want)
+	}
+	if want := "9/9 (100%) | 9 B of 9 B | easy/part-a.parquet |"; !strings.Contains(bar.String(), want) {
+		t.Errorf("progress %q, want %q", bar.String(), want)
+	}
+	d = datasetFlags{Path: "org/sums", Hub: hubDataset{Config: "medium"}}
+	err := d.locate(zerolog.Nop(), nil)
+	want := `--dataset org/sums (choose with --dataset-config, --dataset-split, --dataset-revision): dataset org/sums (revision main): no config "medium" in the dataset card (README.md) at commit ` +
+		commit + "; its configs are easy (splits train), hard (splits train)"
+	if err == nil || err.Error() != want {
+		t.Errorf("an absent config: %v, want %q", err, want)
 	}
 }

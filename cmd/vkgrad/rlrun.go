@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -159,7 +160,11 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	r.setup, err = r.tasks.setup(r.family, setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()})
+	o := setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()}
+	if !r.common.quiet {
+		o.progress = os.Stderr
+	}
+	r.setup, err = r.tasks.setup(r.family, o)
 	if err != nil || !r.env.active() {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -84,26 +85,30 @@ func ResolveDataset(ctx context.Context, name, config, split string, opts Option
 }
 
 // downloadDataset lists the revision's files, chooses the split's (from the converted Parquet
-// branch when the revision has no data files), and fetches those the cache lacks.
+// branch when the revision has it in no format read), and fetches those the cache lacks.
 func (r *repo) downloadDataset(ctx context.Context, config, split string) (*DatasetFiles, error) {
 	info, err := r.modelInfo(ctx)
 	if err != nil {
 		return nil, err
 	}
 	src := r
-	names := siblingNames(info)
-	if len(dataFiles(names)) == 0 {
-		conv := *r
-		conv.opts.Revision = ConvertedRevision
+	d, err := r.chooseListed(ctx, info, config, split)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Files) == 0 {
+		conv := r.converted()
 		converted, err := conv.modelInfo(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("no data files (%s) at commit %s, and the Parquet conversion: %w", formatList(dataExtensions), info.SHA, err)
 		}
-		src, info, names = &conv, converted, siblingNames(converted)
-	}
-	d, err := chooseSplit(dataFiles(names), config, split, "at commit "+info.SHA)
-	if err != nil {
-		return nil, err
+		if d, err = conv.chooseListed(ctx, converted, d.Config, split); err != nil {
+			return nil, err
+		}
+		if len(d.Files) == 0 {
+			return nil, fmt.Errorf("no data files (%s) at commit %s, nor in its Parquet conversion at commit %s", formatList(dataExtensions), info.SHA, converted.SHA)
+		}
+		src, info = conv, converted
 	}
 	if err := src.fetchAll(ctx, info.SHA, d.Files, src.opts.Progress); err != nil {
 		return nil, err
@@ -114,35 +119,100 @@ func (r *repo) downloadDataset(ctx context.Context, config, split string) (*Data
 	return src.settleDataset(d, info.SHA), nil
 }
 
+// chooseListed chooses the split among the files the API lists at a commit, by the configs
+// of the dataset card when it declares them; the card is fetched into the cache first, which
+// keeps it for offline use.
+func (r *repo) chooseListed(ctx context.Context, info *modelInfo, config, split string) (*DatasetFiles, error) {
+	names := siblingNames(info)
+	var card []byte
+	if slices.Contains(names, cardFile) {
+		if err := r.fetchAll(ctx, info.SHA, []string{cardFile}, nil); err != nil {
+			return nil, err
+		}
+		var err error
+		if card, err = os.ReadFile(filepath.Join(r.snapshot(info.SHA), cardFile)); err != nil {
+			return nil, err
+		}
+	}
+	return chooseFiles(card, names, config, split, "at commit "+info.SHA)
+}
+
 // cachedDataset chooses the split among the files of the revision's cached snapshot, else of
 // the cached Parquet conversion, and checks no shard of it is missing.
 func (r *repo) cachedDataset(config, split string) (*DatasetFiles, error) {
-	src := r
 	commit, err := r.commit()
-	var names []string
+	var d *DatasetFiles
 	if err == nil {
-		names, err = snapshotFiles(r.snapshot(commit))
+		d, err = r.chooseCached(commit, config, split)
 	}
-	if len(dataFiles(names)) == 0 {
-		conv := *r
-		conv.opts.Revision = ConvertedRevision
-		if c, cerr := conv.commit(); cerr == nil {
-			if n, lerr := snapshotFiles(conv.snapshot(c)); lerr == nil && len(dataFiles(n)) > 0 {
-				src, commit, names, err = &conv, c, n, nil
-			}
+	if err == nil && len(d.Files) > 0 {
+		return r.completeDataset(d, commit)
+	}
+	conv := r.converted()
+	if c, cerr := conv.commit(); cerr == nil {
+		convConfig := config
+		if d != nil {
+			convConfig = d.Config
+		}
+		if cd, cerr := conv.chooseCached(c, convConfig, split); cerr == nil && len(cd.Files) > 0 {
+			return conv.completeDataset(cd, c)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	d, err := chooseSplit(dataFiles(names), config, split, "in the cached snapshot "+commit)
+	return nil, fmt.Errorf("no data files (%s) in the cached snapshot %s, nor a cached Parquet conversion", formatList(dataExtensions), commit)
+}
+
+// chooseCached chooses the split among the files of a commit's cached snapshot, by the cached
+// dataset card's configs when it declares them.
+func (r *repo) chooseCached(commit, config, split string) (*DatasetFiles, error) {
+	snap := r.snapshot(commit)
+	names, err := snapshotFiles(snap)
 	if err != nil {
 		return nil, err
 	}
+	var card []byte
+	if slices.Contains(names, cardFile) {
+		if card, err = os.ReadFile(filepath.Join(snap, cardFile)); err != nil {
+			return nil, err
+		}
+	}
+	return chooseFiles(card, names, config, split, "in the cached snapshot "+commit)
+}
+
+// completeDataset refuses a cached split missing one of its shards, else settles it.
+func (r *repo) completeDataset(d *DatasetFiles, commit string) (*DatasetFiles, error) {
 	if err := completeShards(d.Files); err != nil {
 		return nil, fmt.Errorf("the cached snapshot %s: %w", commit, err)
 	}
-	return src.settleDataset(d, commit), nil
+	return r.settleDataset(d, commit), nil
+}
+
+// converted is the repository at the Hub's Parquet export branch.
+func (r *repo) converted() *repo {
+	conv := *r
+	conv.opts.Revision = ConvertedRevision
+	return &conv
+}
+
+// chooseFiles picks the split's files among names, the files of a commit: by the configs of
+// card (the dataset card's text, nil if none) when it declares them, else by the files'
+// names. A result without files means the commit has the split in no format read; its Config
+// is then the one to look for in the Parquet conversion.
+func chooseFiles(card []byte, names []string, config, split, where string) (*DatasetFiles, error) {
+	configs, err := parseCardConfigs(card)
+	if err != nil {
+		return nil, fmt.Errorf("the dataset card %s %s: %w", cardFile, where, err)
+	}
+	if configs != nil {
+		return chooseCardSplit(configs, config, split, names, where)
+	}
+	files := dataFiles(names)
+	if len(files) == 0 {
+		return &DatasetFiles{Config: config, Split: split}, nil
+	}
+	return chooseSplit(files, config, split, where)
 }
 
 // settleDataset names the chosen files by their place in the commit's snapshot.
@@ -262,27 +332,30 @@ func chooseSplit(files []string, config, split, where string) (*DatasetFiles, er
 	if !ok {
 		return nil, fmt.Errorf("no config %q %s; the configs are %s", config, where, strings.Join(configs, ", "))
 	}
-	bySplit := map[string][]string{}
-	for _, rel := range rels {
-		s := splitOf(rel)
-		bySplit[s] = append(bySplit[s], rel)
-	}
-	if unnamed := bySplit[""]; unnamed != nil {
-		delete(bySplit, "")
-		if len(bySplit) == 0 { // files naming no split are all training data
-			bySplit["train"] = unnamed
-		}
-	}
-	picked, ok := bySplit[split]
+	bySplit := groupBySplit(rels, func(rel string) string { return full[[2]string{config, rel}] })
+	out, ok := bySplit[split]
 	if !ok {
 		return nil, fmt.Errorf("config %s has no split %q %s; its splits are %s", config, split, where, strings.Join(sortedKeys(bySplit), ", "))
 	}
-	out := make([]string, len(picked))
-	for i, rel := range picked {
-		out[i] = full[[2]string{config, rel}]
-	}
 	sort.Strings(out)
 	return &DatasetFiles{Config: config, Split: split, Files: out}, nil
+}
+
+// groupBySplit groups files, given by their path within a configuration, by the split their
+// names say, naming each by full(rel); files naming no split are all train when none does.
+func groupBySplit(rels []string, full func(rel string) string) map[string][]string {
+	bySplit := map[string][]string{}
+	for _, rel := range rels {
+		s := splitOf(rel)
+		bySplit[s] = append(bySplit[s], full(rel))
+	}
+	if unnamed := bySplit[""]; unnamed != nil {
+		delete(bySplit, "")
+		if len(bySplit) == 0 {
+			bySplit["train"] = unnamed
+		}
+	}
+	return bySplit
 }
 
 // completeShards refuses a split whose SPLIT-NNNNN-of-NNNNN shards are not all there.

@@ -15,10 +15,11 @@ import (
 
 const gsmID = "org/gsm-tiny"
 
-// gsmFiles are shaped as GSM8K publishes its two configs, main and socratic.
+// gsmFiles are shaped as GSM8K publishes its two configs, main and socratic, with a card that
+// declares no configs, so the files' names tell them.
 func gsmFiles() map[string][]byte {
 	return map[string][]byte{
-		"README.md":                             []byte("---\nconfigs: ...\n---\n"),
+		"README.md":                             []byte("---\nlicense: mit\n---\n# GSM tiny\n"),
 		".gitattributes":                        []byte("*.parquet filter=lfs\n"),
 		"main/train-00000-of-00002.parquet":     []byte("PAR1 main train 0"),
 		"main/train-00001-of-00002.parquet":     []byte("PAR1 main train 1"),
@@ -71,8 +72,8 @@ func TestDatasetDownloadsTheSplitAlone(t *testing.T) {
 	if got := relFiles(t, d); !reflect.DeepEqual(got, want) || d.Commit != commit || d.Config != "main" || d.Split != "train" || d.Revision != "main" {
 		t.Fatalf("resolved %+v (%v), want %v at %s", d, got, want, commit)
 	}
-	if got := h.Downloads(); !reflect.DeepEqual(got, want) {
-		t.Errorf("downloaded %v, want only %v", got, want)
+	if got := h.Downloads(); !reflect.DeepEqual(got, append([]string{"README.md"}, want...)) {
+		t.Errorf("downloaded %v, want only the card and %v", got, want)
 	}
 	repo := filepath.Join(cache, "datasets--org--gsm-tiny")
 	if ref, err := os.ReadFile(filepath.Join(repo, "refs", "main")); err != nil || string(ref) != commit {
@@ -145,8 +146,8 @@ func TestFaultDatasetSplitAndConfigErrors(t *testing.T) {
 			t.Errorf("config %q split %q: %v, want %q", c.config, c.split, err, c.want)
 		}
 	}
-	if got := h.Downloads(); len(got) != 0 {
-		t.Errorf("failed resolutions downloaded %v", got)
+	if got := h.Downloads(); !reflect.DeepEqual(got, []string{"README.md"}) {
+		t.Errorf("failed resolutions downloaded %v, want only the card", got)
 	}
 }
 

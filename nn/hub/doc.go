@@ -18,13 +18,17 @@
 // # Datasets
 //
 // [ResolveDataset] finds the files of one config and split of a dataset, as the datasets
-// library reads a repository without a loading script: Parquet, JSON Lines or JSON files; a
+// library reads a repository without a loading script: Parquet, JSON Lines or JSON files.
+// When the dataset card (README.md, fetched and cached like any file) declares configs in its
+// YAML front matter, their data_files patterns choose the files, and the config marked
+// default: true (else the only one, else "default") is read when none is named. Otherwise a
 // top folder other than data/ is a config, the rest is config "default"; a file belongs to
 // the split its folder names, or its name before -NNNNN-of-NNNNN, or a split word its name
 // holds between non-word characters (train, test, validation and their synonyms); files
 // naming no split are all train. A dataset with no such files is read from the Hub's Parquet
 // export on the branch [ConvertedRevision]. Offline, the split is chosen among the cached
-// snapshot's files, and a split missing one of its numbered shards is refused.
+// snapshot's files, by the cached card, and a split missing one of its numbered shards is
+// refused. [Options.Progress] shows the split's download as it does a model's weights.
 //
 // # Downloads
 //

@@ -23,3 +23,35 @@ func FuzzShardNames(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCardConfigs: any card parses or is refused, never panics; the configs it yields have
+// distinct names, at most one default, and only valid patterns.
+func FuzzCardConfigs(f *testing.F) {
+	f.Add([]byte(gsmCard))
+	f.Add([]byte("---\nconfigs:\n- data_files:\n  - split: train\n    path: [a/*.jsonl, b/**/c.json]\n---\n"))
+	f.Add([]byte("---\nconfigs:\n- config_name: x\n  data_files: {train: &p t.jsonl, test: *p}\n---\n"))
+	f.Fuzz(func(t *testing.T, card []byte) {
+		configs, err := parseCardConfigs(card)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, c := range configs {
+			if c.name == "" || seen[c.name] {
+				t.Fatalf("config name %q empty or repeated in %+v", c.name, configs)
+			}
+			seen[c.name] = true
+			for split, pats := range c.splits {
+				for _, p := range pats {
+					if p == "" || split == "" {
+						t.Fatalf("split %q has pattern %q", split, p)
+					}
+					matchGlob(p, "a/b/c.jsonl")
+				}
+			}
+		}
+		if d := defaultConfigs(configs); len(d) > 1 {
+			t.Fatalf("several defaults %v", d)
+		}
+	})
+}

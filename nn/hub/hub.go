@@ -37,7 +37,8 @@ type Options struct {
 	// Client makes the requests (default: one with a connect timeout and no overall one, since
 	// weights take long to download).
 	Client *http.Client
-	// Progress, when set, receives a progress bar of the weights' download.
+	// Progress, when set, receives a progress bar of the download of the weights or of a
+	// dataset split's files.
 	Progress io.Writer
 }
 
