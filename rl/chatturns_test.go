@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/hftok"
@@ -203,7 +204,7 @@ func sftOnGPT2Vocab(t *testing.T, src PromptSource, lastTurnOnly bool) *SFTTrain
 	}
 	cfg := DefaultSFTConfig()
 	cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.Warmup, cfg.LastTurnOnly = 20, 2, 1e-2, 1e-2, 0, lastTurnOnly
-	tr, err := NewSFTTrainer(GPT2(m), tok, src, cfg)
+	tr, err := NewSFTTrainer(nn.GPT2(m), tok, src, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

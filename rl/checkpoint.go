@@ -3,12 +3,9 @@ package rl
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"reflect"
-	"slices"
-	"strings"
 
+	"github.com/vkgrad/vkgrad/internal/jsondiff"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/optim"
@@ -124,7 +121,7 @@ func adamRecord(o *optim.AdamW, lr float64) checkpoint.Optimizer {
 // newState fills a checkpoint state with what every trainer saves: the model's parameters and
 // moments, the step, the config and the trainer kind.
 func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg any) (*checkpoint.State, error) {
-	p, err := m.stateParams()
+	p, err := m.StateParams()
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +144,7 @@ func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg
 	}
 	st := &checkpoint.State{Step: step, Params: p, AdamM: am, AdamV: av, Optimizer: adamRecord(opt, lr),
 		Meta: map[string]string{MetaTrainer: kind, MetaConfig: string(raw)}, Extra: map[string][]float32{}}
-	m.describeIn(st)
+	m.DescribeIn(st)
 	return st, nil
 }
 
@@ -167,7 +164,7 @@ func checkState(st *checkpoint.State, path, kind string, m Policy, cfg any) (sav
 	if st == nil {
 		return s, fmt.Errorf("%s: no checkpoint state", path)
 	}
-	if err := m.matches(st); err != nil {
+	if err := m.Matches(st); err != nil {
 		return s, fmt.Errorf("%s: %w", path, err)
 	}
 	if got := st.Meta[MetaTrainer]; got != kind {
@@ -204,7 +201,7 @@ func checkState(st *checkpoint.State, path, kind string, m Policy, cfg any) (sav
 	if err := json.Unmarshal(curRaw, &cur); err != nil {
 		return s, err
 	}
-	if d := diffJSON(kind+" config", saved, cur, resumableFields); d != "" {
+	if d := jsondiff.First(kind+" config", saved, cur, resumableFields); d != "" {
 		return s, fmt.Errorf("%s: %s; a resumed run must keep it (only the number of steps may change)", path, d)
 	}
 	return s, nil
@@ -213,56 +210,6 @@ func checkState(st *checkpoint.State, path, kind string, m Policy, cfg any) (sav
 // resumableFields lists the config fields (JSON paths) a resume may change: the total number of
 // steps (which changes the learning-rate schedule from the resume point on, as in nn/train).
 var resumableFields = map[string]bool{"steps": true, "train.steps": true}
-
-// diffJSON names the first field (by JSON path, in sorted order) where a and b differ, skipping
-// the paths in skip; "" when they agree.
-func diffJSON(what string, a, b any, skip map[string]bool) string {
-	norm := func(v any) any {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return v
-		}
-		var out any
-		if json.Unmarshal(raw, &out) != nil {
-			return v
-		}
-		return out
-	}
-	fa, fb := map[string]any{}, map[string]any{}
-	flatten("", norm(a), fa)
-	flatten("", norm(b), fb)
-	union := maps.Clone(fa)
-	maps.Copy(union, fb)
-	for _, k := range slices.Sorted(maps.Keys(union)) {
-		if skip[k] {
-			continue
-		}
-		va, oka := fa[k]
-		vb, okb := fb[k]
-		if oka && okb && reflect.DeepEqual(va, vb) {
-			continue
-		}
-		show := func(v any, ok bool) string {
-			if !ok {
-				return "absent"
-			}
-			raw, _ := json.Marshal(v)
-			return string(raw)
-		}
-		return fmt.Sprintf("%s field %s is %s in the checkpoint but %s here", what, k, show(va, oka), show(vb, okb))
-	}
-	return ""
-}
-
-func flatten(prefix string, v any, out map[string]any) {
-	if m, ok := v.(map[string]any); ok && len(m) > 0 {
-		for k, x := range m {
-			flatten(strings.TrimPrefix(prefix+"."+k, "."), x, out)
-		}
-		return
-	}
-	out[prefix] = v
-}
 
 // restoreOpt uploads saved AdamW moments and sets the step.
 func restoreOpt(o *optim.AdamW, m, v []float32, step int) error {
@@ -326,7 +273,7 @@ func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (save
 // restoreCore applies a checked state: parameters, moments, RNG, reference, counters and the
 // prompt position.
 func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) error {
-	if err := c.policy.setStateParams(st.Params); err != nil {
+	if err := c.policy.SetStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := restoreOpt(c.opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {
@@ -486,7 +433,7 @@ func (t *SFTTrainer) Restore(st *checkpoint.State, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.Model.setStateParams(st.Params); err != nil {
+	if err := t.Model.SetStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := restoreOpt(t.Opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {

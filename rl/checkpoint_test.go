@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/optim"
@@ -178,7 +179,7 @@ func TestGRPOResumeBitForBit(t *testing.T) {
 		cfg.GRPO.GroupSize, cfg.GRPO.Beta = 4, 0.05
 		src, rp := newPrompts(7, false)
 		prompts = append(prompts, rp)
-		tr, err := NewGRPOTrainer(GPT2(toyModel(t, seed)), toy, src, countA(), cfg)
+		tr, err := NewGRPOTrainer(nn.GPT2(toyModel(t, seed)), toy, src, countA(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestPPOResumeBitForBit(t *testing.T) {
 		cfg.CriticWarmup, cfg.ValueLR, cfg.SamplesPerPrompt, cfg.MiniBatches = 1, 1e-2, 2, 3
 		src, rp := newPrompts(11, true)
 		prompts = append(prompts, rp)
-		tr, err := NewPPOTrainer(GPT2(toyModel(t, seed)), toy, src, countA(), cfg)
+		tr, err := NewPPOTrainer(nn.GPT2(toyModel(t, seed)), toy, src, countA(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestSFTResumeBitForBit(t *testing.T) {
 	cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.Warmup, cfg.EOS, cfg.WeightDecay = 6, 4, 1e-2, 1e-3, 2, toyEOS, 0.01
 	build := func(seed uint64) *SFTTrainer {
 		src, _ := newPrompts(5, false)
-		tr, err := NewSFTTrainer(GPT2(toyModel(t, seed)), toy, src, cfg)
+		tr, err := NewSFTTrainer(nn.GPT2(toyModel(t, seed)), toy, src, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +366,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	gcfg := tr.Config
-	g, err := NewGRPOTrainer(GPT2(other), toy, toyPrompts(true), countA(), gcfg)
+	g, err := NewGRPOTrainer(nn.GPT2(other), toy, toyPrompts(true), countA(), gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestResumeMismatchErrors(t *testing.T) {
 		t.Errorf("model shape mismatch: %v", err)
 	}
 	// A PPO checkpoint given to the SFT trainer names the kind.
-	sft, err := NewSFTTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(false), SFTConfig{Steps: 2, Batch: 2, Settings: optim.Settings{LR: 1e-3, MinLR: 1e-3}, EOS: toyEOS})
+	sft, err := NewSFTTrainer(nn.GPT2(toyModel(t, 3)), toy, toyPrompts(false), SFTConfig{Steps: 2, Batch: 2, Settings: optim.Settings{LR: 1e-3, MinLR: 1e-3}, EOS: toyEOS})
 	if err != nil {
 		t.Fatal(err)
 	}

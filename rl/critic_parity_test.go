@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -124,7 +125,7 @@ func TestCriticParityAcrossBackends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return snapshot{cfg: tr.Policy().(*GPT2Policy).Model.Config, policy: p, head: h, headCfg: tr.Config.ValueHead}
+		return snapshot{cfg: tr.Policy().(*nn.GPT2LM).Model.Config, policy: p, head: h, headCfg: tr.Config.ValueHead}
 	}
 	before := take()
 	for i := 0; i < 10; i++ {

@@ -2,11 +2,11 @@
 //
 // # Trainers
 //
-// [GRPOTrainer], [PPOTrainer] and [SFTTrainer] train a [Policy]: a GPT-2 ([GPT2]) or a
-// Llama-family model ([Llama]), all of its weights or LoRA adapters only. The RL trainers sample
-// completions of prompts from a [PromptSource] ([Generate] returns them as a [Rollout]), score
-// them with a [Combined] reward and update the policy, which a KL penalty can keep near a
-// frozen [Reference]; PPO adds a [ValueHead]. Given an [Environment] (SetEnvironment), they
+// [GRPOTrainer], [PPOTrainer] and [SFTTrainer] train a [Policy], the [nn.LM] of a GPT-2
+// ([nn.GPT2]) or a Llama-family model ([nn.Llama]), all of its weights or LoRA adapters only.
+// The RL trainers sample completions of prompts from a [PromptSource] ([Generate] returns them
+// as a [Rollout]), score them with a [Combined] reward and update the policy, which a KL
+// penalty can keep near a frozen [Reference]; PPO adds a [ValueHead]. Given an [Environment] (SetEnvironment), they
 // sample multi-turn episodes instead ([env], [episode]). [Evaluate] scores a policy on
 // held-out prompts.
 //

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/rl/env"
@@ -59,7 +60,7 @@ func TestQwen3VocabularyEpisodes(t *testing.T) {
 	tc.Train.Episodes = &lim
 	htok := HFTokenizer{Tokenizer: tok}
 	empty := PromptFunc(func() (Prompt, error) { return Prompt{}, nil }) // the game opens the conversation
-	tr, err := NewGRPOTrainer(Llama(m), htok, empty, envReward(t), tc)
+	tr, err := NewGRPOTrainer(nn.Llama(m), htok, empty, envReward(t), tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestQwen3VocabularyEpisodes(t *testing.T) {
 	}
 	ec := tc.Train.episodeConfig(true)
 	ec.MaxEpisodeTokens = 250
-	eps, err := RunEpisodes(Llama(m), &Environment{New: calc, Render: render, Tok: htok}, ec, []Prompt{{}}, 1, 0)
+	eps, err := RunEpisodes(nn.Llama(m), &Environment{New: calc, Render: render, Tok: htok}, ec, []Prompt{{}}, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/sample"
@@ -97,7 +98,7 @@ func TestGRPOEpisodes(t *testing.T) {
 		cfg := DefaultGRPOTrainerConfig()
 		cfg.Train = episodeTrainConfig()
 		cfg.GRPO.GroupSize = 3
-		tr, err := NewGRPOTrainer(GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
+		tr, err := NewGRPOTrainer(nn.GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,8 +146,8 @@ func TestGRPOEpisodes(t *testing.T) {
 		}
 	}
 	other, _ := run()
-	a, _ := tr.Policy().stateParams()
-	b, _ := other.Policy().stateParams()
+	a, _ := tr.Policy().StateParams()
+	b, _ := other.Policy().StateParams()
 	if !reflect.DeepEqual(a, b) {
 		t.Error("two runs with the same seed trained different weights")
 	}
@@ -188,7 +189,7 @@ func TestPPOEpisodes(t *testing.T) {
 		cfg := DefaultPPOTrainerConfig()
 		cfg.Train = episodeTrainConfig()
 		cfg.SamplesPerPrompt, cfg.MiniBatches = 2, 2
-		tr, err := NewPPOTrainer(GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
+		tr, err := NewPPOTrainer(nn.GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +202,7 @@ func TestPPOEpisodes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p, _ := tr.Policy().stateParams()
+		p, _ := tr.Policy().StateParams()
 		return p, rep
 	}
 	a, rep := run()
@@ -217,7 +218,7 @@ func TestPPOEpisodes(t *testing.T) {
 // TestEvaluateEpisodes: a held-out evaluation in an environment runs a greedy episode per
 // prompt and scores its return: the mean reward is the mean of the episodes' returns.
 func TestEvaluateEpisodes(t *testing.T) {
-	m := GPT2(chatModel(t))
+	m := nn.GPT2(chatModel(t))
 	prompts := []Prompt{{Text: "ab="}, {Text: "c="}, {Text: "dd+e="}}
 	e := chatEnvironment()
 	lim := episodeTrainConfig().Episodes
@@ -266,7 +267,7 @@ func TestEpisodesOnVulkanWithLoRA(t *testing.T) {
 	tc := DefaultGRPOTrainerConfig()
 	tc.Train = episodeTrainConfig()
 	tc.GRPO.GroupSize = 3
-	tr, err := NewGRPOTrainer(Llama(m), chatToy, toyPrompts(false), envReward(t), tc)
+	tr, err := NewGRPOTrainer(nn.Llama(m), chatToy, toyPrompts(false), envReward(t), tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestEpisodesNeedAnEnvironment(t *testing.T) {
 	cfg := DefaultGRPOTrainerConfig()
 	cfg.Train = episodeTrainConfig()
 	cfg.GRPO.GroupSize = 2
-	tr, err := NewGRPOTrainer(GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
+	tr, err := NewGRPOTrainer(nn.GPT2(chatModel(t)), chatToy, toyPrompts(false), envReward(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // Evaluate gives the same answers and figures on any number of slots, reports every answer's
@@ -20,7 +22,7 @@ func TestEvaluateWidthProgressAndStandardError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := GPT2(toyModel(t, 5))
+	m := nn.GPT2(toyModel(t, 5))
 	var results []*EvalResult
 	for _, width := range []int{0, 1, 4} {
 		var seen []int

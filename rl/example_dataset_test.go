@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -15,7 +16,7 @@ import (
 
 // Example_dataset trains with GRPO on prompts from a JSONL file, scored by a reward function
 // that reads the file's "answer" field, in one call. A Qwen or Llama model from a Hugging Face
-// directory goes in the same place as rl.Llama(m), with its tokenizer from nn/hftok.
+// directory goes in the same place as nn.Llama(m), with its tokenizer from nn/hftok.
 func Example_dataset() {
 	const alphabet = letters("abcdefgh=")
 	path := filepath.Join(os.TempDir(), "letters.jsonl")
@@ -36,7 +37,7 @@ func Example_dataset() {
 	cfg := rl.DefaultGRPOTrainerConfig()
 	cfg.Train.Steps, cfg.Train.PromptsPerStep, cfg.Train.LR, cfg.Train.MinLR, cfg.GRPO.GroupSize = 40, 4, 5e-3, 5e-3, 8
 	cfg.Train.Rollout = rl.RolloutConfig{Sampling: rl.Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 4, EOS: len(alphabet)}
-	tr, _ := rl.NewGRPOTrainer(rl.GPT2(m), alphabet, prompts, reward, cfg)
+	tr, _ := rl.NewGRPOTrainer(nn.GPT2(m), alphabet, prompts, reward, cfg)
 	var last float64
 	err = tr.Run(context.Background(), rl.RunOptions{OnStep: func(_ int, m map[string]float64) error {
 		last = m["reward"]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/env"
@@ -63,7 +64,7 @@ func ExampleGRPOTrainer_SetEnvironment() {
 	cfg.Train.Rollout = rl.RolloutConfig{Sampling: rl.Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 4, EOS: eos}
 	limits := episode.DefaultLimits()
 	cfg.Train.Episodes = &limits
-	trainer, err := rl.NewGRPOTrainer(rl.GPT2(m), tok, prompts, reward, cfg)
+	trainer, err := rl.NewGRPOTrainer(nn.GPT2(m), tok, prompts, reward, cfg)
 	if err != nil {
 		panic(err)
 	}

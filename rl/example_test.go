@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -70,7 +71,7 @@ func Example() {
 	cfg.Train.LR, cfg.Train.MinLR = 5e-3, 5e-3
 	cfg.Train.Rollout = rl.RolloutConfig{Sampling: rl.Sampling{Temperature: 1, TopP: 1}, MaxNewTokens: 4, EOS: eos}
 	cfg.GRPO.GroupSize = 8
-	trainer, err := rl.NewGRPOTrainer(rl.GPT2(m), alphabet, source, reward, cfg)
+	trainer, err := rl.NewGRPOTrainer(nn.GPT2(m), alphabet, source, reward, cfg)
 	if err != nil {
 		panic(err)
 	}

@@ -3,6 +3,7 @@ package rl
 import (
 	"fmt"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -53,14 +54,22 @@ func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference
 	if cfg.MicroBatch > 0 {
 		f.PassRows = min(rows, cfg.MicroBatch)
 	}
-	if err := p.footprint(&f, newTok, limit, reference); err != nil {
+	var err error
+	switch m := p.(type) {
+	case *nn.GPT2LM:
+		err = gpt2Footprint(m.Model, &f, newTok, limit, reference)
+	case *nn.LlamaLM:
+		err = llamaFootprint(m.Model, &f, newTok, limit, reference)
+	default:
+		err = fmt.Errorf("rl: no memory estimate for a %T", p)
+	}
+	if err != nil {
 		return Footprint{}, err
 	}
 	return f, nil
 }
 
-func (p *GPT2Policy) footprint(f *Footprint, newTok, limit int, reference bool) error {
-	m := p.Model
+func gpt2Footprint(m *gpt2.Model, f *Footprint, newTok, limit int, reference bool) error {
 	acts, err := gpt2.TrunkActivationBytes(m.Backend, m.Config, f.PassRows, f.T, true)
 	if err != nil {
 		return err
@@ -77,8 +86,7 @@ func (p *GPT2Policy) footprint(f *Footprint, newTok, limit int, reference bool) 
 	return nil
 }
 
-func (p *LlamaPolicy) footprint(f *Footprint, newTok, limit int, reference bool) error {
-	m := p.Model
+func llamaFootprint(m *llama.Model, f *Footprint, newTok, limit int, reference bool) error {
 	var lo *llama.LoRAConfig
 	rank := 0
 	if c, ok := m.LoRA(); ok {
@@ -101,8 +109,4 @@ func (p *LlamaPolicy) footprint(f *Footprint, newTok, limit int, reference bool)
 	}
 	f.Decoder = m.Config.DecoderBytes(f.Rows, limit, rank)
 	return nil
-}
-
-func (b *baseOf) footprint(f *Footprint, newTok, limit int, reference bool) error {
-	return fmt.Errorf("the reference model does not train")
 }

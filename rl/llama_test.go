@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -13,7 +14,7 @@ import (
 
 // toyLlama is a one-layer Qwen3-shaped model (grouped-query attention, q/k norms, tied
 // embeddings) over the toy alphabet.
-func toyLlama(t testing.TB, be tensor.Backend, seed uint64) *LlamaPolicy {
+func toyLlama(t testing.TB, be tensor.Backend, seed uint64) *nn.LlamaLM {
 	t.Helper()
 	cfg := llama.Config{ModelType: "qwen3", Architecture: "Qwen3ForCausalLM", Hidden: 32, Layers: 1, Heads: 4, KVHeads: 2,
 		HeadDim: 8, Intermediate: 64, Vocab: toyEOS + 1, MaxPositions: 16, RMSNormEps: 1e-6, RopeTheta: 10000,
@@ -25,7 +26,7 @@ func toyLlama(t testing.TB, be tensor.Backend, seed uint64) *LlamaPolicy {
 	if err := m.InitRandom(seed); err != nil {
 		t.Fatal(err)
 	}
-	return Llama(m)
+	return nn.Llama(m)
 }
 
 func toyLlamaGRPO(t testing.TB, be tensor.Backend, seed uint64, src PromptSource) *GRPOTrainer {
@@ -186,7 +187,7 @@ func TestGRPOWithLoRA(t *testing.T) {
 	if !tr.Reference().Shared {
 		t.Fatal("a LoRA policy's reference is not its shared base")
 	}
-	base := tr.Policy().(*LlamaPolicy).Model
+	base := tr.Policy().(*nn.LlamaLM).Model
 	before, _ := base.Params.ToHost()
 	requireRewardRise(t, tr, 40, func(s int, rep *StepReport) {
 		if s == 0 && rep.Metrics["kl_mean"] != 0 {
@@ -207,7 +208,7 @@ func TestGRPOWithLoRA(t *testing.T) {
 		src, _ := newPrompts(7, false)
 		return toyLoRAGRPO(t, seed, src)
 	}, func(tr resumer, st *checkpoint.State, path string) error {
-		if st.LoRA == nil || st.Extra[ReferenceExtra] != nil || len(st.AdamM) >= tr.(*GRPOTrainer).Policy().(*LlamaPolicy).Model.Config.NumParams() {
+		if st.LoRA == nil || st.Extra[ReferenceExtra] != nil || len(st.AdamM) >= tr.(*GRPOTrainer).Policy().(*nn.LlamaLM).Model.Config.NumParams() {
 			t.Fatalf("LoRA checkpoint: config %v, reference copy %v, %d moments", st.LoRA, st.Extra[ReferenceExtra] != nil, len(st.AdamM))
 		}
 		return tr.(*GRPOTrainer).Restore(st, path)
@@ -244,7 +245,7 @@ func TestSFTMicroBatchesMatchTheWholeBatch(t *testing.T) {
 		run := func(micro int) ([]float64, []float32) {
 			cfg := DefaultSFTConfig()
 			cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.EOS, cfg.MicroBatch = 5, 8, 1e-2, 1e-2, toyEOS, micro
-			var p Policy = GPT2(toyModel(t, 5))
+			var p Policy = nn.GPT2(toyModel(t, 5))
 			if family == "llama" {
 				p = toyLlama(t, cpu.NewWithThreads(1), 5)
 			}

@@ -19,7 +19,7 @@ type Reference struct {
 // NewReference copies policy's parameters into a new model on the same backend, or for a LoRA
 // policy shares its base with the adapters off.
 func NewReference(policy Policy) (*Reference, error) {
-	m, shared, err := policy.reference()
+	m, shared, err := policy.Reference()
 	if err != nil {
 		return nil, fmt.Errorf("reference model: %w", err)
 	}

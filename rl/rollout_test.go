@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // TestRolloutSameForAnyGenBatch: a step's rollout (4 prompts of ragged lengths, 4 rows each,
@@ -13,7 +14,7 @@ import (
 // together or 1, 2 or 3 at a time with continuous batching: each row draws from its own stream.
 // Steps stay under 17 tokens, within one of the CPU matrix multiply's paths.
 func TestRolloutSameForAnyGenBatch(t *testing.T) {
-	pol := GPT2(toyModel(t, 3))
+	pol := nn.GPT2(toyModel(t, 3))
 	src := toyPrompts(false)
 	var prompts []Prompt
 	for range 4 {

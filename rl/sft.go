@@ -90,13 +90,13 @@ func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*S
 	if m == nil || tok == nil || src == nil {
 		return nil, fmt.Errorf("sft: model, tokenizer and prompt source are required")
 	}
-	if err := m.validate(); err != nil {
+	if err := validate(m); err != nil {
 		return nil, err
 	}
 	if cfg.EOS >= m.VocabSize() {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}
-	if err := m.EnableGrads(); err != nil {
+	if err := enableGrads(m); err != nil {
 		return nil, err
 	}
 	opt, err := optim.NewAdamW(m.Params(), cfg.AdamW())

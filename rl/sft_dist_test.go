@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // sftDistSteps is how many steps the data-parallel comparison runs.
@@ -19,7 +20,7 @@ func sftDistHash(t *testing.T, c *mpi.Comm) string {
 	t.Helper()
 	cfg := DefaultSFTConfig()
 	cfg.Steps, cfg.Batch, cfg.MicroBatch, cfg.LR, cfg.MinLR, cfg.EOS = sftDistSteps, 8, 2, 1e-2, 1e-2, toyEOS
-	p := GPT2(toyModel(t, 5))
+	p := nn.GPT2(toyModel(t, 5))
 	tr, err := NewSFTTrainer(p, toy, toyPrompts(false), cfg)
 	if err != nil {
 		t.Fatal(err)

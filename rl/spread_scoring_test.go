@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // batchLength is a BatchReward scoring a completion's length, as an external verifier would: one
@@ -60,7 +61,7 @@ func scoringRun(t *testing.T, c *mpi.Comm) (string, []string) {
 	cfg.Train.Steps, cfg.Train.PromptsPerStep, cfg.Train.MicroBatch = grpoSpreadSteps, 5, 4
 	cfg.GRPO.GroupSize = 4
 	var calls []string
-	p := GPT2(toyModel(t, 5))
+	p := nn.GPT2(toyModel(t, 5))
 	tr, err := NewGRPOTrainer(p, toy, toyPrompts(false), loggedRewards(&calls), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func failingRun(t *testing.T, c *mpi.Comm) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := NewGRPOTrainer(GPT2(toyModel(t, 5)), toy, toyPrompts(false), r, cfg)
+	tr, err := NewGRPOTrainer(nn.GPT2(toyModel(t, 5)), toy, toyPrompts(false), r, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func evalRun(t *testing.T, c *mpi.Comm) (string, []string) {
 	}
 	var calls []string
 	cfg := EvalConfig{MaxNewTokens: 4, EOS: toyEOS, Success: 0.5, Samples: 2, Sampling: Sampling{Temperature: 1, TopP: 1}, Seed: 3, Comm: c}
-	res, err := Evaluate(GPT2(toyModel(t, 5)), toy, prompts, loggedRewards(&calls), cfg)
+	res, err := Evaluate(nn.GPT2(toyModel(t, 5)), toy, prompts, loggedRewards(&calls), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // grpoSpreadSteps is how many steps the data-parallel comparison runs.
@@ -26,7 +27,7 @@ func grpoSpreadRun(t *testing.T, c *mpi.Comm, viaConfig bool) (string, *StepRepo
 	cfg.Train.Rollout.Sampling.TopK = 8
 	cfg.GRPO.GroupSize, cfg.GRPO.Beta = 4, 0.05
 	cfg.Train.Spread = viaConfig
-	p := GPT2(toyModel(t, 5))
+	p := nn.GPT2(toyModel(t, 5))
 	tr, err := NewGRPOTrainer(p, toy, toyPrompts(false), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func ppoSpreadRun(t *testing.T, c *mpi.Comm) (string, *StepReport) {
 	cfg.KLControl = KLControlConfig{Kind: "adaptive", InitCoef: 0.1, Target: 0.01, Horizon: 50}
 	cfg.ValueHead.Dropout, cfg.ValueHead.Init, cfg.ValueHead.InitValue = 0.1, "random", 0.05
 	cfg.CriticWarmup, cfg.ValueLR, cfg.SamplesPerPrompt, cfg.MiniBatches = 1, 1e-2, 2, 2
-	p := GPT2(toyModel(t, 5))
+	p := nn.GPT2(toyModel(t, 5))
 	tr, err := NewPPOTrainer(p, toy, toyPrompts(false), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -231,7 +231,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 	case reward == nil:
 		return nil, fmt.Errorf("trainer: no reward")
 	}
-	if err := policy.validate(); err != nil {
+	if err := validate(policy); err != nil {
 		return nil, err
 	}
 	if cfg.Rollout.EOS >= policy.VocabSize() {
@@ -249,7 +249,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 			return nil, fmt.Errorf("ref_sync_every %d: the reference of a LoRA policy is its base model, which cannot be synced (use 0)", cfg.RefSyncEvery)
 		}
 	}
-	if err := policy.EnableGrads(); err != nil {
+	if err := enableGrads(policy); err != nil {
 		return nil, err
 	}
 	if c.opt, err = optim.NewAdamW(policy.Params(), cfg.AdamW()); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -100,7 +101,7 @@ func toyGRPO(t testing.TB, mutate func(*GRPOTrainerConfig)) *GRPOTrainer {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	tr, err := NewGRPOTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(true), countA(), cfg)
+	tr, err := NewGRPOTrainer(nn.GPT2(toyModel(t, 3)), toy, toyPrompts(true), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func toyPPO(t testing.TB, mutate func(*PPOTrainerConfig)) *PPOTrainer {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	tr, err := NewPPOTrainer(GPT2(toyModel(t, 3)), toy, toyPrompts(true), countA(), cfg)
+	tr, err := NewPPOTrainer(nn.GPT2(toyModel(t, 3)), toy, toyPrompts(true), countA(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +417,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 	m := toyModel(t, 5)
 	cfg := DefaultSFTConfig()
 	cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.Warmup, cfg.EOS = 60, 8, 1e-2, 1e-3, 5, toyEOS
-	tr, err := NewSFTTrainer(GPT2(m), toy, toyPrompts(false), cfg)
+	tr, err := NewSFTTrainer(nn.GPT2(m), toy, toyPrompts(false), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +433,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 		held = append(held, p)
 	}
 	ec := EvalConfig{MaxNewTokens: 5, EOS: toyEOS, Success: 1}
-	before, err := Evaluate(GPT2(m), toy, held, exact, ec)
+	before, err := Evaluate(nn.GPT2(m), toy, held, exact, ec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func TestSFTThenEvaluate(t *testing.T) {
 	if !(first.Loss > 2 && last.Loss < 0.05) {
 		t.Fatalf("loss %.3f -> %.3f; want from about ln(17) to near 0", first.Loss, last.Loss)
 	}
-	after, err := Evaluate(GPT2(m), toy, held, exact, ec)
+	after, err := Evaluate(nn.GPT2(m), toy, held, exact, ec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package rl
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/vkgrad/vkgrad/nn"
+)
 
 // LimitVocab defines p's distribution over the first n token ids, those of its tokenizer, when
 // its vocabulary is padded past them (Qwen: 151936 rows, 151669 tokens): the rows past n are
@@ -9,9 +13,9 @@ import "fmt"
 // the number of ids of p's vocabulary before the limit.
 func LimitVocab(p Policy, n int) (int, error) {
 	switch m := p.(type) {
-	case *GPT2Policy:
+	case *nn.GPT2LM:
 		return m.Model.Config.VocabSize, m.Model.LimitVocab(n)
-	case *LlamaPolicy:
+	case *nn.LlamaLM:
 		return m.Model.Config.Vocab, m.Model.LimitVocab(n)
 	}
 	return 0, fmt.Errorf("rl: cannot limit the vocabulary of a %T", p)

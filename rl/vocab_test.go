@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // paddedToyLlama is a toy Qwen3 whose vocabulary has 24 rows past the toy tokenizer's ids, made
 // large enough that an unmasked sampler draws them nearly always.
-func paddedToyLlama(t *testing.T) *LlamaPolicy {
+func paddedToyLlama(t *testing.T) *nn.LlamaLM {
 	t.Helper()
 	tokens := toyEOS + 1
 	cfg := llama.Config{ModelType: "qwen3", Architecture: "Qwen3ForCausalLM", Hidden: 32, Layers: 1, Heads: 4, KVHeads: 2,
@@ -35,7 +36,7 @@ func paddedToyLlama(t *testing.T) *LlamaPolicy {
 	if err := m.Params.Upload(p); err != nil {
 		t.Fatal(err)
 	}
-	return Llama(m)
+	return nn.Llama(m)
 }
 
 // TestFaultPaddedVocabularyDoesNotEndARun: GRPO over a model whose vocabulary is padded past

@@ -18,6 +18,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/internal/timing"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -312,7 +313,7 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, wa
 	}
 	tc := train.DefaultConfig()
 	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches = B, T, 1<<30, 0, 0, ranks
-	tr, err := train.New(m, tc, tokens, "random tokens")
+	tr, err := train.New(nn.GPT2(m), tc, tokens, "random tokens")
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/sample"
@@ -82,7 +83,7 @@ func (f *benchFlags) benchRL(be tensor.Backend, s benchShape) (map[string]any, e
 		return nil, fmt.Errorf("--prompt-len %d + --max-new-tokens %d exceed the model's context of %d", r.promptLen, r.maxNew, policy.MaxSeqLen())
 	}
 	r.trainedParams, r.backwardProducts = policy.NumParams(), 2
-	if lp, ok := policy.(*rl.LlamaPolicy); ok {
+	if lp, ok := policy.(*nn.LlamaLM); ok {
 		if _, lora := lp.Model.LoRA(); lora {
 			r.backwardProducts = 1
 		}
@@ -158,7 +159,7 @@ func (f *benchFlags) rlPolicy(be tensor.Backend, s benchShape) (rl.Policy, model
 		}
 		// The rollouts never need the preset's full context, which sizes nothing here but
 		// the length check.
-		p := &rl.LlamaPolicy{Model: m, MaxLen: f.rl.promptLen + f.rl.maxNew}
+		p := &nn.LlamaLM{Model: m, MaxLen: f.rl.promptLen + f.rl.maxNew}
 		return p, costOfPolicy(p), nil
 	}
 	m, err := gpt2.New(be, s.gpt2)
@@ -168,7 +169,7 @@ func (f *benchFlags) rlPolicy(be tensor.Backend, s benchShape) (rl.Policy, model
 	if err := m.InitRandom(1); err != nil {
 		return nil, modelCost{}, err
 	}
-	p := rl.GPT2(m)
+	p := nn.GPT2(m)
 	return p, costOfPolicy(p), nil
 }
 
@@ -176,9 +177,9 @@ func (f *benchFlags) rlPolicy(be tensor.Backend, s benchShape) (rl.Policy, model
 func rlBenchEOS(p rl.Policy) int {
 	eos := p.VocabSize() - 1
 	switch m := p.(type) {
-	case *rl.GPT2Policy:
+	case *nn.GPT2LM:
 		eos = min(eos, 50256)
-	case *rl.LlamaPolicy:
+	case *nn.LlamaLM:
 		if e := m.Model.Config.EOS; len(e) > 0 && e[0] < p.VocabSize() {
 			eos = e[0]
 		}
@@ -250,9 +251,9 @@ func llamaCost(c llama.Config) modelCost {
 
 func costOfPolicy(p rl.Policy) modelCost {
 	switch m := p.(type) {
-	case *rl.GPT2Policy:
+	case *nn.GPT2LM:
 		return gpt2Cost(m.Model.Config)
-	case *rl.LlamaPolicy:
+	case *nn.LlamaLM:
 		return llamaCost(m.Model.Config)
 	}
 	return modelCost{}

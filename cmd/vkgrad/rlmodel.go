@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
@@ -211,7 +212,7 @@ func (r *rlRun) addAdapters(p rl.Policy) error {
 	if err != nil || !ok {
 		return err
 	}
-	lp, isLlama := p.(*rl.LlamaPolicy)
+	lp, isLlama := p.(*nn.LlamaLM)
 	if !isLlama {
 		return fmt.Errorf("--lora-rank: LoRA adapters are for Llama-family models, not a GPT-2 (%s)", describePolicy(p))
 	}
@@ -232,7 +233,7 @@ func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error)
 		if err != nil {
 			return nil, nil, err
 		}
-		return rl.Llama(m), nil, nil
+		return nn.Llama(m), nil, nil
 	}
 	if l, err = load.Read(path); err != nil {
 		return nil, nil, err
@@ -246,9 +247,9 @@ func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error)
 // describePolicy names a policy's shape for the log.
 func describePolicy(p rl.Policy) string {
 	switch m := p.(type) {
-	case *rl.GPT2Policy:
+	case *nn.GPT2LM:
 		return m.Model.Config.String()
-	case *rl.LlamaPolicy:
+	case *nn.LlamaLM:
 		c := m.Model.Config
 		return fmt.Sprintf("%s L=%d hidden=%d heads=%d/%d V=%d", c.Architecture, c.Layers, c.Hidden, c.Heads, c.KVHeads, c.Vocab)
 	}
@@ -262,11 +263,11 @@ func (r *rlRun) policyOf(l *load.Loaded) (rl.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		return rl.Llama(m), nil
+		return nn.Llama(m), nil
 	}
 	m, err := gpt2.New(r.be, l.Config)
 	if err != nil {
 		return nil, err
 	}
-	return rl.GPT2(m), m.SetParams(l.Params)
+	return nn.GPT2(m), m.SetParams(l.Params)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
@@ -398,9 +399,9 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 		meta.Env = &r.env
 	}
 	switch p := m.(type) {
-	case *rl.GPT2Policy:
+	case *nn.GPT2LM:
 		meta.Model = &p.Model.Config
-	case *rl.LlamaPolicy:
+	case *nn.LlamaLM:
 		meta.Llama = &p.Model.Config
 	}
 	return writeJSON(filepath.Join(r.runDir, "config.json"), meta)

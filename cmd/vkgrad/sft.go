@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/rl"
@@ -389,7 +390,7 @@ func (f *sftFlags) newModel() (rl.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rl.GPT2(m), m.InitRandom(f.sftOpts.Seed)
+	return nn.GPT2(m), m.InitRandom(f.sftOpts.Seed)
 }
 
 // newLlama makes a random Llama-family model of a preset's shape (--heads sets the key/value
@@ -430,7 +431,7 @@ func (f *sftFlags) newLlama() (rl.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rl.Llama(m), m.InitRandom(f.sftOpts.Seed)
+	return nn.Llama(m), m.InitRandom(f.sftOpts.Seed)
 }
 
 // override sets *dst to v when v is positive (a flag's 0 keeps the preset's value).

@@ -380,32 +380,15 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 }
 
 // model is the model to train: the resumed run's shape (its parameters come with the trainer's
-// Restore), a Llama-family one, --init's GPT-2, or a new one of --preset's shape.
+// Restore), --init's, or a new one of --preset's shape; each says its family.
 func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if resumed != nil {
+	switch {
+	case resumed != nil:
 		return f.resumedModel(be, resumed, log)
+	case f.init != "":
+		return f.initModel(be, log)
 	}
-	if tm, ok, err := f.llamaModel(be, log); ok || err != nil {
-		if err != nil {
-			return tm, err
-		}
-		return tm, f.checkLlamaMemory(be, tm.llama, log)
-	}
-	if f.init != "" {
-		return f.initGPT2(be, log)
-	}
-	cfg, err := gpt2.Preset(f.preset)
-	if err != nil {
-		return trainModel{}, fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", err, strings.Join(llama.PresetNames(), ", "))
-	}
-	if err := f.checkMemory(be, cfg, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, cfg)
-	if err != nil {
-		return trainModel{}, err
-	}
-	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
+	return f.presetModel(be, log)
 }
 
 // resumedModel is a model of the resumed run's shape; the trainer's Restore brings its
@@ -425,12 +408,8 @@ func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log z
 	return trainModel{gpt2: m}, err
 }
 
-// initGPT2 is the GPT-2 checkpoint --init names; the run takes its name from the file.
-func (f *trainFlags) initGPT2(be tensor.Backend, log zerolog.Logger) (trainModel, error) {
-	l, err := load.Read(f.init)
-	if err != nil {
-		return trainModel{}, fmt.Errorf("--init: %w", err)
-	}
+// initGPT2 is the GPT-2 of --init's checkpoint l; the run takes its name from the file.
+func (f *trainFlags) initGPT2(be tensor.Backend, l *load.Loaded, log zerolog.Logger) (trainModel, error) {
 	if err := f.checkMemory(be, l.Config, log); err != nil {
 		return trainModel{}, err
 	}
@@ -444,6 +423,18 @@ func (f *trainFlags) initGPT2(be tensor.Backend, log zerolog.Logger) (trainModel
 	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
 	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
 	return trainModel{gpt2: m}, nil
+}
+
+// newGPT2 is a new random GPT-2 of shape cfg.
+func (f *trainFlags) newGPT2(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) (trainModel, error) {
+	if err := f.checkMemory(be, cfg, log); err != nil {
+		return trainModel{}, err
+	}
+	m, err := gpt2.New(be, cfg)
+	if err != nil {
+		return trainModel{}, err
+	}
+	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
 }
 
 // errDryRun stops a --dry-run after the footprint is printed.

@@ -7,12 +7,12 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
-	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -40,11 +40,16 @@ func (m trainModel) numParams() int {
 	return m.gpt2.Config.NumParams()
 }
 
-func (m trainModel) newTrainer(cfg train.Config, tokens []int32, source string) (*train.Trainer, error) {
+// lm is the model as nn/train drives it.
+func (m trainModel) lm() nn.LM {
 	if m.llama != nil {
-		return train.NewLlama(m.llama, cfg, tokens, source)
+		return nn.Llama(m.llama)
 	}
-	return train.New(m.gpt2, cfg, tokens, source)
+	return nn.GPT2(m.gpt2)
+}
+
+func (m trainModel) newTrainer(cfg train.Config, tokens []int32, source string) (*train.Trainer, error) {
+	return train.New(m.lm(), cfg, tokens, source)
 }
 
 // llamaTrainModel pairs a Llama-family model with its tokenizer (hfDir's, or GPT-2's).
@@ -61,52 +66,69 @@ func llamaTrainModel(m *llama.Model, hfDir string) (trainModel, error) {
 	return tm, nil
 }
 
-// llamaModel reads a Llama-family --init (a Hugging Face directory, or a checkpoint of one),
-// or makes a random model of a Llama-family --preset; ok is false for anything else.
-func (f *trainFlags) llamaModel(be tensor.Backend, log zerolog.Logger) (tm trainModel, ok bool, err error) {
+// initModel reads --init: a Llama-family Hugging Face directory, or a checkpoint or run
+// directory, whose state says the family. The run takes its name from it.
+func (f *trainFlags) initModel(be tensor.Backend, log zerolog.Logger) (trainModel, error) {
 	hfDir, err := isHFModelDir(f.init)
-	switch {
-	case err != nil:
-		return tm, true, fmt.Errorf("--init: %w", err)
-	case f.init != "" && hfDir:
+	if err != nil {
+		return trainModel{}, fmt.Errorf("--init: %w", err)
+	}
+	if hfDir {
 		m, err := llama.Load(be, f.init)
 		if err != nil {
-			return tm, true, fmt.Errorf("--init: %w", err)
+			return trainModel{}, fmt.Errorf("--init: %w", err)
 		}
 		f.preset = filepath.Base(f.init)
 		log.Info().Str("format", "Hugging Face directory").Str("path", f.init).Msg("initial model")
-		tm, err = llamaTrainModel(m, f.init)
-		return tm, true, err
-	case f.init != "":
-		l, err := load.Read(f.init)
-		if err != nil || l.Llama == nil {
-			return tm, false, nil // a GPT-2, or an error the GPT-2 path reports
-		}
-		m, err := newLlamaOfState(be, l)
-		if err != nil {
-			return tm, true, fmt.Errorf("--init %s: %w", l.Path, err)
-		}
-		f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
-		log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-		tm, err = llamaTrainModel(m, hfDirOfRun(f.init))
-		return tm, true, err
+		return f.llamaOf(be, m, f.init, log)
 	}
-	cfg, err := llama.Preset(f.preset)
+	l, err := load.Read(f.init)
 	if err != nil {
-		return tm, false, nil
+		return trainModel{}, fmt.Errorf("--init: %w", err)
 	}
-	if cfg.Vocab > gpt2.GPT2Vocab { // a new model reads GPT-2 tokens: no rows past them
-		log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", gpt2.GPT2Vocab).Msg("the new model's vocabulary and EOS are GPT-2's")
-		cfg.Vocab, cfg.BOS, cfg.EOS = gpt2.GPT2Vocab, nil, []int{gpt2.GPT2Vocab - 1}
+	if l.Llama == nil {
+		return f.initGPT2(be, l, log)
 	}
-	m, err := llama.New(be, cfg)
+	m, err := newLlamaOfState(be, l)
 	if err != nil {
-		return tm, true, err
+		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
+	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
+	return f.llamaOf(be, m, hfDirOfRun(f.init), log)
+}
+
+// llamaOf pairs a Llama-family model with hfDir's tokenizer and checks that the run fits.
+func (f *trainFlags) llamaOf(be tensor.Backend, m *llama.Model, hfDir string, log zerolog.Logger) (trainModel, error) {
+	tm, err := llamaTrainModel(m, hfDir)
+	if err != nil {
+		return tm, err
+	}
+	return tm, f.checkLlamaMemory(be, m, log)
+}
+
+// presetModel is a new random model of --preset's shape, of the family that names it.
+func (f *trainFlags) presetModel(be tensor.Backend, log zerolog.Logger) (trainModel, error) {
+	cfg, gpt2Err := gpt2.Preset(f.preset)
+	if gpt2Err == nil {
+		return f.newGPT2(be, cfg, log)
+	}
+	lc, err := llama.Preset(f.preset)
+	if err != nil {
+		return trainModel{}, fmt.Errorf("--preset: %w (or a Llama-family shape: %s)", gpt2Err, strings.Join(llama.PresetNames(), ", "))
+	}
+	if lc.Vocab > gpt2.GPT2Vocab { // a new model reads GPT-2 tokens: no rows past them
+		log.Info().Int("preset_vocab", lc.Vocab).Int("vocab", gpt2.GPT2Vocab).Msg("the new model's vocabulary and EOS are GPT-2's")
+		lc.Vocab, lc.BOS, lc.EOS = gpt2.GPT2Vocab, nil, []int{gpt2.GPT2Vocab - 1}
+	}
+	m, err := llama.New(be, lc)
+	if err != nil {
+		return trainModel{}, err
 	}
 	if err := m.InitRandom(f.cfg.Seed); err != nil {
-		return tm, true, err
+		return trainModel{}, err
 	}
-	return trainModel{llama: m}, true, nil
+	return f.llamaOf(be, m, "", log)
 }
 
 // newLlamaOfState makes a Llama-family model of a checkpoint's shape and adapters, with its
@@ -121,5 +143,5 @@ func newLlamaOfState(be tensor.Backend, l *load.Loaded) (*llama.Model, error) {
 			return nil, err
 		}
 	}
-	return m, rl.SetParams(rl.Llama(m), l.Params)
+	return m, nn.Llama(m).SetStateParams(l.Params)
 }

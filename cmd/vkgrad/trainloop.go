@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -163,8 +164,8 @@ func (s *trainSteps) report(firstVal float32) error {
 		fmt.Fprintf(stdout, "validation loss %.4f -> %.4f (fell by %.4f, %.1f%%) in %s\n", firstVal, finalVal, firstVal-finalVal,
 			100*(firstVal-finalVal)/firstVal, wall.Round(time.Second))
 	}
-	if s.loopOpts.SampleTokens > 0 && s.tr.Model != nil {
-		res, err := generateText(s.tr.Model, s.runDir, s.loopOpts.SamplePrompt, s.loopOpts.SampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, s.cfg.Seed)
+	if g, ok := s.tr.Model.(*nn.GPT2LM); ok && s.loopOpts.SampleTokens > 0 {
+		res, err := generateText(g.Model, s.runDir, s.loopOpts.SamplePrompt, s.loopOpts.SampleTokens, 1, sample.Options{Temperature: 0.8, TopK: 40, TopP: 0.95}, s.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("sampling: %w", err)
 		}

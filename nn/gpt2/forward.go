@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/nn/internal/tokenids"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenloss"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -245,15 +246,6 @@ func meanGrad(B, T int) float32 { return 1 / float32(B*T) }
 // Losses returns the per-token losses (B*T) of the last ForwardCrossEntropy, on the device.
 func (m *Model) Losses() *tensor.Tensor { return m.acts.losses.Value }
 
-// MeanOf averages per-token losses on the host in row order, in float32 as llm.c does.
-func MeanOf(losses []float32) float32 {
-	var sum float32
-	for _, l := range losses {
-		sum += l
-	}
-	return sum / float32(len(losses))
-}
-
 // MeanLoss downloads the per-token losses of the last ForwardLoss and averages them.
 func (m *Model) MeanLoss() (float32, error) {
 	a := m.acts
@@ -263,7 +255,7 @@ func (m *Model) MeanLoss() (float32, error) {
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err
 	}
-	return MeanOf(a.hostLosses), nil
+	return tokenloss.Mean(a.hostLosses), nil
 }
 
 // TokenLosses returns the per-token losses of the last ForwardLoss (host copy, reused).

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenloss"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -138,11 +139,7 @@ func (m *Model) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int
 	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
 		return 0, err
 	}
-	var sum float32
-	for _, l := range a.hostLosses {
-		sum += l
-	}
-	return sum / float32(len(a.hostLosses)), nil
+	return tokenloss.Mean(a.hostLosses), nil
 }
 
 // ForwardCrossEntropy is ForwardLoss leaving the per-token losses on the device (Losses),

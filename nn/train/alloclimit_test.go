@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -42,7 +43,7 @@ func TestVulkanTrainsWithinSmallAllocations(t *testing.T) {
 			if err := m.SetParams(params); err != nil {
 				t.Fatal(err)
 			}
-			tr, err := New(m, tc, corpus(20000), "test corpus")
+			tr, err := New(nn.GPT2(m), tc, corpus(20000), "test corpus")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -29,7 +30,7 @@ func benchTrainStep(b *testing.B, preset string, B, T int) {
 	}
 	tc := DefaultConfig()
 	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction = B, T, 1<<30, 0
-	tr, err := New(m, tc, tokens, "random tokens")
+	tr, err := New(nn.GPT2(m), tc, tokens, "random tokens")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestTrainStepAllocations(t *testing.T) {
 	m.InitRandom(1)
 	cfg := testConfig()
 	cfg.Steps = 1 << 20
-	tr, err := New(m, cfg, corpus(6000), "test corpus")
+	tr, err := New(nn.GPT2(m), cfg, corpus(6000), "test corpus")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -24,7 +25,7 @@ func ExampleTrainer_Run() {
 	m.InitRandom(1)
 	tc := train.DefaultConfig()
 	tc.Steps, tc.Batch, tc.Seq, tc.LR, tc.Warmup, tc.ValFraction = 30, 4, 32, 1e-2, 5, 0
-	tr, err := train.New(m, tc, tok.Encode(text), "the fox")
+	tr, err := train.New(nn.GPT2(m), tc, tok.Encode(text), "the fox")
 	if err != nil {
 		panic(err)
 	}

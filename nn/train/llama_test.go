@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -25,7 +26,7 @@ func newLlamaTrainer(t *testing.T, cfg Config, lora bool) *Trainer {
 	for i := range tokens {
 		tokens[i] = int32((i*7 + i/13) % m.Config.Vocab)
 	}
-	tr, err := NewLlama(m, cfg, tokens, "test stream")
+	tr, err := New(nn.Llama(m), cfg, tokens, "test stream")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +67,8 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 	if err := second.Run(context.Background(), RunOptions{Dir: dir, Resume: true}); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := straight.Llama.Params.ToHost()
-	b, _ := second.Llama.Params.ToHost()
+	a, _ := llamaOf(straight).Params.ToHost()
+	b, _ := llamaOf(second).Params.ToHost()
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("parameter %d: %v resumed, %v straight", i, b[i], a[i])
@@ -75,7 +76,7 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 	}
 
 	lora := newLlamaTrainer(t, cfg, true)
-	base, _ := lora.Llama.Params.ToHost()
+	base, _ := llamaOf(lora).Params.ToHost()
 	losses = losses[:0]
 	if err := lora.Run(context.Background(), RunOptions{OnStep: func(_ int, m map[string]float64) error {
 		losses = append(losses, m["loss"])
@@ -83,7 +84,7 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	after, _ := lora.Llama.Params.ToHost()
+	after, _ := llamaOf(lora).Params.ToHost()
 	for i := range base {
 		if base[i] != after[i] {
 			t.Fatalf("LoRA training moved base weight %d", i)
@@ -97,15 +98,15 @@ func TestLlamaTrainsAndResumes(t *testing.T) {
 // DecayMatricesOnly leaves biases and norm weights undecayed: after a step they equal a run
 // without weight decay, and the matrices a run decaying everything, bit for bit.
 func TestDecayMatricesOnly(t *testing.T) {
-	step := func(wd float64, matricesOnly bool) ([]float32, []tensorSpec) {
+	step := func(wd float64, matricesOnly bool) ([]float32, []nn.TensorSpec) {
 		cfg := testConfig()
 		cfg.WeightDecay, cfg.DecayMatricesOnly, cfg.LR, cfg.Warmup = wd, matricesOnly, 1e-2, 0
 		tr := newTrainer(t, cfg)
 		if _, err := tr.TrainStep(); err != nil {
 			t.Fatal(err)
 		}
-		p, _ := tr.Model.ParamsToHost()
-		return p, tr.lm.trainableSpecs()
+		p, _ := tr.Model.StateParams()
+		return p, tr.Model.TrainableSpecs()
 	}
 	all, specs := step(0.5, false)
 	none, _ := step(0, false)
@@ -113,17 +114,20 @@ func TestDecayMatricesOnly(t *testing.T) {
 	off, vectors := 0, 0
 	for _, s := range specs {
 		want := all
-		if s.vector {
+		if s.Vector {
 			want, vectors = none, vectors+1
 		}
-		for i := off; i < off+s.numel; i++ {
+		for i := off; i < off+s.Numel; i++ {
 			if mixed[i] != want[i] {
-				t.Fatalf("%s[%d] (vector %v): %v, want %v", s.name, i-off, s.vector, mixed[i], want[i])
+				t.Fatalf("%s[%d] (vector %v): %v, want %v", s.Name, i-off, s.Vector, mixed[i], want[i])
 			}
 		}
-		off += s.numel
+		off += s.Numel
 	}
 	if vectors != 10 {
 		t.Fatalf("%d of GPT-2's tensors taken for biases and norm weights, want 10", vectors)
 	}
 }
+
+// llamaOf is the Llama-family model a trainer trains.
+func llamaOf(tr *Trainer) *llama.Model { return tr.Model.(*nn.LlamaLM).Model }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/mpi"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenloss"
 )
 
 // A step of K micro-batches: each is forward and backward on its own, its gradient kept apart,
@@ -52,8 +52,7 @@ func (t *Trainer) ensureAccum() error {
 	if t.acc != nil {
 		return nil
 	}
-	params, _ := t.lm.trainable()
-	K, n := t.Config.microBatches(), params.Len()
+	K, n := t.Config.microBatches(), t.Model.Params().Len()
 	r, err := mpi.NewReducer(t.comm, n, K)
 	if err != nil {
 		return err
@@ -73,8 +72,8 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	if err := t.ensureAccum(); err != nil {
 		return StepStats{}, err
 	}
-	a, m := t.acc, t.lm
-	params, grads := m.trainable()
+	a, m := t.acc, t.Model
+	params, grads := m.Params(), m.Grads()
 	K, B, T := t.Config.microBatches(), t.Config.Batch, t.Config.Seq
 	first, cnt := a.reducer.Held()
 	clear(a.losses)
@@ -130,32 +129,31 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 // copies the gradient into dst, range by range through reduce when it is set (the rank's last
 // micro-batch); it returns the micro-batch's mean loss.
 func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32, reduce *overlap) (float64, error) {
-	m := t.lm
+	m := t.Model
 	if reduce != nil && reduce.live {
-		m.onGradsFinal(reduce.finalRanges)
-		defer m.onGradsFinal(nil)
+		m.OnGradsFinal(reduce.finalRanges)
+		defer m.OnGradsFinal(nil)
 	}
 	if err := m.ForwardCrossEntropy(t.tape, x, y, B, T); err != nil {
 		t.tape.Reset()
 		return 0, err
 	}
-	m.zeroGrad()
+	m.ZeroGrad()
 	if err := m.Backward(t.tape); err != nil {
 		return 0, err
 	}
-	_, grads := m.trainable()
 	if reduce != nil {
 		if err := reduce.finish(); err != nil {
 			return 0, err
 		}
-	} else if err := grads.Download(dst); err != nil {
+	} else if err := m.Grads().Download(dst); err != nil {
 		return 0, err
 	}
 	losses := t.hostStats[:B*T]
-	if err := m.backend().Download(losses, m.Losses()); err != nil {
+	if err := m.Backend().Download(losses, m.Losses()); err != nil {
 		return 0, err
 	}
-	return float64(gpt2.MeanOf(losses)), nil
+	return float64(tokenloss.Mean(losses)), nil
 }
 
 // meanLoss averages the micro-batches' mean losses, added in micro-batch order on every rank.
@@ -181,8 +179,7 @@ func (t *Trainer) CheckReplicas() error {
 	if t.comm == nil {
 		return nil
 	}
-	params, _ := t.lm.trainable()
-	p, err := params.ToHost()
+	p, err := t.Model.Params().ToHost()
 	if err != nil {
 		return err
 	}

@@ -42,8 +42,8 @@ func TestMicroBatchesMatchOneBatch(t *testing.T) {
 			t.Errorf("step %d: loss %v in one batch, %v in micro-batches", i+1, la[i], lb[i])
 		}
 	}
-	pa, _ := a.Model.Params.ToHost()
-	pb, _ := b.Model.Params.ToHost()
+	pa, _ := a.Model.Params().ToHost()
+	pb, _ := b.Model.Params().ToHost()
 	var worst float64
 	for i := range pa {
 		worst = max(worst, math.Abs(float64(pa[i]-pb[i])))
@@ -66,7 +66,7 @@ func TestDataParallelIsBitwiseEqual(t *testing.T) {
 	testutil.SkipInRankJob(t)
 	tr := newTrainer(t, microConfig(4))
 	trainSteps(t, tr, distSteps)
-	p, _ := tr.Model.Params.ToHost()
+	p, _ := tr.Model.Params().ToHost()
 	want := fmt.Sprintf("%016x", mpi.HashFloat32s(p))
 	testutil.SameOnEveryRank(t, "TestDataParallelRank", want, 1, 2, 3)
 }
@@ -87,7 +87,7 @@ func TestDataParallelRank(t *testing.T) {
 	if err := tr.CheckReplicas(); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := tr.Model.Params.ToHost()
+	p, _ := tr.Model.Params().ToHost()
 	testutil.WriteRankResult(t, c.Rank(), fmt.Sprintf("%016x", mpi.HashFloat32s(p)))
 	if !strings.Contains(c.Library(), "MPI") {
 		t.Errorf("library %q", c.Library())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // DefaultMaxSkips is how many non-finite steps in a row "skip" tolerates before stopping.
@@ -40,25 +42,24 @@ func (t *Trainer) nonFinite(s StepStats, start time.Time) (StepStats, error) {
 // firstNonFiniteGrad names the first parameter tensor (llm.c order) whose gradient holds NaN
 // or Inf, or "" when the gradients cannot be read or are finite.
 func (t *Trainer) firstNonFiniteGrad() string {
-	_, grads := t.lm.trainable()
-	g, err := grads.ToHost()
+	g, err := t.Model.Grads().ToHost()
 	if err != nil {
 		return ""
 	}
-	return firstNonFinite(t.lm.trainableSpecs(), g)
+	return firstNonFinite(t.Model.TrainableSpecs(), g)
 }
 
 // firstNonFinite names the first tensor of a flat parameter-shaped buffer holding NaN or Inf,
 // with the index inside it.
-func firstNonFinite(specs []tensorSpec, flat []float32) string {
+func firstNonFinite(specs []nn.TensorSpec, flat []float32) string {
 	off := 0
 	for _, s := range specs {
-		for i, v := range flat[off : off+s.numel] {
+		for i, v := range flat[off : off+s.Numel] {
 			if !finite(v) {
-				return fmt.Sprintf("%s[%d] = %v", s.name, i, v)
+				return fmt.Sprintf("%s[%d] = %v", s.Name, i, v)
 			}
 		}
-		off += s.numel
+		off += s.Numel
 	}
 	return ""
 }

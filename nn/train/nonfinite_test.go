@@ -13,12 +13,12 @@ import (
 // in the softmax), the gradients do not (0 · Inf in the backward of the head).
 func poisonPadding(t *testing.T, tr *Trainer) {
 	t.Helper()
-	p, err := tr.Model.ParamsToHost()
+	p, err := tr.Model.StateParams()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p[(testCfg.PaddedVocabSize-1)*testCfg.Channels] = float32(math.Inf(1))
-	if err := tr.Model.SetParams(p); err != nil {
+	if err := tr.Model.SetStateParams(p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -48,7 +48,7 @@ func TestFaultNonFiniteGradientsSkipped(t *testing.T) {
 	tr := newTrainer(t, testConfig())
 	trainSteps(t, tr, 2)
 	poisonPadding(t, tr)
-	params, m, v, step, adamStep := hostCopy(t, tr.Model.Params), hostCopy(t, tr.Opt.M), hostCopy(t, tr.Opt.V), tr.Step, tr.Opt.Step
+	params, m, v, step, adamStep := hostCopy(t, tr.Model.Params()), hostCopy(t, tr.Opt.M), hostCopy(t, tr.Opt.V), tr.Step, tr.Opt.Step
 	for i := range DefaultMaxSkips {
 		s, err := tr.TrainStep()
 		if err != nil {
@@ -58,7 +58,7 @@ func TestFaultNonFiniteGradientsSkipped(t *testing.T) {
 			t.Fatalf("skip %d: %+v, want a skipped step with a finite loss, a NaN norm and wte named", i+1, s)
 		}
 	}
-	if !sameBits(params, hostCopy(t, tr.Model.Params)) || !sameBits(m, hostCopy(t, tr.Opt.M)) || !sameBits(v, hostCopy(t, tr.Opt.V)) ||
+	if !sameBits(params, hostCopy(t, tr.Model.Params())) || !sameBits(m, hostCopy(t, tr.Opt.M)) || !sameBits(v, hostCopy(t, tr.Opt.V)) ||
 		tr.Step != step || tr.Opt.Step != adamStep || tr.Skipped != DefaultMaxSkips {
 		t.Fatal("a skipped step changed the parameters, the moments or the step count")
 	}
@@ -73,12 +73,12 @@ func TestFaultNonFiniteStopsAtOnce(t *testing.T) {
 	cfg.OnNonFinite = "stop"
 	tr := newTrainer(t, cfg)
 	poisonPadding(t, tr)
-	before := hostCopy(t, tr.Model.Params)
+	before := hostCopy(t, tr.Model.Params())
 	_, err := tr.TrainStep()
 	if err == nil || !strings.Contains(err.Error(), "step 1:") || !strings.Contains(err.Error(), "--on-nonfinite stop") {
 		t.Fatalf("stop policy: %v", err)
 	}
-	if !sameBits(before, hostCopy(t, tr.Model.Params)) {
+	if !sameBits(before, hostCopy(t, tr.Model.Params())) {
 		t.Fatal("the failed step changed the parameters")
 	}
 	bad := testConfig()
@@ -98,9 +98,9 @@ func TestFaultNaNParametersNeverSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, _ := os.ReadFile(path)
-	p := hostCopy(t, tr.Model.Params)
+	p := hostCopy(t, tr.Model.Params())
 	p[len(p)-1] = float32(math.NaN())
-	if err := tr.Model.SetParams(p); err != nil {
+	if err := tr.Model.SetStateParams(p); err != nil {
 		t.Fatal(err)
 	}
 	err := tr.Save(path)

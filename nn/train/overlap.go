@@ -7,7 +7,7 @@ import (
 )
 
 // overlap copies the rank's last micro-batch gradient to the host range by range, as the
-// backward pass finishes each (the model's onGradsFinal), and starts each range's sum across
+// backward pass finishes each (the model's OnGradsFinal), and starts each range's sum across
 // the ranks at once: the sum runs on the MPI thread while the backward pass goes on. The
 // ranges come in an order fixed by the model, the same on every rank; what the model never
 // reports is started, in buffer order, when Backward returns.
@@ -23,9 +23,8 @@ type overlap struct {
 
 // newOverlap prepares the reduction of the last micro-batch, whose gradient goes to dst.
 func (t *Trainer) newOverlap(dst []float32, scale float32) *overlap {
-	_, grads := t.lm.trainable()
 	// Alone, nothing runs beside the backward pass: one copy and one sum at the end.
-	return &overlap{grads: grads, acc: t.acc, dst: dst, scale: scale, live: t.comm != nil}
+	return &overlap{grads: t.Model.Grads(), acc: t.acc, dst: dst, scale: scale, live: t.comm != nil}
 }
 
 // finalRanges starts the sums of ranges the backward pass has finished.

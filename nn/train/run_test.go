@@ -32,8 +32,8 @@ func TestRunCancelAndResume(t *testing.T) {
 	if err := second.Run(context.Background(), RunOptions{Dir: dir, Resume: true}); err != nil {
 		t.Fatal(err)
 	}
-	a, _ := straight.Model.ParamsToHost()
-	b, _ := second.Model.ParamsToHost()
+	a, _ := straight.Model.StateParams()
+	b, _ := second.Model.StateParams()
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("parameter %d: %v resumed, %v straight", i, b[i], a[i])
@@ -78,8 +78,8 @@ func TestRunStopAtEvalAndFinish(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("evaluations paused and resumed %v, straight %v", got, want)
 	}
-	a, _ := straight.Model.ParamsToHost()
-	b, _ := second.Model.ParamsToHost()
+	a, _ := straight.Model.StateParams()
+	b, _ := second.Model.StateParams()
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("parameter %d: %v resumed, %v straight", i, b[i], a[i])

@@ -1,7 +1,7 @@
 // Package train trains a language model on a token stream: the loop behind `vkgrad train`.
 //
-// [New] builds a [Trainer] for a GPT-2 and [NewLlama] one for a Llama-family model, from a
-// [Config] and the tokens, which nn/data cuts into training and validation batches. Each
+// [New] builds a [Trainer] for a language model ([nn.LM]: a GPT-2 or a Llama-family model) from
+// a [Config] and the tokens, which nn/data cuts into training and validation batches. Each
 // [Trainer.TrainStep] runs the forward and backward over the step's micro-batches and an AdamW
 // update with a cosine schedule and gradient clipping (nn/optim); a step whose loss or gradient
 // is not finite is skipped or stops the run, as [Config] says.
@@ -20,10 +20,10 @@ import (
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/data"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/llama"
+	"github.com/vkgrad/vkgrad/nn/internal/tokenloss"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -120,16 +120,13 @@ func (s StepStats) Metrics() map[string]float64 {
 // Trainer owns a model, its optimizer and the data position.
 type Trainer struct {
 	Config Config
-	// Model is the GPT-2 being trained (nil for a Llama-family model: see Llama).
-	Model *gpt2.Model
-	// Llama is the Llama-family model being trained (NewLlama), nil for a GPT-2.
-	Llama      *llama.Model
+	// Model is the model being trained: nn.GPT2 or nn.Llama of the family's model.
+	Model      nn.LM
 	Opt        *optim.AdamW
 	Train, Val *data.Loader
 	Step       int // steps taken
 	RNG        *rng.RNG
 
-	lm       model // Model or Llama
 	tape     *autograd.Tape
 	schedule optim.Cosine
 	// stats gathers the per-token losses and the gradient sum of squares on the device so a
@@ -146,62 +143,55 @@ type Trainer struct {
 	skipsInARow int
 }
 
-// New builds a trainer for model m over tokens (already validated against the vocabulary by
-// the loader). source names the data in errors.
-func New(m *gpt2.Model, cfg Config, tokens []int32, source string) (*Trainer, error) {
-	t, err := newModelTrainer(gpt2Model{m}, cfg, tokens, source)
-	if err != nil {
-		return nil, err
-	}
-	t.Model = m
-	return t, nil
-}
-
-// NewLlama is New for a Llama-family model: every weight trains, or only its LoRA adapters
-// when it has them (llama.Model.EnableLoRA).
-func NewLlama(m *llama.Model, cfg Config, tokens []int32, source string) (*Trainer, error) {
-	t, err := newModelTrainer(llamaModel{m}, cfg, tokens, source)
-	if err != nil {
-		return nil, err
-	}
-	t.Llama = m
-	return t, nil
-}
-
-func newModelTrainer(m model, cfg Config, tokens []int32, source string) (*Trainer, error) {
+// New builds a trainer for model m (nn.GPT2(gpt), nn.Llama(llama): every weight trains, or only
+// a Llama-family model's LoRA adapters when it has them) over tokens (validated against the
+// vocabulary by the loader). source names the data in errors.
+func New(m nn.LM, cfg Config, tokens []int32, source string) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Seq > m.maxSeqLen() {
-		return nil, fmt.Errorf("seq %d exceeds the model's context of %d", cfg.Seq, m.maxSeqLen())
+	if cfg.Seq > m.MaxSeqLen() {
+		return nil, fmt.Errorf("seq %d exceeds the model's context of %d", cfg.Seq, m.MaxSeqLen())
 	}
-	train, val, err := data.NewLoaders(tokens, data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.maxSeqLen(),
-		VocabSize: m.vocabSize(), ValFraction: cfg.ValFraction, ValMode: data.ValInterleaved,
+	train, val, err := data.NewLoaders(tokens, data.LoaderConfig{B: cfg.Batch, T: cfg.Seq, MaxT: m.MaxSeqLen(),
+		VocabSize: m.VocabSize(), ValFraction: cfg.ValFraction, ValMode: data.ValInterleaved,
 		Seed: cfg.Seed, NoShuffle: cfg.NoShuffle, Source: source})
 	if err != nil {
 		return nil, err
 	}
-	if err := m.enableGrads(); err != nil {
+	if err := m.EnableGrads(); err != nil {
 		return nil, err
 	}
-	params, _ := m.trainable()
-	opt, err := optim.NewAdamW(params, cfg.AdamW())
+	opt, err := optim.NewAdamW(m.Params(), cfg.AdamW())
 	if err != nil {
 		return nil, err
 	}
 	if cfg.DecayMatricesOnly {
-		if err := opt.SetNoDecay(vectorSpans(m.trainableSpecs())); err != nil {
+		if err := opt.SetNoDecay(vectorSpans(m.TrainableSpecs())); err != nil {
 			return nil, err
 		}
 	}
 	BT := cfg.Batch * cfg.Seq
-	stats, err := tensor.New(m.backend(), tensor.Float32, BT+1)
+	stats, err := tensor.New(m.Backend(), tensor.Float32, BT+1)
 	if err != nil {
 		return nil, err
 	}
-	return &Trainer{Config: cfg, lm: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
+	return &Trainer{Config: cfg, Model: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
 		tape: autograd.NewTape(), schedule: cfg.Schedule(cfg.Steps),
 		stats: stats, statLosses: stats.View(0, BT), statNorm: stats.View(BT, 1), hostStats: make([]float32, BT+1)}, nil
+}
+
+// vectorSpans are the runs of the flat buffer that hold biases and norm weights.
+func vectorSpans(specs []nn.TensorSpec) []optim.Span {
+	var out []optim.Span
+	off := 0
+	for _, s := range specs {
+		if s.Vector {
+			out = append(out, optim.Span{Off: off, N: s.Numel})
+		}
+		off += s.Numel
+	}
+	return out
 }
 
 // TrainStep takes one optimizer step on the next training batch (of Config.MicroBatches
@@ -211,20 +201,20 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 		return t.trainStepAccumulated()
 	}
 	start := time.Now()
-	m := t.lm
-	params, grads := m.trainable()
+	m := t.Model
+	params, grads := m.Params(), m.Grads()
 	BT := t.Config.Batch * t.Config.Seq
 	x, y := t.Train.Next()
 	if err := m.ForwardCrossEntropy(t.tape, x, y, t.Config.Batch, t.Config.Seq); err != nil {
 		t.tape.Reset()
 		return StepStats{}, err
 	}
-	m.zeroGrad()
+	m.ZeroGrad()
 	if err := m.Backward(t.tape); err != nil {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)
-	be := m.backend()
+	be := m.Backend()
 	// Loss and gradient norm come back in one transfer, before the update: a non-finite value
 	// must never reach the weights.
 	t.Opt.MeasureGrads(grads)
@@ -233,7 +223,7 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	if err := be.Download(t.hostStats, t.stats); err != nil {
 		return StepStats{}, err
 	}
-	loss := gpt2.MeanOf(t.hostStats[:BT])
+	loss := tokenloss.Mean(t.hostStats[:BT])
 	norm := float32(math.Sqrt(float64(t.hostStats[BT])))
 	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: BT}
 	if !finite(loss) || !finite(norm) {
@@ -252,11 +242,11 @@ func (t *Trainer) Evaluate() (float32, error) {
 	if t.Val == nil {
 		return 0, fmt.Errorf("no validation split (val fraction is 0)")
 	}
-	return EvalLoss(t.lm, t.Val, t.Config.Batch, t.Config.Seq, t.Config.ValBatches)
+	return EvalLoss(t.Model, t.Val, t.Config.Batch, t.Config.Seq, t.Config.ValBatches)
 }
 
-// LossModel is a model whose mean cross-entropy EvalLoss measures: a GPT-2 or a Llama-family
-// model.
+// LossModel is a model whose mean cross-entropy EvalLoss measures: an nn.LM, or a GPT-2 or
+// Llama-family model itself.
 type LossModel interface {
 	ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T int) (float32, error)
 }
@@ -304,16 +294,15 @@ const (
 // Save writes a checkpoint with the parameters, the optimizer moments, the step, the RNG and
 // the data position; written atomically by nn/checkpoint.
 func (t *Trainer) Save(path string) error {
-	m := t.lm
-	trained, _ := m.trainable()
-	host, err := trained.ToHost()
+	m := t.Model
+	host, err := m.Params().ToHost()
 	if err != nil {
 		return err
 	}
-	if bad := firstNonFinite(m.trainableSpecs(), host); bad != "" {
+	if bad := firstNonFinite(m.TrainableSpecs(), host); bad != "" {
 		return fmt.Errorf("not saving %s: parameter %s is not finite; the last checkpoint is kept", path, bad)
 	}
-	params, err := m.stateParams()
+	params, err := m.StateParams()
 	if err != nil {
 		return err
 	}
@@ -333,20 +322,20 @@ func (t *Trainer) Save(path string) error {
 			Extra: map[string]float64{"adam_step": float64(t.Opt.Step)}},
 		RNG:  t.RNG.State(),
 		Meta: map[string]string{metaTrainConfig: string(cfgJSON), metaLoader: string(loaderJSON)}}
-	m.describeIn(st)
+	m.DescribeIn(st)
 	return checkpoint.Save(path, st)
 }
 
 // Restore loads a checkpoint written by Save into a trainer built with the same model config
 // and data: parameters, moments, step, RNG and data position.
 func (t *Trainer) Restore(st *checkpoint.State, path string) error {
-	if err := t.lm.matches(st); err != nil {
+	if err := t.Model.Matches(st); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if st.AdamM == nil || st.AdamV == nil {
 		return fmt.Errorf("%s: checkpoint has no optimizer state to resume from", path)
 	}
-	if err := t.lm.setStateParams(st.Params); err != nil {
+	if err := t.Model.SetStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := t.Opt.M.Upload(st.AdamM); err != nil {

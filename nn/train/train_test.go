@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -35,7 +36,7 @@ func newTrainer(t *testing.T, cfg Config) *Trainer {
 	if err := m.InitRandom(cfg.Seed); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := New(m, cfg, corpus(6000), "test corpus")
+	tr, err := New(nn.GPT2(m), cfg, corpus(6000), "test corpus")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +93,8 @@ func TestResumeBitIdentical(t *testing.T) {
 			t.Errorf("step %d: resumed loss %v, straight %v", i+1, s.Loss, losses[i])
 		}
 	}
-	a, _ := straight.Model.ParamsToHost()
-	b, _ := second.Model.ParamsToHost()
+	a, _ := straight.Model.StateParams()
+	b, _ := second.Model.StateParams()
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("parameter %d differs after resume: %v vs %v", i, a[i], b[i])
@@ -122,12 +123,12 @@ func TestEvaluateAndErrors(t *testing.T) {
 	m, _ := gpt2.New(cpu.New(), testCfg)
 	bad := testConfig()
 	bad.Seq = 17
-	if _, err := New(m, bad, corpus(1000), "x"); err == nil {
+	if _, err := New(nn.GPT2(m), bad, corpus(1000), "x"); err == nil {
 		t.Error("seq > max_seq_len accepted")
 	}
 	bad = testConfig()
 	bad.LR = 0
-	if _, err := New(m, bad, corpus(1000), "x"); err == nil {
+	if _, err := New(nn.GPT2(m), bad, corpus(1000), "x"); err == nil {
 		t.Error("lr 0 accepted")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/allocs"
 	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -26,7 +27,7 @@ func TestCPUAndVulkanTrainAlike(t *testing.T) {
 		if err := m.SetParams(params); err != nil {
 			t.Fatal(err)
 		}
-		tr, err := New(m, cfg, corpus(6000), "test corpus")
+		tr, err := New(nn.GPT2(m), cfg, corpus(6000), "test corpus")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestVulkanStepSteadyState(t *testing.T) {
 	m.InitRandom(2)
 	cfg := testConfig()
 	cfg.Steps = 1 << 20
-	tr, err := New(m, cfg, corpus(6000), "test corpus")
+	tr, err := New(nn.GPT2(m), cfg, corpus(6000), "test corpus")
 	if err != nil {
 		t.Fatal(err)
 	}
