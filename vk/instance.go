@@ -228,6 +228,9 @@ func (i *Instance) create(g globalFuncs, s *instanceSetup, version uint32) error
 	if r := call(g.CreateInstance, uintptr(unsafe.Pointer(ci)), 0, uintptr(unsafe.Pointer(&i.handle))); r != success {
 		i.dropLog()
 		if r == errIncompatibleDriver {
+			if why := diagnoseDrivers(os.Getenv); why != "" {
+				return fmt.Errorf("%w: the loader found no compatible driver (%v): %s", ErrNoDevice, check("vkCreateInstance", r), why)
+			}
 			return fmt.Errorf("%w: the loader found no compatible driver (%v)", ErrNoDevice, check("vkCreateInstance", r))
 		}
 		return check("vkCreateInstance", r)
