@@ -9,9 +9,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/rl/objective"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // A GRPO or PPO step spread over ranks: whole groups are sampled on the rank holding them, each
@@ -22,13 +22,6 @@ import (
 // everywhere); the forward passes and gradients are split by micro-batch, and the gradients are
 // added in micro-batch order (mpi.Reducer). Nothing depends on the number of ranks, so the
 // parameters are the same bit for bit for any.
-
-// spreadAccum holds the buffers of an ordered gradient sum.
-type spreadAccum struct {
-	reducer *mpi.Reducer
-	held    [][]float32 // this rank's micro-batches' gradients
-	sum     []float32
-}
 
 // SetComm spreads each step over the ranks of c (see the comment above) and sets
 // TrainConfig.Spread; every rank must build the same trainer and prompt source. A nil c runs
@@ -292,7 +285,7 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 		return res, err
 	}
 	K := len(sb.mbs)
-	var pol, val *spreadAccum
+	var pol, val *gradsum.Accumulator
 	if spec.policyGrad {
 		if pol, err = c.accumFor(c.policy.NumParams(), K); err != nil {
 			return nil, err
@@ -309,15 +302,15 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 	}
 	check := objective.Zeros(sb.N, sb.W)
 	for b := first; b < first+n; b++ {
-		if res.recomputeMismatch, err = c.microBatchGradient(sb, b, spec, res, check, pol.slot(b-first), val.slot(b-first)); err != nil {
+		if res.recomputeMismatch, err = c.microBatchGradient(sb, b, spec, res, check, pol.Slot(b-first), val.Slot(b-first)); err != nil {
 			return nil, err
 		}
 	}
-	if err := pol.reduceInto(c.pol.Grads(), &c.comms); err != nil {
+	if err := pol.ReduceInto(c.pol.Grads(), &c.comms); err != nil {
 		return nil, err
 	}
 	if spec.vh != nil {
-		if err := val.reduceInto(spec.vh.Grads, &c.comms); err != nil {
+		if err := val.ReduceInto(spec.vh.Grads, &c.comms); err != nil {
 			return nil, err
 		}
 	}
@@ -368,49 +361,20 @@ func (c *core) microBatchGradient(sb *seqBatch, b int, spec updateSpec, res *upd
 
 // accumFor returns the buffers of the ordered sum of K micro-batches' gradients of n values,
 // made once per (n, K).
-func (c *core) accumFor(n, K int) (*spreadAccum, error) {
+func (c *core) accumFor(n, K int) (*gradsum.Accumulator, error) {
 	key := [2]int{n, K}
 	if a, ok := c.accs[key]; ok {
 		return a, nil
 	}
-	r, err := mpi.NewReducer(c.comm, n, K)
+	a, err := gradsum.New(c.comm, n, K)
 	if err != nil {
 		return nil, fmt.Errorf("%w (lower micro_batch)", err)
 	}
-	_, cnt := r.Held()
-	a := &spreadAccum{reducer: r, sum: make([]float32, n)}
-	for range cnt {
-		a.held = append(a.held, make([]float32, n))
-	}
 	if c.accs == nil {
-		c.accs = map[[2]int]*spreadAccum{}
+		c.accs = map[[2]int]*gradsum.Accumulator{}
 	}
 	c.accs[key] = a
 	return a, nil
-}
-
-// slot is where this rank's k-th micro-batch's gradient goes; nil for a nil accumulator.
-func (a *spreadAccum) slot(k int) []float32 {
-	if a == nil {
-		return nil
-	}
-	return a.held[k]
-}
-
-// reduceInto adds every rank's micro-batch gradients in order into dst (nothing for a nil
-// accumulator), counting what moved in stats.
-func (a *spreadAccum) reduceInto(dst *tensor.Flat, stats *mpi.ReduceStats) error {
-	if a == nil {
-		return nil
-	}
-	before := a.reducer.Stats()
-	if err := a.reducer.Sum(a.sum, a.held); err != nil {
-		return err
-	}
-	after := a.reducer.Stats()
-	stats.BytesSent += after.BytesSent - before.BytesSent
-	stats.Seconds += after.Seconds - before.Seconds
-	return dst.Upload(a.sum)
 }
 
 // gather is Comm.GatherBytes, counted in c.comms (a broadcast sends buf to every other rank).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/optim"
@@ -209,8 +210,8 @@ type core struct {
 	// comm are the ranks a spread step (cfg.Spread, see GRPOTrainer.SetComm) is split over;
 	// nil: the same arithmetic in one process.
 	comm  *mpi.Comm
-	accs  map[[2]int]*spreadAccum // by (values, micro-batches)
-	comms mpi.ReduceStats         // this step's traffic so far
+	accs  map[[2]int]*gradsum.Accumulator // by (values, micro-batches)
+	comms mpi.ReduceStats                 // this step's traffic so far
 
 	timer PhaseTimer // told each phase's time (SetPhaseTimer); nil: none
 
