@@ -229,7 +229,7 @@ func (t *PPOTrainer) ppoUpdate(s *ppoStep, rows []int, index int, epoch *seqOut)
 		}
 	}
 	var res *objective.PPOResult
-	up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !s.warm, index: index}, func(cur *seqOut) (*grads, error) {
+	up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !s.warm, index: index}, func(cur *seqOut) (*tokenGrads, error) {
 		full := spreadRows(cur, rows, epoch)
 		in := objective.PPOInputs{Scores: s.rb.Total, HasEOS: s.hasEOS, Logp: full.Logp, OldLogp: s.old.Logp, RefLogp: s.ref.Logp,
 			Values: full.Values, OldValues: s.old.Values, ResponseMask: s.ro.Masks.Response, LossMask: s.ro.Masks.Loss,
@@ -238,7 +238,7 @@ func (t *PPOTrainer) ppoUpdate(s *ppoStep, rows []int, index int, epoch *seqOut)
 		if res, err = objective.PPOLoss(s.pcfg, in); err != nil {
 			return nil, err
 		}
-		g := &grads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
+		g := &tokenGrads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
 		if !s.warm {
 			g.Logp = pickRows(res.GradLogp, rows, mb.W)
 			if res.GradEntropy != nil {

@@ -213,7 +213,7 @@ func (c *core) evalAll(sb *seqBatch, m *model, vh *ValueHead, train bool, seed f
 		if seed != nil {
 			s = seed(b)
 		}
-		logp, ent, values, err := forwardMB(m, nil, &sb.mbs[b], temp, vh, nil, train, s, false)
+		logp, ent, values, err := forwardMB(m, nil, &sb.mbs[b], temp, valuePass{head: vh, train: train, seed: s})
 		if err != nil {
 			return nil, err
 		}

@@ -8,14 +8,15 @@ import (
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
-// grads are a loss's per-token gradients; nil fields contribute nothing.
-type grads struct {
+// tokenGrads are a loss's gradients with respect to each token's log-prob, entropy and value
+// (host copies; not the parameters' Grads); nil fields contribute nothing.
+type tokenGrads struct {
 	Logp, Entropy, Values [][]float64
 	Proceed               bool
 }
 
 // lossFunc turns a forward pass's outputs into the loss's per-token gradients.
-type lossFunc func(cur *seqOut) (*grads, error)
+type lossFunc func(cur *seqOut) (*tokenGrads, error)
 
 // updateSpec says what one optimizer update trains: the policy (policyGrad) and the value head
 // vh (when set); index numbers the update within the step (it keys the value head's dropout).
@@ -27,8 +28,8 @@ type updateSpec struct {
 
 // updateResult is what one update saw and did.
 type updateResult struct {
-	cur *seqOut // the outputs the loss saw
-	g   *grads  // the loss's gradients; the update was applied when g.Proceed
+	cur *seqOut     // the outputs the loss saw
+	g   *tokenGrads // the loss's gradients; the update was applied when g.Proceed
 	// gradNorm is the policy's gradient norm before clipping (the value head's when only it
 	// trains); 0 when the update was not applied.
 	gradNorm float64
@@ -83,7 +84,8 @@ func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent,
 	if !spec.policyGrad {
 		mtp = nil
 	}
-	logp, ent, values, err = forwardMB(c.pol, mtp, &sb.mbs[b], c.cfg.Rollout.Sampling.Temperature, spec.vh, c.tape, true, c.maskSeed(spec, b), !spec.policyGrad)
+	v := valuePass{head: spec.vh, tape: c.tape, train: true, seed: c.maskSeed(spec, b), detach: !spec.policyGrad}
+	logp, ent, values, err = forwardMB(c.pol, mtp, &sb.mbs[b], c.cfg.Rollout.Sampling.Temperature, v)
 	if err != nil {
 		c.tape.Reset()
 	}
@@ -91,7 +93,7 @@ func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent,
 }
 
 // backwardMB hands micro-batch mb's share of g to the recorded outputs and back-propagates.
-func (c *core) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *grads, logp, ent, values *autograd.Var) error {
+func (c *core) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *tokenGrads, logp, ent, values *autograd.Var) error {
 	if spec.policyGrad {
 		c.pol.ZeroTrunkGrads()
 		if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
