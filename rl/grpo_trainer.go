@@ -33,7 +33,7 @@ func (c GRPOTrainerConfig) Validate() error {
 // GRPOTrainer samples groups of completions per prompt, scores them, and updates the policy
 // with the GRPO loss (see [objective.GRPOLoss]).
 type GRPOTrainer struct {
-	*core
+	*rolloutTrainer
 	Config GRPOTrainerConfig
 }
 
@@ -51,11 +51,11 @@ func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := newCore(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
+	c, err := newRolloutTrainer(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
 	if err != nil {
 		return nil, err
 	}
-	return &GRPOTrainer{core: c, Config: cfg}, nil
+	return &GRPOTrainer{rolloutTrainer: c, Config: cfg}, nil
 }
 
 // Policy is the model being trained.

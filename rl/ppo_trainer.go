@@ -70,7 +70,7 @@ func (c PPOTrainerConfig) Validate() error {
 // PPOTrainer is PPO with a value head on the policy's final hidden states, KL-in-reward
 // against a frozen reference, GAE and clipped policy and value losses.
 type PPOTrainer struct {
-	*core
+	*rolloutTrainer
 	Config PPOTrainerConfig
 	Value  *ValueHead
 	KL     objective.KLController
@@ -88,7 +88,7 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := newCore(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
+	c, err := newRolloutTrainer(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 		return nil, err
 	}
 	c.valueLR = cfg.ValueLR
-	return &PPOTrainer{core: c, Config: cfg, Value: vh, KL: kl}, nil
+	return &PPOTrainer{rolloutTrainer: c, Config: cfg, Value: vh, KL: kl}, nil
 }
 
 // Policy is the model being trained.

@@ -42,7 +42,7 @@ type updateResult struct {
 // backward passes and AdamW. One micro-batch is recorded as it is evaluated; several are
 // evaluated without the tape first (the loss needs the whole batch), then each is recomputed
 // with it; spread over ranks, each rank recomputes its own.
-func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	var res *updateResult
 	var err error
 	done := c.timed(PhaseUpdate)
@@ -64,12 +64,12 @@ func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult
 }
 
 // dropoutSeed keys the value head's dropout masks of an update's micro-batches.
-func (c *core) dropoutSeed(spec updateSpec) func(mb int) uint64 {
+func (c *rolloutTrainer) dropoutSeed(spec updateSpec) func(mb int) uint64 {
 	return func(mb int) uint64 { return c.maskSeed(spec, mb) }
 }
 
 // maskSeed keys the value head's dropout mask of micro-batch mb of an update.
-func (c *core) maskSeed(spec updateSpec, mb int) uint64 {
+func (c *rolloutTrainer) maskSeed(spec updateSpec, mb int) uint64 {
 	base := c.cfg.Seed
 	if spec.vh != nil {
 		base = spec.vh.Config.Seed
@@ -79,7 +79,7 @@ func (c *core) maskSeed(spec updateSpec, mb int) uint64 {
 
 // forwardRecorded runs micro-batch b with the tape: the trunk only when the policy trains, the
 // value head always.
-func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent, values *autograd.Var, err error) {
+func (c *rolloutTrainer) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent, values *autograd.Var, err error) {
 	mtp := c.tape
 	if !spec.policyGrad {
 		mtp = nil
@@ -93,7 +93,7 @@ func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent,
 }
 
 // backwardMB hands micro-batch mb's share of g to the recorded outputs and back-propagates.
-func (c *core) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *tokenGrads, logp, ent, values *autograd.Var) error {
+func (c *rolloutTrainer) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *tokenGrads, logp, ent, values *autograd.Var) error {
 	if spec.policyGrad {
 		c.pol.ZeroTrunkGrads()
 		if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
@@ -116,7 +116,7 @@ func (c *core) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *toke
 
 // gradientsWhole records the single micro-batch's forward, evaluates the loss on it and, when
 // the loss proceeds, back-propagates.
-func (c *core) gradientsWhole(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) gradientsWhole(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	mb := &sb.mbs[0]
 	logp, ent, values, err := c.forwardRecorded(sb, 0, spec)
 	if err != nil {
@@ -140,7 +140,7 @@ func (c *core) gradientsWhole(sb *seqBatch, spec updateSpec, fn lossFunc) (*upda
 // gradientsMicro evaluates every micro-batch without the tape, the loss on the whole batch,
 // then recomputes each micro-batch with the tape and back-propagates it, the gradients adding
 // up on the device.
-func (c *core) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	cur, err := sb.evalNoGrad(c.pol, c.cfg.Rollout.Sampling.Temperature, spec.vh, true, c.dropoutSeed(spec))
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (c *core) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*upda
 
 // countMismatch adds to n the log-probs of mb's recorded forward that differ from the
 // evaluation's (check is scratch space).
-func (c *core) countMismatch(sb *seqBatch, mb *microBatch, logp *autograd.Var, cur *seqOut, check [][]float64, n int) (int, error) {
+func (c *rolloutTrainer) countMismatch(sb *seqBatch, mb *microBatch, logp *autograd.Var, cur *seqOut, check [][]float64, n int) (int, error) {
 	if err := sb.gather(mb, logp.Value, check); err != nil {
 		c.tape.Reset()
 		return n, err
@@ -189,7 +189,7 @@ func (c *core) countMismatch(sb *seqBatch, mb *microBatch, logp *autograd.Var, c
 // optimizerStep applies AdamW to what trains and returns the gradient norm (the policy's, or
 // the value head's when only it trains). A non-finite policy gradient is refused before it
 // reaches the weights.
-func (c *core) optimizerStep(spec updateSpec) (gradNorm float64, err error) {
+func (c *rolloutTrainer) optimizerStep(spec updateSpec) (gradNorm float64, err error) {
 	m := c.pol
 	lr := c.sched.At(c.step)
 	if spec.policyGrad {
