@@ -1,6 +1,7 @@
 package gradsum
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/vkgrad/vkgrad/mpi"
@@ -8,9 +9,14 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
-// fill puts (i+1)*(1, 2, 3) into micro-batch i's slot, then 1e8, 4 and 4 as the last values:
-// float32 rounding shows the order of their additions.
-func fill(t *testing.T, a *Accumulator) {
+// filled is the sum of 3 micro-batches of 4 values in one process, micro-batch i's slot holding
+// (i+1)*(1, 2, 3) then 1e8, 4 and 4 as the last values: float32 rounding shows the order of
+// their additions.
+func filled(t *testing.T) *Accumulator {
+	a, err := New(nil, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, n := a.Held()
 	if first != 0 || n != 3 {
 		t.Fatalf("Held() = %d, %d, want 0, 3 in one process", first, n)
@@ -21,6 +27,7 @@ func fill(t *testing.T, a *Accumulator) {
 		}
 	}
 	a.Slot(0)[3], a.Slot(1)[3], a.Slot(2)[3] = 1e8, 4, 4
+	return a
 }
 
 // deviceVector is a vector of the given pieces on the CPU backend.
@@ -41,11 +48,7 @@ func host(t *testing.T, f *tensor.Flat) []float32 {
 }
 
 func TestReduceIntoAddsInMicroBatchOrder(t *testing.T) {
-	a, err := New(nil, 4, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill(t, a)
+	a := filled(t)
 	dst := deviceVector(t, 1, 3)
 	var stats mpi.ReduceStats
 	if err := a.ReduceInto(dst, &stats); err != nil {
@@ -53,11 +56,8 @@ func TestReduceIntoAddsInMicroBatchOrder(t *testing.T) {
 	}
 	got := host(t, dst)
 	// In order, 1e8+4 rounds back to 1e8 (an ulp is 8 there) twice; 4+4 first would give 1e8+8.
-	want := []float32{6, 12, 18, 1e8}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("sum %v, want %v", got, want)
-		}
+	if want := []float32{6, 12, 18, 1e8}; !slices.Equal(got, want) {
+		t.Fatalf("sum %v, want %v", got, want)
 	}
 	if stats.BytesSent != 0 {
 		t.Errorf("one process sent %d bytes", stats.BytesSent)
@@ -65,11 +65,7 @@ func TestReduceIntoAddsInMicroBatchOrder(t *testing.T) {
 }
 
 func TestStartScalesTheRangesItSums(t *testing.T) {
-	a, err := New(nil, 4, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fill(t, a)
+	a := filled(t)
 	if err := a.Start(0, 2, 0.5); err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +79,8 @@ func TestStartScalesTheRangesItSums(t *testing.T) {
 	if err := a.UploadSum(dst); err != nil {
 		t.Fatal(err)
 	}
-	got := host(t, dst)
-	want := []float32{3, 6, 9, 5e7}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("scaled sum %v, want %v", got, want)
-		}
+	if got, want := host(t, dst), []float32{3, 6, 9, 5e7}; !slices.Equal(got, want) {
+		t.Fatalf("scaled sum %v, want %v", got, want)
 	}
 }
 
