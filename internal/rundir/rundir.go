@@ -3,8 +3,9 @@
 // metrics file, and what a resume does to them (dropping the lines of steps taken after the
 // checkpoint).
 //
-// The trainers of nn/train and rl reach it through internal/runloop; vkgrad's commands use it
-// directly, with their own checkpoint contents.
+// The trainers of nn/train and rl reach it through internal/runloop ([OpenSteps]); vkgrad's
+// commands use the rest directly, with their own checkpoint contents, and the errors of
+// [Claim] and [OpenMetrics] name those commands' flags (--run-dir, --resume, --overwrite).
 package rundir
 
 import (
