@@ -214,11 +214,21 @@ type model struct {
 
 func newModel(m Policy) *model { return &model{Policy: m, head: m.NewSelectedHead()} }
 
+// valuePass is how forwardMB runs the value head: none when head is nil; recorded on tape
+// when set; with dropout when train, its masks drawn from seed; detach keeps the values'
+// gradient out of the model.
+type valuePass struct {
+	head   *ValueHead
+	tape   *autograd.Tape
+	train  bool
+	seed   uint64
+	detach bool
+}
+
 // forwardMB runs m over micro-batch mb, recording on tp when it records, and returns the
 // log-prob and entropy Vars at the temperature (under the sampler's truncation when mb carries
-// cutoffs) over the selected positions. When vh is set it also returns the values there, the
-// head recorded on headTp; detach keeps the value gradient out of the model.
-func forwardMB(m *model, tp *autograd.Tape, mb *microBatch, temperature float64, vh *ValueHead, headTp *autograd.Tape, vhTrain bool, vhSeed uint64, detach bool) (logp, ent, values *autograd.Var, err error) {
+// cutoffs) over the selected positions, and the values there when v has a head.
+func forwardMB(m *model, tp *autograd.Tape, mb *microBatch, temperature float64, v valuePass) (logp, ent, values *autograd.Var, err error) {
 	if err := m.ForwardTrunk(tp, mb.inputs, mb.B, mb.T); err != nil {
 		return nil, nil, nil, err
 	}
@@ -226,8 +236,8 @@ func forwardMB(m *model, tp *autograd.Tape, mb *microBatch, temperature float64,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if vh != nil {
-		values, err = vh.Forward(headTp, m.head.Hidden(len(mb.sel)), len(mb.sel), vhTrain, vhSeed, detach)
+	if v.head != nil {
+		values, err = v.head.Forward(v.tape, m.head.Hidden(len(mb.sel)), len(mb.sel), v.train, v.seed, v.detach)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -259,7 +269,7 @@ func (sb *seqBatch) evalNoGrad(m *model, temperature float64, vh *ValueHead, tra
 		if seed != nil {
 			s = seed(b)
 		}
-		logp, ent, values, err := forwardMB(m, nil, mb, temperature, vh, nil, train, s, false)
+		logp, ent, values, err := forwardMB(m, nil, mb, temperature, valuePass{head: vh, train: train, seed: s})
 		if err != nil {
 			return nil, err
 		}

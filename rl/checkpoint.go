@@ -227,7 +227,7 @@ func restoreOpt(o *optim.AdamW, m, v []float32, step int) error {
 }
 
 // checkpointState saves the state the GRPO and PPO trainers share.
-func (c *core) checkpointState(kind string, cfg any) (*checkpoint.State, savedState, error) {
+func (c *rolloutTrainer) checkpointState(kind string, cfg any) (*checkpoint.State, savedState, error) {
 	st, err := newState(kind, c.policy, c.opt, c.step, c.cfg.LR, cfg)
 	if err != nil {
 		return nil, savedState{}, err
@@ -250,7 +250,7 @@ func (c *core) checkpointState(kind string, cfg any) (*checkpoint.State, savedSt
 }
 
 // checkCore validates the shared state of a checkpoint against this trainer without changing it.
-func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (savedState, error) {
+func (c *rolloutTrainer) checkCore(st *checkpoint.State, path, kind string, cfg any) (savedState, error) {
 	s, err := checkState(st, path, kind, c.policy, cfg)
 	if err != nil {
 		return s, err
@@ -272,7 +272,7 @@ func (c *core) checkCore(st *checkpoint.State, path, kind string, cfg any) (save
 
 // restoreCore applies a checked state: parameters, moments, RNG, reference, counters and the
 // prompt position.
-func (c *core) restoreCore(st *checkpoint.State, path string, s savedState) error {
+func (c *rolloutTrainer) restoreCore(st *checkpoint.State, path string, s savedState) error {
 	if err := c.policy.SetStateParams(st.Params); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -47,7 +47,7 @@ func (t *GRPOTrainer) SetEnvironment(e Environment) error { return t.setEnvironm
 // SetEnvironment makes each rollout row a multi-turn episode in e (cfg.Episodes says how).
 func (t *PPOTrainer) SetEnvironment(e Environment) error { return t.setEnvironment(e) }
 
-func (c *core) setEnvironment(e Environment) error {
+func (c *rolloutTrainer) setEnvironment(e Environment) error {
 	if err := e.check(c.cfg); err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runEpisodes(m Policy, e *Environment, cfg episode.Config, tasks []episode.T
 }
 
 // drawEpisodes runs a step's episodes (rows in groups of per) and scores them.
-func (c *core) drawEpisodes(rows []Prompt, per int) (*Rollout, *RewardBatch, error) {
+func (c *rolloutTrainer) drawEpisodes(rows []Prompt, per int) (*Rollout, *RewardBatch, error) {
 	tasks := episodeTasks(rows, per, c.cfg.Seed, c.step, false)
 	rank, size := c.rankSize()
 	var gather func([]byte) ([][]byte, error)

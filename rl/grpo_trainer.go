@@ -33,7 +33,7 @@ func (c GRPOTrainerConfig) Validate() error {
 // GRPOTrainer samples groups of completions per prompt, scores them, and updates the policy
 // with the GRPO loss (see [objective.GRPOLoss]).
 type GRPOTrainer struct {
-	*core
+	*rolloutTrainer
 	Config GRPOTrainerConfig
 }
 
@@ -51,11 +51,11 @@ func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := newCore(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
+	c, err := newRolloutTrainer(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
 	if err != nil {
 		return nil, err
 	}
-	return &GRPOTrainer{core: c, Config: cfg}, nil
+	return &GRPOTrainer{rolloutTrainer: c, Config: cfg}, nil
 }
 
 // Policy is the model being trained.
@@ -163,7 +163,7 @@ func (t *GRPOTrainer) runUpdates(s *grpoStep, rep *StepReport, m map[string]floa
 // first update (so the first ratio is exactly 1) and the reference.
 func (t *GRPOTrainer) grpoUpdate(s *grpoStep, k int) (*updateResult, *objective.GRPOResult, error) {
 	var res *objective.GRPOResult
-	up, err := t.update(s.sb, updateSpec{policyGrad: true, index: k}, func(cur *seqOut) (*grads, error) {
+	up, err := t.update(s.sb, updateSpec{policyGrad: true, index: k}, func(cur *seqOut) (*tokenGrads, error) {
 		if s.old == nil {
 			s.old = cur
 		}
@@ -176,7 +176,7 @@ func (t *GRPOTrainer) grpoUpdate(s *grpoStep, k int) (*updateResult, *objective.
 		if res, err = objective.GRPOLoss(t.Config.GRPO, in); err != nil {
 			return nil, err
 		}
-		return &grads{Logp: res.GradLogp, Entropy: res.GradEntropy, Proceed: res.Action == Proceed}, nil
+		return &tokenGrads{Logp: res.GradLogp, Entropy: res.GradEntropy, Proceed: res.Action == Proceed}, nil
 	})
 	return up, res, err
 }

@@ -31,11 +31,11 @@ type PhaseTimer interface {
 // SetPhaseTimer has the trainer tell pt the time of each phase of its steps; nil stops it.
 // While a timer is set, each phase ends by waiting for the device, so that work a phase
 // queues is charged to it and not to the next.
-func (c *core) SetPhaseTimer(pt PhaseTimer) { c.timer = pt }
+func (c *rolloutTrainer) SetPhaseTimer(pt PhaseTimer) { c.timer = pt }
 
 // timed starts timing phase p and returns the function that ends it; both do nothing without
 // a timer.
-func (c *core) timed(p Phase) func() {
+func (c *rolloutTrainer) timed(p Phase) func() {
 	if c.timer == nil {
 		return func() {}
 	}

@@ -70,7 +70,7 @@ func (c PPOTrainerConfig) Validate() error {
 // PPOTrainer is PPO with a value head on the policy's final hidden states, KL-in-reward
 // against a frozen reference, GAE and clipped policy and value losses.
 type PPOTrainer struct {
-	*core
+	*rolloutTrainer
 	Config PPOTrainerConfig
 	Value  *ValueHead
 	KL     objective.KLController
@@ -88,7 +88,7 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := newCore(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
+	c, err := newRolloutTrainer(policy, tok, prompts, reward, cfg.Train, cfg.UsesReference())
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 		return nil, err
 	}
 	c.valueLR = cfg.ValueLR
-	return &PPOTrainer{core: c, Config: cfg, Value: vh, KL: kl}, nil
+	return &PPOTrainer{rolloutTrainer: c, Config: cfg, Value: vh, KL: kl}, nil
 }
 
 // Policy is the model being trained.
@@ -229,7 +229,7 @@ func (t *PPOTrainer) ppoUpdate(s *ppoStep, rows []int, index int, epoch *seqOut)
 		}
 	}
 	var res *objective.PPOResult
-	up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !s.warm, index: index}, func(cur *seqOut) (*grads, error) {
+	up, err := t.update(mb, updateSpec{vh: t.Value, policyGrad: !s.warm, index: index}, func(cur *seqOut) (*tokenGrads, error) {
 		full := spreadRows(cur, rows, epoch)
 		in := objective.PPOInputs{Scores: s.rb.Total, HasEOS: s.hasEOS, Logp: full.Logp, OldLogp: s.old.Logp, RefLogp: s.ref.Logp,
 			Values: full.Values, OldValues: s.old.Values, ResponseMask: s.ro.Masks.Response, LossMask: s.ro.Masks.Loss,
@@ -238,7 +238,7 @@ func (t *PPOTrainer) ppoUpdate(s *ppoStep, rows []int, index int, epoch *seqOut)
 		if res, err = objective.PPOLoss(s.pcfg, in); err != nil {
 			return nil, err
 		}
-		g := &grads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
+		g := &tokenGrads{Values: pickRows(res.GradValues, rows, mb.W), Proceed: true}
 		if !s.warm {
 			g.Logp = pickRows(res.GradLogp, rows, mb.W)
 			if res.GradEntropy != nil {
@@ -323,53 +323,19 @@ func pickRows(g [][]float64, rows []int, w int) [][]float64 {
 
 // ratioStats are the clip diagnostics of a PPO epoch over the loss mask (per-token advantages).
 func ratioStats(logp, old, adv, mask [][]float64, lo, hi float64) map[string]float64 {
-	var ratios []float64
-	var nLow, nHigh, nActive, nPos, nNeg int
-	var sumPos, sumNeg float64
+	s := objective.NewClipStats(lo, hi)
 	for i := range mask {
 		for t, w := range mask[i] {
-			if w == 0 {
-				continue
-			}
-			r := math.Exp(logp[i][t] - old[i][t])
-			a := adv[i][t]
-			ratios = append(ratios, r)
-			if r >= lo && r <= hi {
-				nActive++
-			}
-			if r < lo && a < 0 {
-				nLow++
-			}
-			if r > hi && a > 0 {
-				nHigh++
-			}
-			if a > 0 {
-				sumPos += r
-				nPos++
-			} else if a < 0 {
-				sumNeg += r
-				nNeg++
+			if w != 0 {
+				s.Add(math.Exp(logp[i][t]-old[i][t]), adv[i][t])
 			}
 		}
 	}
-	out := map[string]float64{"active_fraction": 0, "clipped_fraction": 0, "clip_ratio_low_mean": 0, "clip_ratio_high_mean": 0,
-		"clip_ratio_region_mean": 0, "ratio_mean_positive_adv": 1, "ratio_mean_negative_adv": 1, "ratio_p10": 1, "ratio_p50": 1, "ratio_p90": 1,
-		"learnable_tokens": float64(len(ratios))}
-	if n := float64(len(ratios)); n > 0 {
-		out["active_fraction"] = float64(nActive) / n
-		out["clipped_fraction"] = 1 - out["active_fraction"]
-		out["clip_ratio_low_mean"] = float64(nLow) / n
-		out["clip_ratio_high_mean"] = float64(nHigh) / n
-		out["clip_ratio_region_mean"] = float64(nLow+nHigh) / n
-		out["ratio_p10"], out["ratio_p50"], out["ratio_p90"] = objective.Quantile(ratios, 0.1), objective.Quantile(ratios, 0.5), objective.Quantile(ratios, 0.9)
-	}
-	if nPos > 0 {
-		out["ratio_mean_positive_adv"] = sumPos / float64(nPos)
-	}
-	if nNeg > 0 {
-		out["ratio_mean_negative_adv"] = sumNeg / float64(nNeg)
-	}
-	return out
+	c := s.Summary(s.Count())
+	return map[string]float64{"active_fraction": c.Active, "clipped_fraction": c.Clipped, "clip_ratio_low_mean": c.LowMean,
+		"clip_ratio_high_mean": c.HighMean, "clip_ratio_region_mean": c.RegionMean, "ratio_mean_positive_adv": c.MeanPositiveAdv,
+		"ratio_mean_negative_adv": c.MeanNegativeAdv, "ratio_p10": c.P10, "ratio_p50": c.P50, "ratio_p90": c.P90,
+		"learnable_tokens": float64(s.Count())}
 }
 
 func meanAbs(xs []float64) float64 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
 // Run with a run directory: cancelled after step 3 (as Ctrl-C does), it leaves a checkpoint and
@@ -50,7 +50,7 @@ func TestGRPORunCancelAndResume(t *testing.T) {
 			t.Fatalf("parameter %d: %v resumed, %v straight", i, got[i], want[i])
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, runloop.Metrics))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.Metrics))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,16 +3,15 @@ package rl
 import (
 	"fmt"
 
+	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/mpi"
 )
 
 // sftAccum holds the buffers of supervised steps whose micro-batch gradients are added on the
 // host in micro-batch order: several micro-batches, or several ranks.
 type sftAccum struct {
-	reducer *mpi.Reducer
-	held    [][]float32 // this rank's micro-batches' gradients
-	sum     []float32
-	nll     []float64 // each micro-batch's summed negative log-likelihood
+	grads *gradsum.Accumulator
+	nll   []float64 // each micro-batch's summed negative log-likelihood
 }
 
 // SetComm spreads each step's micro-batches (Config.MicroBatch examples each) over the ranks
@@ -39,16 +38,11 @@ func (t *SFTTrainer) ensureAccum(K int) error {
 		return nil
 	}
 	n := t.Model.NumParams()
-	r, err := mpi.NewReducer(t.comm, n, K)
+	g, err := gradsum.New(t.comm, n, K)
 	if err != nil {
 		return fmt.Errorf("sft: %w (raise the batch or lower micro_batch)", err)
 	}
-	_, cnt := r.Held()
-	a := &sftAccum{reducer: r, sum: make([]float32, n), nll: make([]float64, K)}
-	for range cnt {
-		a.held = append(a.held, make([]float32, n))
-	}
-	t.acc = a
+	t.acc = &sftAccum{grads: g, nll: make([]float64, K)}
 	return nil
 }
 
@@ -62,7 +56,7 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 		return 0, sent, err
 	}
 	a, m := t.acc, t.Model
-	first, cnt := a.reducer.Held()
+	first, cnt := a.grads.Held()
 	clear(a.nll)
 	for k := first; k < first+cnt; k++ {
 		m.ZeroGrad()
@@ -70,18 +64,12 @@ func (t *SFTTrainer) accumulateOrdered(inputs []int32, positions []int, targets 
 		if err != nil {
 			return 0, sent, fmt.Errorf("micro-batch %d: %w", k, err)
 		}
-		if err := m.Grads().Download(a.held[k-first]); err != nil {
+		if err := m.Grads().Download(a.grads.Slot(k - first)); err != nil {
 			return 0, sent, err
 		}
 		a.nll[k] = nll
 	}
-	before := a.reducer.Stats()
-	if err := a.reducer.Sum(a.sum, a.held); err != nil {
-		return 0, sent, err
-	}
-	after := a.reducer.Stats()
-	sent = mpi.ReduceStats{BytesSent: after.BytesSent - before.BytesSent, Seconds: after.Seconds - before.Seconds}
-	if err := m.Grads().Upload(a.sum); err != nil {
+	if err := a.grads.ReduceInto(m.Grads(), &sent); err != nil {
 		return 0, sent, err
 	}
 	all := a.nll

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/rl/objective"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // A GRPO or PPO step spread over ranks: whole groups are sampled on the rank holding them, each
@@ -22,13 +22,6 @@ import (
 // everywhere); the forward passes and gradients are split by micro-batch, and the gradients are
 // added in micro-batch order (mpi.Reducer). Nothing depends on the number of ranks, so the
 // parameters are the same bit for bit for any.
-
-// spreadAccum holds the buffers of an ordered gradient sum.
-type spreadAccum struct {
-	reducer *mpi.Reducer
-	held    [][]float32 // this rank's micro-batches' gradients
-	sum     []float32
-}
 
 // SetComm spreads each step over the ranks of c (see the comment above) and sets
 // TrainConfig.Spread; every rank must build the same trainer and prompt source. A nil c runs
@@ -48,13 +41,13 @@ func (t *PPOTrainer) SetComm(c *mpi.Comm) error {
 	return nil
 }
 
-func (c *core) setComm(comm *mpi.Comm) {
+func (c *rolloutTrainer) setComm(comm *mpi.Comm) {
 	c.comm, c.accs = comm, nil
 	c.cfg.Spread = true
 }
 
 // rankSize is this process's rank and the number of ranks (0 and 1 without MPI).
-func (c *core) rankSize() (rank, size int) {
+func (c *rolloutTrainer) rankSize() (rank, size int) {
 	if c.comm == nil {
 		return 0, 1
 	}
@@ -63,7 +56,7 @@ func (c *core) rankSize() (rank, size int) {
 
 // generateSpread samples the rows (groups of per rows with one prompt each): each rank its
 // own groups, then every rank assembles all of them.
-func (c *core) generateSpread(rows []Prompt, per int) (*Rollout, error) {
+func (c *rolloutTrainer) generateSpread(rows []Prompt, per int) (*Rollout, error) {
 	ids, err := encodePrompts(c.policy, c.tok, rows)
 	if err != nil {
 		return nil, err
@@ -91,7 +84,7 @@ func (c *core) generateSpread(rows []Prompt, per int) (*Rollout, error) {
 }
 
 // shareRows returns every rank's sampled rows, in rank order (which is group order).
-func (c *core) shareRows(mine []sampledRow) ([]sampledRow, error) {
+func (c *rolloutTrainer) shareRows(mine []sampledRow) ([]sampledRow, error) {
 	if c.comm == nil {
 		return mine, nil
 	}
@@ -116,7 +109,7 @@ func (c *core) shareRows(mine []sampledRow) ([]sampledRow, error) {
 
 // scoreSpread scores the completions of this rank's groups (per rows each) and builds the
 // whole batch's rewards from every rank's scores.
-func (c *core) scoreSpread(prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
+func (c *rolloutTrainer) scoreSpread(prompts, completions []string, metas []Meta, per int) (*RewardBatch, error) {
 	gather := c.gather
 	if c.comm == nil {
 		gather = nil
@@ -193,7 +186,7 @@ func shareScores(gather func([]byte) ([][]byte, error), terms int, mine [][]floa
 }
 
 // heldMBs are the micro-batches of sb this rank computes: first, ..., first+n-1.
-func (c *core) heldMBs(sb *seqBatch) (first, n int, err error) {
+func (c *rolloutTrainer) heldMBs(sb *seqBatch) (first, n int, err error) {
 	rank, size := c.rankSize()
 	if len(sb.mbs) < size {
 		return 0, 0, fmt.Errorf("%d micro-batches of %d rows for %d ranks: lower micro_batch so that every rank has one", len(sb.mbs), len(sb.mbs[0].rows), size)
@@ -205,7 +198,7 @@ func (c *core) heldMBs(sb *seqBatch) (first, n int, err error) {
 // evalAll evaluates every micro-batch of sb without the tape (with vh's values when set, its
 // dropout keyed by seed when train is set): spread, each rank its own and every rank receives
 // all outputs.
-func (c *core) evalAll(sb *seqBatch, m *model, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
+func (c *rolloutTrainer) evalAll(sb *seqBatch, m *model, vh *ValueHead, train bool, seed func(mb int) uint64) (*seqOut, error) {
 	temp := c.cfg.Rollout.Sampling.Temperature
 	if !c.cfg.Spread {
 		return sb.evalNoGrad(m, temp, vh, train, seed)
@@ -220,7 +213,7 @@ func (c *core) evalAll(sb *seqBatch, m *model, vh *ValueHead, train bool, seed f
 		if seed != nil {
 			s = seed(b)
 		}
-		logp, ent, values, err := forwardMB(m, nil, &sb.mbs[b], temp, vh, nil, train, s, false)
+		logp, ent, values, err := forwardMB(m, nil, &sb.mbs[b], temp, valuePass{head: vh, train: train, seed: s})
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +236,7 @@ func rowFields(out *seqOut) [][][]float64 {
 
 // shareOut sends the rows of this rank's micro-batches [first, first+n) to every rank and
 // fills out with every rank's.
-func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
+func (c *rolloutTrainer) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 	if c.comm == nil {
 		return nil
 	}
@@ -282,7 +275,7 @@ func (c *core) shareOut(sb *seqBatch, out *seqOut, first, n int) error {
 // gradientsSpread evaluates the whole batch (spread), computes the loss on it, and
 // back-propagates this rank's micro-batches one at a time; their gradients (the policy's and
 // the value head's, for what trains) are added in micro-batch order over all ranks.
-func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	cur, err := c.evalAll(sb, c.pol, spec.vh, true, c.dropoutSeed(spec))
 	if err != nil {
 		return nil, err
@@ -292,7 +285,7 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 		return res, err
 	}
 	K := len(sb.mbs)
-	var pol, val *spreadAccum
+	var pol, val *gradsum.Accumulator
 	if spec.policyGrad {
 		if pol, err = c.accumFor(c.policy.NumParams(), K); err != nil {
 			return nil, err
@@ -309,15 +302,15 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 	}
 	check := objective.Zeros(sb.N, sb.W)
 	for b := first; b < first+n; b++ {
-		if res.recomputeMismatch, err = c.microBatchGradient(sb, b, spec, res, check, pol.slot(b-first), val.slot(b-first)); err != nil {
+		if res.recomputeMismatch, err = c.microBatchGradient(sb, b, spec, res, check, pol.Slot(b-first), val.Slot(b-first)); err != nil {
 			return nil, err
 		}
 	}
-	if err := pol.reduceInto(c.pol.Grads(), &c.comms); err != nil {
+	if err := pol.ReduceInto(c.pol.Grads(), &c.comms); err != nil {
 		return nil, err
 	}
 	if spec.vh != nil {
-		if err := val.reduceInto(spec.vh.Grads, &c.comms); err != nil {
+		if err := val.ReduceInto(spec.vh.Grads, &c.comms); err != nil {
 			return nil, err
 		}
 	}
@@ -334,7 +327,7 @@ func (c *core) gradientsSpread(sb *seqBatch, spec updateSpec, fn lossFunc) (*upd
 // microBatchGradient back-propagates micro-batch b from zeroed gradients and copies them to
 // polDst and valDst (each nil when that part does not train); it returns res's mismatch count
 // with b's added.
-func (c *core) microBatchGradient(sb *seqBatch, b int, spec updateSpec, res *updateResult, check [][]float64, polDst, valDst []float32) (int, error) {
+func (c *rolloutTrainer) microBatchGradient(sb *seqBatch, b int, spec updateSpec, res *updateResult, check [][]float64, polDst, valDst []float32) (int, error) {
 	mb := &sb.mbs[b]
 	if spec.policyGrad {
 		c.pol.ZeroGrad()
@@ -368,53 +361,24 @@ func (c *core) microBatchGradient(sb *seqBatch, b int, spec updateSpec, res *upd
 
 // accumFor returns the buffers of the ordered sum of K micro-batches' gradients of n values,
 // made once per (n, K).
-func (c *core) accumFor(n, K int) (*spreadAccum, error) {
+func (c *rolloutTrainer) accumFor(n, K int) (*gradsum.Accumulator, error) {
 	key := [2]int{n, K}
 	if a, ok := c.accs[key]; ok {
 		return a, nil
 	}
-	r, err := mpi.NewReducer(c.comm, n, K)
+	a, err := gradsum.New(c.comm, n, K)
 	if err != nil {
 		return nil, fmt.Errorf("%w (lower micro_batch)", err)
 	}
-	_, cnt := r.Held()
-	a := &spreadAccum{reducer: r, sum: make([]float32, n)}
-	for range cnt {
-		a.held = append(a.held, make([]float32, n))
-	}
 	if c.accs == nil {
-		c.accs = map[[2]int]*spreadAccum{}
+		c.accs = map[[2]int]*gradsum.Accumulator{}
 	}
 	c.accs[key] = a
 	return a, nil
 }
 
-// slot is where this rank's k-th micro-batch's gradient goes; nil for a nil accumulator.
-func (a *spreadAccum) slot(k int) []float32 {
-	if a == nil {
-		return nil
-	}
-	return a.held[k]
-}
-
-// reduceInto adds every rank's micro-batch gradients in order into dst (nothing for a nil
-// accumulator), counting what moved in stats.
-func (a *spreadAccum) reduceInto(dst *tensor.Flat, stats *mpi.ReduceStats) error {
-	if a == nil {
-		return nil
-	}
-	before := a.reducer.Stats()
-	if err := a.reducer.Sum(a.sum, a.held); err != nil {
-		return err
-	}
-	after := a.reducer.Stats()
-	stats.BytesSent += after.BytesSent - before.BytesSent
-	stats.Seconds += after.Seconds - before.Seconds
-	return dst.Upload(a.sum)
-}
-
 // gather is Comm.GatherBytes, counted in c.comms (a broadcast sends buf to every other rank).
-func (c *core) gather(buf []byte) ([][]byte, error) {
+func (c *rolloutTrainer) gather(buf []byte) ([][]byte, error) {
 	start := time.Now()
 	parts, err := c.comm.GatherBytes(buf)
 	c.comms.Seconds += time.Since(start).Seconds()
@@ -424,7 +388,7 @@ func (c *core) gather(buf []byte) ([][]byte, error) {
 
 // commMetrics adds the step's traffic to m under MPI (bytes this rank sent, seconds in MPI) and
 // starts counting the next step's.
-func (c *core) commMetrics(m map[string]float64) {
+func (c *rolloutTrainer) commMetrics(m map[string]float64) {
 	if c.comm != nil {
 		m["comm_bytes"], m["comm_seconds"] = float64(c.comms.BytesSent), c.comms.Seconds
 	}
@@ -449,7 +413,7 @@ func bytesFloat64(b []byte) []float64 {
 
 // CheckReplicas returns an error when the ranks' policy parameters differ (they must stay
 // equal bit for bit); one process always passes.
-func (c *core) CheckReplicas() error {
+func (c *rolloutTrainer) CheckReplicas() error {
 	if c.comm == nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/optim"
@@ -167,7 +168,7 @@ type CompletionTurn struct {
 }
 
 // completionsOf pairs a rollout's prompts and texts with their rewards.
-func (c *core) completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
+func (c *rolloutTrainer) completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
 	out := make([]Completion, len(ro.Texts))
 	for i := range out {
 		terms := make(map[string]float64, len(rb.PerReward))
@@ -183,9 +184,10 @@ func (c *core) completionsOf(ro *Rollout, rb *RewardBatch) []Completion {
 	return out
 }
 
-// core is what the GRPO and PPO trainers share: the policy, its optimizer, the reference,
-// prompts, rewards and the sampling RNG.
-type core struct {
+// rolloutTrainer is what the GRPO and PPO trainers, which learn from the policy's own
+// rollouts, share: the policy, its optimizer, the reference, prompts, rewards and the
+// sampling RNG.
+type rolloutTrainer struct {
 	cfg     TrainConfig
 	policy  Policy
 	pol     *model // the policy with its selected-position head
@@ -209,15 +211,15 @@ type core struct {
 	// comm are the ranks a spread step (cfg.Spread, see GRPOTrainer.SetComm) is split over;
 	// nil: the same arithmetic in one process.
 	comm  *mpi.Comm
-	accs  map[[2]int]*spreadAccum // by (values, micro-batches)
-	comms mpi.ReduceStats         // this step's traffic so far
+	accs  map[[2]int]*gradsum.Accumulator // by (values, micro-batches)
+	comms mpi.ReduceStats                 // this step's traffic so far
 
 	timer PhaseTimer // told each phase's time (SetPhaseTimer); nil: none
 
 	env *Environment // the episodes' environment (SetEnvironment); nil: single completions
 }
 
-func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*core, error) {
+func newRolloutTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*rolloutTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -237,7 +239,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 	if cfg.Rollout.EOS >= policy.VocabSize() {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.Rollout.EOS, policy.VocabSize())
 	}
-	c := &core{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: &countedSource{src: prompts}, reward: reward, rng: rng.New(cfg.Seed),
+	c := &rolloutTrainer{cfg: cfg, policy: policy, pol: newModel(policy), tok: tok, prompts: &countedSource{src: prompts}, reward: reward, rng: rng.New(cfg.Seed),
 		tape: autograd.NewTape(), sched: cfg.schedule()}
 	var err error
 	if needRef {
@@ -262,7 +264,7 @@ func newCore(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combine
 }
 
 // drawRollout samples prompts (each repeated per times), completions and rewards.
-func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
+func (c *rolloutTrainer) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	base := make([]Prompt, c.cfg.PromptsPerStep)
 	for i := range base {
 		p, err := c.prompts.Next()
@@ -311,7 +313,7 @@ func (c *core) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 
 // score scores a rollout's texts (groups of per rows) with metas, spread over the ranks when
 // the step is.
-func (c *core) score(ro *Rollout, metas []Meta, per int) (*RewardBatch, error) {
+func (c *rolloutTrainer) score(ro *Rollout, metas []Meta, per int) (*RewardBatch, error) {
 	texts := make([]string, len(ro.Prompts))
 	for i, p := range ro.Prompts {
 		texts[i] = p.Text
@@ -324,11 +326,13 @@ func (c *core) score(ro *Rollout, metas []Meta, per int) (*RewardBatch, error) {
 }
 
 // replays reports whether the loss's log-probs replay the sampler's truncation.
-func (c *core) replays() bool { return c.cfg.ReplayTruncation && c.cfg.Rollout.Sampling.Truncates() }
+func (c *rolloutTrainer) replays() bool {
+	return c.cfg.ReplayTruncation && c.cfg.Rollout.Sampling.Truncates()
+}
 
 // batchFor lays a rollout out for the forward passes (with the sampler's cutoffs when the
 // truncation is replayed) and checks token alignment.
-func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, error) {
+func (c *rolloutTrainer) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, error) {
 	sb, err := c.rowsBatch(ro, nil)
 	if err != nil {
 		return nil, 0, err
@@ -347,7 +351,7 @@ func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, 
 
 // rowsBatch lays out the rollout rows listed in rows (nil: every row, in order) as a batch of
 // their own, with the sampler's cutoffs when the truncation is replayed.
-func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
+func (c *rolloutTrainer) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
 	prompts, comps, lens := ro.PromptIDs, ro.Completions, ro.GenLens
 	var cut [][]float32
 	if c.replays() {
@@ -372,14 +376,14 @@ func (c *core) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
 
 // attachMetrics puts a finished step's metrics, its number among them, into rep, with the
 // warnings they raise.
-func (c *core) attachMetrics(rep *StepReport, m map[string]float64) {
+func (c *rolloutTrainer) attachMetrics(rep *StepReport, m map[string]float64) {
 	m["step"] = float64(c.step)
 	rep.Metrics = m
 	rep.Warnings = append(rep.Warnings, warnings(m)...)
 }
 
 // finishStep syncs the reference when due and advances the step counter.
-func (c *core) finishStep(m map[string]float64) error {
+func (c *rolloutTrainer) finishStep(m map[string]float64) error {
 	c.step++
 	if c.ref != nil && c.cfg.RefSyncEvery > 0 && c.step%c.cfg.RefSyncEvery == 0 {
 		if err := c.ref.Sync(c.policy, c.cfg.RefMixAlpha); err != nil {

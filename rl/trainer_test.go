@@ -169,7 +169,7 @@ func TestStepZeroKLAndRatioExact(t *testing.T) {
 		}
 	}
 	// The recorded forward gives the same bits as the no-tape forward.
-	up, err := tr.update(sb, updateSpec{policyGrad: true}, func(cur *seqOut) (*grads, error) { return &grads{}, nil })
+	up, err := tr.update(sb, updateSpec{policyGrad: true}, func(cur *seqOut) (*tokenGrads, error) { return &tokenGrads{}, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,15 @@ import (
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
-// grads are a loss's per-token gradients; nil fields contribute nothing.
-type grads struct {
+// tokenGrads are a loss's gradients with respect to each token's log-prob, entropy and value
+// (host copies; not the parameters' Grads); nil fields contribute nothing.
+type tokenGrads struct {
 	Logp, Entropy, Values [][]float64
 	Proceed               bool
 }
 
 // lossFunc turns a forward pass's outputs into the loss's per-token gradients.
-type lossFunc func(cur *seqOut) (*grads, error)
+type lossFunc func(cur *seqOut) (*tokenGrads, error)
 
 // updateSpec says what one optimizer update trains: the policy (policyGrad) and the value head
 // vh (when set); index numbers the update within the step (it keys the value head's dropout).
@@ -27,8 +28,8 @@ type updateSpec struct {
 
 // updateResult is what one update saw and did.
 type updateResult struct {
-	cur *seqOut // the outputs the loss saw
-	g   *grads  // the loss's gradients; the update was applied when g.Proceed
+	cur *seqOut     // the outputs the loss saw
+	g   *tokenGrads // the loss's gradients; the update was applied when g.Proceed
 	// gradNorm is the policy's gradient norm before clipping (the value head's when only it
 	// trains); 0 when the update was not applied.
 	gradNorm float64
@@ -41,7 +42,7 @@ type updateResult struct {
 // backward passes and AdamW. One micro-batch is recorded as it is evaluated; several are
 // evaluated without the tape first (the loss needs the whole batch), then each is recomputed
 // with it; spread over ranks, each rank recomputes its own.
-func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	var res *updateResult
 	var err error
 	done := c.timed(PhaseUpdate)
@@ -63,12 +64,12 @@ func (c *core) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult
 }
 
 // dropoutSeed keys the value head's dropout masks of an update's micro-batches.
-func (c *core) dropoutSeed(spec updateSpec) func(mb int) uint64 {
+func (c *rolloutTrainer) dropoutSeed(spec updateSpec) func(mb int) uint64 {
 	return func(mb int) uint64 { return c.maskSeed(spec, mb) }
 }
 
 // maskSeed keys the value head's dropout mask of micro-batch mb of an update.
-func (c *core) maskSeed(spec updateSpec, mb int) uint64 {
+func (c *rolloutTrainer) maskSeed(spec updateSpec, mb int) uint64 {
 	base := c.cfg.Seed
 	if spec.vh != nil {
 		base = spec.vh.Config.Seed
@@ -78,12 +79,13 @@ func (c *core) maskSeed(spec updateSpec, mb int) uint64 {
 
 // forwardRecorded runs micro-batch b with the tape: the trunk only when the policy trains, the
 // value head always.
-func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent, values *autograd.Var, err error) {
+func (c *rolloutTrainer) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent, values *autograd.Var, err error) {
 	mtp := c.tape
 	if !spec.policyGrad {
 		mtp = nil
 	}
-	logp, ent, values, err = forwardMB(c.pol, mtp, &sb.mbs[b], c.cfg.Rollout.Sampling.Temperature, spec.vh, c.tape, true, c.maskSeed(spec, b), !spec.policyGrad)
+	v := valuePass{head: spec.vh, tape: c.tape, train: true, seed: c.maskSeed(spec, b), detach: !spec.policyGrad}
+	logp, ent, values, err = forwardMB(c.pol, mtp, &sb.mbs[b], c.cfg.Rollout.Sampling.Temperature, v)
 	if err != nil {
 		c.tape.Reset()
 	}
@@ -91,7 +93,7 @@ func (c *core) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (logp, ent,
 }
 
 // backwardMB hands micro-batch mb's share of g to the recorded outputs and back-propagates.
-func (c *core) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *grads, logp, ent, values *autograd.Var) error {
+func (c *rolloutTrainer) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *tokenGrads, logp, ent, values *autograd.Var) error {
 	if spec.policyGrad {
 		c.pol.ZeroTrunkGrads()
 		if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
@@ -114,7 +116,7 @@ func (c *core) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *grad
 
 // gradientsWhole records the single micro-batch's forward, evaluates the loss on it and, when
 // the loss proceeds, back-propagates.
-func (c *core) gradientsWhole(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) gradientsWhole(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	mb := &sb.mbs[0]
 	logp, ent, values, err := c.forwardRecorded(sb, 0, spec)
 	if err != nil {
@@ -138,7 +140,7 @@ func (c *core) gradientsWhole(sb *seqBatch, spec updateSpec, fn lossFunc) (*upda
 // gradientsMicro evaluates every micro-batch without the tape, the loss on the whole batch,
 // then recomputes each micro-batch with the tape and back-propagates it, the gradients adding
 // up on the device.
-func (c *core) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
+func (c *rolloutTrainer) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*updateResult, error) {
 	cur, err := sb.evalNoGrad(c.pol, c.cfg.Rollout.Sampling.Temperature, spec.vh, true, c.dropoutSeed(spec))
 	if err != nil {
 		return nil, err
@@ -169,7 +171,7 @@ func (c *core) gradientsMicro(sb *seqBatch, spec updateSpec, fn lossFunc) (*upda
 
 // countMismatch adds to n the log-probs of mb's recorded forward that differ from the
 // evaluation's (check is scratch space).
-func (c *core) countMismatch(sb *seqBatch, mb *microBatch, logp *autograd.Var, cur *seqOut, check [][]float64, n int) (int, error) {
+func (c *rolloutTrainer) countMismatch(sb *seqBatch, mb *microBatch, logp *autograd.Var, cur *seqOut, check [][]float64, n int) (int, error) {
 	if err := sb.gather(mb, logp.Value, check); err != nil {
 		c.tape.Reset()
 		return n, err
@@ -187,7 +189,7 @@ func (c *core) countMismatch(sb *seqBatch, mb *microBatch, logp *autograd.Var, c
 // optimizerStep applies AdamW to what trains and returns the gradient norm (the policy's, or
 // the value head's when only it trains). A non-finite policy gradient is refused before it
 // reaches the weights.
-func (c *core) optimizerStep(spec updateSpec) (gradNorm float64, err error) {
+func (c *rolloutTrainer) optimizerStep(spec updateSpec) (gradNorm float64, err error) {
 	m := c.pol
 	lr := c.sched.At(c.step)
 	if spec.policyGrad {

@@ -6,15 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
-// completionsFile is completions.jsonl: --log-completions N sampled completions per step, each
-// a JSON line with the step, the prompt, the completion and its rewards.
-const completionsFile = "completions.jsonl"
-
-// completionLog appends a run's sampled completions; nil logs nothing.
+// completionLog appends a run's sampled completions (--log-completions N a step, each a JSON
+// line with the step, the prompt, the completion and its rewards); nil logs nothing.
 type completionLog struct {
 	f *os.File
 	n int
@@ -26,9 +23,9 @@ func openCompletionLog(dir string, n, resumedStep int, resumed bool) (*completio
 	if n <= 0 {
 		return nil, nil
 	}
-	path := filepath.Join(dir, completionsFile)
+	path := filepath.Join(dir, rundir.Completions)
 	if resumed {
-		if _, err := runloop.TrimMetrics(path, resumedStep); err != nil {
+		if _, err := rundir.TrimMetrics(path, resumedStep); err != nil {
 			return nil, err
 		}
 	}

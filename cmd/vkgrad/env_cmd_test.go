@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/episode"
@@ -39,7 +40,7 @@ type loggedCompletion struct {
 
 func readCompletions(t *testing.T, dir string) []loggedCompletion {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, completionsFile))
+	f, err := os.Open(filepath.Join(dir, rundir.Completions))
 	if err != nil {
 		t.Fatal(err)
 	}

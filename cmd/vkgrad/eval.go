@@ -13,6 +13,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -132,8 +133,8 @@ func (f *evalFlags) dataToEvaluate(m *evalModel) (evalData, error) {
 // train run's, whose data and validation split eval measures by default. An sft, grpo or ppo
 // run learned tasks, not a text corpus, so it has no split to default to.
 func readEvalRunMeta(path string) (*runMeta, error) {
-	cpath := filepath.Join(filepath.Dir(path), "config.json")
-	raw, err := modelfile.Read(cpath, modelfile.Config)
+	cpath := filepath.Join(filepath.Dir(path), rundir.Config)
+	raw, err := rundir.ReadConfig(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("--data is required: %s is not inside a run directory with a config.json", path)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/gpt2/hf"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/llmc"
@@ -124,7 +125,7 @@ func checkExportOut(model, format, out string) error {
 	if same(out, modelDir) || same(out, hfDirOfRun(model)) {
 		return fmt.Errorf("--out %s is the model's own directory: exporting there would write over its files; choose a new directory", out)
 	}
-	if found := existingRunFiles(out); slices.Contains(found, load.RunCheckpoint) || slices.Contains(found, "metrics.jsonl") {
+	if found := rundir.Existing(out); slices.Contains(found, rundir.Checkpoint) || slices.Contains(found, rundir.Metrics) {
 		return fmt.Errorf("--out %s holds a vkgrad run (%s): exporting there would write over its config.json; choose a new directory", out, strings.Join(found, ", "))
 	}
 	if t, err := hfModelType(out); exists(filepath.Join(out, "config.json")) && (err != nil || t == "") {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/vkgrad/vkgrad/internal/modelfile"
-	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
 // hfModelType is the model_type of path/config.json when path is a Hugging Face model
@@ -21,7 +21,7 @@ func hfModelType(path string) (string, error) {
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return "", nil
 	}
-	if exists(filepath.Join(path, load.RunCheckpoint)) {
+	if exists(filepath.Join(path, rundir.Checkpoint)) {
 		return "", nil
 	}
 	cpath := filepath.Join(path, "config.json")

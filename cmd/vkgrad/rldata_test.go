@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
 // writeSums writes a dataset of n sums, one a line; lines maps a line number to the line
@@ -72,7 +74,7 @@ func TestFaultInitRunsNoCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta.Tasks.Data.Path, meta.Tasks.Data.RewardCmd, meta.Tasks.Data.Reward = theirs, "touch "+marker, "cmd:1"
-	if err := writeJSON(cfgPath, meta); err != nil {
+	if err := rundir.WriteConfig(evil, meta); err != nil {
 		t.Fatal(err)
 	}
 	short := map[string][]string{

@@ -11,8 +11,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -128,8 +128,8 @@ func initRunMeta(initPath string) (*rlRunMeta, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cfgPath := filepath.Join(filepath.Dir(p), "config.json")
-	raw, err := modelfile.Read(cfgPath, modelfile.Config)
+	cfgPath := filepath.Join(filepath.Dir(p), rundir.Config)
+	raw, err := rundir.ReadConfig(filepath.Dir(p))
 	if err != nil {
 		return nil, "", fmt.Errorf("%s is not a vkgrad sft, grpo or ppo run: %w", initPath, err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -64,7 +64,7 @@ func hfDirOfRun(path string) string {
 	if err != nil {
 		return ""
 	}
-	raw, err := modelfile.Read(filepath.Join(filepath.Dir(p), "config.json"), modelfile.Config)
+	raw, err := rundir.ReadConfig(filepath.Dir(p))
 	if err != nil {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -78,7 +78,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 		return nil, err
 	}
 	dir := filepath.Dir(l.Path)
-	cfgPath := filepath.Join(dir, "config.json")
+	cfgPath := filepath.Join(dir, rundir.Config)
 	meta, err := readRunMeta(cfgPath, command)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 // readRunCheckpoint reads the checkpoint at path (a run directory or a file), which must hold
 // the trainer state of command.
 func readRunCheckpoint(path, command string) (*load.Loaded, error) {
-	restoreReplacedAt(path)
+	rundir.RestoreReplacedAt(path)
 	l, err := load.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -128,7 +128,7 @@ func readRunCheckpoint(path, command string) (*load.Loaded, error) {
 
 // readRunMeta reads a run's config.json, which must be command's.
 func readRunMeta(cfgPath, command string) (*rlRunMeta, error) {
-	raw, err := modelfile.Read(cfgPath, modelfile.Config)
+	raw, err := rundir.ReadConfig(filepath.Dir(cfgPath))
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's settings: %w", err)
 	}
@@ -211,7 +211,7 @@ func resumedState(l *load.Loaded, hfDir string) (*resumedRun, error) {
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).
 func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
-	path := filepath.Join(r.runDir, load.RunCheckpoint)
+	path := filepath.Join(r.runDir, rundir.Checkpoint)
 	if err := tr.CheckReplicas(); err != nil { // every rank holds the same state; rank 0 writes it
 		return "", err
 	}
@@ -246,7 +246,7 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	if err := checkpoint.Save(path, st); err != nil {
 		return path, err
 	}
-	r.held.saved()
+	r.held.Saved()
 	if err := r.completions.sync(); err != nil {
 		return path, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -54,9 +54,9 @@ type rlRun struct {
 	opts         runOptions
 	log, metrics zerolog.Logger
 	closeMetrics func(failed bool)
-	metricsOut   *metricsWriter
+	metricsOut   *rundir.MetricsWriter
 	completions  *completionLog
-	held         *heldRun // the run directory, owned for the run's life
+	held         *rundir.Held // the run directory, owned for the run's life
 	overwrite    bool
 	reportTo     []string
 	be           tensor.Backend
@@ -191,7 +191,7 @@ func (r *rlRun) logRewardCmd() {
 	switch {
 	case cmd == "":
 	case r.resumed != nil:
-		r.log.Warn().Str("reward_cmd", cmd).Str("from", filepath.Join(filepath.Dir(r.resumed.Path), "config.json")).
+		r.log.Warn().Str("reward_cmd", cmd).Str("from", filepath.Join(filepath.Dir(r.resumed.Path), rundir.Config)).
 			Msg("starting the resumed run's reward program")
 	default:
 		r.log.Info().Str("reward_cmd", cmd).Msg("starting the reward program")
@@ -204,7 +204,7 @@ func (r *rlRun) logEnvCmd() {
 	switch cmd := r.env.Cmd; {
 	case cmd == "":
 	case r.resumed != nil:
-		r.log.Warn().Str("env_cmd", cmd).Str("from", filepath.Join(filepath.Dir(r.resumed.Path), "config.json")).
+		r.log.Warn().Str("env_cmd", cmd).Str("from", filepath.Join(filepath.Dir(r.resumed.Path), rundir.Config)).
 			Msg("starting the resumed run's environment program")
 	default:
 		r.log.Info().Str("env_cmd", cmd).Int("workers", r.env.Workers).Msg("starting the environment program")
@@ -220,40 +220,37 @@ func (r *rlRun) defaultRunDir(command string) string {
 	if r.tasks.Data.Path != "" {
 		name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
 	}
-	return filepath.Join("runs", fmt.Sprintf("%s-%s-%s", command, name, time.Now().Format("20060102-150405")))
+	return rundir.Default(command+"-"+name, time.Now())
 }
 
 // openRunFiles claims the run directory and opens its metrics and completions logs (dropping,
 // on a resume, the lines of steps taken after the checkpoint); on an error it lets the
 // directory go.
 func (r *rlRun) openRunFiles() (err error) {
-	if r.held, err = claimRunDir(r.runDir, r.resumed != nil, r.overwrite); err != nil {
+	if r.held, err = rundir.Claim(r.runDir, r.resumed != nil, r.overwrite); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			r.held.release(true)
+			r.held.Release(true)
 		}
 	}()
-	metricsPath := filepath.Join(r.runDir, "metrics.jsonl")
 	resumedStep := 0
 	if r.resumed != nil {
 		resumedStep = r.resumed.State.Step
-		dropped, err := runloop.TrimMetrics(metricsPath, resumedStep)
-		if err != nil {
-			return fmt.Errorf("--resume: %w", err)
-		}
-		if dropped > 0 {
-			r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
-				Msg("dropped metric lines written after the checkpoint (those steps run again)")
-		}
 	}
 	tensorboard, err := reportTo(r.reportTo)
 	if err != nil {
 		return err
 	}
-	if r.metricsOut, r.metrics, err = openMetricsFile(metricsPath, r.resumed != nil, tensorboard); err != nil {
+	var dropped int
+	if r.metricsOut, dropped, err = rundir.OpenMetrics(r.runDir, r.resumed != nil, resumedStep, tensorboard); err != nil {
 		return err
+	}
+	r.metrics = metricsLogger(r.metricsOut)
+	if dropped > 0 {
+		r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
+			Msg("dropped metric lines written after the checkpoint (those steps run again)")
 	}
 	if r.completions, err = openCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
 		r.metricsOut.Close()
@@ -267,7 +264,7 @@ func (r *rlRun) openRunFiles() (err error) {
 			r.log.Error().Err(err).Msg("completions")
 		}
 		r.setup.close()
-		r.held.release(failed)
+		r.held.Release(failed)
 	}
 	return nil
 }
@@ -404,7 +401,7 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 	case *nn.LlamaLM:
 		meta.Llama = &p.Model.Config
 	}
-	return writeJSON(filepath.Join(r.runDir, "config.json"), meta)
+	return rundir.WriteConfig(r.runDir, meta)
 }
 
 // finish prints the accuracies and where the results are.
@@ -417,7 +414,7 @@ func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt st
 				r.tasks.EvalSamples, r.evalTemp, 100*before.SampledAccuracy, 100*after.SampledAccuracy, 100*(after.SampledAccuracy-before.SampledAccuracy))
 		}
 	}
-	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, "metrics.jsonl"))
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, rundir.Metrics))
 	if r.cluster.main() {
 		fmt.Fprintf(stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", drawRunCurves(r.runDir), r.runDir, r.runDir)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/tfevents"
 )
 
@@ -42,12 +43,12 @@ func TestFaultRunDirectoryBelongsToOneRun(t *testing.T) {
 		t.Fatal("the refused run changed the checkpoint")
 	}
 	// Another process holding the directory keeps a run out.
-	lock, err := lockRunDir(dir)
+	held, err := rundir.Claim(dir, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = runCLI(trainArgs(t, dir, "--overwrite")...)
-	unlockRunDir(lock)
+	held.Release(false)
 	if err == nil || !strings.Contains(err.Error(), "is in use by process") {
 		t.Fatalf("a run into a locked directory: %v", err)
 	}
@@ -114,8 +115,8 @@ func TestFaultMetricsOnAFullDisk(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
-	openMetricsTarget = func(string, int, os.FileMode) (*os.File, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
-	defer func() { openMetricsTarget = os.OpenFile }()
+	rundir.OpenFile = func(string, int, os.FileMode) (*os.File, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
+	defer func() { rundir.OpenFile = os.OpenFile }()
 	dir := filepath.Join(t.TempDir(), "full")
 	_, err := runCLI(trainArgs(t, dir)...)
 	if err == nil || !strings.Contains(err.Error(), "metrics could not be written") || !strings.Contains(err.Error(), "no space") {
@@ -207,7 +208,7 @@ func TestRunWritesTensorBoardEvents(t *testing.T) {
 	if out, err := runCLI(trainArgs(t, dir)...); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	files := eventFiles(dir)
+	files := rundir.EventFiles(dir)
 	if len(files) != 1 {
 		t.Fatalf("event files %v, want one", files)
 	}

@@ -14,10 +14,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/atomicfile"
-	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
-	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
@@ -53,8 +51,8 @@ type trainFlags struct {
 	overwrite      bool
 	cacheDir       string
 	reportTo       []string
-	held           *heldRun       // the run directory, owned for the run's life
-	metricsOut     *metricsWriter // nil on ranks other than 0
+	held           *rundir.Held          // the run directory, owned for the run's life
+	metricsOut     *rundir.MetricsWriter // nil on ranks other than 0
 }
 
 // trainCommand is `vkgrad train`.
@@ -129,7 +127,7 @@ type runMeta struct {
 }
 
 func (f *trainFlags) run(args []string) (err error) {
-	defer func() { f.held.release(err != nil) }()
+	defer func() { f.held.Release(err != nil) }()
 	if err := f.check(args); err != nil {
 		return err
 	}
@@ -229,10 +227,10 @@ func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Log
 		return nil, "", err
 	}
 	if f.runDir == "" {
-		f.runDir = filepath.Join("runs", fmt.Sprintf("%s-%s", f.preset, time.Now().Format("20060102-150405")))
+		f.runDir = rundir.Default(f.preset, time.Now())
 	}
 	if cl.main() {
-		if f.held, err = claimRunDir(f.runDir, resumed != nil, f.overwrite); err != nil {
+		if f.held, err = rundir.Claim(f.runDir, resumed != nil, f.overwrite); err != nil {
 			return nil, "", err
 		}
 	} else if err := cl.barrier(); err != nil {
@@ -277,25 +275,17 @@ func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, res
 	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
 		return zerolog.Nop(), fmt.Errorf("--data: %w", err)
 	}
-	if err := writeJSON(filepath.Join(f.runDir, "config.json"), meta); err != nil {
+	if err := rundir.WriteConfig(f.runDir, meta); err != nil {
 		return zerolog.Nop(), err
-	}
-	metricsPath := filepath.Join(f.runDir, "metrics.jsonl")
-	if resumed {
-		if _, err := runloop.TrimMetrics(metricsPath, tr.Step); err != nil {
-			return zerolog.Nop(), fmt.Errorf("--resume: %w", err)
-		}
 	}
 	tensorboard, err := reportTo(f.reportTo)
 	if err != nil {
 		return zerolog.Nop(), err
 	}
-	out, metrics, err := openMetricsFile(metricsPath, resumed, tensorboard)
-	if err != nil {
+	if f.metricsOut, _, err = rundir.OpenMetrics(f.runDir, resumed, tr.Step, tensorboard); err != nil {
 		return zerolog.Nop(), err
 	}
-	f.metricsOut = out
-	return metrics, nil
+	return metricsLogger(f.metricsOut), nil
 }
 
 // resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
@@ -304,7 +294,7 @@ var resumeFixed = []string{"data", "ext", "max-bytes", "preset", "init", "batch"
 	"weight-decay", "decay-matrices-only", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
-	restoreReplacedAt(f.resume)
+	rundir.RestoreReplacedAt(f.resume)
 	l, err := load.Read(f.resume)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
@@ -319,8 +309,8 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 	if !ok {
 		return nil, fmt.Errorf("--resume %s: checkpoint holds no training configuration", l.Path)
 	}
-	cfgPath := filepath.Join(filepath.Dir(l.Path), "config.json")
-	raw, err := modelfile.Read(cfgPath, modelfile.Config)
+	cfgPath := filepath.Join(filepath.Dir(l.Path), rundir.Config)
+	raw, err := rundir.ReadConfig(filepath.Dir(l.Path))
 	if err != nil {
 		return nil, fmt.Errorf("--resume: reading the run's config.json: %w", err)
 	}
@@ -577,14 +567,6 @@ func loadCorpus(df dataFlags, cacheDir string, tok data.LoadOptions, log zerolog
 		log.Warn().Int("files", n).Strs("first", corpus.Skipped[:min(n, 5)]).Msg("skipped files that are binary or not UTF-8")
 	}
 	return corpus.Tokens, src.Path, nil
-}
-
-func writeJSON(path string, v any) error {
-	raw, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, append(raw, '\n'), 0o666)
 }
 
 // checkSamplePrompt refuses, before training, a --sample-prompt the end of the run could not use.

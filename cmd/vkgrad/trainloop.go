@@ -12,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/nn"
-	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/train"
 )
@@ -132,7 +132,7 @@ func (s *trainSteps) finish(int) error {
 	return err
 }
 
-func (s *trainSteps) checkpointPath() string { return filepath.Join(s.runDir, load.RunCheckpoint) }
+func (s *trainSteps) checkpointPath() string { return filepath.Join(s.runDir, rundir.Checkpoint) }
 
 // save writes the checkpoint from rank 0 after every rank has confirmed its parameters equal
 // the others', and makes the metrics as durable as it.
@@ -146,7 +146,7 @@ func (s *trainSteps) save() error {
 	if err := s.tr.Save(s.checkpointPath()); err != nil {
 		return err
 	}
-	s.held.saved()
+	s.held.Saved()
 	return s.metricsOut.Sync()
 }
 
@@ -171,6 +171,6 @@ func (s *trainSteps) report(firstVal float32) error {
 		}
 		fmt.Fprintf(stdout, "--- sample ---\n%s\n--------------\n", res.texts[0])
 	}
-	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\ncurves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", s.checkpointPath(), filepath.Join(s.runDir, "metrics.jsonl"), drawRunCurves(s.runDir), s.runDir, s.runDir)
+	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\ncurves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", s.checkpointPath(), filepath.Join(s.runDir, rundir.Metrics), drawRunCurves(s.runDir), s.runDir, s.runDir)
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 	"syscall"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
-	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -100,7 +100,7 @@ func (l *tuneLoop) run(ctx context.Context, steps runloop.Trainer) error {
 	return err
 }
 
-func (l *tuneLoop) checkpointPath() string { return filepath.Join(l.runDir, load.RunCheckpoint) }
+func (l *tuneLoop) checkpointPath() string { return filepath.Join(l.runDir, rundir.Checkpoint) }
 
 // evalDuring measures the held-out accuracy every --eval-every steps.
 func (l *tuneLoop) evalDuring(step int) error {

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
 // Run is the numeric series of one run's metrics file, keyed by metric name.
@@ -54,7 +56,7 @@ const maxStep = 1 << 53
 func Load(path string) (*Run, error) {
 	file := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file = filepath.Join(path, "metrics.jsonl")
+		file = filepath.Join(path, rundir.Metrics)
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -62,7 +64,7 @@ func Load(path string) (*Run, error) {
 	}
 	defer f.Close()
 	name := filepath.Base(filepath.Clean(path))
-	if name == "metrics.jsonl" {
+	if name == rundir.Metrics {
 		name = filepath.Base(filepath.Dir(filepath.Clean(path)))
 	}
 	r := &Run{Name: name, Path: file, Series: map[string][]Point{}, NonFinite: map[string]int{}}

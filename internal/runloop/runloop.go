@@ -18,12 +18,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-)
 
-// Checkpoint and Metrics are the file names inside a run directory.
-const (
-	Checkpoint = "checkpoint.safetensors"
-	Metrics    = "metrics.jsonl"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
 // Skipped is the metric of a step that changed nothing (a non-finite loss, say): when it is
@@ -32,8 +28,8 @@ const Skipped = "skipped"
 
 // Options say how Run drives a trainer.
 type Options struct {
-	// Dir, when set, holds the run: Checkpoint (every SaveEvery steps, at the end, at StopAt
-	// and when the context is cancelled) and Metrics (one JSON object per step, with "step").
+	// Dir, when set, holds the run: rundir.Checkpoint (every SaveEvery steps, at the end, at StopAt
+	// and when the context is cancelled) and rundir.Metrics (one JSON object per step, with "step").
 	// An existing checkpoint there is refused unless Resume is set. The trainer must be
 	// Resumable.
 	Dir string
@@ -119,11 +115,11 @@ func Run(ctx context.Context, t Trainer, o Options) error {
 	if err := o.check(t); err != nil {
 		return err
 	}
-	metrics, err := open(t, o)
+	metrics, err := openRun(t, o)
 	if err != nil {
 		return err
 	}
-	defer metrics.close()
+	defer metrics.Close()
 	r := &run{t: t, o: o, metrics: metrics}
 	for !t.Done() {
 		if o.StopAt > 0 && t.Steps() >= o.StopAt {
@@ -166,7 +162,7 @@ func (o Options) check(t Trainer) error {
 type run struct {
 	t       Trainer
 	o       Options
-	metrics *metricsFile
+	metrics *rundir.StepLog
 }
 
 // step takes one step and what follows it: the metrics line, progress, OnStep, and at their
@@ -177,7 +173,7 @@ func (r *run) step() (stop bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if err := r.metrics.write(step, m); err != nil {
+	if err := r.metrics.Write(step, m); err != nil {
 		return false, err
 	}
 	progress(r.o.Progress, step, m)
@@ -225,14 +221,14 @@ func (r *run) interruption(ctx context.Context) error {
 
 // save makes the metrics durable, then writes the checkpoint: Options.Save's, else Dir's.
 func (r *run) save() error {
-	if err := r.metrics.sync(); err != nil {
+	if err := r.metrics.Sync(); err != nil {
 		return err
 	}
 	switch {
 	case r.o.Save != nil:
 		return r.o.Save()
 	case r.o.Dir != "":
-		return r.t.(Resumable).Save(filepath.Join(r.o.Dir, Checkpoint))
+		return r.t.(Resumable).Save(filepath.Join(r.o.Dir, rundir.Checkpoint))
 	}
 	return nil
 }
@@ -251,4 +247,14 @@ func progress(w io.Writer, step int, m map[string]float64) {
 		}
 	}
 	fmt.Fprintln(w, line)
+}
+
+// openRun opens o.Dir for t's run (check made sure a trainer with a run directory is
+// Resumable).
+func openRun(t Trainer, o Options) (*rundir.StepLog, error) {
+	var restore func(string) (int, error)
+	if r, ok := t.(Resumable); ok {
+		restore = r.Restore
+	}
+	return rundir.OpenSteps(o.Dir, o.Resume, restore)
 }

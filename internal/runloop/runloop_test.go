@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
 // counter is a trainer whose state is its step; Save writes it, Restore reads it back.
@@ -41,7 +43,7 @@ func (c *counter) Restore(path string) (int, error) {
 
 func readLines(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, Metrics))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.Metrics))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +69,11 @@ func TestSavesEveryNAndAtTheEnd(t *testing.T) {
 // has one line.
 func TestResumeTrimsLinesAfterTheCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, Checkpoint), []byte("2"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.Checkpoint), []byte("2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	stale := `{"step":1}` + "\n" + `{"step":2}` + "\n" + `{"step":3}` + "\n" + `{"step":4,"lo`
-	if err := os.WriteFile(filepath.Join(dir, Metrics), []byte(stale), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.Metrics), []byte(stale), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := Run(context.Background(), &counter{last: 4}, Options{Dir: dir}); err == nil {
@@ -115,12 +117,12 @@ func TestMetricsWriteErrorStops(t *testing.T) {
 		t.Skip("no /dev/full")
 	}
 	dir := t.TempDir()
-	if err := os.Symlink("/dev/full", filepath.Join(dir, Metrics)); err != nil {
+	if err := os.Symlink("/dev/full", filepath.Join(dir, rundir.Metrics)); err != nil {
 		t.Skip(err)
 	}
 	c := &counter{last: 3}
 	err := Run(context.Background(), c, Options{Dir: dir})
-	if err == nil || !strings.Contains(err.Error(), Metrics) || c.step != 1 {
+	if err == nil || !strings.Contains(err.Error(), rundir.Metrics) || c.step != 1 {
 		t.Errorf("disk full: %v after %d steps", err, c.step)
 	}
 }

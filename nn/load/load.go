@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 
 	"github.com/vkgrad/vkgrad/internal/modelfile"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/hf"
@@ -38,7 +39,7 @@ const (
 )
 
 // RunCheckpoint is the checkpoint file name inside a run directory.
-const RunCheckpoint = "checkpoint.safetensors"
+const RunCheckpoint = rundir.Checkpoint
 
 const llmcMagic = 20240326
 

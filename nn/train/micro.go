@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/internal/tokenloss"
 )
@@ -17,11 +18,9 @@ import (
 
 // accum is the state of micro-batched steps.
 type accum struct {
-	comm    *mpi.Comm // nil: one process
-	reducer *mpi.Reducer
-	held    [][]float32 // this rank's micro-batch gradients, host copies
-	sum     []float32
-	losses  []float64 // per micro-batch mean loss, this rank's entries set
+	comm   *mpi.Comm // nil: one process
+	grads  *gradsum.Accumulator
+	losses []float64 // per micro-batch mean loss, this rank's entries set
 }
 
 // SetComm makes the trainer one rank of a data-parallel job (before the first step). Every
@@ -41,7 +40,7 @@ func (t *Trainer) CommStats() mpi.ReduceStats {
 	if t.acc == nil {
 		return mpi.ReduceStats{}
 	}
-	return t.acc.reducer.Stats()
+	return t.acc.grads.Stats()
 }
 
 // microBatches is K, the micro-batches of a step.
@@ -53,16 +52,11 @@ func (t *Trainer) ensureAccum() error {
 		return nil
 	}
 	K, n := t.Config.microBatches(), t.Model.Params().Len()
-	r, err := mpi.NewReducer(t.comm, n, K)
+	g, err := gradsum.New(t.comm, n, K)
 	if err != nil {
 		return err
 	}
-	_, cnt := r.Held()
-	a := &accum{comm: t.comm, reducer: r, sum: make([]float32, n), losses: make([]float64, K)}
-	for range cnt {
-		a.held = append(a.held, make([]float32, n))
-	}
-	t.acc = a
+	t.acc = &accum{comm: t.comm, grads: g, losses: make([]float64, K)}
 	return nil
 }
 
@@ -75,9 +69,9 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	a, m := t.acc, t.Model
 	params, grads := m.Params(), m.Grads()
 	K, B, T := t.Config.microBatches(), t.Config.Batch, t.Config.Seq
-	first, cnt := a.reducer.Held()
+	first, cnt := a.grads.Held()
 	clear(a.losses)
-	before := a.reducer.Stats() // nothing is in flight between steps
+	before := a.grads.Stats() // nothing is in flight between steps
 	for k := range K {
 		// Every rank reads every micro-batch, so the data stream does not depend on the rank
 		// count; each keeps its own.
@@ -87,20 +81,20 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 		}
 		var reduce *overlap // the rank's last micro-batch starts the sum as its backward goes
 		if k == first+cnt-1 {
-			reduce = t.newOverlap(a.held[k-first], 1/float32(K))
+			reduce = t.newOverlap(a.grads.Slot(k-first), 1/float32(K))
 		}
-		loss, err := t.microBatchGradient(x, y, B, T, a.held[k-first], reduce)
+		loss, err := t.microBatchGradient(x, y, B, T, a.grads.Slot(k-first), reduce)
 		if err != nil {
-			a.reducer.Wait() // the ranges started before the error, which every rank starts
+			a.grads.Wait() // the ranges started before the error, which every rank starts
 			return StepStats{}, fmt.Errorf("step %d, micro-batch %d: %w", t.Step+1, k, err)
 		}
 		a.losses[k] = loss
 	}
-	if err := a.reducer.Wait(); err != nil {
+	if err := a.grads.Wait(); err != nil {
 		return StepStats{}, err
 	}
-	after := a.reducer.Stats()
-	if err := grads.Upload(a.sum); err != nil {
+	after := a.grads.Stats()
+	if err := a.grads.UploadSum(grads); err != nil {
 		return StepStats{}, err
 	}
 	lr := t.schedule.At(t.Step)

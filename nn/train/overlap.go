@@ -42,7 +42,7 @@ func (o *overlap) start(off, n int) {
 	if o.err = o.download(off, n); o.err != nil {
 		return
 	}
-	o.err = o.acc.reducer.Start(o.acc.sum, o.acc.held, off, off+n, o.scale)
+	o.err = o.acc.grads.Start(off, off+n, o.scale)
 	o.started = append(o.started, [2]int{off, n})
 }
 

@@ -432,10 +432,9 @@ func tokenWeights(cfg GRPOConfig, mask [][]float64, learn int) func(row int) flo
 
 // grpoSums are what accumulateGRPO adds up over the learned tokens for the diagnostics.
 type grpoSums struct {
-	ratios                           []float64
-	k                                [3]float64 // k1, k2, k3 estimates of KL(policy || reference)
-	kl, entropy, ratio, pos, neg     float64
-	nPos, nNeg, nLow, nHigh, nActive int
+	clip        ClipStats
+	k           [3]float64 // k1, k2, k3 estimates of KL(policy || reference)
+	kl, entropy float64
 }
 
 // accumulateGRPO adds each learned token's clipped policy-gradient, KL and entropy terms to the
@@ -445,7 +444,7 @@ func accumulateGRPO(cfg GRPOConfig, in GRPOInputs, res *GRPOResult, ratio [][]fl
 	d, mask, adv := &res.Diagnostics, res.EffectiveLossMask, res.Advantages
 	needRef := cfg.Beta > 0 || in.RefLogp != nil
 	lo, hi := 1-cfg.EpsilonLow, 1+cfg.EpsilonHigh
-	var s grpoSums
+	s := grpoSums{clip: NewClipStats(lo, hi)}
 	if cfg.EntropyCoef != 0 {
 		res.GradEntropy = Zeros(n, T)
 	}
@@ -484,49 +483,15 @@ func accumulateGRPO(cfg GRPOConfig, in GRPOInputs, res *GRPOResult, ratio [][]fl
 				d.EntropyLoss -= w * cfg.EntropyCoef * in.Entropy[i][t]
 				res.GradEntropy[i][t] = -w * cfg.EntropyCoef
 			}
-			s.count(r, A, lo, hi)
+			s.clip.Add(r, A)
 		}
 	}
 	return s
 }
 
-// count records one learned token's ratio r under advantage A for the clip statistics.
-func (s *grpoSums) count(r, A, lo, hi float64) {
-	s.ratios = append(s.ratios, r)
-	s.ratio += r
-	if r >= lo && r <= hi {
-		s.nActive++
-	}
-	if r < lo && A < 0 {
-		s.nLow++
-	}
-	if r > hi && A > 0 {
-		s.nHigh++
-	}
-	if A > 0 {
-		s.pos += r
-		s.nPos++
-	} else if A < 0 {
-		s.neg += r
-		s.nNeg++
-	}
-}
-
 // grpoDiagnostics fills the means, fractions and quantiles the step reports.
 func grpoDiagnostics(d *GRPODiagnostics, in GRPOInputs, adv []float64, fracZero float64, tok tokenCounts, s grpoSums) {
 	n, learn := len(in.Rewards), tok.learn
-	frac := func(k int) float64 {
-		if learn == 0 {
-			return 0
-		}
-		return float64(k) / float64(learn)
-	}
-	ratioMean := func(sum float64, k int) float64 {
-		if k == 0 {
-			return 1
-		}
-		return sum / float64(k)
-	}
 	if learn > 0 {
 		d.KLMean = s.kl / float64(learn)
 		d.KLK1Mean = s.k[0] / float64(learn)
@@ -534,20 +499,12 @@ func grpoDiagnostics(d *GRPODiagnostics, in GRPOInputs, adv []float64, fracZero 
 		d.KLK3Mean = s.k[2] / float64(learn)
 		d.EntropyMean = s.entropy / float64(learn)
 	}
-	d.ClipRatioLowMean = frac(s.nLow)
-	d.ClipRatioHighMean = frac(s.nHigh)
-	d.ClipRatioRegionMean = frac(s.nLow + s.nHigh)
-	d.ActiveFraction = frac(s.nActive)
-	if learn > 0 {
-		d.ClippedFraction = 1 - d.ActiveFraction
-	}
-	d.RatioMean = ratioMean(s.ratio, learn)
-	d.RatioMeanPositiveAdv = ratioMean(s.pos, s.nPos)
-	d.RatioMeanNegativeAdv = ratioMean(s.neg, s.nNeg)
-	d.RatioP10, d.RatioP50, d.RatioP90 = 1, 1, 1
-	if len(s.ratios) > 0 {
-		d.RatioP10, d.RatioP50, d.RatioP90 = Quantile(s.ratios, 0.1), Quantile(s.ratios, 0.5), Quantile(s.ratios, 0.9)
-	}
+	c := s.clip.Summary(learn)
+	d.ClipRatioLowMean, d.ClipRatioHighMean, d.ClipRatioRegionMean = c.LowMean, c.HighMean, c.RegionMean
+	d.ActiveFraction, d.ClippedFraction = c.Active, c.Clipped
+	d.RatioMean = meanOr1(s.clip.sum, learn)
+	d.RatioMeanPositiveAdv, d.RatioMeanNegativeAdv = c.MeanPositiveAdv, c.MeanNegativeAdv
+	d.RatioP10, d.RatioP50, d.RatioP90 = c.P10, c.P50, c.P90
 	d.FracRewardZeroStd = fracZero
 	d.RewardMean, d.RewardStd = MeanStd(in.Rewards)
 	_, d.AdvantageStd = MeanStd(adv)

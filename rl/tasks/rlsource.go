@@ -140,7 +140,9 @@ func ParseMix(spec string) ([]MixEntry, error) {
 	return out, nil
 }
 
-// Mix is a parsed mixture of built-in tasks.
+// Mix is a parsed mixture of built-in tasks: the tasks and their weights, from which a run
+// takes its prompts (Source: a Mixer over the tasks' generators), its reward and its held-out
+// problems. A Mixer draws from any sources by weight; a Mix says which tasks.
 type Mix struct {
 	Tasks   []Task
 	Weights []float64

@@ -1,4 +1,4 @@
-package runloop
+package rundir
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package rundir
 
 import (
 	"errors"
@@ -12,10 +12,10 @@ import (
 	"syscall"
 )
 
-// lockRunDir takes an exclusive flock on dir/.lock, which the kernel releases if the process
+// lock takes an exclusive flock on dir/.lock, which the kernel releases if the process
 // dies, and writes the holder's pid into it for the error another process gets.
-func lockRunDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, ".lock")
+func lock(dir string) (*os.File, error) {
+	path := filepath.Join(dir, Lock)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("--run-dir %s: %w", dir, err)
@@ -39,9 +39,9 @@ func lockRunDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// unlockRunDir releases the lock; the file stays (removing it would race with a process
+// unlock releases the lock; the file stays (removing it would race with a process
 // about to lock it).
-func unlockRunDir(f *os.File) {
+func unlock(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	f.Close()
 }

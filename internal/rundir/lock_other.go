@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package rundir
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 	"strconv"
 )
 
-// lockRunDir creates dir/.lock exclusively; a crash leaves it behind, to be removed by hand.
-func lockRunDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, ".lock")
+// lock creates dir/.lock exclusively; a crash leaves it behind, to be removed by hand.
+func lock(dir string) (*os.File, error) {
+	path := filepath.Join(dir, Lock)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		b, _ := os.ReadFile(path)
@@ -25,7 +25,7 @@ func lockRunDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-func unlockRunDir(f *os.File) {
+func unlock(f *os.File) {
 	f.Close()
 	os.Remove(f.Name())
 }
