@@ -366,3 +366,22 @@ gbloop:
 gbdone:
 	RET
 
+// func divNEON(x *float32, n int, s float32)
+// x[i] /= s for n (a multiple of 4) values, as divScalar.
+TEXT ·divNEON(SB), NOSPLIT, $0-20
+	MOVD x+0(FP), R1
+	MOVD n+8(FP), R3
+	FMOVS s+16(FP), F1
+	VDUP V1.S[0], V1.S4
+dvloop:
+	CMP $4, R3
+	BLT dvdone
+	VLD1 (R1), [V0.S4]
+	WORD $0x6e21fc00 // FDIV V0.4S, V0.4S, V1.4S
+	VST1.P [V0.S4], 16(R1)
+	SUB $4, R3, R3
+	B dvloop
+
+dvdone:
+	RET
+

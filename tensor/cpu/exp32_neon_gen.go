@@ -3,7 +3,8 @@
 // exp32_neon_gen writes exp32_arm64.s: the NEON (four-lane) counterparts of the float32
 // exponential and GELU kernels, expShiftSumNEON, geluFwd4NEON and geluBwd4NEON, which
 // compute the same bits as fastmath.go's expShiftSum and gelu.go's geluForwardGo and
-// geluBackwardGo, operation for operation (no fused multiply-adds). Run with go generate;
+// geluBackwardGo, operation for operation (no fused multiply-adds), and divNEON, the rest of
+// the softmax's row pass. Run with go generate;
 // TestAssemblyUpToDate fails when exp32_arm64.s differs from its output.
 package main
 
@@ -285,11 +286,27 @@ func expShiftSum(f *asmgen.File) {
 	f.Linef("")
 }
 
+// div writes divNEON, the softmax's division of a row by its sum: x[i] /= s.
+func div(f *asmgen.File) {
+	f.Linef("// func divNEON(x *float32, n int, s float32)")
+	f.Linef("// x[i] /= s for n (a multiple of 4) values, as divScalar.")
+	f.Linef("TEXT ·divNEON(SB), NOSPLIT, $0-20")
+	f.Instrs("MOVD x+0(FP), R1", "MOVD n+8(FP), R3", "FMOVS s+16(FP), F1", "VDUP V1.S[0], V1.S4")
+	loop(f, "dv", 4, func() {
+		f.Instr("VLD1 (R1), [V0.S4]")
+		f.Vec3(asmgen.FDIV, 0, 0, 1)
+		f.Instr("VST1.P [V0.S4], 16(R1)")
+	})
+	f.Instr("RET")
+	f.Linef("")
+}
+
 func main() {
 	asmgen.Main("exp32_neon_gen.go", "exp32_arm64.s", func(f *asmgen.File) {
 		writeTable(f)
 		expShiftSum(f)
 		forward(f)
 		backward(f)
+		div(f)
 	})
 }

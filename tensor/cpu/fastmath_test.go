@@ -204,3 +204,23 @@ func checkGelu(t *testing.T, x, dout []float32) {
 func sameFloat32(a, b float32) bool {
 	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
 }
+
+// TestDivScalar checks the softmax's division by its sum (a vector kernel where there is one)
+// against x/s element by element, bit for bit, for every edge value as x and as s and lengths
+// that leave a tail.
+func TestDivScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(39, 40))
+	for _, n := range []int{1, 4, 7, 8, 13} {
+		for _, s := range append([]float32{3, 0.1}, edgeValues32...) {
+			x := randn(r, n, 2)
+			copy(x, edgeValues32[r.IntN(len(edgeValues32)):])
+			got := clone(x)
+			divScalar(got, s)
+			for i, v := range x {
+				if want := v / s; !sameFloat32(got[i], want) {
+					t.Fatalf("n=%d: %v / %v = %v, want %v", n, v, s, got[i], want)
+				}
+			}
+		}
+	}
+}
