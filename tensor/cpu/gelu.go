@@ -6,10 +6,10 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// GELU in float32 steps, eight lanes at a time in the vector kernels. Every product that feeds
-// a sum, even through a variable, is wrapped in float32() so no compiler fuses it into a
-// multiply-add (arm64's does, across statements): the portable code on every architecture and
-// the assembly then compute the same bits. tanh(u) comes from one exponential,
+// GELU in float32 steps, four to sixteen lanes at a time in the vector kernels. Every product
+// that feeds a sum, even through a variable, is wrapped in float32() so no compiler fuses it
+// into a multiply-add (arm64's does, across statements): the portable code on every
+// architecture and the assembly then compute the same bits. tanh(u) comes from one exponential,
 // e = exp(2|u|): tanh = 1 - 2/(e+1), sech² = 4e/(e+1)², with a series near 0 where the
 // subtraction cancels. Results are within a few float32 ulps of the exact GELU.
 
