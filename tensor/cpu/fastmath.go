@@ -45,7 +45,7 @@ func expf32(x float32) float32 {
 	k1 := ki >> 1
 	k2 := ki - k1
 	p = float32(p * math.Float32frombits(uint32(k1+127)<<23))
-	return p * math.Float32frombits(uint32(k2+127)<<23)
+	return float32(p * math.Float32frombits(uint32(k2+127)<<23))
 }
 
 // maxf32 returns the largest of x, skipping NaN as llm.c's `if (v > maxval)` loop does (a NaN

@@ -128,3 +128,99 @@ func TestExpSlice(t *testing.T) {
 		}
 	}
 }
+
+// edgeValues32 are the float32 inputs where the exponential and GELU kernels branch, clamp,
+// overflow or underflow: zeros, denormals, the exponential's overflow (ln FLT_MAX ≈ 88.7228)
+// and underflow limits (ln 2^-126, ln 2^-149, ln 2^-150 and the cutoff at -104), GELU's series
+// boundary (u = 0.25 at x ≈ 0.3118), its clamp (|u| = 15 at x ≈ 5.49) and the x where x³
+// overflows, the extremes, the infinities and NaN.
+var edgeValues32 = []float32{
+	0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1e-40, -1e-40, 1e-30, -1e-30, 1.2e-38, -1.2e-38,
+	0.31, 0.3118, -0.3118, 0.312, 0.25, 5.49, -5.49, 5.5, 15, -15,
+	88.72283, 88.72284, 88.7229, 89, -89, 89.5, 100, 6.9e12, -6.9e12, 7e12, 1e13, -1e13, 1e30, -1e30,
+	-87.33654, -87.34, -103.2789, -103.28, -103.97208, -103.99, -104, -104.00001, -105,
+	math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+}
+
+// TestVectorKernelsEdgeCases checks the vector exponential (expShiftSum) and GELU kernels
+// against the portable loops bit for bit (NaN for NaN) with every edge value in every lane
+// position and lengths that leave a tail for the portable loop.
+func TestVectorKernelsEdgeCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	for _, n := range []int{16, 19} {
+		for _, v := range edgeValues32 {
+			for lane := 0; lane < 8; lane++ {
+				x := randn(r, n, 3)
+				x[lane], x[lane+8] = v, -v
+				for _, shift := range []float32{0, 1.5} {
+					checkExpShiftSum(t, x, shift)
+				}
+				checkGelu(t, x, randn(r, n, 1))
+			}
+		}
+	}
+}
+
+func checkExpShiftSum(t *testing.T, src []float32, shift float32) {
+	t.Helper()
+	dst := make([]float32, len(src))
+	sum := expShiftSum(dst, src, shift)
+	want := make([]float32, len(src))
+	var acc [8]float32
+	for i, v := range src {
+		want[i] = expf32(v - shift)
+		acc[i%8] += want[i]
+	}
+	ws := lanes8Sum(&acc)
+	for i := range src {
+		if !sameFloat32(dst[i], want[i]) {
+			t.Fatalf("expShiftSum(%v - %v) = %v, portable %v (lane %d of %d)", src[i], shift, dst[i], want[i], i, len(src))
+		}
+	}
+	if !sameFloat32(sum, ws) {
+		t.Fatalf("expShiftSum of %v: sum %v, portable %v", src, sum, ws)
+	}
+}
+
+func checkGelu(t *testing.T, x, dout []float32) {
+	t.Helper()
+	a, b := make([]float32, len(x)), make([]float32, len(x))
+	geluForward(a, x)
+	geluForwardGo(b, x)
+	ga, gb := clone(dout), clone(dout)
+	geluBackward(ga, x, dout)
+	geluBackwardGo(gb, x, dout)
+	for i := range x {
+		if !sameFloat32(a[i], b[i]) {
+			t.Fatalf("gelu(%v) = %v, portable %v (lane %d of %d)", x[i], a[i], b[i], i, len(x))
+		}
+		if !sameFloat32(ga[i], gb[i]) {
+			t.Fatalf("gelu'(%v) = %v, portable %v (lane %d of %d)", x[i], ga[i], gb[i], i, len(x))
+		}
+	}
+}
+
+// sameFloat32 reports whether a and b have the same bits, or are both NaN.
+func sameFloat32(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+}
+
+// TestDivScalar checks the softmax's division by its sum (a vector kernel where there is one)
+// against x/s element by element, bit for bit, for every edge value as x and as s and lengths
+// that leave a tail.
+func TestDivScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(39, 40))
+	for _, n := range []int{1, 4, 7, 8, 13} {
+		for _, s := range append([]float32{3, 0.1}, edgeValues32...) {
+			x := randn(r, n, 2)
+			copy(x, edgeValues32[r.IntN(len(edgeValues32)):])
+			got := clone(x)
+			divScalar(got, s)
+			for i, v := range x {
+				if want := v / s; !sameFloat32(got[i], want) {
+					t.Fatalf("n=%d: %v / %v = %v, want %v", n, v, s, got[i], want)
+				}
+			}
+		}
+	}
+}

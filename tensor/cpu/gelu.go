@@ -6,9 +6,10 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// GELU in float32 steps, eight lanes at a time in the vector kernels. Every product that feeds
-// a sum is wrapped in float32() so no compiler fuses it into a multiply-add: the portable code
-// and the assembly then compute the same bits. tanh(u) comes from one exponential,
+// GELU in float32 steps, four to sixteen lanes at a time in the vector kernels. Every product
+// that feeds a sum, even through a variable, is wrapped in float32() so no compiler fuses it
+// into a multiply-add (arm64's does, across statements): the portable code on every
+// architecture and the assembly then compute the same bits. tanh(u) comes from one exponential,
 // e = exp(2|u|): tanh = 1 - 2/(e+1), sech² = 4e/(e+1)², with a series near 0 where the
 // subtraction cancels. Results are within a few float32 ulps of the exact GELU.
 
@@ -47,7 +48,7 @@ var geluScale = float32(math.Sqrt(float64(float32(2 / math.Pi))))
 // exp32 is e^x for 0 <= x <= 2·geluClamp, in float32 steps (about 1 ulp).
 func exp32(x float32) float32 {
 	p, k := expPoly(x)
-	return p * math.Float32frombits(uint32(k+127)<<23)
+	return float32(p * math.Float32frombits(uint32(k+127)<<23))
 }
 
 // expPoly is exp32's reduction and polynomial: e^x = p·2^k.
@@ -65,7 +66,7 @@ func expPoly(x float32) (p float32, k int32) {
 
 // geluU is llm.c's GELU argument sqrt(2/pi)·(x + 0.044715x³).
 func geluU(x float32) float32 {
-	cube := float32(float32(geluCubic*x)*x) * x
+	cube := float32(float32(float32(geluCubic*x)*x) * x)
 	return geluScale * (x + cube)
 }
 
@@ -75,7 +76,7 @@ func tanhSech2(u float32) (t, sech2 float32) {
 	e := exp32(a + a)
 	r := 1 / (e + 1)
 	t = 1 - float32(2*r)
-	sech2 = float32(float32(4*e)*r) * r
+	sech2 = float32(float32(float32(4*e)*r) * r)
 	if a < geluSeriesMax {
 		s := float32(a * a)
 		q := float32(s*tanhC11) + tanhC9
@@ -102,7 +103,7 @@ func geluBackwardGo(dinp, inp, dout []float32) {
 	dinp, dout = dinp[:len(inp)], dout[:len(inp)]
 	for i, x := range inp {
 		t, sech2 := tanhSech2(geluU(x))
-		slope := float32(float32(float32(x*0.5)*sech2)*geluScale) * (1 + float32(float32(geluCubic3*x)*x))
+		slope := float32(float32(float32(float32(x*0.5)*sech2)*geluScale) * (1 + float32(float32(geluCubic3*x)*x)))
 		grad := float32(0.5*(1+t)) + slope
 		dinp[i] += float32(grad * dout[i])
 	}

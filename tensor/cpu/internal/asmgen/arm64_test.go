@@ -19,6 +19,18 @@ func TestArm64Encodings(t *testing.T) {
 		{"fmla v9.4s, v2.4s, v12.s[1]", EncFMLAElem(9, 2, 12, 1), 0x4fac1049},
 		{"fmul v3.4s, v17.4s, v29.4s", EncFMULVec(3, 17, 29), 0x6e3dde23},
 		{"fmul v31.4s, v0.4s, v1.4s", EncFMULVec(31, 0, 1), 0x6e21dc1f},
+		{"fmul v16.4s, v17.4s, v18.s[3]", EncFMULElem(16, 17, 18, 3), 0x4fb29a30},
+		{"fmul v1.4s, v2.4s, v30.s[2]", EncFMULElem(1, 2, 30, 2), 0x4f9e9841},
+		{"fmul v0.4s, v2.4s, v3.s[1]", EncFMULElem(0, 2, 3, 1), 0x4fa39040},
+		{"fadd v1.4s, v2.4s, v3.4s", FADD.Enc(1, 2, 3), 0x4e23d441},
+		{"fadd v0.4s, v0.4s, v31.4s", FADD.Enc(0, 0, 31), 0x4e3fd400},
+		{"fsub v31.4s, v0.4s, v17.4s", FSUB.Enc(31, 0, 17), 0x4eb1d41f},
+		{"fdiv v4.4s, v5.4s, v6.4s", FDIV.Enc(4, 5, 6), 0x6e26fca4},
+		{"fmin v7.4s, v8.4s, v29.4s", FMIN.Enc(7, 8, 29), 0x4ebdf507},
+		{"fcmgt v9.4s, v10.4s, v11.4s", FCMGT.Enc(9, 10, 11), 0x6eabe549},
+		{"fabs v12.4s, v13.4s", FABS.Enc(12, 13), 0x4ea0f9ac},
+		{"fcvtzs v14.4s, v15.4s", FCVTZS.Enc(14, 15), 0x4ea1b9ee},
+		{"sshr v19.4s, v20.4s, #1", EncSSHR(19, 20, 1), 0x4f3f0693},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: encoded %08x, want %08x", c.asm, c.got, c.want)
@@ -30,7 +42,10 @@ func TestArm64WordsNameTheirInstruction(t *testing.T) {
 	f := &File{}
 	f.FMLAElem(1, 2, 3, 1)
 	f.FMULVec(4, 5, 6)
-	want := "\tWORD $0x4fa31041 // FMLA V1.4S, V2.4S, V3.S[1]\n\tWORD $0x6e26dca4 // FMUL V4.4S, V5.4S, V6.4S\n"
+	f.Vec2(FABS, 12, 13)
+	f.SSHR(19, 20, 1)
+	want := "\tWORD $0x4fa31041 // FMLA V1.4S, V2.4S, V3.S[1]\n\tWORD $0x6e26dca4 // FMUL V4.4S, V5.4S, V6.4S\n" +
+		"\tWORD $0x4ea0f9ac // FABS V12.4S, V13.4S\n\tWORD $0x4f3f0693 // SSHR V19.4S, V20.4S, #1\n"
 	if got := f.b.String(); got != want {
 		t.Errorf("wrote\n%q\nwant\n%q", got, want)
 	}
@@ -41,6 +56,11 @@ func TestArm64RejectsBadOperands(t *testing.T) {
 		func() { EncFMLAElem(32, 0, 0, 0) },
 		func() { EncFMLAElem(0, 0, 0, 4) },
 		func() { EncFMULVec(0, -1, 0) },
+		func() { EncFMULElem(0, 0, 0, -1) },
+		func() { FADD.Enc(0, 0, 32) },
+		func() { FABS.Enc(-1, 0) },
+		func() { EncSSHR(0, 0, 0) },
+		func() { EncSSHR(0, 0, 33) },
 	} {
 		func() {
 			defer func() {

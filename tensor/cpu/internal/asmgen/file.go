@@ -3,7 +3,8 @@
 // A generator's main calls [Main], which writes the common header and the lines a [File]
 // collects to the output file. [File] has helpers for the kernels: vector loops over a [Vec]
 // instruction set ([AVX2], [AVX512]), memory operands of shared constants, and encodings of
-// arm64 instructions the Go assembler lacks ([EncFMLAElem], [EncFMULVec]). [Stale] checks that
+// arm64 instructions the Go assembler lacks ([EncFMLAElem], [EncFMULElem], [Vec3Op], [Vec2Op],
+// [EncSSHR]). [Stale] checks that
 // the committed assembly is what its generators write.
 package asmgen
 
