@@ -38,13 +38,14 @@ func adamScalar(p, g, m, v []float32, j *adamJob) {
 	for i := range p {
 		param := p[i]
 		grad := g[i] * gs
-		mi := b1*m[i] + (1-b1)*grad
-		vi := b2*v[i] + (1-b2)*grad*grad
+		// Products rounded before they are added, as amd64 does (arm64 would fuse them).
+		mi := float32(b1*m[i]) + float32((1-b1)*grad)
+		vi := float32(b2*v[i]) + float32(float32((1-b2)*grad)*grad)
 		mhat := mi / j.c1
 		vhat := vi / j.c2
 		m[i] = mi
 		v[i] = vi
-		p[i] -= j.lr * (mhat/(sqrtf(vhat)+j.eps) + j.wd*param)
+		p[i] -= float32(j.lr * (mhat/(sqrtf(vhat)+j.eps) + float32(j.wd*param)))
 	}
 }
 

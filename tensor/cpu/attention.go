@@ -323,7 +323,7 @@ func (j *attBwdJob) run(w, bh int) {
 			datt = datt[:len(a)]
 			var dot float32
 			for t2, av := range a {
-				dot += av * datt[t2]
+				dot += float32(av * datt[t2])
 			}
 			for t2, av := range a {
 				datt[t2] = av * (datt[t2] - dot)

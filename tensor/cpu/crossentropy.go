@@ -30,7 +30,7 @@ func (j *xentJob) run(_, c int) {
 			p := probs[:V]
 			dl := j.dlosses[r]
 			axpy(d[:ix], p[:ix], dl)
-			d[ix] += (p[ix] - 1) * dl
+			d[ix] += float32((p[ix] - 1) * dl)
 			axpy(d[ix+1:], p[ix+1:], dl)
 			continue
 		}
@@ -128,13 +128,15 @@ type lsgJob struct {
 func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
 	e = e[:len(l)]
 	// invT > 0, so the largest logit gives the largest z.
-	zmax = float64(maxf32(l)) * invT
+	zmax = float64(float64(maxf32(l)) * invT) // rounded: arm64 would fuse it into each x*invT - zmax
 	// Four partial sums each, element i going to sum i mod 4 (then the tail to the first):
 	// fixed, so deterministic, and four independent chains. The vector kernel does the same.
 	var sums [8]float64
+	// Each product is rounded before it is added (float64(...)): on arm64 the compiler would
+	// fuse it into a multiply-add, and the bits would differ from amd64's (.ci/run checks).
 	i := lsgStatsVec(l, e, invT, zmax, &sums)
 	for k, v := range l[i:] {
-		e[i+k] = float64(v)*invT - zmax
+		e[i+k] = float64(float64(v)*invT) - zmax
 	}
 	expSlice(e[i:])
 	s0, s1, s2, s3 := sums[0], sums[1], sums[2], sums[3]
@@ -145,14 +147,14 @@ func lsgRow(l []float32, invT float64, e []float64) (zmax, S, logZ, H float64) {
 		s1 += e1
 		s2 += e2
 		s3 += e3
-		a0 += e0 * (float64(l[i])*invT - zmax)
-		a1 += e1 * (float64(l[i+1])*invT - zmax)
-		a2 += e2 * (float64(l[i+2])*invT - zmax)
-		a3 += e3 * (float64(l[i+3])*invT - zmax)
+		a0 += float64(e0 * (float64(float64(l[i])*invT) - zmax))
+		a1 += float64(e1 * (float64(float64(l[i+1])*invT) - zmax))
+		a2 += float64(e2 * (float64(float64(l[i+2])*invT) - zmax))
+		a3 += float64(e3 * (float64(float64(l[i+3])*invT) - zmax))
 	}
 	for ; i < len(l); i++ {
 		s0 += e[i]
-		a0 += e[i] * (float64(l[i])*invT - zmax)
+		a0 += float64(e[i] * (float64(float64(l[i])*invT) - zmax))
 	}
 	S = (s0 + s1) + (s2 + s3)
 	logZ = math.Log(S)
@@ -172,13 +174,13 @@ func lsgRowCut(l []float32, invT float64, e []float64, cut float32, ix int) (zma
 			top = v
 		}
 	}
-	zmax = float64(top) * invT
+	zmax = float64(float64(top) * invT)
 	clear(e)
 	var k keptSums
 	k.tail = len(l) &^ 3 // lsgRow's vector part: element i in lane i mod 4; the tail in lane 0
 	for i, v := range l {
 		if v >= cut || i == ix {
-			k.x[k.n], k.idx[k.n] = float64(v)*invT-zmax, i
+			k.x[k.n], k.idx[k.n] = float64(float64(v)*invT)-zmax, i
 			if k.n++; k.n == expBlock {
 				k.flush(e, l, invT, zmax)
 			}
@@ -210,7 +212,7 @@ func (k *keptSums) flush(e []float64, l []float32, invT, zmax float64) {
 			lane = 0
 		}
 		k.s[lane] += ex
-		k.a[lane] += ex * (float64(l[i])*invT - zmax)
+		k.a[lane] += float64(ex * (float64(float64(l[i])*invT) - zmax))
 	}
 	k.n = 0
 }
@@ -230,7 +232,7 @@ func (j *lsgJob) run(w, c int) {
 			zmax, S, logZ, H = lsgRow(l, j.invT, e)
 		}
 		if !j.backward {
-			j.logp[r] = float32(float64(l[ix])*j.invT - zmax - logZ)
+			j.logp[r] = float32(float64(float64(l[ix])*j.invT) - zmax - logZ)
 			if j.ent != nil {
 				j.ent[r] = float32(H)
 			}
@@ -248,9 +250,9 @@ func (j *lsgJob) run(w, c int) {
 		c := [7]float64{j.invT, zmax, logZ, invS, -dlp, de, H}
 		j.grad(d[:ix], l[:ix], e[:ix], &c)
 		j.grad(d[ix+1:], l[ix+1:], e[ix+1:], &c)
-		lp := float64(l[ix])*j.invT - zmax - logZ
+		lp := float64(float64(l[ix])*j.invT) - zmax - logZ
 		p := e[ix] * invS
-		d[ix] += float32((-dlp*p - de*p*(lp+H) + dlp) * j.invT)
+		d[ix] += float32((float64(-dlp*p) - float64(float64(de*p)*(lp+H)) + dlp) * j.invT)
 	}
 }
 
@@ -261,9 +263,9 @@ func (j *lsgJob) grad(d, l []float32, e []float64, c *[7]float64) {
 	invT, zmax, logZ, invS, ndlp, de, H := c[0], c[1], c[2], c[3], c[4], c[5], c[6]
 	d, e = d[:len(l)], e[:len(l)]
 	for i := n; i < len(l); i++ {
-		lp := float64(l[i])*invT - zmax - logZ
+		lp := float64(float64(l[i])*invT) - zmax - logZ
 		p := e[i] * invS
-		g := ndlp*p - de*p*(lp+H)
+		g := float64(ndlp*p) - float64(float64(de*p)*(lp+H))
 		d[i] += float32(g * invT)
 	}
 }

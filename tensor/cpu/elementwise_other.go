@@ -6,6 +6,6 @@ package cpu
 func axpy(y, x []float32, a float32) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += a * x[i]
+		y[i] += float32(a * x[i])
 	}
 }

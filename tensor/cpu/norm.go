@@ -79,7 +79,7 @@ func lnBackwardRowGo(dinp, dout, x, w []float32, m, s float32) {
 		dn := float32(w[i] * dout[i])
 		dval := dn - dnormMean
 		dval -= float32(norm * dnormNormMean)
-		dval *= s
+		dval = float32(dval * s)
 		dinp[i] += dval
 	}
 }
