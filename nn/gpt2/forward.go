@@ -184,8 +184,24 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 		autograd.MatMul(tp, la.fcproj, la.fchGelu, lp.fcprojw, lp.fcprojb, tensor.MatMulParams{M: BT, N: C, K: 4 * C, TransB: true})
 		next := m.normBefore(l + 1) // the next layer's ln1, or lnf after the last
 		autograd.ResidualLayerNorm(tp, la.residual3, la.residual2, la.fcproj, next.out, next.mean, next.rstd, next.w, next.b, BT, C)
+		m.recordClearLayerGrads(tp)
 		residual = la.residual3
 	}
+}
+
+// recordClearLayerGrads places, after a layer's last op, the clearing of the gradients every
+// layer shares (layerGradOffsets): the tape runs it before that layer's backward, once the
+// layer after it has consumed them.
+func (m *Model) recordClearLayerGrads(tp *autograd.Tape) {
+	if !tp.Recording() {
+		return
+	}
+	be, grads := m.Backend, m.acts.innerGrads()
+	tp.Record(func() {
+		for _, g := range grads {
+			be.Fill(g, 0)
+		}
+	})
 }
 
 // norm is one layernorm of the trunk: its output, saved statistics and parameters.

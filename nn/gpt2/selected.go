@@ -25,7 +25,7 @@ func (m *Model) ZeroTrunkGrads() {
 	fill(a.encoded, a.lnf)
 	for i := range a.layers {
 		la := &a.layers[i]
-		fill(la.ln1, la.qkv, la.atty, la.attproj, la.residual2, la.ln2, la.fch, la.fchGelu, la.fcproj, la.residual3)
+		fill(la.ln1, la.residual3) // the backward clears the layer-shared ones itself
 	}
 }
 
