@@ -91,3 +91,6 @@ func (g *GPT2LM) Matches(st *checkpoint.State) error {
 	}
 	return fmt.Errorf("checkpoint model %v does not match %v", st.Config, g.Model.Config)
 }
+
+// ReleaseActivations frees the model's activations until its next forward pass.
+func (g *GPT2LM) ReleaseActivations() { g.Model.ReleaseActivations() }

@@ -32,8 +32,9 @@ type activations struct {
 	lnfRstd         *tensor.Tensor
 	logits          *autograd.Var // (B*T, Vp)
 	probs           *tensor.Tensor
-	losses          *autograd.Var // (B*T)
-	logp, entropy   *autograd.Var // (B*T)
+	losses          *autograd.Var  // (B*T)
+	logp, entropy   *autograd.Var  // (B*T)
+	lastLosses      *tensor.Tensor // the last ForwardCrossEntropy's per-token losses
 	attScratch      *tensor.Tensor
 	attSaved        [2]int // AttentionSaved's att and scratch sizes
 

@@ -36,11 +36,14 @@ const headBudget = 16 << 20
 
 // headChunkRows is the number of rows the selected head computes at a time: HeadChunkRows
 // when set, else what fits headBudget.
-func (m *Model) headChunkRows(n int) int {
-	if m.HeadChunkRows > 0 {
-		return min(n, m.HeadChunkRows)
+func (m *Model) headChunkRows(n int) int { return m.Config.headChunkRows(n, m.HeadChunkRows) }
+
+// headChunkRows is rows when positive (at most n), else the rows of n that fit headBudget.
+func (c Config) headChunkRows(n, rows int) int {
+	if rows > 0 {
+		return min(n, rows)
 	}
-	return max(1, min(n, headBudget/m.Config.PaddedVocabSize))
+	return max(1, min(n, headBudget/c.PaddedVocabSize))
 }
 
 // SelectedHead computes log-probs and entropies at chosen positions of the last ForwardTrunk:
