@@ -70,7 +70,7 @@ func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference
 		f.PassRows = min(rows, cfg.MicroBatch)
 	}
 	var err error
-	switch m := p.(type) {
+	switch m := unwrap(p).(type) {
 	case *nn.GPT2LM:
 		err = gpt2Footprint(m.Model, &f, newTok, limit, reference)
 	case *nn.LlamaLM:
@@ -82,6 +82,21 @@ func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference
 		return Footprint{}, err
 	}
 	return f, nil
+}
+
+// wrapper is a policy that adds behaviour to another (a benchmark's decoder, say) and takes
+// its memory: its footprint and its releases are those of the policy it wraps.
+type wrapper interface{ Unwrap() Policy }
+
+// unwrap is the innermost policy p wraps, p itself when it wraps none.
+func unwrap(p Policy) Policy {
+	for {
+		w, ok := p.(wrapper)
+		if !ok {
+			return p
+		}
+		p = w.Unwrap()
+	}
 }
 
 func gpt2Footprint(m *gpt2.Model, f *Footprint, newTok, limit int, reference bool) error {

@@ -13,7 +13,7 @@ func (c *core) releaseActivations() {
 		if m == nil {
 			continue
 		}
-		if r, ok := m.Policy.(activationReleaser); ok {
+		if r, ok := unwrap(m.Policy).(activationReleaser); ok {
 			r.ReleaseActivations()
 		}
 		m.head.Free()

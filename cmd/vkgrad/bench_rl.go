@@ -310,6 +310,9 @@ type benchPolicy struct {
 	track *decodeTally // nil during the warm-up
 }
 
+// Unwrap is the policy benchPolicy wraps, whose memory it takes.
+func (p *benchPolicy) Unwrap() rl.Policy { return p.Policy }
+
 func (p *benchPolicy) NewDecoder(B, limit int) (rl.Decoder, error) {
 	d, err := p.Policy.NewDecoder(B, limit)
 	if err != nil {
