@@ -1,9 +1,33 @@
 package rl
 
-import "runtime/debug"
+import (
+	"fmt"
+	"runtime/debug"
+)
 
 // activationReleaser is a model that can give back its forward pass's buffers between steps.
 type activationReleaser interface{ ReleaseActivations() }
+
+// activationReserver is a model that can lay out its activations for the largest pass ahead.
+type activationReserver interface{ ReserveActivations(B, T int) error }
+
+// reserveActivations lays out the policy's activations (with gradients) for sb's largest
+// micro-batch before its passes, which then all reuse them: passes growing them one after
+// another would leave each smaller layout behind for the collector.
+func (c *core) reserveActivations(sb *seqBatch) error {
+	r, ok := unwrap(c.policy).(activationReserver)
+	if !ok {
+		return nil
+	}
+	B, T := 0, 0
+	for _, mb := range sb.mbs {
+		B, T = max(B, mb.B), max(T, mb.T)
+	}
+	if err := r.ReserveActivations(B, T); err != nil {
+		return fmt.Errorf("activations for %d rows of %d positions: %w", B, T, err)
+	}
+	return nil
+}
 
 // releaseActivations frees the forward passes' buffers (the policy's activations, which the
 // reference shares, and the selected heads' chunks) before the rollout's decoder takes its

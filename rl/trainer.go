@@ -340,6 +340,9 @@ func (c *core) batchFor(ro *Rollout, m map[string]float64) (*seqBatch, float64, 
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := c.reserveActivations(sb); err != nil {
+		return nil, 0, err
+	}
 	align, err := objective.TokenAlignment(ro.Completions, sb.trainTokens(c.cfg.Rollout.EOS), ro.Masks.Response)
 	if err != nil {
 		return nil, 0, err

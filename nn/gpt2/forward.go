@@ -413,3 +413,13 @@ func (m *Model) ReleaseActivations() {
 		o.freeLossHead()
 	}
 }
+
+// ReserveActivations lays out activations for B sequences of T tokens (with room for the
+// gradients when withGrad) now, so that the forward passes of up to that shape that follow
+// reuse them rather than growing them pass by pass.
+func (m *Model) ReserveActivations(B, T int, withGrad bool) error {
+	if withGrad && m.Grads == nil {
+		return fmt.Errorf("gpt2: activations with gradients need EnableGrads first")
+	}
+	return m.ensureActs(B, T, withGrad)
+}
