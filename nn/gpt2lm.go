@@ -91,3 +91,10 @@ func (g *GPT2LM) Matches(st *checkpoint.State) error {
 	}
 	return fmt.Errorf("checkpoint model %v does not match %v", st.Config, g.Model.Config)
 }
+
+// ReleaseActivations frees the model's activations until its next forward pass.
+func (g *GPT2LM) ReleaseActivations() { g.Model.ReleaseActivations() }
+
+// ReserveActivations lays out the activations, with their gradients, of forward passes of up
+// to B sequences of T tokens.
+func (g *GPT2LM) ReserveActivations(B, T int) error { return g.Model.ReserveActivations(B, T, true) }

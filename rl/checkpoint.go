@@ -7,8 +7,10 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/jsondiff"
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // StatefulSource is a PromptSource whose position can be saved in a checkpoint and restored,
@@ -118,10 +120,33 @@ func adamRecord(o *optim.AdamW, lr float64) checkpoint.Optimizer {
 		Extra: map[string]float64{"adam_step": float64(o.Step), "max_grad_norm": float64(o.Config.MaxGradNorm)}}
 }
 
+// stateFloats is f on the host: a copy, or with view and where the backend allows it
+// (tensor.Flat.HostView) the floats themselves, so a checkpoint written at once takes no
+// second copy of the parameters, moments and reference.
+func stateFloats(f *tensor.Flat, view bool) ([]float32, error) {
+	if view {
+		if v, ok := f.HostView(); ok {
+			return v, nil
+		}
+	}
+	return f.ToHost()
+}
+
+// policyFloats is what the checkpoint saves of m's parameters (StateParams); with view, a
+// GPT-2's, which are its whole parameter vector, as stateFloats gives them.
+func policyFloats(m Policy, view bool) ([]float32, error) {
+	if g, ok := unwrap(m).(*nn.GPT2LM); ok && view {
+		return stateFloats(g.Params(), true)
+	}
+	return m.StateParams()
+}
+
 // newState fills a checkpoint state with what every trainer saves: the model's parameters and
 // moments, the step, the config and the trainer kind.
-func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg any) (*checkpoint.State, error) {
-	p, err := m.StateParams()
+// With view the floats may be the trainer's own memory (stateFloats), to be written out
+// before the next step.
+func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg any, view bool) (*checkpoint.State, error) {
+	p, err := policyFloats(m, view)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +155,11 @@ func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg
 			return nil, fmt.Errorf("not saving: parameter %d of the policy is %v; the last checkpoint is kept", i, v)
 		}
 	}
-	am, err := opt.M.ToHost()
+	am, err := stateFloats(opt.M, view)
 	if err != nil {
 		return nil, err
 	}
-	av, err := opt.V.ToHost()
+	av, err := stateFloats(opt.V, view)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +252,8 @@ func restoreOpt(o *optim.AdamW, m, v []float32, step int) error {
 }
 
 // checkpointState saves the state the GRPO and PPO trainers share.
-func (c *rolloutTrainer) checkpointState(kind string, cfg any) (*checkpoint.State, savedState, error) {
-	st, err := newState(kind, c.policy, c.opt, c.step, c.cfg.LR, cfg)
+func (c *rolloutTrainer) checkpointState(kind string, cfg any, view bool) (*checkpoint.State, savedState, error) {
+	st, err := newState(kind, c.policy, c.opt, c.step, c.cfg.LR, cfg, view)
 	if err != nil {
 		return nil, savedState{}, err
 	}
@@ -239,7 +264,7 @@ func (c *rolloutTrainer) checkpointState(kind string, cfg any) (*checkpoint.Stat
 	}
 	if c.ref != nil {
 		if !c.ref.Shared {
-			if st.Extra[ReferenceExtra], err = paramsToHost(c.ref.Model); err != nil {
+			if st.Extra[ReferenceExtra], err = stateFloats(c.ref.Model.Params(), view); err != nil {
 				return nil, s, err
 			}
 		}
@@ -303,8 +328,15 @@ func (c *rolloutTrainer) restoreCore(st *checkpoint.State, path string, s savedS
 // reference model, the sampling RNG, the step, the prompt position and the config. A trainer
 // built the same way and given it by Restore continues bit for bit on the CPU. Callers may add
 // their own Meta entries before checkpoint.Save.
-func (t *GRPOTrainer) Checkpoint() (*checkpoint.State, error) {
-	st, s, err := t.checkpointState("grpo", t.Config)
+func (t *GRPOTrainer) Checkpoint() (*checkpoint.State, error) { return t.checkpoint(false) }
+
+// CheckpointView is Checkpoint whose floats may be the trainer's own memory on the CPU: no
+// second copy of the model and moments, valid only until the next step or Restore. Write it
+// out at once.
+func (t *GRPOTrainer) CheckpointView() (*checkpoint.State, error) { return t.checkpoint(true) }
+
+func (t *GRPOTrainer) checkpoint(view bool) (*checkpoint.State, error) {
+	st, s, err := t.checkpointState("grpo", t.Config, view)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +345,7 @@ func (t *GRPOTrainer) Checkpoint() (*checkpoint.State, error) {
 
 // Save writes Checkpoint to path atomically.
 func (t *GRPOTrainer) Save(path string) error {
-	st, err := t.Checkpoint()
+	st, err := t.CheckpointView()
 	if err != nil {
 		return err
 	}
@@ -333,8 +365,14 @@ func (t *GRPOTrainer) Restore(st *checkpoint.State, path string) error {
 
 // Checkpoint is GRPOTrainer.Checkpoint plus the value head (parameters, config and its own
 // AdamW moments) and the KL controller's coefficient.
-func (t *PPOTrainer) Checkpoint() (*checkpoint.State, error) {
-	st, s, err := t.checkpointState("ppo", t.Config)
+func (t *PPOTrainer) Checkpoint() (*checkpoint.State, error) { return t.checkpoint(false) }
+
+// CheckpointView is Checkpoint whose floats may be the trainer's own memory on the CPU (see
+// GRPOTrainer.CheckpointView).
+func (t *PPOTrainer) CheckpointView() (*checkpoint.State, error) { return t.checkpoint(true) }
+
+func (t *PPOTrainer) checkpoint(view bool) (*checkpoint.State, error) {
+	st, s, err := t.checkpointState("ppo", t.Config, view)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +393,7 @@ func (t *PPOTrainer) Checkpoint() (*checkpoint.State, error) {
 
 // Save writes Checkpoint to path atomically.
 func (t *PPOTrainer) Save(path string) error {
-	st, err := t.Checkpoint()
+	st, err := t.CheckpointView()
 	if err != nil {
 		return err
 	}
@@ -405,8 +443,14 @@ func (t *PPOTrainer) Restore(st *checkpoint.State, path string) error {
 
 // Checkpoint returns the supervised trainer's state: parameters, AdamW moments, step, prompt
 // position and config.
-func (t *SFTTrainer) Checkpoint() (*checkpoint.State, error) {
-	st, err := newState("sft", t.Model, t.Opt, t.Step, t.Config.LR, t.Config)
+func (t *SFTTrainer) Checkpoint() (*checkpoint.State, error) { return t.checkpoint(false) }
+
+// CheckpointView is Checkpoint whose floats may be the trainer's own memory on the CPU (see
+// GRPOTrainer.CheckpointView).
+func (t *SFTTrainer) CheckpointView() (*checkpoint.State, error) { return t.checkpoint(true) }
+
+func (t *SFTTrainer) checkpoint(view bool) (*checkpoint.State, error) {
+	st, err := newState("sft", t.Model, t.Opt, t.Step, t.Config.LR, t.Config, view)
 	if err != nil {
 		return nil, err
 	}

@@ -24,11 +24,19 @@ type Footprint struct {
 	// logits however many positions there are.
 	Head    int64
 	Decoder int64 // the rollout's key/value cache and one step's activations
+	// Phased is set when the activations and the head are freed before the rollout, so they
+	// and the decoder take turns with one region of memory.
+	Phased bool
 }
 
-// Total is the sum of the parts.
+// Total is the sum of the parts, counting only the larger of the passes' buffers and the
+// decoder when they take turns (Phased).
 func (f Footprint) Total() int64 {
-	return f.Params + f.Grads + f.Optimizer + f.Reference + f.Activations + f.Head + f.Decoder
+	state := f.Params + f.Grads + f.Optimizer + f.Reference
+	if f.Phased {
+		return state + max(f.Activations+f.Head, f.Decoder)
+	}
+	return state + f.Activations + f.Head + f.Decoder
 }
 
 // String is a one-line summary.
@@ -50,12 +58,19 @@ func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference
 	if limit > p.MaxSeqLen() {
 		return Footprint{}, fmt.Errorf("prompts of %d tokens and %d new exceed the model's context of %d", promptLen, newTok, p.MaxSeqLen())
 	}
+	if cfg.MicroBatch == MicroBatchAuto {
+		n, err := AutoMicroBatch(p, cfg, rows, promptLen, reference)
+		if err != nil {
+			return Footprint{}, err
+		}
+		cfg.MicroBatch = n
+	}
 	f := Footprint{Rows: rows, PassRows: rows, T: limit - 1}
 	if cfg.MicroBatch > 0 {
 		f.PassRows = min(rows, cfg.MicroBatch)
 	}
 	var err error
-	switch m := p.(type) {
+	switch m := unwrap(p).(type) {
 	case *nn.GPT2LM:
 		err = gpt2Footprint(m.Model, &f, newTok, limit, reference)
 	case *nn.LlamaLM:
@@ -67,6 +82,21 @@ func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference
 		return Footprint{}, err
 	}
 	return f, nil
+}
+
+// wrapper is a policy that adds behaviour to another (a benchmark's decoder, say) and takes
+// its memory: its footprint and its releases are those of the policy it wraps.
+type wrapper interface{ Unwrap() Policy }
+
+// unwrap is the innermost policy p wraps, p itself when it wraps none.
+func unwrap(p Policy) Policy {
+	for {
+		w, ok := p.(wrapper)
+		if !ok {
+			return p
+		}
+		p = w.Unwrap()
+	}
 }
 
 func gpt2Footprint(m *gpt2.Model, f *Footprint, newTok, limit int, reference bool) error {
@@ -83,6 +113,7 @@ func gpt2Footprint(m *gpt2.Model, f *Footprint, newTok, limit int, reference boo
 		f.Reference, f.Head = f.Params, f.Head+m.SelectedHeadBytes(n, false)
 	}
 	f.Decoder = m.Config.DecoderBytes(f.Rows, limit)
+	f.Phased = true // the trainer releases them before each rollout (gpt2.Model.ReleaseActivations)
 	return nil
 }
 
@@ -109,4 +140,42 @@ func llamaFootprint(m *llama.Model, f *Footprint, newTok, limit int, reference b
 	}
 	f.Decoder = m.Config.DecoderBytes(f.Rows, limit, rank)
 	return nil
+}
+
+// minPassBudget is the least memory AutoMicroBatch gives one forward pass: a small model's
+// whole batch runs at once.
+const minPassBudget = 64 << 20
+
+// AutoMicroBatch is the most rows of one forward pass (TrainConfig.MicroBatch) whose
+// activations and lm head take at most an eighth of the training state (parameters, gradients
+// and AdamW), or minPassBudget when that is more. The passes then cost a fraction of what the
+// model always holds, whatever the batch: a whole batch at once is several times the state
+// (GPT-2 124M: 64 rows of 63 positions lay out 3 GB of activations). It returns rows when
+// the whole batch fits.
+func AutoMicroBatch(p Policy, cfg TrainConfig, rows, promptLen int, reference bool) (int, error) {
+	cfg.MicroBatch = 0
+	whole, err := EstimateFootprint(p, cfg, rows, promptLen, reference)
+	if err != nil {
+		return 0, err
+	}
+	budget := max(int64(minPassBudget), (whole.Params+whole.Grads+whole.Optimizer)/8)
+	pass := func(n int) (int64, error) {
+		cfg.MicroBatch = n
+		f, err := EstimateFootprint(p, cfg, rows, promptLen, reference)
+		return f.Activations + f.Head, err
+	}
+	lo, hi := 1, rows // the largest n in [1, rows] within the budget, 1 when none is
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		b, err := pass(mid)
+		if err != nil {
+			return 0, err
+		}
+		if b <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo, nil
 }

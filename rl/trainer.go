@@ -41,7 +41,8 @@ type TrainConfig struct {
 	// RefMixAlpha is the blend of a sync: ref = alpha*policy + (1-alpha)*ref; 1 copies (an EMA
 	// of the policy is RefSyncEvery 1 with a small alpha). In (0, 1].
 	RefMixAlpha float64 `json:"ref_mix_alpha"`
-	// MicroBatch caps the rows of one forward pass; 0 runs the whole batch at once. With
+	// MicroBatch caps the rows of one forward pass; 0 runs the whole batch at once and
+	// MicroBatchAuto takes what AutoMicroBatch allows for each batch. With
 	// several micro-batches the log-probs are computed first without a tape, the loss on the
 	// whole batch, then each micro-batch is recomputed with the tape and back-propagated.
 	MicroBatch int `json:"micro_batch"`
@@ -63,6 +64,10 @@ type TrainConfig struct {
 	// of ranks, and resumes on another.
 	Spread bool `json:"spread,omitempty"`
 }
+
+// MicroBatchAuto is the MicroBatch that sizes each batch's forward passes to a fraction of
+// the training state (AutoMicroBatch).
+const MicroBatchAuto = -1
 
 // DefaultTrainConfig is a setting for small models on the built-in tasks.
 func DefaultTrainConfig() TrainConfig {
@@ -96,8 +101,8 @@ func (c TrainConfig) Validate() error {
 	if !(c.RefMixAlpha > 0 && c.RefMixAlpha <= 1) {
 		return fmt.Errorf("ref_mix_alpha %v: want a value in (0, 1]", c.RefMixAlpha)
 	}
-	if c.MicroBatch < 0 {
-		return fmt.Errorf("micro_batch %d: want >= 0 (0: whole batch)", c.MicroBatch)
+	if c.MicroBatch < MicroBatchAuto {
+		return fmt.Errorf("micro_batch %d: want >= 0 (0: whole batch) or %d (auto)", c.MicroBatch, MicroBatchAuto)
 	}
 	if c.Episodes != nil {
 		if err := c.Episodes.Validate(); err != nil {
@@ -279,6 +284,7 @@ func (c *rolloutTrainer) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 			rows = append(rows, p)
 		}
 	}
+	c.releaseActivations()
 	if c.env != nil {
 		return c.drawEpisodes(rows, per)
 	}
@@ -294,6 +300,7 @@ func (c *rolloutTrainer) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 		ro, err = Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
 	}
 	done()
+	returnFreed()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rollout: %w", err)
 	}
@@ -337,6 +344,9 @@ func (c *rolloutTrainer) batchFor(ro *Rollout, m map[string]float64) (*seqBatch,
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := c.reserveActivations(sb); err != nil {
+		return nil, 0, err
+	}
 	align, err := objective.TokenAlignment(ro.Completions, sb.trainTokens(c.cfg.Rollout.EOS), ro.Masks.Response)
 	if err != nil {
 		return nil, 0, err
@@ -371,7 +381,30 @@ func (c *rolloutTrainer) rowsBatch(ro *Rollout, rows []int) (*seqBatch, error) {
 		}
 		cut = sub
 	}
-	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), c.cfg.MicroBatch, c.policy.MaxSeqLen())
+	micro, err := c.passRows(prompts, lens)
+	if err != nil {
+		return nil, err
+	}
+	return newSeqBatch(prompts, comps, lens, cut, int32(c.cfg.Rollout.EOS), micro, c.policy.MaxSeqLen())
+}
+
+// passRows is the rows of one forward pass over these rows: MicroBatch, or with
+// MicroBatchAuto what AutoMicroBatch allows at their longest prompt and completion.
+func (c *rolloutTrainer) passRows(prompts [][]int32, lens []int) (int, error) {
+	if c.cfg.MicroBatch != MicroBatchAuto {
+		return c.cfg.MicroBatch, nil
+	}
+	longest, newTok := 1, 1
+	for i, p := range prompts {
+		longest, newTok = max(longest, len(p)+lens[i]), max(newTok, lens[i])
+	}
+	cfg := c.cfg
+	cfg.Rollout.MaxNewTokens = newTok
+	n, err := AutoMicroBatch(c.policy, cfg, len(prompts), max(1, longest-newTok), c.refm != nil)
+	if err != nil {
+		return 0, fmt.Errorf("micro_batch auto: %w", err)
+	}
+	return n, nil
 }
 
 // attachMetrics puts a finished step's metrics, its number among them, into rep, with the

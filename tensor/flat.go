@@ -152,6 +152,24 @@ func (f *Flat) ToHost() ([]float32, error) {
 	return out, f.Download(out)
 }
 
+// HostView is the vector's floats without a copy when they are host memory in one piece (the
+// CPU backend's), with ok false otherwise. They are the vector itself: read them only while
+// nothing writes it.
+func (f *Flat) HostView() (floats []float32, ok bool) {
+	if len(f.parts) != 1 || f.parts[0].Offset != 0 {
+		return nil, false
+	}
+	h, ok := f.parts[0].Storage.(interface{ HostFloats() []float32 })
+	if !ok {
+		return nil, false
+	}
+	all := h.HostFloats()
+	if len(all) < f.n {
+		return nil, false
+	}
+	return all[:f.n:f.n], true
+}
+
 // Fill sets every float to v.
 func (f *Flat) Fill(v float32) {
 	for _, p := range f.parts {

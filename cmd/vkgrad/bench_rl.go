@@ -39,7 +39,7 @@ func (f *rlBenchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.promptLen, "prompt-len", 32, "bench rl: tokens per prompt")
 	fs.IntVar(&f.maxNew, "max-new-tokens", 32, "bench rl: tokens per completion (EOS is never drawn, so every completion has this length)")
 	fs.StringVar(&f.init, "init", "", "bench rl: the model to time (a run, checkpoint or Hugging Face directory) instead of --preset's random weights")
-	fs.IntVar(&f.microBatch, "micro-batch", 0, "bench rl: rows per forward pass of the log-probs and updates (0: all)")
+	fs.IntVar(&f.microBatch, "micro-batch", rl.MicroBatchAuto, "bench rl: rows per forward pass of the log-probs and updates (0: all; -1: as grpo's default sizes them)")
 	fs.IntVar(&f.genRows, "gen-batch", 0, "bench rl: rows decoded together (0: every row of the step)")
 }
 
@@ -56,8 +56,10 @@ func (f *rlBenchFlags) validate() error {
 		return fmt.Errorf("--prompt-len %d: want >= 1", f.promptLen)
 	case f.maxNew < 1:
 		return fmt.Errorf("--max-new-tokens %d: want >= 1", f.maxNew)
-	case f.microBatch < 0 || f.genRows < 0:
-		return fmt.Errorf("--micro-batch %d, --gen-batch %d: want >= 0 (0: all rows)", f.microBatch, f.genRows)
+	case f.microBatch < rl.MicroBatchAuto:
+		return fmt.Errorf("--micro-batch %d: want >= 0 (0: all rows) or -1 (auto)", f.microBatch)
+	case f.genRows < 0:
+		return fmt.Errorf("--gen-batch %d: want >= 0 (0: all rows)", f.genRows)
 	}
 	return nil
 }
@@ -307,6 +309,9 @@ type benchPolicy struct {
 	cost  modelCost
 	track *decodeTally // nil during the warm-up
 }
+
+// Unwrap is the policy benchPolicy wraps, whose memory it takes.
+func (p *benchPolicy) Unwrap() rl.Policy { return p.Policy }
 
 func (p *benchPolicy) NewDecoder(B, limit int) (rl.Decoder, error) {
 	d, err := p.Policy.NewDecoder(B, limit)

@@ -12,6 +12,7 @@ func defaultGRPOConfig() rl.GRPOTrainerConfig {
 	c := rl.DefaultGRPOTrainerConfig()
 	additionSchedule(&c.Train, 800, 32)
 	c.GRPO.GroupSize = 8
+	c.Train.MicroBatch = rl.MicroBatchAuto
 	return c
 }
 

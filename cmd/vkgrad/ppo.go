@@ -16,6 +16,7 @@ func defaultPPOConfig() rl.PPOTrainerConfig {
 	c.SamplesPerPrompt = 4
 	c.MiniBatches = 2
 	c.CriticWarmup = 10
+	c.Train.MicroBatch = rl.MicroBatchAuto
 	c.ValueLR = 3e-3
 	return c
 }

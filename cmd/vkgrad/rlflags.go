@@ -342,7 +342,7 @@ func addRLTrainFlags(fs *pflag.FlagSet, c *rl.TrainConfig) {
 	addOptimizerFlags(fs, &c.Settings)
 	fs.IntVar(&c.RefSyncEvery, "ref-sync-every", c.RefSyncEvery, "move the reference model toward the policy every this many steps (0: never)")
 	fs.Float64Var(&c.RefMixAlpha, "ref-mix-alpha", c.RefMixAlpha, "reference sync blend: ref = alpha*policy + (1-alpha)*ref (1: copy; small alpha with --ref-sync-every 1: an EMA)")
-	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most rows per forward pass (0: the whole batch at once)")
+	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most rows per forward pass (0: the whole batch at once; -1: as many as keep a pass's activations within an eighth of the parameters, gradients and AdamW, the batch's longest row deciding)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "sampling seed (with --data-seed, fixes the run on the CPU)")
 	fs.BoolVar(&c.KLMetrics, "kl-metrics", c.KLMetrics, "keep a reference model for the KL diagnostics even when no loss term uses it")
 }

@@ -19,6 +19,7 @@ import (
 // checkpointer is a trainer the sft, grpo and ppo commands save and resume.
 type checkpointer interface {
 	Checkpoint() (*checkpoint.State, error)
+	CheckpointView() (*checkpoint.State, error)
 	Restore(st *checkpoint.State, path string) error
 	// CheckReplicas fails when the ranks' parameters drifted apart (never in one process).
 	CheckReplicas() error
@@ -218,7 +219,7 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	if !r.cluster.main() {
 		return path, nil
 	}
-	st, err := tr.Checkpoint()
+	st, err := tr.CheckpointView() // written below, before the next step
 	if err != nil {
 		return "", err
 	}

@@ -32,8 +32,9 @@ type activations struct {
 	lnfRstd         *tensor.Tensor
 	logits          *autograd.Var // (B*T, Vp)
 	probs           *tensor.Tensor
-	losses          *autograd.Var // (B*T)
-	logp, entropy   *autograd.Var // (B*T)
+	losses          *autograd.Var  // (B*T)
+	logp, entropy   *autograd.Var  // (B*T)
+	lastLosses      *tensor.Tensor // the last ForwardCrossEntropy's per-token losses
 	attScratch      *tensor.Tensor
 	attSaved        [2]int // AttentionSaved's att and scratch sizes
 
@@ -61,10 +62,19 @@ func (a *actLayout) bytes() int64 { return 4 * int64(a.offV+a.offG) }
 // tokenBytes are the int32 inputs, targets and log-prob targets of B×T tokens.
 func tokenBytes(B, T int) int64 { return 3 * 4 * int64(B*T) }
 
-// v hands out the region of the activation called name (named in errors).
+// v hands out the region of the activation called name (named in errors), and one for its
+// gradient when withGrad.
 func (a *actLayout) v(name string, withGrad bool, shape ...int) *autograd.Var {
+	out := &autograd.Var{Value: a.value(name, shape...)}
+	if withGrad {
+		out.Grad = a.gradView(a.grad(shape...), shape...)
+	}
+	return out
+}
+
+// value hands out the value region of the activation called name.
+func (a *actLayout) value(name string, shape ...int) *tensor.Tensor {
 	n := tensor.Shape(shape).Numel()
-	out := &autograd.Var{}
 	if a.cap == 0 {
 		a.cap = math.MaxInt
 	}
@@ -72,22 +82,62 @@ func (a *actLayout) v(name string, withGrad bool, shape ...int) *autograd.Var {
 	if a.offV, err = place(a.offV, n, a.cap); err != nil && a.err == nil {
 		a.err = fmt.Errorf("activation %s %v: %w", name, shape, err)
 	}
+	var t *tensor.Tensor
 	if a.values != nil {
-		out.Value = a.values.view(a.offV, shape...)
+		t = a.values.view(a.offV, shape...)
 	}
 	a.offV += n
+	return t
+}
+
+// grad hands out a gradient region and returns its offset.
+func (a *actLayout) grad(shape ...int) int {
+	n := tensor.Shape(shape).Numel()
+	if a.cap == 0 {
+		a.cap = math.MaxInt
+	}
+	a.offG, _ = place(a.offG, n, a.cap)
+	off := a.offG
+	a.offG += n
+	return off
+}
+
+// gradView is the gradient region at off (nil while sizing).
+func (a *actLayout) gradView(off int, shape ...int) *tensor.Tensor {
+	if a.grads == nil {
+		return nil
+	}
+	return a.grads.view(off, shape...)
+}
+
+// inner hands out a value region of its own for a layer's activation whose gradient lives at
+// off, a region every layer shares (see layerGradOffsets).
+func (a *actLayout) inner(name string, withGrad bool, off int, shape ...int) *autograd.Var {
+	out := &autograd.Var{Value: a.value(name, shape...)}
 	if withGrad {
-		a.offG, _ = place(a.offG, n, a.cap)
-		if a.grads != nil {
-			out.Grad = a.grads.view(a.offG, shape...)
-		}
-		a.offG += n
+		out.Grad = a.gradView(off, shape...)
 	}
 	return out
 }
 
 func (a *actLayout) t(name string, shape ...int) *tensor.Tensor {
-	return a.v(name, false, shape...).Value
+	return a.value(name, shape...)
+}
+
+// layerGradOffsets are the gradient regions of the activations that a layer's backward both
+// writes and consumes (everything between its ln1 and its output residual). No other layer
+// reads them, so every layer takes turns with one set: the trunk's activation gradients are
+// two (B*T, C) per layer plus one layer's worth instead of eighteen per layer. The backward
+// clears them before each layer (see Model.recordClearLayerGrads).
+type layerGradOffsets struct {
+	qkv, atty, attproj, residual2, ln2, fch, fchGelu, fcproj int
+}
+
+func (a *actLayout) layerGrads(BT, C int) layerGradOffsets {
+	return layerGradOffsets{
+		qkv: a.grad(BT, 3*C), atty: a.grad(BT, C), attproj: a.grad(BT, C), residual2: a.grad(BT, C),
+		ln2: a.grad(BT, C), fch: a.grad(BT, 4*C), fchGelu: a.grad(BT, 4*C), fcproj: a.grad(BT, C),
+	}
 }
 
 // layout assigns every trunk activation its region; called once with nil buffers to size them
@@ -97,21 +147,25 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	BT := B * T
 	g := acts.withGrad
 	acts.encoded = l.v("encoded", g, BT, C)
+	var sg layerGradOffsets
+	if g {
+		sg = l.layerGrads(BT, C)
+	}
 	acts.layers = make([]layerActs, L)
 	for i := range acts.layers {
 		la := &acts.layers[i]
 		la.ln1 = l.v("ln1", g, BT, C)
 		la.ln1Mean, la.ln1Rstd = l.t("ln1Mean", BT), l.t("ln1Rstd", BT)
-		la.qkv = l.v("qkv", g, BT, 3*C)
+		la.qkv = l.inner("qkv", g, sg.qkv, BT, 3*C)
 		la.att = l.t("att", acts.attSaved[0])
-		la.atty = l.v("atty", g, BT, C)
-		la.attproj = l.v("attproj", g, BT, C)
-		la.residual2 = l.v("residual2", g, BT, C)
-		la.ln2 = l.v("ln2", g, BT, C)
+		la.atty = l.inner("atty", g, sg.atty, BT, C)
+		la.attproj = l.inner("attproj", g, sg.attproj, BT, C)
+		la.residual2 = l.inner("residual2", g, sg.residual2, BT, C)
+		la.ln2 = l.inner("ln2", g, sg.ln2, BT, C)
 		la.ln2Mean, la.ln2Rstd = l.t("ln2Mean", BT), l.t("ln2Rstd", BT)
-		la.fch = l.v("fch", g, BT, 4*C)
-		la.fchGelu = l.v("fchGelu", g, BT, 4*C)
-		la.fcproj = l.v("fcproj", g, BT, C)
+		la.fch = l.inner("fch", g, sg.fch, BT, 4*C)
+		la.fchGelu = l.inner("fchGelu", g, sg.fchGelu, BT, 4*C)
+		la.fcproj = l.inner("fcproj", g, sg.fcproj, BT, C)
 		la.residual3 = l.v("residual3", g, BT, C)
 	}
 	acts.lnf = l.v("lnf", g, BT, C)
@@ -119,6 +173,12 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	if g {
 		acts.attScratch = l.t("attScratch", acts.attSaved[1])
 	}
+}
+
+// innerGrads are the layer-shared gradients (layerGradOffsets), through layer 0's Vars.
+func (acts *activations) innerGrads() []*tensor.Tensor {
+	la := &acts.layers[0]
+	return []*tensor.Tensor{la.qkv.Grad, la.atty.Grad, la.attproj.Grad, la.residual2.Grad, la.ln2.Grad, la.fch.Grad, la.fchGelu.Grad, la.fcproj.Grad}
 }
 
 // layoutHead assigns the lm head's activations their regions, as layout does for the trunk.

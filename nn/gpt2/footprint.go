@@ -9,12 +9,15 @@ import (
 // Footprint is what a model takes in memory on a backend, in bytes: computed from the same
 // layout the model allocates, so it cannot drift from it.
 type Footprint struct {
-	B, T        int
-	Training    bool
-	Params      int64 // weights
-	Grads       int64 // their gradients (training)
-	Optimizer   int64 // AdamW's two moments (training)
-	Activations int64 // one batch's activations (and their gradients when training), the lm head's included
+	B, T      int
+	Training  bool
+	Params    int64 // weights
+	Grads     int64 // their gradients (training)
+	Optimizer int64 // AdamW's two moments (training)
+	// Activations are one batch's activations (and their gradients when training), the lm
+	// head's included: the whole (B*T, Vp) logits, or a few chunks of rows of them when that
+	// is smaller (ForwardCrossEntropy's chunked head).
+	Activations int64
 }
 
 // Total is the sum of the parts.
@@ -37,11 +40,17 @@ func EstimateFootprint(b tensor.Backend, cfg Config, B, T int, training bool) (F
 	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
 	l := &actLayout{cap: tensor.MaxAllocElems(b)}
 	acts.layout(cfg, l)
-	acts.layoutHead(cfg, l)
+	chunked := cfg.chunkedLoss(B*T, 0)
+	if !chunked {
+		acts.layoutHead(cfg, l)
+	}
 	if l.err != nil {
 		return Footprint{}, l.err
 	}
 	f.Activations = l.bytes() + tokenBytes(B, T)
+	if chunked {
+		f.Activations += cfg.lossHeadBytes(B*T, 0, training)
+	}
 	return f, nil
 }
 

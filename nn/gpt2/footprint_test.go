@@ -49,6 +49,72 @@ func TestFootprintIsWhatTheModelAllocates(t *testing.T) {
 	}
 }
 
+// With GPT-2's vocabulary the training head runs in chunks of rows: the estimate is what the
+// chunks take, and past the per-position buffers (losses, the hidden states' gradient) it
+// grows with neither the positions nor, beyond wte's gradient, the vocabulary: no B*T*V term.
+func TestChunkedFootprint(t *testing.T) {
+	// A vocabulary so wide that the default chunk (headBudget) is 64 rows of the 80.
+	cfg := Config{MaxSeqLen: 32, VocabSize: 1<<18 - 8, PaddedVocabSize: 1 << 18, NumLayers: 1, NumHeads: 2, Channels: 8}
+	be := cpu.New()
+	const B, T = 4, 20
+	f, err := EstimateFootprint(be, cfg, B, T, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGrads(); err != nil {
+		t.Fatal(err)
+	}
+	if !m.chunkedLoss(B * T) {
+		t.Fatalf("B=%d T=%d with a vocabulary of %d: not chunked", B, T, cfg.PaddedVocabSize)
+	}
+	if _, err := m.ForwardLoss(autograd.NewTape(), make([]int32, B*T), make([]int32, B*T), B, T); err != nil {
+		t.Fatal(err)
+	}
+	a, h := m.acts, m.loss
+	if a.headValues != nil || a.headGrads != nil || h == nil {
+		t.Fatalf("chunked loss: whole head %v/%v, chunks %v", a.headValues, a.headGrads, h)
+	}
+	chunks := h.logits.Storage.Len() + h.dlogits.Storage.Len() + h.losses.Storage.Len() + h.dhidden.Storage.Len() + h.dwte.Storage.Len()
+	if got := 4 * int64(a.values.len()+a.grads.len()+3*B*T+chunks); f.Activations != got {
+		t.Errorf("estimated activations %d bytes, allocated %d", f.Activations, got)
+	}
+
+	g := mustPreset(t, "gpt2-124m")
+	head := func(c Config, B, T int) int64 {
+		f, err := EstimateFootprint(be, c, B, T, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trunk, err := TrunkActivationBytes(be, c, B, T, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Activations - trunk
+	}
+	C, Vp := int64(g.Channels), int64(g.PaddedVocabSize)
+	perPos := 4 * (1 + C) // a loss and a hidden state's gradient
+	base := head(g, 4, 1024)
+	for _, bt := range [][2]int{{8, 1024}, {16, 1024}, {32, 512}} {
+		n := int64(bt[0]*bt[1] - 4*1024)
+		if got := head(g, bt[0], bt[1]) - base; got != n*perPos {
+			t.Errorf("124M head at B=%d T=%d: %d bytes more than at B=4 T=1024, want %d (%d a position)", bt[0], bt[1], got, n*perPos, perPos)
+		}
+	}
+	if base > 4*(2*int64(g.headChunkRows(4096, 0))*Vp+4096*(1+C)+Vp*C) || base > 400<<20 {
+		t.Errorf("124M head at B=4 T=1024: %d bytes", base)
+	}
+	wide := g
+	wide.VocabSize, wide.PaddedVocabSize = 2*g.VocabSize, 2*g.PaddedVocabSize
+	chunk := int64(wide.headChunkRows(4096, 0))
+	if got := head(wide, 4, 1024); got != 4*(2*chunk*2*Vp+4096*(1+C)+2*Vp*C) {
+		t.Errorf("124M with twice the vocabulary: head %d bytes", got)
+	}
+}
+
 func TestDecoderBytes(t *testing.T) {
 	cfg := Config{MaxSeqLen: 32, VocabSize: 50, PaddedVocabSize: 64, NumLayers: 2, NumHeads: 2, Channels: 16}
 	m, err := New(cpu.New(), cfg)

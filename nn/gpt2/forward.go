@@ -184,8 +184,24 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 		autograd.MatMul(tp, la.fcproj, la.fchGelu, lp.fcprojw, lp.fcprojb, tensor.MatMulParams{M: BT, N: C, K: 4 * C, TransB: true})
 		next := m.normBefore(l + 1) // the next layer's ln1, or lnf after the last
 		autograd.ResidualLayerNorm(tp, la.residual3, la.residual2, la.fcproj, next.out, next.mean, next.rstd, next.w, next.b, BT, C)
+		m.recordClearLayerGrads(tp)
 		residual = la.residual3
 	}
+}
+
+// recordClearLayerGrads places, after a layer's last op, the clearing of the gradients every
+// layer shares (layerGradOffsets): the tape runs it before that layer's backward, once the
+// layer after it has consumed them.
+func (m *Model) recordClearLayerGrads(tp *autograd.Tape) {
+	if !tp.Recording() {
+		return
+	}
+	be, grads := m.Backend, m.acts.innerGrads()
+	tp.Record(func() {
+		for _, g := range grads {
+			be.Fill(g, 0)
+		}
+	})
 }
 
 // norm is one layernorm of the trunk: its output, saved statistics and parameters.
@@ -221,6 +237,19 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 	if err := m.checkTargets(targets, B, T); err != nil {
 		return err
 	}
+	if m.chunkedLoss(B * T) {
+		if err := m.ForwardTrunk(tp, inputs, B, T); err != nil {
+			return err
+		}
+		if err := m.Backend.UploadInt32(m.acts.targets, targets); err != nil {
+			return err
+		}
+		if err := m.forwardChunkedLoss(tp); err != nil {
+			return err
+		}
+		m.acts.lossRecorded = tp.Recording()
+		return nil
+	}
 	if err := m.Forward(tp, inputs, B, T); err != nil {
 		return err
 	}
@@ -228,6 +257,7 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 	if err := m.Backend.UploadInt32(a.targets, targets); err != nil {
 		return err
 	}
+	a.lastLosses = a.losses.Value
 	V, Vp := m.TokenVocab(), m.Config.PaddedVocabSize
 	if a.withGrad {
 		// The gradient of the mean loss, which Backward propagates, is 1/(B·T) on every row:
@@ -244,15 +274,15 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 func meanGrad(B, T int) float32 { return 1 / float32(B*T) }
 
 // Losses returns the per-token losses (B*T) of the last ForwardCrossEntropy, on the device.
-func (m *Model) Losses() *tensor.Tensor { return m.acts.losses.Value }
+func (m *Model) Losses() *tensor.Tensor { return m.acts.lastLosses }
 
 // MeanLoss downloads the per-token losses of the last ForwardLoss and averages them.
 func (m *Model) MeanLoss() (float32, error) {
 	a := m.acts
-	if a == nil || !a.headBound() {
+	if a == nil || a.lastLosses == nil {
 		return 0, fmt.Errorf("gpt2: MeanLoss needs a ForwardLoss first")
 	}
-	if err := m.Backend.Download(a.hostLosses, a.losses.Value); err != nil {
+	if err := m.Backend.Download(a.hostLosses, a.lastLosses); err != nil {
 		return 0, err
 	}
 	return tokenloss.Mean(a.hostLosses), nil
@@ -291,7 +321,9 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 	m.acts.lossRecorded = false
 	m.ZeroActGrads()
 	a := m.acts
-	m.Backend.Fill(a.losses.Grad, meanGrad(a.B, a.T))
+	if a.headBound() { // the chunked loss's gradient is the mean's already
+		m.Backend.Fill(a.losses.Grad, meanGrad(a.B, a.T))
+	}
 	tp.Backward()
 	return nil
 }
@@ -365,3 +397,29 @@ func (m *Model) Hidden() *autograd.Var { return m.acts.lnf }
 
 // Logits returns the logits (B*T, Vp) of the last Forward.
 func (m *Model) Logits() *autograd.Var { return m.acts.logits }
+
+// ReleaseActivations frees the activations (its peer's too, when shared); the next forward
+// pass lays them out again. Between phases that need them (an RL step's rollout) this hands
+// their memory to the phase that runs.
+func (m *Model) ReleaseActivations() {
+	for _, o := range []*Model{m, m.peer} {
+		if o == nil {
+			continue
+		}
+		if o.acts != nil {
+			o.acts.free(o.Backend)
+			o.acts = nil
+		}
+		o.freeLossHead()
+	}
+}
+
+// ReserveActivations lays out activations for B sequences of T tokens (with room for the
+// gradients when withGrad) now, so that the forward passes of up to that shape that follow
+// reuse them rather than growing them pass by pass.
+func (m *Model) ReserveActivations(B, T int, withGrad bool) error {
+	if withGrad && m.Grads == nil {
+		return fmt.Errorf("gpt2: activations with gradients need EnableGrads first")
+	}
+	return m.ensureActs(B, T, withGrad)
+}

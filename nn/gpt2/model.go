@@ -35,6 +35,7 @@ type Model struct {
 
 	acts *activations // sized for the last (B, T); reallocated when they grow
 	peer *Model       // shares acts (ShareActivations)
+	loss *lossHead    // ForwardCrossEntropy's chunks when the whole head is larger (chunkedLoss)
 
 	tokenVocab tokenids.Limit // ids the distribution covers (LimitVocab)
 

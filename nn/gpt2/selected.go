@@ -25,7 +25,7 @@ func (m *Model) ZeroTrunkGrads() {
 	fill(a.encoded, a.lnf)
 	for i := range a.layers {
 		la := &a.layers[i]
-		fill(la.ln1, la.qkv, la.atty, la.attproj, la.residual2, la.ln2, la.fch, la.fchGelu, la.fcproj, la.residual3)
+		fill(la.ln1, la.residual3) // the backward clears the layer-shared ones itself
 	}
 }
 
@@ -36,11 +36,14 @@ const headBudget = 16 << 20
 
 // headChunkRows is the number of rows the selected head computes at a time: HeadChunkRows
 // when set, else what fits headBudget.
-func (m *Model) headChunkRows(n int) int {
-	if m.HeadChunkRows > 0 {
-		return min(n, m.HeadChunkRows)
+func (m *Model) headChunkRows(n int) int { return m.Config.headChunkRows(n, m.HeadChunkRows) }
+
+// headChunkRows is rows when positive (at most n), else the rows of n that fit headBudget.
+func (c Config) headChunkRows(n, rows int) int {
+	if rows > 0 {
+		return min(n, rows)
 	}
-	return max(1, min(n, headBudget/m.Config.PaddedVocabSize))
+	return max(1, min(n, headBudget/c.PaddedVocabSize))
 }
 
 // SelectedHead computes log-probs and entropies at chosen positions of the last ForwardTrunk:

@@ -101,6 +101,10 @@ func (s *storage) Len() int {
 	return len(s.f)
 }
 
+// HostFloats is the storage's floats themselves (nil for int32 storage): see
+// tensor.Flat.HostView.
+func (s *storage) HostFloats() []float32 { return s.f }
+
 // Alloc implements tensor.Backend.
 func (b *Backend) Alloc(dtype tensor.DType, n int) (tensor.Storage, error) {
 	if n < 0 {

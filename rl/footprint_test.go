@@ -1,0 +1,61 @@
+package rl
+
+import (
+	"testing"
+
+	"github.com/vkgrad/vkgrad/nn"
+	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/tensor/cpu"
+)
+
+// longRowsPolicy is a narrow GPT-2 with long rows: a whole batch of them lays out more
+// activations than minPassBudget, its parameters next to nothing.
+func longRowsPolicy(t *testing.T) Policy {
+	t.Helper()
+	m, err := gpt2.New(cpu.New(), gpt2.Config{NumLayers: 2, NumHeads: 2, Channels: 64, MaxSeqLen: 1024, VocabSize: 4000, PaddedVocabSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nn.GPT2(m)
+}
+
+// AutoMicroBatch takes the most rows whose pass fits the budget (here minPassBudget: the
+// state is small), and with it a pass's memory (activations and lm head) stays the same
+// however many rows a step samples, while the whole batch's grows with them.
+func TestAutoMicroBatchBoundsThePass(t *testing.T) {
+	p := longRowsPolicy(t)
+	cfg := DefaultTrainConfig()
+	cfg.Rollout.MaxNewTokens = 24
+	const prompt = 1000
+	pass := func(rows, micro int) Footprint {
+		c := cfg
+		c.MicroBatch = micro
+		f, err := EstimateFootprint(p, c, rows, prompt, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	n, err := AutoMicroBatch(p, cfg, 64, prompt, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, over := pass(64, n), pass(64, n+1); n < 1 || n >= 64 || in.Activations+in.Head > minPassBudget || over.Activations+over.Head <= minPassBudget {
+		t.Fatalf("auto micro-batch %d: its pass %d bytes, one more row's %d, budget %d", n, in.Activations+in.Head, over.Activations+over.Head, minPassBudget)
+	}
+	small, large := pass(64, MicroBatchAuto), pass(256, MicroBatchAuto)
+	if small.PassRows != n || large.PassRows != n || small.Activations != large.Activations || small.Head != large.Head {
+		t.Errorf("auto passes of 64 rows: %v; of 256: %v", small, large)
+	}
+	if whole := pass(256, 0); whole.Activations < 4*large.Activations {
+		t.Errorf("whole batch of 256 rows: activations %d, auto passes %d", whole.Activations, large.Activations)
+	}
+	// The decoder's turn and the passes' never overlap: the total counts the larger.
+	if want := large.Params + large.Grads + large.Optimizer + large.Reference + max(large.Activations+large.Head, large.Decoder); large.Total() != want {
+		t.Errorf("total %d, want %d", large.Total(), want)
+	}
+	// A small model's whole batch fits the budget: one pass, as MicroBatch 0.
+	if n, err := AutoMicroBatch(p, cfg, 2, 8, true); err != nil || n != 2 {
+		t.Errorf("2 short rows: auto micro-batch %d (%v), want 2", n, err)
+	}
+}
