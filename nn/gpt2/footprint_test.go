@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -13,17 +14,7 @@ func TestFootprintIsWhatTheModelAllocates(t *testing.T) {
 	cfg := Config{MaxSeqLen: 32, VocabSize: 50, PaddedVocabSize: 64, NumLayers: 2, NumHeads: 2, Channels: 16}
 	be := cpu.New()
 	const B, T = 3, 20
-	f, err := EstimateFootprint(be, cfg, B, T, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(be, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.EnableGrads(); err != nil {
-		t.Fatal(err)
-	}
+	f, m := estimateAndModel(t, be, cfg, B, T)
 	if _, err := m.ForwardLoss(autograd.NewTape(), make([]int32, B*T), make([]int32, B*T), B, T); err != nil {
 		t.Fatal(err)
 	}
@@ -57,17 +48,7 @@ func TestChunkedFootprint(t *testing.T) {
 	cfg := Config{MaxSeqLen: 32, VocabSize: 1<<18 - 8, PaddedVocabSize: 1 << 18, NumLayers: 1, NumHeads: 2, Channels: 8}
 	be := cpu.New()
 	const B, T = 4, 20
-	f, err := EstimateFootprint(be, cfg, B, T, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := New(be, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.EnableGrads(); err != nil {
-		t.Fatal(err)
-	}
+	f, m := estimateAndModel(t, be, cfg, B, T)
 	if !m.chunkedLoss(B * T) {
 		t.Fatalf("B=%d T=%d with a vocabulary of %d: not chunked", B, T, cfg.PaddedVocabSize)
 	}
@@ -141,4 +122,22 @@ func mustPreset(t *testing.T, name string) Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// estimateAndModel is the training footprint of cfg at B x T and a model of it with gradients,
+// whose forward the caller runs to compare what it lays out with the estimate.
+func estimateAndModel(t *testing.T, be tensor.Backend, cfg Config, B, T int) (Footprint, *Model) {
+	t.Helper()
+	f, err := EstimateFootprint(be, cfg, B, T, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGrads(); err != nil {
+		t.Fatal(err)
+	}
+	return f, m
 }
