@@ -43,8 +43,9 @@ func TestSampleCountBeyondMemory(t *testing.T) {
 	}
 }
 
-// A batch whose logits alone exceed the device's largest allocation is refused before
-// training, naming the tensor and the largest batch that can be laid out and fits.
+// A batch whose logits alone would exceed the device's largest allocation is laid out, not
+// refused: the training head runs in chunks of rows, so no tensor holds them (--dry-run; it
+// may still refuse the batch for the memory available, never for an allocation).
 func TestTrainBatchBeyondLargestAllocation(t *testing.T) {
 	vb := testutil.Vulkan(t)
 	const T, Vp = 1024, 50304 // gpt2-124m's padded vocabulary
@@ -53,14 +54,13 @@ func TestTrainBatchBeyondLargestAllocation(t *testing.T) {
 	if B > 64 {
 		t.Skipf("%s allocates %d floats at once: the batch that exceeds it is too large to try", vb.Name(), limit)
 	}
-	_, err := runCLI("train", "--preset", "gpt2-124m", "--batch", strconv.Itoa(B), "--seq", strconv.Itoa(T), "--device", "vulkan:0",
-		"--run-dir", filepath.Join(t.TempDir(), "big"))
-	if err == nil || !strings.Contains(err.Error(), "activation logits") || !strings.Contains(err.Error(), "largest allocation") ||
-		!strings.Contains(err.Error(), fmt.Sprintf("--batch %d --seq %d", B, T)) {
-		t.Fatalf("logits beyond the largest allocation: %v", err)
+	out, err := runCLI("train", "--preset", "gpt2-124m", "--batch", strconv.Itoa(B), "--seq", strconv.Itoa(T), "--device", "vulkan:0",
+		"--dry-run", "--run-dir", filepath.Join(t.TempDir(), "big"))
+	if err != nil && (strings.Contains(err.Error(), "largest allocation") || !strings.Contains(err.Error(), "available")) {
+		t.Fatalf("logits beyond the largest allocation: %v\n%s", err, out)
 	}
-	if fit := limit / (T * Vp); fit > 0 && !strings.Contains(err.Error(), "fits") {
-		t.Errorf("no batch advice, where up to %d sequences' logits fit an allocation: %v", fit, err)
+	if err == nil && !strings.Contains(out, fmt.Sprintf("training at B=%d T=%d", B, T)) {
+		t.Errorf("--dry-run printed no footprint:\n%s", out)
 	}
 }
 

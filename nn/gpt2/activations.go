@@ -40,6 +40,10 @@ type activations struct {
 
 	hostLosses []float32
 	hostTokens []int32
+
+	// clearInner clears the layer-shared gradients (clearInnerGrads), made once per layout so
+	// that recording it for every layer of every step allocates nothing.
+	clearInner func()
 }
 
 type layerActs struct {
@@ -143,6 +147,7 @@ func (a *actLayout) layerGrads(BT, C int) layerGradOffsets {
 // layout assigns every trunk activation its region; called once with nil buffers to size them
 // and once more to bind the views.
 func (acts *activations) layout(cfg Config, l *actLayout) {
+	acts.clearInner = nil // it holds the previous layout's gradients
 	B, T, C, L := acts.B, acts.T, cfg.Channels, cfg.NumLayers
 	BT := B * T
 	g := acts.withGrad
@@ -179,6 +184,19 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 func (acts *activations) innerGrads() []*tensor.Tensor {
 	la := &acts.layers[0]
 	return []*tensor.Tensor{la.qkv.Grad, la.atty.Grad, la.attproj.Grad, la.residual2.Grad, la.ln2.Grad, la.fch.Grad, la.fchGelu.Grad, la.fcproj.Grad}
+}
+
+// clearInnerGrads is the backward step that zeroes the layer-shared gradients on be.
+func (acts *activations) clearInnerGrads(be tensor.Backend) func() {
+	if acts.clearInner == nil {
+		grads := acts.innerGrads()
+		acts.clearInner = func() {
+			for _, g := range grads {
+				be.Fill(g, 0)
+			}
+		}
+	}
+	return acts.clearInner
 }
 
 // layoutHead assigns the lm head's activations their regions, as layout does for the trunk.

@@ -196,12 +196,7 @@ func (m *Model) recordClearLayerGrads(tp *autograd.Tape) {
 	if !tp.Recording() {
 		return
 	}
-	be, grads := m.Backend, m.acts.innerGrads()
-	tp.Record(func() {
-		for _, g := range grads {
-			be.Fill(g, 0)
-		}
-	})
+	tp.Record(m.acts.clearInnerGrads(m.Backend))
 }
 
 // norm is one layernorm of the trunk: its output, saved statistics and parameters.
