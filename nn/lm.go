@@ -1,7 +1,8 @@
-// Package nn holds what the model families share: [LM], the one view of a causal language model
-// that language-model training (nn/train) and RL fine-tuning (rl) drive, and its two
-// implementations, [GPT2] (nn/gpt2) and [Llama] (nn/llama: Llama, Qwen2, Qwen3, with or without
-// LoRA adapters).
+// Package nn holds [LM], the one interface through which the trainers drive either model family.
+//
+// LM is the view of a causal language model that language-model training (nn/train) and RL
+// fine-tuning (rl) drive; [GPT2] (nn/gpt2) and [Llama] (nn/llama: Llama, Qwen2, Qwen3, with or
+// without LoRA adapters) implement it.
 //
 // LM is tokenizer-independent: it sees token ids, one flat buffer of trained parameters and
 // their gradients, a training loss, the final hidden states and a head of log-probs at chosen

@@ -1,7 +1,8 @@
-// Package gradsum adds the gradients of a step's micro-batches in micro-batch order, on the
-// host, across the ranks of a data-parallel job: each rank keeps the gradients of the
-// micro-batches it computes, and mpi.Reducer does the ordered sum, so a step gives the same
-// bits with any number of ranks, one process without MPI included.
+// Package gradsum adds a step's micro-batch gradients in micro-batch order across MPI ranks.
+//
+// Each rank keeps the gradients of the micro-batches it computes on the host, and
+// mpi.Reducer does the ordered sum, so a step gives the same bits with any number of ranks,
+// one process without MPI included.
 package gradsum
 
 import (

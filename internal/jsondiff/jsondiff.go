@@ -1,5 +1,6 @@
-// Package jsondiff names the first field where two values differ once written as JSON: how a
-// resumed run says which setting of its checkpoint it does not match.
+// Package jsondiff names the first field where two values differ once written as JSON.
+//
+// A resumed run says with it which setting of its checkpoint it does not match.
 package jsondiff
 
 import (

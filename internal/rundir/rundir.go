@@ -1,7 +1,8 @@
-// Package rundir is a training run's directory: the names of its files, claiming it for one
-// run (refusing to overwrite another, or replacing it on request), its config.json, its
-// metrics file, and what a resume does to them (dropping the lines of steps taken after the
-// checkpoint).
+// Package rundir is a training run's directory: its files, its claim, its config and metrics.
+//
+// It names the files, claims the directory for one run (refusing to overwrite another, or
+// replacing it on request), writes config.json and the metrics file, and does what a resume
+// does to them (dropping the lines of steps taken after the checkpoint).
 //
 // The trainers of nn/train and rl reach it through internal/runloop ([OpenSteps]); vkgrad's
 // commands use the rest directly, with their own checkpoint contents, and the errors of

@@ -1,5 +1,6 @@
-// Package tokenloss averages per-token losses the one way every model and trainer reports
-// them, so a loss means the same bits whichever family computed it.
+// Package tokenloss averages per-token losses the one way every model and trainer reports them.
+//
+// A loss then means the same bits whichever family computed it.
 package tokenloss
 
 // Mean averages per-token losses on the host in row order, summed in float32 as llm.c does;
