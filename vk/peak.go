@@ -24,7 +24,7 @@ func (b *Backend) MeasurePeak() (Peak, error) {
 	if err != nil {
 		return Peak{}, err
 	}
-	gbps, _, err := b.copyRate(b.copyProbeBytes(), probeTime)
+	gbps, err := b.PeakGBps()
 	if err != nil {
 		return Peak{}, err
 	}
@@ -36,6 +36,13 @@ func (b *Backend) MeasurePeak() (Peak, error) {
 func (b *Backend) PeakGFLOPS() (float64, error) {
 	gflops, _, err := b.fmaRate(probeTime)
 	return gflops, err
+}
+
+// PeakGBps runs the copy probe alone (MeasurePeak's GBps): the rate decoding, bound by reading
+// the weights, is read against.
+func (b *Backend) PeakGBps() (float64, error) {
+	gbps, _, err := b.copyRate(b.copyProbeBytes(), probeTime)
+	return gbps, err
 }
 
 // probeTime is the least time a probe's timed run lasts. A fast GPU does the probes' first

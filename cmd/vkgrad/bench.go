@@ -255,8 +255,8 @@ func peak(be tensor.Backend) (gflops float64, threads int) {
 // cores; reading a GPU's decoding against host memory once gave fractions above 1.
 func readBandwidth(be tensor.Backend) float64 {
 	if b, ok := be.(*vk.Backend); ok {
-		if p, err := b.MeasurePeak(); err == nil && p.GBps > 0 {
-			return p.GBps * 1e9
+		if gbps, err := b.PeakGBps(); err == nil && gbps > 0 {
+			return gbps * 1e9
 		}
 	}
 	return sysinfo.ReadBandwidth(512 << 20)
