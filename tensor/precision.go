@@ -1,0 +1,78 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// Precision is the arithmetic of a backend's matrix products: float32 operands, or operands
+// rounded to a 16-bit format (round to nearest even) and multiplied with float32 sums, as tensor
+// cores and llm.c's bf16 kernels do. The product of two 16-bit values is exact in float32, so a
+// backend that rounds its operands gets the same products as one whose hardware reads 16-bit
+// operands; only the order of the sums differs.
+type Precision int
+
+const (
+	FP32 Precision = iota // float32 operands: the default
+	BF16                  // bfloat16: 8 significant bits, float32's range
+	FP16                  // IEEE binary16: 11 significant bits, largest finite 65504, so needs loss scaling
+)
+
+// Precisions are the names ParsePrecision accepts, in order.
+var Precisions = []string{"fp32", "bf16", "fp16"}
+
+// String is the precision's flag name.
+func (p Precision) String() string {
+	if p >= 0 && int(p) < len(Precisions) {
+		return Precisions[p]
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
+// ParsePrecision reads a precision's flag name: fp32, bf16 or fp16.
+func ParsePrecision(s string) (Precision, error) {
+	for i, name := range Precisions {
+		if s == name {
+			return Precision(i), nil
+		}
+	}
+	return FP32, fmt.Errorf("unknown precision %q (want fp32, bf16 or fp16)", s)
+}
+
+// ProductRounder is a backend whose matrix products can round their operands to a 16-bit
+// format. SetProductPrecision applies to the products queued after it; it fails, saying why,
+// where the backend cannot compute in p.
+type ProductRounder interface {
+	SetProductPrecision(p Precision) error
+}
+
+// RoundBfloat16 rounds v to the nearest bfloat16 (ties to even), returned as a float32.
+// NaN stays NaN; values beyond bfloat16's range become infinities, as float32's do.
+func RoundBfloat16(v float32) float32 {
+	b := math.Float32bits(v)
+	if b&0x7fffffff > 0x7f800000 {
+		return v // NaN: rounding the payload could carry it into an infinity
+	}
+	b += 0x7fff + (b>>16)&1
+	return math.Float32frombits(b &^ 0xffff)
+}
+
+// RoundFloat16 rounds v to the nearest IEEE binary16 value (ties to even, subnormals kept,
+// overflow to infinity), returned as a float32.
+func RoundFloat16(v float32) float32 {
+	b := math.Float32bits(v)
+	abs := b & 0x7fffffff
+	switch {
+	case abs > 0x7f800000:
+		return v // NaN
+	case abs >= 0x477ff000: // 65520 and above round to infinity
+		return math.Float32frombits(b&0x80000000 | 0x7f800000)
+	case abs < 0x38800000: // below binary16's smallest normal, 2^-14: a multiple of 2^-24
+		const quantum = 1.0 / (1 << 24)
+		f := float64(math.Float32frombits(abs)) / quantum
+		r := math.RoundToEven(f) * quantum
+		return math.Float32frombits(b&0x80000000 | math.Float32bits(float32(r)))
+	}
+	b += 0xfff + (b>>13)&1 // 13 of float32's 23 fraction bits go
+	return math.Float32frombits(b &^ 0x1fff)
+}
