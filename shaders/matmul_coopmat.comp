@@ -1,15 +1,20 @@
 #version 450
 // matmul_coopmat: matmul_tiled's product (same bindings, push constants, flags and split-K,
 // see matmul_tiled.glsl) on the GPU's matrix units through VK_NV_cooperative_matrix: operands
-// rounded to float16 as they are staged, products summed in float32.
+// rounded to float16 as they are staged (round16.glsl, so exactly as matmul_tiled's flag 256
+// rounds them: the conversion that follows is exact), products summed in float32.
 //
-// A workgroup of 4 subgroups computes a BM x BN tile of out, BM = 4*LM and BN = 4*LN, where
-// LM x LN x LK (specialization constants 3, 4 and 5) is a shape the device enumerates. Each
-// subgroup owns a 2LM x 2LN quarter as 2 x 2 accumulators. Each step stages a BK = LK deep slice
-// of both operands in shared memory, row-major and converted to float16, zero outside M, N and
-// [kbeg, kend), which handles the edge tiles and both transposes. At the end the accumulators go
-// through shared memory so that the epilogue (bias, accumulate, GELU) is per element and bounds
-// checked like matmul_tiled's.
+// A workgroup of SGM x SGN subgroups computes a BM x BN tile of out; each subgroup owns a
+// WM x WN block of LM x LN accumulators, where LM x LN x LK is a shape the device enumerates
+// (specialization constants 3 to 9; vk/matmul_coopmat.go chooses them). Owning many
+// accumulators is what makes the matrix units pay: each fragment loaded from shared memory
+// feeds WN (or WM) products. Each step stages a BK = KSTEPS*LK deep slice of both operands,
+// read from global memory into registers a step ahead so the loads overlap the products, then
+// stored to shared memory as float16 in the operand's own orientation (a transposed operand is
+// loaded column-major), so both the global reads and the shared stores are contiguous. Zero
+// outside M, N and [kbeg, kend) handles the edge tiles. At the end each subgroup passes its
+// accumulators one at a time through its own corner of shared memory so that the epilogue
+// (bias, accumulate, GELU) is per element and bounds checked like matmul_tiled's.
 //
 // glslang before 13 has no GL_KHR_cooperative_matrix; the NV extension is what the Vulkan SDK of
 // Debian bookworm compiles and validates. It needs the vulkanMemoryModel and shaderFloat16
@@ -23,6 +28,11 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint LM = 16;
 layout(constant_id = 4) const uint LN = 16;
 layout(constant_id = 5) const uint LK = 16;
+layout(constant_id = 6) const uint WM = 4;     // accumulators a subgroup owns along M
+layout(constant_id = 7) const uint WN = 4;     // and along N
+layout(constant_id = 8) const uint SGM = 2;    // subgroups along M
+layout(constant_id = 9) const uint SGN = 2;    // and along N: the host runs SGM*SGN subgroups
+layout(constant_id = 10) const uint KSTEPS = 2; // LK-deep products a stage holds
 
 layout(set = 0, binding = 0) buffer Out { float outv[]; };
 layout(set = 0, binding = 1) readonly buffer A { float a[]; };
@@ -50,43 +60,71 @@ layout(push_constant) uniform Params {
 } p;
 
 #include "matmul_gelu.glsl"
+#include "round16.glsl"
 
 const uint NT = gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z;
-const uint BM = 4 * LM;
-const uint BN = 4 * LN;
-const uint BK = LK;
+const uint BM = SGM * WM * LM;
+const uint BN = SGN * WN * LN;
+const uint BK = KSTEPS * LK;
+// Shared rows are padded by 8 halves (16 bytes): fragment loads stay 16-byte aligned and
+// consecutive rows fall on different banks.
+const uint PAD = 8;
+const uint A_LOADS = BM * BK / NT; // elements of each operand an invocation stages a step
+const uint B_LOADS = BK * BN / NT;
 
-shared float16_t As[BM * BK]; // row-major: (row, kk) at row*BK + kk
-shared float16_t Bs[BK * BN]; // row-major: (kk, col) at kk*BN + col
-shared float Cs[BM * BN];     // the sums, row-major
+// The operand tiles, float16, in the orientation they are stored in: A as BM rows of BK
+// (or, transposed, BK rows of BM), B as BK rows of BN (or BN rows of BK); each array covers
+// the larger of its two orientations.
+const uint A_SHARED = BM * (BK + PAD) > BK * (BM + PAD) ? BM * (BK + PAD) : BK * (BM + PAD);
+const uint B_SHARED = BN * (BK + PAD) > BK * (BN + PAD) ? BN * (BK + PAD) : BK * (BN + PAD);
+shared float16_t As[A_SHARED];
+shared float16_t Bs[B_SHARED];
+// One LM x LN accumulator per subgroup on its way out.
+shared float Cs[SGM * SGN * LM * LN];
 
-// stageA rounds A's rows [m0, m0+BM) x depth [k0, k0+BK) into As, zero outside M x [k0, kend).
-void stageA(uint abase, uint m0, uint k0, uint kend, bool ta) {
-    for (uint e = gl_LocalInvocationIndex; e < BM * BK; e += NT) {
+float16_t aReg[A_LOADS]; // rounded as they arrive: half the registers
+float16_t bReg[B_LOADS];
+
+// loadA reads A's rows [m0, m0+BM) x depth [k0, k0+BK) into aReg, zero outside M x [k0, kend):
+// consecutive invocations read consecutive elements of the stored rows.
+void loadA(uint abase, uint m0, uint k0, uint kend, bool ta) {
+    for (uint j = 0; j < A_LOADS; j++) {
+        uint e = gl_LocalInvocationIndex + j * NT;
         uint row = ta ? e % BM : e / BK;
         uint kk = ta ? e / BM : e % BK;
         uint m = m0 + row;
         uint k = k0 + kk;
-        float v = 0.0;
-        if (m < p.M && k < kend) {
-            v = a[abase + (ta ? k * p.lda + m : m * p.lda + k)];
-        }
-        As[row * BK + kk] = float16_t(v);
+        aReg[j] = float16_t(roundFloat16((m < p.M && k < kend) ? a[abase + (ta ? k * p.lda + m : m * p.lda + k)] : 0.0));
     }
 }
 
-// stageB rounds B's depth [k0, k0+BK) x columns [n0, n0+BN) into Bs, zero outside.
-void stageB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
-    for (uint e = gl_LocalInvocationIndex; e < BN * BK; e += NT) {
+// storeA puts aReg into As as loadA read it: row-major (row, kk), or k-major when ta.
+void storeA(bool ta) {
+    for (uint j = 0; j < A_LOADS; j++) {
+        uint e = gl_LocalInvocationIndex + j * NT;
+        uint s = ta ? (e / BM) * (BM + PAD) + e % BM : (e / BK) * (BK + PAD) + e % BK;
+        As[s] = aReg[j];
+    }
+}
+
+// loadB reads B's depth [k0, k0+BK) x columns [n0, n0+BN) into bReg, zero outside.
+void loadB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
+    for (uint j = 0; j < B_LOADS; j++) {
+        uint e = gl_LocalInvocationIndex + j * NT;
         uint col = tb ? e / BK : e % BN;
         uint kk = tb ? e % BK : e / BN;
         uint n = n0 + col;
         uint k = k0 + kk;
-        float v = 0.0;
-        if (n < p.N && k < kend) {
-            v = b[bbase + (tb ? n * p.ldb + k : k * p.ldb + n)];
-        }
-        Bs[kk * BN + col] = float16_t(v);
+        bReg[j] = float16_t(roundFloat16((n < p.N && k < kend) ? b[bbase + (tb ? n * p.ldb + k : k * p.ldb + n)] : 0.0));
+    }
+}
+
+// storeB puts bReg into Bs: row-major (kk, col), or column-major (col, kk) when tb.
+void storeB(bool tb) {
+    for (uint j = 0; j < B_LOADS; j++) {
+        uint e = gl_LocalInvocationIndex + j * NT;
+        uint s = tb ? (e / BK) * (BK + PAD) + e % BK : (e / BN) * (BN + PAD) + e % BN;
+        Bs[s] = bReg[j];
     }
 }
 
@@ -103,62 +141,83 @@ void main() {
     uint kbeg = s * p.ksplit;
     uint kend = min(p.K, kbeg + p.ksplit);
 
-    // The host runs 4 subgroups a workgroup: subgroup g owns rows sm.., columns sn.. of the tile.
     uint g = gl_SubgroupID;
-    uint sm = (g >> 1) * 2 * LM;
-    uint sn = (g & 1u) * 2 * LN;
+    uint sm = (g / SGN) * WM * LM; // the subgroup's rows and columns within the tile
+    uint sn = (g % SGN) * WN * LN;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, LM, LN> acc[2][2];
-    for (uint i = 0; i < 2; i++) {
-        for (uint j = 0; j < 2; j++) {
+    fcoopmatNV<32, gl_ScopeSubgroup, LM, LN> acc[WM][WN];
+    for (uint i = 0; i < WM; i++) {
+        for (uint j = 0; j < WN; j++) {
             acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
         }
     }
+    if (kbeg < kend) {
+        loadA(abase, m0, kbeg, kend, ta);
+        loadB(bbase, n0, kbeg, kend, tb);
+    }
     for (uint k0 = kbeg; k0 < kend; k0 += BK) {
-        stageA(abase, m0, k0, kend, ta);
-        stageB(bbase, n0, k0, kend, tb);
+        barrier(); // the previous step's fragments are read
+        storeA(ta);
+        storeB(tb);
         barrier();
-        fcoopmatNV<16, gl_ScopeSubgroup, LM, LK> am[2];
-        fcoopmatNV<16, gl_ScopeSubgroup, LK, LN> bm[2];
-        for (uint i = 0; i < 2; i++) {
-            coopMatLoadNV(am[i], As, (sm + i * LM) * BK, BK, false);
+        if (k0 + BK < kend) { // the next step's operands arrive while this one multiplies
+            loadA(abase, m0, k0 + BK, kend, ta);
+            loadB(bbase, n0, k0 + BK, kend, tb);
         }
-        for (uint j = 0; j < 2; j++) {
-            coopMatLoadNV(bm[j], Bs, sn + j * LN, BN, false);
-        }
-        for (uint i = 0; i < 2; i++) {
-            for (uint j = 0; j < 2; j++) {
-                acc[i][j] = coopMatMulAddNV(am[i], bm[j], acc[i][j]);
+        for (uint ks = 0; ks < KSTEPS; ks++) {
+            uint kk = ks * LK;
+            fcoopmatNV<16, gl_ScopeSubgroup, LM, LK> am[WM];
+            fcoopmatNV<16, gl_ScopeSubgroup, LK, LN> bm;
+            for (uint i = 0; i < WM; i++) {
+                uint row = sm + i * LM;
+                if (ta) {
+                    coopMatLoadNV(am[i], As, kk * (BM + PAD) + row, BM + PAD, true);
+                } else {
+                    coopMatLoadNV(am[i], As, row * (BK + PAD) + kk, BK + PAD, false);
+                }
+            }
+            for (uint j = 0; j < WN; j++) {
+                uint col = sn + j * LN;
+                if (tb) {
+                    coopMatLoadNV(bm, Bs, col * (BK + PAD) + kk, BK + PAD, true);
+                } else {
+                    coopMatLoadNV(bm, Bs, kk * (BN + PAD) + col, BN + PAD, false);
+                }
+                for (uint i = 0; i < WM; i++) {
+                    acc[i][j] = coopMatMulAddNV(am[i], bm, acc[i][j]);
+                }
             }
         }
-        barrier();
     }
-    for (uint i = 0; i < 2; i++) {
-        for (uint j = 0; j < 2; j++) {
-            coopMatStoreNV(acc[i][j], Cs, (sm + i * LM) * BN + sn + j * LN, BN, false);
-        }
-    }
-    barrier();
 
     uint obase = p.off_out + z * p.stride_out;
-    for (uint e = gl_LocalInvocationIndex; e < BM * BN; e += NT) {
-        uint m = m0 + e / BN;
-        uint n = n0 + e % BN;
-        if (m >= p.M || n >= p.N) {
-            continue;
+    uint cs = g * LM * LN;
+    for (uint i = 0; i < WM; i++) {
+        for (uint j = 0; j < WN; j++) {
+            coopMatStoreNV(acc[i][j], Cs, cs, LN, false);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {
+                uint m = m0 + sm + i * LM + e / LN;
+                uint n = n0 + sn + j * LN + e % LN;
+                if (m >= p.M || n >= p.N) {
+                    continue;
+                }
+                uint o = obase + m * p.ldo + n;
+                float r = Cs[cs + e];
+                if ((p.flags & 4u) != 0u) {
+                    r = bias[p.off_bias + n] + r;
+                }
+                if ((p.flags & 8u) != 0u) {
+                    r = outv[o] + r;
+                }
+                if ((p.flags & 16u) != 0u) {
+                    r += bias[p.off_bias + n];
+                }
+                outv[o] = r;
+                storeGelu(o, r);
+            }
+            subgroupBarrier(); // every lane has read the accumulator before the next is stored
         }
-        uint o = obase + m * p.ldo + n;
-        float r = Cs[e];
-        if ((p.flags & 4u) != 0u) {
-            r = bias[p.off_bias + n] + r;
-        }
-        if ((p.flags & 8u) != 0u) {
-            r = outv[o] + r;
-        }
-        if ((p.flags & 16u) != 0u) {
-            r += bias[p.off_bias + n];
-        }
-        outv[o] = r;
-        storeGelu(o, r);
     }
 }

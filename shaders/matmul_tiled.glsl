@@ -18,7 +18,8 @@
 // b[off_b + zb*stride_b + k*ldb + n] (or n*ldb + k), out at outv[off_out + z*stride_out + m*ldo + n].
 // flags: 1 A transposed, 2 B transposed, 4 start the sum from bias[off_bias + n],
 // 8 add the sum to the existing out, 16 add bias[off_bias + n] after that, 64 also store GELU
-// of each output (matmul_gelu.glsl).
+// of each output (matmul_gelu.glsl), 128 round both operands to bfloat16 as they are staged,
+// 256 to float16 (round16.glsl; the products of --precision bf16 and fp16).
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint TM = 8;
 layout(constant_id = 4) const uint TN = 8;
@@ -55,6 +56,19 @@ layout(push_constant) uniform Params {
 } p;
 
 #include "matmul_gelu.glsl"
+#include "round16.glsl"
+
+// roundOperand rounds a staged operand as flags 128 and 256 ask.
+float roundOperand(float v) {
+    if ((p.flags & 128u) != 0u) {
+        return roundBfloat16(v);
+    }
+    if ((p.flags & 256u) != 0u) {
+        return roundFloat16(v);
+    }
+    return v;
+}
+
 
 const uint WX = gl_WorkGroupSize.x;
 const uint WY = gl_WorkGroupSize.y;
@@ -84,7 +98,7 @@ void stageA(uint abase, uint m0, uint k0, uint kend, bool ta) {
             v = a4[(abase + (ta ? k * p.lda + m : m * p.lda + k)) / 4];
         }
         for (uint c = 0; c < 4; c++) {
-            As[ta ? kk * SA + row + c : (kk + c) * SA + row] = v[c];
+            As[ta ? kk * SA + row + c : (kk + c) * SA + row] = roundOperand(v[c]);
         }
     }
 #else
@@ -97,7 +111,7 @@ void stageA(uint abase, uint m0, uint k0, uint kend, bool ta) {
         if (m < p.M && k < kend) {
             v = a[abase + (ta ? k * p.lda + m : m * p.lda + k)];
         }
-        As[kk * SA + row] = v;
+        As[kk * SA + row] = roundOperand(v);
     }
 #endif
 }
@@ -117,7 +131,7 @@ void stageB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
             v = b4[(bbase + (tb ? n * p.ldb + k : k * p.ldb + n)) / 4];
         }
         for (uint c = 0; c < 4; c++) {
-            Bs[tb ? (kk + c) * SB + col : kk * SB + col + c] = v[c];
+            Bs[tb ? (kk + c) * SB + col : kk * SB + col + c] = roundOperand(v[c]);
         }
     }
 #else
@@ -130,7 +144,7 @@ void stageB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
         if (n < p.N && k < kend) {
             v = b[bbase + (tb ? n * p.ldb + k : k * p.ldb + n)];
         }
-        Bs[kk * SB + col] = v;
+        Bs[kk * SB + col] = roundOperand(v);
     }
 #endif
 }

@@ -12,7 +12,9 @@ import (
 // buffer and submitted at Sync or at a Download; errors from queued work are returned there.
 type Backend struct {
 	dev *Device
-	// coopMatOn routes products to the cooperative-matrix kernel (SetCoopMatMul).
+	// precision is the products' operands (SetProductPrecision); coopMatOn routes them to the
+	// cooperative-matrix kernel.
+	precision tensor.Precision
 	coopMatOn bool
 	name      string
 	reason    string

@@ -89,7 +89,7 @@ func TestDescribeReportsCoopMatShapes(t *testing.T) {
 	got := Describe(d)
 	for _, want := range []string{
 		"  coopmatNV 16x16x16 f16*f16+f32->f32 subgroup\n",
-		"  matmul    matmul_coopmat available: 16x16x16 f16*f16+f32->f32 subgroup, workgroup 128 (VKGRAD_MATMUL_KERNEL=matmul_coopmat)\n",
+		"  matmul    matmul_coopmat available: 16x16x16 f16*f16+f32->f32 subgroup, tile 128x128x32/16x16, workgroup 256 (VKGRAD_MATMUL_KERNEL=matmul_coopmat)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Describe lacks %q:\n%s", want, got)

@@ -529,7 +529,7 @@ func Describe(d DeviceInfo) string {
 		fmt.Fprintf(&b, "  coopmatNV %s\n", describeCoopMat(d.CoopMatNVShapes))
 	}
 	if c, err := coopMatKernelFor(d); err == nil {
-		fmt.Fprintf(&b, "  matmul    %s available: %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKernel, c.shape, c.local(), mmCoopMatKernel)
+		fmt.Fprintf(&b, "  matmul    %s available: %v, tile %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKernel, c.shape, c.tile(), c.local(), mmCoopMatKernel)
 	}
 	if d.ComputeUnits > 0 {
 		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)

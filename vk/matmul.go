@@ -20,13 +20,15 @@ const (
 
 // matmul flags (shaders/matmul.comp).
 const (
-	mmTransA   = 1
-	mmTransB   = 2
-	mmBiasInit = 4
-	mmLoadOut  = 8
-	mmBiasEnd  = 16
-	mmRowsInX  = 32 // matmul_broadcast: row tiles along the workgroup grid's x
-	mmGelu     = 64 // also store GELU of each output (MatMulParams.GeluOut)
+	mmTransA    = 1
+	mmTransB    = 2
+	mmBiasInit  = 4
+	mmLoadOut   = 8
+	mmBiasEnd   = 16
+	mmRowsInX   = 32  // matmul_broadcast: row tiles along the workgroup grid's x
+	mmGelu      = 64  // also store GELU of each output (MatMulParams.GeluOut)
+	mmRoundBf16 = 128 // matmul_tiled: round both operands to bfloat16 as they are staged
+	mmRoundF16  = 256 // and to float16
 )
 
 // mmMaxK bounds the depth one dispatch sums over; deeper products add to out in passes. Mesa's
@@ -84,8 +86,12 @@ func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
 // operands read directly where the device lacks subgroup shuffles (and where tests force a
 // workgroup shape). VKGRAD_MATMUL_KERNEL=matmul_coopmat|matmul_tiled|matmul|matmul_direct|
 // matmul_broadcast overrides, to compare them (matmul is the earlier fixed-tile staged kernel;
-// matmul_coopmat and matmul_broadcast are taken only where the device can run them).
+// matmul_coopmat and matmul_broadcast are taken only where the device can run them). In bf16
+// and fp16 the rounding kernels alone are candidates (mmRoundingShader).
 func (b *Backend) mmShader() string {
+	if b.precision != tensor.FP32 {
+		return b.mmRoundingShader()
+	}
 	if mmForceShader != "" {
 		return mmForceShader
 	}
@@ -104,11 +110,23 @@ func (b *Backend) mmShader() string {
 	if b.coopMatOn && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
 		return mmCoopMatKernel
 	}
+
 	if b.dev.Info.Type == DeviceCPU && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
 		if mmBroadcastFits(b.dev.Info) && mmForceLocal == ([2]uint32{}) {
 			return "matmul_broadcast"
 		}
 		return "matmul_direct"
+	}
+	return "matmul_tiled"
+}
+
+// mmRoundingShader picks the product's kernel in bf16 or fp16, where only two kernels round
+// their operands: the cooperative-matrix one (float16 only), unless VKGRAD_MATMUL_KERNEL or a
+// tile setting asks for matmul_tiled, and matmul_tiled.
+func (b *Backend) mmRoundingShader() string {
+	tiled := os.Getenv("VKGRAD_MATMUL_KERNEL") == "matmul_tiled" || os.Getenv(mmTileEnv) != "" || mmForceTile != (mmTile{}) || mmForceShader == "matmul_tiled"
+	if b.coopMatOn && !tiled {
+		return mmCoopMatKernel
 	}
 	return "matmul_tiled"
 }
@@ -283,7 +301,7 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 	}
 	out, bias, gelu, flags := args[0], args[3], args[4], push.Flags
 	part := push
-	part.OffOut, part.StrideOut, part.Flags = ws.First, push.M*push.N, flags&(mmTransA|mmTransB)
+	part.OffOut, part.StrideOut, part.Flags = ws.First, push.M*push.N, flags&(mmTransA|mmTransB|mmRoundBf16|mmRoundF16)
 	part.Splits, part.Ksplit = uint32(splits), uint32(ksplit)
 	args[0] = Arg{W: ws, Write: true}
 	groups[2] *= uint32(splits)
@@ -295,7 +313,7 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 	r.Local = [3]uint32{b.wg, 1, 1}
 	g := uint32(min(mmCeilDiv(total, int(b.wg)), int(b.dev.Info.MaxComputeWorkGroupCount[0]), 4096))
 	rp := splitKReducePush{Total: uint32(total), Mn: push.M * push.N, N: push.N, Splits: uint32(splits),
-		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB),
+		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB | mmRoundBf16 | mmRoundF16),
 		OffGelu: push.OffGelu, Scaling: push.Scaling}
 	b.dev.Cost(float64(splits*total), 4*float64((splits+1)*total))
 	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, pushOf(&rp), out, Arg{W: ws}, bias, gelu); err != nil {

@@ -193,9 +193,54 @@ func TestCoopMatKernelFor(t *testing.T) {
 		MinSubgroupSize: 32, MaxSubgroupSize: 32, MaxComputeWorkgroupSubgroups: 32, MaxComputeWorkGroupInvocations: 1024,
 		MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64}, MaxComputeSharedMemorySize: 48 << 10}
 	c, err := coopMatKernelFor(nv)
-	if err != nil || c.pin != 32 || c.local() != 128 || c.tile() != (mmTile{BM: 64, BN: 64, BK: 16, TM: 16, TN: 16}) || c.sharedBytes() != 20<<10 {
+	// 128x128 tiles 32 deep from 2x4 subgroups of 4x2 accumulators; shared memory: A and B
+	// as 128 rows of 32+8 halves (10 KiB each) and 8 subgroups' 16x16 float32 accumulator.
+	if err != nil || c.pin != 32 || c.local() != 256 || c.tile() != (mmTile{BM: 128, BN: 128, BK: 32, TM: 16, TN: 16}) || c.sharedBytes() != 28<<10 {
 		t.Fatalf("on an NVIDIA-like device: %+v (tile %v, %d bytes), %v", c, c.tile(), c.sharedBytes(), err)
 	}
+	small := nv
+	small.MaxComputeSharedMemorySize = 16 << 10 // the second blocking: 64x64x16 from 2x2 subgroups
+	if c, err := coopMatKernelFor(small); err != nil || c.local() != 128 || c.tile() != (mmTile{BM: 64, BN: 64, BK: 16, TM: 16, TN: 16}) || c.sharedBytes() != 10<<10 {
+		t.Errorf("with 16 KiB of shared memory: %+v (tile %v, %d bytes), %v", c, c.tile(), c.sharedBytes(), err)
+	}
+	narrow := nv // a 16x8x16 shape: twice the accumulators along N keep the tile square
+	narrow.CoopMatNVShapes = []CoopMatShape{{M: 16, N: 8, K: 16, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}}
+	if c, err := coopMatKernelFor(narrow); err != nil || c.grid != (coopMatGrid{WM: 4, WN: 4, SGM: 2, SGN: 4, KSteps: 2}) || c.tile().BN != 128 {
+		t.Errorf("16x8x16 shape: %+v, %v", c, err)
+	}
+	t.Setenv(coopMatGridEnv, "2x2/2x2/1")
+	if c, err := coopMatKernelFor(nv); err != nil || c.tile() != (mmTile{BM: 64, BN: 64, BK: 16, TM: 16, TN: 16}) {
+		t.Errorf("%s=2x2/2x2/1: %+v, %v", coopMatGridEnv, c, err)
+	}
+	t.Setenv(coopMatGridEnv, "1x1/1x1/1") // 16x16x16 by 32 invocations: 8 elements each, evenly
+	if _, err := coopMatKernelFor(nv); err != nil {
+		t.Errorf("%s=1x1/1x1/1: %v", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "1x1/2x2/1") // 32x32x16 by 128 invocations: 4 each, evenly
+	if _, err := coopMatKernelFor(nv); err != nil {
+		t.Errorf("%s=1x1/2x2/1: %v", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "1x1/8x4/1") // 128x64x16 by 1024 invocations: 2048 and 1024 elements
+	if _, err := coopMatKernelFor(nv); err != nil {
+		t.Errorf("%s=1x1/8x4/1: %v", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "1x1/4x8/1") // 64x128x16 by 1024 invocations: A's 1024 staged evenly, yes
+	if _, err := coopMatKernelFor(nv); err != nil {
+		t.Errorf("%s=1x1/4x8/1: %v", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "1x1/2x1/1") // 32x16x16 by 64 invocations: B's 256 elements are 4 each; A's 512 are 8
+	if _, err := coopMatKernelFor(nv); err != nil {
+		t.Errorf("%s=1x1/2x1/1: %v", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "1x1/16x2/1") // 256x32x16 by 1024: B's 512 elements do not split over 1024
+	if _, err := coopMatKernelFor(nv); err == nil || !strings.Contains(err.Error(), "evenly") {
+		t.Errorf("%s=1x1/16x2/1: error %v, want one saying the tile is not staged evenly", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "4x2")
+	if _, err := coopMatKernelFor(nv); err == nil || !strings.Contains(err.Error(), coopMatGridEnv) {
+		t.Errorf("%s=4x2: error %v, want one naming the variable", coopMatGridEnv, err)
+	}
+	t.Setenv(coopMatGridEnv, "")
 	for _, bad := range []struct {
 		why  string
 		edit func(*DeviceInfo)
@@ -207,7 +252,7 @@ func TestCoopMatKernelFor(t *testing.T) {
 		{"lacks shaderFloat16", func(d *DeviceInfo) { d.Float16 = false }},
 		{"lacks vulkanMemoryModel", func(d *DeviceInfo) { d.VulkanMemoryModel = false }},
 		{"varies its subgroup size", func(d *DeviceInfo) { d.MinSubgroupSize, d.MaxComputeWorkgroupSubgroups = 16, 0 }},
-		{"shared memory", func(d *DeviceInfo) { d.MaxComputeSharedMemorySize = 16 << 10 }},
+		{"shared memory", func(d *DeviceInfo) { d.MaxComputeSharedMemorySize = 8 << 10 }},
 	} {
 		d := nv
 		bad.edit(&d)

@@ -43,7 +43,7 @@ func (k Kernel) profileName() string {
 
 // maxSpec bounds the specialisation constants a kernel sets beyond its workgroup size; a fixed
 // array keeps Kernel comparable, so it can key the pipeline cache.
-const maxSpec = 4
+const maxSpec = 8
 
 type pipelineKey struct {
 	shader   string
