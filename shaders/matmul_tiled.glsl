@@ -18,8 +18,10 @@
 // b[off_b + zb*stride_b + k*ldb + n] (or n*ldb + k), out at outv[off_out + z*stride_out + m*ldo + n].
 // flags: 1 A transposed, 2 B transposed, 4 start the sum from bias[off_bias + n],
 // 8 add the sum to the existing out, 16 add bias[off_bias + n] after that, 64 also store GELU
-// of each output (matmul_gelu.glsl), 128 round both operands to bfloat16 as they are staged,
-// 256 to float16 (round16.glsl; the products of --precision bf16 and fp16).
+// of each output (matmul_gelu.glsl). Compiled with ROUND (matmul_tiled_round*.comp), the
+// kernel rounds both operands as it stages them to bfloat16 (specialization constant 6 = 1) or
+// float16 (= 2): the products of --precision bf16 and fp16 (round16.glsl). The float32 kernels
+// are compiled without it, so that their code is what it was.
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint TM = 8;
 layout(constant_id = 4) const uint TN = 8;
@@ -56,18 +58,17 @@ layout(push_constant) uniform Params {
 } p;
 
 #include "matmul_gelu.glsl"
+#ifdef ROUND
 #include "round16.glsl"
+layout(constant_id = 6) const uint ROUND_MODE = 1;
 
-// roundOperand rounds a staged operand as flags 128 and 256 ask.
+// roundOperand rounds a staged operand as ROUND_MODE asks.
 float roundOperand(float v) {
-    if ((p.flags & 128u) != 0u) {
-        return roundBfloat16(v);
-    }
-    if ((p.flags & 256u) != 0u) {
-        return roundFloat16(v);
-    }
-    return v;
+    return ROUND_MODE == 1 ? roundBfloat16(v) : roundFloat16(v);
 }
+#else
+#define roundOperand(v) (v)
+#endif
 
 
 const uint WX = gl_WorkGroupSize.x;

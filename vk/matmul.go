@@ -20,15 +20,19 @@ const (
 
 // matmul flags (shaders/matmul.comp).
 const (
-	mmTransA    = 1
-	mmTransB    = 2
-	mmBiasInit  = 4
-	mmLoadOut   = 8
-	mmBiasEnd   = 16
-	mmRowsInX   = 32  // matmul_broadcast: row tiles along the workgroup grid's x
-	mmGelu      = 64  // also store GELU of each output (MatMulParams.GeluOut)
-	mmRoundBf16 = 128 // matmul_tiled: round both operands to bfloat16 as they are staged
-	mmRoundF16  = 256 // and to float16
+	mmTransA   = 1
+	mmTransB   = 2
+	mmBiasInit = 4
+	mmLoadOut  = 8
+	mmBiasEnd  = 16
+	mmRowsInX  = 32 // matmul_broadcast: row tiles along the workgroup grid's x
+	mmGelu     = 64 // also store GELU of each output (MatMulParams.GeluOut)
+)
+
+// The rounding of matmul_tiled_round's operands (its specialization constant ROUND_MODE).
+const (
+	mmRoundBf16 = 1
+	mmRoundF16  = 2
 )
 
 // mmMaxK bounds the depth one dispatch sums over; deeper products add to out in passes. Mesa's
@@ -301,7 +305,7 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 	}
 	out, bias, gelu, flags := args[0], args[3], args[4], push.Flags
 	part := push
-	part.OffOut, part.StrideOut, part.Flags = ws.First, push.M*push.N, flags&(mmTransA|mmTransB|mmRoundBf16|mmRoundF16)
+	part.OffOut, part.StrideOut, part.Flags = ws.First, push.M*push.N, flags&(mmTransA|mmTransB)
 	part.Splits, part.Ksplit = uint32(splits), uint32(ksplit)
 	args[0] = Arg{W: ws, Write: true}
 	groups[2] *= uint32(splits)
@@ -313,7 +317,7 @@ func (b *Backend) mmSplitK(k Kernel, groups [3]uint32, push matmulTiledPush, arg
 	r.Local = [3]uint32{b.wg, 1, 1}
 	g := uint32(min(mmCeilDiv(total, int(b.wg)), int(b.dev.Info.MaxComputeWorkGroupCount[0]), 4096))
 	rp := splitKReducePush{Total: uint32(total), Mn: push.M * push.N, N: push.N, Splits: uint32(splits),
-		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB | mmRoundBf16 | mmRoundF16),
+		OffOut: out.W.First, OffPart: ws.First, OffBias: push.OffBias, Flags: flags &^ (mmTransA | mmTransB),
 		OffGelu: push.OffGelu, Scaling: push.Scaling}
 	b.dev.Cost(float64(splits*total), 4*float64((splits+1)*total))
 	if err := b.dev.Dispatch(r, [3]uint32{g, 1, 1}, pushOf(&rp), out, Arg{W: ws}, bias, gelu); err != nil {

@@ -92,9 +92,6 @@ func (b *Backend) mmDispatchChunk(p tensor.MatMulParams, ops mmOperands, k mmKer
 	}
 	last := c.k0+plan.kc >= p.K
 	push := mmChunkPush(p, c, args, mmChunkFlags(p, k.rowsInX, ops.bias != nil, ops.gelu != nil, c.k0 == 0, last))
-	if k.tiled() {
-		push.Flags |= b.mmRoundFlags()
-	}
 	kd, groups := k.forChunk(b.dev.Info, p, c, args), k.groups(c)
 	if plan.splits > 1 {
 		return b.mmSplitK(kd, groups, push, args, plan.splits, plan.ksplit, c.zn*p.M*p.N)

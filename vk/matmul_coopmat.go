@@ -74,9 +74,16 @@ func (c mmCoopMat) sharedBytes() int {
 	return staged(t.BM, t.BK) + staged(t.BN, t.BK) + 4*c.grid.SGM*c.grid.SGN*t.TM*t.TN
 }
 
-func (c mmCoopMat) kernel() Kernel {
+// kernel is the kernel specialised for c, reading vec4s where the operands allow (mmVec4) and
+// every invocation stages whole vec4s of both tiles.
+func (c mmCoopMat) kernel(vec4 bool) Kernel {
 	g := c.grid
-	return Kernel{Shader: mmCoopMatKernel, Bindings: 5, Push: 18, Local: [3]uint32{c.local(), 1, 1},
+	t := c.tile()
+	name := mmCoopMatKernel
+	if nt := int(c.local()); vec4 && (t.BM*t.BK)%(4*nt) == 0 && (t.BK*t.BN)%(4*nt) == 0 {
+		name = mmCoopMatKernel + "_vec4"
+	}
+	return Kernel{Shader: name, Op: mmCoopMatKernel, Bindings: 5, Push: 18, Local: [3]uint32{c.local(), 1, 1},
 		Spec:         [maxSpec]uint32{c.shape.M, c.shape.N, c.shape.K, uint32(g.WM), uint32(g.WN), uint32(g.SGM), uint32(g.SGN), uint32(g.KSteps)},
 		SubgroupSize: c.pin}
 }
@@ -156,7 +163,8 @@ func (b *Backend) SetCoopMatMul(on bool) error {
 // SetProductPrecision sets the operands of the products that follow (see tensor.Precision).
 // FP16 runs on the cooperative-matrix kernel where the device has one; elsewhere, and for
 // BF16, matmul_tiled rounds its operands as it stages them, which costs nothing in speed and
-// gains nothing either: it gives every device the numerics of the 16-bit products. Only
+// gains nothing either: it gives every device the numerics of the 16-bit products (a variant
+// compiled apart, so float32 products run the same code as before). Only
 // MatMul's products round; attention's stay float32.
 func (b *Backend) SetProductPrecision(p tensor.Precision) error {
 	switch p {
@@ -169,8 +177,8 @@ func (b *Backend) SetProductPrecision(p tensor.Precision) error {
 	return nil
 }
 
-// mmRoundFlags are the tiled kernel's flags for the backend's precision.
-func (b *Backend) mmRoundFlags() uint32 {
+// mmRoundMode is matmul_tiled's rounding for the backend's precision.
+func (b *Backend) mmRoundMode() uint32 {
 	switch b.precision {
 	case tensor.BF16:
 		return mmRoundBf16

@@ -10,6 +10,7 @@ type mmKernel struct {
 	bc     mmBroadcast // matmul_broadcast
 	cm     mmCoopMat   // matmul_coopmat
 	fixed  Kernel      // matmul and matmul_direct
+	round  uint32      // matmul_tiled: mmRoundBf16 or mmRoundF16 in bf16 and fp16, else 0
 
 	// rowsInX lays row tiles along the workgroup grid's x (see mmKernelFor).
 	rowsInX bool
@@ -32,7 +33,7 @@ func (b *Backend) mmKernelFor(M, N, batch int) (mmKernel, error) {
 		if err != nil {
 			return k, err
 		}
-		k.tile = tile
+		k.tile, k.round = tile, b.mmRoundMode()
 	case k.broadcast():
 		k.bc = b.mmBroadcastFor()
 		k.tile = k.bc.tile()
@@ -55,9 +56,9 @@ func (k mmKernel) forChunk(info DeviceInfo, p tensor.MatMulParams, c mmChunk, ar
 	offOut, offA, offB := args[0].W.First, args[1].W.First, args[2].W.First
 	switch {
 	case k.coopMat():
-		return k.cm.kernel()
+		return k.cm.kernel(mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb))
 	case k.tiled():
-		return k.tile.kernel(mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb))
+		return k.tile.kernel(mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb), k.round)
 	case k.broadcast():
 		// Out, and GELU's output, are stored as vec4s too.
 		vec4 := mmVec4(p, offA, offB, c.mn, c.nn, c.kn, lda, ldb) && offOut%4 == 0 && args[4].W.First%4 == 0 && p.N%4 == 0 && c.nn%4 == 0

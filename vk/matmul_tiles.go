@@ -26,13 +26,18 @@ func (t mmTile) local() [3]uint32 { return [3]uint32{uint32(t.BN / t.TN), uint32
 // sharedBytes is the shared memory the kernel declares: two k-major tiles padded by 4 words.
 func (t mmTile) sharedBytes() int { return t.BK * (t.BM + 4 + t.BN + 4) * 4 }
 
-// kernel is the tiled kernel specialised for t, with vec4 operand loads or scalar ones.
-func (t mmTile) kernel(vec4 bool) Kernel {
+// kernel is the tiled kernel specialised for t, with vec4 operand loads or scalar ones, rounding
+// its operands where round is mmRoundBf16 or mmRoundF16 (in the variant compiled to round, so
+// that the float32 kernel's code is not touched).
+func (t mmTile) kernel(vec4 bool, round uint32) Kernel {
 	name := "matmul_tiled"
 	if vec4 {
 		name = "matmul_tiled_vec4"
 	}
-	return Kernel{Shader: name, Bindings: 5, Push: 18, Local: t.local(), Spec: [maxSpec]uint32{uint32(t.TM), uint32(t.TN), uint32(t.BK)}}
+	if round != 0 {
+		name += "_round"
+	}
+	return Kernel{Shader: name, Bindings: 5, Push: 18, Local: t.local(), Spec: [maxSpec]uint32{uint32(t.TM), uint32(t.TN), uint32(t.BK), round}}
 }
 
 // The presets, largest first. large: 256 invocations of 4x8 outputs (32 accumulators) and
