@@ -72,6 +72,77 @@ func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool)
 	return ks[v], true
 }
 
+// flashRBVariant is one head-size variant of the register-blocked forward
+// (shaders/attention_flash_rb_forward.glsl): a workgroup owns rows queries (BR), each invocation
+// a block of them in registers, and the lanes invocations that share a row (CG) reduce its
+// maximum and sum by subgroup shuffles.
+type flashRBVariant struct {
+	kernel Kernel
+	rows   int
+	lanes  uint32
+	shared uint32 // bytes of shared memory
+}
+
+// flashRBShared is the shared memory of a register-blocked variant for heads up to hsMax, with
+// rows queries, tiles of keys keys and lanes invocations a row: padded quad rows of q and k,
+// quad rows of v, and the tile's exponentials with rows padded by 32/lanes.
+func flashRBShared(hsMax, rows, keys, lanes int) uint32 {
+	quads := hsMax / 4
+	return uint32(16*(rows*(quads+1)+keys*(quads+1)+keys*quads) + 4*keys*(rows+32/lanes))
+}
+
+// kFlashRBForward are the register-blocked forward's variants for heads up to 64 (64 queries,
+// tiles of 16 keys, 4x4 scores and 4 rows of 16 dimensions an invocation) and up to 128 (32
+// queries, tiles of 8 keys, 4x1 scores and 4 rows of 16 dimensions), each 64 invocations in
+// under 32 KiB of shared memory.
+var kFlashRBForward = [2]flashRBVariant{
+	{Kernel{Shader: "attention_flash_rb_forward_h64", Bindings: 5, Push: 16, Local: [3]uint32{64, 1, 1}}, 64, 4, flashRBShared(64, 64, 16, 4)},
+	{Kernel{Shader: "attention_flash_rb_forward_h128", Bindings: 5, Push: 16, Local: [3]uint32{64, 1, 1}}, 32, 8, flashRBShared(128, 32, 8, 8)},
+}
+
+// flashRBFor is the register-blocked variant for head size hs (at most flashMaxHead).
+func flashRBFor(hs int) flashRBVariant {
+	if hs > 64 {
+		return kFlashRBForward[1]
+	}
+	return kFlashRBForward[0]
+}
+
+// flashRBUnfit says why a device cannot run register-blocked variant v, or "" when it can.
+func flashRBUnfit(info DeviceInfo, v flashRBVariant) string {
+	sg := info.SubgroupSize
+	if info.MinSubgroupSize != 0 && info.MinSubgroupSize < sg {
+		sg = info.MinSubgroupSize
+	}
+	switch {
+	case !info.SubgroupShuffle:
+		return "no subgroup shuffles in compute shaders"
+	case sg < v.lanes:
+		return fmt.Sprintf("subgroups of %d invocations, fewer than the %d that share a row", sg, v.lanes)
+	case v.shared > info.MaxComputeSharedMemorySize:
+		return fmt.Sprintf("%s needs %d bytes of shared memory; the device has %d", v.kernel.Shader, v.shared, info.MaxComputeSharedMemorySize)
+	case v.kernel.Local[0] > info.MaxComputeWorkGroupInvocations || v.kernel.Local[0] > info.MaxComputeWorkGroupSize[0]:
+		return fmt.Sprintf("%s needs workgroups of %d invocations", v.kernel.Shader, v.kernel.Local[0])
+	}
+	return ""
+}
+
+// attnForwardPlan is attnPlan for the forward kernel: the register-blocked variant where the
+// backend runs it (VKGRAD_ATTENTION_KERNEL=flash_rb) and the device can run it for head size
+// C/NH, else the flash or broadcast kernel as attnPlan picks.
+func (b *Backend) attnForwardPlan(op string, T, C, NH int) (Kernel, int, attnGrid, bool) {
+	hs := C / NH
+	if b.attnRB && !b.attnBroadcast && hs <= flashMaxHead {
+		v := flashRBFor(hs)
+		lim := b.dev.Info.MaxComputeWorkGroupCount
+		g := attnGrid{uint32(((T+v.rows-1)/v.rows + 1) / 2), uint32(NH), lim[2]}
+		if flashRBUnfit(b.dev.Info, v) == "" && g.x <= lim[0] && g.y <= lim[1] {
+			return v.kernel, hs, g, true
+		}
+	}
+	return b.attnPlan(op, kFlashForward, kBroadcastForward, T, C, NH)
+}
+
 // The broadcast kernels; the head size is their specialization constant 3.
 var (
 	kBroadcastForward = Kernel{Shader: "attention_broadcast_forward", Bindings: 5, Push: 16}
@@ -82,25 +153,36 @@ var (
 // attnForce, when set by tests, replaces the kind of attention kernels the device would run.
 var attnForce string
 
-// attnKernelEnv overrides the kind: flash or broadcast.
+// attnKernelEnv overrides the kind: flash, flash_rb or broadcast.
 const attnKernelEnv = "VKGRAD_ATTENTION_KERNEL"
+
+// attnFlashRB is the kind that runs flash attention with the register-blocked forward where
+// the device can run it (flashRBUnfit), the flash kernels elsewhere and for the backward.
+const attnFlashRB = "flash_rb"
+
+// attnKind is the kind attnForce or VKGRAD_ATTENTION_KERNEL asks for, "" for the device's own.
+func attnKind() string {
+	if attnForce != "" {
+		return attnForce
+	}
+	return os.Getenv(attnKernelEnv)
+}
 
 // attnBroadcastOn says whether attention runs the broadcast kernels on a device: on CPU
 // implementations, unless attnForce or VKGRAD_ATTENTION_KERNEL says otherwise. The backend
 // decides once, when it is made.
 func attnBroadcastOn(info DeviceInfo) bool {
-	kind := attnForce
-	if kind == "" {
-		kind = os.Getenv(attnKernelEnv)
-	}
-	switch kind {
-	case "flash":
+	switch attnKind() {
+	case "flash", attnFlashRB:
 		return false
 	case "broadcast":
 		return true
 	}
 	return info.Type == DeviceCPU && info.SubgroupShuffle
 }
+
+// attnRegisterBlockedOn says whether the backend asks for the register-blocked forward.
+func attnRegisterBlockedOn() bool { return attnKind() == attnFlashRB }
 
 // attnGrid is the grid of an attention pass: x blocks of rows (pairs of blocks for flash),
 // y heads, and up to zmax sequences (the shaders loop over the rest).
@@ -187,7 +269,7 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	if B*T*C == 0 {
 		return
 	}
-	k, hs, grid, ok := b.attnPlan(op, kFlashForward, kBroadcastForward, T, C, NH)
+	k, hs, grid, ok := b.attnForwardPlan(op, T, C, NH)
 	if !ok {
 		return
 	}
@@ -257,7 +339,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	if B*Tq*C == 0 {
 		return
 	}
-	k, hs, grid, ok := b.attnPlan(op, kFlashForward, kBroadcastForward, Tq, C, NH)
+	k, hs, grid, ok := b.attnForwardPlan(op, Tq, C, NH)
 	if !ok {
 		return
 	}

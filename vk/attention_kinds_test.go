@@ -9,7 +9,15 @@ import (
 )
 
 // attnKinds are the kinds of attention kernels; a device runs one of them, tests force each.
-var attnKinds = []string{"flash", "broadcast"}
+var attnKinds = []string{"flash", "broadcast", attnFlashRB}
+
+// attnPassKernels are the kernels each kind runs for the forward, query and key passes, by
+// the prefix of their shaders' names.
+var attnPassKernels = map[string][3]string{
+	"flash":     {"attention_flash_forward", "attention_flash_query", "attention_flash_key"},
+	"broadcast": {"attention_broadcast_forward", "attention_broadcast_query", "attention_broadcast_key"},
+	attnFlashRB: {"attention_flash_rb_forward", "attention_flash_query", "attention_flash_key"},
+}
 
 // forceAttention makes the backends of the rest of the test run the given kind of attention
 // kernels.
@@ -51,8 +59,7 @@ func TestAttentionParityOfEachKind(t *testing.T) {
 				vb.AttentionForward(out, att, qkv, B, T, C, NH)
 				vb.AttentionBackward(dqkv, scratch, out, qkv, out, att, B, T, C, NH)
 			})
-			for _, pass := range []string{"forward", "query", "key"} {
-				prefix := "attention_" + kind + "_" + pass
+			for _, prefix := range attnPassKernels[kind] {
 				ran := 0
 				for name, n := range calls {
 					if strings.HasPrefix(name, prefix) {
