@@ -1,45 +1,21 @@
 // Register-blocked flash-attention forward: attention_flash_forward's results (output and
 // log-sum-exp, same bindings and parameters, the same online softmax over key tiles starting
-// at key 0) with each invocation computing a block in registers, so that one shared-memory
-// load feeds several multiply-adds, as in a register-tiled matrix product.
-//
-// The includer #defines HSMAX (largest head size, a multiple of 4), BR (queries a workgroup
-// owns), BC (keys a tile holds), TM (query rows per invocation) and CG (invocations sharing
-// a row). Invocation (tx, ty) owns query rows ty + i*RG (i < TM) and, of each tile, score
-// columns tx + j*CG (j < TN), and output dimensions 4*(tx + k*CG) .. +3 (k < DN4). Per head
-// dimension quad a score block takes TM + TN vec4 loads for 4*TM*TN multiply-adds; per key an
-// output block takes TM scalar and DN4 vec4 loads for 4*TM*DN4. The CG invocations of a row
-// are neighbours in one subgroup: its maximum and sum are reduced by shuffles (xor
-// butterflies, which give every lane the same bits), not through shared memory.
+// at key 0) with each invocation computing blocks of scores and outputs in registers (see
+// attention_flash_rb_common.glsl). The CG invocations of a row are neighbours in one
+// subgroup: its maximum and sum are reduced by shuffles (xor butterflies, which give every
+// lane the same bits), not through shared memory.
 //
 // Each query's bits depend only on its own row and the key tiles, so a query decoded against
 // the KV cache gets the bits of the full-sequence forward, as with the other kernels.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "attention_forward_params.glsl"
-#include "attention_pairs.glsl"
-
-#define RG (BR / TM)       // row groups
-#define WG (RG * CG)       // invocations
-#define TN (BC / CG)       // score columns per invocation
-#define H4 (HSMAX / 4u)    // head dimension quads
-#define DN4 (H4 / CG)      // output quads per invocation
-#define QSTR (H4 + 1u)     // padded row of sQ and sK: rows one quad apart start in other banks
-#define PSTR (BR + 32u / CG) // padded key row of sP: a warp's writes of one (i, j) hit distinct banks
-
-layout(local_size_x_id = 0) in;
-
-#define NEG_INF uintBitsToFloat(0xff800000u)
+#include "attention_flash_rb_common.glsl"
 
 shared vec4 sQ[BR * QSTR];
 shared vec4 sK[BC * QSTR];
 shared vec4 sV[BC * H4];
 shared float sP[BC * PSTR]; // a tile's exponentials, key-major
-
-// AT is element d of a head row starting at base, or 0 past the head or when !ok.
-#define AT(buf, base, d, ok) ((ok) && (d) < p.hs ? buf[(base) + (d)] : 0.0)
-#define QUAD(buf, base, d4, ok) \
-    vec4(AT(buf, base, 4u * (d4), ok), AT(buf, base, 4u * (d4) + 1u, ok), AT(buf, base, 4u * (d4) + 2u, ok), AT(buf, base, 4u * (d4) + 3u, ok))
 
 float rowMax(float x) {
     for (uint o = 1u; o < CG; o *= 2u) {
