@@ -16,7 +16,7 @@ var attnKinds = []string{"flash", "broadcast", attnFlashRB}
 var attnPassKernels = map[string][3]string{
 	"flash":     {"attention_flash_forward", "attention_flash_query", "attention_flash_key"},
 	"broadcast": {"attention_broadcast_forward", "attention_broadcast_query", "attention_broadcast_key"},
-	attnFlashRB: {"attention_flash_rb_forward", "attention_flash_query", "attention_flash_key"},
+	attnFlashRB: {"attention_flash_rb_forward", "attention_flash_rb_query", "attention_flash_rb_key"},
 }
 
 // forceAttention makes the backends of the rest of the test run the given kind of attention

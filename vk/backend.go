@@ -29,7 +29,7 @@ type Backend struct {
 
 	subgroupReduce bool   // reductions run their subgroup variants (reduceKernel)
 	attnBroadcast  bool   // attention runs the broadcast kernels (attnBroadcastOn)
-	attnRB         bool   // the flash forward is the register-blocked one where it fits (attnRegisterBlockedOn)
+	attnRB         bool   // flash attention runs the register-blocked kernels where they fit (attnRegisterBlockedOn)
 	subgroupSize   uint32 // the subgroup size they require, 0 for the driver's choice
 	partials       int    // most workgroups in the first pass of Sum and SumSquares
 }
