@@ -164,8 +164,8 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
 }
 
 void main() {
-    // A row's CG invocations are consecutive lanes of one subgroup (subgroups are full: the
-    // workgroup is a multiple of the subgroup size, which the host checks is at least CG).
+    // A row's CG invocations are consecutive lanes of one subgroup, which the host checks
+    // has at least CG; the subgroups, powers of two up to 128, tile the 64 invocations.
     uint lane = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     uint tx = lane % CG;
     uint ty = lane / CG;
