@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -154,6 +155,23 @@ func flashRBUnfit(info DeviceInfo, v flashRBVariant) string {
 		return fmt.Sprintf("%s needs workgroups of %d invocations", v.kernel.Shader, v.kernel.Local[0])
 	}
 	return ""
+}
+
+// describeFlashRB says whether a device can run every register-blocked attention kernel, or
+// which ones it cannot and why (flash runs in their place), for Describe.
+func describeFlashRB(d DeviceInfo) string {
+	var unfit []string
+	for _, vs := range [][2]flashRBVariant{kFlashRB.forward, kFlashRB.query, kFlashRB.key} {
+		for _, v := range vs {
+			if why := flashRBUnfit(d, v); why != "" {
+				unfit = append(unfit, why)
+			}
+		}
+	}
+	if len(unfit) == 0 {
+		return fmt.Sprintf("%s available (%s=%s)", attnFlashRB, attnKernelEnv, attnFlashRB)
+	}
+	return fmt.Sprintf("%s partly: flash runs where %s", attnFlashRB, strings.Join(unfit, "; "))
 }
 
 // attnRBPlan is the register-blocked variant of vs for head size C/NH and its grid over T
