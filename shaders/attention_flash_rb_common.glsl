@@ -1,14 +1,17 @@
 // Shared by the register-blocked flash-attention kernels (attention_flash_rb_*.glsl), which
 // #define HSMAX (largest head size, a multiple of 4), BR (rows a workgroup owns), BC (rows
-// of the tile it streams), TM (owned rows per invocation) and CG (invocations sharing an
-// owned row) before including this. Invocation (tx, ty) owns rows ty + i*RG (i < TM); of each
-// tile's scores it computes columns tx + j*CG (j < TN), and of each owned row's accumulators
-// head dimension quads tx + k*CG (k < DN4). Rows one quad wide (vec4) are read from shared
-// memory once for several multiply-adds, as in a register-tiled matrix product: a score
-// block takes TM + TN quad loads for 4*TM*TN multiply-adds per head quad, an accumulator
-// block TM scalar and DN4 quad loads for 4*TM*DN4 per streamed row.
+// of the tile it streams), TM (owned rows per invocation) and CG_LOG2 (log2 of CG, the
+// invocations sharing an owned row) before including this. Invocation (tx, ty) owns rows
+// ty + i*RG (i < TM); of each tile's scores it computes columns tx + j*CG (j < TN), and of
+// each owned row's accumulators head dimension quads tx + k*CG (k < DN4). Rows one quad wide
+// (vec4) are read from shared memory once for several multiply-adds, as in a register-tiled
+// matrix product: a score block takes TM + TN quad loads for 4*TM*TN multiply-adds per head
+// quad, an accumulator block TM scalar and DN4 quad loads for 4*TM*DN4 per streamed row.
+// Loops over a block are unrolled ([[unroll]]), so that its arrays become registers.
+#extension GL_EXT_control_flow_attributes : require
 #include "attention_pairs.glsl"
 
+#define CG (1u << CG_LOG2)
 #define RG (BR / TM)       // row groups
 #define WG (RG * CG)       // invocations
 #define TN (BC / CG)       // score columns per invocation

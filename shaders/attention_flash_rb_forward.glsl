@@ -18,15 +18,15 @@ shared vec4 sV[BC * H4];
 shared float sP[BC * PSTR]; // a tile's exponentials, key-major
 
 float rowMax(float x) {
-    for (uint o = 1u; o < CG; o *= 2u) {
-        x = max(x, subgroupShuffleXor(x, o));
+    [[unroll]] for (uint b = 0u; b < CG_LOG2; b++) {
+        x = max(x, subgroupShuffleXor(x, 1u << b));
     }
     return x;
 }
 
 float rowSum(float x) {
-    for (uint o = 1u; o < CG; o *= 2u) {
-        x += subgroupShuffleXor(x, o);
+    [[unroll]] for (uint b = 0u; b < CG_LOG2; b++) {
+        x += subgroupShuffleXor(x, 1u << b);
     }
     return x;
 }
@@ -50,11 +50,11 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
     float m[TM];
     float l[TM];
     vec4 acc[TM][DN4];
-    for (uint i = 0u; i < TM; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         qpos[i] = p.pos + min(first + ty + i * RG, p.Tq - 1u);
         m[i] = NEG_INF;
         l[i] = 0.0;
-        for (uint k = 0u; k < DN4; k++) {
+        [[unroll]] for (uint k = 0u; k < DN4; k++) {
             acc[i][k] = vec4(0.0);
         }
     }
@@ -74,22 +74,22 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
         }
         barrier();
         float s[TM][TN];
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < TN; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 s[i][j] = 0.0;
             }
         }
         for (uint d4 = 0u; d4 < hs4; d4++) {
             vec4 qv[TM];
             vec4 kv[TN];
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 qv[i] = sQ[(ty + i * RG) * QSTR + d4];
             }
-            for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 kv[j] = sK[(tx + j * CG) * QSTR + d4];
             }
-            for (uint i = 0u; i < TM; i++) {
-                for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint j = 0u; j < TN; j++) {
                     float a = s[i][j];
                     a += qv[i].x * kv[j].x;
                     a += qv[i].y * kv[j].y;
@@ -102,16 +102,16 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
         // Key 0 is in every row's first tile, so mnew is finite from there on, and a tile
         // wholly above a row's diagonal leaves its state as it was (alpha 1, exponentials 0).
         float alpha[TM];
-        for (uint i = 0u; i < TM; i++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
             float mt = NEG_INF;
-            for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 s[i][j] = k0 + tx + j * CG <= qpos[i] ? s[i][j] * p.scale : NEG_INF;
                 mt = max(mt, s[i][j]);
             }
             float mnew = max(m[i], rowMax(mt));
             alpha[i] = exp(m[i] - mnew);
             float part = 0.0;
-            for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 float e = exp(s[i][j] - mnew);
                 sP[(tx + j * CG) * PSTR + ty + i * RG] = e;
                 part += e;
@@ -120,43 +120,43 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
             m[i] = mnew;
         }
         barrier();
-        for (uint i = 0u; i < TM; i++) {
-            for (uint k = 0u; k < DN4; k++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint k = 0u; k < DN4; k++) {
                 acc[i][k] *= alpha[i];
             }
         }
         for (uint c = 0u; c < BC; c++) {
             float pr[TM];
             vec4 vv[DN4];
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 pr[i] = sP[c * PSTR + ty + i * RG];
             }
-            for (uint k = 0u; k < DN4; k++) {
+            [[unroll]] for (uint k = 0u; k < DN4; k++) {
                 vv[k] = sV[c * H4 + tx + k * CG];
             }
-            for (uint i = 0u; i < TM; i++) {
-                for (uint k = 0u; k < DN4; k++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint k = 0u; k < DN4; k++) {
                     acc[i][k] += pr[i] * vv[k];
                 }
             }
         }
     }
-    for (uint i = 0u; i < TM; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         uint t = first + ty + i * RG;
-        if (t < p.Tq) {
-            float inv = 1.0 / l[i];
-            uint o0 = p.off_out + (b * p.Tq + t) * p.ostride + h * hs;
-            for (uint k = 0u; k < DN4; k++) {
-                uint d = 4u * (tx + k * CG);
-                for (uint e = 0u; e < 4u; e++) {
-                    if (d + e < hs) {
-                        outv[o0 + d + e] = acc[i][k][e] * inv;
-                    }
+        bool live = t < p.Tq;
+        float inv = 1.0 / l[i];
+        uint o0 = p.off_out + (b * p.Tq + t) * p.ostride + h * hs;
+        [[unroll]] for (uint k = 0u; k < DN4; k++) {
+            uint d = 4u * (tx + k * CG);
+            vec4 o = acc[i][k] * inv;
+            [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                if (live && d + e < hs) {
+                    outv[o0 + d + e] = o[e];
                 }
             }
-            if (p.write_lse != 0u && tx == 0u) {
-                lse[p.off_lse + (b * p.NH + h) * p.Tq + t] = m[i] + log(l[i]);
-            }
+        }
+        if (live && p.write_lse != 0u && tx == 0u) {
+            lse[p.off_lse + (b * p.NH + h) * p.Tq + t] = m[i] + log(l[i]);
         }
     }
     // Before the next block overwrites sQ.

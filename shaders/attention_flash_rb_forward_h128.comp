@@ -5,5 +5,5 @@
 #define BR 32u
 #define BC 8u
 #define TM 4u
-#define CG 8u
+#define CG_LOG2 3u // 8 invocations a row
 #include "attention_flash_rb_forward.glsl"

@@ -5,5 +5,5 @@
 #define BR 64u
 #define BC 16u
 #define TM 4u
-#define CG 4u
+#define CG_LOG2 2u // 4 invocations a row
 #include "attention_flash_rb_forward.glsl"

@@ -27,9 +27,9 @@ void keyBlock(uint b, uint h, uint kb, uint tx, uint ty) {
     uint tk[TM];
     vec4 dk[TM][DN4];
     vec4 dv[TM][DN4];
-    for (uint i = 0u; i < TM; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         tk[i] = min(first + ty + i * RG, p.T - 1u);
-        for (uint k = 0u; k < DN4; k++) {
+        [[unroll]] for (uint k = 0u; k < DN4; k++) {
             dk[i][k] = vec4(0.0);
             dv[i][k] = vec4(0.0);
         }
@@ -49,8 +49,8 @@ void keyBlock(uint b, uint h, uint kb, uint tx, uint ty) {
         barrier();
         float s[TM][TN];
         float dp[TM][TN];
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < TN; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 s[i][j] = 0.0;
                 dp[i][j] = 0.0;
             }
@@ -60,23 +60,23 @@ void keyBlock(uint b, uint h, uint kb, uint tx, uint ty) {
             vec4 vv[TM];
             vec4 qv[TN];
             vec4 ov[TN];
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 kv[i] = sK[(ty + i * RG) * QSTR + d4];
                 vv[i] = sV[(ty + i * RG) * QSTR + d4];
             }
-            for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 qv[j] = sQ[(tx + j * CG) * QSTR + d4];
                 ov[j] = sO[(tx + j * CG) * QSTR + d4];
             }
-            for (uint i = 0u; i < TM; i++) {
-                for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint j = 0u; j < TN; j++) {
                     s[i][j] = dot4(s[i][j], qv[j], kv[i]);
                     dp[i][j] = dot4(dp[i][j], ov[j], vv[i]);
                 }
             }
         }
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < TN; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 uint c = tx + j * CG;
                 uint tq = q0 + c;
                 float pr = tq < p.T && tk[i] <= tq ? exp(s[i][j] * p.scale - sL[c]) : 0.0;
@@ -90,32 +90,33 @@ void keyBlock(uint b, uint h, uint kb, uint tx, uint ty) {
             float ds[TM];
             vec4 ov[DN4];
             vec4 qv[DN4];
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 pr[i] = sP[c * PSTR + ty + i * RG];
                 ds[i] = sDS[c * PSTR + ty + i * RG];
             }
-            for (uint k = 0u; k < DN4; k++) {
+            [[unroll]] for (uint k = 0u; k < DN4; k++) {
                 ov[k] = sO[c * QSTR + tx + k * CG];
                 qv[k] = sQ[c * QSTR + tx + k * CG];
             }
-            for (uint i = 0u; i < TM; i++) {
-                for (uint k = 0u; k < DN4; k++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint k = 0u; k < DN4; k++) {
                     dv[i][k] += pr[i] * ov[k];
                     dk[i][k] += ds[i] * qv[k];
                 }
             }
         }
     }
-    for (uint i = 0u; i < TM; i++) {
-        if (first + ty + i * RG < p.T) {
-            uint g = p.off_dqkv + b * p.T * C3 + tk[i] * C3 + h * hs;
-            for (uint k = 0u; k < DN4; k++) {
-                uint d = 4u * (tx + k * CG);
-                for (uint e = 0u; e < 4u; e++) {
-                    if (d + e < hs) {
-                        dqkv[g + p.C + d + e] += dk[i][k][e] * p.scale;
-                        dqkv[g + 2u * p.C + d + e] += dv[i][k][e];
-                    }
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
+        bool live = first + ty + i * RG < p.T;
+        uint g = p.off_dqkv + b * p.T * C3 + tk[i] * C3 + h * hs;
+        [[unroll]] for (uint k = 0u; k < DN4; k++) {
+            uint d = 4u * (tx + k * CG);
+            vec4 gk = dk[i][k] * p.scale;
+            vec4 gv = dv[i][k];
+            [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                if (live && d + e < hs) {
+                    dqkv[g + p.C + d + e] += gk[e];
+                    dqkv[g + 2u * p.C + d + e] += gv[e];
                 }
             }
         }

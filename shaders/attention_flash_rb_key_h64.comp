@@ -5,7 +5,7 @@
 #define BR 32u
 #define BC 16u
 #define TM 2u
-#define CG 4u
+#define CG_LOG2 2u // 4 invocations a row
 #define KEY_PASS
 #include "attention_flash_rb_backward.glsl"
 #include "attention_flash_rb_key.glsl"

@@ -27,20 +27,22 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
     float L[TM];
     float D[TM];
     vec4 dq[TM][DN4];
-    for (uint i = 0u; i < TM; i++) {
-        uint r = ty + i * RG;
-        tq[i] = min(first + r, p.T - 1u);
-        float s = 0.0;
-        for (uint d4 = 0u; d4 < hs4; d4++) {
-            s = dot4(s, sO[r * QSTR + d4], QUAD(outv, obase + tq[i] * p.C, d4, true));
-        }
-        D[i] = s;
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
+        tq[i] = min(first + ty + i * RG, p.T - 1u);
         L[i] = lse[p.off_lse + row + tq[i]];
-        if (tx == 0u && first + r < p.T) {
-            dsum[p.off_dsum + row + tq[i]] = s;
-        }
-        for (uint k = 0u; k < DN4; k++) {
+        D[i] = 0.0;
+        [[unroll]] for (uint k = 0u; k < DN4; k++) {
             dq[i][k] = vec4(0.0);
+        }
+    }
+    for (uint d4 = 0u; d4 < hs4; d4++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            D[i] = dot4(D[i], sO[(ty + i * RG) * QSTR + d4], QUAD(outv, obase + tq[i] * p.C, d4, true));
+        }
+    }
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
+        if (tx == 0u && first + ty + i * RG < p.T) {
+            dsum[p.off_dsum + row + tq[i]] = D[i];
         }
     }
     uint nkeys = min(first + BR, p.T);
@@ -54,8 +56,8 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
         barrier();
         float s[TM][TN];
         float dp[TM][TN];
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < TN; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 s[i][j] = 0.0;
                 dp[i][j] = 0.0;
             }
@@ -65,23 +67,23 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
             vec4 ov[TM];
             vec4 kv[TN];
             vec4 vv[TN];
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 qv[i] = sQ[(ty + i * RG) * QSTR + d4];
                 ov[i] = sO[(ty + i * RG) * QSTR + d4];
             }
-            for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 kv[j] = sK[(tx + j * CG) * QSTR + d4];
                 vv[j] = sV[(tx + j * CG) * QSTR + d4];
             }
-            for (uint i = 0u; i < TM; i++) {
-                for (uint j = 0u; j < TN; j++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint j = 0u; j < TN; j++) {
                     s[i][j] = dot4(s[i][j], qv[i], kv[j]);
                     dp[i][j] = dot4(dp[i][j], ov[i], vv[j]);
                 }
             }
         }
-        for (uint i = 0u; i < TM; i++) {
-            for (uint j = 0u; j < TN; j++) {
+        [[unroll]] for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
                 uint c = tx + j * CG;
                 float pr = k0 + c <= tq[i] ? exp(s[i][j] * p.scale - L[i]) : 0.0;
                 sDS[c * PSTR + ty + i * RG] = pr * (dp[i][j] - D[i]);
@@ -91,28 +93,28 @@ void queryBlock(uint b, uint h, uint qb, uint tx, uint ty) {
         for (uint c = 0u; c < BC; c++) {
             float ds[TM];
             vec4 kv[DN4];
-            for (uint i = 0u; i < TM; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 ds[i] = sDS[c * PSTR + ty + i * RG];
             }
-            for (uint k = 0u; k < DN4; k++) {
+            [[unroll]] for (uint k = 0u; k < DN4; k++) {
                 kv[k] = sK[c * QSTR + tx + k * CG];
             }
-            for (uint i = 0u; i < TM; i++) {
-                for (uint k = 0u; k < DN4; k++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                [[unroll]] for (uint k = 0u; k < DN4; k++) {
                     dq[i][k] += ds[i] * kv[k];
                 }
             }
         }
     }
-    for (uint i = 0u; i < TM; i++) {
-        if (first + ty + i * RG < p.T) {
-            uint g = p.off_dqkv + b * p.T * C3 + tq[i] * C3 + h * hs;
-            for (uint k = 0u; k < DN4; k++) {
-                uint d = 4u * (tx + k * CG);
-                for (uint e = 0u; e < 4u; e++) {
-                    if (d + e < hs) {
-                        dqkv[g + d + e] += dq[i][k][e] * p.scale;
-                    }
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
+        bool live = first + ty + i * RG < p.T;
+        uint g = p.off_dqkv + b * p.T * C3 + tq[i] * C3 + h * hs;
+        [[unroll]] for (uint k = 0u; k < DN4; k++) {
+            uint d = 4u * (tx + k * CG);
+            vec4 o = dq[i][k] * p.scale;
+            [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                if (live && d + e < hs) {
+                    dqkv[g + d + e] += o[e];
                 }
             }
         }

@@ -5,6 +5,6 @@
 #define BR 16u
 #define BC 8u
 #define TM 2u
-#define CG 8u
+#define CG_LOG2 3u // 8 invocations a row
 #include "attention_flash_rb_backward.glsl"
 #include "attention_flash_rb_query.glsl"

@@ -5,6 +5,6 @@
 #define BR 32u
 #define BC 16u
 #define TM 2u
-#define CG 4u
+#define CG_LOG2 2u // 4 invocations a row
 #include "attention_flash_rb_backward.glsl"
 #include "attention_flash_rb_query.glsl"
