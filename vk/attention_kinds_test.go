@@ -220,3 +220,29 @@ func spirvWorkgroupBytes(spv []byte) (int, error) {
 	}
 	return total, err
 }
+
+// TestFlashRBKernelsHaveNoPrivateArrays: the register-blocked kernels' blocks are unrolled
+// into registers in the SPIR-V itself (no Function-storage variables left), rather than left
+// as private arrays that a driver might place in memory.
+func TestFlashRBKernelsHaveNoPrivateArrays(t *testing.T) {
+	const opVariable, storageFunction = 59, 7
+	for _, vs := range [][2]flashRBVariant{kFlashRB.forward, kFlashRB.query, kFlashRB.key} {
+		for _, v := range vs {
+			spv, err := shaders.Lookup(v.kernel.Shader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			private := 0
+			if err := spirvInstructions(spv, func(op uint32, a []uint32) {
+				if op == opVariable && a[2] == storageFunction {
+					private++
+				}
+			}); err != nil {
+				t.Fatalf("%s: %v", v.kernel.Shader, err)
+			}
+			if private != 0 {
+				t.Errorf("%s keeps %d private variables", v.kernel.Shader, private)
+			}
+		}
+	}
+}
