@@ -92,10 +92,11 @@ const flashRBInvocations = 64
 // to 128.
 type flashRBKernels struct{ forward, query, key [2]flashRBVariant }
 
-// The shared memory of the register-blocked kernels for heads up to hsMax, rows owned rows and
-// tiles of keys streamed rows, with lanes invocations a row: quad rows of hsMax/4 vec4s
-// padded by one, but the forward's values, and a tile's scores in floats, keys rows of
-// rows+32/lanes (the shaders' PSTR).
+// flashRBForwardShared, flashRBQueryShared and flashRBKeyShared are the bytes of shared
+// memory the register-blocked passes declare for heads up to hsMax, rows owned rows, tiles of
+// keys streamed rows and lanes invocations a row: tiles of rows of hsMax/4 vec4s, each row
+// padded by one vec4 (but the forward's values), and tiles of scores, keys rows of
+// rows+32/lanes floats (the shaders' PSTR).
 func flashRBForwardShared(hsMax, rows, keys, lanes int) uint32 {
 	q, pstr := hsMax/4, rows+32/lanes
 	return uint32(16*(rows*(q+1)+keys*(q+1)+keys*q) + 4*keys*pstr)
