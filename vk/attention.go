@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -72,6 +73,137 @@ func (b *Backend) flashKernel(op string, ks flashKernels, hs int) (Kernel, bool)
 	return ks[v], true
 }
 
+// flashRBVariant is one head-size variant of a register-blocked flash kernel
+// (shaders/attention_flash_rb_*.glsl): a workgroup owns rows rows (BR), each invocation a
+// block of them in registers; in the forward the lanes invocations that share a row (CG)
+// reduce its maximum and sum by subgroup shuffles.
+type flashRBVariant struct {
+	kernel   Kernel
+	rows     int
+	lanes    uint32
+	shuffles bool   // the kernel reduces rows by subgroup shuffles
+	shared   uint32 // bytes of shared memory
+}
+
+// flashRBInvocations is the workgroup size of every register-blocked variant.
+const flashRBInvocations = 64
+
+// flashRBKernels are the three passes' register-blocked variants for heads up to 64 and up
+// to 128.
+type flashRBKernels struct{ forward, query, key [2]flashRBVariant }
+
+// flashRBForwardShared, flashRBQueryShared and flashRBKeyShared are the bytes of shared
+// memory the register-blocked passes declare for heads up to hsMax, rows owned rows, tiles of
+// keys streamed rows and lanes invocations a row: tiles of rows of hsMax/4 vec4s, each row
+// padded by one vec4 (but the forward's values), and tiles of scores, keys rows of
+// rows+32/lanes floats (the shaders' PSTR).
+func flashRBForwardShared(hsMax, rows, keys, lanes int) uint32 {
+	q, pstr := hsMax/4, rows+32/lanes
+	return uint32(16*(rows*(q+1)+keys*(q+1)+keys*q) + 4*keys*pstr)
+}
+
+func flashRBQueryShared(hsMax, rows, keys, lanes int) uint32 {
+	q, pstr := hsMax/4, rows+32/lanes
+	return uint32(16*(2*rows*(q+1)+2*keys*(q+1)) + 4*keys*pstr)
+}
+
+func flashRBKeyShared(hsMax, rows, keys, lanes int) uint32 {
+	q, pstr := hsMax/4, rows+32/lanes
+	return uint32(16*(2*rows*(q+1)+2*keys*(q+1)) + 8*keys*pstr + 8*keys)
+}
+
+// flashRBVariantOf is a register-blocked variant taking the bindings and push constants of
+// its pass's flash kernel.
+func flashRBVariantOf(shader string, like flashKernels, rows int, lanes uint32, shuffles bool, shared uint32) flashRBVariant {
+	k := Kernel{Shader: shader, Bindings: like[0].Bindings, Push: like[0].Push, Local: [3]uint32{flashRBInvocations, 1, 1}}
+	return flashRBVariant{kernel: k, rows: rows, lanes: lanes, shuffles: shuffles, shared: shared}
+}
+
+// kFlashRB: the forward owns 64 queries for heads up to 64 (tiles of 16 keys; an invocation
+// 4x4 scores and 4 rows of 16 outputs) and 32 up to 128 (tiles of 8; 4x1 and 4 rows of 16);
+// the backward passes own 32 rows up to 64 (tiles of 16; 2x4 scores and 2 rows of 16
+// accumulators) and 16 up to 128 (tiles of 8; 2x1 and 2 rows of 16). Each fits in 32 KiB of
+// shared memory.
+var kFlashRB = flashRBKernels{
+	forward: [2]flashRBVariant{
+		flashRBVariantOf("attention_flash_rb_forward_h64", kFlashForward, 64, 4, true, flashRBForwardShared(64, 64, 16, 4)),
+		flashRBVariantOf("attention_flash_rb_forward_h128", kFlashForward, 32, 8, true, flashRBForwardShared(128, 32, 8, 8)),
+	},
+	query: [2]flashRBVariant{
+		flashRBVariantOf("attention_flash_rb_query_h64", kFlashQuery, 32, 4, false, flashRBQueryShared(64, 32, 16, 4)),
+		flashRBVariantOf("attention_flash_rb_query_h128", kFlashQuery, 16, 8, false, flashRBQueryShared(128, 16, 8, 8)),
+	},
+	key: [2]flashRBVariant{
+		flashRBVariantOf("attention_flash_rb_key_h64", kFlashKey, 32, 4, false, flashRBKeyShared(64, 32, 16, 4)),
+		flashRBVariantOf("attention_flash_rb_key_h128", kFlashKey, 16, 8, false, flashRBKeyShared(128, 16, 8, 8)),
+	},
+}
+
+// flashRBUnfit says why a device cannot run register-blocked variant v, or "" when it can.
+func flashRBUnfit(info DeviceInfo, v flashRBVariant) string {
+	sg := info.SubgroupSize
+	if info.MinSubgroupSize != 0 && info.MinSubgroupSize < sg {
+		sg = info.MinSubgroupSize
+	}
+	switch {
+	case v.shuffles && !info.SubgroupShuffle:
+		return fmt.Sprintf("%s needs subgroup shuffles in compute shaders", v.kernel.Shader)
+	case v.shuffles && sg < v.lanes:
+		return fmt.Sprintf("%s needs subgroups of at least %d invocations; the device's may have %d", v.kernel.Shader, v.lanes, sg)
+	case v.shared > info.MaxComputeSharedMemorySize:
+		return fmt.Sprintf("%s needs %d bytes of shared memory; the device has %d", v.kernel.Shader, v.shared, info.MaxComputeSharedMemorySize)
+	case v.kernel.Local[0] > info.MaxComputeWorkGroupInvocations || v.kernel.Local[0] > info.MaxComputeWorkGroupSize[0]:
+		return fmt.Sprintf("%s needs workgroups of %d invocations", v.kernel.Shader, v.kernel.Local[0])
+	}
+	return ""
+}
+
+// describeFlashRB says whether a device can run every register-blocked attention kernel, or
+// which ones it cannot and why (flash runs in their place), for Describe.
+func describeFlashRB(d DeviceInfo) string {
+	var unfit []string
+	for _, vs := range [][2]flashRBVariant{kFlashRB.forward, kFlashRB.query, kFlashRB.key} {
+		for _, v := range vs {
+			if why := flashRBUnfit(d, v); why != "" {
+				unfit = append(unfit, why)
+			}
+		}
+	}
+	if len(unfit) == 0 {
+		return fmt.Sprintf("%s available (%s=%s)", attnFlashRB, attnKernelEnv, attnFlashRB)
+	}
+	return fmt.Sprintf("%s partly: flash runs where %s", attnFlashRB, strings.Join(unfit, "; "))
+}
+
+// attnRBPlan is the register-blocked variant of vs for head size C/NH and its grid over T
+// rows, when the backend runs them (VKGRAD_ATTENTION_KERNEL=flash_rb) and the device can;
+// false otherwise, recording nothing: the caller falls back to attnPlan's kernels.
+func (b *Backend) attnRBPlan(vs [2]flashRBVariant, T, C, NH int) (Kernel, attnGrid, bool) {
+	hs := C / NH
+	if !b.attnRB || b.attnBroadcast || hs > flashMaxHead {
+		return Kernel{}, attnGrid{}, false
+	}
+	v := vs[0]
+	if hs > 64 {
+		v = vs[1]
+	}
+	lim := b.dev.Info.MaxComputeWorkGroupCount
+	g := attnGrid{uint32(((T+v.rows-1)/v.rows + 1) / 2), uint32(NH), lim[2]}
+	if flashRBUnfit(b.dev.Info, v) != "" || g.x > lim[0] || g.y > lim[1] {
+		return Kernel{}, attnGrid{}, false
+	}
+	return v.kernel, g, true
+}
+
+// attnForwardPlan is attnPlan for the forward kernel, the register-blocked variant where
+// attnRBPlan gives one.
+func (b *Backend) attnForwardPlan(op string, T, C, NH int) (Kernel, int, attnGrid, bool) {
+	if k, g, ok := b.attnRBPlan(kFlashRB.forward, T, C, NH); ok {
+		return k, C / NH, g, true
+	}
+	return b.attnPlan(op, kFlashForward, kBroadcastForward, T, C, NH)
+}
+
 // The broadcast kernels; the head size is their specialization constant 3.
 var (
 	kBroadcastForward = Kernel{Shader: "attention_broadcast_forward", Bindings: 5, Push: 16}
@@ -82,25 +214,36 @@ var (
 // attnForce, when set by tests, replaces the kind of attention kernels the device would run.
 var attnForce string
 
-// attnKernelEnv overrides the kind: flash or broadcast.
+// attnKernelEnv overrides the kind: flash, flash_rb or broadcast.
 const attnKernelEnv = "VKGRAD_ATTENTION_KERNEL"
+
+// attnFlashRB is the kind that runs flash attention with the register-blocked kernels where
+// the device can run them (flashRBUnfit), the flash kernels elsewhere.
+const attnFlashRB = "flash_rb"
+
+// attnKind is the kind attnForce or VKGRAD_ATTENTION_KERNEL asks for, "" for the device's own.
+func attnKind() string {
+	if attnForce != "" {
+		return attnForce
+	}
+	return os.Getenv(attnKernelEnv)
+}
 
 // attnBroadcastOn says whether attention runs the broadcast kernels on a device: on CPU
 // implementations, unless attnForce or VKGRAD_ATTENTION_KERNEL says otherwise. The backend
 // decides once, when it is made.
 func attnBroadcastOn(info DeviceInfo) bool {
-	kind := attnForce
-	if kind == "" {
-		kind = os.Getenv(attnKernelEnv)
-	}
-	switch kind {
-	case "flash":
+	switch attnKind() {
+	case "flash", attnFlashRB:
 		return false
 	case "broadcast":
 		return true
 	}
 	return info.Type == DeviceCPU && info.SubgroupShuffle
 }
+
+// attnRegisterBlockedOn says whether the backend asks for the register-blocked kernels.
+func attnRegisterBlockedOn() bool { return attnKind() == attnFlashRB }
 
 // attnGrid is the grid of an attention pass: x blocks of rows (pairs of blocks for flash),
 // y heads, and up to zmax sequences (the shaders loop over the rest).
@@ -187,7 +330,7 @@ func (b *Backend) AttentionForward(out, att, qkv *tensor.Tensor, B, T, C, NH int
 	if B*T*C == 0 {
 		return
 	}
-	k, hs, grid, ok := b.attnPlan(op, kFlashForward, kBroadcastForward, T, C, NH)
+	k, hs, grid, ok := b.attnForwardPlan(op, T, C, NH)
 	if !ok {
 		return
 	}
@@ -222,6 +365,12 @@ func (b *Backend) AttentionBackward(dqkv, scratch, dout, qkv, out, att *tensor.T
 		return
 	}
 	kk, _ := b.attnKernel(op, kFlashKey, kBroadcastKey, hs)
+	// Both passes' register-blocked variants own the same rows, so share a grid.
+	if rq, g, ok := b.attnRBPlan(kFlashRB.query, T, C, NH); ok {
+		if rk, _, ok := b.attnRBPlan(kFlashRB.key, T, C, NH); ok {
+			kq, kk, grid = rq, rk, g
+		}
+	}
 	scale := attnScale(hs)
 	push := func(_, cr int, f firsts) flashBackwardPush {
 		return flashBackwardPush{T: uint32(T), NH: uint32(NH), Hs: uint32(hs), C: uint32(C), B: uint32(cr),
@@ -257,7 +406,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 	if B*Tq*C == 0 {
 		return
 	}
-	k, hs, grid, ok := b.attnPlan(op, kFlashForward, kBroadcastForward, Tq, C, NH)
+	k, hs, grid, ok := b.attnForwardPlan(op, Tq, C, NH)
 	if !ok {
 		return
 	}

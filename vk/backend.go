@@ -31,6 +31,7 @@ type Backend struct {
 
 	subgroupReduce bool   // reductions run their subgroup variants (reduceKernel)
 	attnBroadcast  bool   // attention runs the broadcast kernels (attnBroadcastOn)
+	attnRB         bool   // flash attention runs the register-blocked kernels where they fit (attnRegisterBlockedOn)
 	subgroupSize   uint32 // the subgroup size they require, 0 for the driver's choice
 	partials       int    // most workgroups in the first pass of Sum and SumSquares
 }
@@ -70,6 +71,7 @@ func NewBackendOn(d *Device) *Backend {
 		maxChunk:       d.MaxWindowElems(),
 		subgroupReduce: subgroupReductions(d.Info),
 		attnBroadcast:  attnBroadcastOn(d.Info),
+		attnRB:         attnRegisterBlockedOn(),
 		subgroupSize:   pinnedSubgroupSize(d.Info, wg),
 		partials:       reducePartials(d.Info),
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestEveryKernelReportsItsCost: every kernel that the NN, Llama and elementwise parity cases,
-// a product and a KV-cache decode dispatch, with either kind of attention, reports its
+// a product and a KV-cache decode dispatch, with each kind of attention, reports its
 // arithmetic or its memory traffic, so that --profile gives each row GFLOP/s or GB/s and a
 // fraction of the device's peak. A kernel added without its cost fails here.
 func TestEveryKernelReportsItsCost(t *testing.T) {
@@ -21,9 +21,9 @@ func TestEveryKernelReportsItsCost(t *testing.T) {
 		t.Skip("no timestamps on this device's compute queue")
 	}
 	seen := map[string]bool{}
-	for _, broadcast := range []bool{false, true} {
+	for _, kind := range []struct{ broadcast, rb bool }{{false, false}, {true, false}, {false, true}} {
 		vb := NewBackendOn(d)
-		vb.attnBroadcast = broadcast
+		vb.attnBroadcast, vb.attnRB = kind.broadcast, kind.rb
 		vb.SetProfiling(true)
 		for _, c := range append(backendtest.NNCases(), backendtest.LlamaCases()...) {
 			c.RunOn(t, vb)

@@ -1,0 +1,10 @@
+#version 450
+// attention_flash_rb_query for head sizes up to 64 (see attention_flash_rb_query.glsl).
+#extension GL_GOOGLE_include_directive : require
+#define HSMAX 64u
+#define BR 32u
+#define BC 16u
+#define TM 2u
+#define CG_LOG2 2u // 4 invocations a row
+#include "attention_flash_rb_backward.glsl"
+#include "attention_flash_rb_query.glsl"
