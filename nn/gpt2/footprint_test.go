@@ -44,7 +44,9 @@ func TestFootprintIsWhatTheModelAllocates(t *testing.T) {
 // chunks take, and past the per-position buffers (losses, the hidden states' gradient) it
 // grows with neither the positions nor, beyond wte's gradient, the vocabulary: no B*T*V term.
 func TestChunkedFootprint(t *testing.T) {
-	// A vocabulary so wide that the default chunk (headBudget) is 64 rows of the 80.
+	// A vocabulary so wide that a chunk of headBudget is 64 rows of the 80.
+	defer func(b int) { lossHeadBudget = b }(lossHeadBudget)
+	lossHeadBudget = headBudget
 	cfg := Config{MaxSeqLen: 32, VocabSize: 1<<18 - 8, PaddedVocabSize: 1 << 18, NumLayers: 1, NumHeads: 2, Channels: 8}
 	be := cpu.New()
 	const B, T = 4, 20
@@ -64,6 +66,7 @@ func TestChunkedFootprint(t *testing.T) {
 		t.Errorf("estimated activations %d bytes, allocated %d", f.Activations, got)
 	}
 
+	lossHeadBudget = 2048 * 50304
 	g := mustPreset(t, "gpt2-124m")
 	head := func(c Config, B, T int) int64 {
 		f, err := EstimateFootprint(be, c, B, T, true)
@@ -85,12 +88,12 @@ func TestChunkedFootprint(t *testing.T) {
 			t.Errorf("124M head at B=%d T=%d: %d bytes more than at B=4 T=1024, want %d (%d a position)", bt[0], bt[1], got, n*perPos, perPos)
 		}
 	}
-	if base > 4*(2*int64(g.headChunkRows(4096, 0))*Vp+4096*(1+C)+Vp*C) || base > 400<<20 {
+	if base != 4*(2*2048*Vp+4096*(1+C)+Vp*C) || base > 1<<30 {
 		t.Errorf("124M head at B=4 T=1024: %d bytes", base)
 	}
 	wide := g
 	wide.VocabSize, wide.PaddedVocabSize = 2*g.VocabSize, 2*g.PaddedVocabSize
-	chunk := int64(wide.headChunkRows(4096, 0))
+	chunk := int64(wide.lossChunkRows(4096, 0))
 	if got := head(wide, 4, 1024); got != 4*(2*chunk*2*Vp+4096*(1+C)+2*Vp*C) {
 		t.Errorf("124M with twice the vocabulary: head %d bytes", got)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // lossHead computes the lm head and the cross-entropy of every position a chunk of rows at a
-// time (headChunkRows), so training holds two (rows, Vp) chunks instead of the (B*T, Vp)
+// time (lossChunkRows), so training holds two (rows, Vp) chunks instead of the (B*T, Vp)
 // logits and their gradient. With gradients the loss is fused with its backward (the gradient
 // of the mean loss is known), and each chunk's products into the hidden states' and wte's
 // gradients run at once into buffers of the head's own: the caller may clear the parameter
@@ -22,13 +22,30 @@ type lossHead struct {
 	withGrad        bool
 }
 
+// lossHeadBudget bounds the floats of one chunk of the training loss's logits: 2048 rows of
+// GPT-2's padded vocabulary (412 MiB). A chunk's product into the hidden states' gradient is
+// rows x C x Vp with rows/64 x C/128 output tiles: at SelectedHead's headBudget (333 rows)
+// GPT-2 124M's 36 tiles left most of an H200 idle, and a step at B=8 T=1024 took 525 ms against
+// the whole head's 378; 2048 rows give 192 tiles, and the chunks still hold a quarter of that
+// head's logits. A variable so that tests can make chunks of a few rows.
+var lossHeadBudget = 2048 * 50304
+
+// lossChunkRows is the rows of one chunk of the training loss's head over n positions: rows
+// when positive (HeadChunkRows), else what fits lossHeadBudget.
+func (c Config) lossChunkRows(n, rows int) int {
+	if rows > 0 {
+		return min(n, rows)
+	}
+	return max(1, min(n, lossHeadBudget/c.PaddedVocabSize))
+}
+
 // chunkedLoss reports whether ForwardCrossEntropy over n positions takes the lossHead: when
 // its chunks, with the gradients of the hidden states and of wte, are smaller than the whole
 // head's logits (and their gradient, or the probabilities).
 func (m *Model) chunkedLoss(n int) bool { return m.Config.chunkedLoss(n, m.HeadChunkRows) }
 
 func (c Config) chunkedLoss(n, chunkRows int) bool {
-	rows := c.headChunkRows(n, chunkRows)
+	rows := c.lossChunkRows(n, chunkRows)
 	if rows >= n {
 		return false
 	}
@@ -42,7 +59,7 @@ func (m *Model) lossHeadBytes(n int, withGrad bool) int64 {
 }
 
 func (c Config) lossHeadBytes(n, chunkRows int, withGrad bool) int64 {
-	C, Vp, rows := int64(c.Channels), int64(c.PaddedVocabSize), int64(c.headChunkRows(n, chunkRows))
+	C, Vp, rows := int64(c.Channels), int64(c.PaddedVocabSize), int64(c.lossChunkRows(n, chunkRows))
 	floats := 2*rows*Vp + int64(n)
 	if withGrad {
 		floats += int64(n)*C + Vp*C
@@ -52,7 +69,7 @@ func (c Config) lossHeadBytes(n, chunkRows int, withGrad bool) int64 {
 
 // ensureLossHead grows the model's lossHead to n positions.
 func (m *Model) ensureLossHead(n int, withGrad bool) (*lossHead, error) {
-	h, rows := m.loss, m.headChunkRows(n)
+	h, rows := m.loss, m.Config.lossChunkRows(n, m.HeadChunkRows)
 	if h != nil && h.cap >= n && h.rows == rows && (h.withGrad || !withGrad) {
 		return h, nil
 	}
