@@ -284,3 +284,22 @@ func TestCoopMatCreation(t *testing.T) {
 		t.Errorf("device without cooperative matrices: ok %v kernel %v extensions %v", ok, cm, exts)
 	}
 }
+
+// TestPeakCoopMat: the cooperative-matrix probe runs where the kernel does and reports a rate
+// above the float32 one (the matrix units' reason to exist), and says why not elsewhere.
+func TestPeakCoopMat(t *testing.T) {
+	vb := NewBackendOn(device(t))
+	defer vb.Close()
+	g, err := vb.PeakCoopMatGFLOPS()
+	if vb.dev.coopMat == nil {
+		if err == nil {
+			t.Fatalf("%s has no cooperative-matrix kernel, yet the probe measured %g GFLOP/s", vb.dev.Info.Name, g)
+		}
+		t.Skipf("no cooperative-matrix rate here: %v", err)
+	}
+	f32, err2 := vb.PeakGFLOPS()
+	if err != nil || err2 != nil || !(g > f32) {
+		t.Fatalf("cooperative-matrix rate %g GFLOP/s (%v), float32 %g (%v)", g, err, f32, err2)
+	}
+	t.Logf("cooperative-matrix rate %.0f GFLOP/s, float32 %.0f", g, f32)
+}

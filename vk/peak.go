@@ -130,6 +130,47 @@ func (b *Backend) fmaRate(least time.Duration) (float64, probeRun, error) {
 	return float64(n) * 32 * float64(iters*run.size) / run.took.Seconds() / 1e9, run, nil
 }
 
+var kPeakCoopMat = Kernel{Shader: "peak_coopmat", Bindings: 1, Push: 3}
+
+// PeakCoopMatGFLOPS is the device's cooperative-matrix rate (float16 operands, float32 sums)
+// in GFLOP/s, what products in fp16 are read against; an error where the device has no
+// cooperative-matrix kernel. 2048 workgroups of 4 subgroups each run 64*size rounds of 8
+// products of the kernel's shape.
+func (b *Backend) PeakCoopMatGFLOPS() (float64, error) {
+	cm := b.dev.coopMat
+	if cm == nil {
+		return 0, fmt.Errorf("vk: no cooperative-matrix rate to probe: %w", b.dev.coopMatErr)
+	}
+	const groups, iters, subgroups = 2048, 64, 4
+	s := cm.shape
+	n := groups * subgroups * 8 * int(s.M*s.N)
+	out, err := tensor.New(b, tensor.Float32, n)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Free(out.Storage)
+	st := b.view(out, tensor.Float32, "PeakCoopMatGFLOPS")
+	k := kPeakCoopMat
+	k.Local = [3]uint32{subgroups * cm.sg, 1, 1}
+	k.Spec = [maxSpec]uint32{s.M, s.N, s.K}
+	k.SubgroupSize = pinnedSubgroupSize(b.dev.Info, k.Local[0])
+	run, err := timedRuns(probeTime, func(size int) (time.Duration, error) {
+		w, err := b.dev.Window(st.buf, out.Offset, n)
+		if err != nil {
+			return 0, err
+		}
+		push := peakFMAPush{Iters: uint32(iters * size), OffOut: w.First, Seed: 1e-3}
+		return timing.Run(func() error {
+			return b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true})
+		}, b.Sync)
+	})
+	if err != nil {
+		return 0, err
+	}
+	flops := float64(groups*subgroups) * 8 * 2 * float64(s.M*s.N*s.K) * float64(iters*run.size)
+	return flops / run.took.Seconds() / 1e9, nil
+}
+
 // copyProbeBytes is the size of each of the bandwidth probe's two buffers: 128 MiB, more
 // than the last-level caches of most GPUs hold with its twin, unless a quarter of the memory
 // budget or the largest allocation is less.

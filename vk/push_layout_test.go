@@ -27,7 +27,7 @@ var pushStructs = []struct {
 	{axpyPush{}, []string{"axpy"}},
 	{scalePush{}, []string{"scale"}},
 	{sumPush{}, []string{"sum", "sumsquares", "sum_vec4", "sumsquares_vec4"}},
-	{peakFMAPush{}, []string{"peak_fma"}},
+	{peakFMAPush{}, []string{"peak_fma", "peak_coopmat"}},
 	{layerNormForwardPush{}, []string{"layernorm_forward"}},
 	{residualLayerNormForwardPush{}, []string{"residual_layernorm_forward"}},
 	{layerNormBackwardPush{}, []string{"layernorm_backward"}},

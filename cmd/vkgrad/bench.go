@@ -262,6 +262,26 @@ func readBandwidth(be tensor.Backend) float64 {
 	return sysinfo.ReadBandwidth(512 << 20)
 }
 
+// coopMatPeak is a Vulkan device's cooperative-matrix rate in GFLOP/s (the 16-bit products'
+// peak), 0 where it has none.
+func coopMatPeak(be tensor.Backend) float64 {
+	if b, ok := be.(*vk.Backend); ok {
+		if g, err := b.PeakCoopMatGFLOPS(); err == nil {
+			return g
+		}
+	}
+	return 0
+}
+
+// setCoopMatPeak records the device's cooperative-matrix rate beside the float32 one, and
+// achieved (GFLOP/s) as a fraction of it, where the device has one.
+func setCoopMatPeak(rep map[string]any, cm, achieved float64) {
+	if cm > 0 {
+		rep["peak_coopmat_gflops"] = cm
+		rep["coopmat_peak_fraction"] = achieved / cm
+	}
+}
+
 // setPeak records the peak a report's fractions are read against, and the CPU threads it
 // was measured on (none for a Vulkan device).
 func setPeak(rep map[string]any, gflops float64, threads int) {
@@ -389,6 +409,7 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, B, T, s
 		setPeak(rep, p, th)
 		rep["peak_fraction"] = flops / perStep / 1e9 / p
 	}
+	setCoopMatPeak(rep, coopMatPeak(be), flops/perStep/1e9)
 	return rep, nil
 }
 
@@ -426,6 +447,12 @@ func benchMatmul(be tensor.Backend, cfg gpt2.Config, M, steps, warmup int) (map[
 		setPeak(rep, p, th)
 		for _, row := range rows {
 			row["peak_fraction"] = row["gflops"].(float64) / p
+		}
+	}
+	if cm := coopMatPeak(be); cm > 0 {
+		rep["peak_coopmat_gflops"] = cm
+		for _, row := range rows {
+			row["coopmat_peak_fraction"] = row["gflops"].(float64) / cm
 		}
 	}
 	return rep, nil
@@ -688,7 +715,7 @@ func printBench(r map[string]any) {
 		}
 	}
 	keys := []string{"ranks", "batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
-		"peak_gflops", "peak_threads", "peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
+		"peak_gflops", "peak_threads", "peak_fraction", "peak_coopmat_gflops", "coopmat_peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
 		"read_bandwidth_gb_per_s", "weight_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "comm_wait_seconds_per_step", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
