@@ -4,7 +4,9 @@
 // a [Config] and the tokens, which nn/data cuts into training and validation batches. Each
 // [Trainer.TrainStep] runs the forward and backward over the step's micro-batches and an AdamW
 // update with a cosine schedule and gradient clipping (nn/optim); a step whose loss or gradient
-// is not finite is skipped or stops the run, as [Config] says.
+// is not finite is skipped or stops the run, as [Config] says. [Config.Precision] rounds the
+// matrix products' operands to bfloat16 or binary16; binary16 trains with dynamic loss scaling
+// ([LossScaler]).
 //
 // [Trainer.Run] drives the steps with periodic validation ([Trainer.Evaluate], [EvalLoss]) and
 // checkpoints ([Trainer.Save], [Trainer.Restore]) that a resume continues bit for bit on the

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -104,6 +105,34 @@ func TestPrecisionFloat32Unchanged(t *testing.T) {
 					t.Fatalf("%+v transA=%v transB=%v: c[%d] = %v, want %v", s, o.transA, o.transB, i, got[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkSgemmPrecision times the GPT-2 shapes that fit in a quick run on one thread in each
+// precision: the rounding of packed operands is the whole difference.
+func BenchmarkSgemmPrecision(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, s := range gpt2Shapes {
+		if s.m*s.n > 1<<22 {
+			continue
+		}
+		ar, ac := s.m, s.k
+		if s.transA {
+			ar, ac = s.k, s.m
+		}
+		br, bc := s.k, s.n
+		if s.transB {
+			br, bc = s.n, s.k
+		}
+		a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
+		for _, prec := range []tensor.Precision{tensor.FP32, tensor.BF16, tensor.FP16} {
+			b.Run(fmt.Sprintf("%s_%s", s.name, prec), func(b *testing.B) {
+				for b.Loop() {
+					SgemmPrecisionThreads(1, prec, s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
 		}
 	}
 }
