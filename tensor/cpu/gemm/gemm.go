@@ -652,16 +652,35 @@ func newWorkspace() *workspace {
 	}
 }
 
-// roundOperand rounds packed operand values in place to p's 16-bit format; FP32 leaves them.
+// roundOperand rounds packed operand values in place to p's 16-bit format, as
+// tensor.RoundBfloat16 and tensor.RoundFloat16 do; FP32 leaves them. Vector code takes whole
+// groups of 8 where there is some (roundVector). For the rest the common cases are written out
+// so they inline: finite values for bfloat16, and zeros and binary16's normal range for
+// binary16, whose other values (subnormal, overflowing, NaN) take the full function.
 func roundOperand(s []float32, p tensor.Precision) {
+	if p == tensor.FP32 {
+		return
+	}
+	s = s[roundVector(s, p):]
 	switch p {
 	case tensor.BF16:
 		for i, v := range s {
-			s[i] = tensor.RoundBfloat16(v)
+			b := math.Float32bits(v)
+			if b&0x7fffffff < 0x7f800000 {
+				s[i] = math.Float32frombits((b + 0x7fff + (b>>16)&1) &^ 0xffff)
+			} else {
+				s[i] = tensor.RoundBfloat16(v)
+			}
 		}
 	case tensor.FP16:
 		for i, v := range s {
-			s[i] = tensor.RoundFloat16(v)
+			b := math.Float32bits(v)
+			// Magnitudes in [2^-14, 65520): unsigned, those below 2^-14 wrap to large values.
+			if b&0x7fffffff-0x38800000 < 0x477ff000-0x38800000 {
+				s[i] = math.Float32frombits((b + 0xfff + (b>>13)&1) &^ 0x1fff)
+			} else if b&0x7fffffff != 0 {
+				s[i] = tensor.RoundFloat16(v)
+			}
 		}
 	}
 }

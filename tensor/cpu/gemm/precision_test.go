@@ -9,11 +9,45 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// roundedCopy is s with every value rounded to p's format.
+// roundedCopy is s with every value rounded to p's format by package tensor.
 func roundedCopy(s []float32, p tensor.Precision) []float32 {
-	out := append([]float32(nil), s...)
-	roundOperand(out, p)
+	round := map[tensor.Precision]func(float32) float32{tensor.BF16: tensor.RoundBfloat16, tensor.FP16: tensor.RoundFloat16}[p]
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = round(v)
+	}
 	return out
+}
+
+// TestRoundOperandMatchesTensor checks the packing's rounding (vector code and the scalar
+// tail) against package tensor's on values at every boundary: ties, the ends of binary16's
+// normal and subnormal ranges, overflow, infinities, NaN, float32 subnormals and zeros of
+// both signs, at every offset in a group of 8.
+func TestRoundOperandMatchesTensor(t *testing.T) {
+	bits := []uint32{0, 0x80000000, 1, 0x807fffff, 0x00800000, 0x33000000, 0x33000001, 0x337fffff, 0x33800000,
+		0x387fffff, 0x38800000, 0x38801000, 0x38803000, 0x3f800000, 0x3f808000, 0x3f818000, 0x3f801000, 0x3f803000,
+		0x477fefff, 0x477ff000, 0x477fffff, 0x47800000, 0x7f7fffff, 0x7f7f8000, 0x7f800000, 0xff800000, 0x7fc00000,
+		0x7f800001, 0xffffffff, 0x7fffffff, 0x40490fdb, 0xc2f6e979, 0x3a83126f, 0xb8d1b717}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		bits = append(bits, r.Uint32())
+	}
+	vals := make([]float32, len(bits))
+	for i, b := range bits {
+		vals[i] = math.Float32frombits(b)
+	}
+	for _, prec := range []tensor.Precision{tensor.BF16, tensor.FP16} {
+		for off := range 8 {
+			want := roundedCopy(vals[off:], prec)
+			got := append([]float32(nil), vals[off:]...)
+			roundOperand(got, prec)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v: %#08x rounds to %#08x, tensor says %#08x", prec, bits[off+i], math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
 }
 
 // TestPrecisionRoundsOperands checks that a product in bfloat16 or binary16 is, bit for bit,
