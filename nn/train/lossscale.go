@@ -64,12 +64,16 @@ func (s *LossScaler) Update(finite bool) {
 
 // applyLossScale gives the model the scale of the step about to run and returns it (1
 // without a scaler).
-func (t *Trainer) applyLossScale() float32 {
+func (t *Trainer) applyLossScale() (float32, error) {
 	if t.Scaler == nil {
-		return 1
+		return 1, nil
 	}
-	t.Model.(nn.LossScaler).SetLossScale(t.Scaler.Scale)
-	return t.Scaler.Scale
+	m, ok := t.Model.(nn.LossScaler)
+	if !ok {
+		return 0, fmt.Errorf("loss scaling: the model cannot scale its loss gradient")
+	}
+	m.SetLossScale(t.Scaler.Scale)
+	return t.Scaler.Scale, nil
 }
 
 // unscaledMean is the factor that turns the sum of K micro-batch gradients, each scaled by

@@ -72,7 +72,10 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	first, cnt := a.grads.Held()
 	clear(a.losses)
 	before := a.grads.Stats() // nothing is in flight between steps
-	scale := t.applyLossScale()
+	scale, err := t.applyLossScale()
+	if err != nil {
+		return StepStats{}, err
+	}
 	for k := range K {
 		// Every rank reads every micro-batch, so the data stream does not depend on the rank
 		// count; each keeps its own.

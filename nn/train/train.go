@@ -167,8 +167,8 @@ type Trainer struct {
 	Skipped     int
 	skipsInARow int
 
-	// Scaler scales the loss gradient (New makes one for fp16 products; nil: no scaling). Its
-	// scale must be a power of two.
+	// Scaler scales the loss gradient (New makes one for fp16 products; nil: no scaling) of a
+	// model that is an nn.LossScaler. Its scale must be a power of two.
 	Scaler *LossScaler
 }
 
@@ -257,7 +257,10 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	params, grads := m.Params(), m.Grads()
 	BT := t.Config.Batch * t.Config.Seq
 	x, y := t.Train.Next()
-	scale := t.applyLossScale()
+	scale, err := t.applyLossScale()
+	if err != nil {
+		return StepStats{}, err
+	}
 	if err := m.ForwardCrossEntropy(t.tape, x, y, t.Config.Batch, t.Config.Seq); err != nil {
 		t.tape.Reset()
 		return StepStats{}, err
