@@ -22,9 +22,9 @@ func setPrecision(be tensor.Backend, name string) (tensor.Precision, error) {
 	return p, nil
 }
 
-// setPrecision sets the device's products to --precision: sft, grpo and ppo have no loss
+// applyPrecision sets the device's products to --precision: sft, grpo and ppo have no loss
 // scaling, without which binary16 would flush their small gradients to zero.
-func (r *rlRun) setPrecision() error {
+func (r *rlRun) applyPrecision() error {
 	if r.precision == "fp16" {
 		return fmt.Errorf("--precision fp16: sft, grpo and ppo do not scale the loss, and small gradients would vanish in binary16; use --precision bf16 (vkgrad train has fp16 with loss scaling)")
 	}

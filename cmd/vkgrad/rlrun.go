@@ -159,7 +159,7 @@ func (r *rlRun) openInputs() error {
 	if r.be, err = r.common.backend(r.log); err != nil {
 		return err
 	}
-	if err := r.setPrecision(); err != nil {
+	if err := r.applyPrecision(); err != nil {
 		return err
 	}
 	hfDir, err := r.hfDir()
