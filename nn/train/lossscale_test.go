@@ -210,3 +210,32 @@ func TestReducedPrecisionTracksFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaLossScaleIsExact: a Llama-family model's loss head seeds the scaled gradient too; a
+// power-of-two scale changes no bit of the weights, with and without LoRA.
+func TestLlamaLossScaleIsExact(t *testing.T) {
+	for _, lora := range []bool{false, true} {
+		cfg := testConfig()
+		plain, scaled := newLlamaTrainer(t, cfg, lora), newLlamaTrainer(t, cfg, lora)
+		scaled.Scaler = &LossScaler{Scale: 1 << 12}
+		trainSteps(t, plain, 3)
+		trainSteps(t, scaled, 3)
+		if !sameBits(hostCopy(t, plain.Model.Params()), hostCopy(t, scaled.Model.Params())) {
+			t.Fatalf("lora %v: weights trained at loss scale 4096 differ from unscaled training", lora)
+		}
+		// Unscaled, the same scale would be visible: the seed really is multiplied.
+		scaled.Scaler = nil
+		scaled.Model.(nn.LossScaler).SetLossScale(1 << 12)
+		s, err := scaled.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := plain.TrainStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ratio := s.GradNorm / ref.GradNorm; ratio < 4000 || ratio > 4200 {
+			t.Fatalf("lora %v: gradient norm %v with the seed scaled by 4096 and not unscaled, %v without: ratio %v", lora, s.GradNorm, ref.GradNorm, ratio)
+		}
+	}
+}
