@@ -92,6 +92,9 @@ func (l *LlamaLM) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32
 func (l *LlamaLM) Losses() *tensor.Tensor           { return l.Model.Losses() }
 func (l *LlamaLM) Backward(tp *autograd.Tape) error { return l.Model.Backward(tp) }
 
+// SetLossScale implements LossScaler.
+func (l *LlamaLM) SetLossScale(s float32) { l.Model.LossScale = s }
+
 // OnGradsFinal reports nothing: every range is final after Backward.
 func (l *LlamaLM) OnGradsFinal(func(ranges [][2]int)) {}
 

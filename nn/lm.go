@@ -79,6 +79,13 @@ type LM interface {
 	Matches(st *checkpoint.State) error
 }
 
+// LossScaler is a model whose Backward can propagate a multiple of the loss gradient (loss
+// scaling, for products with binary16 operands): GPT2 and Llama are.
+type LossScaler interface {
+	// SetLossScale multiplies the gradient the next Backward seeds by s (1: none).
+	SetLossScale(s float32)
+}
+
 // TensorSpec names one tensor of a flat parameter buffer; Vector marks a bias or a norm's
 // weight (in llm.c's stacked layout a matrix of one vector a layer), which a decay limited to
 // matrices leaves alone.

@@ -76,3 +76,19 @@ func RoundFloat16(v float32) float32 {
 	b += 0xfff + (b>>13)&1 // 13 of float32's 23 fraction bits go
 	return math.Float32frombits(b &^ 0x1fff)
 }
+
+// SetProductPrecision makes b's matrix products compute in p: through ProductRounder, or for
+// FP32 on a backend that only has float32 products, nothing. The error names the backend.
+func SetProductPrecision(b Backend, p Precision) error {
+	r, ok := b.(ProductRounder)
+	if !ok {
+		if p == FP32 {
+			return nil
+		}
+		return fmt.Errorf("%s computes its matrix products in fp32 only, not %v", b.Name(), p)
+	}
+	if err := r.SetProductPrecision(p); err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return nil
+}

@@ -49,6 +49,7 @@ type benchFlags struct {
 	profileKernel bool
 	cpuProfile    string
 	loraRank      int
+	precision     string
 	rl            rlBenchFlags
 }
 
@@ -60,6 +61,7 @@ func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.T, "seq", 64, "bench train: tokens per sequence")
 	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, batches of products lasting 2 ms or more, or generations); each matmul shape also runs for at least 0.5 s")
 	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
+	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp+"; bench train of a GPT-2 includes the loss scaling")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
 	fs.IntVar(&f.newTokens, "tokens", 32, "bench sample: tokens generated per row")
@@ -85,6 +87,9 @@ func (f *benchFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if _, err := setPrecision(be, f.precision); err != nil {
+		return err
+	}
 	shape, err := f.shape()
 	if err != nil {
 		return err
@@ -106,7 +111,7 @@ func (f *benchFlags) run(args []string) error {
 	if f.profileKernel {
 		report["profile"] = kernelProfile(be)
 	}
-	report["preset"], report["device"] = f.preset, be.Name()
+	report["preset"], report["device"], report["precision"] = f.preset, be.Name(), f.precision
 	if !cl.main() {
 		return nil
 	}
@@ -177,7 +182,7 @@ func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s be
 	case kind == "matmul" && s.isLlama:
 		return nil, fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
 	case kind == "train":
-		return benchTrain(be, cl, s.gpt2, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+		return benchTrain(be, cl, s.gpt2, f.precision, f.B, f.T, f.steps, f.warmup, f.profileKernel)
 	case kind == "matmul":
 		return benchMatmul(be, s.gpt2, f.B*f.T, f.steps, f.warmup)
 	case kind == "sample":
@@ -314,7 +319,7 @@ func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
 	return cl, nil
 }
 
-func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, warmup int, profile bool) (map[string]any, error) {
+func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, precision string, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
@@ -332,7 +337,7 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, B, T, steps, wa
 		ranks = cl.comm.Size()
 	}
 	tc := train.DefaultConfig()
-	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches = B, T, 1<<30, 0, 0, ranks
+	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches, tc.Precision = B, T, 1<<30, 0, 0, ranks, precision
 	tr, err := train.New(nn.GPT2(m), tc, tokens, "random tokens")
 	if err != nil {
 		return nil, err
@@ -707,7 +712,11 @@ func readable(v any) string {
 }
 
 func printBench(r map[string]any) {
-	fmt.Fprintf(stdout, "%s on %s, preset %s\n", r["bench"], r["device"], r["preset"])
+	fmt.Fprintf(stdout, "%s on %s, preset %s", r["bench"], r["device"], r["preset"])
+	if p, ok := r["precision"].(string); ok && p != "fp32" {
+		fmt.Fprintf(stdout, ", %s products", p)
+	}
+	fmt.Fprintln(stdout)
 	if rows, ok := r["rows"].([]map[string]any); ok {
 		for _, row := range rows {
 			raw, _ := json.Marshal(row)

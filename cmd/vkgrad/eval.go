@@ -34,11 +34,12 @@ func evalCommand() command {
 
 // evalFlags are the flags of `vkgrad eval`.
 type evalFlags struct {
-	common   *commonFlags
-	model    string
-	df       dataFlags
-	B, T, nb int
-	cacheDir string
+	common    *commonFlags
+	model     string
+	df        dataFlags
+	B, T, nb  int
+	cacheDir  string
+	precision string
 }
 
 // addFlags registers the flags.
@@ -51,6 +52,7 @@ func (f *evalFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.T, "seq", 0, "tokens per sequence (default: the run's, else 64)")
 	fs.IntVar(&f.nb, "batches", 0, "evaluate at most this many batches (0: all)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
+	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp)
 }
 
 // evalData is the text eval measures and how it is split and batched.
@@ -68,6 +70,9 @@ func (f *evalFlags) run(args []string) error {
 	log := f.common.logger()
 	be, err := f.common.backend(log)
 	if err != nil {
+		return err
+	}
+	if _, err := setPrecision(be, f.precision); err != nil {
 		return err
 	}
 	m, err := openEvalModel(f.model, be)

@@ -43,8 +43,10 @@ type evalCacheKey struct {
 	Model   string    `json:"model"`  // SHA-256 of the initial model's files
 	LoRA    loraFlags `json:"lora"`
 	Device  string    `json:"device"`
-	EOS     int       `json:"eos"`
-	Vocab   int       `json:"tokenizer_vocab"`
+	// Precision is the products' (--precision); absent for fp32, so fp32 keys are unchanged.
+	Precision string `json:"precision,omitempty"`
+	EOS       int    `json:"eos"`
+	Vocab     int    `json:"tokenizer_vocab"`
 	// Tasks holds the reward's specification (task options, dataset reward, verifiers) and
 	// the evaluation's settings (size, seed, answer length, samples, width).
 	Tasks       taskFlags   `json:"tasks"`
@@ -143,6 +145,9 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 	}
 	k := evalCacheKey{Format: evalCacheFormat, Version: Version, Binary: bin, Model: model, LoRA: r.lora, Device: r.be.Name(),
 		EOS: r.family.eos, Vocab: r.family.tok.VocabSize(), Tasks: r.tasks, Temperature: r.evalTemp}
+	if r.precision != "fp32" {
+		k.Precision = r.precision
+	}
 	k.Tasks.DataSeed, k.Tasks.Shuffle = 0, false // the training stream's, not the held-out set's
 	for _, p := range r.setup.heldOut {
 		k.HeldOut = append(k.HeldOut, heldOutID{Text: p.Text, Tokens: r.family.tok.Encode(p.Text), Answer: p.Answer, Meta: p.Meta})

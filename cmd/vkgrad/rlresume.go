@@ -84,7 +84,10 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	if err != nil {
 		return nil, err
 	}
-	r.tasks, r.init, r.lora = meta.Tasks, meta.Init, meta.LoRA
+	r.tasks, r.init, r.lora, r.precision = meta.Tasks, meta.Init, meta.LoRA, meta.Precision
+	if r.precision == "" {
+		r.precision = "fp32" // runs saved before products had a precision
+	}
 	r.env = defaultEnvFlags()
 	if meta.Env != nil {
 		r.env = *meta.Env
@@ -165,6 +168,7 @@ func (r *rlRun) checkGiven(given map[string]string, spec resumeSpec, dir string)
 	saved := pflag.NewFlagSet("saved", pflag.ContinueOnError)
 	saved.SetOutput(io.Discard)
 	saved.StringVar(&r.init, "init", r.init, "")
+	saved.StringVar(&r.precision, "precision", r.precision, "")
 	addTaskFlags(saved, &r.tasks)
 	addLoRAFlags(saved, &r.lora)
 	if spec.episodes {

@@ -32,9 +32,11 @@ type rlRunMeta struct {
 	Init  string    `json:"init,omitempty"`
 	Tasks taskFlags `json:"tasks"`
 	// Env is the environment of a multi-turn run (grpo, ppo --env); nil for single-turn runs.
-	Env    *envFlags       `json:"env,omitempty"`
-	Config json.RawMessage `json:"config"`
-	Run    *runOptions     `json:"run,omitempty"`
+	Env *envFlags `json:"env,omitempty"`
+	// Precision is the format of the matrix products' operands (--precision); "" is fp32.
+	Precision string          `json:"precision,omitempty"`
+	Config    json.RawMessage `json:"config"`
+	Run       *runOptions     `json:"run,omitempty"`
 }
 
 // rlRun is the shared skeleton of the sft, grpo and ppo commands.
@@ -73,6 +75,8 @@ type rlRun struct {
 	cluster *cluster
 	// dryRun prints the footprint of the configuration and stops before training (grpo, ppo).
 	dryRun bool
+	// precision is --precision: fp32 or bf16 (fp16 needs loss scaling, which only train has).
+	precision string
 }
 
 // runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
@@ -105,6 +109,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 	addLoRAFlags(fs, &r.lora)
 	fs.IntVar(&r.opts.LogCompletions, "log-completions", 0, "grpo, ppo: write this many sampled completions a step, with their rewards, to completions.jsonl in the run directory")
+	fs.StringVar(&r.precision, "precision", "fp32", "operands of the matrix products: fp32 or bf16 (rounded to bfloat16, summed in float32); fp16 needs loss scaling, which only vkgrad train has")
 }
 
 // start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
@@ -152,6 +157,9 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 func (r *rlRun) openInputs() error {
 	var err error
 	if r.be, err = r.common.backend(r.log); err != nil {
+		return err
+	}
+	if err := r.applyPrecision(); err != nil {
 		return err
 	}
 	hfDir, err := r.hfDir()
@@ -391,7 +399,7 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 	if !r.cluster.main() {
 		return nil
 	}
-	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora}
+	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
 	if r.env.active() {
 		meta.Env = &r.env
 	}

@@ -32,6 +32,7 @@ type sampleFlags struct {
 	n, count      int
 	seed          uint64
 	opt           sample.Options
+	precision     string
 }
 
 // addFlags registers the flags with f's values as defaults.
@@ -47,6 +48,7 @@ func (f *sampleFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.opt.TopK, "top-k", f.opt.TopK, "keep only the k most likely tokens (0: all)")
 	fs.Float64Var(&f.opt.TopP, "top-p", f.opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
+	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp)
 }
 
 // check refuses arguments and out-of-range flags.
@@ -74,6 +76,9 @@ func (f *sampleFlags) run(args []string) error {
 	log := f.common.logger()
 	be, err := f.common.backend(log)
 	if err != nil {
+		return err
+	}
+	if _, err := setPrecision(be, f.precision); err != nil {
 		return err
 	}
 	t, err := hfModelType(f.model)

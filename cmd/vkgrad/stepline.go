@@ -14,5 +14,8 @@ func stepLine(ev *zerolog.Event, st train.StepStats, ranks bool) *zerolog.Event 
 	if ranks {
 		ev = ev.Int64("comm_bytes", st.CommBytes).Float64("comm_seconds", st.CommSeconds)
 	}
+	if st.LossScale > 0 {
+		ev = ev.Float32("loss_scale", st.LossScale)
+	}
 	return ev
 }

@@ -76,7 +76,7 @@ type trainRun struct {
 
 func newTrainFlags(fs *pflag.FlagSet) *trainFlags {
 	cfg := train.DefaultConfig()
-	cfg.MicroBatches, cfg.OnNonFinite, cfg.MaxSkips = 1, "skip", train.DefaultMaxSkips
+	cfg.MicroBatches, cfg.OnNonFinite, cfg.MaxSkips, cfg.Precision = 1, "skip", train.DefaultMaxSkips, "fp32"
 	return &trainFlags{common: addCommonFlags(fs), cfg: cfg, fs: fs, preset: "gpt2-mini",
 		loopOpts: trainRun{ValEvery: 100, SaveEvery: 100, SampleTokens: 96}}
 }
@@ -107,6 +107,7 @@ func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.loopOpts.SamplePrompt, "sample-prompt", f.loopOpts.SamplePrompt, "prompt for the final sample (default: the start of a new document)")
 	fs.StringVar(&f.cfg.OnNonFinite, "on-nonfinite", f.cfg.OnNonFinite, "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
 	fs.IntVar(&f.cfg.MaxSkips, "max-skips", f.cfg.MaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
+	fs.StringVar(&f.cfg.Precision, "precision", f.cfg.Precision, precisionHelp)
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
 	fs.StringSliceVar(&f.reportTo, "report-to", []string{"jsonl", "tensorboard"}, "records to keep beside metrics.jsonl (always written): tensorboard (event files for TensorBoard), or none")
@@ -152,6 +153,9 @@ func (f *trainFlags) run(args []string) (err error) {
 		if resumed, err = f.loadResume(); err != nil {
 			return err
 		}
+	}
+	if _, err := setPrecision(be, f.cfg.Precision); err != nil {
+		return err
 	}
 	m, err := f.model(be, resumed, log)
 	if errors.Is(err, errDryRun) {
@@ -291,7 +295,7 @@ func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, res
 // resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
 // different value given again is refused, naming the saved one.
 var resumeFixed = []string{"data", "ext", "max-bytes", "preset", "init", "batch", "micro-batches", "seq", "lr", "min-lr", "warmup",
-	"weight-decay", "decay-matrices-only", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips"}
+	"weight-decay", "decay-matrices-only", "clip", "seed", "no-shuffle", "val-fraction", "val-batches", "on-nonfinite", "max-skips", "precision"}
 
 func (f *trainFlags) loadResume() (*load.Loaded, error) {
 	rundir.RestoreReplacedAt(f.resume)
@@ -332,6 +336,9 @@ func (f *trainFlags) loadResume() (*load.Loaded, error) {
 // if given again; --steps may grow; the run-loop ones (--val-every, --save-every, ...) are
 // carried over unless given.
 func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) error {
+	if saved.Precision == "" {
+		saved.Precision = "fp32" // runs saved before products had a precision
+	}
 	was := newTrainFlags(pflag.NewFlagSet("", pflag.ContinueOnError))
 	was.cfg, was.data, was.init = saved, meta.Data, meta.Init
 	if meta.Run != nil {

@@ -88,7 +88,11 @@ func (s *trainSteps) Step() (int, map[string]float64, bool, error) {
 	if st.Skipped {
 		s.bar.Clear()
 		s.log.Warn().Int("step", st.Step).Str("why", st.Reason).Int("skipped_so_far", s.tr.Skipped).Msg("skipped a non-finite step; the weights were not updated")
-		s.metrics.Log().Str("kind", "train").Int("step", st.Step).Bool("skipped", true).Str("reason", st.Reason).Msg("")
+		ev := s.metrics.Log().Str("kind", "train").Int("step", st.Step).Bool("skipped", true).Str("reason", st.Reason)
+		if st.LossScale > 0 {
+			ev = ev.Float32("loss_scale", st.LossScale)
+		}
+		ev.Msg("")
 		return st.Step, skippedStep, false, nil
 	}
 	s.tokens += st.Tokens

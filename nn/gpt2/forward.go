@@ -257,7 +257,7 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 	if a.withGrad {
 		// The gradient of the mean loss, which Backward propagates, is 1/(B·T) on every row:
 		// known now, so the loss and its gradient take one pass and no probabilities.
-		autograd.CrossEntropyFused(a.losses, a.logits, a.targets, B*T, V, Vp, meanGrad(B, T))
+		autograd.CrossEntropyFused(a.losses, a.logits, a.targets, B*T, V, Vp, m.lossGrad(B, T))
 	} else {
 		autograd.CrossEntropy(tp, a.losses, a.probs, a.logits, a.targets, B*T, V, Vp)
 	}
@@ -267,6 +267,14 @@ func (m *Model) ForwardCrossEntropy(tp *autograd.Tape, inputs, targets []int32, 
 
 // meanGrad is the gradient of the mean of B·T per-token losses with respect to each.
 func meanGrad(B, T int) float32 { return 1 / float32(B*T) }
+
+// lossGrad is the gradient Backward seeds on each per-token loss: meanGrad times LossScale.
+func (m *Model) lossGrad(B, T int) float32 {
+	if m.LossScale == 0 {
+		return meanGrad(B, T)
+	}
+	return meanGrad(B, T) * m.LossScale
+}
 
 // Losses returns the per-token losses (B*T) of the last ForwardCrossEntropy, on the device.
 func (m *Model) Losses() *tensor.Tensor { return m.acts.lastLosses }
@@ -317,7 +325,7 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 	m.ZeroActGrads()
 	a := m.acts
 	if a.headBound() { // the chunked loss's gradient is the mean's already
-		m.Backend.Fill(a.losses.Grad, meanGrad(a.B, a.T))
+		m.Backend.Fill(a.losses.Grad, m.lossGrad(a.B, a.T))
 	}
 	tp.Backward()
 	return nil

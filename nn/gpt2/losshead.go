@@ -134,7 +134,7 @@ func (m *Model) forwardChunkedLoss(tp *autograd.Tape) error {
 			be.CrossEntropyForward(losses.View(r0, R), scratch, logits, a.targets.View(r0, R), R, V, Vp)
 			continue
 		}
-		be.CrossEntropyFused(losses.View(r0, R), scratch, logits, a.targets.View(r0, R), R, V, Vp, meanGrad(a.B, a.T))
+		be.CrossEntropyFused(losses.View(r0, R), scratch, logits, a.targets.View(r0, R), R, V, Vp, m.lossGrad(a.B, a.T))
 		be.MatMul(h.dhidden.View(r0*C, R, C), scratch, m.wte.Value, nil, tensor.MatMulParams{M: R, N: C, K: Vp})
 		be.MatMul(h.dwte, scratch, hid, nil, tensor.MatMulParams{M: Vp, N: C, K: R, TransA: true, Accumulate: r0 > 0})
 	}

@@ -33,6 +33,11 @@ type Model struct {
 	// shape (an RL policy) allocates them once instead of twice.
 	ActsWithGrads bool
 
+	// LossScale multiplies the loss gradient Backward propagates, so that small gradients
+	// survive products with 16-bit operands (loss scaling); 0 or 1: none. The caller divides
+	// the parameter gradients by it again.
+	LossScale float32
+
 	acts *activations // sized for the last (B, T); reallocated when they grow
 	peer *Model       // shares acts (ShareActivations)
 	loss *lossHead    // ForwardCrossEntropy's chunks when the whole head is larger (chunkedLoss)

@@ -178,7 +178,7 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 		return fmt.Errorf("llama: Backward needs a ForwardLoss recorded on the tape")
 	}
 	a.zeroGrads(m.Backend)
-	m.Backend.Fill(a.losses.Grad, meanGrad(a.B, a.T))
+	m.Backend.Fill(a.losses.Grad, m.lossGrad(a.B, a.T))
 	tp.Backward()
 	return nil
 }
@@ -186,6 +186,14 @@ func (m *Model) Backward(tp *autograd.Tape) error {
 // meanGrad is the gradient of the mean of B·T per-token losses with respect to each: what
 // Backward seeds, and what the lm head's fused backward assumes.
 func meanGrad(B, T int) float32 { return 1 / float32(B*T) }
+
+// lossGrad is the gradient Backward seeds on each per-token loss: meanGrad times LossScale.
+func (m *Model) lossGrad(B, T int) float32 {
+	if m.LossScale == 0 {
+		return meanGrad(B, T)
+	}
+	return meanGrad(B, T) * m.LossScale
+}
 
 // Logits returns the logits (B*T, V) of the last Forward.
 func (m *Model) Logits() *autograd.Var { return m.acts.logits }

@@ -92,7 +92,7 @@ func (h *headChunks) backward() {
 		R := min(h.rows, h.N-r0)
 		logits, dlogits := h.logits.View(0, R, V), h.probs.View(0, R, V)
 		be.MatMul(logits, a.final.Value.View(r0*C, R, C), m.head.Value, nil, tensor.MatMulParams{M: R, N: V, K: C, TransB: true})
-		be.CrossEntropyFused(a.losses.Value.View(r0, R), dlogits, logits, a.targets.View(r0, R), R, m.TokenVocab(), V, meanGrad(a.B, a.T))
+		be.CrossEntropyFused(a.losses.Value.View(r0, R), dlogits, logits, a.targets.View(r0, R), R, m.TokenVocab(), V, m.lossGrad(a.B, a.T))
 		be.MatMul(a.final.Grad.View(r0*C, R, C), dlogits, m.head.Value, nil, tensor.MatMulParams{M: R, N: C, K: V, Accumulate: true})
 		if m.head.Grad != nil { // nil when only adapters train
 			be.MatMul(m.head.Grad, dlogits, a.final.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: V, N: C, K: R, TransA: true, Accumulate: true})

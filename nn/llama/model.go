@@ -27,6 +27,11 @@ type Model struct {
 	// ForwardLoss (default: as many as fit 64 MiB of logits).
 	HeadChunkRows int
 
+	// LossScale multiplies the loss gradient Backward propagates, so that small gradients
+	// survive products with 16-bit operands (loss scaling); 0 or 1: none. The caller divides
+	// the parameter gradients by it again.
+	LossScale float32
+
 	tokenVocab tokenids.Limit // ids the distribution covers (LimitVocab)
 
 	lora    *lora          // adapters, when EnableLoRA was called

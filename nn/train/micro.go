@@ -72,6 +72,10 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	first, cnt := a.grads.Held()
 	clear(a.losses)
 	before := a.grads.Stats() // nothing is in flight between steps
+	scale, err := t.applyLossScale()
+	if err != nil {
+		return StepStats{}, err
+	}
 	for k := range K {
 		// Every rank reads every micro-batch, so the data stream does not depend on the rank
 		// count; each keeps its own.
@@ -81,7 +85,7 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 		}
 		var reduce *overlap // the rank's last micro-batch starts the sum as its backward goes
 		if k == first+cnt-1 {
-			reduce = t.newOverlap(a.grads.Slot(k-first), 1/float32(K))
+			reduce = t.newOverlap(a.grads.Slot(k-first), unscaledMean(K, scale))
 		}
 		loss, err := t.microBatchGradient(x, y, B, T, a.grads.Slot(k-first), reduce)
 		if err != nil {
@@ -109,8 +113,17 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	}
 	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T,
 		CommBytes: after.BytesSent - before.BytesSent, CommSeconds: after.Seconds - before.Seconds}
+	if t.Scaler != nil {
+		stats.LossScale = scale
+	}
 	if !finite(loss) || !finite(norm) { // every rank sees the same values and decides alike
+		if t.lossScaleOverflow(&stats, start) {
+			return stats, nil
+		}
 		return t.nonFinite(stats, start)
+	}
+	if t.Scaler != nil {
+		t.Scaler.Update(true)
 	}
 	t.Opt.UpdateMeasured(params, grads, lr)
 	t.Step++

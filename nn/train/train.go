@@ -4,7 +4,9 @@
 // a [Config] and the tokens, which nn/data cuts into training and validation batches. Each
 // [Trainer.TrainStep] runs the forward and backward over the step's micro-batches and an AdamW
 // update with a cosine schedule and gradient clipping (nn/optim); a step whose loss or gradient
-// is not finite is skipped or stops the run, as [Config] says.
+// is not finite is skipped or stops the run, as [Config] says. [Config.Precision] rounds the
+// matrix products' operands to bfloat16 or binary16; binary16 trains with dynamic loss scaling
+// ([LossScaler]).
 //
 // [Trainer.Run] drives the steps with periodic validation ([Trainer.Evaluate], [EvalLoss]) and
 // checkpoints ([Trainer.Save], [Trainer.Restore]) that a resume continues bit for bit on the
@@ -52,6 +54,9 @@ type Config struct {
 	// DecayMatricesOnly exempts biases and norm weights from weight decay, as nanoGPT does
 	// (llm.c, and the default, decay every parameter).
 	DecayMatricesOnly bool `json:"decay_matrices_only,omitempty"`
+	// Precision is the format of the matrix products' operands (tensor.ParsePrecision): fp32
+	// ("" too), bf16 or fp16; fp16 trains with dynamic loss scaling (LossScaler).
+	Precision string `json:"precision,omitempty"`
 }
 
 // DefaultConfig is a setting that trains a small model well on a few million tokens.
@@ -80,7 +85,22 @@ func (c Config) Validate() error {
 	case c.MaxSkips < 0:
 		return fmt.Errorf("max-skips %d must be non-negative", c.MaxSkips)
 	}
+	if _, err := c.ProductPrecision(); err != nil {
+		return err
+	}
 	return c.Settings.Validate(c.Steps)
+}
+
+// ProductPrecision is Precision parsed; "" is FP32.
+func (c Config) ProductPrecision() (tensor.Precision, error) {
+	if c.Precision == "" {
+		return tensor.FP32, nil
+	}
+	p, err := tensor.ParsePrecision(c.Precision)
+	if err != nil {
+		return p, fmt.Errorf("precision: %w", err)
+	}
+	return p, nil
 }
 
 // StepStats describe one optimizer step: of language-model training here, and of supervised
@@ -104,6 +124,8 @@ type StepStats struct {
 	// the time it spent in MPI (0 in one process).
 	CommBytes   int64   `json:"comm_bytes,omitempty"`
 	CommSeconds float64 `json:"comm_seconds,omitempty"`
+	// LossScale is the loss scale the step ran with (0 without loss scaling).
+	LossScale float32 `json:"loss_scale,omitempty"`
 }
 
 // Metrics are the step's numbers under the names of a metrics.jsonl step line; the traffic's
@@ -113,6 +135,9 @@ func (s StepStats) Metrics() map[string]float64 {
 		"tokens": float64(s.Tokens), "step_seconds": s.Seconds}
 	if s.CommBytes > 0 {
 		m["comm_bytes"], m["comm_seconds"] = float64(s.CommBytes), s.CommSeconds
+	}
+	if s.LossScale > 0 {
+		m["loss_scale"] = float64(s.LossScale)
 	}
 	return m
 }
@@ -141,6 +166,10 @@ type Trainer struct {
 	// Skipped counts the steps whose loss or gradient was not finite and were not applied.
 	Skipped     int
 	skipsInARow int
+
+	// Scaler scales the loss gradient (New makes one for fp16 products; nil: no scaling) of a
+	// model that is an nn.LossScaler. Its scale must be a power of two.
+	Scaler *LossScaler
 }
 
 // New builds a trainer for model m (nn.GPT2(gpt), nn.Llama(llama): every weight trains, or only
@@ -171,14 +200,37 @@ func New(m nn.LM, cfg Config, tokens []int32, source string) (*Trainer, error) {
 			return nil, err
 		}
 	}
+	scaler, err := setPrecision(m, cfg)
+	if err != nil {
+		return nil, err
+	}
 	BT := cfg.Batch * cfg.Seq
 	stats, err := tensor.New(m.Backend(), tensor.Float32, BT+1)
 	if err != nil {
 		return nil, err
 	}
 	return &Trainer{Config: cfg, Model: m, Opt: opt, Train: train, Val: val, RNG: rng.New(cfg.Seed),
-		tape: autograd.NewTape(), schedule: cfg.Schedule(cfg.Steps),
+		tape: autograd.NewTape(), schedule: cfg.Schedule(cfg.Steps), Scaler: scaler,
 		stats: stats, statLosses: stats.View(0, BT), statNorm: stats.View(BT, 1), hostStats: make([]float32, BT+1)}, nil
+}
+
+// setPrecision sets the model's backend to compute its products in cfg's precision and
+// returns the loss scaler fp16 needs (nil for the others).
+func setPrecision(m nn.LM, cfg Config) (*LossScaler, error) {
+	p, err := cfg.ProductPrecision()
+	if err != nil {
+		return nil, err
+	}
+	if err := tensor.SetProductPrecision(m.Backend(), p); err != nil {
+		return nil, fmt.Errorf("precision %v: %w", p, err)
+	}
+	if p != tensor.FP16 {
+		return nil, nil
+	}
+	if _, ok := m.(nn.LossScaler); !ok {
+		return nil, fmt.Errorf("precision fp16: the model cannot scale its loss gradient")
+	}
+	return NewLossScaler(), nil
 }
 
 // vectorSpans are the runs of the flat buffer that hold biases and norm weights.
@@ -205,6 +257,10 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	params, grads := m.Params(), m.Grads()
 	BT := t.Config.Batch * t.Config.Seq
 	x, y := t.Train.Next()
+	scale, err := t.applyLossScale()
+	if err != nil {
+		return StepStats{}, err
+	}
 	if err := m.ForwardCrossEntropy(t.tape, x, y, t.Config.Batch, t.Config.Seq); err != nil {
 		t.tape.Reset()
 		return StepStats{}, err
@@ -212,6 +268,11 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	m.ZeroGrad()
 	if err := m.Backward(t.tape); err != nil {
 		return StepStats{}, err
+	}
+	if scale != 1 {
+		for _, part := range grads.Parts() {
+			m.Backend().Scale(part, 1/scale) // exact: the scale is a power of two
+		}
 	}
 	lr := t.schedule.At(t.Step)
 	be := m.Backend()
@@ -226,8 +287,17 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	loss := tokenloss.Mean(t.hostStats[:BT])
 	norm := float32(math.Sqrt(float64(t.hostStats[BT])))
 	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: BT}
+	if t.Scaler != nil {
+		stats.LossScale = scale
+	}
 	if !finite(loss) || !finite(norm) {
+		if t.lossScaleOverflow(&stats, start) {
+			return stats, nil
+		}
 		return t.nonFinite(stats, start)
+	}
+	if t.Scaler != nil {
+		t.Scaler.Update(true)
 	}
 	t.Opt.UpdateMeasured(params, grads, lr)
 	t.Step++
@@ -319,7 +389,7 @@ func (t *Trainer) Save(path string) error {
 	st := &checkpoint.State{Step: t.Step, Params: params, AdamM: am, AdamV: av,
 		Optimizer: checkpoint.Optimizer{Name: "adamw", LR: t.Config.LR, Beta1: float64(t.Opt.Config.Beta1),
 			Beta2: float64(t.Opt.Config.Beta2), Eps: float64(t.Opt.Config.Eps), WeightDecay: float64(t.Opt.Config.WeightDecay),
-			Extra: map[string]float64{"adam_step": float64(t.Opt.Step)}},
+			Extra: t.optimizerExtra()},
 		RNG:  t.RNG.State(),
 		Meta: map[string]string{metaTrainConfig: string(cfgJSON), metaLoader: string(loaderJSON)}}
 	m.DescribeIn(st)
@@ -348,6 +418,9 @@ func (t *Trainer) Restore(st *checkpoint.State, path string) error {
 	t.Opt.Step = st.Step
 	if s, ok := st.Optimizer.Extra["adam_step"]; ok {
 		t.Opt.Step = int(s)
+	}
+	if err := t.restoreLossScale(st.Optimizer.Extra); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if len(st.RNG) > 0 {
 		if err := t.RNG.SetState(st.RNG); err != nil {

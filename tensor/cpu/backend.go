@@ -33,6 +33,8 @@ type Backend struct {
 	mu      sync.Mutex
 	threads int
 	pool    *pool
+	// precision is MatMul's operand format (SetProductPrecision); FP32 by default.
+	precision tensor.Precision
 
 	// Per-op argument blocks, reused so that dispatching an op allocates nothing.
 	ew        ewJob

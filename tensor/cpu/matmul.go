@@ -8,10 +8,12 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 )
 
-// MatMul implements tensor.Backend through gemm.SgemmThreads on the backend's threads, or
-// GOMAXPROCS where that is fewer: more goroutines than that could not run at once. Without
-// Accumulate, a bias is written into each tile of out before the product is added to it, as
-// llm.c starts each sum at the bias. GeluOut is GeluForward's kernel run over out afterwards.
+// MatMul implements tensor.Backend through gemm.SgemmPrecisionThreads on the backend's
+// threads, or GOMAXPROCS where that is fewer: more goroutines than that could not run at once.
+// Without Accumulate, a bias is written into each tile of out before the product is added to
+// it, as llm.c starts each sum at the bias. GeluOut is GeluForward's kernel run over out
+// afterwards. The operands are rounded to the product precision (SetProductPrecision); the
+// bias, the accumulated out and GeluOut stay float32.
 func (b *Backend) MatMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams) {
 	defer b.unlock(b.lockMatMul(p))
 	b.matMul(out, a, bm, bias, p)
@@ -56,11 +58,11 @@ func (b *Backend) matMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 				clear(c)
 			}
 		case p.Accumulate:
-			gemm.SgemmThreads(threads, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 1, c, N)
+			gemm.SgemmPrecisionThreads(threads, b.precision, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 1, c, N)
 		case bs != nil:
-			gemm.SgemmBiasThreads(threads, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, bs, c, N)
+			gemm.SgemmBiasPrecisionThreads(threads, b.precision, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, bs, c, N)
 		default:
-			gemm.SgemmThreads(threads, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 0, c, N)
+			gemm.SgemmPrecisionThreads(threads, b.precision, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 0, c, N)
 		}
 		if p.Accumulate && bs != nil {
 			for i := 0; i < M; i++ {
@@ -134,4 +136,27 @@ func checkTokens(op string, tok []int32, V int) {
 			panic(fmt.Sprintf("cpu: %s: token %d at position %d outside [0,%d)", op, t, i, V))
 		}
 	}
+}
+
+var _ tensor.ProductRounder = (*Backend)(nil)
+
+// SetProductPrecision implements tensor.ProductRounder: MatMul's operands are rounded to p's
+// format from the next product on. Only MatMul rounds; attention's scores and weighted sums
+// are llm.c's float32 loops, not products of package gemm, and stay float32 as the softmax
+// between them does.
+func (b *Backend) SetProductPrecision(p tensor.Precision) error {
+	if p < tensor.FP32 || p > tensor.FP16 {
+		return fmt.Errorf("cpu: unknown product precision %v", p)
+	}
+	b.mu.Lock()
+	b.precision = p
+	b.mu.Unlock()
+	return nil
+}
+
+// ProductPrecision is the precision MatMul's operands are rounded to.
+func (b *Backend) ProductPrecision() tensor.Precision {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.precision
 }

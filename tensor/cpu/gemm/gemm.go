@@ -14,6 +14,12 @@
 //
 // Work is split over C only: each element is summed by one goroutine in a fixed order over
 // K, so the result is the same bits for any number of threads and any schedule.
+//
+// [SgemmPrecisionThreads] and [SgemmBiasPrecisionThreads] round both operands to bfloat16 or
+// binary16 (tensor.RoundBfloat16, tensor.RoundFloat16) and multiply and sum in float32: the
+// packed copies are rounded in place while they are in cache, and the dot-product path rounds
+// its gathered rows, so each sum adds the same terms in the same order as the float32 product
+// of pre-rounded operands.
 package gemm
 
 import (
@@ -23,6 +29,7 @@ import (
 	"sync/atomic"
 
 	"github.com/vkgrad/vkgrad/internal/workpool"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // Block sizes. kcBlock bounds a packed B panel (kcBlock*nr floats, 30 KiB at nr=48) so it
@@ -111,7 +118,14 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // callers that own a thread budget, such as a CPU backend built for n threads. The result
 // is the same bits for any thread count.
 func SgemmThreads(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+	sgemm(threads, tensor.FP32, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+}
+
+// SgemmPrecisionThreads is SgemmThreads with both operands rounded to prec's format (FP32:
+// as they are) before they are multiplied; products and sums stay float32. The result is the
+// bits SgemmThreads gives for operands rounded beforehand.
+func SgemmPrecisionThreads(threads int, prec tensor.Precision, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemm(threads, prec, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
 }
 
 // SgemmBiasThreads computes C = alpha * op(A) @ op(B) + bias, the bias (n values) added to
@@ -123,17 +137,29 @@ func SgemmBiasThreads(threads int, transA, transB bool, m, n, k int, alpha float
 	if len(bias) < n {
 		panic(fmt.Sprintf("gemm: bias has %d elements, want n=%d", len(bias), n))
 	}
-	sgemm(threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias[:n], c, ldc)
+	sgemm(threads, tensor.FP32, transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias[:n], c, ldc)
+}
+
+// SgemmBiasPrecisionThreads is SgemmBiasThreads with both operands (not the bias) rounded to
+// prec's format, as SgemmPrecisionThreads rounds them.
+func SgemmBiasPrecisionThreads(threads int, prec tensor.Precision, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	if len(bias) < n {
+		panic(fmt.Sprintf("gemm: bias has %d elements, want n=%d", len(bias), n))
+	}
+	sgemm(threads, prec, transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias[:n], c, ldc)
 }
 
 // sgemm is SgemmThreads with an optional bias; with a bias, beta is 1 and C's old values are
 // replaced by the bias as each tile is reached.
-func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias []float32, c []float32, ldc int) {
+func sgemm(threads int, prec tensor.Precision, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias []float32, c []float32, ldc int) {
 	if threads <= 0 {
 		threads = Threads()
 	}
 	if err := Validate(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 		panic(err)
+	}
+	if prec < tensor.FP32 || prec > tensor.FP16 {
+		panic(fmt.Sprintf("gemm: unknown precision %v", prec))
 	}
 	if m == 0 || n == 0 {
 		return
@@ -151,7 +177,7 @@ func sgemm(threads int, transA, transB bool, m, n, k int, alpha float32, a []flo
 	j := getJob()
 	*j = job{
 		transA: transA, transB: transB, m: m, n: n, k: k,
-		alpha: alpha, beta: beta,
+		alpha: alpha, beta: beta, prec: prec,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, bias: bias,
 		kern: active,
 	}
@@ -192,6 +218,7 @@ type job struct {
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    float32
+	prec           tensor.Precision // operands rounded to bfloat16 or binary16 as they are packed
 	a, b, c        []float32
 	bias           []float32 // with beta = 1: written into each tile of C before its first use
 	lda, ldb, ldc  int
@@ -326,7 +353,9 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 	// Scratch lives in the workspace: the kernel is called through a function value, so
 	// pointers to locals would escape and allocate.
 	rows, out := &ws.rows, &ws.out
-	if j.transA {
+	if j.prec != tensor.FP32 {
+		j.gatherRoundedRows(ws)
+	} else if j.transA {
 		// op(A)'s rows are columns of the stored A: gather them once for this task.
 		if cap(ws.arows) < m*k {
 			ws.arows = make([]float32, m*k)
@@ -352,16 +381,21 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 	k16 := k &^ 15
 	for jc := j0; jc < j1; jc += 4 {
 		g := min(4, j1-jc)
+		// B's rows jc..jc+g: in place, or rounded copies k apart.
+		bs, bo, ldb := j.b, jc*j.ldb, j.ldb
+		if j.prec != tensor.FP32 {
+			bs, bo, ldb = j.roundedBRows(ws, jc, g), 0, k
+		}
 		for ig := 0; ig < m; ig += 4 {
 			r := rows[ig : ig+4]
 			mg := min(4, m-ig)
 			if g == 4 {
-				_ = j.b[(jc+3)*j.ldb+k-1]
-				j.kern.dot(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &j.b[jc*j.ldb], j.ldb, &out[0])
+				_ = bs[bo+3*ldb+k-1]
+				j.kern.dot(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &bs[bo], ldb, &out[0])
 			} else {
 				*out = [16]float32{}
 				for x := 0; x < g; x++ {
-					brow := j.b[(jc+x)*j.ldb : (jc+x)*j.ldb+k16]
+					brow := bs[bo+x*ldb : bo+x*ldb+k16]
 					for i := 0; i < mg; i++ {
 						var s float32
 						for p, v := range brow {
@@ -372,7 +406,7 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 				}
 			}
 			for x := 0; x < g; x++ {
-				brow := j.b[(jc+x)*j.ldb+k16 : (jc+x)*j.ldb+k]
+				brow := bs[bo+x*ldb+k16 : bo+x*ldb+k]
 				for i := 0; i < mg; i++ {
 					s := out[4*i+x]
 					for p, v := range brow {
@@ -388,6 +422,44 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 			}
 		}
 	}
+}
+
+// gatherRoundedRows points ws.rows at op(A)'s m rows, rounded to the job's precision, in
+// ws.arows.
+func (j *job) gatherRoundedRows(ws *workspace) {
+	m, k := j.m, j.k
+	if cap(ws.arows) < m*k {
+		ws.arows = make([]float32, m*k)
+	}
+	buf := ws.arows[:m*k]
+	for i := 0; i < m; i++ {
+		row := buf[i*k : i*k+k]
+		if j.transA {
+			for p := range row {
+				row[p] = j.a[p*j.lda+i]
+			}
+		} else {
+			copy(row, j.a[i*j.lda:i*j.lda+k])
+		}
+		roundOperand(row, j.prec)
+		ws.rows[i] = row
+	}
+}
+
+// roundedBRows copies B's rows jc..jc+g (op(B)'s columns), rounded to the job's precision,
+// into ws.brows, k values apart, and returns it.
+func (j *job) roundedBRows(ws *workspace, jc, g int) []float32 {
+	k := j.k
+	if cap(ws.brows) < 4*k {
+		ws.brows = make([]float32, 4*k)
+	}
+	buf := ws.brows[:4*k]
+	for x := 0; x < g; x++ {
+		row := buf[x*k : x*k+k]
+		copy(row, j.b[(jc+x)*j.ldb:(jc+x)*j.ldb+k])
+		roundOperand(row, j.prec)
+	}
+	return buf
 }
 
 // run executes the job on the calling goroutine and up to workers-1 pool helpers.
@@ -439,6 +511,9 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 			} else {
 				packA(d, j.a, j.lda, j.transA, ir, mr, pc, kb)
 			}
+			if j.prec != tensor.FP32 {
+				roundOperand(d, j.prec) // while the strip is in L1, rather than in another pass
+			}
 		}
 		panels := (j1 - j0 + nr - 1) / nr
 		nextPC := pc + kb
@@ -446,6 +521,9 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 		for jr := j0; jr < j1; jr += nr {
 			nrr := min(nr, j1-jr)
 			packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
+			if j.prec != tensor.FP32 {
+				roundOperand(ws.bp[:kb*nr], j.prec)
+			}
 			// While the kernel runs down this panel it fetches the next panel of op(B), or the
 			// next kc block's first one. The next kc block's rows of op(A) come in bursts, a
 			// part per panel: the rows of a non-transposed A are far apart, too many streams
@@ -557,9 +635,11 @@ type workspace struct {
 	ap   []float32 // packed A rows of one task, kcBlock*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	walk prefetchWalk
-	// arows holds op(A)'s rows gathered from a transposed A for dotBlock, grown on demand;
-	// rows and out are dotBlock's row slices and kernel output.
+	// arows holds op(A)'s rows gathered from a transposed A (or rounded) for dotBlock, and
+	// brows four rounded rows of B, grown on demand; rows and out are dotBlock's row slices
+	// and kernel output.
 	arows []float32
+	brows []float32
 	rows  [dotMaxRows + 3][]float32
 	out   [16]float32
 }
@@ -569,5 +649,38 @@ func newWorkspace() *workspace {
 		bp:   make([]float32, kcBlock*maxNR),
 		ap:   make([]float32, kcBlock*maxMC),
 		tile: make([]float32, maxMR*maxNR),
+	}
+}
+
+// roundOperand rounds packed operand values in place to p's 16-bit format, as
+// tensor.RoundBfloat16 and tensor.RoundFloat16 do; FP32 leaves them. Vector code takes whole
+// groups of 8 where there is some (roundVector). For the rest the common cases are written out
+// so they inline: finite values for bfloat16, and zeros and binary16's normal range for
+// binary16, whose other values (subnormal, overflowing, NaN) take the full function.
+func roundOperand(s []float32, p tensor.Precision) {
+	if p == tensor.FP32 {
+		return
+	}
+	s = s[roundVector(s, p):]
+	switch p {
+	case tensor.BF16:
+		for i, v := range s {
+			b := math.Float32bits(v)
+			if b&0x7fffffff < 0x7f800000 {
+				s[i] = math.Float32frombits((b + 0x7fff + (b>>16)&1) &^ 0xffff)
+			} else {
+				s[i] = tensor.RoundBfloat16(v)
+			}
+		}
+	case tensor.FP16:
+		for i, v := range s {
+			b := math.Float32bits(v)
+			// Magnitudes in [2^-14, 65520): unsigned, those below 2^-14 wrap to large values.
+			if b&0x7fffffff-0x38800000 < 0x477ff000-0x38800000 {
+				s[i] = math.Float32frombits((b + 0xfff + (b>>13)&1) &^ 0x1fff)
+			} else if b&0x7fffffff != 0 {
+				s[i] = tensor.RoundFloat16(v)
+			}
+		}
 	}
 }

@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/vkgrad/vkgrad/tensor"
+)
 
 //go:generate go run kernel_gen.go
 
@@ -132,4 +136,28 @@ func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool
 		}
 	}
 	return true
+}
+
+//go:noescape
+func roundBF16AVX2(s *float32, n int)
+
+//go:noescape
+func roundFP16AVX2(s *float32, n int)
+
+// roundVector rounds the longest run of whole groups of 8 values at the start of s to p's
+// format with AVX2, giving roundOperand's bits, and returns its length (0 without AVX2).
+func roundVector(s []float32, p tensor.Precision) int {
+	n := len(s) &^ 7
+	if n == 0 || !cpu.X86.HasAVX2 {
+		return 0
+	}
+	switch p {
+	case tensor.BF16:
+		roundBF16AVX2(&s[0], n)
+	case tensor.FP16:
+		roundFP16AVX2(&s[0], n)
+	default:
+		return 0
+	}
+	return n
 }

@@ -2,6 +2,8 @@
 
 package gemm
 
+import "github.com/vkgrad/vkgrad/tensor"
+
 //go:noescape
 func kern8x12neon(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 
@@ -38,3 +40,6 @@ func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool
 }
 
 func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
+
+// roundVector has no vector code here: roundOperand rounds every value.
+func roundVector(s []float32, p tensor.Precision) int { return 0 }

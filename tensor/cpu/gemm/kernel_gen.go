@@ -340,6 +340,84 @@ func dot4x4(f *asmgen.File) {
 	f.Linef("")
 }
 
+// roundConst broadcasts a 32-bit constant into every lane of Y register y.
+func roundConst(f *asmgen.File, y int, v uint32) {
+	f.Instr("MOVL $0x%08x, AX", v)
+	f.Instr("MOVQ AX, X%d", y)
+	f.Instr("VPBROADCASTD X%d, Y%d", y, y)
+}
+
+// roundLoop emits a function that rounds n floats (a multiple of 8) in place, 8 at a time:
+// body turns the values in Y0 into their rounded values in Y2.
+func roundLoop(f *asmgen.File, name, doc string, consts map[int]uint32, body func()) {
+	f.Linef("// func %s(s *float32, n int)", name)
+	f.Linef("// %s", doc)
+	f.Linef("TEXT ·%s(SB), NOSPLIT, $0-16", name)
+	f.Instr("MOVQ s+0(FP), SI")
+	f.Instr("MOVQ n+8(FP), CX")
+	for y := 8; y < 16; y++ {
+		if v, ok := consts[y]; ok {
+			roundConst(f, y, v)
+		}
+	}
+	f.Instr("TESTQ CX, CX")
+	f.Instr("JZ rdone")
+	f.Linef("rloop:")
+	f.Instr("VMOVDQU (SI), Y0")
+	body()
+	f.Instr("VMOVDQU Y2, (SI)")
+	f.Instr("ADDQ $32, SI")
+	f.Instr("SUBQ $8, CX")
+	f.Instr("JNZ rloop")
+	f.Linef("rdone:")
+	f.Instr("VZEROUPPER")
+	f.Instr("RET")
+	f.Linef("")
+}
+
+// roundBF16 emits tensor.RoundBfloat16 over 8 lanes: add 0x7fff plus the lowest kept bit and
+// clear the 16 dropped bits; NaN lanes keep their bits.
+func roundBF16(f *asmgen.File) {
+	roundLoop(f, "roundBF16AVX2", "Rounds n floats at s to bfloat16 in place (ties to even; NaN kept).",
+		map[int]uint32{8: 1, 9: 0x7fff, 10: 0xffff0000, 11: 0x7fffffff, 12: 0x7f800000}, func() {
+			f.Instr("VPSRLD $16, Y0, Y1")
+			f.Instr("VPAND Y8, Y1, Y1")
+			f.Instr("VPADDD Y9, Y1, Y1")
+			f.Instr("VPADDD Y0, Y1, Y2")
+			f.Instr("VPAND Y10, Y2, Y2")
+			f.Instr("VPAND Y11, Y0, Y3")
+			f.Instr("VPCMPGTD Y12, Y3, Y3") // |v| > Inf: NaN
+			f.Instr("VPBLENDVB Y3, Y0, Y2, Y2")
+		})
+}
+
+// roundFP16 emits tensor.RoundFloat16 over 8 lanes: binary16's normal range rounds by bits
+// (add 0xfff plus the lowest kept bit, clear 13 bits); below it, |v| + 0.5 - 0.5 rounds to a
+// multiple of 2^-24 (the spacing of floats in [0.5, 1)) with ties to even; from 65520 up the
+// value overflows to a signed infinity; NaN keeps its bits.
+func roundFP16(f *asmgen.File) {
+	roundLoop(f, "roundFP16AVX2", "Rounds n floats at s to IEEE binary16 in place (ties to even; subnormals, infinities, NaN).",
+		map[int]uint32{8: 1, 9: 0xfff, 10: 0xffffe000, 11: 0x7fffffff, 12: 0x7f800000, 13: 0x38800000, 14: 0x477fefff, 15: 0x3f000000}, func() {
+			f.Instr("VPSRLD $13, Y0, Y1")
+			f.Instr("VPAND Y8, Y1, Y1")
+			f.Instr("VPADDD Y9, Y1, Y1")
+			f.Instr("VPADDD Y0, Y1, Y2")
+			f.Instr("VPAND Y10, Y2, Y2") // normal range
+			f.Instr("VPAND Y11, Y0, Y3") // |v|
+			f.Instr("VPXOR Y3, Y0, Y4")  // sign
+			f.Instr("VADDPS Y15, Y3, Y5")
+			f.Instr("VSUBPS Y15, Y5, Y5")
+			f.Instr("VPOR Y4, Y5, Y5")      // subnormal range
+			f.Instr("VPCMPGTD Y3, Y13, Y6") // 2^-14 > |v|
+			f.Instr("VPBLENDVB Y6, Y5, Y2, Y2")
+			f.Instr("VPOR Y12, Y4, Y5")     // signed infinity
+			f.Instr("VPCMPGTD Y14, Y3, Y6") // |v| >= 65520
+			f.Instr("VPBLENDVB Y6, Y5, Y2, Y2")
+			f.Instr("VPCMPGTD Y12, Y3, Y6") // NaN
+			f.Instr("VPBLENDVB Y6, Y0, Y2, Y2")
+		})
+}
+
 func main() {
 	asmgen.Main("kernel_gen.go", "kernel_amd64.s", func(f *asmgen.File) {
 		// AVX-512: 8 rows x 3 vectors of 16 = 24 accumulators, 3 B vectors, 2 broadcasts.
@@ -354,5 +432,7 @@ func main() {
 		copyRows(f, "copyRows48", 3, asmgen.AVX512)
 		dot4x4(f)
 		prefetchRows(f)
+		roundBF16(f)
+		roundFP16(f)
 	})
 }

@@ -2,6 +2,8 @@
 
 package gemm
 
+import "github.com/vkgrad/vkgrad/tensor"
+
 // kernels lists the kernels this build can run, best first.
 var kernels = []*microKernel{goKernel}
 
@@ -16,3 +18,6 @@ func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool { return false }
 
 // prefetchRows is a no-op without assembly.
 func prefetchRows(src uintptr, stride uintptr, rows int, lines int) {}
+
+// roundVector has no vector code here: roundOperand rounds every value.
+func roundVector(s []float32, p tensor.Precision) int { return 0 }
