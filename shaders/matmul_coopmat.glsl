@@ -24,22 +24,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_control_flow_attributes : require
 
-#ifdef FIXED
-// The first blocking of a 16x16x16 shape at 32 lanes a subgroup (vk/matmul_coopmat.go) as
-// compile-time constants, so that glslc unrolls every loop below and the staged operands and
-// accumulators need no arrays indexed at run time.
-layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
-const uint LM = 16;
-const uint LN = 16;
-const uint LK = 16;
-const uint WM = 4;
-const uint WN = 2;
-const uint SGM = 2;
-const uint SGN = 4;
-const uint KSTEPS = 2;
-#else
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(constant_id = 3) const uint LM = 16;
 layout(constant_id = 4) const uint LN = 16;
@@ -49,7 +34,6 @@ layout(constant_id = 7) const uint WN = 4;     // and along N
 layout(constant_id = 8) const uint SGM = 2;    // subgroups along M
 layout(constant_id = 9) const uint SGN = 2;    // and along N: the host runs SGM*SGN subgroups
 layout(constant_id = 10) const uint KSTEPS = 2; // LK-deep products a stage holds
-#endif
 
 layout(set = 0, binding = 0) buffer Out { float outv[]; };
 #ifdef VEC4
@@ -112,7 +96,7 @@ f16vec4 aReg[A_VECS];
 f16vec4 bReg[B_VECS];
 
 void loadA(uint abase, uint m0, uint k0, uint kend, bool ta) {
-    [[unroll]] for (uint j = 0; j < A_VECS; j++) {
+    for (uint j = 0; j < A_VECS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint row = ta ? 4 * (e % (BM / 4)) : e / (BK / 4);
         uint kk = ta ? e / (BM / 4) : 4 * (e % (BK / 4));
@@ -123,17 +107,17 @@ void loadA(uint abase, uint m0, uint k0, uint kend, bool ta) {
 }
 
 void storeA(bool ta) {
-    [[unroll]] for (uint j = 0; j < A_VECS; j++) {
+    for (uint j = 0; j < A_VECS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint s = ta ? (e / (BM / 4)) * (BM + PAD) + 4 * (e % (BM / 4)) : (e / (BK / 4)) * (BK + PAD) + 4 * (e % (BK / 4));
-        [[unroll]] for (uint c = 0; c < 4; c++) {
+        for (uint c = 0; c < 4; c++) {
             As[s + c] = aReg[j][c];
         }
     }
 }
 
 void loadB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
-    [[unroll]] for (uint j = 0; j < B_VECS; j++) {
+    for (uint j = 0; j < B_VECS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint col = tb ? e / (BK / 4) : 4 * (e % (BN / 4));
         uint kk = tb ? 4 * (e % (BK / 4)) : e / (BN / 4);
@@ -144,10 +128,10 @@ void loadB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
 }
 
 void storeB(bool tb) {
-    [[unroll]] for (uint j = 0; j < B_VECS; j++) {
+    for (uint j = 0; j < B_VECS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint s = tb ? (e / (BK / 4)) * (BK + PAD) + 4 * (e % (BK / 4)) : (e / (BN / 4)) * (BN + PAD) + 4 * (e % (BN / 4));
-        [[unroll]] for (uint c = 0; c < 4; c++) {
+        for (uint c = 0; c < 4; c++) {
             Bs[s + c] = bReg[j][c];
         }
     }
@@ -159,7 +143,7 @@ float16_t bReg[B_LOADS];
 // loadA reads A's rows [m0, m0+BM) x depth [k0, k0+BK) into aReg, zero outside M x [k0, kend):
 // consecutive invocations read consecutive elements of the stored rows.
 void loadA(uint abase, uint m0, uint k0, uint kend, bool ta) {
-    [[unroll]] for (uint j = 0; j < A_LOADS; j++) {
+    for (uint j = 0; j < A_LOADS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint row = ta ? e % BM : e / BK;
         uint kk = ta ? e / BM : e % BK;
@@ -171,7 +155,7 @@ void loadA(uint abase, uint m0, uint k0, uint kend, bool ta) {
 
 // storeA puts aReg into As as loadA read it: row-major (row, kk), or k-major when ta.
 void storeA(bool ta) {
-    [[unroll]] for (uint j = 0; j < A_LOADS; j++) {
+    for (uint j = 0; j < A_LOADS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint s = ta ? (e / BM) * (BM + PAD) + e % BM : (e / BK) * (BK + PAD) + e % BK;
         As[s] = aReg[j];
@@ -180,7 +164,7 @@ void storeA(bool ta) {
 
 // loadB reads B's depth [k0, k0+BK) x columns [n0, n0+BN) into bReg, zero outside.
 void loadB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
-    [[unroll]] for (uint j = 0; j < B_LOADS; j++) {
+    for (uint j = 0; j < B_LOADS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint col = tb ? e / BK : e % BN;
         uint kk = tb ? e % BK : e / BN;
@@ -192,7 +176,7 @@ void loadB(uint bbase, uint n0, uint k0, uint kend, bool tb) {
 
 // storeB puts bReg into Bs: row-major (kk, col), or column-major (col, kk) when tb.
 void storeB(bool tb) {
-    [[unroll]] for (uint j = 0; j < B_LOADS; j++) {
+    for (uint j = 0; j < B_LOADS; j++) {
         uint e = gl_LocalInvocationIndex + j * NT;
         uint s = tb ? (e / BK) * (BK + PAD) + e % BK : (e / BN) * (BN + PAD) + e % BN;
         Bs[s] = bReg[j];
@@ -218,8 +202,8 @@ void main() {
     uint sn = (g % SGN) * WN * LN;
 
     fcoopmatNV<32, gl_ScopeSubgroup, LM, LN> acc[WM][WN];
-    [[unroll]] for (uint i = 0; i < WM; i++) {
-        [[unroll]] for (uint j = 0; j < WN; j++) {
+    for (uint i = 0; i < WM; i++) {
+        for (uint j = 0; j < WN; j++) {
             acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
         }
     }
@@ -236,11 +220,11 @@ void main() {
             loadA(abase, m0, k0 + BK, kend, ta);
             loadB(bbase, n0, k0 + BK, kend, tb);
         }
-        [[unroll]] for (uint ks = 0; ks < KSTEPS; ks++) {
+        for (uint ks = 0; ks < KSTEPS; ks++) {
             uint kk = ks * LK;
             fcoopmatNV<16, gl_ScopeSubgroup, LM, LK> am[WM];
             fcoopmatNV<16, gl_ScopeSubgroup, LK, LN> bm;
-            [[unroll]] for (uint i = 0; i < WM; i++) {
+            for (uint i = 0; i < WM; i++) {
                 uint row = sm + i * LM;
                 if (ta) {
                     coopMatLoadNV(am[i], As, kk * (BM + PAD) + row, BM + PAD, true);
@@ -248,14 +232,14 @@ void main() {
                     coopMatLoadNV(am[i], As, row * (BK + PAD) + kk, BK + PAD, false);
                 }
             }
-            [[unroll]] for (uint j = 0; j < WN; j++) {
+            for (uint j = 0; j < WN; j++) {
                 uint col = sn + j * LN;
                 if (tb) {
                     coopMatLoadNV(bm, Bs, col * (BK + PAD) + kk, BK + PAD, true);
                 } else {
                     coopMatLoadNV(bm, Bs, kk * (BN + PAD) + col, BN + PAD, false);
                 }
-                [[unroll]] for (uint i = 0; i < WM; i++) {
+                for (uint i = 0; i < WM; i++) {
                     acc[i][j] = coopMatMulAddNV(am[i], bm, acc[i][j]);
                 }
             }
@@ -264,8 +248,8 @@ void main() {
 
     uint obase = p.off_out + z * p.stride_out;
     uint cs = g * LM * LN;
-    [[unroll]] for (uint i = 0; i < WM; i++) {
-        [[unroll]] for (uint j = 0; j < WN; j++) {
+    for (uint i = 0; i < WM; i++) {
+        for (uint j = 0; j < WN; j++) {
             coopMatStoreNV(acc[i][j], Cs, cs, LN, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();

@@ -80,22 +80,12 @@ func (c mmCoopMat) kernel(vec4 bool) Kernel {
 	g := c.grid
 	t := c.tile()
 	name := mmCoopMatKernel
-	if c.fixed() {
-		name += "_fixed"
-	}
 	if nt := int(c.local()); vec4 && (t.BM*t.BK)%(4*nt) == 0 && (t.BK*t.BN)%(4*nt) == 0 {
-		name += "_vec4"
+		name = mmCoopMatKernel + "_vec4"
 	}
 	return Kernel{Shader: name, Op: mmCoopMatKernel, Bindings: 5, Push: 18, Local: [3]uint32{c.local(), 1, 1},
 		Spec:         [maxSpec]uint32{c.shape.M, c.shape.N, c.shape.K, uint32(g.WM), uint32(g.WN), uint32(g.SGM), uint32(g.SGN), uint32(g.KSteps)},
 		SubgroupSize: c.pin}
-}
-
-// fixed says whether c is the blocking matmul_coopmat_fixed compiles in: the first of a
-// 16x16x16 shape at 32 lanes a subgroup (VKGRAD_COOPMAT_FIXED=0 takes the specialised kernel).
-func (c mmCoopMat) fixed() bool {
-	s := c.shape
-	return s.M == 16 && s.N == 16 && s.K == 16 && c.sg == 32 && c.grid == coopMatGrids(s)[0] && os.Getenv("VKGRAD_COOPMAT_FIXED") != "0"
 }
 
 // coopMatKernelFor is the cooperative-matrix kernel a device can run, or why it cannot: it

@@ -59,7 +59,7 @@ var pushStructs = []struct {
 		"attention_flash_rb_query_h64", "attention_flash_rb_query_h128", "attention_flash_rb_key_h64", "attention_flash_rb_key_h128"}},
 	{kvCachePush{}, []string{"attention_kvcache"}},
 	{matmulPush{}, []string{"matmul", "matmul_direct", "matmul_broadcast"}},
-	{matmulTiledPush{}, []string{"matmul_tiled", "matmul_tiled_vec4", "matmul_tiled_round", "matmul_tiled_vec4_round", "matmul_coopmat", "matmul_coopmat_vec4", "matmul_coopmat_fixed", "matmul_coopmat_fixed_vec4"}},
+	{matmulTiledPush{}, []string{"matmul_tiled", "matmul_tiled_vec4", "matmul_tiled_round", "matmul_tiled_vec4_round", "matmul_coopmat", "matmul_coopmat_vec4"}},
 	{splitKReducePush{}, []string{"matmul_splitk_reduce"}},
 	{biasBackwardPush{}, []string{"bias_backward", "bias_backward_vec4"}},
 	{adamwPush{}, []string{"adamw", "adamw_vec4"}},
