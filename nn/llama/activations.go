@@ -1,7 +1,9 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -36,14 +38,27 @@ type layerActs struct {
 }
 
 // alloc hands out activation tensors, remembering them for Free; counting, it only adds up the
-// bytes they would take (EstimateFootprint).
+// bytes they would take (EstimateFootprint); reusing, it hands out views of an earlier layout's
+// storages instead of allocating.
 type alloc struct {
 	a        *activations
 	be       tensor.Backend
 	err      error
 	counting bool
 	bytes    int64
+	reuse    *reuse
 }
+
+// reuse are the storages of an earlier layout, which a layout of the same model takes in the
+// order they were allocated: the same sequence of tensors, each as large or larger when the
+// earlier batch was.
+type reuse struct {
+	vars  []*autograd.Var
+	owned []*tensor.Tensor
+}
+
+// errTooSmall is a reused storage shorter than the tensor asked of it.
+var errTooSmall = errors.New("llama: a reserved activation is too small")
 
 func (al *alloc) v(shape ...int) *autograd.Var {
 	if al.counting {
@@ -56,6 +71,9 @@ func (al *alloc) v(shape ...int) *autograd.Var {
 	}
 	if al.err != nil {
 		return nil
+	}
+	if al.reuse != nil {
+		return al.reuseVar(shape)
 	}
 	v, err := autograd.NewVar(al.be, al.a.withGrad, shape...)
 	if err != nil {
@@ -74,6 +92,9 @@ func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
 	if al.err != nil {
 		return nil
 	}
+	if al.reuse != nil {
+		return al.reuseTensor(dtype, shape)
+	}
 	t, err := tensor.New(al.be, dtype, shape...)
 	if err != nil {
 		al.err = err
@@ -81,6 +102,54 @@ func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
 	}
 	al.a.owned = append(al.a.owned, t)
 	return t
+}
+
+// reuseVar is the next earlier Var's storages viewed as shape.
+func (al *alloc) reuseVar(shape []int) *autograd.Var {
+	r := al.reuse
+	if len(r.vars) == 0 {
+		al.err = errTooSmall
+		return nil
+	}
+	old := r.vars[0]
+	r.vars = r.vars[1:]
+	v := &autograd.Var{Value: viewOf(old.Value, tensor.Float32, shape)}
+	if al.a.withGrad && old.Grad != nil {
+		v.Grad = viewOf(old.Grad, tensor.Float32, shape)
+	}
+	if v.Value == nil || al.a.withGrad && v.Grad == nil {
+		al.err = errTooSmall
+		return nil
+	}
+	al.a.all = append(al.a.all, v)
+	return v
+}
+
+// reuseTensor is the next earlier tensor's storage viewed as shape.
+func (al *alloc) reuseTensor(dtype tensor.DType, shape []int) *tensor.Tensor {
+	r := al.reuse
+	if len(r.owned) == 0 {
+		al.err = errTooSmall
+		return nil
+	}
+	t := viewOf(r.owned[0], dtype, shape)
+	r.owned = r.owned[1:]
+	if t == nil {
+		al.err = errTooSmall
+		return nil
+	}
+	al.a.owned = append(al.a.owned, t)
+	return t
+}
+
+// viewOf views the start of t's storage as shape, or is nil when the storage is of another
+// type or too short.
+func viewOf(t *tensor.Tensor, dtype tensor.DType, shape []int) *tensor.Tensor {
+	s := tensor.Shape(slices.Clone(shape))
+	if t.Storage.DType() != dtype || t.Storage.Len() < s.Numel() {
+		return nil
+	}
+	return &tensor.Tensor{Storage: t.Storage, Shape: s}
 }
 
 // loraInputOf names the layer input a module reads, so adapters of one input share its dropout.
@@ -110,6 +179,28 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 		return nil, al.err
 	}
 	return a, nil
+}
+
+// reuseActivations lays out a (B, T) batch in old's storages, which it then owns, when each is
+// large enough, and frees what it leaves unused (the full logits); it is nil, old untouched,
+// when one is too small. Once old holds gradients so does the new layout, whose storages are
+// the same.
+func reuseActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora, old *activations) *activations {
+	a := &activations{B: B, T: T, withGrad: withGrad || old.withGrad}
+	r := &reuse{vars: old.all, owned: old.owned}
+	al := &alloc{a: a, be: be, reuse: r}
+	a.layout(al, c, lo)
+	if al.err != nil {
+		return nil
+	}
+	(&activations{all: r.vars, owned: r.owned}).free(be)
+	a.hostLosses = old.hostLosses[:0]
+	if n := B * T; cap(a.hostLosses) >= n {
+		a.hostLosses = a.hostLosses[:n]
+	} else {
+		a.hostLosses = make([]float32, n)
+	}
+	return a
 }
 
 // layout hands out every activation of a (B, T) batch from al.
