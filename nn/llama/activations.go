@@ -28,6 +28,14 @@ type activations struct {
 	attScratch      *tensor.Tensor
 
 	hostLosses []float32
+
+	// shared are the gradients of a layer's inner activations by name, one set every layer
+	// takes turns with (see alloc.inner); sharedOrder lists them in layout order.
+	shared      map[string]*tensor.Tensor
+	sharedOrder []*tensor.Tensor
+	// clearShared clears them (clearSharedGrads), made once per layout so that recording it
+	// for every layer of every step allocates nothing.
+	clearShared func()
 }
 
 type layerActs struct {
@@ -102,6 +110,47 @@ func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
 	}
 	al.a.owned = append(al.a.owned, t)
 	return t
+}
+
+// shareLayerGrads has the layers take turns with one set of inner gradients (alloc.inner); off,
+// each has its own, the layout whose bits the shared one keeps.
+var shareLayerGrads = true
+
+// inner hands out a layer's activation whose gradient the layer's backward both writes and
+// consumes, everything between its input norm and its output residual: no other layer reads
+// it, so every layer takes turns with the one gradient of that name. Its value is its own.
+// The trunk's activation gradients are then two (N, C) per layer and one layer's worth.
+func (al *alloc) inner(name string, shape ...int) *autograd.Var {
+	if !al.a.withGrad || !shareLayerGrads {
+		return al.v(shape...)
+	}
+	value := al.t(tensor.Float32, shape...)
+	grad, ok := al.a.shared[name]
+	if !ok {
+		grad = al.t(tensor.Float32, shape...)
+		if al.a.shared == nil {
+			al.a.shared = map[string]*tensor.Tensor{}
+		}
+		al.a.shared[name] = grad // nil when counting: counted once all the same
+		al.a.sharedOrder = append(al.a.sharedOrder, grad)
+	}
+	if al.counting || al.err != nil {
+		return nil
+	}
+	return &autograd.Var{Value: value, Grad: grad}
+}
+
+// clearSharedGrads is the backward step that zeroes the layer-shared gradients on be.
+func (a *activations) clearSharedGrads(be tensor.Backend) func() {
+	if a.clearShared == nil {
+		grads := a.sharedOrder
+		a.clearShared = func() {
+			for _, g := range grads {
+				be.Fill(g, 0)
+			}
+		}
+	}
+	return a.clearShared
 }
 
 // reuseVar is the next earlier Var's storages viewed as shape.
@@ -214,17 +263,17 @@ func (a *activations) layout(al *alloc, c Config, lo *lora) {
 	for l := range a.layers {
 		la := &a.layers[l]
 		la.h1, la.rstd1 = al.v(N, C), al.t(tensor.Float32, N)
-		la.q, la.k, la.v = al.v(N, H*D), al.v(N, KV*D), al.v(N, KV*D)
+		la.q, la.k, la.v = al.inner("q", N, H*D), al.inner("k", N, KV*D), al.inner("v", N, KV*D)
 		if c.QKNorm {
-			la.qn, la.kn = al.v(N, H*D), al.v(N, KV*D)
+			la.qn, la.kn = al.inner("qn", N, H*D), al.inner("kn", N, KV*D)
 			la.rstdQ, la.rstdK = al.t(tensor.Float32, N*H), al.t(tensor.Float32, N*KV)
 		}
-		la.qr, la.kr, la.qkv = al.v(N, H*D), al.v(N, KV*D), al.v(N, 3*H*D)
-		la.att, la.atty = al.t(tensor.Float32, attSaved), al.v(N, H*D)
-		la.o, la.x2 = al.v(N, C), al.v(N, C)
-		la.h2, la.rstd2 = al.v(N, C), al.t(tensor.Float32, N)
-		la.gate, la.up, la.act = al.v(N, I), al.v(N, I), al.v(N, I)
-		la.down, la.x3 = al.v(N, C), al.v(N, C)
+		la.qr, la.kr, la.qkv = al.inner("qr", N, H*D), al.inner("kr", N, KV*D), al.inner("qkv", N, 3*H*D)
+		la.att, la.atty = al.t(tensor.Float32, attSaved), al.inner("atty", N, H*D)
+		la.o, la.x2 = al.inner("o", N, C), al.inner("x2", N, C)
+		la.h2, la.rstd2 = al.inner("h2", N, C), al.t(tensor.Float32, N)
+		la.gate, la.up, la.act = al.inner("gate", N, I), al.inner("up", N, I), al.inner("act", N, I)
+		la.down, la.x3 = al.inner("down", N, C), al.v(N, C)
 		if lo != nil {
 			la.allocLoRA(al, c, lo, N, withGrad)
 		}
@@ -234,7 +283,8 @@ func (a *activations) layout(al *alloc, c Config, lo *lora) {
 	a.attScratch = al.t(tensor.Float32, attScratch)
 }
 
-// zeroGrads clears every activation gradient before a backward pass.
+// zeroGrads clears the activation gradients before a backward pass, but the layer-shared ones,
+// which the backward clears before each layer.
 func (a *activations) zeroGrads(be tensor.Backend) {
 	for _, v := range a.all {
 		if v.Grad != nil {
@@ -270,11 +320,11 @@ func (a *activations) bindLogits(be tensor.Backend, c Config) error {
 func (la *layerActs) allocLoRA(al *alloc, c Config, lo *lora, N int, withGrad bool) {
 	la.lora, la.loraIn = map[string]*loraActs{}, map[string]*loraInput{}
 	for _, mod := range lo.cfg.targets() {
-		la.lora[mod] = &loraActs{xa: al.v(N, lo.cfg.Rank), xas: al.v(N, lo.cfg.Rank)}
+		la.lora[mod] = &loraActs{xa: al.inner(mod+".xa", N, lo.cfg.Rank), xas: al.inner(mod+".xas", N, lo.cfg.Rank)}
 		in := loraInputOf(mod)
 		if lo.cfg.Dropout > 0 && withGrad && la.loraIn[in] == nil {
 			_, width := c.moduleShape(mod)
-			la.loraIn[in] = &loraInput{dropped: al.v(N, width), mask: al.t(tensor.Float32, N, width)}
+			la.loraIn[in] = &loraInput{dropped: al.inner(in+".dropped", N, width), mask: al.t(tensor.Float32, N, width)}
 		}
 	}
 }

@@ -149,7 +149,17 @@ func (m *Model) forward(tp *autograd.Tape) {
 		linear("down_proj", la.down, la.act, lp.wdown, nil, C, I)
 		next := m.normBefore(l + 1) // the next layer's input norm, or the final norm after the last
 		autograd.ResidualRMSNorm(tp, la.x3, la.x2, la.down, next.out, next.rstd, next.w, N, C, eps)
+		m.recordClearSharedGrads(tp)
 		x = la.x3
+	}
+}
+
+// recordClearSharedGrads places, after a layer's last op, the clearing of the gradients every
+// layer shares (alloc.inner): the tape runs it before that layer's backward, once the layer
+// after it has consumed them.
+func (m *Model) recordClearSharedGrads(tp *autograd.Tape) {
+	if tp.Recording() && len(m.acts.sharedOrder) > 0 {
+		tp.Record(m.acts.clearSharedGrads(m.Backend))
 	}
 }
 
