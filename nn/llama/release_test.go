@@ -5,26 +5,16 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
-// loadTrainable loads the tiny Qwen3 onto be with its gradients, or with adapters (dropping
-// inputs, so their masks are laid out too) when lo is set.
-func loadTrainable(t *testing.T, be *countingBackend, lo *LoRAConfig) *Model {
+// loadTrainable loads the tiny Qwen3 onto be with its gradients, or with adapters when lo is
+// set.
+func loadTrainable(t *testing.T, be tensor.Backend, lo *LoRAConfig) *Model {
 	t.Helper()
-	m, err := Load(be, "testdata/qwen3-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lo != nil {
-		err = m.EnableLoRA(*lo, 1)
-	} else {
-		err = m.EnableGrads()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return loadModel(t, be, "qwen3-tiny", lo)
 }
 
 // batchTokens are B rows of T token ids, the same for every call of one shape.
@@ -129,6 +119,22 @@ func TestReserveAndReleaseKeepTheBits(t *testing.T) {
 		lm, gm := trainPass(t, m, 2, 7)
 		if math.Float32bits(lf) != math.Float32bits(lm) || firstDiff(gf, gm) >= 0 {
 			t.Errorf("%s: after the release: loss %v, want %v; gradients differ at %d", name, lm, lf, firstDiff(gf, gm))
+		}
+	}
+}
+
+// On Vulkan too, passes in reserved activations give the bits of passes in their own.
+func TestReservedActivationsOnVulkan(t *testing.T) {
+	be := testutil.Vulkan(t)
+	fresh, m := loadTrainable(t, be, nil), loadTrainable(t, be, nil)
+	if err := m.ReserveActivations(3, 9, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][2]int{{2, 7}, {1, 4}} {
+		lf, gf := trainPass(t, fresh, s[0], s[1])
+		lm, gm := trainPass(t, m, s[0], s[1])
+		if math.Float32bits(lf) != math.Float32bits(lm) || firstDiff(gf, gm) >= 0 {
+			t.Errorf("B=%d T=%d: loss %v, reserved %v; gradients differ at %d", s[0], s[1], lf, lm, firstDiff(gf, gm))
 		}
 	}
 }

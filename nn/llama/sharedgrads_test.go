@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/internal/testutil"
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -39,7 +41,8 @@ func passResults(t *testing.T, m *Model) []float32 {
 }
 
 // Layers taking turns with one set of inner activation gradients give the bits of layers with
-// their own, for every architecture and with LoRA adapters (dropping their inputs).
+// their own, for every architecture and with LoRA adapters (dropping their inputs), on the CPU
+// and on Vulkan.
 func TestSharedLayerGradsKeepTheBits(t *testing.T) {
 	defer func() { shareLayerGrads = true }()
 	for _, dir := range []string{"qwen3-tiny", "qwen2-tiny", "llama3-tiny"} {
@@ -47,25 +50,40 @@ func TestSharedLayerGradsKeepTheBits(t *testing.T) {
 			var results [2][]float32
 			for i, share := range []bool{false, true} {
 				shareLayerGrads = share
-				m, err := Load(cpu.New(), "testdata/"+dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if lo != nil {
-					err = m.EnableLoRA(*lo, 1)
-				} else {
-					err = m.EnableGrads()
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				results[i] = passResults(t, m)
+				results[i] = passResults(t, loadModel(t, cpu.New(), dir, lo))
 			}
 			if k := firstDiff(results[0], results[1]); k >= 0 {
 				t.Errorf("%s, LoRA %v: result %d is %v with shared gradients, %v without", dir, lo != nil, k, results[1][k], results[0][k])
 			}
 		}
 	}
+	be := testutil.Vulkan(t)
+	var results [2][]float32
+	for i, share := range []bool{false, true} {
+		shareLayerGrads = share
+		results[i] = passResults(t, loadModel(t, be, "qwen3-tiny", &LoRAConfig{Rank: 4, Alpha: 8, Dropout: 0.1}))
+	}
+	if k := firstDiff(results[0], results[1]); k >= 0 {
+		t.Errorf("Vulkan: result %d is %v with shared gradients, %v without", k, results[1][k], results[0][k])
+	}
+}
+
+// loadModel loads testdata/dir onto be with its gradients, or with adapters when lo is set.
+func loadModel(t *testing.T, be tensor.Backend, dir string, lo *LoRAConfig) *Model {
+	t.Helper()
+	m, err := Load(be, "testdata/"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo != nil {
+		err = m.EnableLoRA(*lo, 1)
+	} else {
+		err = m.EnableGrads()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // Sharing saves every layer but one its inner gradients: for a Qwen3 (q/k norms), per row
