@@ -274,9 +274,10 @@ func (m *Model) addAdapter(tp *autograd.Tape, layer int, module string, out, in 
 	autograd.MatMulAdd(tp, out, acts.xas, ad.B, tensor.MatMulParams{M: N, N: ad.out, K: r, TransB: true})
 }
 
-// ReleaseActivations frees the activations and the lm head's chunk buffers; the next forward
-// pass lays them out again (its peer's too, when shared). Between phases that need them (an RL step's rollout) this hands
-// their memory to the phase that runs. The rotary table, which decoders read, stays.
+// ReleaseActivations frees the activations (its peer's too, when shared) and the lm head's
+// chunk buffers; the next forward pass lays them out again. Between phases that need them (an
+// RL step's rollout) this hands their memory to the phase that runs. The rotary table, which
+// decoders read, stays.
 func (m *Model) ReleaseActivations() {
 	for _, o := range []*Model{m, m.peer} {
 		if o == nil {
