@@ -106,7 +106,9 @@ func (l *LlamaLM) ZeroTrunkGrads()                          { l.Model.ZeroTrunkG
 func (l *LlamaLM) NewSelectedHead() SelectedHead            { return l.Model.NewSelectedHead() }
 func (l *LlamaLM) NewDecoder(B, limit int) (Decoder, error) { return l.Model.NewDecoder(B, limit) }
 
-// Reference is the base with the adapters off for a LoRA model, else a copy of the model.
+// Reference is the base with the adapters off for a LoRA model, else a copy of the model. Either
+// runs before the model's recorded forward, never between it and its backward, so the two take
+// turns with one set of activations.
 func (l *LlamaLM) Reference() (LM, bool, error) {
 	if l.lora() {
 		return &loraBase{l}, true, nil
@@ -116,6 +118,9 @@ func (l *LlamaLM) Reference() (LM, bool, error) {
 		return nil, false, err
 	}
 	if err := m.LimitVocab(l.Model.TokenVocab()); err != nil {
+		return nil, false, err
+	}
+	if err := m.ShareActivations(l.Model); err != nil {
 		return nil, false, err
 	}
 	ref := &LlamaLM{Model: m, MaxLen: l.MaxLen}
@@ -211,3 +216,10 @@ func (b *loraBase) ForwardLoss(tp *autograd.Tape, inputs, targets []int32, B, T 
 	})
 	return loss, err
 }
+
+// ReleaseActivations frees the model's activations until its next forward pass.
+func (l *LlamaLM) ReleaseActivations() { l.Model.ReleaseActivations() }
+
+// ReserveActivations lays out the activations, with their gradients, of forward passes of up
+// to B sequences of T tokens.
+func (l *LlamaLM) ReserveActivations(B, T int) error { return l.Model.ReserveActivations(B, T, true) }

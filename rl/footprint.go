@@ -127,18 +127,21 @@ func llamaFootprint(m *llama.Model, f *Footprint, newTok, limit int, reference b
 	if err != nil {
 		return err
 	}
-	f.Params, f.Grads, f.Optimizer, f.Activations = fp.Params, fp.Grads, fp.Optimizer, fp.Activations
+	acts, err := llama.TrunkActivationBytes(m.Backend, m.Config, f.PassRows, f.T, true, lo)
+	if err != nil {
+		return err
+	}
+	f.Params, f.Grads, f.Optimizer, f.Activations = fp.Params, fp.Grads, fp.Optimizer, acts
 	n := f.PassRows * newTok
 	f.Head = m.SelectedHeadBytes(n, true)
-	if reference && lo == nil { // a copy with activations of its own; a LoRA base is shared
-		inf, err := llama.EstimateFootprint(m.Backend, m.Config, f.PassRows, f.T, false, nil)
-		if err != nil {
-			return err
-		}
-		f.Reference = inf.Total()
+	if reference { // its head; the activations are the policy's, and so is a LoRA base
 		f.Head += m.SelectedHeadBytes(n, false)
+		if lo == nil {
+			f.Reference = 4 * int64(m.Config.NumParams())
+		}
 	}
 	f.Decoder = m.Config.DecoderBytes(f.Rows, limit, rank)
+	f.Phased = true // the trainer releases them before each rollout (llama.Model.ReleaseActivations)
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -26,6 +28,14 @@ type activations struct {
 	attScratch      *tensor.Tensor
 
 	hostLosses []float32
+
+	// shared are the gradients of a layer's inner activations by name, one set every layer
+	// takes turns with (see alloc.inner); sharedOrder lists them in layout order.
+	shared      map[string]*tensor.Tensor
+	sharedOrder []*tensor.Tensor
+	// clearShared clears them (clearSharedGrads), made once per layout so that recording it
+	// for every layer of every step allocates nothing.
+	clearShared func()
 }
 
 type layerActs struct {
@@ -36,14 +46,27 @@ type layerActs struct {
 }
 
 // alloc hands out activation tensors, remembering them for Free; counting, it only adds up the
-// bytes they would take (EstimateFootprint).
+// bytes they would take (EstimateFootprint); reusing, it hands out views of an earlier layout's
+// storages instead of allocating.
 type alloc struct {
 	a        *activations
 	be       tensor.Backend
 	err      error
 	counting bool
 	bytes    int64
+	reuse    *reuse
 }
+
+// reuse are the storages of an earlier layout, which a layout of the same model takes in the
+// order they were allocated: the same sequence of tensors, each as large or larger when the
+// earlier batch was.
+type reuse struct {
+	vars  []*autograd.Var
+	owned []*tensor.Tensor
+}
+
+// errTooSmall is a reused storage shorter than the tensor asked of it.
+var errTooSmall = errors.New("llama: a reserved activation is too small")
 
 func (al *alloc) v(shape ...int) *autograd.Var {
 	if al.counting {
@@ -56,6 +79,9 @@ func (al *alloc) v(shape ...int) *autograd.Var {
 	}
 	if al.err != nil {
 		return nil
+	}
+	if al.reuse != nil {
+		return al.reuseVar(shape)
 	}
 	v, err := autograd.NewVar(al.be, al.a.withGrad, shape...)
 	if err != nil {
@@ -74,6 +100,9 @@ func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
 	if al.err != nil {
 		return nil
 	}
+	if al.reuse != nil {
+		return al.reuseTensor(dtype, shape)
+	}
 	t, err := tensor.New(al.be, dtype, shape...)
 	if err != nil {
 		al.err = err
@@ -81,6 +110,95 @@ func (al *alloc) t(dtype tensor.DType, shape ...int) *tensor.Tensor {
 	}
 	al.a.owned = append(al.a.owned, t)
 	return t
+}
+
+// shareLayerGrads has the layers take turns with one set of inner gradients (alloc.inner); off,
+// each has its own, the layout whose bits the shared one keeps.
+var shareLayerGrads = true
+
+// inner hands out a layer's activation whose gradient the layer's backward both writes and
+// consumes, everything between its input norm and its output residual: no other layer reads
+// it, so every layer takes turns with the one gradient of that name. Its value is its own.
+// The trunk's activation gradients are then two (N, C) per layer and one layer's worth.
+func (al *alloc) inner(name string, shape ...int) *autograd.Var {
+	if !al.a.withGrad || !shareLayerGrads {
+		return al.v(shape...)
+	}
+	value := al.t(tensor.Float32, shape...)
+	grad, ok := al.a.shared[name]
+	if !ok {
+		grad = al.t(tensor.Float32, shape...)
+		if al.a.shared == nil {
+			al.a.shared = map[string]*tensor.Tensor{}
+		}
+		al.a.shared[name] = grad // nil when counting: counted once all the same
+		al.a.sharedOrder = append(al.a.sharedOrder, grad)
+	}
+	if al.counting || al.err != nil {
+		return nil
+	}
+	return &autograd.Var{Value: value, Grad: grad}
+}
+
+// clearSharedGrads is the backward step that zeroes the layer-shared gradients on be.
+func (a *activations) clearSharedGrads(be tensor.Backend) func() {
+	if a.clearShared == nil {
+		grads := a.sharedOrder
+		a.clearShared = func() {
+			for _, g := range grads {
+				be.Fill(g, 0)
+			}
+		}
+	}
+	return a.clearShared
+}
+
+// reuseVar is the next earlier Var's storages viewed as shape.
+func (al *alloc) reuseVar(shape []int) *autograd.Var {
+	r := al.reuse
+	if len(r.vars) == 0 {
+		al.err = errTooSmall
+		return nil
+	}
+	old := r.vars[0]
+	r.vars = r.vars[1:]
+	v := &autograd.Var{Value: viewOf(old.Value, tensor.Float32, shape)}
+	if al.a.withGrad && old.Grad != nil {
+		v.Grad = viewOf(old.Grad, tensor.Float32, shape)
+	}
+	if v.Value == nil || al.a.withGrad && v.Grad == nil {
+		al.err = errTooSmall
+		return nil
+	}
+	al.a.all = append(al.a.all, v)
+	return v
+}
+
+// reuseTensor is the next earlier tensor's storage viewed as shape.
+func (al *alloc) reuseTensor(dtype tensor.DType, shape []int) *tensor.Tensor {
+	r := al.reuse
+	if len(r.owned) == 0 {
+		al.err = errTooSmall
+		return nil
+	}
+	t := viewOf(r.owned[0], dtype, shape)
+	r.owned = r.owned[1:]
+	if t == nil {
+		al.err = errTooSmall
+		return nil
+	}
+	al.a.owned = append(al.a.owned, t)
+	return t
+}
+
+// viewOf views the start of t's storage as shape, or is nil when the storage is of another
+// type or too short.
+func viewOf(t *tensor.Tensor, dtype tensor.DType, shape []int) *tensor.Tensor {
+	s := tensor.Shape(slices.Clone(shape))
+	if t.Storage.DType() != dtype || t.Storage.Len() < s.Numel() {
+		return nil
+	}
+	return &tensor.Tensor{Storage: t.Storage, Shape: s}
 }
 
 // loraInputOf names the layer input a module reads, so adapters of one input share its dropout.
@@ -112,6 +230,28 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 	return a, nil
 }
 
+// reuseActivations lays out a (B, T) batch in old's storages, which it then owns, when each is
+// large enough, and frees what it leaves unused (the full logits); it is nil, old untouched,
+// when one is too small. Once old holds gradients so does the new layout, whose storages are
+// the same.
+func reuseActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora, old *activations) *activations {
+	a := &activations{B: B, T: T, withGrad: withGrad || old.withGrad}
+	r := &reuse{vars: old.all, owned: old.owned}
+	al := &alloc{a: a, be: be, reuse: r}
+	a.layout(al, c, lo)
+	if al.err != nil {
+		return nil
+	}
+	(&activations{all: r.vars, owned: r.owned}).free(be)
+	a.hostLosses = old.hostLosses[:0]
+	if n := B * T; cap(a.hostLosses) >= n {
+		a.hostLosses = a.hostLosses[:n]
+	} else {
+		a.hostLosses = make([]float32, n)
+	}
+	return a
+}
+
 // layout hands out every activation of a (B, T) batch from al.
 func (a *activations) layout(al *alloc, c Config, lo *lora) {
 	B, T, be, withGrad := a.B, a.T, al.be, a.withGrad
@@ -123,17 +263,17 @@ func (a *activations) layout(al *alloc, c Config, lo *lora) {
 	for l := range a.layers {
 		la := &a.layers[l]
 		la.h1, la.rstd1 = al.v(N, C), al.t(tensor.Float32, N)
-		la.q, la.k, la.v = al.v(N, H*D), al.v(N, KV*D), al.v(N, KV*D)
+		la.q, la.k, la.v = al.inner("q", N, H*D), al.inner("k", N, KV*D), al.inner("v", N, KV*D)
 		if c.QKNorm {
-			la.qn, la.kn = al.v(N, H*D), al.v(N, KV*D)
+			la.qn, la.kn = al.inner("qn", N, H*D), al.inner("kn", N, KV*D)
 			la.rstdQ, la.rstdK = al.t(tensor.Float32, N*H), al.t(tensor.Float32, N*KV)
 		}
-		la.qr, la.kr, la.qkv = al.v(N, H*D), al.v(N, KV*D), al.v(N, 3*H*D)
-		la.att, la.atty = al.t(tensor.Float32, attSaved), al.v(N, H*D)
-		la.o, la.x2 = al.v(N, C), al.v(N, C)
-		la.h2, la.rstd2 = al.v(N, C), al.t(tensor.Float32, N)
-		la.gate, la.up, la.act = al.v(N, I), al.v(N, I), al.v(N, I)
-		la.down, la.x3 = al.v(N, C), al.v(N, C)
+		la.qr, la.kr, la.qkv = al.inner("qr", N, H*D), al.inner("kr", N, KV*D), al.inner("qkv", N, 3*H*D)
+		la.att, la.atty = al.t(tensor.Float32, attSaved), al.inner("atty", N, H*D)
+		la.o, la.x2 = al.inner("o", N, C), al.inner("x2", N, C)
+		la.h2, la.rstd2 = al.inner("h2", N, C), al.t(tensor.Float32, N)
+		la.gate, la.up, la.act = al.inner("gate", N, I), al.inner("up", N, I), al.inner("act", N, I)
+		la.down, la.x3 = al.inner("down", N, C), al.v(N, C)
 		if lo != nil {
 			la.allocLoRA(al, c, lo, N, withGrad)
 		}
@@ -143,7 +283,8 @@ func (a *activations) layout(al *alloc, c Config, lo *lora) {
 	a.attScratch = al.t(tensor.Float32, attScratch)
 }
 
-// zeroGrads clears every activation gradient before a backward pass.
+// zeroGrads clears the activation gradients before a backward pass, but the layer-shared ones,
+// which the backward clears before each layer.
 func (a *activations) zeroGrads(be tensor.Backend) {
 	for _, v := range a.all {
 		if v.Grad != nil {
@@ -179,11 +320,11 @@ func (a *activations) bindLogits(be tensor.Backend, c Config) error {
 func (la *layerActs) allocLoRA(al *alloc, c Config, lo *lora, N int, withGrad bool) {
 	la.lora, la.loraIn = map[string]*loraActs{}, map[string]*loraInput{}
 	for _, mod := range lo.cfg.targets() {
-		la.lora[mod] = &loraActs{xa: al.v(N, lo.cfg.Rank), xas: al.v(N, lo.cfg.Rank)}
+		la.lora[mod] = &loraActs{xa: al.inner(mod+".xa", N, lo.cfg.Rank), xas: al.inner(mod+".xas", N, lo.cfg.Rank)}
 		in := loraInputOf(mod)
 		if lo.cfg.Dropout > 0 && withGrad && la.loraIn[in] == nil {
 			_, width := c.moduleShape(mod)
-			la.loraIn[in] = &loraInput{dropped: al.v(N, width), mask: al.t(tensor.Float32, N, width)}
+			la.loraIn[in] = &loraInput{dropped: al.inner(in+".dropped", N, width), mask: al.t(tensor.Float32, N, width)}
 		}
 	}
 }

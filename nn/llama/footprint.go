@@ -49,9 +49,35 @@ func EstimateFootprint(be tensor.Backend, c Config, B, T int, training bool, lo 
 	if training {
 		f.Grads, f.Optimizer = trained, 2*trained
 	}
-	al := &alloc{a: &activations{B: B, T: T, withGrad: training}, be: be, counting: true}
-	al.a.layout(al, c, adapters)
 	rows := max(1, min(B*T, headBudget/c.Vocab))
-	f.Activations = al.bytes + 2*4*int64(rows*c.Vocab) + 4*int64(T*c.HeadDim)
+	f.Activations = trunkActivationBytes(be, c, B, T, training, adapters) + 2*4*int64(rows*c.Vocab)
 	return f, nil
+}
+
+// TrunkActivationBytes is what ForwardTrunk lays out for B sequences of T tokens (with room for
+// the gradients when withGrad), the adapters' activations included when lo is set: the
+// activations and the rotary table, without the lm head's chunks, which a SelectedHead never
+// needs.
+func TrunkActivationBytes(be tensor.Backend, c Config, B, T int, withGrad bool, lo *LoRAConfig) (int64, error) {
+	if err := c.Validate(); err != nil {
+		return 0, err
+	}
+	if B <= 0 || T <= 0 || c.MaxPositions > 0 && T > c.MaxPositions {
+		return 0, fmt.Errorf("llama: activations of B=%d T=%d: want B >= 1 and 1 <= T <= %d", B, T, c.MaxPositions)
+	}
+	var adapters *lora
+	if lo != nil {
+		if err := lo.Validate(); err != nil {
+			return 0, err
+		}
+		adapters = &lora{cfg: *lo}
+	}
+	return trunkActivationBytes(be, c, B, T, withGrad, adapters), nil
+}
+
+// trunkActivationBytes counts the layout ensureActs allocates, and the rotary table.
+func trunkActivationBytes(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora) int64 {
+	al := &alloc{a: &activations{B: B, T: T, withGrad: withGrad}, be: be, counting: true}
+	al.a.layout(al, c, lo)
+	return al.bytes + 4*int64(T*c.HeadDim)
 }

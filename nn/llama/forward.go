@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/vkgrad/vkgrad/autograd"
@@ -9,7 +10,8 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// ensureActs lays out activations for (B, T), reusing them when the shape is unchanged.
+// ensureActs lays out activations for (B, T), reusing the current ones' storages when each is
+// large enough.
 func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	if B <= 0 || T <= 0 {
 		return fmt.Errorf("llama: batch size %d and sequence length %d must be positive", B, T)
@@ -17,10 +19,24 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	if m.Config.MaxPositions > 0 && T > m.Config.MaxPositions {
 		return fmt.Errorf("llama: sequence length %d exceeds max_position_embeddings %d", T, m.Config.MaxPositions)
 	}
+	m.takeActs()
+	if err := m.layOut(B, T, withGrad); err != nil {
+		return err
+	}
+	return m.ensureRope(T) // a peer's activations come without it
+}
+
+// layOut makes m.acts a (B, T) layout: the current one when it is of that shape, else in its
+// storages when they are large enough, else a new one.
+func (m *Model) layOut(B, T int, withGrad bool) error {
 	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
 		return nil
 	}
 	if m.acts != nil {
+		if a := reuseActivations(m.Backend, m.Config, B, T, withGrad, m.lora, m.acts); a != nil {
+			m.acts = a
+			return nil
+		}
 		m.acts.free(m.Backend)
 		m.acts = nil
 	}
@@ -29,7 +45,34 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 		return fmt.Errorf("llama: allocating activations for B=%d T=%d: %w", B, T, err)
 	}
 	m.acts = a
-	return m.ensureRope(T)
+	return nil
+}
+
+// ShareActivations makes m and o use one set of activations: a forward of either takes them
+// from the other, so a frozen reference model run between a policy's passes needs none of its
+// own. A forward recorded on a tape must be back-propagated before the other model's forward.
+// Models with LoRA adapters share none (their reference is the same model).
+func (m *Model) ShareActivations(o *Model) error {
+	if m == o || m.Backend != o.Backend || !reflect.DeepEqual(m.Config, o.Config) {
+		return fmt.Errorf("llama: activations are shared only between two models of one shape on one backend")
+	}
+	if m.lora != nil || o.lora != nil {
+		return fmt.Errorf("llama: a model with LoRA adapters shares no activations")
+	}
+	m.peer, o.peer = o, m
+	return nil
+}
+
+// takeActs moves the peer's activations to m when it holds them.
+func (m *Model) takeActs() {
+	p := m.peer
+	if p == nil || p.acts == nil {
+		return
+	}
+	if m.acts != nil {
+		m.acts.free(m.Backend)
+	}
+	m.acts, p.acts = p.acts, nil
 }
 
 // Forward runs the model on inputs (B*T token ids, row-major) up to the logits (B*T, V).
@@ -106,7 +149,17 @@ func (m *Model) forward(tp *autograd.Tape) {
 		linear("down_proj", la.down, la.act, lp.wdown, nil, C, I)
 		next := m.normBefore(l + 1) // the next layer's input norm, or the final norm after the last
 		autograd.ResidualRMSNorm(tp, la.x3, la.x2, la.down, next.out, next.rstd, next.w, N, C, eps)
+		m.recordClearSharedGrads(tp)
 		x = la.x3
+	}
+}
+
+// recordClearSharedGrads places, after a layer's last op, the clearing of the gradients every
+// layer shares (alloc.inner): the tape runs it before that layer's backward, once the layer
+// after it has consumed them.
+func (m *Model) recordClearSharedGrads(tp *autograd.Tape) {
+	if tp.Recording() && len(m.acts.sharedOrder) > 0 {
+		tp.Record(m.acts.clearSharedGrads(m.Backend))
 	}
 }
 
@@ -227,4 +280,34 @@ func (m *Model) addAdapter(tp *autograd.Tape, layer int, module string, out, in 
 	autograd.MatMul(tp, acts.xa, x, ad.A, nil, tensor.MatMulParams{M: N, N: r, K: ad.in, TransB: true})
 	autograd.Scale(tp, acts.xas, acts.xa, lo.scale)
 	autograd.MatMulAdd(tp, out, acts.xas, ad.B, tensor.MatMulParams{M: N, N: ad.out, K: r, TransB: true})
+}
+
+// ReleaseActivations frees the activations (its peer's too, when shared) and the lm head's
+// chunk buffers; the next forward pass lays them out again. Between phases that need them (an
+// RL step's rollout) this hands their memory to the phase that runs. The rotary table, which
+// decoders read, stays.
+func (m *Model) ReleaseActivations() {
+	for _, o := range []*Model{m, m.peer} {
+		if o == nil {
+			continue
+		}
+		if o.acts != nil {
+			o.acts.free(o.Backend)
+			o.acts = nil
+		}
+		if o.head1 != nil {
+			o.head1.free()
+			o.head1 = nil
+		}
+	}
+}
+
+// ReserveActivations lays out activations for B sequences of T tokens (with room for the
+// gradients when withGrad) now, so that the forward passes of up to that shape that follow
+// reuse them rather than each laying out its own.
+func (m *Model) ReserveActivations(B, T int, withGrad bool) error {
+	if _, g := m.Trainable(); withGrad && g == nil {
+		return fmt.Errorf("llama: activations with gradients need EnableGrads (or EnableLoRA) first")
+	}
+	return m.ensureActs(B, T, withGrad)
 }

@@ -115,6 +115,9 @@ func (m *Model) EnableLoRA(cfg LoRAConfig, seed uint64) error {
 	if m.lora != nil {
 		return fmt.Errorf("lora: the model already has adapters")
 	}
+	if m.peer != nil {
+		return fmt.Errorf("lora: the model shares its activations (ShareActivations), which adapters would change")
+	}
 	specs := m.Config.LoRASpecs(cfg)
 	sizes := specSizes(specs)
 	l := &lora{cfg: cfg, scale: float32(cfg.Alpha / float64(cfg.Rank)), specs: specs}

@@ -39,6 +39,7 @@ type Model struct {
 	rope    *tensor.Tensor // cos/sin table of ropeLen positions
 	ropeLen int
 	acts    *activations
+	peer    *Model // shares acts (ShareActivations)
 }
 
 type layerParams struct {
