@@ -106,28 +106,9 @@ func shortestOfThree(size int, took time.Duration, run func(size int) (time.Dura
 func (b *Backend) fmaRate(least time.Duration) (float64, probeRun, error) {
 	const groups, iters = 1024, 512
 	n := groups * int(b.wg)
-	out, err := tensor.New(b, tensor.Float32, n)
-	if err != nil {
-		return 0, probeRun{}, err
-	}
-	defer b.Free(out.Storage)
-	st := b.view(out, tensor.Float32, "MeasurePeak")
 	k := kPeakFMA
 	k.Local = [3]uint32{b.wg, 1, 1}
-	run, err := timedRuns(least, func(size int) (time.Duration, error) {
-		w, err := b.dev.Window(st.buf, out.Offset, n)
-		if err != nil {
-			return 0, err
-		}
-		push := peakFMAPush{Iters: uint32(iters * size), OffOut: w.First, Seed: 1e-3}
-		return timing.Run(func() error {
-			return b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true})
-		}, b.Sync)
-	})
-	if err != nil {
-		return 0, probeRun{}, err
-	}
-	return float64(n) * 32 * float64(iters*run.size) / run.took.Seconds() / 1e9, run, nil
+	return b.arithmeticRate(k, groups, n, iters, float64(n)*32, least)
 }
 
 var kPeakCoopMat = Kernel{Shader: "peak_coopmat", Bindings: 1, Push: 3}
@@ -143,32 +124,40 @@ func (b *Backend) PeakCoopMatGFLOPS() (float64, error) {
 	}
 	const groups, iters, subgroups = 2048, 64, 4
 	s := cm.shape
-	n := groups * subgroups * 8 * int(s.M*s.N)
-	out, err := tensor.New(b, tensor.Float32, n)
-	if err != nil {
-		return 0, err
-	}
-	defer b.Free(out.Storage)
-	st := b.view(out, tensor.Float32, "PeakCoopMatGFLOPS")
 	k := kPeakCoopMat
 	k.Local = [3]uint32{subgroups * cm.sg, 1, 1}
 	k.Spec = [maxSpec]uint32{s.M, s.N, s.K}
 	k.SubgroupSize = pinnedSubgroupSize(b.dev.Info, k.Local[0])
-	run, err := timedRuns(probeTime, func(size int) (time.Duration, error) {
+	n := groups * subgroups * 8 * int(s.M*s.N)
+	perRound := float64(groups*subgroups) * 8 * 2 * float64(s.M*s.N*s.K)
+	gflops, _, err := b.arithmeticRate(k, groups, n, iters, perRound, probeTime)
+	return gflops, err
+}
+
+// arithmeticRate times k, a probe taking peakFMAPush that runs iters*size rounds of
+// register arithmetic over groups workgroups and writes n floats, and returns its best rate
+// in GFLOP/s, each round doing flopsPerRound over the whole dispatch.
+func (b *Backend) arithmeticRate(k Kernel, groups, n, iters int, flopsPerRound float64, least time.Duration) (float64, probeRun, error) {
+	out, err := tensor.New(b, tensor.Float32, n)
+	if err != nil {
+		return 0, probeRun{}, err
+	}
+	defer b.Free(out.Storage)
+	st := b.view(out, tensor.Float32, "MeasurePeak")
+	run, err := timedRuns(least, func(size int) (time.Duration, error) {
 		w, err := b.dev.Window(st.buf, out.Offset, n)
 		if err != nil {
 			return 0, err
 		}
 		push := peakFMAPush{Iters: uint32(iters * size), OffOut: w.First, Seed: 1e-3}
 		return timing.Run(func() error {
-			return b.dev.Dispatch(k, [3]uint32{groups, 1, 1}, pushOf(&push), Arg{W: w, Write: true})
+			return b.dev.Dispatch(k, [3]uint32{uint32(groups), 1, 1}, pushOf(&push), Arg{W: w, Write: true})
 		}, b.Sync)
 	})
 	if err != nil {
-		return 0, err
+		return 0, probeRun{}, err
 	}
-	flops := float64(groups*subgroups) * 8 * 2 * float64(s.M*s.N*s.K) * float64(iters*run.size)
-	return flops / run.took.Seconds() / 1e9, nil
+	return flopsPerRound * float64(iters*run.size) / run.took.Seconds() / 1e9, run, nil
 }
 
 // copyProbeBytes is the size of each of the bandwidth probe's two buffers: 128 MiB, more
