@@ -58,8 +58,9 @@ func keyBlocks(n int) int { return (n + attnBlock - 1) / attnBlock }
 
 // packKeys stores n keys (key t2 at k[t2*stride:], hs values each) as blocks of 16 keys laid
 // out value-major, kt[(blk*hs+i)*16+j] = key blk*16+j's value i, zero past n, so that one
-// vector load holds value i of sixteen keys.
-func packKeys(kt, k []float32, n, stride, hs int, kern *attnKernels) {
+// vector load holds value i of sixteen keys. A partly filled last block goes through pad
+// (attnBlock*hs floats) when one is given, else through the portable loop.
+func packKeys(kt, k, pad []float32, n, stride, hs int, kern *attnKernels) {
 	nb := keyBlocks(n)
 	kt = kt[:nb*hs*attnBlock]
 	for blk := 0; blk < nb; blk++ {
@@ -67,6 +68,10 @@ func packKeys(kt, k []float32, n, stride, hs int, kern *attnKernels) {
 		if kern != nil && kern.pack != nil && (blk+1)*attnBlock <= n {
 			_ = k[(blk*attnBlock+attnBlock-1)*stride+hs-1]
 			kern.pack(&dst[0], &k[blk*attnBlock*stride], stride, hs)
+			continue
+		}
+		if kern != nil && kern.pack != nil && pad != nil {
+			packPartialBlock(dst, k[blk*attnBlock*stride:], pad, n-blk*attnBlock, stride, hs, kern)
 			continue
 		}
 		for j := 0; j < attnBlock; j++ {
@@ -83,6 +88,19 @@ func packKeys(kt, k []float32, n, stride, hs int, kern *attnKernels) {
 			}
 		}
 	}
+}
+
+// packPartialBlock packs the last, partly filled block of m < 16 keys with the vector kernel,
+// through pad (16*hs floats): the keys are copied there and the rest of it cleared first.
+// Decoding packs every head's keys each step and its last block is rarely full, so the scalar
+// transpose was most of its time.
+func packPartialBlock(dst, k, pad []float32, m, stride, hs int, kern *attnKernels) {
+	pad = pad[:attnBlock*hs]
+	for j := 0; j < m; j++ {
+		copy(pad[j*hs:(j+1)*hs], k[j*stride:j*stride+hs])
+	}
+	clear(pad[m*hs:])
+	kern.pack(&dst[0], &pad[0], hs, hs)
 }
 
 // scores sets s[r*ss+t2] = sum over i of q[r*qs+i]*key t2's value i for rows r < nr and keys
@@ -252,7 +270,7 @@ func (j *attFwdJob) run(w, bh int) {
 	base := b*T*C3 + h*hs
 	nk := keyBlocks(T) * hs * attnBlock
 	kt, tmp := j.scratch[w][:nk], j.scratch[w][nk:]
-	packKeys(kt, j.qkv[base+C:], T, C3, hs, j.kern)
+	packKeys(kt, j.qkv[base+C:], nil, T, C3, hs, j.kern)
 	att := j.att[bh*T*T : (bh+1)*T*T]
 	attendRows(j.out[b*T*C+h*hs:], C, att, T, j.qkv[base:], C3, kt, j.qkv[base+2*C:], C3, hs, 0, T, j.scale, tmp, j.kern)
 	for t := 0; t < T; t++ {
@@ -308,7 +326,7 @@ func (j *attBwdJob) run(w, bh int) {
 	att, datts := j.att[bh*T*T:(bh+1)*T*T], j.datts[bh*T*T:(bh+1)*T*T]
 
 	// datt = dout·vᵀ, then the softmax backward, row by row.
-	packKeys(vt, v, T, C3, hs, j.kern)
+	packKeys(vt, v, nil, T, C3, hs, j.kern)
 	for t := 0; t < T; {
 		nr := min(attnRows, T-t)
 		nb := keyBlocks(t + nr)
@@ -382,7 +400,8 @@ func (j *attDecJob) run(w, bh int) {
 	nt := attnRows * keyBlocks(n) * attnBlock
 	sc := j.scratch[w]
 	kt, tmp, att := sc[:nk], sc[nk:nk+nt], sc[nk+nt:nk+nt+Tq*n]
-	packKeys(kt, j.kc[cb:], n, C, hs, j.kern)
+	pad := sc[nk+nt+Tq*n:]
+	packKeys(kt, j.kc[cb:], pad, n, C, hs, j.kern)
 	attendRows(j.out[b*Tq*C+h*hs:], C, att, n, j.qkv[b*Tq*3*C+h*hs:], 3*C, kt, j.vc[cb:], C, hs, j.pos, n, j.scale, tmp, j.kern)
 }
 
@@ -407,7 +426,7 @@ func (b *Backend) AttentionDecode(out, kcache, vcache, qkv *tensor.Tensor, B, Tq
 		}
 	}
 	hs, n := C/NH, pos+Tq
-	b.workerScratch(attnScratch(n, hs, false) + Tq*n)
+	b.workerScratch(attnScratch(n, hs, false) + Tq*n + attnBlock*hs)
 	b.attD = attDecJob{B: B, Tq: Tq, pos: pos, maxT: maxT, C: C, NH: NH, scale: attnScale(hs), kern: attnKernelsFor(hs),
 		out: f32(op, "out", out, B*Tq*C), kc: kc, vc: vc, qkv: x, scratch: b.scratch}
 	b.pool.doWork(&b.attD, B*NH, 2*B*Tq*n*C)

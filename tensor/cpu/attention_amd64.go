@@ -25,6 +25,9 @@ func attnComb1AVX512(out, w *float32, wstep int, x *float32, xs, n, hs, acc int)
 func attnPackBlock(dst, src *float32, stride, hs int)
 
 //go:noescape
+func attnPackBlockAVX2(dst, src *float32, stride, hs int)
+
+//go:noescape
 func attnScores4AVX2(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)
 
 //go:noescape
@@ -45,7 +48,7 @@ var attnKernelSets = func() []*attnKernels {
 	}
 	if cpu.X86.HasAVX2 {
 		ks = append(ks, &attnKernels{name: "avx2", scores4: attnScores4AVX2, scores1: attnScores1AVX2,
-			comb4: attnComb4AVX2, comb1: attnComb1AVX2})
+			comb4: attnComb4AVX2, comb1: attnComb1AVX2, pack: attnPackBlockAVX2})
 	}
 	return ks
 }()

@@ -1,7 +1,8 @@
 //go:build ignore
 
 // attention_gen writes attention_amd64.s: the attention kernels in AVX-512 and AVX2 versions, which
-// differ only in vector width and register count, and the 16x16 transpose that packs keys.
+// differ only in vector width and register count, and the transposes that pack keys (16x16 in
+// AVX-512, 8x8 in AVX2).
 // Run with go generate; TestAssemblyUpToDate fails when attention_amd64.s differs from its output.
 package main
 
@@ -320,6 +321,48 @@ func pack(f *asmgen.File) {
 	f.Instrs("VZEROUPPER", "RET")
 }
 
+// packAVX2 writes attnPackBlockAVX2: per 8 values of each key, two 8x8 transposes in registers
+// (keys 0-7 and 8-15), each by 32-bit unpacks, 64-bit shuffles and a 128-bit lane exchange.
+func packAVX2(f *asmgen.File) {
+	f.Linef("// func attnPackBlockAVX2(dst, src *float32, stride, hs int)")
+	f.Linef("// attnPackBlock's layout (hs a multiple of 8) with 256-bit registers.")
+	f.Linef("TEXT ·attnPackBlockAVX2(SB), NOSPLIT, $0-32")
+	f.Instrs("MOVQ dst+0(FP), DI", "MOVQ src+8(FP), SI", "MOVQ stride+16(FP), R8", "SHLQ $2, R8", "MOVQ hs+24(FP), CX",
+		"LEAQ (R8)(R8*2), R9 // 3 rows", "LEAQ (SI)(R8*8), R10 // key 8")
+	f.Linef("")
+	f.Linef("pk2:")
+	f.Instrs("CMPQ CX, $8", "JL   pk2done")
+	for half, base := range []string{"SI", "R10"} {
+		f.Instrs("MOVQ " + base + ", AX")
+		for r := 0; r < 8; r++ {
+			if r == 4 {
+				f.Instrs("LEAQ (AX)(R8*4), AX")
+			}
+			addr := [4]string{"(AX)", "(AX)(R8*1)", "(AX)(R8*2)", "(AX)(R9*1)"}[r%4]
+			f.Instrs(fmt.Sprintf("VMOVUPS %s, Y%d", addr, r))
+		}
+		for p := 0; p < 4; p++ {
+			f.Instrs(fmt.Sprintf("VUNPCKLPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 8+2*p), fmt.Sprintf("VUNPCKHPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 9+2*p))
+		}
+		for g := 0; g < 2; g++ {
+			t, u := 8+4*g, 4*g
+			f.Instrs(fmt.Sprintf("VSHUFPS $0x44, Y%d, Y%d, Y%d", t+2, t, u), fmt.Sprintf("VSHUFPS $0xEE, Y%d, Y%d, Y%d", t+2, t, u+1),
+				fmt.Sprintf("VSHUFPS $0x44, Y%d, Y%d, Y%d", t+3, t+1, u+2), fmt.Sprintf("VSHUFPS $0xEE, Y%d, Y%d, Y%d", t+3, t+1, u+3))
+		}
+		// Y(8+t) is value t of the eight keys: row t of the block, at dst[t*16 + 8*half].
+		for m := 0; m < 4; m++ {
+			f.Instrs(fmt.Sprintf("VPERM2F128 $0x20, Y%d, Y%d, Y%d", 4+m, m, 8+m), fmt.Sprintf("VPERM2F128 $0x31, Y%d, Y%d, Y%d", 4+m, m, 12+m))
+		}
+		for t := 0; t < 8; t++ {
+			f.Instrs(fmt.Sprintf("VMOVUPS Y%d, %d(DI)", 8+t, 64*t+32*half))
+		}
+	}
+	f.Instrs("ADDQ $32, SI", "ADDQ $32, R10", "ADDQ $512, DI", "SUBQ $8, CX", "JMP  pk2")
+	f.Linef("")
+	f.Linef("pk2done:")
+	f.Instrs("VZEROUPPER", "RET")
+}
+
 func main() {
 	asmgen.Main("attention_gen.go", "attention_amd64.s", func(f *asmgen.File) {
 		f.Linef("// Attention kernels, in AVX-512 and AVX2 versions. Every lane adds its terms in the order")
@@ -332,5 +375,6 @@ func main() {
 			comb(f, s)
 		}
 		pack(f)
+		packAVX2(f)
 	})
 }

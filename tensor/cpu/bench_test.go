@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -109,9 +110,14 @@ func BenchmarkAttentionDecode(b *testing.B) {
 	const maxT = 1024
 	kc, vc := benchTensor(b, be, bB*maxT*bC, 1), benchTensor(b, be, bB*maxT*bC, 1)
 	qkv, out := benchTensor(b, be, bB*3*bC, 1), benchTensor(b, be, bB*bC, 0)
-	pos := maxT - 1
-	// Reads every cached key and value once.
-	measure(b, 4*2*bB*maxT*bC, 0, func() { be.AttentionDecode(out, kc, vc, qkv, bB, 1, pos, maxT, bC, bNH) })
+	// A full cache, and a short one whose last block of keys is partly filled, as a rollout's
+	// first few dozen tokens are. Each reads every cached key and value once.
+	for _, n := range []int{maxT, 40} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			pos := n - 1
+			measure(b, 4*2*bB*float64(n)*bC, 0, func() { be.AttentionDecode(out, kc, vc, qkv, bB, 1, pos, maxT, bC, bNH) })
+		})
+	}
 }
 
 func BenchmarkEncoder(b *testing.B) {
