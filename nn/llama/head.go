@@ -20,12 +20,23 @@ type headChunks struct {
 	logits, probs *tensor.Tensor // (rows, V) scratch
 }
 
+// selectedHeadBudget bounds the floats of one chunk of a SelectedHead's logits: 16M floats
+// (64 MiB), about 110 rows of a 152k vocabulary. RL keeps two such heads (the policy's, with
+// a gradient chunk, and the reference's), and the head is a small share of an RL step, so the
+// training head's larger chunks would cost 576 MiB more for little speed.
+const selectedHeadBudget = 16 << 20
+
 // headChunkRows is the number of rows per chunk: HeadChunkRows when set, else what fits the budget.
-func (m *Model) headChunkRows(N int) int {
+func (m *Model) headChunkRows(N int) int { return m.chunkRows(N, headBudget) }
+
+// selectedChunkRows is headChunkRows for a SelectedHead.
+func (m *Model) selectedChunkRows(N int) int { return m.chunkRows(N, selectedHeadBudget) }
+
+func (m *Model) chunkRows(N, budget int) int {
 	if m.HeadChunkRows > 0 {
 		return min(N, m.HeadChunkRows)
 	}
-	return max(1, min(N, headBudget/m.Config.Vocab))
+	return max(1, min(N, budget/m.Config.Vocab))
 }
 
 // newHeadChunks returns the head's chunk buffers for N rows, reusing the last ones when they

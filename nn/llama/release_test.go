@@ -225,3 +225,32 @@ func TestReserveActivationsNeedsGrads(t *testing.T) {
 		t.Errorf("reserving a forward pass's activations: %v", err)
 	}
 }
+
+// A recording SelectedHead allocates what SelectedHeadBytes says, in chunks of its own budget:
+// at a 152k vocabulary they are a quarter of the training head's.
+func TestSelectedHeadBytesMatchesAllocations(t *testing.T) {
+	be := &countingBackend{Backend: cpu.New()}
+	m := loadTrainable(t, be, nil)
+	const B, T = 2, 6
+	tp := autograd.NewTape()
+	if err := m.ForwardTrunk(tp, batchTokens(m, B, T), B, T); err != nil {
+		t.Fatal(err)
+	}
+	positions := []int{1, 2, 3, 7, 8, 11}
+	targets := batchTokens(m, 1, len(positions))
+	cutoffs := make([]float32, len(positions))
+	for i := range cutoffs {
+		cutoffs[i] = float32(math.Inf(1))
+	}
+	before := be.live
+	if _, _, err := m.NewSelectedHead().Forward(tp, positions, targets, cutoffs, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := be.live-before, m.SelectedHeadBytes(len(positions), true); got != want {
+		t.Errorf("a selected head of %d positions allocated %d bytes, SelectedHeadBytes says %d", len(positions), got, want)
+	}
+	wide := &Model{Config: Config{Vocab: 151936}}
+	if got, want := wide.selectedChunkRows(4096), (16<<20)/151936; got != want || got >= wide.headChunkRows(4096) {
+		t.Errorf("a selected head's chunk at a 152k vocabulary: %d rows, want %d (the training head's: %d)", got, want, wide.headChunkRows(4096))
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 // SelectedHead computes log-probs and entropies at chosen positions of the last ForwardTrunk,
 // the quantities RL losses need. It gathers those rows of the final hidden states and runs the
-// lm head and LogSoftmaxGather on them a chunk of rows at a time (headChunkRows), so a 152k
+// lm head and LogSoftmaxGather on them a chunk of rows at a time (selectedChunkRows), so a 152k
 // vocabulary never needs more than one chunk of logits; the backward recomputes each chunk.
 // Its buffers grow to the largest selection seen and are reused.
 type SelectedHead struct {
@@ -34,7 +34,7 @@ func (m *Model) ZeroTrunkGrads() {
 }
 
 func (h *SelectedHead) ensure(n int, withGrad bool) error {
-	rows := h.m.headChunkRows(n)
+	rows := h.m.selectedChunkRows(n)
 	if n <= h.cap && rows <= h.rows && (h.withGrad || !withGrad) {
 		return nil
 	}
@@ -224,5 +224,5 @@ func (m *Model) SelectedHeadBytes(n int, withGrad bool) int64 {
 		g = 2
 	}
 	perRow := g*int64(m.Config.Hidden+2) + 2
-	return 4 * (int64(n)*perRow + g*int64(m.headChunkRows(n)*m.Config.Vocab))
+	return 4 * (int64(n)*perRow + g*int64(m.selectedChunkRows(n)*m.Config.Vocab))
 }
