@@ -240,7 +240,7 @@ func TestSelectedHeadBytesMatchesAllocations(t *testing.T) {
 	targets := batchTokens(m, 1, len(positions))
 	cutoffs := make([]float32, len(positions))
 	for i := range cutoffs {
-		cutoffs[i] = float32(math.Inf(1))
+		cutoffs[i] = float32(math.Inf(-1)) // no cutoff: every token kept
 	}
 	before := be.live
 	if _, _, err := m.NewSelectedHead().Forward(tp, positions, targets, cutoffs, 1); err != nil {
