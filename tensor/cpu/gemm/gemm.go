@@ -386,9 +386,10 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 		if j.prec != tensor.FP32 {
 			bs, bo, ldb = j.roundedBRows(ws, jc, g), 0, k
 		}
-		for ig := 0; ig < m; ig += 4 {
+		step := j.kern.dotRows
+		for ig := 0; ig < m; ig += step {
 			r := rows[ig : ig+4]
-			mg := min(4, m-ig)
+			mg := min(step, m-ig)
 			if g == 4 {
 				_ = bs[bo+3*ldb+k-1]
 				j.kern.dot(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &bs[bo], ldb, &out[0])

@@ -17,10 +17,12 @@ type microKernel struct {
 	mr, nr int
 	fn     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 	// dot, where not nil, serves products of a few rows (dotMaxRows) with B transposed, as
-	// in a decoding step, four rows of A and four of B at a time: out[4i+j] = sum over
-	// p < k16 of ai[p]*b[j*ldb+p] for i, j < 4, k16 a multiple of 16. Reading B's rows in
-	// place avoids transposing all of B for a handful of rows.
-	dot func(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
+	// in a decoding step, dotRows rows of A (2 or 4; a2 and a3 unread with 2) and four of B
+	// at a time: out[4i+j] = sum over p < k16 of ai[p]*b[j*ldb+p] for i < dotRows, j < 4,
+	// k16 a multiple of 16. Reading B's rows in place avoids transposing all of B for a
+	// handful of rows.
+	dot     func(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
+	dotRows int
 	// peak runs n iterations of a register-only multiply-add loop at the kernel's vector
 	// width and returns the floating-point operations per iteration.
 	peak func(n int) float64

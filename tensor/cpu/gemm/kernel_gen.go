@@ -340,6 +340,62 @@ func dot4x4(f *asmgen.File) {
 	f.Linef("")
 }
 
+// dot2x4 emits the AVX2 dot-product kernel for two rows of A and four of B: 8 accumulators
+// Y0-Y7, A rows in Y8-Y9, B rows in Y10-Y13 (AVX2's 16 registers hold no 4x4 block), then a
+// horizontal sum of each accumulator.
+func dot2x4(f *asmgen.File) {
+	f.Linef("// func dot2x4avx2(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)")
+	f.Linef("// out[4i+j] = sum over p < k16 (a multiple of 16) of ai[p] * b[j*ldb + p], i < 2, j < 4;")
+	f.Linef("// a2 and a3 are not read.")
+	f.Linef("TEXT ·dot2x4avx2(SB), NOSPLIT, $0-64")
+	f.Instr("MOVQ k16+0(FP), CX")
+	f.Instr("MOVQ a0+8(FP), R8")
+	f.Instr("MOVQ a1+16(FP), R9")
+	f.Instr("MOVQ b+40(FP), SI")
+	f.Instr("MOVQ ldb+48(FP), DX")
+	f.Instr("MOVQ out+56(FP), DI")
+	f.Instr("SHLQ $2, DX")
+	f.Instr("LEAQ (SI)(DX*2), R12")
+	f.Instr("ADDQ DX, R12")
+	f.Instr("SHRQ $3, CX")
+	for r := 0; r < 8; r++ {
+		f.Instr("VXORPS Y%d, Y%d, Y%d", r, r, r)
+	}
+	f.Instr("TESTQ CX, CX")
+	f.Instr("JZ reduce2")
+	f.Linef("dloop2:")
+	for i, reg := range []string{"R8", "R9"} {
+		f.Instr("VMOVUPS (%s), Y%d", reg, 8+i)
+	}
+	for j, addr := range []string{"(SI)", "(SI)(DX*1)", "(SI)(DX*2)", "(R12)"} {
+		f.Instr("VMOVUPS %s, Y%d", addr, 10+j)
+	}
+	for i := 0; i < 2; i++ {
+		for j := 0; j < 4; j++ {
+			f.Instr("VFMADD231PS Y%d, Y%d, Y%d", 10+j, 8+i, 4*i+j)
+		}
+	}
+	for _, reg := range []string{"R8", "R9", "SI", "R12"} {
+		f.Instr("ADDQ $32, %s", reg)
+	}
+	f.Instr("DECQ CX")
+	f.Instr("JNZ dloop2")
+	f.Linef("reduce2:")
+	// Fold 256 -> 128 -> 64 -> 32 bits.
+	for r := 0; r < 8; r++ {
+		f.Instr("VEXTRACTF128 $1, Y%d, X14", r)
+		f.Instr("VADDPS X14, X%d, X%d", r, r)
+		f.Instr("VPERMILPS $0x4E, X%d, X14", r)
+		f.Instr("VADDPS X14, X%d, X%d", r, r)
+		f.Instr("VPERMILPS $0xB1, X%d, X14", r)
+		f.Instr("VADDPS X14, X%d, X%d", r, r)
+		f.Instr("VMOVSS X%d, %d(DI)", r, 4*r)
+	}
+	f.Instr("VZEROUPPER")
+	f.Instr("RET")
+	f.Linef("")
+}
+
 // roundConst broadcasts a 32-bit constant into every lane of Y register y.
 func roundConst(f *asmgen.File, y int, v uint32) {
 	f.Instr("MOVL $0x%08x, AX", v)
@@ -431,6 +487,7 @@ func main() {
 		copyRows(f, "copyRows16", 2, asmgen.AVX2)
 		copyRows(f, "copyRows48", 3, asmgen.AVX512)
 		dot4x4(f)
+		dot2x4(f)
 		prefetchRows(f)
 		roundBF16(f)
 		roundFP16(f)
