@@ -87,7 +87,7 @@ type LossScaler interface {
 }
 
 // Recomputer is a model that can keep fewer activations and recompute the rest in the backward,
-// with the same numbers (GPT2 is: gpt2.Model.Recompute).
+// with the same numbers: GPT2 and Llama are (gpt2.Model.Recompute, llama.Model.Recompute).
 type Recomputer interface {
 	// SetRecompute switches recomputing on or off from the next forward pass.
 	SetRecompute(on bool)

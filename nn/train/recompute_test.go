@@ -2,13 +2,9 @@ package train
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
-	"github.com/vkgrad/vkgrad/nn/llama"
-	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // Training with Recompute takes the same steps, bit for bit, as without; a run saved with it
@@ -75,16 +71,34 @@ func TestRecomputeTrainsAndResumesAlike(t *testing.T) {
 	}
 }
 
-// A Llama-family model has no recompute: asking for it is refused, naming the field.
-func TestRecomputeRefusedForLlama(t *testing.T) {
-	cfg := testConfig()
-	cfg.Recompute = true
-	m, err := llama.Load(cpu.New(), "../llama/testdata/qwen3-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = New(nn.Llama(m), cfg, make([]int32, 6000), "test stream")
-	if err == nil || !strings.Contains(err.Error(), "recompute") {
-		t.Fatalf("recompute for a Llama-family model: %v", err)
+// A Llama-family model, with every weight training or LoRA adapters, takes the same steps with
+// Recompute, bit for bit.
+func TestRecomputeTrainsLlamaAlike(t *testing.T) {
+	for _, lora := range []bool{false, true} {
+		var params [2][]float32
+		var losses [2][]float32
+		for i, recompute := range []bool{false, true} {
+			cfg := testConfig()
+			cfg.Recompute = recompute
+			tr := newLlamaTrainer(t, cfg, lora)
+			for range 3 {
+				s, err := tr.TrainStep()
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses[i] = append(losses[i], s.Loss, s.GradNorm)
+			}
+			p, err := tr.Model.StateParams()
+			if err != nil {
+				t.Fatal(err)
+			}
+			params[i] = p
+		}
+		if !sameBits(losses[0], losses[1]) {
+			t.Fatalf("LoRA %v: losses and gradient norms %v with recompute, %v without", lora, losses[1], losses[0])
+		}
+		if !sameBits(params[0], params[1]) {
+			t.Fatalf("LoRA %v: the parameters after 3 steps differ with recompute", lora)
+		}
 	}
 }

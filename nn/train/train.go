@@ -57,8 +57,8 @@ type Config struct {
 	// Precision is the format of the matrix products' operands (tensor.ParsePrecision): fp32
 	// ("" too), bf16 or fp16; fp16 trains with dynamic loss scaling (LossScaler).
 	Precision string `json:"precision,omitempty"`
-	// Recompute keeps fewer activations and recomputes them in the backward (nn.Recomputer;
-	// GPT-2 only). The numbers are the same bit for bit, so a run may resume with or without.
+	// Recompute keeps fewer activations and recomputes them in the backward (nn.Recomputer).
+	// The numbers are the same bit for bit, so a run may resume with or without it.
 	Recompute bool `json:"recompute,omitempty"`
 }
 
@@ -245,7 +245,7 @@ func setRecompute(m nn.LM, on bool) error {
 	if ok {
 		r.SetRecompute(on)
 	} else if on {
-		return fmt.Errorf("recompute: only a GPT-2 recomputes its activations")
+		return fmt.Errorf("recompute: %T cannot recompute its activations", m)
 	}
 	return nil
 }
