@@ -63,7 +63,7 @@ func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, batches of products lasting 2 ms or more, or generations); each matmul shape also runs for at least 0.5 s")
 	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
 	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp+"; bench train of a GPT-2 includes the loss scaling")
-	fs.BoolVar(&f.recompute, "recompute", false, "bench train of a GPT-2: "+recomputeHelp)
+	fs.BoolVar(&f.recompute, "recompute", false, "bench train: "+recomputeHelp)
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
 	fs.IntVar(&f.newTokens, "tokens", 32, "bench sample: tokens generated per row")
@@ -149,9 +149,6 @@ func (f *benchFlags) shape() (benchShape, error) {
 	if f.loraRank < 0 || f.loraRank > 0 && !s.isLlama {
 		return s, fmt.Errorf("--lora-rank %d: want >= 0, and a Llama-family --preset", f.loraRank)
 	}
-	if f.recompute && s.isLlama {
-		return s, fmt.Errorf("--recompute: a GPT-2 --preset only")
-	}
 	return s, nil
 }
 
@@ -181,7 +178,7 @@ func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s be
 	case kind == "rl":
 		return f.benchRL(be, s)
 	case kind == "train" && s.isLlama:
-		return benchTrainLlama(be, s.llama, f.loraRank, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+		return benchTrainLlama(be, s.llama, f.loraRank, f.recompute, f.B, f.T, f.steps, f.warmup, f.profileKernel)
 	case kind == "sample" && s.isLlama:
 		return benchSampleLlama(be, s.llama, f.loraRank, f.batches, f.newTokens, f.steps)
 	case kind == "matmul" && s.isLlama:

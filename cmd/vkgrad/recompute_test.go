@@ -11,50 +11,66 @@ import (
 
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/nn/llama"
 )
 
-// dryRunActivations runs train --dry-run with args and returns the activations it prints, in
-// GiB, and whether it marks them as recomputed.
-func dryRunActivations(t *testing.T, args ...string) (gib float64, recompute bool) {
+// dryRunActivations runs train --dry-run of preset at B=8 with args and returns the
+// activations it prints, in MiB, and whether it marks them as recomputed.
+func dryRunActivations(t *testing.T, preset string, T int, args ...string) (mib float64, recompute bool) {
 	t.Helper()
-	out, err := runCLI(append([]string{"train", "--preset", "gpt2-124m", "--batch", "8", "--seq", "1024", "--dry-run", "--device", "cpu",
+	out, err := runCLI(append([]string{"train", "--preset", preset, "--batch", "8", "--seq", strconv.Itoa(T), "--dry-run", "--device", "cpu",
 		"--run-dir", filepath.Join(t.TempDir(), "dry")}, args...)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	_, rest, ok := strings.Cut(out, "activations ")
 	num, unit, _ := strings.Cut(rest, " ")
-	if !ok || !strings.HasPrefix(unit, "GiB") {
-		t.Fatalf("no activations in GiB in:\n%s", out)
+	scale := map[string]float64{"GiB": 1024, "MiB": 1}[unit[:min(3, len(unit))]]
+	if !ok || scale == 0 {
+		t.Fatalf("no activations in MiB or GiB in:\n%s", out)
 	}
-	if gib, err = strconv.ParseFloat(num, 64); err != nil {
+	if mib, err = strconv.ParseFloat(num, 64); err != nil {
 		t.Fatalf("activations %q: %v", num, err)
 	}
-	return gib, strings.Contains(out, "(recompute)")
+	return mib * scale, strings.Contains(out, "(recompute)")
 }
 
 // --dry-run --recompute prints activations smaller by every layer's but one ln1, ln2 (C floats
-// a token each) and GELU output (4C): 11*6*768 floats a token for GPT-2 124M, 1.547 GiB at
-// B=8 T=1024. The printed sizes are rounded to 0.01 GiB.
+// a token each) and GELU output (4C): 11*6*768 floats a token for GPT-2 124M, 1584 MiB at
+// B=8 T=1024; for a Llama-family model its two norms' outputs (2*Hidden) and SwiGLU product
+// (Intermediate). The printed sizes are rounded to 0.01 GiB or 0.1 MiB.
 func TestTrainDryRunRecompute(t *testing.T) {
 	cfg, err := gpt2.Preset("gpt2-124m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := float64(4*(cfg.NumLayers-1)*6*cfg.Channels*8*1024) / (1 << 30)
-	plain, marked := dryRunActivations(t)
-	if marked {
-		t.Error("--dry-run without --recompute says recompute")
+	qwen, err := llama.Preset("qwen3-tiny")
+	if err != nil {
+		t.Fatal(err)
 	}
-	rc, marked := dryRunActivations(t, "--recompute")
-	if !marked {
-		t.Error("--dry-run --recompute does not say recompute")
+	for _, c := range []struct {
+		preset    string
+		T         int
+		want, tol float64 // MiB
+	}{
+		{"gpt2-124m", 1024, float64(4*(cfg.NumLayers-1)*6*cfg.Channels*8*1024) / (1 << 20), 11},
+		{"qwen3-tiny", 256, float64(4*(qwen.Layers-1)*(2*qwen.Hidden+qwen.Intermediate)*8*256) / (1 << 20), 0.11},
+	} {
+		plain, marked := dryRunActivations(t, c.preset, c.T)
+		if marked {
+			t.Errorf("%s: --dry-run without --recompute says recompute", c.preset)
+		}
+		rc, marked := dryRunActivations(t, c.preset, c.T, "--recompute")
+		if !marked {
+			t.Errorf("%s: --dry-run --recompute does not say recompute", c.preset)
+		}
+		if got := plain - rc; math.Abs(got-c.want) > c.tol {
+			t.Errorf("%s: --recompute saves %.1f MiB of activations (%.1f against %.1f), want %.1f", c.preset, got, rc, plain, c.want)
+		}
 	}
-	if got := plain - rc; math.Abs(got-want) > 0.011 {
-		t.Errorf("--recompute saves %.2f GiB of activations (%.2f against %.2f), want %.3f", got, rc, plain, want)
-	}
-	if bf16, _ := dryRunActivations(t, "--recompute", "--precision", "bf16"); bf16 != rc {
-		t.Errorf("--recompute with bf16 products: %.2f GiB of activations, with fp32 %.2f", bf16, rc)
+	rc, _ := dryRunActivations(t, "gpt2-124m", 1024, "--recompute")
+	if bf16, _ := dryRunActivations(t, "gpt2-124m", 1024, "--recompute", "--precision", "bf16"); bf16 != rc {
+		t.Errorf("--recompute with bf16 products: %.1f MiB of activations, with fp32 %.1f", bf16, rc)
 	}
 }
 
@@ -112,22 +128,12 @@ func TestTrainResumeAcrossRecompute(t *testing.T) {
 	}
 }
 
-// --recompute is refused for a Llama-family model, naming the flag, in train and in bench train.
-func TestRecomputeRefusedForLlama(t *testing.T) {
-	_, err := runCLI("train", "--preset", "qwen3-tiny", "--recompute", "--dry-run", "--device", "cpu", "--run-dir", filepath.Join(t.TempDir(), "q"))
-	if err == nil || !strings.Contains(err.Error(), "--recompute") {
-		t.Errorf("train --recompute of a Llama-family preset: %v", err)
-	}
-	_, err = runCLI("bench", "train", "--preset", "qwen3-tiny", "--recompute", "--device", "cpu", "-q")
-	if err == nil || !strings.Contains(err.Error(), "--recompute") {
-		t.Errorf("bench train --recompute of a Llama-family preset: %v", err)
-	}
-}
-
-// bench train --recompute says so in its report.
+// bench train --recompute says so in its report, for either family.
 func TestBenchTrainRecompute(t *testing.T) {
-	out, err := runCLI("bench", "train", "--preset", "tiny", "--batch", "2", "--seq", "16", "--steps", "1", "--recompute", "--device", "cpu", "-q")
-	if err != nil || !strings.Contains(out, ", recompute") {
-		t.Fatalf("bench train --recompute: %v\n%s", err, out)
+	for _, preset := range []string{"tiny", "qwen3-tiny"} {
+		out, err := runCLI("bench", "train", "--preset", preset, "--batch", "2", "--seq", "16", "--steps", "1", "--recompute", "--device", "cpu", "-q")
+		if err != nil || !strings.Contains(out, ", recompute") {
+			t.Fatalf("bench train --preset %s --recompute: %v\n%s", preset, err, out)
+		}
 	}
 }
