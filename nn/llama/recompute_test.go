@@ -24,6 +24,15 @@ func TestRecomputeKeepsTheBits(t *testing.T) {
 			}
 		}
 	}
+	// One model switching it on and off between passes lays its activations out again each time.
+	want := passResults(t, loadModel(t, cpu.New(), "qwen3-tiny", nil))
+	m := loadModel(t, cpu.New(), "qwen3-tiny", nil)
+	for _, recompute := range []bool{true, false, true} {
+		m.Recompute = recompute
+		if k := firstDiff(passResults(t, m), want); k >= 0 {
+			t.Errorf("switched to recompute %v: result %d differs", recompute, k)
+		}
+	}
 	be := testutil.Vulkan(t)
 	for _, lo := range []*LoRAConfig{nil, {Rank: 4, Alpha: 8, Dropout: 0.1}} {
 		var results [2][]float32
