@@ -22,14 +22,17 @@ func (g *GPT2LM) Backend() tensor.Backend { return g.Model.Backend }
 
 // SetLossScale implements LossScaler.
 func (g *GPT2LM) SetLossScale(s float32) { g.Model.LossScale = s }
-func (g *GPT2LM) VocabSize() int         { return g.Model.TokenVocab() }
-func (g *GPT2LM) MaxSeqLen() int         { return g.Model.Config.MaxSeqLen }
-func (g *GPT2LM) Width() int             { return g.Model.Config.Channels }
-func (g *GPT2LM) NumParams() int         { return g.Model.Config.NumParams() }
-func (g *GPT2LM) Params() *tensor.Flat   { return g.Model.Params }
-func (g *GPT2LM) Grads() *tensor.Flat    { return g.Model.Grads }
-func (g *GPT2LM) EnableGrads() error     { return g.Model.EnableGrads() }
-func (g *GPT2LM) ZeroGrad()              { g.Model.ZeroGrad() }
+
+// SetRecompute implements Recomputer.
+func (g *GPT2LM) SetRecompute(on bool) { g.Model.Recompute = on }
+func (g *GPT2LM) VocabSize() int       { return g.Model.TokenVocab() }
+func (g *GPT2LM) MaxSeqLen() int       { return g.Model.Config.MaxSeqLen }
+func (g *GPT2LM) Width() int           { return g.Model.Config.Channels }
+func (g *GPT2LM) NumParams() int       { return g.Model.Config.NumParams() }
+func (g *GPT2LM) Params() *tensor.Flat { return g.Model.Params }
+func (g *GPT2LM) Grads() *tensor.Flat  { return g.Model.Grads }
+func (g *GPT2LM) EnableGrads() error   { return g.Model.EnableGrads() }
+func (g *GPT2LM) ZeroGrad()            { g.Model.ZeroGrad() }
 
 func (g *GPT2LM) TrainableSpecs() []TensorSpec {
 	var out []TensorSpec

@@ -95,6 +95,9 @@ func (l *LlamaLM) Backward(tp *autograd.Tape) error { return l.Model.Backward(tp
 // SetLossScale implements LossScaler.
 func (l *LlamaLM) SetLossScale(s float32) { l.Model.LossScale = s }
 
+// SetRecompute implements Recomputer.
+func (l *LlamaLM) SetRecompute(on bool) { l.Model.Recompute = on }
+
 // OnGradsFinal reports nothing: every range is final after Backward.
 func (l *LlamaLM) OnGradsFinal(func(ranges [][2]int)) {}
 

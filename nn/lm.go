@@ -86,6 +86,13 @@ type LossScaler interface {
 	SetLossScale(s float32)
 }
 
+// Recomputer is a model that can keep fewer activations and recompute the rest in the backward,
+// with the same numbers: GPT2 and Llama are (gpt2.Model.Recompute, llama.Model.Recompute).
+type Recomputer interface {
+	// SetRecompute switches recomputing on or off from the next forward pass.
+	SetRecompute(on bool)
+}
+
 // TensorSpec names one tensor of a flat parameter buffer; Vector marks a bias or a norm's
 // weight (in llm.c's stacked layout a matrix of one vector a layer), which a decay limited to
 // matrices leaves alone.

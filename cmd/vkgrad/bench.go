@@ -50,6 +50,7 @@ type benchFlags struct {
 	cpuProfile    string
 	loraRank      int
 	precision     string
+	recompute     bool
 	rl            rlBenchFlags
 }
 
@@ -62,6 +63,7 @@ func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, batches of products lasting 2 ms or more, or generations); each matmul shape also runs for at least 0.5 s")
 	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
 	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp+"; bench train of a GPT-2 includes the loss scaling")
+	fs.BoolVar(&f.recompute, "recompute", false, "bench train: "+recomputeHelp)
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
 	fs.IntVar(&f.newTokens, "tokens", 32, "bench sample: tokens generated per row")
@@ -176,13 +178,13 @@ func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s be
 	case kind == "rl":
 		return f.benchRL(be, s)
 	case kind == "train" && s.isLlama:
-		return benchTrainLlama(be, s.llama, f.loraRank, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+		return benchTrainLlama(be, s.llama, f.loraRank, f.recompute, f.B, f.T, f.steps, f.warmup, f.profileKernel)
 	case kind == "sample" && s.isLlama:
 		return benchSampleLlama(be, s.llama, f.loraRank, f.batches, f.newTokens, f.steps)
 	case kind == "matmul" && s.isLlama:
 		return nil, fmt.Errorf("bench matmul times GPT-2's shapes: give a GPT-2 --preset")
 	case kind == "train":
-		return benchTrain(be, cl, s.gpt2, f.precision, f.B, f.T, f.steps, f.warmup, f.profileKernel)
+		return benchTrain(be, cl, s.gpt2, trainBenchRun{f.precision, f.recompute}, f.B, f.T, f.steps, f.warmup, f.profileKernel)
 	case kind == "matmul":
 		return benchMatmul(be, s.gpt2, f.B*f.T, f.steps, f.warmup)
 	case kind == "sample":
@@ -319,7 +321,13 @@ func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
 	return cl, nil
 }
 
-func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, precision string, B, T, steps, warmup int, profile bool) (map[string]any, error) {
+// trainBenchRun are bench train's settings that leave the numbers alone.
+type trainBenchRun struct {
+	precision string // --precision
+	recompute bool   // --recompute
+}
+
+func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, run trainBenchRun, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
@@ -337,7 +345,8 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, precision strin
 		ranks = cl.comm.Size()
 	}
 	tc := train.DefaultConfig()
-	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches, tc.Precision = B, T, 1<<30, 0, 0, ranks, precision
+	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches, tc.Precision = B, T, 1<<30, 0, 0, ranks, run.precision
+	tc.Recompute = run.recompute
 	tr, err := train.New(nn.GPT2(m), tc, tokens, "random tokens")
 	if err != nil {
 		return nil, err
@@ -358,6 +367,9 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, precision strin
 		return err
 	}
 	rep, err := timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
+	if err == nil && run.recompute {
+		rep["recompute"] = true
+	}
 	if err != nil || cl == nil {
 		return rep, err
 	}
@@ -715,6 +727,9 @@ func printBench(r map[string]any) {
 	fmt.Fprintf(stdout, "%s on %s, preset %s", r["bench"], r["device"], r["preset"])
 	if p, ok := r["precision"].(string); ok && p != "fp32" {
 		fmt.Fprintf(stdout, ", %s products", p)
+	}
+	if r["recompute"] == true {
+		fmt.Fprint(stdout, ", recompute")
 	}
 	fmt.Fprintln(stdout)
 	if rows, ok := r["rows"].([]map[string]any); ok {

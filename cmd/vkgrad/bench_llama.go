@@ -27,12 +27,14 @@ func newRandomLlama(be tensor.Backend, cfg llama.Config, loraRank int) (*llama.M
 }
 
 // benchTrainLlama times a Llama-family training step (forward, the vocabulary-chunked loss,
-// backward and AdamW) on random tokens: of every weight, or of LoRA adapters of loraRank.
-func benchTrainLlama(be tensor.Backend, cfg llama.Config, loraRank, B, T, steps, warmup int, profile bool) (map[string]any, error) {
+// backward and AdamW) on random tokens: of every weight, or of LoRA adapters of loraRank;
+// recomputing activations in the backward when recompute.
+func benchTrainLlama(be tensor.Backend, cfg llama.Config, loraRank int, recompute bool, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := newRandomLlama(be, cfg, loraRank)
 	if err != nil {
 		return nil, err
 	}
+	m.Recompute = recompute
 	if loraRank == 0 {
 		if err := m.EnableGrads(); err != nil {
 			return nil, err
@@ -63,6 +65,9 @@ func benchTrainLlama(be tensor.Backend, cfg llama.Config, loraRank, B, T, steps,
 	rep, err := timeTrainSteps(be, step, cfg.TrainFLOPsPerToken(T)*float64(B*T), B, T, steps, warmup, profile)
 	if rep != nil {
 		rep["trained_params"], rep["lora_rank"] = params.Len(), loraRank
+		if recompute {
+			rep["recompute"] = true
+		}
 	}
 	return rep, err
 }

@@ -108,6 +108,7 @@ func (f *trainFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cfg.OnNonFinite, "on-nonfinite", f.cfg.OnNonFinite, "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
 	fs.IntVar(&f.cfg.MaxSkips, "max-skips", f.cfg.MaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
 	fs.StringVar(&f.cfg.Precision, "precision", f.cfg.Precision, precisionHelp)
+	fs.BoolVar(&f.cfg.Recompute, "recompute", f.cfg.Recompute, recomputeHelp+" (--resume keeps the run's choice unless given)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
 	fs.StringSliceVar(&f.reportTo, "report-to", []string{"jsonl", "tensorboard"}, "records to keep beside metrics.jsonl (always written): tensorboard (event files for TensorBoard), or none")
@@ -355,9 +356,12 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 			return fmt.Errorf("--%s %s: this run was saved with --%s %s, which a resumed run keeps", name, given, name, kept)
 		}
 	}
-	steps := f.cfg.Steps
+	steps, recompute := f.cfg.Steps, f.cfg.Recompute
 	loop := f.loopOpts
 	f.cfg, f.data, f.loopOpts = saved, meta.Data, was.loopOpts
+	if f.fs.Changed("recompute") { // it leaves the numbers alone, so a resume may change it
+		f.cfg.Recompute = recompute
+	}
 	if f.fs.Changed("steps") {
 		// Extending a run changes its schedule from here on; it no longer matches a straight run.
 		if steps < step {
@@ -434,15 +438,22 @@ func (f *trainFlags) newGPT2(be tensor.Backend, cfg gpt2.Config, log zerolog.Log
 	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
 }
 
+// recomputeHelp describes --recompute.
+const recomputeHelp = "keep one layer's norm outputs and GELU (or SwiGLU) output instead of every layer's and recompute them in the backward: less activation memory, the same numbers, a little more compute"
+
 // errDryRun stops a --dry-run after the footprint is printed.
 var errDryRun = errors.New("dry run")
 
 // checkMemory logs the footprint the run will take, prints it alone with --dry-run, and refuses
 // a run that cannot fit, saying which --batch would.
 func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) error {
-	largest := func(budget int64) int { return gpt2.LargestBatch(be, cfg, f.cfg.Seq, f.cfg.Batch, true, budget) }
-	const noFit = "use a shorter --seq or a smaller model"
-	fp, err := gpt2.EstimateFootprint(be, cfg, f.cfg.Batch, f.cfg.Seq, true)
+	opts := gpt2.FootprintOptions{Training: true, Recompute: f.cfg.Recompute}
+	largest := func(budget int64) int { return gpt2.LargestBatchWith(be, cfg, f.cfg.Seq, f.cfg.Batch, opts, budget) }
+	noFit := "use a shorter --seq or a smaller model"
+	if !f.cfg.Recompute {
+		noFit = "use --recompute, a shorter --seq or a smaller model"
+	}
+	fp, err := gpt2.EstimateFootprintWith(be, cfg, f.cfg.Batch, f.cfg.Seq, opts)
 	if err != nil {
 		return f.unplaceable(be, err, largest, noFit)
 	}
@@ -460,19 +471,26 @@ func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog
 // checkLlamaMemory logs (or with --dry-run prints) the memory a Llama-family run needs against
 // what is available, and refuses a run that cannot fit.
 func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zerolog.Logger) error {
-	var lo *llama.LoRAConfig
+	opts := llama.FootprintOptions{Training: true, Recompute: f.cfg.Recompute}
 	if c, ok := m.LoRA(); ok {
-		lo = &c
+		opts.LoRA = &c
 	}
-	largest := func(budget int64) int { return largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, lo, budget) }
-	const noFit = "use a shorter --seq, LoRA or a smaller model"
-	fp, err := llama.EstimateFootprint(be, m.Config, f.cfg.Batch, f.cfg.Seq, true, lo)
+	largest := func(budget int64) int { return largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, opts, budget) }
+	noFit := "use a shorter --seq, LoRA or a smaller model"
+	if !f.cfg.Recompute {
+		noFit = "use --recompute, a shorter --seq, LoRA or a smaller model"
+	}
+	fp, err := llama.EstimateFootprintWith(be, m.Config, f.cfg.Batch, f.cfg.Seq, opts)
 	if err != nil {
 		return f.unplaceable(be, err, largest, noFit)
 	}
 	h := tensor.HumanBytes
-	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
-		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), h(fp.Total()))
+	recompute := ""
+	if fp.Recompute {
+		recompute = " (recompute)"
+	}
+	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s%s; total %s",
+		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), recompute, h(fp.Total()))
 	return f.checkFootprint(be, line, fp.Total(), largest, noFit, log)
 }
 
@@ -517,9 +535,9 @@ func batchAdvice(fit int, noFit string) string {
 
 // largestLlamaBatch is the largest batch up to maxB whose training footprint fits budget, 0
 // when none does.
-func largestLlamaBatch(be tensor.Backend, c llama.Config, T, maxB int, lo *llama.LoRAConfig, budget int64) int {
+func largestLlamaBatch(be tensor.Backend, c llama.Config, T, maxB int, opts llama.FootprintOptions, budget int64) int {
 	return sort.Search(maxB, func(n int) bool {
-		fp, err := llama.EstimateFootprint(be, c, n+1, T, true, lo)
+		fp, err := llama.EstimateFootprintWith(be, c, n+1, T, opts)
 		return err != nil || fp.Total() > budget
 	})
 }

@@ -13,6 +13,9 @@ import (
 type activations struct {
 	B, T     int
 	withGrad bool
+	// recompute lays out one ln1, one ln2 and one GELU output that every layer overwrites
+	// (Model.Recompute); the backward recomputes each layer's into them (recomputeSteps).
+	recompute bool
 
 	values, grads *blocks // flat buffers behind the trunk's Vars
 	// headValues and headGrads hold the full lm head's activations (logits, probs, losses,
@@ -44,6 +47,10 @@ type activations struct {
 	// clearInner clears the layer-shared gradients (clearInnerGrads), made once per layout so
 	// that recording it for every layer of every step allocates nothing.
 	clearInner func()
+	// recomputes are each layer's recompute steps with recompute, made once per layout for
+	// the same reason (recomputeSteps).
+	recomputes   []layerRecompute
+	recomputesOf *Model // the model whose weights recomputes read
 }
 
 type layerActs struct {
@@ -114,6 +121,16 @@ func (a *actLayout) gradView(off int, shape ...int) *tensor.Tensor {
 	return a.grads.view(off, shape...)
 }
 
+// shared is a layer's view of value, a region every layer overwrites in turn (recompute), with
+// the gradient at off when withGrad.
+func (a *actLayout) shared(value *tensor.Tensor, withGrad bool, off int, shape ...int) *autograd.Var {
+	out := &autograd.Var{Value: value}
+	if withGrad {
+		out.Grad = a.gradView(off, shape...)
+	}
+	return out
+}
+
 // inner hands out a value region of its own for a layer's activation whose gradient lives at
 // off, a region every layer shares (see layerGradOffsets).
 func (a *actLayout) inner(name string, withGrad bool, off int, shape ...int) *autograd.Var {
@@ -147,7 +164,8 @@ func (a *actLayout) layerGrads(BT, C int) layerGradOffsets {
 // layout assigns every trunk activation its region; called once with nil buffers to size them
 // and once more to bind the views.
 func (acts *activations) layout(cfg Config, l *actLayout) {
-	acts.clearInner = nil // it holds the previous layout's gradients
+	acts.clearInner, acts.recomputes = nil, nil // they hold the previous layout's tensors
+	acts.recomputesOf = nil
 	B, T, C, L := acts.B, acts.T, cfg.Channels, cfg.NumLayers
 	BT := B * T
 	g := acts.withGrad
@@ -156,20 +174,40 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	if g {
 		sg = l.layerGrads(BT, C)
 	}
+	var shared recomputed
+	if acts.recompute {
+		shared = recomputed{ln1: l.t("ln1", BT, C), ln2: l.t("ln2", BT, C), fchGelu: l.t("fchGelu", BT, 4*C)}
+	}
 	acts.layers = make([]layerActs, L)
 	for i := range acts.layers {
 		la := &acts.layers[i]
-		la.ln1 = l.v("ln1", g, BT, C)
+		if acts.recompute {
+			ln1Grad := 0
+			if g {
+				ln1Grad = l.grad(BT, C)
+			}
+			la.ln1 = l.shared(shared.ln1, g, ln1Grad, BT, C)
+		} else {
+			la.ln1 = l.v("ln1", g, BT, C)
+		}
 		la.ln1Mean, la.ln1Rstd = l.t("ln1Mean", BT), l.t("ln1Rstd", BT)
 		la.qkv = l.inner("qkv", g, sg.qkv, BT, 3*C)
 		la.att = l.t("att", acts.attSaved[0])
 		la.atty = l.inner("atty", g, sg.atty, BT, C)
 		la.attproj = l.inner("attproj", g, sg.attproj, BT, C)
 		la.residual2 = l.inner("residual2", g, sg.residual2, BT, C)
-		la.ln2 = l.inner("ln2", g, sg.ln2, BT, C)
+		if acts.recompute {
+			la.ln2 = l.shared(shared.ln2, g, sg.ln2, BT, C)
+		} else {
+			la.ln2 = l.inner("ln2", g, sg.ln2, BT, C)
+		}
 		la.ln2Mean, la.ln2Rstd = l.t("ln2Mean", BT), l.t("ln2Rstd", BT)
 		la.fch = l.inner("fch", g, sg.fch, BT, 4*C)
-		la.fchGelu = l.inner("fchGelu", g, sg.fchGelu, BT, 4*C)
+		if acts.recompute {
+			la.fchGelu = l.shared(shared.fchGelu, g, sg.fchGelu, BT, 4*C)
+		} else {
+			la.fchGelu = l.inner("fchGelu", g, sg.fchGelu, BT, 4*C)
+		}
 		la.fcproj = l.inner("fcproj", g, sg.fcproj, BT, C)
 		la.residual3 = l.v("residual3", g, BT, C)
 	}
@@ -263,8 +301,8 @@ func freeTensor(b tensor.Backend, t **tensor.Tensor) {
 	}
 }
 
-func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad bool) (*activations, error) {
-	acts := &activations{B: B, T: T, withGrad: withGrad}
+func newActivations(b tensor.Backend, cfg Config, B, T int, withGrad, recompute bool) (*activations, error) {
+	acts := &activations{B: B, T: T, withGrad: withGrad, recompute: recompute}
 	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
 	cap := tensor.MaxAllocElems(b)
 	sizing := &actLayout{cap: cap}

@@ -5,7 +5,9 @@
 // [tensor.Backend], with its parameters in one flat buffer in that order; its forward and
 // backward run on an [autograd.Tape]. [Model.NewDecoder] returns a key/value-cache [Decoder]
 // for sampling, and [Model.NewSelectedHead] a [SelectedHead] that computes log-probs at chosen
-// positions only. [EstimateFootprint] and [LargestBatch] size batches to a memory budget.
+// positions only. [EstimateFootprint] and [LargestBatch] size batches to a memory budget;
+// [Model.Recompute] trades a little backward compute for less activation memory, with the same
+// bits ([EstimateFootprintWith] sizes it).
 package gpt2
 
 import (

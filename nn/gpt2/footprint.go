@@ -11,6 +11,7 @@ import (
 type Footprint struct {
 	B, T      int
 	Training  bool
+	Recompute bool  // the activations are laid out for Model.Recompute
 	Params    int64 // weights
 	Grads     int64 // their gradients (training)
 	Optimizer int64 // AdamW's two moments (training)
@@ -23,20 +24,32 @@ type Footprint struct {
 // Total is the sum of the parts.
 func (f Footprint) Total() int64 { return f.Params + f.Grads + f.Optimizer + f.Activations }
 
+// FootprintOptions say how a model runs, beyond its shape and batch, for EstimateFootprintWith.
+type FootprintOptions struct {
+	Training  bool // with gradients and AdamW, else a forward pass
+	Recompute bool // Model.Recompute
+}
+
 // EstimateFootprint is the memory cfg takes on b for batches of B sequences of T tokens, for
 // training (with gradients and AdamW) or inference.
 func EstimateFootprint(b tensor.Backend, cfg Config, B, T int, training bool) (Footprint, error) {
+	return EstimateFootprintWith(b, cfg, B, T, FootprintOptions{Training: training})
+}
+
+// EstimateFootprintWith is EstimateFootprint with the options o.
+func EstimateFootprintWith(b tensor.Backend, cfg Config, B, T int, o FootprintOptions) (Footprint, error) {
+	training := o.Training
 	if err := cfg.Validate(); err != nil {
 		return Footprint{}, err
 	}
 	if B <= 0 || T <= 0 || T > cfg.MaxSeqLen {
 		return Footprint{}, fmt.Errorf("gpt2: footprint of B=%d T=%d: want B >= 1 and 1 <= T <= %d", B, T, cfg.MaxSeqLen)
 	}
-	f := Footprint{B: B, T: T, Training: training, Params: 4 * int64(cfg.NumParams())}
+	f := Footprint{B: B, T: T, Training: training, Recompute: o.Recompute, Params: 4 * int64(cfg.NumParams())}
 	if training {
 		f.Grads, f.Optimizer = f.Params, 2*f.Params
 	}
-	acts := &activations{B: B, T: T, withGrad: training}
+	acts := &activations{B: B, T: T, withGrad: training, recompute: o.Recompute}
 	acts.attSaved[0], acts.attSaved[1] = b.AttentionSaved(B, T, cfg.NumHeads)
 	l := &actLayout{cap: tensor.MaxAllocElems(b)}
 	acts.layout(cfg, l)
@@ -60,16 +73,25 @@ func (f Footprint) String() string {
 	if f.Training {
 		mode = "training"
 	}
-	return fmt.Sprintf("%s at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s; total %s",
-		mode, f.B, f.T, tensor.HumanBytes(f.Params), tensor.HumanBytes(f.Grads), tensor.HumanBytes(f.Optimizer), tensor.HumanBytes(f.Activations), tensor.HumanBytes(f.Total()))
+	recompute := ""
+	if f.Recompute {
+		recompute = " (recompute)"
+	}
+	return fmt.Sprintf("%s at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s%s; total %s",
+		mode, f.B, f.T, tensor.HumanBytes(f.Params), tensor.HumanBytes(f.Grads), tensor.HumanBytes(f.Optimizer), tensor.HumanBytes(f.Activations), recompute, tensor.HumanBytes(f.Total()))
 }
 
 // LargestBatch is the largest B up to maxB whose footprint fits budget bytes, or 0 when none.
 func LargestBatch(b tensor.Backend, cfg Config, T, maxB int, training bool, budget int64) int {
+	return LargestBatchWith(b, cfg, T, maxB, FootprintOptions{Training: training}, budget)
+}
+
+// LargestBatchWith is LargestBatch with the options o.
+func LargestBatchWith(b tensor.Backend, cfg Config, T, maxB int, o FootprintOptions, budget int64) int {
 	lo, hi := 0, maxB
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		f, err := EstimateFootprint(b, cfg, mid, T, training)
+		f, err := EstimateFootprintWith(b, cfg, mid, T, o)
 		if err == nil && f.Total() <= budget {
 			lo = mid
 		} else {

@@ -144,3 +144,56 @@ func estimateAndModel(t *testing.T, be tensor.Backend, cfg Config, B, T int) (Fo
 	}
 	return f, m
 }
+
+// With Recompute every layer but one gives up its ln1, ln2 (B*T*C each) and GELU output
+// (B*T*4C): (L-1)*6C*B*T floats. The estimate says so, and it is what the model lays out.
+func TestRecomputeFootprint(t *testing.T) {
+	cfg := Config{MaxSeqLen: 32, VocabSize: 50, PaddedVocabSize: 64, NumLayers: 3, NumHeads: 2, Channels: 16}
+	be := cpu.New()
+	const B, T = 3, 20
+	saved := int64(4 * (3 - 1) * (16 + 16 + 4*16) * B * T) // 23040 bytes
+	for _, training := range []bool{true, false} {
+		plain, err := EstimateFootprintWith(be, cfg, B, T, FootprintOptions{Training: training})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := EstimateFootprintWith(be, cfg, B, T, FootprintOptions{Training: training, Recompute: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := plain.Activations - rc.Activations; d != saved {
+			t.Errorf("training %v: recompute saves %d bytes, want %d", training, d, saved)
+		}
+		if !rc.Recompute || rc.Params != plain.Params || rc.Optimizer != plain.Optimizer {
+			t.Errorf("training %v: %+v with recompute, %+v without", training, rc, plain)
+		}
+	}
+	f, err := EstimateFootprintWith(be, cfg, B, T, FootprintOptions{Training: true, Recompute: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, m := estimateAndModel(t, be, cfg, B, T)
+	m.Recompute = true
+	if _, err := m.ForwardLoss(autograd.NewTape(), make([]int32, B*T), make([]int32, B*T), B, T); err != nil {
+		t.Fatal(err)
+	}
+	a := m.acts
+	if got := 4 * int64(a.values.len()+a.grads.len()+a.headValues.len()+a.headGrads.len()+3*B*T); got != f.Activations {
+		t.Errorf("estimated activations %d bytes with recompute, allocated %d", f.Activations, got)
+	}
+	if b := LargestBatchWith(be, cfg, T, 1000, FootprintOptions{Training: true, Recompute: true}, f.Total()); b != B {
+		t.Errorf("largest batch within the recompute footprint = %d, want %d", b, B)
+	}
+	// GPT-2 124M at B=8, T=1024: 11 layers' 6*768 floats a token, 1584 MiB.
+	big, err := EstimateFootprintWith(be, mustPreset(t, "gpt2-124m"), 8, 1024, FootprintOptions{Training: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigRC, err := EstimateFootprintWith(be, mustPreset(t, "gpt2-124m"), 8, 1024, FootprintOptions{Training: true, Recompute: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := big.Activations - bigRC.Activations; d != 1584<<20 {
+		t.Errorf("124M at B=8 T=1024: recompute saves %d bytes, want %d", d, 1584<<20)
+	}
+}

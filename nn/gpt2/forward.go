@@ -26,11 +26,11 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 	}
 	m.takeActs()
 	withGrad = withGrad || m.ActsWithGrads
-	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
+	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) && a.recompute == m.Recompute {
 		return nil
 	}
 	withGrad = withGrad || (m.acts != nil && m.acts.withGrad)
-	next := &activations{B: B, T: T, withGrad: withGrad}
+	next := &activations{B: B, T: T, withGrad: withGrad, recompute: m.Recompute}
 	next.attSaved[0], next.attSaved[1] = m.Backend.AttentionSaved(B, T, m.Config.NumHeads)
 	sizing := &actLayout{cap: tensor.MaxAllocElems(m.Backend)}
 	next.layout(m.Config, sizing)
@@ -108,7 +108,7 @@ func (m *Model) allocateActs(B, T int, withGrad bool, sizing *actLayout) error {
 	if err := tensor.CheckFits(m.Backend, sizing.bytes()+tokenBytes(B, T), fmt.Sprintf("gpt2: the activations of B=%d T=%d", B, T)); err != nil {
 		return err
 	}
-	a, err := newActivations(m.Backend, m.Config, B, T, withGrad)
+	a, err := newActivations(m.Backend, m.Config, B, T, withGrad, m.Recompute)
 	if err != nil {
 		return fmt.Errorf("gpt2: allocating activations for B=%d T=%d: %w", B, T, err)
 	}
@@ -173,19 +173,35 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 	first := m.normBefore(0)
 	autograd.LayerNorm(tp, first.out, first.mean, first.rstd, a.encoded, first.w, first.b, BT, C)
 	residual := a.encoded
+	recompute := tp.Recording() && a.recompute
+	var rc layerRecompute
 	for l := range m.layers {
 		lp, la := &m.layers[l], &a.layers[l]
+		if recompute {
+			rc = m.recomputeSteps(l)
+		}
 		m.recordGradsFinal(tp, l)
 		autograd.MatMul(tp, la.qkv, la.ln1, lp.qkvw, lp.qkvb, tensor.MatMulParams{M: BT, N: 3 * C, K: C, TransB: true})
+		recordRecompute(tp, recompute, rc.ln1)
 		autograd.Attention(tp, la.atty, la.att, a.attScratch, la.qkv, B, T, C, NH)
 		autograd.MatMul(tp, la.attproj, la.atty, lp.attprojw, lp.attprojb, tensor.MatMulParams{M: BT, N: C, K: C, TransB: true})
 		autograd.ResidualLayerNorm(tp, la.residual2, residual, la.attproj, la.ln2, la.ln2Mean, la.ln2Rstd, lp.ln2w, lp.ln2b, BT, C)
 		autograd.MatMulGelu(tp, la.fch, la.fchGelu, la.ln2, lp.fcw, lp.fcb, tensor.MatMulParams{M: BT, N: 4 * C, K: C, TransB: true})
+		recordRecompute(tp, recompute, rc.ln2)
 		autograd.MatMul(tp, la.fcproj, la.fchGelu, lp.fcprojw, lp.fcprojb, tensor.MatMulParams{M: BT, N: C, K: 4 * C, TransB: true})
+		recordRecompute(tp, recompute, rc.gelu)
 		next := m.normBefore(l + 1) // the next layer's ln1, or lnf after the last
 		autograd.ResidualLayerNorm(tp, la.residual3, la.residual2, la.fcproj, next.out, next.mean, next.rstd, next.w, next.b, BT, C)
 		m.recordClearLayerGrads(tp)
 		residual = la.residual3
+	}
+}
+
+// recordRecompute places step, which rewrites a shared value (Model.Recompute), right after the
+// op that reads it: the tape runs it just before that op's backward, which reads it again.
+func recordRecompute(tp *autograd.Tape, recompute bool, step func()) {
+	if recompute {
+		tp.Record(step)
 	}
 }
 

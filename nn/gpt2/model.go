@@ -33,6 +33,12 @@ type Model struct {
 	// shape (an RL policy) allocates them once instead of twice.
 	ActsWithGrads bool
 
+	// Recompute keeps one ln1, one ln2 and one GELU output that every layer overwrites, instead
+	// of each layer's, and has the backward recompute a layer's just before the op that reads
+	// them (llm.c's recompute): (L-1)·6·C floats less per token, the same bits, for a layernorm
+	// and a GELU more per layer in the backward. It takes effect at the next forward pass.
+	Recompute bool
+
 	// LossScale multiplies the loss gradient Backward propagates, so that small gradients
 	// survive products with 16-bit operands (loss scaling); 0 or 1: none. The caller divides
 	// the parameter gradients by it again.

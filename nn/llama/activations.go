@@ -15,8 +15,12 @@ import (
 type activations struct {
 	B, T     int
 	withGrad bool
-	all      []*autograd.Var // every Var, for zeroing gradients and freeing
-	owned    []*tensor.Tensor
+	// recompute lays out one input-norm output, one MLP-norm output and one SwiGLU product
+	// that every layer overwrites (Model.Recompute); the backward recomputes each layer's into
+	// them (recomputeSteps).
+	recompute bool
+	all       []*autograd.Var // every Var, for zeroing gradients and freeing
+	owned     []*tensor.Tensor
 
 	inputs, targets *tensor.Tensor // int32 (B*T)
 	embedded        *autograd.Var
@@ -36,6 +40,13 @@ type activations struct {
 	// clearShared clears them (clearSharedGrads), made once per layout so that recording it
 	// for every layer of every step allocates nothing.
 	clearShared func()
+	// ownGrads are the gradients of Vars whose value is shared (recompute) and whose gradient
+	// is their own: not in all, so zeroGrads clears them from here.
+	ownGrads []*tensor.Tensor
+	// recomputes are each layer's recompute steps, made once per layout and model for the same
+	// reason as clearShared (recomputeSteps).
+	recomputes   []layerRecompute
+	recomputesOf *Model
 }
 
 type layerActs struct {
@@ -125,6 +136,15 @@ func (al *alloc) inner(name string, shape ...int) *autograd.Var {
 		return al.v(shape...)
 	}
 	value := al.t(tensor.Float32, shape...)
+	grad := al.sharedGrad(name, shape)
+	if al.counting || al.err != nil {
+		return nil
+	}
+	return &autograd.Var{Value: value, Grad: grad}
+}
+
+// sharedGrad is the layer-shared gradient called name (see inner), laid out on first use.
+func (al *alloc) sharedGrad(name string, shape []int) *tensor.Tensor {
 	grad, ok := al.a.shared[name]
 	if !ok {
 		grad = al.t(tensor.Float32, shape...)
@@ -133,6 +153,21 @@ func (al *alloc) inner(name string, shape ...int) *autograd.Var {
 		}
 		al.a.shared[name] = grad // nil when counting: counted once all the same
 		al.a.sharedOrder = append(al.a.sharedOrder, grad)
+	}
+	return grad
+}
+
+// sharedValue hands out a layer's view of value, a region every layer overwrites in turn
+// (recompute), with a gradient when training: the layer-shared one called name as inner's, or
+// with name "" one of its own.
+func (al *alloc) sharedValue(value *tensor.Tensor, name string, shape ...int) *autograd.Var {
+	var grad *tensor.Tensor
+	if al.a.withGrad {
+		if name != "" && shareLayerGrads {
+			grad = al.sharedGrad(name, shape)
+		} else if grad = al.t(tensor.Float32, shape...); grad != nil {
+			al.a.ownGrads = append(al.a.ownGrads, grad)
+		}
 	}
 	if al.counting || al.err != nil {
 		return nil
@@ -214,13 +249,13 @@ func loraInputOf(module string) string {
 	return "mlp_act"
 }
 
-func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora) (*activations, error) {
-	count := &alloc{a: &activations{B: B, T: T, withGrad: withGrad}, be: be, counting: true}
+func newActivations(be tensor.Backend, c Config, B, T int, withGrad, recompute bool, lo *lora) (*activations, error) {
+	count := &alloc{a: &activations{B: B, T: T, withGrad: withGrad, recompute: recompute}, be: be, counting: true}
 	count.a.layout(count, c, lo)
 	if err := tensor.CheckFits(be, count.bytes, fmt.Sprintf("llama: the activations of B=%d T=%d", B, T)); err != nil {
 		return nil, err
 	}
-	a := &activations{B: B, T: T, withGrad: withGrad, hostLosses: make([]float32, B*T)}
+	a := &activations{B: B, T: T, withGrad: withGrad, recompute: recompute, hostLosses: make([]float32, B*T)}
 	al := &alloc{a: a, be: be}
 	a.layout(al, c, lo)
 	if al.err != nil {
@@ -234,8 +269,8 @@ func newActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lo
 // large enough, and frees what it leaves unused (the full logits); it is nil, old untouched,
 // when one is too small. Once old holds gradients so does the new layout, whose storages are
 // the same.
-func reuseActivations(be tensor.Backend, c Config, B, T int, withGrad bool, lo *lora, old *activations) *activations {
-	a := &activations{B: B, T: T, withGrad: withGrad || old.withGrad}
+func reuseActivations(be tensor.Backend, c Config, B, T int, withGrad, recompute bool, lo *lora, old *activations) *activations {
+	a := &activations{B: B, T: T, withGrad: withGrad || old.withGrad, recompute: recompute}
 	r := &reuse{vars: old.all, owned: old.owned}
 	al := &alloc{a: a, be: be, reuse: r}
 	a.layout(al, c, lo)
@@ -259,10 +294,19 @@ func (a *activations) layout(al *alloc, c Config, lo *lora) {
 	attSaved, attScratch := be.AttentionSaved(B, T, H)
 	a.inputs, a.targets = al.t(tensor.Int32, N), al.t(tensor.Int32, N)
 	a.embedded = al.v(N, C)
+	var shared recomputed
+	if a.recompute {
+		shared = recomputed{h1: al.t(tensor.Float32, N, C), h2: al.t(tensor.Float32, N, C), act: al.t(tensor.Float32, N, I)}
+	}
 	a.layers = make([]layerActs, c.Layers)
 	for l := range a.layers {
 		la := &a.layers[l]
-		la.h1, la.rstd1 = al.v(N, C), al.t(tensor.Float32, N)
+		if a.recompute {
+			la.h1 = al.sharedValue(shared.h1, "", N, C)
+		} else {
+			la.h1 = al.v(N, C)
+		}
+		la.rstd1 = al.t(tensor.Float32, N)
 		la.q, la.k, la.v = al.inner("q", N, H*D), al.inner("k", N, KV*D), al.inner("v", N, KV*D)
 		if c.QKNorm {
 			la.qn, la.kn = al.inner("qn", N, H*D), al.inner("kn", N, KV*D)
@@ -271,8 +315,18 @@ func (a *activations) layout(al *alloc, c Config, lo *lora) {
 		la.qr, la.kr, la.qkv = al.inner("qr", N, H*D), al.inner("kr", N, KV*D), al.inner("qkv", N, 3*H*D)
 		la.att, la.atty = al.t(tensor.Float32, attSaved), al.inner("atty", N, H*D)
 		la.o, la.x2 = al.inner("o", N, C), al.inner("x2", N, C)
-		la.h2, la.rstd2 = al.inner("h2", N, C), al.t(tensor.Float32, N)
-		la.gate, la.up, la.act = al.inner("gate", N, I), al.inner("up", N, I), al.inner("act", N, I)
+		if a.recompute {
+			la.h2 = al.sharedValue(shared.h2, "h2", N, C)
+		} else {
+			la.h2 = al.inner("h2", N, C)
+		}
+		la.rstd2 = al.t(tensor.Float32, N)
+		la.gate, la.up = al.inner("gate", N, I), al.inner("up", N, I)
+		if a.recompute {
+			la.act = al.sharedValue(shared.act, "act", N, I)
+		} else {
+			la.act = al.inner("act", N, I)
+		}
 		la.down, la.x3 = al.inner("down", N, C), al.v(N, C)
 		if lo != nil {
 			la.allocLoRA(al, c, lo, N, withGrad)
@@ -291,6 +345,9 @@ func (a *activations) zeroGrads(be tensor.Backend) {
 			be.Fill(v.Grad, 0)
 		}
 	}
+	for _, g := range a.ownGrads {
+		be.Fill(g, 0)
+	}
 }
 
 func (a *activations) free(be tensor.Backend) {
@@ -303,7 +360,7 @@ func (a *activations) free(be tensor.Backend) {
 	for _, t := range a.owned {
 		be.Free(t.Storage)
 	}
-	a.all, a.owned = nil, nil
+	a.all, a.owned, a.ownGrads = nil, nil, nil
 }
 
 // bindLogits allocates the full logits on first use.

@@ -13,7 +13,9 @@
 // A [Model] holds its parameters in one flat buffer in [Config.ParamSpecs] order; its forward
 // and backward run on an [autograd.Tape]. [Model.NewDecoder] returns a key/value-cache
 // [Decoder] for sampling, and [Model.NewSelectedHead] a [SelectedHead] that computes log-probs
-// at chosen positions only. [EstimateFootprint] sizes a model and its batches in memory.
+// at chosen positions only. [EstimateFootprint] sizes a model and its batches in memory;
+// [Model.Recompute] trades a little backward compute for less activation memory, with the same
+// bits ([EstimateFootprintWith] sizes it).
 //
 // # LoRA
 //

@@ -29,18 +29,18 @@ func (m *Model) ensureActs(B, T int, withGrad bool) error {
 // layOut makes m.acts a (B, T) layout: the current one when it is of that shape, else in its
 // storages when they are large enough, else a new one.
 func (m *Model) layOut(B, T int, withGrad bool) error {
-	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) {
+	if a := m.acts; a != nil && a.B == B && a.T == T && (a.withGrad || !withGrad) && a.recompute == m.Recompute {
 		return nil
 	}
 	if m.acts != nil {
-		if a := reuseActivations(m.Backend, m.Config, B, T, withGrad, m.lora, m.acts); a != nil {
+		if a := reuseActivations(m.Backend, m.Config, B, T, withGrad, m.Recompute, m.lora, m.acts); a != nil {
 			m.acts = a
 			return nil
 		}
 		m.acts.free(m.Backend)
 		m.acts = nil
 	}
-	a, err := newActivations(m.Backend, m.Config, B, T, withGrad, m.lora)
+	a, err := newActivations(m.Backend, m.Config, B, T, withGrad, m.Recompute, m.lora)
 	if err != nil {
 		return fmt.Errorf("llama: allocating activations for B=%d T=%d: %w", B, T, err)
 	}
@@ -125,12 +125,18 @@ func (m *Model) forward(tp *autograd.Tape) {
 	first := m.normBefore(0)
 	autograd.RMSNorm(tp, first.out, first.rstd, a.embedded, first.w, N, C, eps)
 	x := a.embedded
+	recompute := tp.Recording() && a.recompute
+	var rc layerRecompute
 	for l := range m.layers {
 		lp, la := &m.layers[l], &a.layers[l]
 		layer = l
+		if recompute {
+			rc = m.recomputeSteps(l)
+		}
 		linear("q_proj", la.q, la.h1, lp.wq, lp.bq, H*D, C)
 		linear("k_proj", la.k, la.h1, lp.wk, lp.bk, KV*D, C)
 		linear("v_proj", la.v, la.h1, lp.wv, lp.bv, KV*D, C)
+		recordRecompute(tp, recompute, rc.h1)
 		q, k := la.q, la.k
 		if c.QKNorm {
 			autograd.RMSNorm(tp, la.qn, la.rstdQ, q, lp.qNorm, N*H, D, eps)
@@ -145,8 +151,10 @@ func (m *Model) forward(tp *autograd.Tape) {
 		autograd.ResidualRMSNorm(tp, la.x2, x, la.o, la.h2, la.rstd2, lp.mlpNorm, N, C, eps)
 		linear("gate_proj", la.gate, la.h2, lp.wgate, nil, I, C)
 		linear("up_proj", la.up, la.h2, lp.wup, nil, I, C)
+		recordRecompute(tp, recompute, rc.h2)
 		autograd.SwiGLU(tp, la.act, la.gate, la.up)
 		linear("down_proj", la.down, la.act, lp.wdown, nil, C, I)
+		recordRecompute(tp, recompute, rc.act)
 		next := m.normBefore(l + 1) // the next layer's input norm, or the final norm after the last
 		autograd.ResidualRMSNorm(tp, la.x3, la.x2, la.down, next.out, next.rstd, next.w, N, C, eps)
 		m.recordClearSharedGrads(tp)

@@ -27,6 +27,13 @@ type Model struct {
 	// ForwardLoss (default: as many as fit 64 MiB of logits).
 	HeadChunkRows int
 
+	// Recompute keeps one input-norm output, one MLP-norm output and one SwiGLU product that
+	// every layer overwrites, instead of each layer's, and has the backward recompute a
+	// layer's just before the products that read them: (L-1)·(2·Hidden+Intermediate) floats
+	// less per token, the same bits, for two norms and a SwiGLU more per layer in the
+	// backward. It takes effect at the next forward pass.
+	Recompute bool
+
 	// LossScale multiplies the loss gradient Backward propagates, so that small gradients
 	// survive products with 16-bit operands (loss scaling); 0 or 1: none. The caller divides
 	// the parameter gradients by it again.

@@ -57,24 +57,26 @@ func BenchmarkTrainStep124M(b *testing.B) {
 
 // TestTrainStepAllocations pins the steady-state heap allocations of a step at zero.
 func TestTrainStepAllocations(t *testing.T) {
-	m, err := gpt2.New(cpu.New(), testCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.InitRandom(1)
-	cfg := testConfig()
-	cfg.Steps = 1 << 20
-	tr, err := New(nn.GPT2(m), cfg, corpus(6000), "test corpus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.TrainStep()
-	allocs := testing.AllocsPerRun(5, func() {
-		if _, err := tr.TrainStep(); err != nil {
+	for _, recompute := range []bool{false, true} {
+		m, err := gpt2.New(cpu.New(), testCfg)
+		if err != nil {
 			t.Fatal(err)
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("%v heap allocations per training step, want 0", allocs)
+		m.InitRandom(1)
+		cfg := testConfig()
+		cfg.Steps, cfg.Recompute = 1<<20, recompute
+		tr, err := New(nn.GPT2(m), cfg, corpus(6000), "test corpus")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.TrainStep()
+		allocs := testing.AllocsPerRun(5, func() {
+			if _, err := tr.TrainStep(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("recompute %v: %v heap allocations per training step, want 0", recompute, allocs)
+		}
 	}
 }

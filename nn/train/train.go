@@ -57,6 +57,9 @@ type Config struct {
 	// Precision is the format of the matrix products' operands (tensor.ParsePrecision): fp32
 	// ("" too), bf16 or fp16; fp16 trains with dynamic loss scaling (LossScaler).
 	Precision string `json:"precision,omitempty"`
+	// Recompute keeps fewer activations and recomputes them in the backward (nn.Recomputer).
+	// The numbers are the same bit for bit, so a run may resume with or without it.
+	Recompute bool `json:"recompute,omitempty"`
 }
 
 // DefaultConfig is a setting that trains a small model well on a few million tokens.
@@ -204,6 +207,9 @@ func New(m nn.LM, cfg Config, tokens []int32, source string) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := setRecompute(m, cfg.Recompute); err != nil {
+		return nil, err
+	}
 	BT := cfg.Batch * cfg.Seq
 	stats, err := tensor.New(m.Backend(), tensor.Float32, BT+1)
 	if err != nil {
@@ -231,6 +237,17 @@ func setPrecision(m nn.LM, cfg Config) (*LossScaler, error) {
 		return nil, fmt.Errorf("precision fp16: the model cannot scale its loss gradient")
 	}
 	return NewLossScaler(), nil
+}
+
+// setRecompute switches the model's recomputing (Config.Recompute) on or off.
+func setRecompute(m nn.LM, on bool) error {
+	r, ok := m.(nn.Recomputer)
+	if ok {
+		r.SetRecompute(on)
+	} else if on {
+		return fmt.Errorf("recompute: %T cannot recompute its activations", m)
+	}
+	return nil
 }
 
 // vectorSpans are the runs of the flat buffer that hold biases and norm weights.
