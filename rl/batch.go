@@ -180,13 +180,14 @@ func (sb *seqBatch) gather(mb *microBatch, src *tensor.Tensor, dst [][]float64) 
 	return nil
 }
 
-// scatter uploads rows of src (N x W) into a tensor over micro-batch mb's selected positions.
-func (sb *seqBatch) scatter(mb *microBatch, src [][]float64, dst *tensor.Tensor) error {
+// scatter uploads rows of src (N x W), times scale, into a tensor over micro-batch mb's
+// selected positions.
+func (sb *seqBatch) scatter(mb *microBatch, src [][]float64, scale float32, dst *tensor.Tensor) error {
 	clear(mb.host)
 	for k, i := range mb.rows {
 		for j, p := range mb.at[k] {
 			if p >= 0 {
-				mb.host[p] = float32(src[i][j])
+				mb.host[p] = float32(src[i][j]) * scale
 			}
 		}
 	}

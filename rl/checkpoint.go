@@ -10,6 +10,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -56,6 +57,32 @@ type savedState struct {
 	Stopped string `json:"stopped,omitempty"`
 	// NumTokens counts the rollouts' prompt and completion tokens so far.
 	NumTokens int64 `json:"num_tokens,omitempty"`
+	// LossScale is fp16's dynamic loss scaler (nil without one).
+	LossScale *train.LossScaler `json:"loss_scale,omitempty"`
+}
+
+// savedScaler is a copy of s for a checkpoint (nil for nil).
+func savedScaler(s *train.LossScaler) *train.LossScaler {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
+}
+
+// restoreScaler continues s from a checkpoint's saved scaler: a run with loss scaling resumes
+// with it, and a checkpoint and a trainer must agree on having one.
+func restoreScaler(s, saved *train.LossScaler, path string) error {
+	switch {
+	case s == nil && saved == nil:
+		return nil
+	case s == nil:
+		return fmt.Errorf("%s: the run scaled its loss (fp16); resume it with the same precision", path)
+	case saved == nil:
+		return fmt.Errorf("%s: the run did not scale its loss; resume it with the same precision", path)
+	}
+	*s = *saved
+	return nil
 }
 
 // promptPosition is how far a run has read its prompt source.
@@ -258,7 +285,7 @@ func (c *rolloutTrainer) checkpointState(kind string, cfg any, view bool) (*chec
 		return nil, savedState{}, err
 	}
 	st.RNG = c.rng.State()
-	s := savedState{Step: c.step, AdamStep: c.opt.Step, Stopped: c.stopped, NumTokens: c.numTokens}
+	s := savedState{Step: c.step, AdamStep: c.opt.Step, Stopped: c.stopped, NumTokens: c.numTokens, LossScale: savedScaler(c.scaler)}
 	if s.Prompts, err = c.prompts.position(); err != nil {
 		return nil, s, err
 	}
@@ -316,6 +343,9 @@ func (c *rolloutTrainer) restoreCore(st *checkpoint.State, path string, s savedS
 		if s.RefSyncs != nil {
 			c.ref.Syncs = *s.RefSyncs
 		}
+	}
+	if err := restoreScaler(c.scaler, s.LossScale, path); err != nil {
+		return err
 	}
 	c.step, c.stopped, c.numTokens = s.Step, s.Stopped, s.NumTokens
 	if err := c.prompts.restore(s.Prompts); err != nil {
@@ -454,7 +484,7 @@ func (t *SFTTrainer) checkpoint(view bool) (*checkpoint.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := savedState{Step: t.Step, AdamStep: t.Opt.Step}
+	s := savedState{Step: t.Step, AdamStep: t.Opt.Step, LossScale: savedScaler(t.scaler)}
 	if s.Prompts, err = t.src.position(); err != nil {
 		return nil, err
 	}
@@ -482,6 +512,9 @@ func (t *SFTTrainer) Restore(st *checkpoint.State, path string) error {
 	}
 	if err := restoreOpt(t.Opt, st.AdamM, st.AdamV, s.AdamStep); err != nil {
 		return fmt.Errorf("%s: optimizer: %w", path, err)
+	}
+	if err := restoreScaler(t.scaler, s.LossScale, path); err != nil {
+		return err
 	}
 	t.Step = s.Step
 	if err := t.src.restore(s.Prompts); err != nil {

@@ -101,6 +101,7 @@ func (t *GRPOTrainer) TrainStep() (*StepReport, error) {
 		return nil, err
 	}
 	t.stepMetrics(m, s, tally)
+	t.lossScaleInto(m, rep, tally)
 	if rep.Action == Stop {
 		t.stopped = rep.Reason
 	}

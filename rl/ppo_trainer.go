@@ -144,6 +144,7 @@ func (t *PPOTrainer) TrainStep() (*StepReport, error) {
 		}
 	}
 	t.stepMetrics(m, s, tally, epochSum)
+	t.lossScaleInto(m, rep, tally)
 	t.KL.Update(m["kl_ref_row_sum_mean"], ro.Rows())
 	if err := t.finishStep(m); err != nil {
 		return nil, err
@@ -257,7 +258,9 @@ func (t *PPOTrainer) stepMetrics(m map[string]float64, s *ppoStep, tally *update
 	for k, v := range epochSum {
 		m[k] = v / float64(t.Config.Train.Mu)
 	}
-	m["grad_norm"] = tally.gradNormSum / float64(tally.applied)
+	if tally.applied > 0 {
+		m["grad_norm"] = tally.gradNormSum / float64(tally.applied)
+	}
 	m["kl_coef"] = s.pcfg.KLCoef
 	m["kl_mean"] = m["kl_ref_mean"]
 	if pen := s.pcfg.KLCoef * math.Abs(m["kl_ref_row_sum_mean"]); pen > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/optim"
+	"github.com/vkgrad/vkgrad/nn/train"
 )
 
 // SFTConfig configures supervised training on prompt/answer pairs (the warm-up before RL).
@@ -80,7 +81,14 @@ type SFTTrainer struct {
 	sched optim.Cosine
 	comm  *mpi.Comm // nil: one process
 	acc   *sftAccum // micro-batched or distributed steps
+
+	scaler *train.LossScaler // fp16's dynamic loss scale (SetLossScaler); nil: none
 }
+
+// SetLossScaler scales the loss dynamically (fp16 products, see train.LossScaler): a step
+// whose gradient overflows is skipped (SFTStats.Skipped) and the scale halved; nil turns it
+// off. Its scale must be a power of two; a checkpoint keeps its state.
+func (t *SFTTrainer) SetLossScaler(s *train.LossScaler) { t.scaler = s }
 
 // NewSFTTrainer enables m's gradients and allocates the optimizer.
 func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*SFTTrainer, error) {
@@ -122,12 +130,20 @@ func (t *SFTTrainer) TrainStep() (SFTStats, error) {
 	}
 	loss /= float64(count)
 	lr := t.sched.At(t.Step)
-	gn, err := t.applyAdamW(loss, lr)
+	scale := lossScaleOf(t.scaler)
+	gn, overflow, err := t.applyAdamW(loss, lr)
 	if err != nil {
 		return SFTStats{}, err
 	}
-	return SFTStats{Step: t.Step, Loss: float32(loss), LR: lr, GradNorm: gn, Tokens: count, Seconds: since(start),
-		CommBytes: comms.BytesSent, CommSeconds: comms.Seconds}, nil
+	st := SFTStats{Step: t.Step, Loss: float32(loss), LR: lr, GradNorm: gn, Tokens: count, Seconds: since(start),
+		CommBytes: comms.BytesSent, CommSeconds: comms.Seconds}
+	if t.scaler != nil {
+		st.LossScale = scale
+	}
+	if overflow != "" {
+		st.Step, st.Skipped, st.Reason = t.Step+1, true, overflow
+	}
+	return st, nil
 }
 
 // nextSequences encodes the next Batch examples as prompt, answer and EOS (or as a whole
@@ -226,20 +242,31 @@ func (t *SFTTrainer) lossAndGrads(inputs []int32, positions []int, targets []int
 }
 
 // applyAdamW applies AdamW at lr unless the loss or the gradient norm is not finite (measured
-// before the update, so such values never reach the weights), and returns the norm.
-func (t *SFTTrainer) applyAdamW(loss float64, lr float32) (float32, error) {
+// before the update, so such values never reach the weights), and returns the norm. Under
+// loss scaling the gradients are unscaled first, and a finite loss whose gradient overflowed
+// skips the step (overflow says why) instead of failing.
+func (t *SFTTrainer) applyAdamW(loss float64, lr float32) (gn float32, overflow string, err error) {
 	m := t.Model
+	unscale(m.Grads(), lossScaleOf(t.scaler))
 	t.Opt.MeasureGrads(m.Grads())
-	gn, err := t.Opt.GradNorm()
-	if err != nil {
-		return 0, err
+	if gn, err = t.Opt.GradNorm(); err != nil {
+		return 0, "", err
 	}
-	if bad := math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(float64(gn)) || math.IsInf(float64(gn), 0); bad {
-		return 0, fmt.Errorf("step %d: loss %v, gradient norm %v; the model was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", t.Step+1, loss, gn, lr)
+	lossBad := math.IsNaN(loss) || math.IsInf(loss, 0)
+	if !lossBad && !finite32(gn) {
+		if overflow = lossScaleOverflow(t.scaler, gn); overflow != "" {
+			return gn, overflow, nil
+		}
+	}
+	if bad := lossBad || !finite32(gn); bad {
+		return 0, "", fmt.Errorf("step %d: loss %v, gradient norm %v; the model was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", t.Step+1, loss, gn, lr)
+	}
+	if t.scaler != nil {
+		t.scaler.Update(true)
 	}
 	t.Opt.UpdateMeasured(m.Params(), m.Grads(), lr)
 	t.Step++
-	return gn, nil
+	return gn, "", nil
 }
 
 // accumulate runs rows r0..r0+rows-1 of the batch forward and backward, adding their share of
@@ -282,9 +309,10 @@ func (t *SFTTrainer) accumulate(inputs []int32, positions []int, targets []int32
 		return 0, err
 	}
 	var sum float64
+	grad := -1 / float32(count) * lossScaleOf(t.scaler)
 	for k, v := range host {
 		sum -= float64(v)
-		host[k] = -1 / float32(count)
+		host[k] = grad
 	}
 	m.ZeroTrunkGrads()
 	if err := m.Backend().Upload(logp.Grad, host); err != nil {

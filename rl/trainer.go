@@ -11,6 +11,7 @@ import (
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl/episode"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
@@ -222,7 +223,13 @@ type rolloutTrainer struct {
 	timer PhaseTimer // told each phase's time (SetPhaseTimer); nil: none
 
 	env *Environment // the episodes' environment (SetEnvironment); nil: single completions
+
+	scaler *train.LossScaler // fp16's dynamic loss scale (SetLossScaler); nil: none
 }
+
+// SetLossScaler scales the loss dynamically (fp16 products, see train.LossScaler); nil turns
+// it off. Its scale must be a power of two; a checkpoint keeps its state.
+func (c *rolloutTrainer) SetLossScaler(s *train.LossScaler) { c.scaler = s }
 
 func newRolloutTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*rolloutTrainer, error) {
 	if err := cfg.Validate(); err != nil {

@@ -2,7 +2,6 @@ package rl
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/rl/objective"
@@ -36,6 +35,9 @@ type updateResult struct {
 	// recomputeMismatch counts log-probs that differ when a micro-batch is recomputed with the
 	// tape (0 on a deterministic backend).
 	recomputeMismatch int
+	// overflow says why the update was skipped when its gradient overflowed under loss
+	// scaling; "" otherwise.
+	overflow string
 }
 
 // update runs one optimizer update on sb: the forward passes, fn's gradients of the loss, the
@@ -59,7 +61,7 @@ func (c *rolloutTrainer) update(sb *seqBatch, spec updateSpec, fn lossFunc) (*up
 		return res, err
 	}
 	defer c.timed(PhaseOptimizer)()
-	res.gradNorm, err = c.optimizerStep(spec)
+	res.gradNorm, res.overflow, err = c.optimizerStep(spec)
 	return res, err
 }
 
@@ -92,21 +94,23 @@ func (c *rolloutTrainer) forwardRecorded(sb *seqBatch, b int, spec updateSpec) (
 	return logp, ent, values, err
 }
 
-// backwardMB hands micro-batch mb's share of g to the recorded outputs and back-propagates.
+// backwardMB hands micro-batch mb's share of g, times the loss scale, to the recorded outputs
+// and back-propagates.
 func (c *rolloutTrainer) backwardMB(sb *seqBatch, mb *microBatch, spec updateSpec, g *tokenGrads, logp, ent, values *autograd.Var) error {
+	scale := lossScaleOf(c.scaler)
 	if spec.policyGrad {
 		c.pol.ZeroTrunkGrads()
-		if err := sb.scatter(mb, g.Logp, logp.Grad); err != nil {
+		if err := sb.scatter(mb, g.Logp, scale, logp.Grad); err != nil {
 			return err
 		}
 		if g.Entropy != nil {
-			if err := sb.scatter(mb, g.Entropy, ent.Grad); err != nil {
+			if err := sb.scatter(mb, g.Entropy, scale, ent.Grad); err != nil {
 				return err
 			}
 		}
 	}
 	if spec.vh != nil && g.Values != nil {
-		if err := sb.scatter(mb, g.Values, values.Grad); err != nil {
+		if err := sb.scatter(mb, g.Values, scale, values.Grad); err != nil {
 			return err
 		}
 	}
@@ -187,35 +191,60 @@ func (c *rolloutTrainer) countMismatch(sb *seqBatch, mb *microBatch, logp *autog
 }
 
 // optimizerStep applies AdamW to what trains and returns the gradient norm (the policy's, or
-// the value head's when only it trains). A non-finite policy gradient is refused before it
-// reaches the weights.
-func (c *rolloutTrainer) optimizerStep(spec updateSpec) (gradNorm float64, err error) {
+// the value head's when only it trains). The gradients are unscaled first under loss scaling;
+// a non-finite gradient never reaches the weights: under loss scaling it skips the update
+// (overflow says why), otherwise it is an error.
+func (c *rolloutTrainer) optimizerStep(spec updateSpec) (gradNorm float64, overflow string, err error) {
 	m := c.pol
 	lr := c.sched.At(c.step)
+	scale := lossScaleOf(c.scaler)
+	var policyNorm, valueNorm float32
 	if spec.policyGrad {
+		unscale(m.Grads(), scale)
 		c.opt.MeasureGrads(m.Grads())
-		n, err := c.opt.GradNorm()
-		if err != nil {
-			return 0, err
+		if policyNorm, err = c.opt.GradNorm(); err != nil {
+			return 0, "", err
 		}
-		if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
-			return 0, fmt.Errorf("step %d: the policy's gradient norm is %v; the policy was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", c.step+1, n, lr)
+	}
+	if spec.vh != nil {
+		unscale(spec.vh.Grads, scale)
+		if valueNorm, err = spec.vh.measure(); err != nil {
+			return 0, "", err
 		}
+	}
+	if bad := !finite32(policyNorm) || !finite32(valueNorm); bad {
+		norm := policyNorm
+		if finite32(norm) {
+			norm = valueNorm
+		}
+		if overflow = lossScaleOverflow(c.scaler, norm); overflow != "" {
+			if spec.vh != nil {
+				spec.vh.ZeroGrad()
+			}
+			return 0, overflow, nil
+		}
+		what := "policy"
+		if finite32(policyNorm) {
+			what = "value head"
+		}
+		return 0, "", fmt.Errorf("step %d: the %s's gradient norm is %v; the %s was not updated (lower the learning rate, now %g, or check the model for NaN or Inf)", c.step+1, what, norm, what, lr)
+	}
+	if c.scaler != nil {
+		c.scaler.Update(true)
+	}
+	if spec.policyGrad {
 		c.opt.UpdateMeasured(m.Params(), m.Grads(), lr)
-		gradNorm = float64(n)
+		gradNorm = float64(policyNorm)
 	}
 	if spec.vh != nil {
 		vlr := lr
 		if c.valueLR > 0 {
 			vlr = float32(c.valueLR)
 		}
-		n, err := spec.vh.Update(vlr)
-		if err != nil {
-			return 0, err
-		}
+		spec.vh.apply(vlr)
 		if !spec.policyGrad {
-			gradNorm = float64(n)
+			gradNorm = float64(valueNorm)
 		}
 	}
-	return gradNorm, nil
+	return gradNorm, "", nil
 }

@@ -175,10 +175,21 @@ func (vh *ValueHead) Forward(tp *autograd.Tape, hidden *autograd.Var, n int, tra
 
 // Update applies one AdamW step to the head's accumulated gradients and clears them.
 func (vh *ValueHead) Update(lr float32) (gradNorm float32, err error) {
-	vh.Opt.Update(vh.Params, vh.Grads, lr)
-	g, err := vh.Opt.GradNorm()
-	vh.Grads.Fill(0)
+	g, err := vh.measure()
+	vh.apply(lr)
 	return g, err
+}
+
+// measure returns the norm of the head's accumulated gradients, for a check before apply.
+func (vh *ValueHead) measure() (float32, error) {
+	vh.Opt.MeasureGrads(vh.Grads)
+	return vh.Opt.GradNorm()
+}
+
+// apply takes the AdamW step measure measured and clears the gradients.
+func (vh *ValueHead) apply(lr float32) {
+	vh.Opt.UpdateMeasured(vh.Params, vh.Grads, lr)
+	vh.Grads.Fill(0)
 }
 
 // ZeroGrad clears the head's gradients.

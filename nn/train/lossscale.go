@@ -34,11 +34,11 @@ const (
 // LossScaler is the state of dynamic loss scaling. Scale is a power of two, so scaling and
 // unscaling change no bits of a gradient that neither overflows nor underflows.
 type LossScaler struct {
-	Scale float32 // the scale of the next step
+	Scale float32 `json:"scale"` // the scale of the next step
 	// GoodSteps counts finite steps since the scale last changed.
-	GoodSteps int
+	GoodSteps int `json:"good_steps"`
 	// GrowthInterval is how many finite steps in a row double Scale (LossScaleGrowthInterval).
-	GrowthInterval int
+	GrowthInterval int `json:"growth_interval"`
 }
 
 // NewLossScaler starts at InitialLossScale, doubling every LossScaleGrowthInterval steps.
