@@ -337,3 +337,55 @@ rmswdone:
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R0)
 	VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R6)
 	RET
+
+// func lnCol16NEON(dw, db, x, d, mean, rstd *float32, rows, stride int)
+// For 16 columns: db += d and dw += ((x-mean[r])·rstd[r])·d over rows r (> 0) in order.
+TEXT ·lnCol16NEON(SB), NOSPLIT, $0-64
+	MOVD dw+0(FP), R0
+	MOVD db+8(FP), R6
+	MOVD x+16(FP), R1
+	MOVD d+24(FP), R2
+	MOVD mean+32(FP), R4
+	MOVD rstd+40(FP), R7
+	MOVD rows+48(FP), R3
+	MOVD stride+56(FP), R5
+	LSL $2, R5, R5
+	VLD1 (R6), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1 (R0), [V4.S4, V5.S4, V6.S4, V7.S4]
+lncolloop:
+	CMP $1, R3
+	BLT lncoldone
+	FMOVS.P 4(R4), F24
+	FMOVS.P 4(R7), F25
+	VDUP V24.S[0], V24.S4
+	VLD1 (R1), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1 (R2), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4eb8d610 // FSUB V16.4S, V16.4S, V24.4S
+	WORD $0x4f999210 // FMUL V16.4S, V16.4S, V25.S[0]
+	WORD $0x4e34d400 // FADD V0.4S, V0.4S, V20.4S
+	WORD $0x6e34de10 // FMUL V16.4S, V16.4S, V20.4S
+	WORD $0x4e30d484 // FADD V4.4S, V4.4S, V16.4S
+	WORD $0x4eb8d631 // FSUB V17.4S, V17.4S, V24.4S
+	WORD $0x4f999231 // FMUL V17.4S, V17.4S, V25.S[0]
+	WORD $0x4e35d421 // FADD V1.4S, V1.4S, V21.4S
+	WORD $0x6e35de31 // FMUL V17.4S, V17.4S, V21.4S
+	WORD $0x4e31d4a5 // FADD V5.4S, V5.4S, V17.4S
+	WORD $0x4eb8d652 // FSUB V18.4S, V18.4S, V24.4S
+	WORD $0x4f999252 // FMUL V18.4S, V18.4S, V25.S[0]
+	WORD $0x4e36d442 // FADD V2.4S, V2.4S, V22.4S
+	WORD $0x6e36de52 // FMUL V18.4S, V18.4S, V22.4S
+	WORD $0x4e32d4c6 // FADD V6.4S, V6.4S, V18.4S
+	WORD $0x4eb8d673 // FSUB V19.4S, V19.4S, V24.4S
+	WORD $0x4f999273 // FMUL V19.4S, V19.4S, V25.S[0]
+	WORD $0x4e37d463 // FADD V3.4S, V3.4S, V23.4S
+	WORD $0x6e37de73 // FMUL V19.4S, V19.4S, V23.4S
+	WORD $0x4e33d4e7 // FADD V7.4S, V7.4S, V19.4S
+	ADD R5, R1, R1
+	ADD R5, R2, R2
+	SUB $1, R3, R3
+	B lncolloop
+
+lncoldone:
+	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R6)
+	VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R0)
+	RET

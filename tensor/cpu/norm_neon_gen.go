@@ -216,6 +216,31 @@ func rmsWeightCol(f *asmgen.File) {
 	f.Instrs("VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R0)", "VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R6)", "RET")
 }
 
+// lnCol writes LayerNorm's column kernel: 16 columns of dbias in V0..V3 and of dweight in
+// V4..V7, a row's x in V16..V19 (becoming the norm, then norm·d) and d in V20..V23.
+func lnCol(f *asmgen.File) {
+	f.Linef("")
+	f.Linef("// func lnCol16NEON(dw, db, x, d, mean, rstd *float32, rows, stride int)")
+	f.Linef("// For 16 columns: db += d and dw += ((x-mean[r])·rstd[r])·d over rows r (> 0) in order.")
+	f.Linef("TEXT ·lnCol16NEON(SB), NOSPLIT, $0-64")
+	f.Instrs("MOVD dw+0(FP), R0", "MOVD db+8(FP), R6", "MOVD x+16(FP), R1", "MOVD d+24(FP), R2",
+		"MOVD mean+32(FP), R4", "MOVD rstd+40(FP), R7", "MOVD rows+48(FP), R3", "MOVD stride+56(FP), R5",
+		"LSL $2, R5, R5", "VLD1 (R6), [V0.S4, V1.S4, V2.S4, V3.S4]", "VLD1 (R0), [V4.S4, V5.S4, V6.S4, V7.S4]")
+	f.Arm64Loop("lncol", "R3", 1, func() {
+		f.Instrs("FMOVS.P 4(R4), F24", "FMOVS.P 4(R7), F25", "VDUP V24.S[0], V24.S4",
+			"VLD1 (R1), [V16.S4, V17.S4, V18.S4, V19.S4]", "VLD1 (R2), [V20.S4, V21.S4, V22.S4, V23.S4]")
+		for k := 0; k < 4; k++ {
+			f.Vec3(asmgen.FSUB, 16+k, 16+k, 24)
+			f.FMULElem(16+k, 16+k, 25, 0)
+			f.Vec3(asmgen.FADD, k, k, 20+k)
+			f.Vec3(asmgen.FMUL, 16+k, 16+k, 20+k)
+			f.Vec3(asmgen.FADD, 4+k, 4+k, 16+k)
+		}
+		f.Instrs("ADD R5, R1, R1", "ADD R5, R2, R2")
+	})
+	f.Instrs("VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R6)", "VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R0)", "RET")
+}
+
 func main() {
 	asmgen.Main("norm_neon_gen.go", "norm_arm64.s", func(f *asmgen.File) {
 		f.Linef("DATA lnc<>+0(SB)/4, $0x%08x // 1e-5", 0x3727c5ac)
@@ -229,5 +254,6 @@ func main() {
 		rmsScale(f)
 		rmsBwdApply(f)
 		rmsWeightCol(f)
+		lnCol(f)
 	})
 }

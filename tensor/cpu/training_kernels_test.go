@@ -103,6 +103,27 @@ func TestLayerNormRowKernelEdgeCases(t *testing.T) {
 	}
 }
 
+// TestLayerNormColumnKernelEdgeCases checks LayerNorm's dweight and dbias column sums: groups
+// of 16 and 32 columns and the tails after them.
+func TestLayerNormColumnKernelEdgeCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 70))
+	for _, C := range []int{15, 16, 17, 31, 32, 33, 49} {
+		const rows = 3
+		stride := C + 1
+		d, mean, rstd := randn(r, rows*stride, 1), randn(r, rows, 1), randn(r, rows, 1)
+		dw0, db0 := randn(r, C, 1), randn(r, C, 1)
+		for vi, x := range planted(randn(r, rows*stride, 1)) {
+			for _, g := range [][]float32{d, x} { // specials in d as well as x
+				dw, db, wantW, wantB := clone(dw0), clone(db0), clone(dw0), clone(db0)
+				lnColSums(dw, db, x, g, mean, rstd, rows, stride)
+				lnColSumsFrom(wantW, wantB, x, g, mean, rstd, rows, stride, 0)
+				sameBits(t, fmt.Sprintf("C=%d variant %d dweight", C, vi), dw, wantW)
+				sameBits(t, fmt.Sprintf("C=%d variant %d dbias", C, vi), db, wantB)
+			}
+		}
+	}
+}
+
 func TestRMSNormKernelEdgeCases(t *testing.T) {
 	r := rand.New(rand.NewPCG(65, 66))
 	for _, n := range tailLengths {
