@@ -7,6 +7,11 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// adamw_arm64.s's generator is named here, in a file every architecture builds, so that
+// go generate on any machine rewrites it.
+//
+//go:generate go run adamw_neon_gen.go
+
 // adamJob is llm.c's AdamW update over chunks of ewChunk parameters.
 type adamJob struct {
 	p, g, m, v                      []float32

@@ -2,8 +2,6 @@
 
 package cpu
 
-//go:generate go run adamw_neon_gen.go
-
 // The AdamW kernel of adamw.go (adamw_arm64.s, written by adamw_neon_gen.go).
 
 //go:noescape

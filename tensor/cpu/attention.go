@@ -7,6 +7,11 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// attention_arm64.s's generator is named here, in a file every architecture builds, so that
+// go generate on any machine rewrites it.
+//
+//go:generate go run attention_neon_gen.go
+
 // attnScale is llm.c's 1.0 / sqrtf(hs), computed in double and rounded to float.
 func attnScale(hs int) float32 {
 	return float32(1 / float64(sqrtf(float32(hs))))

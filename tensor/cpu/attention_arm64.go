@@ -2,8 +2,6 @@
 
 package cpu
 
-//go:generate go run attention_neon_gen.go
-
 // The NEON attention kernels (attention_arm64.s, written by attention_neon_gen.go); scores and
 // combine say what they compute. Keys are packed by the portable loop.
 

@@ -2,8 +2,6 @@
 
 package cpu
 
-//go:generate go run norm_neon_gen.go
-
 // The LayerNorm and RMSNorm row kernels (norm_arm64.s, written by norm_neon_gen.go).
 
 //go:noescape
