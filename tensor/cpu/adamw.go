@@ -43,7 +43,7 @@ func adamScalar(p, g, m, v []float32, j *adamJob) {
 	for i := range p {
 		param := p[i]
 		grad := g[i] * gs
-		// Products rounded before they are added, as amd64 does (arm64 would fuse them).
+		// Products rounded before they are added, as the vector kernels do (arm64 would fuse them).
 		mi := float32(b1*m[i]) + float32((1-b1)*grad)
 		vi := float32(b2*v[i]) + float32(float32((1-b2)*grad)*grad)
 		mhat := mi / j.c1

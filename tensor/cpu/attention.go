@@ -30,7 +30,8 @@ const attnBlock = 16
 // attnRows is the number of query rows the kernels take at once.
 const attnRows = 4
 
-// attnKernels is a set of vector kernels (attention_amd64.s) for scores, combine and packKeys.
+// attnKernels is a set of vector kernels (attention_amd64.s, attention_arm64.s) for scores,
+// combine and packKeys.
 type attnKernels struct {
 	name    string
 	scores4 func(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)
