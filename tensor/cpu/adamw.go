@@ -7,6 +7,11 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// adamw_arm64.s's generator is named here, in a file every architecture builds, so that
+// go generate on any machine rewrites it.
+//
+//go:generate go run adamw_neon_gen.go
+
 // adamJob is llm.c's AdamW update over chunks of ewChunk parameters.
 type adamJob struct {
 	p, g, m, v                      []float32
@@ -38,7 +43,7 @@ func adamScalar(p, g, m, v []float32, j *adamJob) {
 	for i := range p {
 		param := p[i]
 		grad := g[i] * gs
-		// Products rounded before they are added, as amd64 does (arm64 would fuse them).
+		// Products rounded before they are added, as the vector kernels do (arm64 would fuse them).
 		mi := float32(b1*m[i]) + float32((1-b1)*grad)
 		vi := float32(b2*v[i]) + float32(float32((1-b2)*grad)*grad)
 		mhat := mi / j.c1

@@ -7,6 +7,11 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// attention_arm64.s's generator is named here, in a file every architecture builds, so that
+// go generate on any machine rewrites it.
+//
+//go:generate go run attention_neon_gen.go
+
 // attnScale is llm.c's 1.0 / sqrtf(hs), computed in double and rounded to float.
 func attnScale(hs int) float32 {
 	return float32(1 / float64(sqrtf(float32(hs))))
@@ -25,7 +30,8 @@ const attnBlock = 16
 // attnRows is the number of query rows the kernels take at once.
 const attnRows = 4
 
-// attnKernels is a set of vector kernels (attention_amd64.s) for scores, combine and packKeys.
+// attnKernels is a set of vector kernels (attention_amd64.s, attention_arm64.s) for scores,
+// combine and packKeys.
 type attnKernels struct {
 	name    string
 	scores4 func(s *float32, ss int, q *float32, qs int, kt *float32, hs, nblk int)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -18,6 +19,9 @@ type llamaMode struct {
 	vec, wide bool
 }
 
+// llamaVectorName names the eight- or four-lane kernels' mode.
+var llamaVectorName = map[string]string{"amd64": "avx2", "arm64": "neon"}[runtime.GOARCH]
+
 // llamaModes lists the modes this machine runs, the portable Go last (the reference).
 func llamaModes() []llamaMode {
 	var ms []llamaMode
@@ -25,7 +29,7 @@ func llamaModes() []llamaMode {
 		ms = append(ms, llamaMode{"avx512", true, true})
 	}
 	if llamaVector {
-		ms = append(ms, llamaMode{"avx2", true, false})
+		ms = append(ms, llamaMode{llamaVectorName, true, false})
 	}
 	return append(ms, llamaMode{"go", false, false})
 }

@@ -2,6 +2,11 @@ package cpu
 
 import "github.com/vkgrad/vkgrad/tensor"
 
+// norm_arm64.s's generator is named here, in a file every architecture builds, so that
+// go generate on any machine rewrites it.
+//
+//go:generate go run norm_neon_gen.go
+
 // lnJob runs LayerNorm forward or the dinp part of the backward over chunks of rows.
 type lnJob struct {
 	backward          bool

@@ -55,10 +55,12 @@ type Vec2Op struct {
 	base uint32
 }
 
-// FABS clears the sign bits; FCVTZS converts to int32, rounding toward zero.
+// FABS clears the sign bits; FCVTZS converts to int32, rounding toward zero; FSQRT is the
+// correctly rounded square root.
 var (
 	FABS   = Vec2Op{"FABS", 0x4ea0f800}
 	FCVTZS = Vec2Op{"FCVTZS", 0x4ea1b800}
+	FSQRT  = Vec2Op{"FSQRT", 0x6ea1f800}
 )
 
 // Vec2 writes op Vd.4S, Vn.4S.

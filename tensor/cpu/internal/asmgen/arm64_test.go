@@ -30,6 +30,8 @@ func TestArm64Encodings(t *testing.T) {
 		{"fcmgt v9.4s, v10.4s, v11.4s", FCMGT.Enc(9, 10, 11), 0x6eabe549},
 		{"fabs v12.4s, v13.4s", FABS.Enc(12, 13), 0x4ea0f9ac},
 		{"fcvtzs v14.4s, v15.4s", FCVTZS.Enc(14, 15), 0x4ea1b9ee},
+		{"fsqrt v1.4s, v2.4s", FSQRT.Enc(1, 2), 0x6ea1f841},
+		{"fsqrt v0.4s, v31.4s", FSQRT.Enc(0, 31), 0x6ea1fbe0},
 		{"sshr v19.4s, v20.4s, #1", EncSSHR(19, 20, 1), 0x4f3f0693},
 	} {
 		if c.got != c.want {

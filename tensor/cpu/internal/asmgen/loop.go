@@ -18,3 +18,16 @@ func (f *File) VectorLoop(v Vec, label string, pointers []string, body func()) {
 	f.Instrs("VZEROUPPER", "RET")
 	f.Linef("")
 }
+
+// Arm64Loop writes an arm64 kernel's loop over the values left in register count, step at a
+// time, around body (which advances its own pointers); it falls through to label+"done".
+func (f *File) Arm64Loop(label, count string, step int, body func()) {
+	f.Linef("%sloop:", label)
+	f.Instr("CMP $%d, %s", step, count)
+	f.Instr("BLT %sdone", label)
+	body()
+	f.Instr("SUB $%d, %s, %s", step, count, count)
+	f.Instr("B %sloop", label)
+	f.Linef("")
+	f.Linef("%sdone:", label)
+}

@@ -11,3 +11,12 @@ func TestVectorLoopAdvancesOneRegisterPerPass(t *testing.T) {
 		t.Errorf("VectorLoop wrote\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestArm64LoopStepsAndFallsThrough(t *testing.T) {
+	f := &File{}
+	f.Arm64Loop("k", "R3", 8, func() { f.Instr("VLD1.P 32(R1), [V0.S4, V1.S4]") })
+	want := "kloop:\n\tCMP $8, R3\n\tBLT kdone\n\tVLD1.P 32(R1), [V0.S4, V1.S4]\n\tSUB $8, R3, R3\n\tB kloop\n\nkdone:\n"
+	if got := f.b.String(); got != want {
+		t.Errorf("Arm64Loop wrote\n%s\nwant\n%s", got, want)
+	}
+}
