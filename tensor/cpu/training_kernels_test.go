@@ -180,7 +180,7 @@ func TestAttentionKernelEdgeCases(t *testing.T) {
 					copy(w, q)
 					nblk := keyBlocks(n)
 					kt := make([]float32, max(nblk, 1)*hs*attnBlock)
-					packKeys(kt, kk, n, hs, hs, nil)
+					packKeys(kt, kk, nil, n, hs, hs, nil)
 					want := attnRun(q, kt, w, xx, out0, nr, n, hs, nblk, nil)
 					for _, kern := range attnKernelSets {
 						got := attnRun(q, kt, w, xx, out0, nr, n, hs, nblk, kern)
