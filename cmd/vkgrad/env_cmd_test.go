@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl"
@@ -328,7 +329,7 @@ func TestEnvRewardSpec(t *testing.T) {
 // A model whose chat template ends turns with a token its tokenizer lacks (a Qwen3 shape over
 // GPT-2's tokenizer) is refused for episodes, saying which text and which EOS disagree.
 func TestEndOfTurnMustBeTheEOS(t *testing.T) {
-	fam, err := openFamily("", "qwen3")
+	fam, err := rlrun.OpenFamily("", "qwen3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestEndOfTurnMustBeTheEOS(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"<|im_end|>"`) || !strings.Contains(err.Error(), "end-of-sequence token is 50256") {
 		t.Errorf("qwen3 template over GPT-2's tokenizer: %v", err)
 	}
-	fam, err = openFamily("", "")
+	fam, err = rlrun.OpenFamily("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func TestEnvironmentOnTwoRanks(t *testing.T) {
 // With --mask-tool-syntax, rollout marks the fixed tokens of a tool call forced: sampled but
 // not trained; the model's choices (the tool's name, the argument) still train.
 func TestRolloutMarksForcedToolSyntax(t *testing.T) {
-	fam, err := openFamily("", "")
+	fam, err := rlrun.OpenFamily("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,14 +395,14 @@ func TestRolloutMarksForcedToolSyntax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := fam.special.Encode("<tool_call>\n{\"name\": \"calculate\", \"arguments\": {\"expression\": \"12*34\"}}\n</tool_call>" + rl.EOSText)
-	reply := fam.special.Encode("408\n")
+	call := fam.Special.Encode("<tool_call>\n{\"name\": \"calculate\", \"arguments\": {\"expression\": \"12*34\"}}\n</tool_call>" + rl.EOSText)
+	reply := fam.Special.Encode("408\n")
 	toks := append(append([]int32{}, call...), reply...)
 	sampled := make([]bool, len(toks))
 	for i := range call {
 		sampled[i] = true
 	}
-	ep := &episode.Episode{Prompt: fam.special.Encode("What is 12*34?"), Tokens: toks, Sampled: sampled, StopReason: episode.StopMaxTurns,
+	ep := &episode.Episode{Prompt: fam.Special.Encode("What is 12*34?"), Tokens: toks, Sampled: sampled, StopReason: episode.StopMaxTurns,
 		Turns: []episode.Turn{{Start: 0, End: len(call), ToolCalls: 1}}, EnvTokens: len(reply)}
 	re, err := describeEpisode(1, ep, e, true)
 	if err != nil {
@@ -418,7 +419,7 @@ func TestRolloutMarksForcedToolSyntax(t *testing.T) {
 			t.Errorf("token %d: forced %v, trained %v: a sampled token is one or the other", k, turn.Forced[k], turn.Trained[k])
 		}
 		if turn.Trained[k] {
-			piece, _ := fam.pieces([]int32{id})
+			piece, _ := fam.Pieces([]int32{id})
 			trained = append(trained, string(piece))
 		}
 	}

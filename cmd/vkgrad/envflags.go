@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
@@ -113,32 +114,32 @@ func (e *envFlags) factory() (env.Factory, func() error, error) {
 // fam's chat template (plain text for a GPT-2 without one), and the tokenizer that reads the
 // template's special tokens. The renderer's end-of-turn text must be fam's EOS token, which
 // ends each sampled turn. close stops the environment.
-func (e *envFlags) environment(fam *modelFamily) (_ *rl.Environment, close func() error, err error) {
+func (e *envFlags) environment(fam *rlrun.Family) (_ *rl.Environment, close func() error, err error) {
 	render, err := episodeRenderer(fam)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--env %s: %w", e.label(), err)
 	}
 	eot := render.EndOfTurn()
-	if ids := fam.special.Encode(eot); len(ids) != 1 || int(ids[0]) != fam.eos {
+	if ids := fam.Special.Encode(eot); len(ids) != 1 || int(ids[0]) != fam.EOS {
 		return nil, nil, fmt.Errorf("--env %s: a turn ends with %q, which encodes to %v, but the model's end-of-sequence token is %d: turns would never end; give the model a generation_config.json whose first eos_token_id is %q's id",
-			e.label(), eot, ids, fam.eos, eot)
+			e.label(), eot, ids, fam.EOS, eot)
 	}
 	f, close, err := e.factory()
 	if err != nil {
 		return nil, nil, err
 	}
-	return &rl.Environment{New: f, Render: render, Tok: fam.special, Pieces: fam.pieces}, close, nil
+	return &rl.Environment{New: f, Render: render, Tok: fam.Special, Pieces: fam.Pieces}, close, nil
 }
 
 // episodeRenderer writes episodes in fam's chat template, or, for a model without one, as
 // plain text whose turns end with GPT-2's EOS.
-func episodeRenderer(fam *modelFamily) (episode.Renderer, error) {
+func episodeRenderer(fam *rlrun.Family) (episode.Renderer, error) {
 	switch {
-	case fam.template != nil:
-		return episode.NewChatRenderer(fam.template)
-	case fam.templateErr != nil:
-		return nil, fam.templateErr
-	case fam.hfDir != "":
+	case fam.Template != nil:
+		return episode.NewChatRenderer(fam.Template)
+	case fam.TemplateErr != nil:
+		return nil, fam.TemplateErr
+	case fam.HFDir != "":
 		return nil, errors.New("the model has no chat template (tokenizer_config.json's chat_template) to write its episodes in")
 	}
 	return episode.NewPlainRenderer(rl.EOSText), nil

@@ -66,7 +66,7 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 		return "", fmt.Errorf("fingerprinting vkgrad itself: %w", err)
 	}
 	k := rlrun.EvalKey{Format: rlrun.EvalKeyFormat, Version: Version, Binary: bin, Model: model, LoRA: r.lora, Device: r.be.Name(),
-		EOS: r.family.eos, Vocab: r.family.tok.VocabSize(), Temperature: r.evalTemp}
+		EOS: r.family.EOS, Vocab: r.family.Tok.VocabSize(), Temperature: r.evalTemp}
 	tasks := r.tasks
 	tasks.DataSeed, tasks.Shuffle = 0, false // the training stream's, not the held-out set's
 	k.Tasks = tasks
@@ -74,7 +74,7 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 		k.Precision = r.precision
 	}
 	for _, p := range r.setup.heldOut {
-		k.HeldOut = append(k.HeldOut, rlrun.HeldOutID{Text: p.Text, Tokens: r.family.tok.Encode(p.Text), Answer: p.Answer, Meta: p.Meta})
+		k.HeldOut = append(k.HeldOut, rlrun.HeldOutID{Text: p.Text, Tokens: r.family.Tok.Encode(p.Text), Answer: p.Answer, Meta: p.Meta})
 	}
 	return k.Hash()
 }

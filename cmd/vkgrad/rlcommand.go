@@ -63,7 +63,7 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err := r.checkPrompts(m); err != nil {
 		return err
 	}
-	c.Rollout.EOS = r.family.eos
+	c.Rollout.EOS = r.family.EOS
 	r.setEpisodes(c)
 	r.spreadSteps(c)
 	if r.dryRun {
@@ -143,7 +143,7 @@ func (r *rlRun) printFootprint(a rlAlgorithm, m rl.Policy) error {
 // ones, and for the built-in tasks a sample of the training stream (a dry run trains nothing).
 func (r *rlRun) longestPrompt() int {
 	n := 1
-	enc := func(text string) { n = max(n, len(r.family.tok.Encode(text))) }
+	enc := func(text string) { n = max(n, len(r.family.Tok.Encode(text))) }
 	for _, p := range r.setup.prompts {
 		enc(p.Text)
 	}

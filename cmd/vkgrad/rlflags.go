@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -175,7 +176,7 @@ func (s *taskSetup) close() {
 	}
 }
 
-func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) {
+func (t *taskFlags) setup(fam *rlrun.Family, o setupOptions) (*taskSetup, error) {
 	if t.EvalSize < 0 {
 		return nil, fmt.Errorf("--eval-size %d: want >= 0", t.EvalSize)
 	}
@@ -191,14 +192,14 @@ func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) 
 	if _, _, named, _ := takeTerm(strings.Split(t.Data.Reward, ","), "env", ""); named && o.env == "" {
 		return nil, fmt.Errorf("--reward %q names env, the return of a multi-turn episode: give --env NAME to run episodes", t.Data.Reward)
 	}
-	enc := tasks.EncoderOf(fam.tok.Encode)
+	enc := tasks.EncoderOf(fam.Tok.Encode)
 	if t.Data.Path != "" {
-		return t.Data.setup(t, enc, fam.chat, o)
+		return t.Data.setup(t, enc, fam.Chat, o)
 	}
 	if o.env != "" {
 		return t.emptyRowsSetup(o)
 	}
-	if fam.hfDir != "" {
+	if fam.HFDir != "" {
 		return nil, fmt.Errorf("the built-in tasks (--task %s) are made for GPT-2's tokenizer; give a Llama-family model its prompts with --dataset FILE", t.Spec)
 	}
 	if t.Data.Reward != "" || t.Data.RewardCmd != "" {
@@ -257,7 +258,7 @@ func (t *taskFlags) emptyRowsSetup(o setupOptions) (*taskSetup, error) {
 
 // evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
 // held-out set), the answers scored over cl's ranks, with a progress bar on rank 0's stderr.
-func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64, cl *cluster) (*rl.EvalResult, error) {
+func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *rlrun.Family, temp float64, cl *cluster) (*rl.EvalResult, error) {
 	if len(s.heldOut) == 0 {
 		return nil, nil
 	}
@@ -267,7 +268,7 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 			bar.Clear()
 		}
 	}()
-	cfg := rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
+	cfg := rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.EOS, Success: 1,
 		GenBatch: t.EvalBatch, Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi(),
 		Progress: func(done, total int) {
 			if !cl.main() {
@@ -286,7 +287,7 @@ func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp f
 			return nil, err
 		}
 	}
-	return rl.Evaluate(m, fam.tok, s.heldOut, score, cfg)
+	return rl.Evaluate(m, fam.Tok, s.heldOut, score, cfg)
 }
 
 func evalLine(r *rl.EvalResult) string {

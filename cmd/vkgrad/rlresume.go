@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/rl"
 )
 
 // checkpointer is a trainer the sft, grpo and ppo commands save and resume.
@@ -25,26 +25,10 @@ type checkpointer interface {
 	CheckReplicas() error
 }
 
-// Checkpoint Meta keys the commands add to a trainer's state: the held-out accuracy before
-// training and the summary so far, so a resumed run reports on the whole run, and the reason
-// a run ended before its last step.
-const (
-	metaEvalBefore = "run_eval_before"
-	metaSummary    = "run_summary"
-	metaStopped    = "run_stopped"
-)
-
-// runState is what a command saves beside its trainer.
-type runState struct {
-	before  *rl.EvalResult
-	summary *rl.Summary // nil for sft
-	stopped string
-}
-
 // resumedRun is the run --resume continues: its checkpoint and the command's saved state.
 type resumedRun struct {
 	*load.Loaded
-	runState
+	rlrun.RunState
 	hfDir string // the Hugging Face directory of a Llama-family run
 }
 
@@ -74,7 +58,7 @@ var resumeMayChange = []string{"steps"}
 func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (*resumedRun, error) {
 	given := map[string]string{}
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	l, err := readRunCheckpoint(r.opts.Resume, command)
+	l, err := rlrun.ReadCheckpoint(r.opts.Resume, command)
 	if err != nil {
 		return nil, err
 	}
@@ -107,27 +91,6 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 		r.runDir = dir
 	}
 	return res, nil
-}
-
-// readRunCheckpoint reads the checkpoint at path (a run directory or a file), which must hold
-// the trainer state of command.
-func readRunCheckpoint(path, command string) (*load.Loaded, error) {
-	rundir.RestoreReplacedAt(path)
-	l, err := load.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("--resume: %w", err)
-	}
-	if l.State == nil {
-		return nil, fmt.Errorf("--resume %s: %s is a %s, not a vkgrad run checkpoint; start a new run from it with --init", path, l.Path, l.Format)
-	}
-	switch kind := rl.SavedKind(l.State); kind {
-	case command:
-		return l, nil
-	case "":
-		return nil, fmt.Errorf("--resume %s: %s holds no %s trainer state (optimizer, RNG, prompt position): it was not written by vkgrad %s, or by a version that saved only the model; start a new run from it with --init", path, l.Path, command, command)
-	default:
-		return nil, fmt.Errorf("--resume %s: %s is the checkpoint of a %s run; continue it with vkgrad %s --resume", path, l.Path, kind, kind)
-	}
 }
 
 // readRunMeta reads a run's config.json, which must be command's.
@@ -197,25 +160,15 @@ func (r *rlRun) checkGiven(given map[string]string, spec resumeSpec, dir string)
 
 // resumedState is the run l continues, with the command's state saved in its checkpoint.
 func resumedState(l *load.Loaded, hfDir string) (*resumedRun, error) {
-	res := &resumedRun{Loaded: l, hfDir: hfDir}
-	m := l.State.Meta
-	if v, ok := m[metaEvalBefore]; ok {
-		if err := json.Unmarshal([]byte(v), &res.before); err != nil {
-			return nil, fmt.Errorf("--resume %s: meta %q: %w", l.Path, metaEvalBefore, err)
-		}
+	rs, err := rlrun.ReadRunState(l.State, l.Path)
+	if err != nil {
+		return nil, err
 	}
-	if v, ok := m[metaSummary]; ok {
-		res.summary = rl.NewSummary()
-		if err := json.Unmarshal([]byte(v), res.summary); err != nil {
-			return nil, fmt.Errorf("--resume %s: meta %q: %w", l.Path, metaSummary, err)
-		}
-	}
-	res.stopped = m[metaStopped]
-	return res, nil
+	return &resumedRun{Loaded: l, RunState: rs, hfDir: hfDir}, nil
 }
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).
-func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
+func (r *rlRun) save(tr checkpointer, rs *rlrun.RunState) (string, error) {
 	path := filepath.Join(r.runDir, rundir.Checkpoint)
 	if err := tr.CheckReplicas(); err != nil { // every rank holds the same state; rank 0 writes it
 		return "", err
@@ -227,32 +180,14 @@ func (r *rlRun) save(tr checkpointer, rs *runState) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	put := func(key string, v any) error {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("saving %s: %w", key, err)
-		}
-		st.Meta[key] = string(raw)
-		return nil
-	}
-	if rs.before != nil {
-		if err := put(metaEvalBefore, rs.before); err != nil {
-			return "", err
-		}
-	}
-	if rs.summary != nil {
-		if err := put(metaSummary, rs.summary); err != nil {
-			return "", err
-		}
-	}
-	if rs.stopped != "" {
-		st.Meta[metaStopped] = rs.stopped
+	if err := rs.Put(st); err != nil {
+		return "", err
 	}
 	if err := checkpoint.Save(path, st); err != nil {
 		return path, err
 	}
 	r.held.Saved()
-	if err := r.completions.sync(); err != nil {
+	if err := r.completions.Sync(); err != nil {
 		return path, err
 	}
 	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -57,13 +58,13 @@ type rlRun struct {
 	log, metrics zerolog.Logger
 	closeMetrics func(failed bool)
 	metricsOut   *rundir.MetricsWriter
-	completions  *completionLog
+	completions  *rlrun.CompletionLog
 	held         *rundir.Held // the run directory, owned for the run's life
 	overwrite    bool
 	reportTo     []string
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
-	family       *modelFamily
+	family       *rlrun.Family
 	setup        *taskSetup
 	// resumed is the run being continued (--resume), nil for a new run.
 	resumed *resumedRun
@@ -166,7 +167,7 @@ func (r *rlRun) openInputs() error {
 	if err != nil {
 		return fmt.Errorf("--init: %w", err)
 	}
-	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
+	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
 	o := setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()}
@@ -260,7 +261,7 @@ func (r *rlRun) openRunFiles() (err error) {
 		r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
 			Msg("dropped metric lines written after the checkpoint (those steps run again)")
 	}
-	if r.completions, err = openCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
+	if r.completions, err = rlrun.OpenCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
 		r.metricsOut.Close()
 		return fmt.Errorf("--log-completions: %w", err)
 	}
@@ -268,7 +269,7 @@ func (r *rlRun) openRunFiles() (err error) {
 		if err := r.metricsOut.Close(); err != nil {
 			r.log.Error().Err(err).Msg("metrics")
 		}
-		if err := r.completions.close(); err != nil {
+		if err := r.completions.Close(); err != nil {
 			r.log.Error().Err(err).Msg("completions")
 		}
 		r.setup.close()
@@ -309,14 +310,14 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	if err := r.addAdapters(m); err != nil {
 		return nil, nil, err
 	}
-	if m.VocabSize() < r.family.tok.VocabSize() {
-		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.tok.VocabSize())
+	if m.VocabSize() < r.family.Tok.VocabSize() {
+		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.Tok.VocabSize())
 	}
 	format := "Hugging Face directory"
 	if l != nil {
 		format = string(l.Format)
 	}
-	r.log.Info().Str("format", format).Str("path", r.init).Str("model", describePolicy(m)).Msg("initial model")
+	r.log.Info().Str("format", format).Str("path", r.init).Str("model", rlrun.DescribePolicy(m)).Msg("initial model")
 	return m, l, nil
 }
 
@@ -326,11 +327,11 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 func (r *rlRun) checkPrompts(m rl.Policy) error {
 	maxT := m.MaxSeqLen()
 	for _, p := range r.setup.prompts {
-		n := len(r.family.tok.Encode(p.Text))
+		n := len(r.family.Tok.Encode(p.Text))
 		switch {
 		case n == 0:
 			return fmt.Errorf("%s: the prompt encodes to no tokens", p.Where)
-		case r.supervised && n+len(r.family.tok.Encode(p.Answer)) > maxT:
+		case r.supervised && n+len(r.family.Tok.Encode(p.Answer)) > maxT:
 			return fmt.Errorf("%s: the prompt (%d tokens) and its answer exceed the model's context of %d", p.Where, n, maxT)
 		case n >= maxT:
 			return fmt.Errorf("%s: the prompt's %d tokens leave no room for a completion in the model's context of %d", p.Where, n, maxT)
@@ -357,7 +358,7 @@ func (r *rlRun) model(required bool) (m rl.Policy, l *load.Loaded, err error) {
 // past them (Qwen: 151936 rows, 151669 tokens), saying so once: a padding id sampled could not
 // be decoded, and training must score tokens under the distribution they were drawn from.
 func (r *rlRun) limitVocab(m rl.Policy) error {
-	n := r.family.tok.VocabSize()
+	n := r.family.Tok.VocabSize()
 	if m.VocabSize() <= n {
 		return nil
 	}
@@ -377,8 +378,8 @@ func (r *rlRun) restore(tr checkpointer, steps int) error {
 	if res == nil {
 		return nil
 	}
-	if res.stopped != "" {
-		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.stopped)
+	if res.Stopped != "" {
+		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.Stopped)
 	}
 	if steps <= res.State.Step {
 		return fmt.Errorf("--resume %s: the run has taken %d of --steps %d; pass a larger --steps to continue it", res.Path, res.State.Step, steps)
@@ -399,7 +400,7 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 	if !r.cluster.main() {
 		return nil
 	}
-	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
+	meta := rlRunMeta{Command: command, HFDir: r.family.HFDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
 	if r.env.active() {
 		meta.Env = &r.env
 	}

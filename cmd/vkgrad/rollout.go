@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/env"
@@ -92,7 +93,7 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
+	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--model %s: %w", f.model, err)
 	}
 	e, closeEnv, err := f.env.environment(r.family)
@@ -115,7 +116,7 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := episode.Config{Sampling: f.sampling, EndOfTurn: int32(r.family.eos), MaxNewTokens: f.maxNew, Limits: f.env.Limits}
+	cfg := episode.Config{Sampling: f.sampling, EndOfTurn: int32(r.family.EOS), MaxNewTokens: f.maxNew, Limits: f.env.Limits}
 	eps, err := rl.RunEpisodes(m, e, cfg, rows, f.seed, f.genBatch)
 	if err != nil {
 		return err
@@ -138,7 +139,7 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 
 // rows are the count rows that open the episodes: the dataset's in order, repeated as needed,
 // or empty rows.
-func (f *rolloutFlags) rows(fam *modelFamily) ([]rl.Prompt, error) {
+func (f *rolloutFlags) rows(fam *rlrun.Family) ([]rl.Prompt, error) {
 	rows := make([]rl.Prompt, f.count)
 	if f.data.Path == "" {
 		return rows, nil
@@ -147,14 +148,14 @@ func (f *rolloutFlags) rows(fam *modelFamily) ([]rl.Prompt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--dataset-field: %w", err)
 	}
-	ps, err := tasks.LoadDataset(f.data.Path, tasks.DatasetOptions{Fields: fields, Chat: fam.chat})
+	ps, err := tasks.LoadDataset(f.data.Path, tasks.DatasetOptions{Fields: fields, Chat: fam.Chat})
 	if err != nil {
 		return nil, fmt.Errorf("--dataset: %w", err)
 	}
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("--dataset %s: no rows", f.data.Path)
 	}
-	all, err := tasks.RLPrompts(ps, tasks.EncoderOf(fam.tok.Encode))
+	all, err := tasks.RLPrompts(ps, tasks.EncoderOf(fam.Tok.Encode))
 	if err != nil {
 		return nil, fmt.Errorf("--dataset: %w", err)
 	}

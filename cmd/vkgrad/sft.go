@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -143,7 +144,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", describePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
+	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	return f.supervise(m, tr, check)
 }
@@ -188,7 +189,7 @@ func (f *sftFlags) policy() (rl.Policy, error) {
 // trainer builds the supervised trainer over the task's (or --examples') prompts, spread over
 // the ranks under MPI.
 func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
-	f.cfg.EOS = f.family.eos
+	f.cfg.EOS = f.family.EOS
 	src := f.setup.train
 	if f.sftOpts.Examples < 0 {
 		return nil, fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
@@ -202,11 +203,11 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	if err := checkOptimizerFlags(f.cfg.Settings, f.cfg.Steps); err != nil {
 		return nil, err
 	}
-	tr, err := rl.NewSFTTrainer(m, f.family.tok, src, f.cfg)
+	tr, err := rl.NewSFTTrainer(m, f.family.Tok, src, f.cfg)
 	if err != nil {
 		return nil, err
 	}
-	tr.Chat = f.family.turns
+	tr.Chat = f.family.Turns
 	if f.cluster != nil {
 		f.log.Info().Msg(f.cluster.describe())
 		if err := tr.SetComm(f.cluster.comm); err != nil {
@@ -232,10 +233,10 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 			return fmt.Errorf("%s: %w", p.Where, err)
 		}
 		var ids []int32
-		if f.family.turns == nil {
-			ids, _, err = rl.PlainConversationTokens(f.family.tok, q.Conversation, int32(f.family.eos))
+		if f.family.Turns == nil {
+			ids, _, err = rl.PlainConversationTokens(f.family.Tok, q.Conversation, int32(f.family.EOS))
 		} else {
-			ids, _, err = rl.ConversationTokens(f.family.turns, f.family.tok, q.Conversation, q.Tools)
+			ids, _, err = rl.ConversationTokens(f.family.Turns, f.family.Tok, q.Conversation, q.Tools)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w (--last-turn-only trains the final turn alone)", p.Where, err)
@@ -276,7 +277,7 @@ func (f *sftFlags) supervise(m rl.Policy, tr *rl.SFTTrainer, check []rl.Prompt) 
 	if err := l.run(ctx, &sftSteps{l, f, tr, check}); err != nil || !l.finished {
 		return err
 	}
-	f.finish(l.state.before, l.after, time.Since(start), l.checkpointPath())
+	f.finish(l.state.Before, l.after, time.Since(start), l.checkpointPath())
 	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
 	return nil
 }
@@ -308,11 +309,11 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 
 // checkAccuracy measures greedy accuracy on the check set every --check-every steps and says
 // whether it reached --stop-at-accuracy (recording why the run ends in rs).
-func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *runState) (bool, error) {
+func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *rlrun.RunState) (bool, error) {
 	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
 		return false, nil
 	}
-	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1,
+	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
 		Comm: f.cluster.mpi()})
 	if err != nil {
 		return false, err
@@ -323,7 +324,7 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 	}
 	f.log.Info().Int("step", step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
 		Msg("validation accuracy reached --stop-at-accuracy; stopping")
-	rs.stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
+	rs.Stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
 	return true, nil
 }
 
@@ -383,8 +384,8 @@ func (f *sftFlags) newModel() (rl.Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.VocabSize < f.family.tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.family.tok.VocabSize())
+	if cfg.VocabSize < f.family.Tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.family.Tok.VocabSize())
 	}
 	m, err := gpt2.New(f.be, cfg)
 	if err != nil {
@@ -418,14 +419,14 @@ func (f *sftFlags) newLlama() (rl.Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.Vocab < f.family.tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.tok.VocabSize())
+	if cfg.Vocab < f.family.Tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.Tok.VocabSize())
 	}
-	if v := f.family.tok.VocabSize(); cfg.Vocab > v {
+	if v := f.family.Tok.VocabSize(); cfg.Vocab > v {
 		// A new model over this tokenizer: rows past its vocabulary could only be sampled
 		// into tokens that have no text.
 		f.log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", v).Msg("the new model's vocabulary and EOS are the tokenizer's")
-		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.family.eos}
+		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.family.EOS}
 	}
 	m, err := llama.New(f.be, cfg)
 	if err != nil {
