@@ -18,7 +18,7 @@ func (r *rlRun) beforeEvalCache() *rlrun.EvalCache {
 		return nil
 	case r.init == "":
 		return nil
-	case r.env.active():
+	case r.env.Active():
 		why = "episodes in an environment are measured afresh"
 	case r.tasks.Data.RewardCmd != "":
 		why = "a reward program (--reward-cmd) may answer differently from run to run"
@@ -41,10 +41,10 @@ func (r *rlRun) beforeEvalCache() *rlrun.EvalCache {
 // and stored.
 func (r *rlRun) evaluateBefore(m rl.Policy) (*rl.EvalResult, error) {
 	measure := func() (*rl.EvalResult, error) {
-		return r.setup.evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster)
+		return r.setup.Evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster.mpi())
 	}
 	c := r.beforeEvalCache()
-	if c == nil || len(r.setup.heldOut) == 0 {
+	if c == nil || len(r.setup.HeldOut) == 0 {
 		return measure()
 	}
 	key, err := r.beforeEvalKey()
@@ -52,7 +52,7 @@ func (r *rlRun) evaluateBefore(m rl.Policy) (*rl.EvalResult, error) {
 		r.log.Warn().Err(err).Msg("held-out accuracy before training not cached")
 		return measure()
 	}
-	return c.Get(key, len(r.setup.heldOut), measure)
+	return c.Get(key, len(r.setup.HeldOut), measure)
 }
 
 // beforeEvalKey fingerprints this run's figure before training.
@@ -73,7 +73,7 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 	if r.precision != "fp32" {
 		k.Precision = r.precision
 	}
-	for _, p := range r.setup.heldOut {
+	for _, p := range r.setup.HeldOut {
 		k.HeldOut = append(k.HeldOut, rlrun.HeldOutID{Text: p.Text, Tokens: r.family.Tok.Encode(p.Text), Answer: p.Answer, Meta: p.Meta})
 	}
 	return k.Hash()

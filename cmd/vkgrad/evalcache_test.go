@@ -17,8 +17,8 @@ import (
 // evalKeyParts is an eval cache key with its task and adapter settings typed, to change them.
 type evalKeyParts struct {
 	key   rlrun.EvalKey
-	tasks taskFlags
-	lora  loraFlags
+	tasks rlrun.Tasks
+	lora  rlrun.LoRA
 }
 
 func (p evalKeyParts) hash(t *testing.T) string {
@@ -32,7 +32,7 @@ func (p evalKeyParts) hash(t *testing.T) string {
 }
 
 func baseEvalKey() evalKeyParts {
-	return evalKeyParts{tasks: defaultTaskFlags(), key: rlrun.EvalKey{Format: rlrun.EvalKeyFormat, Version: "v1", Binary: "b", Model: "m", Device: "cpu", EOS: 50256, Vocab: 50257,
+	return evalKeyParts{tasks: rlrun.DefaultTasks(), key: rlrun.EvalKey{Format: rlrun.EvalKeyFormat, Version: "v1", Binary: "b", Model: "m", Device: "cpu", EOS: 50256, Vocab: 50257,
 		Temperature: 1, HeldOut: []rlrun.HeldOutID{{Text: "1 + 2 =", Tokens: []int32{1, 2, 3}, Answer: " 3", Meta: map[string]string{"task": "addition"}}}}}
 }
 

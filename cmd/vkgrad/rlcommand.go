@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -33,7 +34,7 @@ type rlAlgorithm struct {
 func rlCommand(name, summary string, newAlgorithm func() rlAlgorithm) command {
 	return command{name: name, summary: summary, setup: func(fs *pflag.FlagSet) func([]string) error {
 		a := newAlgorithm()
-		r := &rlRun{tasks: defaultTaskFlags(), env: defaultEnvFlags()}
+		r := &rlRun{tasks: rlrun.DefaultTasks(), env: rlrun.DefaultEnv()}
 		r.common = addCommonFlags(fs)
 		addTaskFlags(fs, &r.tasks)
 		addEnvFlags(fs, &r.env)
@@ -102,7 +103,7 @@ func (r *rlRun) setEpisodes(c *rl.TrainConfig) {
 	}
 	limits := r.env.Limits
 	c.Episodes, c.MaskToolSyntax = &limits, r.env.MaskToolSyntax
-	r.setup.episodes = &rl.EvalConfig{Env: r.environment, Episodes: &limits, MaxNewTokens: c.Rollout.MaxNewTokens}
+	r.setup.Episodes = &rl.EvalConfig{Env: r.environment, Episodes: &limits, MaxNewTokens: c.Rollout.MaxNewTokens}
 }
 
 // flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:
@@ -144,15 +145,15 @@ func (r *rlRun) printFootprint(a rlAlgorithm, m rl.Policy) error {
 func (r *rlRun) longestPrompt() int {
 	n := 1
 	enc := func(text string) { n = max(n, len(r.family.Tok.Encode(text))) }
-	for _, p := range r.setup.prompts {
+	for _, p := range r.setup.Prompts {
 		enc(p.Text)
 	}
-	for _, p := range r.setup.heldOut {
+	for _, p := range r.setup.HeldOut {
 		enc(p.Text)
 	}
-	if r.setup.mix != nil {
+	if r.setup.Mix != nil {
 		for range 256 {
-			p, err := r.setup.train.Next()
+			p, err := r.setup.Train.Next()
 			if err != nil {
 				break
 			}

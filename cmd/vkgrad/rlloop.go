@@ -90,8 +90,8 @@ func (s *rlSteps) Step() (int, map[string]float64, bool, error) {
 // promptSource names where a run's prompts come from, for the log: the dataset file, the
 // built-in tasks, or an environment's own resets.
 func (r *rlRun) promptSource() string {
-	if r.env.active() && r.tasks.Data.Path == "" {
-		return "environment " + r.env.label()
+	if r.env.Active() && r.tasks.Data.Path == "" {
+		return "environment " + r.env.Label()
 	}
-	return r.tasks.source()
+	return r.tasks.Source()
 }

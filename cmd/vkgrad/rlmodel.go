@@ -30,7 +30,7 @@ func hfDirOfRun(path string) string {
 	if err != nil {
 		return ""
 	}
-	var meta rlRunMeta
+	var meta rlrun.RunMeta
 	if json.Unmarshal(raw, &meta) != nil {
 		return ""
 	}
@@ -61,43 +61,17 @@ func (r *rlRun) modelType() string {
 	return ""
 }
 
-// loraFlags add LoRA adapters to a Llama-family model; saved in the run's config.json.
-type loraFlags struct {
-	Rank    int      `json:"r,omitempty"`
-	Alpha   float64  `json:"alpha,omitempty"`
-	Targets []string `json:"targets,omitempty"`
-	Seed    uint64   `json:"seed,omitempty"`
-}
-
-func addLoRAFlags(fs *pflag.FlagSet, l *loraFlags) {
+func addLoRAFlags(fs *pflag.FlagSet, l *rlrun.LoRA) {
 	fs.IntVar(&l.Rank, "lora-rank", l.Rank, "train LoRA adapters of this rank instead of every weight (Llama-family models; 0: full fine-tuning); the reference model is then the frozen base")
 	fs.Float64Var(&l.Alpha, "lora-alpha", l.Alpha, "LoRA scale numerator: adapters add (alpha/rank)·B·A (0: twice the rank)")
 	fs.StringSliceVar(&l.Targets, "lora-targets", l.Targets, "linear layers given adapters, by Hugging Face name (default: all of "+strings.Join(llama.LoRAModules, ", ")+")")
 	fs.Uint64Var(&l.Seed, "lora-seed", l.Seed, "seed of the adapters' random A matrices")
 }
 
-// config is the adapters' settings (ok false without --lora-rank).
-func (l loraFlags) config() (cfg llama.LoRAConfig, ok bool, err error) {
-	if l.Rank < 0 {
-		return cfg, false, fmt.Errorf("--lora-rank %d: want >= 0 (0: full fine-tuning)", l.Rank)
-	}
-	if l.Rank == 0 {
-		return cfg, false, nil
-	}
-	cfg = llama.LoRAConfig{Rank: l.Rank, Alpha: l.Alpha, Targets: l.Targets}
-	if cfg.Alpha == 0 {
-		cfg.Alpha = 2 * float64(l.Rank)
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, false, fmt.Errorf("--lora-rank/--lora-alpha/--lora-targets: %w", err)
-	}
-	return cfg, true, nil
-}
-
 // addAdapters gives a freshly loaded policy the adapters --lora-rank asks for. A model whose
 // checkpoint already holds adapters keeps training them.
 func (r *rlRun) addAdapters(p rl.Policy) error {
-	cfg, ok, err := r.lora.config()
+	cfg, ok, err := r.lora.Config()
 	if err != nil || !ok {
 		return err
 	}

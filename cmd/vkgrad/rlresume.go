@@ -41,7 +41,7 @@ type resumeSpec struct {
 	register func(fs *pflag.FlagSet)
 	// mayChange lists further flags of the command that a resume may change.
 	mayChange []string
-	// episodes: the command takes the environment flags (envFlags), restored with the run.
+	// episodes: the command takes the environment flags (rlrun.Env), restored with the run.
 	episodes bool
 }
 
@@ -64,7 +64,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	}
 	dir := filepath.Dir(l.Path)
 	cfgPath := filepath.Join(dir, rundir.Config)
-	meta, err := readRunMeta(cfgPath, command)
+	meta, err := rlrun.ReadRunMeta(cfgPath, command)
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +72,11 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	if r.precision == "" {
 		r.precision = "fp32" // runs saved before products had a precision
 	}
-	r.env = defaultEnvFlags()
+	r.env = rlrun.DefaultEnv()
 	if meta.Env != nil {
 		r.env = *meta.Env
 	}
-	r.opts.carryOver(meta.Run, given)
+	carryOver(&r.opts, meta.Run, given)
 	if err := spec.decode(meta.Config); err != nil {
 		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
 	}
@@ -93,24 +93,8 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	return res, nil
 }
 
-// readRunMeta reads a run's config.json, which must be command's.
-func readRunMeta(cfgPath, command string) (*rlRunMeta, error) {
-	raw, err := rundir.ReadConfig(filepath.Dir(cfgPath))
-	if err != nil {
-		return nil, fmt.Errorf("--resume: reading the run's settings: %w", err)
-	}
-	var meta rlRunMeta
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		return nil, fmt.Errorf("--resume: %s: %w", cfgPath, err)
-	}
-	if meta.Command != command {
-		return nil, fmt.Errorf("--resume: %s: command %q, want %q", cfgPath, meta.Command, command)
-	}
-	return &meta, nil
-}
-
 // carryOver takes the run loop's cadence from the resumed run's, unless given again.
-func (o *runOptions) carryOver(saved *runOptions, given map[string]string) {
+func carryOver(o, saved *rlrun.RunOptions, given map[string]string) {
 	if saved == nil {
 		return
 	}

@@ -14,47 +14,26 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// rlRunMeta is the config.json of an sft, grpo or ppo run.
-type rlRunMeta struct {
-	Command string        `json:"command"`
-	Model   *gpt2.Config  `json:"model,omitempty"`
-	Llama   *llama.Config `json:"llama,omitempty"`
-	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
-	HFDir string `json:"hf_dir,omitempty"`
-	// LoRA are the adapters added to --init\'s model.
-	LoRA  loraFlags `json:"lora"`
-	Init  string    `json:"init,omitempty"`
-	Tasks taskFlags `json:"tasks"`
-	// Env is the environment of a multi-turn run (grpo, ppo --env); nil for single-turn runs.
-	Env *envFlags `json:"env,omitempty"`
-	// Precision is the format of the matrix products' operands (--precision); "" is fp32.
-	Precision string          `json:"precision,omitempty"`
-	Config    json.RawMessage `json:"config"`
-	Run       *runOptions     `json:"run,omitempty"`
-}
-
 // rlRun is the shared skeleton of the sft, grpo and ppo commands.
 type rlRun struct {
 	common *commonFlags
-	tasks  taskFlags
+	tasks  rlrun.Tasks
 	// env makes each prompt a multi-turn episode (grpo, ppo); environment is what the
 	// episodes run in, set up with the model family.
-	env         envFlags
+	env         rlrun.Env
 	environment *rl.Environment
 	init        string
-	// initTask takes the task flags from --init's run (taskFlags.inherit).
+	// initTask takes the task flags from --init's run (rlrun.Tasks.inherit).
 	initTask bool
 	// supervised: the command trains on the prompts' answers (sft).
 	supervised   bool
 	runDir       string
-	opts         runOptions
+	opts         rlrun.RunOptions
 	log, metrics zerolog.Logger
 	closeMetrics func(failed bool)
 	metricsOut   *rundir.MetricsWriter
@@ -65,10 +44,10 @@ type rlRun struct {
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
 	family       *rlrun.Family
-	setup        *taskSetup
+	setup        *rlrun.Setup
 	// resumed is the run being continued (--resume), nil for a new run.
 	resumed *resumedRun
-	lora    loraFlags
+	lora    rlrun.LoRA
 	// presetType, when set, names the model_type of the Llama-family model a command makes
 	// without --init (sft --preset).
 	presetType func() string
@@ -78,24 +57,6 @@ type rlRun struct {
 	dryRun bool
 	// precision is --precision: fp32 or bf16 (fp16 needs loss scaling, which only train has).
 	precision string
-}
-
-// runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
-// change a run's numbers, so a resumed run may set them afresh.
-type runOptions struct {
-	// EvalEvery measures held-out accuracy every this many steps (0: before and after only).
-	EvalEvery int `json:"eval_every"`
-	// SaveEvery writes the checkpoint (with the optimizer state, to continue with --resume)
-	// every this many steps; 0 saves only at the end, at --stop-at and on an interrupt.
-	SaveEvery int `json:"save_every"`
-	// StopAt saves and stops once this many steps are taken, to be continued with --resume; 0
-	// runs to the end. It is not carried over by a resume.
-	StopAt int `json:"stop_at,omitempty"`
-	// Resume is the run directory (or checkpoint) this invocation continued, if any.
-	Resume string `json:"resume,omitempty"`
-	// LogCompletions writes this many sampled completions a step, with their rewards, to
-	// completions.jsonl (grpo and ppo).
-	LogCompletions int `json:"log_completions,omitempty"`
 }
 
 func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
@@ -129,11 +90,11 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 			return err
 		}
 	} else if r.initTask {
-		if err := r.tasks.inherit(fs, r.init, r.log); err != nil {
+		if err := inheritTasks(&r.tasks, fs, r.init, r.log); err != nil {
 			return err
 		}
 	}
-	if err := r.env.check(fs); err != nil {
+	if err := checkEnvFlags(&r.env, fs); err != nil {
 		return err
 	}
 	if err := r.openInputs(); err != nil {
@@ -144,11 +105,11 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	}
 	if !r.cluster.main() || r.dryRun { // rank 0 writes the run's files; a dry run none
 		r.metrics = zerolog.Nop()
-		r.closeMetrics = func(bool) { r.setup.close() }
+		r.closeMetrics = func(bool) { r.setup.Close() }
 		return nil
 	}
 	if err := r.openRunFiles(); err != nil {
-		r.setup.close()
+		r.setup.Close()
 		return err
 	}
 	return nil
@@ -170,22 +131,22 @@ func (r *rlRun) openInputs() error {
 	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	o := setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()}
+	o := rlrun.SetupOptions{Supervised: r.supervised, Announce: r.logRewardCmd, Log: r.log, Env: r.env.Label()}
 	if !r.common.quiet {
-		o.progress = os.Stderr
+		o.Progress = os.Stderr
 	}
-	r.setup, err = r.tasks.setup(r.family, o)
-	if err != nil || !r.env.active() {
+	r.setup, err = r.tasks.Setup(r.family, o)
+	if err != nil || !r.env.Active() {
 		return err
 	}
 	r.logEnvCmd()
-	e, closeEnv, err := r.env.environment(r.family)
+	e, closeEnv, err := r.env.Environment(r.family)
 	if err != nil {
-		r.setup.close()
+		r.setup.Close()
 		return err
 	}
 	r.environment = e
-	r.setup.closers = append(r.setup.closers, func() {
+	r.setup.AddCloser(func() {
 		if err := closeEnv(); err != nil {
 			r.log.Warn().Err(err).Msg("environment")
 		}
@@ -223,8 +184,8 @@ func (r *rlRun) logEnvCmd() {
 // defaultRunDir is runs/<command>-<task or dataset>-<time>.
 func (r *rlRun) defaultRunDir(command string) string {
 	name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
-	if r.env.active() {
-		name = r.env.label()
+	if r.env.Active() {
+		name = r.env.Label()
 	}
 	if r.tasks.Data.Path != "" {
 		name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
@@ -272,7 +233,7 @@ func (r *rlRun) openRunFiles() (err error) {
 		if err := r.completions.Close(); err != nil {
 			r.log.Error().Err(err).Msg("completions")
 		}
-		r.setup.close()
+		r.setup.Close()
 		r.held.Release(failed)
 	}
 	return nil
@@ -326,7 +287,7 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 // later, it would stop the run at whatever step drew it, and every resume there again.
 func (r *rlRun) checkPrompts(m rl.Policy) error {
 	maxT := m.MaxSeqLen()
-	for _, p := range r.setup.prompts {
+	for _, p := range r.setup.Prompts {
 		n := len(r.family.Tok.Encode(p.Text))
 		switch {
 		case n == 0:
@@ -400,8 +361,8 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 	if !r.cluster.main() {
 		return nil
 	}
-	meta := rlRunMeta{Command: command, HFDir: r.family.HFDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
-	if r.env.active() {
+	meta := rlrun.RunMeta{Command: command, HFDir: r.family.HFDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
+	if r.env.Active() {
 		meta.Env = &r.env
 	}
 	switch p := m.(type) {

@@ -21,7 +21,7 @@ func rolloutCommand() command {
 	return command{name: "rollout", summary: "run episodes of a model in an environment without training and print each: turns, tokens, what would train, the return",
 		usage: "vkgrad rollout --model M --env NAME [--dataset F] [--count N] [--temperature T] [--seed S] [--json] [flags]",
 		setup: func(fs *pflag.FlagSet) func([]string) error {
-			f := &rolloutFlags{env: defaultEnvFlags(), count: 4, maxNew: 64, seed: 1, sampling: sample.Options{Temperature: 1, TopP: 1}}
+			f := &rolloutFlags{env: rlrun.DefaultEnv(), count: 4, maxNew: 64, seed: 1, sampling: sample.Options{Temperature: 1, TopP: 1}}
 			f.common = addCommonFlags(fs)
 			f.addFlags(fs)
 			return func(args []string) error { return f.run(fs, args) }
@@ -32,8 +32,8 @@ func rolloutCommand() command {
 type rolloutFlags struct {
 	common   *commonFlags
 	model    string
-	env      envFlags
-	data     datasetFlags
+	env      rlrun.Env
+	data     rlrun.Dataset
 	count    int
 	maxNew   int
 	genBatch int
@@ -64,7 +64,7 @@ func (f *rolloutFlags) check(fs *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("rollout takes no arguments, got %q", args)
 	case f.model == "":
 		return fmt.Errorf("rollout needs --model")
-	case !f.env.active():
+	case !f.env.Active():
 		return fmt.Errorf("rollout needs --env NAME (%s) or --env-cmd PROGRAM", strings.Join(env.Names(), ", "))
 	case f.count < 1:
 		return fmt.Errorf("--count %d: want >= 1", f.count)
@@ -76,7 +76,7 @@ func (f *rolloutFlags) check(fs *pflag.FlagSet, args []string) error {
 	if err := f.sampling.Validate(); err != nil {
 		return fmt.Errorf("--temperature, --top-k, --top-p: %w", err)
 	}
-	return f.env.check(fs)
+	return checkEnvFlags(&f.env, fs)
 }
 
 func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
@@ -96,7 +96,7 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--model %s: %w", f.model, err)
 	}
-	e, closeEnv, err := f.env.environment(r.family)
+	e, closeEnv, err := f.env.Environment(r.family)
 	if err != nil {
 		return err
 	}

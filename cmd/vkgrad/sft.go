@@ -99,7 +99,7 @@ func sftCommand() command {
 		f.evalTemp = 1
 		f.supervised = true
 		f.common = addCommonFlags(fs)
-		f.tasks = defaultTaskFlags()
+		f.tasks = rlrun.DefaultTasks()
 		addTaskFlags(fs, &f.tasks)
 		addRunFlags(fs, &f.rlRun, "start from this model (checkpoint or run directory) instead of a new one")
 		addSFTFlags(fs, &f.cfg, &f.sftOpts)
@@ -144,7 +144,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
+	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.Source()).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	return f.supervise(m, tr, check)
 }
@@ -190,7 +190,7 @@ func (f *sftFlags) policy() (rl.Policy, error) {
 // the ranks under MPI.
 func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	f.cfg.EOS = f.family.EOS
-	src := f.setup.train
+	src := f.setup.Train
 	if f.sftOpts.Examples < 0 {
 		return nil, fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
 	}
@@ -224,7 +224,7 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 	if f.cfg.LastTurnOnly {
 		return nil
 	}
-	for _, p := range f.setup.prompts {
+	for _, p := range f.setup.Prompts {
 		if len(p.Conversation) == 0 {
 			continue
 		}
@@ -313,7 +313,7 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
 		return false, nil
 	}
-	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
+	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.Reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
 		Comm: f.cluster.mpi()})
 	if err != nil {
 		return false, err
@@ -330,12 +330,12 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 
 // validationSet draws up to n distinct problems of the training split per task (fewer when the
 // split is small), from a stream seeded apart from the training stream's.
-func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
-	if s.mix == nil { // a dataset: its held-out prompts
-		return s.heldOut[:min(n, len(s.heldOut))], nil
+func validationSet(s *rlrun.Setup, n int, seed uint64) ([]rl.Prompt, error) {
+	if s.Mix == nil { // a dataset: its held-out prompts
+		return s.HeldOut[:min(n, len(s.HeldOut))], nil
 	}
 	var out []rl.Prompt
-	for _, t := range s.mix.Tasks {
+	for _, t := range s.Mix.Tasks {
 		g, err := tasks.NewGenerator(t, tasks.Train, seed^0x5eed5eed5eed)
 		if err != nil {
 			return nil, err
@@ -350,7 +350,7 @@ func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
 				continue
 			}
 			seen[p.Text] = true
-			rp, err := p.RL(s.enc)
+			rp, err := p.RL(s.Enc)
 			if err != nil {
 				return nil, err
 			}

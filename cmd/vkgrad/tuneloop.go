@@ -105,7 +105,7 @@ func (l *tuneLoop) checkpointPath() string { return filepath.Join(l.runDir, rund
 
 // evalDuring measures the held-out accuracy every --eval-every steps.
 func (l *tuneLoop) evalDuring(step int) error {
-	e, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster)
+	e, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.mpi())
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (l *tuneLoop) evalDuring(step int) error {
 // evalAfter measures the held-out accuracy after the last step, before the final checkpoint.
 func (l *tuneLoop) evalAfter(step int) error {
 	l.bar.Clear()
-	after, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster)
+	after, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.mpi())
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,12 @@
 // Package rlrun holds the run machinery of vkgrad's fine-tuning commands (sft, grpo, ppo).
 //
-// The commands parse their flags in package main; what they share beyond the flags lives here,
+// The commands parse their flags in package main into the settings types here, which are
+// also what a run's config.json keeps ([RunMeta]); the machinery beyond the flags lives here,
 // one idea to a file:
+//   - config.go: the run's config.json, its run-loop options and LoRA adapters;
+//   - datasets.go: where prompts and rewards come from (built-in tasks or a dataset) and the
+//     held-out evaluation;
+//   - env.go: the environment that makes prompts multi-turn episodes;
 //   - family.go: the tokenizer side of a model (tokenizer, EOS, chat template);
 //   - resume.go: the checkpoint --resume continues, and the state a command keeps in it;
 //   - evalcache.go: the held-out accuracy before training, cached per initial model and settings;
