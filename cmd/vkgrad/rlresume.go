@@ -13,7 +13,6 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
-	"github.com/vkgrad/vkgrad/nn/load"
 )
 
 // checkpointer is a trainer the sft, grpo and ppo commands save and resume.
@@ -23,13 +22,6 @@ type checkpointer interface {
 	Restore(st *checkpoint.State, path string) error
 	// CheckReplicas fails when the ranks' parameters drifted apart (never in one process).
 	CheckReplicas() error
-}
-
-// resumedRun is the run --resume continues: its checkpoint and the command's saved state.
-type resumedRun struct {
-	*load.Loaded
-	rlrun.RunState
-	hfDir string // the Hugging Face directory of a Llama-family run
 }
 
 // resumeSpec says how a command restores and checks its own settings on --resume.
@@ -55,7 +47,7 @@ var resumeMayChange = []string{"steps"}
 // loadResume reads the run to continue: its checkpoint and config.json, whose settings replace
 // the task flags, --init and the command's config (through spec). A flag given on the command
 // line must agree with the run's setting unless a resume may change it; the error names it.
-func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (*resumedRun, error) {
+func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (*rlrun.Resumed, error) {
 	given := map[string]string{}
 	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
 	l, err := rlrun.ReadCheckpoint(r.opts.Resume, command)
@@ -83,7 +75,7 @@ func (r *rlRun) loadResume(fs *pflag.FlagSet, command string, spec resumeSpec) (
 	if err := r.checkGiven(given, spec, dir); err != nil {
 		return nil, err
 	}
-	res, err := resumedState(l, meta.HFDir)
+	res, err := rlrun.NewResumed(l, meta.HFDir)
 	if err != nil {
 		return nil, err
 	}
@@ -140,15 +132,6 @@ func (r *rlRun) checkGiven(given map[string]string, spec resumeSpec, dir string)
 		}
 	}
 	return nil
-}
-
-// resumedState is the run l continues, with the command's state saved in its checkpoint.
-func resumedState(l *load.Loaded, hfDir string) (*resumedRun, error) {
-	rs, err := rlrun.ReadRunState(l.State, l.Path)
-	if err != nil {
-		return nil, err
-	}
-	return &resumedRun{Loaded: l, RunState: rs, hfDir: hfDir}, nil
 }
 
 // save writes the run's checkpoint: the trainer's whole state and the command's (rs).

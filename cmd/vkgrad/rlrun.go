@@ -46,7 +46,7 @@ type rlRun struct {
 	family       *rlrun.Family
 	setup        *rlrun.Setup
 	// resumed is the run being continued (--resume), nil for a new run.
-	resumed *resumedRun
+	resumed *rlrun.Resumed
 	lora    rlrun.LoRA
 	// presetType, when set, names the model_type of the Llama-family model a command makes
 	// without --init (sft --preset).
@@ -243,7 +243,7 @@ func (r *rlRun) openRunFiles() (err error) {
 // the directory a run given as --init (or resumed) started from; "" for GPT-2.
 func (r *rlRun) hfDir() (string, error) {
 	if r.resumed != nil {
-		return r.resumed.hfDir, nil
+		return r.resumed.HFDir, nil
 	}
 	if r.init == "" {
 		return "", nil

@@ -32,6 +32,24 @@ func ReadCheckpoint(path, command string) (*load.Loaded, error) {
 	}
 }
 
+// Resumed is the run --resume continues: its checkpoint and the state its command saved in it.
+type Resumed struct {
+	*load.Loaded
+	RunState
+	// HFDir is the Hugging Face directory of a Llama-family run ("" for a GPT-2).
+	HFDir string
+}
+
+// NewResumed is the run whose checkpoint l is (read by ReadCheckpoint), started from hfDir,
+// with the state its command saved.
+func NewResumed(l *load.Loaded, hfDir string) (*Resumed, error) {
+	rs, err := readRunState(l.State, l.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &Resumed{Loaded: l, RunState: rs, HFDir: hfDir}, nil
+}
+
 // Checkpoint Meta keys the commands add to a trainer's state: the held-out accuracy before
 // training and the summary so far, so a resumed run reports on the whole run, and the reason
 // a run ended before its last step.
@@ -77,9 +95,9 @@ func (s *RunState) Put(st *checkpoint.State) error {
 	return nil
 }
 
-// ReadRunState is the state Put saved in st, the checkpoint at path (named in errors) that
+// readRunState is the state Put saved in st, the checkpoint at path (named in errors) that
 // --resume continues.
-func ReadRunState(st *checkpoint.State, path string) (RunState, error) {
+func readRunState(st *checkpoint.State, path string) (RunState, error) {
 	var s RunState
 	m := st.Meta
 	if v, ok := m[MetaEvalBefore]; ok {

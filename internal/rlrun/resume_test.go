@@ -13,7 +13,7 @@ import (
 	"github.com/vkgrad/vkgrad/rl"
 )
 
-// What Put writes, ReadRunState reads back whole, and the trainer's own Meta keys stay.
+// What Put writes, readRunState reads back whole, and the trainer's own Meta keys stay.
 func TestRunStateRoundTrip(t *testing.T) {
 	sum := rl.NewSummary()
 	sum.Add(&rl.StepReport{Step: 1, Metrics: map[string]float64{"reward_mean": 0.5, "kl_mean": 0.01}})
@@ -25,7 +25,7 @@ func TestRunStateRoundTrip(t *testing.T) {
 	if len(st.Meta) != 4 || st.Meta["trainer"] != "grpo" || st.Meta[MetaStopped] != "kl above the cap" {
 		t.Fatalf("meta %v", st.Meta)
 	}
-	got, err := ReadRunState(st, "ck.bin")
+	got, err := readRunState(st, "ck.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestRunStateRoundTrip(t *testing.T) {
 // A damaged entry is an error naming the checkpoint and the key.
 func TestReadRunStateNamesTheBadKey(t *testing.T) {
 	st := &checkpoint.State{Meta: map[string]string{MetaSummary: "{"}}
-	_, err := ReadRunState(st, "runs/x/checkpoint.bin")
+	_, err := readRunState(st, "runs/x/checkpoint.bin")
 	if err == nil || !strings.Contains(err.Error(), "runs/x/checkpoint.bin") || !strings.Contains(err.Error(), MetaSummary) {
 		t.Fatalf("err %v, want one naming the checkpoint and %q", err, MetaSummary)
 	}
