@@ -61,7 +61,7 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err != nil {
 		return err
 	}
-	if err := r.checkPrompts(m); err != nil {
+	if err := r.setup.CheckPrompts(m, r.family.Tok, r.supervised); err != nil {
 		return err
 	}
 	c.Rollout.EOS = r.family.EOS

@@ -68,23 +68,6 @@ func addLoRAFlags(fs *pflag.FlagSet, l *rlrun.LoRA) {
 	fs.Uint64Var(&l.Seed, "lora-seed", l.Seed, "seed of the adapters' random A matrices")
 }
 
-// addAdapters gives a freshly loaded policy the adapters --lora-rank asks for. A model whose
-// checkpoint already holds adapters keeps training them.
-func (r *rlRun) addAdapters(p rl.Policy) error {
-	cfg, ok, err := r.lora.Config()
-	if err != nil || !ok {
-		return err
-	}
-	lp, isLlama := p.(*nn.LlamaLM)
-	if !isLlama {
-		return fmt.Errorf("--lora-rank: LoRA adapters are for Llama-family models, not a GPT-2 (%s)", rlrun.DescribePolicy(p))
-	}
-	if have, already := lp.Model.LoRA(); already {
-		return fmt.Errorf("--lora-rank %d: the model already has adapters (rank %d); leave the LoRA flags out to keep training them", cfg.Rank, have.Rank)
-	}
-	return lp.Model.EnableLoRA(cfg, r.lora.Seed)
-}
-
 // loadPolicy reads the model to fine-tune from path: a Llama-family Hugging Face directory (l
 // nil), or any checkpoint or run directory (GPT-2 or Llama-family, with its adapters), placed on
 // the run's backend.

@@ -268,7 +268,7 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--init: %w", err)
 	}
-	if err := r.addAdapters(m); err != nil {
+	if err := r.lora.AddAdapters(m); err != nil {
 		return nil, nil, err
 	}
 	if m.VocabSize() < r.family.Tok.VocabSize() {
@@ -282,25 +282,6 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	return m, l, nil
 }
 
-// checkPrompts refuses, before the first step, a dataset prompt that m's context cannot hold
-// (with its answer and EOS when the command is supervised), naming its file and line: drawn
-// later, it would stop the run at whatever step drew it, and every resume there again.
-func (r *rlRun) checkPrompts(m rl.Policy) error {
-	maxT := m.MaxSeqLen()
-	for _, p := range r.setup.Prompts {
-		n := len(r.family.Tok.Encode(p.Text))
-		switch {
-		case n == 0:
-			return fmt.Errorf("%s: the prompt encodes to no tokens", p.Where)
-		case r.supervised && n+len(r.family.Tok.Encode(p.Answer)) > maxT:
-			return fmt.Errorf("%s: the prompt (%d tokens) and its answer exceed the model's context of %d", p.Where, n, maxT)
-		case n >= maxT:
-			return fmt.Errorf("%s: the prompt's %d tokens leave no room for a completion in the model's context of %d", p.Where, n, maxT)
-		}
-	}
-	return nil
-}
-
 // model returns the model to train: with --resume one of the run's shape (its parameters come
 // with the trainer's Restore), else --init's (required or not).
 func (r *rlRun) model(required bool) (m rl.Policy, l *load.Loaded, err error) {
@@ -312,24 +293,7 @@ func (r *rlRun) model(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	if err != nil || m == nil {
 		return nil, nil, err
 	}
-	return m, l, r.limitVocab(m)
-}
-
-// limitVocab defines the policy over its tokenizer's ids when the model's vocabulary is padded
-// past them (Qwen: 151936 rows, 151669 tokens), saying so once: a padding id sampled could not
-// be decoded, and training must score tokens under the distribution they were drawn from.
-func (r *rlRun) limitVocab(m rl.Policy) error {
-	n := r.family.Tok.VocabSize()
-	if m.VocabSize() <= n {
-		return nil
-	}
-	rows, err := rl.LimitVocab(m, n)
-	if err != nil {
-		return err
-	}
-	r.log.Info().Int("model_vocab", rows).Int("tokenizer_vocab", n).
-		Msg("the model's vocabulary is padded past its tokenizer's: the policy covers the tokenizer's ids only; the other rows are never sampled and have probability 0 in training")
-	return nil
+	return m, l, rlrun.LimitVocab(m, r.family.Tok, r.log)
 }
 
 // restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is

@@ -109,7 +109,7 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if err := r.limitVocab(m); err != nil {
+	if err := rlrun.LimitVocab(m, r.family.Tok, r.log); err != nil {
 		return err
 	}
 	rows, err := f.rows(r.family)

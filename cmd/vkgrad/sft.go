@@ -124,7 +124,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := f.checkPrompts(m); err != nil {
+	if err := f.setup.CheckPrompts(m, f.family.Tok, f.supervised); err != nil {
 		return err
 	}
 	if err := f.checkConversations(m); err != nil {
@@ -183,7 +183,7 @@ func (f *sftFlags) policy() (rl.Policy, error) {
 	if m, err = f.newModel(); err != nil {
 		return nil, err
 	}
-	return m, f.addAdapters(m)
+	return m, f.lora.AddAdapters(m)
 }
 
 // trainer builds the supervised trainer over the task's (or --examples') prompts, spread over

@@ -48,32 +48,6 @@ type RunOptions struct {
 	LogCompletions int `json:"log_completions,omitempty"`
 }
 
-// LoRA adds LoRA adapters to a Llama-family model; saved in the run's config.json.
-type LoRA struct {
-	Rank    int      `json:"r,omitempty"`
-	Alpha   float64  `json:"alpha,omitempty"`
-	Targets []string `json:"targets,omitempty"`
-	Seed    uint64   `json:"seed,omitempty"`
-}
-
-// Config is the adapters' settings (ok false without --lora-rank).
-func (l LoRA) Config() (cfg llama.LoRAConfig, ok bool, err error) {
-	if l.Rank < 0 {
-		return cfg, false, fmt.Errorf("--lora-rank %d: want >= 0 (0: full fine-tuning)", l.Rank)
-	}
-	if l.Rank == 0 {
-		return cfg, false, nil
-	}
-	cfg = llama.LoRAConfig{Rank: l.Rank, Alpha: l.Alpha, Targets: l.Targets}
-	if cfg.Alpha == 0 {
-		cfg.Alpha = 2 * float64(l.Rank)
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, false, fmt.Errorf("--lora-rank/--lora-alpha/--lora-targets: %w", err)
-	}
-	return cfg, true, nil
-}
-
 // ReadInitMeta reads the config.json of the run a checkpoint or run directory (--init)
 // belongs to, which must hold task settings, and returns it with its path.
 func ReadInitMeta(initPath string) (*RunMeta, string, error) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -120,16 +119,4 @@ func renderer(tmpl hftok.Template) func([]tasks.Message, []json.RawMessage) (str
 		}
 		return tmpl.Render(in, hftok.ChatOptions{AddGenerationPrompt: true, Tools: tools})
 	}
-}
-
-// DescribePolicy names a policy's shape for the log.
-func DescribePolicy(p rl.Policy) string {
-	switch m := p.(type) {
-	case *nn.GPT2LM:
-		return m.Model.Config.String()
-	case *nn.LlamaLM:
-		c := m.Model.Config
-		return fmt.Sprintf("%s L=%d hidden=%d heads=%d/%d V=%d", c.Architecture, c.Layers, c.Hidden, c.Heads, c.KVHeads, c.Vocab)
-	}
-	return fmt.Sprintf("%T", p)
 }
