@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/hub"
@@ -374,7 +375,7 @@ func cacheChecks(timeout time.Duration) []check {
 	} else {
 		out = append(out, cacheDirCheck("tokens", dir, timeout, "created by the first run that tokenises a corpus", nil))
 	}
-	if dir, err := evalCacheDir(); err != nil {
+	if dir, err := rlrun.EvalCacheDir(); err != nil {
 		out = append(out, check{Name: "eval", Status: statusWarning, Detail: err.Error()})
 	} else {
 		out = append(out, cacheDirCheck("eval", dir, timeout, "created by the first RL run that measures its held-out accuracy", nil))

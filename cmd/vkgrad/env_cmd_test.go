@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/testutil"
 	"github.com/vkgrad/vkgrad/rl"
@@ -122,7 +123,7 @@ func TestGRPOInEnvironments(t *testing.T) {
 			if c.reward != nil && !(lines[0]["reward"].(float64) < 0) {
 				t.Errorf("step reward %v: want the length penalty in training", lines[0]["reward"])
 			}
-			var meta rlRunMeta
+			var meta rlrun.RunMeta
 			raw, _ := os.ReadFile(filepath.Join(run, "config.json"))
 			if err := json.Unmarshal(raw, &meta); err != nil {
 				t.Fatal(err)
@@ -302,46 +303,23 @@ func TestEnvironmentDryRun(t *testing.T) {
 	}
 }
 
-// The reward spec takes env with a weight beside the verifiers; an environment run names
-// nothing else by default, and a dataset run without one cannot name env.
-func TestEnvRewardSpec(t *testing.T) {
-	d := datasetFlags{Reward: "env:1,format:0.2", Options: defaultDatasetFlags().Options}
-	d.Options.FormatRegex = ".*"
-	terms, cmd, err := d.verifiers(true)
-	if err != nil || cmd != 0 || len(terms) != 2 || terms[0].Reward.Name() != "env" || terms[0].Weight != 1 ||
-		terms[1].Reward.Name() != "format" || terms[1].Weight != 0.2 {
-		t.Fatalf("env:1,format:0.2: %+v, cmd %v, %v", terms, cmd, err)
-	}
-	d = datasetFlags{}
-	if terms, _, err = d.verifiers(true); err != nil || len(terms) != 1 || terms[0].Reward.Name() != "env" {
-		t.Errorf("no --reward with episodes: %+v, %v; want env alone", terms, err)
-	}
-	if terms, _, err = d.verifiers(false); err != nil || len(terms) != 1 || terms[0].Reward.Name() != "exact" {
-		t.Errorf("no --reward without episodes: %+v, %v; want exact", terms, err)
-	}
-	d.Reward = "env:2"
-	if _, _, err = d.verifiers(false); err == nil || !strings.Contains(err.Error(), "--env") {
-		t.Errorf("env without episodes: %v", err)
-	}
-}
-
 // A model whose chat template ends turns with a token its tokenizer lacks (a Qwen3 shape over
 // GPT-2's tokenizer) is refused for episodes, saying which text and which EOS disagree.
 func TestEndOfTurnMustBeTheEOS(t *testing.T) {
-	fam, err := openFamily("", "qwen3")
+	fam, err := rlrun.OpenFamily("", "qwen3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := envFlags{Name: "guess", Limits: defaultEnvFlags().Limits}
-	_, _, err = e.environment(fam)
+	e := rlrun.Env{Name: "guess", Limits: rlrun.DefaultEnv().Limits}
+	_, _, err = e.Environment(fam)
 	if err == nil || !strings.Contains(err.Error(), `"<|im_end|>"`) || !strings.Contains(err.Error(), "end-of-sequence token is 50256") {
 		t.Errorf("qwen3 template over GPT-2's tokenizer: %v", err)
 	}
-	fam, err = openFamily("", "")
+	fam, err = rlrun.OpenFamily("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, _, err := e.environment(fam)
+	env, _, err := e.Environment(fam)
 	if err != nil || env.Render.EndOfTurn() != "<|endoftext|>" {
 		t.Errorf("GPT-2: %v, %v", env, err)
 	}
@@ -386,22 +364,22 @@ func TestEnvironmentOnTwoRanks(t *testing.T) {
 // With --mask-tool-syntax, rollout marks the fixed tokens of a tool call forced: sampled but
 // not trained; the model's choices (the tool's name, the argument) still train.
 func TestRolloutMarksForcedToolSyntax(t *testing.T) {
-	fam, err := openFamily("", "")
+	fam, err := rlrun.OpenFamily("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _, err := (&envFlags{Name: "calculator", Limits: defaultEnvFlags().Limits}).environment(fam)
+	e, _, err := (&rlrun.Env{Name: "calculator", Limits: rlrun.DefaultEnv().Limits}).Environment(fam)
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := fam.special.Encode("<tool_call>\n{\"name\": \"calculate\", \"arguments\": {\"expression\": \"12*34\"}}\n</tool_call>" + rl.EOSText)
-	reply := fam.special.Encode("408\n")
+	call := fam.Special.Encode("<tool_call>\n{\"name\": \"calculate\", \"arguments\": {\"expression\": \"12*34\"}}\n</tool_call>" + rl.EOSText)
+	reply := fam.Special.Encode("408\n")
 	toks := append(append([]int32{}, call...), reply...)
 	sampled := make([]bool, len(toks))
 	for i := range call {
 		sampled[i] = true
 	}
-	ep := &episode.Episode{Prompt: fam.special.Encode("What is 12*34?"), Tokens: toks, Sampled: sampled, StopReason: episode.StopMaxTurns,
+	ep := &episode.Episode{Prompt: fam.Special.Encode("What is 12*34?"), Tokens: toks, Sampled: sampled, StopReason: episode.StopMaxTurns,
 		Turns: []episode.Turn{{Start: 0, End: len(call), ToolCalls: 1}}, EnvTokens: len(reply)}
 	re, err := describeEpisode(1, ep, e, true)
 	if err != nil {
@@ -418,7 +396,7 @@ func TestRolloutMarksForcedToolSyntax(t *testing.T) {
 			t.Errorf("token %d: forced %v, trained %v: a sampled token is one or the other", k, turn.Forced[k], turn.Trained[k])
 		}
 		if turn.Trained[k] {
-			piece, _ := fam.pieces([]int32{id})
+			piece, _ := fam.Pieces([]int32{id})
 			trained = append(trained, string(piece))
 		}
 	}

@@ -44,7 +44,7 @@ func grpoCommand() command {
 			reference: func() bool { return cfg.UsesReference() },
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
 			build: func(r *rlRun, m rl.Policy, _ *load.Loaded) (rlTrainer, any, error) {
-				tr, err := rl.NewGRPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
+				tr, err := rl.NewGRPOTrainer(m, r.family.Tok, r.setup.Train, r.setup.Reward, cfg)
 				if err != nil {
 					return nil, nil, err
 				}

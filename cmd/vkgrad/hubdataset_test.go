@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/hub/hubtest"
 )
 
@@ -66,7 +64,7 @@ func TestDatasetByNameFromTheHub(t *testing.T) {
 		t.Errorf("downloaded %s, want the card, then the train and the test file, once each", got)
 	}
 	var meta struct {
-		Tasks struct{ Data datasetFlags } `json:"tasks"`
+		Tasks struct{ Data rlrun.Dataset } `json:"tasks"`
 	}
 	b, err := os.ReadFile(filepath.Join(byName, "config.json"))
 	if err != nil {
@@ -76,8 +74,8 @@ func TestDatasetByNameFromTheHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := meta.Tasks.Data
-	if d.Path != "org/tiny" || d.EvalPath != "org/tiny" || d.Hub != (hubDataset{Split: "train", Config: "default", Commit: commit}) ||
-		d.EvalHub != (hubDataset{Split: "test", Config: "default", Commit: commit}) {
+	if d.Path != "org/tiny" || d.EvalPath != "org/tiny" || d.Hub != (rlrun.HubDataset{Split: "train", Config: "default", Commit: commit}) ||
+		d.EvalHub != (rlrun.HubDataset{Split: "test", Config: "default", Commit: commit}) {
 		t.Errorf("config.json keeps %+v, want org/tiny's train and test splits of config default at commit %s", d, commit)
 	}
 
@@ -135,63 +133,5 @@ func TestFaultDatasetByNameErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--dataset org/tiny (choose with --dataset-config, --dataset-split, --dataset-revision): dataset org/tiny (revision main) is not usable from the Hugging Face cache") ||
 		!strings.Contains(err.Error(), "HF_HUB_OFFLINE is set") {
 		t.Errorf("offline with an empty cache: %v", err)
-	}
-}
-
-// An --eval-dataset naming the --dataset of several configs takes its config and commit, and
-// keeps a config of its own.
-func TestEvalDatasetTakesTheConfigOfTheSameDataset(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "sums.parquet")
-	writeSumsParquet(t, p, 4)
-	h, _, _ := serveTinyDataset(t, p, p)
-	b, _ := os.ReadFile(p)
-	files := map[string][]byte{"main/train-00000-of-00001.parquet": b, "main/test-00000-of-00001.parquet": b, "socratic/test-00000-of-00001.parquet": b}
-	commit := h.AddDataset("org/gsm", "main", files)
-	d := datasetFlags{Path: "org/gsm", EvalPath: "org/gsm", Hub: hubDataset{Config: "main"}}
-	if err := d.locate(zerolog.Nop(), nil); err != nil {
-		t.Fatal(err)
-	}
-	if want := (hubDataset{Split: "test", Config: "main", Commit: commit}); d.EvalHub != want || len(d.evalFiles) != 1 ||
-		!strings.HasSuffix(d.evalFiles[0], filepath.Join(commit, "main", "test-00000-of-00001.parquet")) {
-		t.Errorf("eval split %+v from %v, want %+v", d.EvalHub, d.evalFiles, want)
-	}
-	d = datasetFlags{Path: "org/gsm", EvalPath: "org/gsm", Hub: hubDataset{Config: "main"}, EvalHub: hubDataset{Config: "socratic"}}
-	if err := d.locate(zerolog.Nop(), nil); err != nil || d.EvalHub.Config != "socratic" {
-		t.Errorf("an eval config of its own: %+v, %v", d.EvalHub, err)
-	}
-}
-
-// A Hub dataset whose card declares its configs is located by them, the default config when
-// none is named, with the download's bytes on the progress writer; a config the card lacks is
-// refused naming the flag, the card's configs and their splits.
-func TestDatasetByNameReadsTheCardWithProgress(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "sums.parquet")
-	writeSumsParquet(t, p, 4)
-	h, _, _ := serveTinyDataset(t, p, p)
-	card := "---\nconfigs:\n- config_name: easy\n  data_files:\n  - split: train\n    path: easy/*.parquet\n  default: true\n" +
-		"- config_name: hard\n  data_files: hard.parquet\n---\n"
-	commit := h.AddDataset("org/sums", "main", map[string][]byte{
-		"README.md": []byte(card), "easy/part-a.parquet": []byte("PAR1 easy"), "hard.parquet": []byte("PAR1 hard"),
-	})
-	var bar bytes.Buffer
-	d := datasetFlags{Path: "org/sums"}
-	if err := d.locate(zerolog.Nop(), &bar); err != nil {
-		t.Fatal(err)
-	}
-	if want := (hubDataset{Split: "train", Config: "easy", Commit: commit}); d.Hub != want || len(d.files) != 1 ||
-		!strings.HasSuffix(d.files[0], filepath.Join(commit, "easy", "part-a.parquet")) {
-		t.Errorf("located %+v, %v; want %+v and easy/part-a.parquet", d.Hub, d.files, want)
-	}
-	if want := "9/9 (100%) | 9 B of 9 B | easy/part-a.parquet |"; !strings.Contains(bar.String(), want) {
-		t.Errorf("progress %q, want %q", bar.String(), want)
-	}
-	d = datasetFlags{Path: "org/sums", Hub: hubDataset{Config: "medium"}}
-	err := d.locate(zerolog.Nop(), nil)
-	want := `--dataset org/sums (choose with --dataset-config, --dataset-split, --dataset-revision): dataset org/sums (revision main): no config "medium" in the dataset card (README.md) at commit ` +
-		commit + "; its configs are easy (splits train), hard (splits train)"
-	if err == nil || err.Error() != want {
-		t.Errorf("an absent config: %v, want %q", err, want)
 	}
 }

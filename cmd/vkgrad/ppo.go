@@ -61,7 +61,7 @@ func ppoCommand() command {
 			reference: func() bool { return cfg.UsesReference() },
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
 			build: func(r *rlRun, m rl.Policy, l *load.Loaded) (rlTrainer, any, error) {
-				tr, err := rl.NewPPOTrainer(m, r.family.tok, r.setup.train, r.setup.reward, cfg)
+				tr, err := rl.NewPPOTrainer(m, r.family.Tok, r.setup.Train, r.setup.Reward, cfg)
 				if err != nil {
 					return nil, nil, err
 				}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
@@ -77,7 +78,7 @@ func TestRLPrecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta rlRunMeta
+	var meta rlrun.RunMeta
 	if err := json.Unmarshal(raw, &meta); err != nil || meta.Precision != "bf16" {
 		t.Fatalf("sft config.json: %v, precision %q, want bf16", err, meta.Precision)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -76,7 +77,7 @@ func TestSFTThenGRPOAndPPO(t *testing.T) {
 	if lines[0]["kl"] != 0.0 || lines[0]["token_alignment"] != 1.0 {
 		t.Errorf("grpo step 1: kl %v token_alignment %v, want 0 and 1", lines[0]["kl"], lines[0]["token_alignment"])
 	}
-	var cfg rlRunMeta
+	var cfg rlrun.RunMeta
 	raw, _ := os.ReadFile(filepath.Join(grpo, "config.json"))
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -48,7 +49,7 @@ func TestSFTThenGRPOOnAQwenDirectory(t *testing.T) {
 	if o, err := runCLI(append([]string{"sft", "--init", model, "--run-dir", sft, "--steps", "2", "--batch", "2", "--stop-at-accuracy", "0"}, common...)...); err != nil {
 		t.Fatalf("sft: %v\n%s", err, o)
 	}
-	var meta rlRunMeta
+	var meta rlrun.RunMeta
 	raw, _ := os.ReadFile(filepath.Join(sft, "config.json"))
 	if err := json.Unmarshal(raw, &meta); err != nil || meta.Llama == nil || meta.HFDir == "" || meta.Model != nil {
 		t.Fatalf("sft config.json: %s (%v)", raw, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
@@ -87,7 +88,7 @@ func sameRun(t *testing.T, kind, straight, resumed string, steps int) {
 			}
 		}
 	}
-	for _, k := range []string{rl.MetaState, metaSummary, metaEvalBefore} {
+	for _, k := range []string{rl.MetaState, rlrun.MetaSummary, rlrun.MetaEvalBefore} {
 		if sa.Meta[k] != sb.Meta[k] {
 			t.Fatalf("%s: meta %s differs:\n%s\n%s", kind, k, sa.Meta[k], sb.Meta[k])
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -33,7 +34,7 @@ type rlAlgorithm struct {
 func rlCommand(name, summary string, newAlgorithm func() rlAlgorithm) command {
 	return command{name: name, summary: summary, setup: func(fs *pflag.FlagSet) func([]string) error {
 		a := newAlgorithm()
-		r := &rlRun{tasks: defaultTaskFlags(), env: defaultEnvFlags()}
+		r := &rlRun{tasks: rlrun.DefaultTasks(), env: rlrun.DefaultEnv()}
 		r.common = addCommonFlags(fs)
 		addTaskFlags(fs, &r.tasks)
 		addEnvFlags(fs, &r.env)
@@ -60,10 +61,10 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err != nil {
 		return err
 	}
-	if err := r.checkPrompts(m); err != nil {
+	if err := r.setup.CheckPrompts(m, r.family.Tok, r.supervised); err != nil {
 		return err
 	}
-	c.Rollout.EOS = r.family.eos
+	c.Rollout.EOS = r.family.EOS
 	r.setEpisodes(c)
 	r.spreadSteps(c)
 	if r.dryRun {
@@ -102,7 +103,7 @@ func (r *rlRun) setEpisodes(c *rl.TrainConfig) {
 	}
 	limits := r.env.Limits
 	c.Episodes, c.MaskToolSyntax = &limits, r.env.MaskToolSyntax
-	r.setup.episodes = &rl.EvalConfig{Env: r.environment, Episodes: &limits, MaxNewTokens: c.Rollout.MaxNewTokens}
+	r.setup.Episodes = &rl.EvalConfig{Env: r.environment, Episodes: &limits, MaxNewTokens: c.Rollout.MaxNewTokens}
 }
 
 // flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:
@@ -143,16 +144,16 @@ func (r *rlRun) printFootprint(a rlAlgorithm, m rl.Policy) error {
 // ones, and for the built-in tasks a sample of the training stream (a dry run trains nothing).
 func (r *rlRun) longestPrompt() int {
 	n := 1
-	enc := func(text string) { n = max(n, len(r.family.tok.Encode(text))) }
-	for _, p := range r.setup.prompts {
+	enc := func(text string) { n = max(n, len(r.family.Tok.Encode(text))) }
+	for _, p := range r.setup.Prompts {
 		enc(p.Text)
 	}
-	for _, p := range r.setup.heldOut {
+	for _, p := range r.setup.HeldOut {
 		enc(p.Text)
 	}
-	if r.setup.mix != nil {
+	if r.setup.Mix != nil {
 		for range 256 {
-			p, err := r.setup.train.Next()
+			p, err := r.setup.Train.Next()
 			if err != nil {
 				break
 			}

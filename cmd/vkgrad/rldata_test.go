@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
@@ -65,7 +66,7 @@ func TestFaultInitRunsNoCommand(t *testing.T) {
 	writeSums(t, theirs, 40, nil)
 	writeSums(t, mine, 40, nil)
 	cfgPath := filepath.Join(evil, "config.json")
-	var meta rlRunMeta
+	var meta rlrun.RunMeta
 	raw, err := os.ReadFile(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func TestFaultInitRunsNoCommand(t *testing.T) {
 			t.Errorf("%v: %v\n%s", c.args, err, out)
 			continue
 		}
-		var got rlRunMeta
+		var got rlrun.RunMeta
 		raw, _ := os.ReadFile(filepath.Join(runDir, "config.json"))
 		if err := json.Unmarshal(raw, &got); err != nil {
 			t.Fatal(err)

@@ -1,52 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/progress"
-	"github.com/vkgrad/vkgrad/internal/rundir"
-	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
-
-// taskFlags choose the prompts: built-in tasks mixed by ratio and their options. They are saved
-// in the run's config.json; a later command started with --init on that run reuses them only
-// when asked (--init-task), and flags given still win.
-type taskFlags struct {
-	Spec     string        `json:"task"`
-	Options  tasks.Options `json:"task_options"`
-	Shuffle  bool          `json:"shuffle_tasks"`
-	DataSeed uint64        `json:"data_seed"`
-	EvalSize int           `json:"eval_size"`
-	EvalSeed uint64        `json:"eval_seed"`
-	EvalMax  int           `json:"eval_max_new_tokens"`
-	// EvalSamples answers are also sampled per problem at the run's temperature.
-	EvalSamples int `json:"eval_samples"`
-	// EvalBatch is the number of answers decoded together in evaluation (0: all at once).
-	EvalBatch int `json:"eval_batch"`
-	// NoEvalCache measures the accuracy before training even when the cache holds it.
-	NoEvalCache bool `json:"-"`
-	// Data, when its Path is set, replaces the built-in tasks with a dataset file.
-	Data datasetFlags `json:"data"`
-}
-
-func defaultTaskFlags() taskFlags {
-	o := tasks.DefaultOptions()
-	o.Addition.MinDigits, o.Addition.MaxDigits = 2, 2
-	// 200 problems measure an accuracy to within 3.5 points (one standard error, at worst),
-	// with 2 samples each: 600 short answers, the decoding of a few default grpo steps.
-	return taskFlags{Spec: "addition", Options: o, DataSeed: 1, EvalSize: 200, EvalSeed: 12345, EvalMax: 8, EvalSamples: 2, EvalBatch: 256,
-		Data: defaultDatasetFlags()}
-}
 
 // additionSchedule sets the learning-rate schedule and answer length that suit the default
 // addition task after the default sft run; the algorithms differ in steps and prompts per step.
@@ -56,7 +21,7 @@ func additionSchedule(t *rl.TrainConfig, steps, promptsPerStep int) {
 	t.Rollout.MaxNewTokens = 8
 }
 
-func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
+func addTaskFlags(fs *pflag.FlagSet, t *rlrun.Tasks) {
 	fs.StringVar(&t.Spec, "task", t.Spec, "built-in task, or tasks mixed by ratio, e.g. addition:0.8,reverse:0.2 (tasks: "+strings.Join(tasks.BuiltinNames, ", ")+")")
 	a := &t.Options.Addition
 	fs.IntVar(&a.MinDigits, "min-digits", a.MinDigits, "addition: fewest digits of an operand")
@@ -83,22 +48,14 @@ func addTaskFlags(fs *pflag.FlagSet, t *taskFlags) {
 	addDatasetFlags(fs, &t.Data)
 }
 
-// source names where the prompts come from, for the log: the dataset file or the tasks.
-func (t *taskFlags) source() string {
-	if t.Data.Path != "" {
-		return t.Data.Path
-	}
-	return "task " + t.Spec
-}
-
-// inherit replaces the task flags the user did not set with those of the run that made init
-// (--init-task): its built-in tasks, or its dataset and verifiers, but never its reward
+// inheritTasks replaces the task flags the user did not set with those of the run that made
+// init (--init-task): its built-in tasks, or its dataset and verifiers, but never its reward
 // program, which is a command and runs only when given on this command line.
-func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logger) error {
+func inheritTasks(t *rlrun.Tasks, fs *pflag.FlagSet, initPath string, log zerolog.Logger) error {
 	if initPath == "" {
 		return fmt.Errorf("--init-task takes the task flags of --init's run, but no --init is given")
 	}
-	meta, cfgPath, err := initRunMeta(initPath)
+	meta, cfgPath, err := rlrun.ReadInitMeta(initPath)
 	if err != nil {
 		return fmt.Errorf("--init-task: %w", err)
 	}
@@ -112,181 +69,21 @@ func (t *taskFlags) inherit(fs *pflag.FlagSet, initPath string, log zerolog.Logg
 	*t = meta.Tasks
 	t.Data.RewardCmd, t.Data.Fingerprint, t.Data.EvalFingerprint = "", "", ""
 	if t.Data.Path == "" { // the initial run used built-in tasks (or predates datasets)
-		t.Data = defaultDatasetFlags()
+		t.Data = rlrun.DefaultDataset()
 	}
 	for name, v := range given {
 		_ = setFlag(t, name, v) // only task flags exist in setFlag's set; others fail harmlessly
 	}
-	log.Info().Str("prompts", t.source()).Str("from", cfgPath).Msg("task options of the initial run (--init-task)")
+	log.Info().Str("prompts", t.Source()).Str("from", cfgPath).Msg("task options of the initial run (--init-task)")
 	return nil
 }
 
-// initRunMeta reads the config.json of the run a checkpoint or run directory belongs to, which
-// must hold task settings.
-func initRunMeta(initPath string) (*rlRunMeta, string, error) {
-	p, err := load.Resolve(initPath)
-	if err != nil {
-		return nil, "", err
-	}
-	cfgPath := filepath.Join(filepath.Dir(p), rundir.Config)
-	raw, err := rundir.ReadConfig(filepath.Dir(p))
-	if err != nil {
-		return nil, "", fmt.Errorf("%s is not a vkgrad sft, grpo or ppo run: %w", initPath, err)
-	}
-	var meta rlRunMeta
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", cfgPath, err)
-	}
-	if meta.Tasks.Spec == "" {
-		return nil, "", fmt.Errorf("%s holds no task settings", cfgPath)
-	}
-	return &meta, cfgPath, nil
-}
-
 // setFlag sets one task flag on t by name.
-func setFlag(t *taskFlags, name, value string) error {
+func setFlag(t *rlrun.Tasks, name, value string) error {
 	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addTaskFlags(fs, t)
 	return fs.Set(name, value)
-}
-
-// taskSetup is everything a command needs from the task flags.
-type taskSetup struct {
-	mix     *tasks.Mix // nil for a dataset
-	train   rl.PromptSource
-	reward  *rl.Combined
-	heldOut []rl.Prompt
-	enc     tasks.Encoder
-	closers []func() // an external reward process
-	// prompts are a dataset's training and held-out prompts, with the file and line of each
-	// (none for the built-in tasks).
-	prompts []tasks.Prompt
-	// episodes, when set, evaluates each held-out prompt as an episode: its Env, Episodes and
-	// MaxNewTokens (per turn) replace the single-turn answer's settings, and the episode's
-	// return alone scores it, so the accuracy is the share of episodes returning 1 or more.
-	episodes *rl.EvalConfig
-}
-
-// close stops what setup started.
-func (s *taskSetup) close() {
-	for _, f := range s.closers {
-		f()
-	}
-}
-
-func (t *taskFlags) setup(fam *modelFamily, o setupOptions) (*taskSetup, error) {
-	if t.EvalSize < 0 {
-		return nil, fmt.Errorf("--eval-size %d: want >= 0", t.EvalSize)
-	}
-	if t.EvalSamples < 0 {
-		return nil, fmt.Errorf("--eval-samples %d: want >= 0", t.EvalSamples)
-	}
-	if t.EvalMax < 1 {
-		return nil, fmt.Errorf("--eval-max-new-tokens %d: want >= 1", t.EvalMax)
-	}
-	if t.EvalBatch < 0 {
-		return nil, fmt.Errorf("--eval-batch %d: want >= 0 (0: all answers at once)", t.EvalBatch)
-	}
-	if _, _, named, _ := takeTerm(strings.Split(t.Data.Reward, ","), "env", ""); named && o.env == "" {
-		return nil, fmt.Errorf("--reward %q names env, the return of a multi-turn episode: give --env NAME to run episodes", t.Data.Reward)
-	}
-	enc := tasks.EncoderOf(fam.tok.Encode)
-	if t.Data.Path != "" {
-		return t.Data.setup(t, enc, fam.chat, o)
-	}
-	if o.env != "" {
-		return t.emptyRowsSetup(o)
-	}
-	if fam.hfDir != "" {
-		return nil, fmt.Errorf("the built-in tasks (--task %s) are made for GPT-2's tokenizer; give a Llama-family model its prompts with --dataset FILE", t.Spec)
-	}
-	if t.Data.Reward != "" || t.Data.RewardCmd != "" {
-		return nil, fmt.Errorf("--reward and --reward-cmd score --dataset prompts; the built-in --task %s has its own reward", t.Spec)
-	}
-	mix, err := tasks.NewMix(t.Spec, t.Options)
-	if err != nil {
-		return nil, fmt.Errorf("--task: %w", err)
-	}
-	src, err := mix.Source(tasks.Train, t.Shuffle, t.DataSeed)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := mix.Reward()
-	if err != nil {
-		return nil, err
-	}
-	reward, err := rl.NewCombined(rl.Weighted{Reward: tr, Weight: 1})
-	if err != nil {
-		return nil, err
-	}
-	s := &taskSetup{mix: mix, train: tasks.RLSource(src, enc), reward: reward, enc: enc}
-	if t.EvalSize > 0 {
-		ps, err := mix.HeldOut(t.EvalSize, t.EvalSeed)
-		if err != nil {
-			return nil, err
-		}
-		if s.heldOut, err = tasks.RLPrompts(ps, enc); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-// emptyRowsSetup is an environment run without a dataset: the built-in tasks do not apply;
-// every prompt, the --eval-size held-out ones too, is an empty row that the environment's
-// reset opens, and --reward scores (by default the episode's return alone).
-func (t *taskFlags) emptyRowsSetup(o setupOptions) (*taskSetup, error) {
-	terms, cmdWeight, err := t.Data.verifiers(true)
-	if err != nil {
-		return nil, err
-	}
-	if needsAnswer(terms) {
-		return nil, fmt.Errorf("--reward %q compares completions with each prompt's answer, and without --dataset an environment's episodes have none", t.Data.Reward)
-	}
-	rows := emptyRows{task: o.env}
-	s := &taskSetup{train: rows, heldOut: make([]rl.Prompt, t.EvalSize)}
-	for i := range s.heldOut {
-		s.heldOut[i], _ = rows.Next()
-	}
-	if s.reward, s.closers, err = t.Data.rewards(terms, cmdWeight, o.announce, o.log); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
-// held-out set), the answers scored over cl's ranks, with a progress bar on rank 0's stderr.
-func (s *taskSetup) evaluate(m rl.Policy, t *taskFlags, fam *modelFamily, temp float64, cl *cluster) (*rl.EvalResult, error) {
-	if len(s.heldOut) == 0 {
-		return nil, nil
-	}
-	var bar *progress.Bar
-	defer func() {
-		if bar != nil {
-			bar.Clear()
-		}
-	}()
-	cfg := rl.EvalConfig{MaxNewTokens: t.EvalMax, EOS: fam.eos, Success: 1,
-		GenBatch: t.EvalBatch, Samples: t.EvalSamples, Sampling: rl.Sampling{Temperature: temp, TopP: 1}, Seed: t.EvalSeed, Comm: cl.mpi(),
-		Progress: func(done, total int) {
-			if !cl.main() {
-				return
-			}
-			if bar == nil {
-				bar = progress.New(os.Stderr, total)
-			}
-			bar.Update(done, "held-out answers")
-		}}
-	score := s.reward
-	if e := s.episodes; e != nil {
-		cfg.Env, cfg.Episodes, cfg.MaxNewTokens = e.Env, e.Episodes, e.MaxNewTokens
-		var err error
-		if score, err = rl.NewCombined(rl.Weighted{Reward: rl.EnvReward{}, Weight: 1}); err != nil {
-			return nil, err
-		}
-	}
-	return rl.Evaluate(m, fam.tok, s.heldOut, score, cfg)
 }
 
 func evalLine(r *rl.EvalResult) string {

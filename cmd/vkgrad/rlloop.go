@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -30,7 +31,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 	for _, n := range tr.Notes() {
 		r.log.Warn().Msg(n)
 	}
-	r.log.Info().Str("model", describePolicy(m)).Str("prompts", r.promptSource()).Str("run_dir", r.runDir).Msg(kind)
+	r.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("prompts", r.promptSource()).Str("run_dir", r.runDir).Msg(kind)
 	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
@@ -42,14 +43,14 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 		return err
 	}
 	var table bytes.Buffer
-	l.state.summary.Table(&table)
+	l.state.Summary.Table(&table)
 	if r.cluster.main() {
 		if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
 	stdout.Write(table.Bytes())
-	r.finish(l.state.before, l.after, time.Since(start), l.checkpointPath())
+	r.finish(l.state.Before, l.after, time.Since(start), l.checkpointPath())
 	return nil
 }
 
@@ -72,15 +73,15 @@ func (s *rlSteps) Step() (int, map[string]float64, bool, error) {
 		s.bar.Clear()
 	}
 	rl.WriteMetrics(s.metrics, s.log, s.command, rep)
-	if err := s.completions.write(rep.Step, rep.Completions); err != nil {
+	if err := s.completions.Write(rep.Step, rep.Completions); err != nil {
 		return 0, nil, false, err
 	}
-	s.state.summary.Add(rep)
+	s.state.Summary.Add(rep)
 	s.bar.Update(rep.Step, fmt.Sprintf("reward %.3f | kl %.4f", rep.Metrics["reward_mean"], rep.Metrics["kl_mean"]))
 	if rep.Action == rl.Stop {
 		s.bar.Clear()
 		s.log.Error().Int("step", rep.Step).Msg("training stopped: " + rep.Reason)
-		s.state.stopped = rep.Reason
+		s.state.Stopped = rep.Reason
 		return rep.Step, nil, true, nil
 	}
 	return rep.Step, nil, false, s.checkMetrics(rep.Step)
@@ -89,8 +90,8 @@ func (s *rlSteps) Step() (int, map[string]float64, bool, error) {
 // promptSource names where a run's prompts come from, for the log: the dataset file, the
 // built-in tasks, or an environment's own resets.
 func (r *rlRun) promptSource() string {
-	if r.env.active() && r.tasks.Data.Path == "" {
-		return "environment " + r.env.label()
+	if r.env.Active() && r.tasks.Data.Path == "" {
+		return "environment " + r.env.Label()
 	}
-	return r.tasks.source()
+	return r.tasks.Source()
 }

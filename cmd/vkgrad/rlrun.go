@@ -11,63 +11,43 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
-	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// rlRunMeta is the config.json of an sft, grpo or ppo run.
-type rlRunMeta struct {
-	Command string        `json:"command"`
-	Model   *gpt2.Config  `json:"model,omitempty"`
-	Llama   *llama.Config `json:"llama,omitempty"`
-	// HFDir is the Hugging Face directory a Llama-family run's tokenizer comes from.
-	HFDir string `json:"hf_dir,omitempty"`
-	// LoRA are the adapters added to --init\'s model.
-	LoRA  loraFlags `json:"lora"`
-	Init  string    `json:"init,omitempty"`
-	Tasks taskFlags `json:"tasks"`
-	// Env is the environment of a multi-turn run (grpo, ppo --env); nil for single-turn runs.
-	Env *envFlags `json:"env,omitempty"`
-	// Precision is the format of the matrix products' operands (--precision); "" is fp32.
-	Precision string          `json:"precision,omitempty"`
-	Config    json.RawMessage `json:"config"`
-	Run       *runOptions     `json:"run,omitempty"`
-}
-
 // rlRun is the shared skeleton of the sft, grpo and ppo commands.
 type rlRun struct {
 	common *commonFlags
-	tasks  taskFlags
+	tasks  rlrun.Tasks
 	// env makes each prompt a multi-turn episode (grpo, ppo); environment is what the
 	// episodes run in, set up with the model family.
-	env         envFlags
+	env         rlrun.Env
 	environment *rl.Environment
 	init        string
-	// initTask takes the task flags from --init's run (taskFlags.inherit).
+	// initTask takes the task flags from --init's run (rlrun.Tasks.inherit).
 	initTask bool
 	// supervised: the command trains on the prompts' answers (sft).
 	supervised   bool
 	runDir       string
-	opts         runOptions
+	opts         rlrun.RunOptions
 	log, metrics zerolog.Logger
 	closeMetrics func(failed bool)
 	metricsOut   *rundir.MetricsWriter
-	completions  *completionLog
+	completions  *rlrun.CompletionLog
 	held         *rundir.Held // the run directory, owned for the run's life
 	overwrite    bool
 	reportTo     []string
 	be           tensor.Backend
 	evalTemp     float64 // temperature of the sampled accuracy
-	family       *modelFamily
-	setup        *taskSetup
+	family       *rlrun.Family
+	setup        *rlrun.Setup
 	// resumed is the run being continued (--resume), nil for a new run.
-	resumed *resumedRun
-	lora    loraFlags
+	resumed *rlrun.Resumed
+	lora    rlrun.LoRA
 	// presetType, when set, names the model_type of the Llama-family model a command makes
 	// without --init (sft --preset).
 	presetType func() string
@@ -77,24 +57,6 @@ type rlRun struct {
 	dryRun bool
 	// precision is --precision: fp32 or bf16 (fp16 needs loss scaling, which only train has).
 	precision string
-}
-
-// runOptions are the run-loop options of sft, grpo and ppo, saved in config.json. They do not
-// change a run's numbers, so a resumed run may set them afresh.
-type runOptions struct {
-	// EvalEvery measures held-out accuracy every this many steps (0: before and after only).
-	EvalEvery int `json:"eval_every"`
-	// SaveEvery writes the checkpoint (with the optimizer state, to continue with --resume)
-	// every this many steps; 0 saves only at the end, at --stop-at and on an interrupt.
-	SaveEvery int `json:"save_every"`
-	// StopAt saves and stops once this many steps are taken, to be continued with --resume; 0
-	// runs to the end. It is not carried over by a resume.
-	StopAt int `json:"stop_at,omitempty"`
-	// Resume is the run directory (or checkpoint) this invocation continued, if any.
-	Resume string `json:"resume,omitempty"`
-	// LogCompletions writes this many sampled completions a step, with their rewards, to
-	// completions.jsonl (grpo and ppo).
-	LogCompletions int `json:"log_completions,omitempty"`
 }
 
 func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
@@ -128,11 +90,11 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 			return err
 		}
 	} else if r.initTask {
-		if err := r.tasks.inherit(fs, r.init, r.log); err != nil {
+		if err := inheritTasks(&r.tasks, fs, r.init, r.log); err != nil {
 			return err
 		}
 	}
-	if err := r.env.check(fs); err != nil {
+	if err := checkEnvFlags(&r.env, fs); err != nil {
 		return err
 	}
 	if err := r.openInputs(); err != nil {
@@ -143,11 +105,11 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	}
 	if !r.cluster.main() || r.dryRun { // rank 0 writes the run's files; a dry run none
 		r.metrics = zerolog.Nop()
-		r.closeMetrics = func(bool) { r.setup.close() }
+		r.closeMetrics = func(bool) { r.setup.Close() }
 		return nil
 	}
 	if err := r.openRunFiles(); err != nil {
-		r.setup.close()
+		r.setup.Close()
 		return err
 	}
 	return nil
@@ -166,25 +128,25 @@ func (r *rlRun) openInputs() error {
 	if err != nil {
 		return fmt.Errorf("--init: %w", err)
 	}
-	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
+	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--init %s: %w", r.init, err)
 	}
-	o := setupOptions{supervised: r.supervised, announce: r.logRewardCmd, log: r.log, env: r.env.label()}
+	o := rlrun.SetupOptions{Supervised: r.supervised, Announce: r.logRewardCmd, Log: r.log, Env: r.env.Label()}
 	if !r.common.quiet {
-		o.progress = os.Stderr
+		o.Progress = os.Stderr
 	}
-	r.setup, err = r.tasks.setup(r.family, o)
-	if err != nil || !r.env.active() {
+	r.setup, err = r.tasks.Setup(r.family, o)
+	if err != nil || !r.env.Active() {
 		return err
 	}
 	r.logEnvCmd()
-	e, closeEnv, err := r.env.environment(r.family)
+	e, closeEnv, err := r.env.Environment(r.family)
 	if err != nil {
-		r.setup.close()
+		r.setup.Close()
 		return err
 	}
 	r.environment = e
-	r.setup.closers = append(r.setup.closers, func() {
+	r.setup.AddCloser(func() {
 		if err := closeEnv(); err != nil {
 			r.log.Warn().Err(err).Msg("environment")
 		}
@@ -222,8 +184,8 @@ func (r *rlRun) logEnvCmd() {
 // defaultRunDir is runs/<command>-<task or dataset>-<time>.
 func (r *rlRun) defaultRunDir(command string) string {
 	name := strings.NewReplacer(":", "", ",", "+").Replace(r.tasks.Spec)
-	if r.env.active() {
-		name = r.env.label()
+	if r.env.Active() {
+		name = r.env.Label()
 	}
 	if r.tasks.Data.Path != "" {
 		name = strings.TrimSuffix(filepath.Base(r.tasks.Data.Path), filepath.Ext(r.tasks.Data.Path))
@@ -260,7 +222,7 @@ func (r *rlRun) openRunFiles() (err error) {
 		r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
 			Msg("dropped metric lines written after the checkpoint (those steps run again)")
 	}
-	if r.completions, err = openCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
+	if r.completions, err = rlrun.OpenCompletionLog(r.runDir, r.opts.LogCompletions, resumedStep, r.resumed != nil); err != nil {
 		r.metricsOut.Close()
 		return fmt.Errorf("--log-completions: %w", err)
 	}
@@ -268,10 +230,10 @@ func (r *rlRun) openRunFiles() (err error) {
 		if err := r.metricsOut.Close(); err != nil {
 			r.log.Error().Err(err).Msg("metrics")
 		}
-		if err := r.completions.close(); err != nil {
+		if err := r.completions.Close(); err != nil {
 			r.log.Error().Err(err).Msg("completions")
 		}
-		r.setup.close()
+		r.setup.Close()
 		r.held.Release(failed)
 	}
 	return nil
@@ -281,7 +243,7 @@ func (r *rlRun) openRunFiles() (err error) {
 // the directory a run given as --init (or resumed) started from; "" for GPT-2.
 func (r *rlRun) hfDir() (string, error) {
 	if r.resumed != nil {
-		return r.resumed.hfDir, nil
+		return r.resumed.HFDir, nil
 	}
 	if r.init == "" {
 		return "", nil
@@ -306,37 +268,18 @@ func (r *rlRun) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--init: %w", err)
 	}
-	if err := r.addAdapters(m); err != nil {
+	if err := r.lora.AddAdapters(m); err != nil {
 		return nil, nil, err
 	}
-	if m.VocabSize() < r.family.tok.VocabSize() {
-		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.tok.VocabSize())
+	if m.VocabSize() < r.family.Tok.VocabSize() {
+		return nil, nil, fmt.Errorf("--init %s: vocabulary of %d is smaller than its tokenizer's %d", r.init, m.VocabSize(), r.family.Tok.VocabSize())
 	}
 	format := "Hugging Face directory"
 	if l != nil {
 		format = string(l.Format)
 	}
-	r.log.Info().Str("format", format).Str("path", r.init).Str("model", describePolicy(m)).Msg("initial model")
+	r.log.Info().Str("format", format).Str("path", r.init).Str("model", rlrun.DescribePolicy(m)).Msg("initial model")
 	return m, l, nil
-}
-
-// checkPrompts refuses, before the first step, a dataset prompt that m's context cannot hold
-// (with its answer and EOS when the command is supervised), naming its file and line: drawn
-// later, it would stop the run at whatever step drew it, and every resume there again.
-func (r *rlRun) checkPrompts(m rl.Policy) error {
-	maxT := m.MaxSeqLen()
-	for _, p := range r.setup.prompts {
-		n := len(r.family.tok.Encode(p.Text))
-		switch {
-		case n == 0:
-			return fmt.Errorf("%s: the prompt encodes to no tokens", p.Where)
-		case r.supervised && n+len(r.family.tok.Encode(p.Answer)) > maxT:
-			return fmt.Errorf("%s: the prompt (%d tokens) and its answer exceed the model's context of %d", p.Where, n, maxT)
-		case n >= maxT:
-			return fmt.Errorf("%s: the prompt's %d tokens leave no room for a completion in the model's context of %d", p.Where, n, maxT)
-		}
-	}
-	return nil
 }
 
 // model returns the model to train: with --resume one of the run's shape (its parameters come
@@ -350,24 +293,7 @@ func (r *rlRun) model(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	if err != nil || m == nil {
 		return nil, nil, err
 	}
-	return m, l, r.limitVocab(m)
-}
-
-// limitVocab defines the policy over its tokenizer's ids when the model's vocabulary is padded
-// past them (Qwen: 151936 rows, 151669 tokens), saying so once: a padding id sampled could not
-// be decoded, and training must score tokens under the distribution they were drawn from.
-func (r *rlRun) limitVocab(m rl.Policy) error {
-	n := r.family.tok.VocabSize()
-	if m.VocabSize() <= n {
-		return nil
-	}
-	rows, err := rl.LimitVocab(m, n)
-	if err != nil {
-		return err
-	}
-	r.log.Info().Int("model_vocab", rows).Int("tokenizer_vocab", n).
-		Msg("the model's vocabulary is padded past its tokenizer's: the policy covers the tokenizer's ids only; the other rows are never sampled and have probability 0 in training")
-	return nil
+	return m, l, rlrun.LimitVocab(m, r.family.Tok, r.log)
 }
 
 // restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
@@ -377,8 +303,8 @@ func (r *rlRun) restore(tr checkpointer, steps int) error {
 	if res == nil {
 		return nil
 	}
-	if res.stopped != "" {
-		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.stopped)
+	if res.Stopped != "" {
+		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.Stopped)
 	}
 	if steps <= res.State.Step {
 		return fmt.Errorf("--resume %s: the run has taken %d of --steps %d; pass a larger --steps to continue it", res.Path, res.State.Step, steps)
@@ -399,8 +325,8 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 	if !r.cluster.main() {
 		return nil
 	}
-	meta := rlRunMeta{Command: command, HFDir: r.family.hfDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
-	if r.env.active() {
+	meta := rlrun.RunMeta{Command: command, HFDir: r.family.HFDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
+	if r.env.Active() {
 		meta.Env = &r.env
 	}
 	switch p := m.(type) {

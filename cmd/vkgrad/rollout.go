@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/env"
@@ -20,7 +21,7 @@ func rolloutCommand() command {
 	return command{name: "rollout", summary: "run episodes of a model in an environment without training and print each: turns, tokens, what would train, the return",
 		usage: "vkgrad rollout --model M --env NAME [--dataset F] [--count N] [--temperature T] [--seed S] [--json] [flags]",
 		setup: func(fs *pflag.FlagSet) func([]string) error {
-			f := &rolloutFlags{env: defaultEnvFlags(), count: 4, maxNew: 64, seed: 1, sampling: sample.Options{Temperature: 1, TopP: 1}}
+			f := &rolloutFlags{env: rlrun.DefaultEnv(), count: 4, maxNew: 64, seed: 1, sampling: sample.Options{Temperature: 1, TopP: 1}}
 			f.common = addCommonFlags(fs)
 			f.addFlags(fs)
 			return func(args []string) error { return f.run(fs, args) }
@@ -31,8 +32,8 @@ func rolloutCommand() command {
 type rolloutFlags struct {
 	common   *commonFlags
 	model    string
-	env      envFlags
-	data     datasetFlags
+	env      rlrun.Env
+	data     rlrun.Dataset
 	count    int
 	maxNew   int
 	genBatch int
@@ -63,7 +64,7 @@ func (f *rolloutFlags) check(fs *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("rollout takes no arguments, got %q", args)
 	case f.model == "":
 		return fmt.Errorf("rollout needs --model")
-	case !f.env.active():
+	case !f.env.Active():
 		return fmt.Errorf("rollout needs --env NAME (%s) or --env-cmd PROGRAM", strings.Join(env.Names(), ", "))
 	case f.count < 1:
 		return fmt.Errorf("--count %d: want >= 1", f.count)
@@ -75,7 +76,7 @@ func (f *rolloutFlags) check(fs *pflag.FlagSet, args []string) error {
 	if err := f.sampling.Validate(); err != nil {
 		return fmt.Errorf("--temperature, --top-k, --top-p: %w", err)
 	}
-	return f.env.check(fs)
+	return checkEnvFlags(&f.env, fs)
 }
 
 func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
@@ -92,10 +93,10 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if r.family, err = openFamily(hfDir, r.modelType()); err != nil {
+	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
 		return fmt.Errorf("--model %s: %w", f.model, err)
 	}
-	e, closeEnv, err := f.env.environment(r.family)
+	e, closeEnv, err := f.env.Environment(r.family)
 	if err != nil {
 		return err
 	}
@@ -108,14 +109,14 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if err := r.limitVocab(m); err != nil {
+	if err := rlrun.LimitVocab(m, r.family.Tok, r.log); err != nil {
 		return err
 	}
 	rows, err := f.rows(r.family)
 	if err != nil {
 		return err
 	}
-	cfg := episode.Config{Sampling: f.sampling, EndOfTurn: int32(r.family.eos), MaxNewTokens: f.maxNew, Limits: f.env.Limits}
+	cfg := episode.Config{Sampling: f.sampling, EndOfTurn: int32(r.family.EOS), MaxNewTokens: f.maxNew, Limits: f.env.Limits}
 	eps, err := rl.RunEpisodes(m, e, cfg, rows, f.seed, f.genBatch)
 	if err != nil {
 		return err
@@ -138,7 +139,7 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 
 // rows are the count rows that open the episodes: the dataset's in order, repeated as needed,
 // or empty rows.
-func (f *rolloutFlags) rows(fam *modelFamily) ([]rl.Prompt, error) {
+func (f *rolloutFlags) rows(fam *rlrun.Family) ([]rl.Prompt, error) {
 	rows := make([]rl.Prompt, f.count)
 	if f.data.Path == "" {
 		return rows, nil
@@ -147,14 +148,14 @@ func (f *rolloutFlags) rows(fam *modelFamily) ([]rl.Prompt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--dataset-field: %w", err)
 	}
-	ps, err := tasks.LoadDataset(f.data.Path, tasks.DatasetOptions{Fields: fields, Chat: fam.chat})
+	ps, err := tasks.LoadDataset(f.data.Path, tasks.DatasetOptions{Fields: fields, Chat: fam.Chat})
 	if err != nil {
 		return nil, fmt.Errorf("--dataset: %w", err)
 	}
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("--dataset %s: no rows", f.data.Path)
 	}
-	all, err := tasks.RLPrompts(ps, tasks.EncoderOf(fam.tok.Encode))
+	all, err := tasks.RLPrompts(ps, tasks.EncoderOf(fam.Tok.Encode))
 	if err != nil {
 		return nil, fmt.Errorf("--dataset: %w", err)
 	}

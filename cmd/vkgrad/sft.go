@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -98,7 +99,7 @@ func sftCommand() command {
 		f.evalTemp = 1
 		f.supervised = true
 		f.common = addCommonFlags(fs)
-		f.tasks = defaultTaskFlags()
+		f.tasks = rlrun.DefaultTasks()
 		addTaskFlags(fs, &f.tasks)
 		addRunFlags(fs, &f.rlRun, "start from this model (checkpoint or run directory) instead of a new one")
 		addSFTFlags(fs, &f.cfg, &f.sftOpts)
@@ -123,7 +124,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := f.checkPrompts(m); err != nil {
+	if err := f.setup.CheckPrompts(m, f.family.Tok, f.supervised); err != nil {
 		return err
 	}
 	if err := f.checkConversations(m); err != nil {
@@ -143,7 +144,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", describePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.source()).
+	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.Source()).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	return f.supervise(m, tr, check)
 }
@@ -182,14 +183,14 @@ func (f *sftFlags) policy() (rl.Policy, error) {
 	if m, err = f.newModel(); err != nil {
 		return nil, err
 	}
-	return m, f.addAdapters(m)
+	return m, f.lora.AddAdapters(m)
 }
 
 // trainer builds the supervised trainer over the task's (or --examples') prompts, spread over
 // the ranks under MPI.
 func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
-	f.cfg.EOS = f.family.eos
-	src := f.setup.train
+	f.cfg.EOS = f.family.EOS
+	src := f.setup.Train
 	if f.sftOpts.Examples < 0 {
 		return nil, fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
 	}
@@ -202,11 +203,11 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	if err := checkOptimizerFlags(f.cfg.Settings, f.cfg.Steps); err != nil {
 		return nil, err
 	}
-	tr, err := rl.NewSFTTrainer(m, f.family.tok, src, f.cfg)
+	tr, err := rl.NewSFTTrainer(m, f.family.Tok, src, f.cfg)
 	if err != nil {
 		return nil, err
 	}
-	tr.Chat = f.family.turns
+	tr.Chat = f.family.Turns
 	if f.cluster != nil {
 		f.log.Info().Msg(f.cluster.describe())
 		if err := tr.SetComm(f.cluster.comm); err != nil {
@@ -223,7 +224,7 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 	if f.cfg.LastTurnOnly {
 		return nil
 	}
-	for _, p := range f.setup.prompts {
+	for _, p := range f.setup.Prompts {
 		if len(p.Conversation) == 0 {
 			continue
 		}
@@ -232,10 +233,10 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 			return fmt.Errorf("%s: %w", p.Where, err)
 		}
 		var ids []int32
-		if f.family.turns == nil {
-			ids, _, err = rl.PlainConversationTokens(f.family.tok, q.Conversation, int32(f.family.eos))
+		if f.family.Turns == nil {
+			ids, _, err = rl.PlainConversationTokens(f.family.Tok, q.Conversation, int32(f.family.EOS))
 		} else {
-			ids, _, err = rl.ConversationTokens(f.family.turns, f.family.tok, q.Conversation, q.Tools)
+			ids, _, err = rl.ConversationTokens(f.family.Turns, f.family.Tok, q.Conversation, q.Tools)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w (--last-turn-only trains the final turn alone)", p.Where, err)
@@ -276,7 +277,7 @@ func (f *sftFlags) supervise(m rl.Policy, tr *rl.SFTTrainer, check []rl.Prompt) 
 	if err := l.run(ctx, &sftSteps{l, f, tr, check}); err != nil || !l.finished {
 		return err
 	}
-	f.finish(l.state.before, l.after, time.Since(start), l.checkpointPath())
+	f.finish(l.state.Before, l.after, time.Since(start), l.checkpointPath())
 	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
 	return nil
 }
@@ -308,11 +309,11 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 
 // checkAccuracy measures greedy accuracy on the check set every --check-every steps and says
 // whether it reached --stop-at-accuracy (recording why the run ends in rs).
-func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *runState) (bool, error) {
+func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *rlrun.RunState) (bool, error) {
 	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
 		return false, nil
 	}
-	r, err := rl.Evaluate(m, f.family.tok, check, f.setup.reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.eos, Success: 1,
+	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.Reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
 		Comm: f.cluster.mpi()})
 	if err != nil {
 		return false, err
@@ -323,18 +324,18 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 	}
 	f.log.Info().Int("step", step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
 		Msg("validation accuracy reached --stop-at-accuracy; stopping")
-	rs.stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
+	rs.Stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
 	return true, nil
 }
 
 // validationSet draws up to n distinct problems of the training split per task (fewer when the
 // split is small), from a stream seeded apart from the training stream's.
-func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
-	if s.mix == nil { // a dataset: its held-out prompts
-		return s.heldOut[:min(n, len(s.heldOut))], nil
+func validationSet(s *rlrun.Setup, n int, seed uint64) ([]rl.Prompt, error) {
+	if s.Mix == nil { // a dataset: its held-out prompts
+		return s.HeldOut[:min(n, len(s.HeldOut))], nil
 	}
 	var out []rl.Prompt
-	for _, t := range s.mix.Tasks {
+	for _, t := range s.Mix.Tasks {
 		g, err := tasks.NewGenerator(t, tasks.Train, seed^0x5eed5eed5eed)
 		if err != nil {
 			return nil, err
@@ -349,7 +350,7 @@ func validationSet(s *taskSetup, n int, seed uint64) ([]rl.Prompt, error) {
 				continue
 			}
 			seen[p.Text] = true
-			rp, err := p.RL(s.enc)
+			rp, err := p.RL(s.Enc)
 			if err != nil {
 				return nil, err
 			}
@@ -383,8 +384,8 @@ func (f *sftFlags) newModel() (rl.Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.VocabSize < f.family.tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.family.tok.VocabSize())
+	if cfg.VocabSize < f.family.Tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.family.Tok.VocabSize())
 	}
 	m, err := gpt2.New(f.be, cfg)
 	if err != nil {
@@ -418,14 +419,14 @@ func (f *sftFlags) newLlama() (rl.Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.Vocab < f.family.tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.tok.VocabSize())
+	if cfg.Vocab < f.family.Tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.Tok.VocabSize())
 	}
-	if v := f.family.tok.VocabSize(); cfg.Vocab > v {
+	if v := f.family.Tok.VocabSize(); cfg.Vocab > v {
 		// A new model over this tokenizer: rows past its vocabulary could only be sampled
 		// into tokens that have no text.
 		f.log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", v).Msg("the new model's vocabulary and EOS are the tokenizer's")
-		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.family.eos}
+		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.family.EOS}
 	}
 	m, err := llama.New(f.be, cfg)
 	if err != nil {

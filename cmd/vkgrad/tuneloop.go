@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/rl"
@@ -47,7 +48,7 @@ type tuneLoop struct {
 	policy  rl.Policy
 	trainer checkpointer
 	last    int // --steps
-	state   *runState
+	state   *rlrun.RunState
 	bar     *progress.Bar
 	// after is the held-out accuracy after the last step; finished says the run got there (or
 	// its trainer stopped it) rather than pausing at --stop-at.
@@ -58,18 +59,18 @@ type tuneLoop struct {
 // newTuneLoop starts the loop's state: a resumed run's, else the held-out accuracy before
 // training (summary, when not nil, accumulates the steps of grpo and ppo).
 func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last int, summary *rl.Summary) (*tuneLoop, error) {
-	rs := &runState{summary: summary}
+	rs := &rlrun.RunState{Summary: summary}
 	if r.resumed != nil {
-		rs.before = r.resumed.before
-		if r.resumed.summary != nil {
-			rs.summary = r.resumed.summary
+		rs.Before = r.resumed.Before
+		if r.resumed.Summary != nil {
+			rs.Summary = r.resumed.Summary
 		}
 	} else {
 		var err error
-		if rs.before, err = r.evaluateBefore(m); err != nil {
+		if rs.Before, err = r.evaluateBefore(m); err != nil {
 			return nil, err
 		}
-		logEval(r.log, r.metrics, 0, "before", rs.before)
+		logEval(r.log, r.metrics, 0, "before", rs.Before)
 	}
 	out := io.Writer(os.Stderr)
 	if !r.cluster.main() { // rank 0 shows the job's progress
@@ -104,7 +105,7 @@ func (l *tuneLoop) checkpointPath() string { return filepath.Join(l.runDir, rund
 
 // evalDuring measures the held-out accuracy every --eval-every steps.
 func (l *tuneLoop) evalDuring(step int) error {
-	e, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster)
+	e, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.mpi())
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func (l *tuneLoop) evalDuring(step int) error {
 // evalAfter measures the held-out accuracy after the last step, before the final checkpoint.
 func (l *tuneLoop) evalAfter(step int) error {
 	l.bar.Clear()
-	after, err := l.setup.evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster)
+	after, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.mpi())
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package rlrun
 
 import (
 	"encoding/json"
@@ -10,16 +10,16 @@ import (
 	"github.com/vkgrad/vkgrad/rl"
 )
 
-// completionLog appends a run's sampled completions (--log-completions N a step, each a JSON
+// CompletionLog appends a run's sampled completions (--log-completions N a step, each a JSON
 // line with the step, the prompt, the completion and its rewards); nil logs nothing.
-type completionLog struct {
+type CompletionLog struct {
 	f *os.File
 	n int
 }
 
-// openCompletionLog opens dir/completions.jsonl for n completions a step (nil when n is 0); a
+// OpenCompletionLog opens dir/completions.jsonl for n completions a step (nil when n is 0); a
 // resumed run drops the lines of steps after its checkpoint first.
-func openCompletionLog(dir string, n, resumedStep int, resumed bool) (*completionLog, error) {
+func OpenCompletionLog(dir string, n, resumedStep int, resumed bool) (*CompletionLog, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -37,11 +37,11 @@ func openCompletionLog(dir string, n, resumedStep int, resumed bool) (*completio
 	if err != nil {
 		return nil, err
 	}
-	return &completionLog{f: f, n: n}, nil
+	return &CompletionLog{f: f, n: n}, nil
 }
 
-// write logs the first n completions of a step, one whole line each.
-func (l *completionLog) write(step int, cs []rl.Completion) error {
+// Write logs the first n completions of a step, one whole line each.
+func (l *CompletionLog) Write(step int, cs []rl.Completion) error {
 	if l == nil {
 		return nil
 	}
@@ -60,14 +60,16 @@ func (l *completionLog) write(step int, cs []rl.Completion) error {
 	return nil
 }
 
-func (l *completionLog) sync() error {
+// Sync commits the lines written to disk, as a checkpoint is.
+func (l *CompletionLog) Sync() error {
 	if l == nil {
 		return nil
 	}
 	return l.f.Sync()
 }
 
-func (l *completionLog) close() error {
+// Close closes the file.
+func (l *CompletionLog) Close() error {
 	if l == nil {
 		return nil
 	}
