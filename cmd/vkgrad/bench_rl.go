@@ -15,6 +15,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/sample"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -68,6 +69,7 @@ func (f *rlBenchFlags) validate() error {
 type timedTrainer interface {
 	TrainStep() (*rl.StepReport, error)
 	SetPhaseTimer(rl.PhaseTimer)
+	SetLossScaler(*train.LossScaler)
 }
 
 // benchRL times RL steps of --preset (or --init) on synthetic prompts and reports each
@@ -95,6 +97,9 @@ func (f *benchFlags) benchRL(be tensor.Backend, s benchShape) (map[string]any, e
 	tr, err := r.trainer(wrapped, eos)
 	if err != nil {
 		return nil, err
+	}
+	if f.precision == "fp16" {
+		tr.SetLossScaler(train.NewLossScaler()) // as an fp16 run's steps
 	}
 	for i := 0; i < f.warmup; i++ {
 		if _, err := tr.TrainStep(); err != nil {

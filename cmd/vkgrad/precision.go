@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -22,12 +23,17 @@ func setPrecision(be tensor.Backend, name string) (tensor.Precision, error) {
 	return p, nil
 }
 
-// applyPrecision sets the device's products to --precision: sft, grpo and ppo have no loss
-// scaling, without which binary16 would flush their small gradients to zero.
+// applyPrecision sets the device's products to --precision.
 func (r *rlRun) applyPrecision() error {
-	if r.precision == "fp16" {
-		return fmt.Errorf("--precision fp16: sft, grpo and ppo do not scale the loss, and small gradients would vanish in binary16; use --precision bf16 (vkgrad train has fp16 with loss scaling)")
-	}
 	_, err := setPrecision(r.be, r.precision)
 	return err
+}
+
+// lossScaler is the dynamic loss scale fp16 trains with, so that small gradients do not
+// vanish in binary16 products; nil in fp32 and bf16.
+func (r *rlRun) lossScaler() *train.LossScaler {
+	if r.precision != "fp16" {
+		return nil
+	}
+	return train.NewLossScaler()
 }

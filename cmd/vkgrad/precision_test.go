@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/data"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
@@ -60,15 +61,33 @@ func TestTrainPrecisionCLI(t *testing.T) {
 }
 
 // TestRLPrecision: sft trains in bf16, saves it in config.json and keeps it on --resume (a
-// different one is refused); fp16, which would need loss scaling, is refused with the reason.
+// different one is refused); sft and grpo train in fp16 with the loss scaled, logging the
+// scale, and a resumed fp16 run continues from its saved scale.
 func TestRLPrecision(t *testing.T) {
 	dir := t.TempDir()
-	_, err := runCLI("sft", "--precision", "fp16", "--steps", "1", "--device", "cpu", "-q", "--run-dir", filepath.Join(dir, "fp16"))
-	if err == nil || !strings.Contains(err.Error(), "--precision fp16: sft, grpo and ppo do not scale the loss") {
-		t.Fatalf("sft --precision fp16: %v", err)
+	common := []string{"--device", "cpu", "-q", "--eval-size", "4"}
+	fp16 := filepath.Join(dir, "fp16")
+	if out, err := runCLI(append([]string{"sft", "--precision", "fp16", "--run-dir", fp16, "--steps", "3", "--stop-at", "2", "--batch", "4",
+		"--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3"}, common...)...); err != nil {
+		t.Fatalf("sft --precision fp16: %v\n%s", err, out)
+	}
+	if out, err := runCLI(append([]string{"sft", "--resume", fp16}, common...)...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for i, l := range metricLines(t, fp16, "sft") {
+		if l["loss_scale"] != float64(train.InitialLossScale) {
+			t.Fatalf("fp16 sft step line %d: loss_scale %v, want %v", i, l["loss_scale"], train.InitialLossScale)
+		}
+	}
+	grpo := filepath.Join(dir, "grpo")
+	if out, err := runCLI(append([]string{"grpo", "--init", fp16, "--precision", "fp16", "--run-dir", grpo, "--steps", "1", "--prompts", "2", "--group-size", "2",
+		"--max-new-tokens", "4", "--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3"}, common...)...); err != nil {
+		t.Fatalf("grpo --precision fp16: %v\n%s", err, out)
+	}
+	if l := metricLines(t, grpo, "grpo"); len(l) != 1 || l[0]["loss_scale"] != float64(train.InitialLossScale) {
+		t.Fatalf("fp16 grpo step lines %v: want one with loss_scale %v", l, train.InitialLossScale)
 	}
 	sft := filepath.Join(dir, "sft")
-	common := []string{"--device", "cpu", "-q", "--eval-size", "4"}
 	out, err := runCLI(append([]string{"sft", "--precision", "bf16", "--run-dir", sft, "--steps", "3", "--stop-at", "2", "--batch", "4",
 		"--max-digits", "1", "--min-digits", "1", "--held-out-fraction", "0.3"}, common...)...)
 	if err != nil {

@@ -77,6 +77,7 @@ func (r *rlRun) runRL(a rlAlgorithm, fs *pflag.FlagSet, args []string) (err erro
 	if err != nil {
 		return flagNamed(fs, err)
 	}
+	tr.SetLossScaler(r.lossScaler())
 	if r.environment != nil {
 		if err := tr.SetEnvironment(*r.environment); err != nil {
 			return flagNamed(fs, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -21,6 +22,7 @@ type rlTrainer interface {
 	Steps() int
 	SetComm(*mpi.Comm) error
 	SetEnvironment(rl.Environment) error
+	SetLossScaler(*train.LossScaler)
 }
 
 // loop evaluates, trains for steps (saving every --save-every steps, at --stop-at and on an

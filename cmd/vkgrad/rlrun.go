@@ -71,7 +71,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlRun, initHelp string) {
 	fs.StringVar(&r.opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 	addLoRAFlags(fs, &r.lora)
 	fs.IntVar(&r.opts.LogCompletions, "log-completions", 0, "grpo, ppo: write this many sampled completions a step, with their rewards, to completions.jsonl in the run directory")
-	fs.StringVar(&r.precision, "precision", "fp32", "operands of the matrix products: fp32 or bf16 (rounded to bfloat16, summed in float32); fp16 needs loss scaling, which only vkgrad train has")
+	fs.StringVar(&r.precision, "precision", "fp32", precisionHelp)
 }
 
 // start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the

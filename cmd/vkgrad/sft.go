@@ -208,6 +208,7 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 		return nil, err
 	}
 	tr.Chat = f.family.Turns
+	tr.SetLossScaler(f.lossScaler())
 	if f.cluster != nil {
 		f.log.Info().Msg(f.cluster.describe())
 		if err := tr.SetComm(f.cluster.comm); err != nil {
@@ -298,6 +299,12 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 	st, err := s.tr.TrainStep()
 	if err != nil {
 		return 0, nil, false, err
+	}
+	if st.Skipped {
+		s.bar.Clear()
+		s.f.log.Warn().Int("step", st.Step).Str("why", st.Reason).Msg("skipped a step whose gradient overflowed; the weights were not updated")
+		s.metrics.Log().Str("kind", "sft").Int("step", st.Step).Bool("skipped", true).Str("reason", st.Reason).Float32("loss_scale", st.LossScale).Msg("")
+		return st.Step, skippedStep, false, nil
 	}
 	stepLine(s.metrics.Log().Str("kind", "sft"), st, s.f.cluster != nil).Msg("")
 	s.bar.Update(st.Step, fmt.Sprintf("loss %.3f", st.Loss))
