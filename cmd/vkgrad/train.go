@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
+	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
@@ -159,7 +158,7 @@ func (f *trainFlags) run(args []string) (err error) {
 		return err
 	}
 	m, err := f.model(be, resumed, log)
-	if errors.Is(err, errDryRun) {
+	if errors.Is(err, trainrun.ErrDryRun) {
 		return nil
 	}
 	if err != nil {
@@ -402,7 +401,7 @@ func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log z
 		}
 		return llamaTrainModel(m, f.hfDir)
 	}
-	if err := f.checkMemory(be, resumed.Config, log); err != nil {
+	if err := f.memory().CheckGPT2(be, resumed.Config, log); err != nil {
 		return trainModel{}, err
 	}
 	m, err := gpt2.New(be, resumed.Config)
@@ -411,7 +410,7 @@ func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log z
 
 // initGPT2 is the GPT-2 of --init's checkpoint l; the run takes its name from the file.
 func (f *trainFlags) initGPT2(be tensor.Backend, l *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if err := f.checkMemory(be, l.Config, log); err != nil {
+	if err := f.memory().CheckGPT2(be, l.Config, log); err != nil {
 		return trainModel{}, err
 	}
 	m, err := gpt2.New(be, l.Config)
@@ -428,7 +427,7 @@ func (f *trainFlags) initGPT2(be tensor.Backend, l *load.Loaded, log zerolog.Log
 
 // newGPT2 is a new random GPT-2 of shape cfg.
 func (f *trainFlags) newGPT2(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) (trainModel, error) {
-	if err := f.checkMemory(be, cfg, log); err != nil {
+	if err := f.memory().CheckGPT2(be, cfg, log); err != nil {
 		return trainModel{}, err
 	}
 	m, err := gpt2.New(be, cfg)
@@ -441,105 +440,10 @@ func (f *trainFlags) newGPT2(be tensor.Backend, cfg gpt2.Config, log zerolog.Log
 // recomputeHelp describes --recompute.
 const recomputeHelp = "keep one layer's norm outputs and GELU (or SwiGLU) output instead of every layer's and recompute them in the backward: less activation memory, the same numbers, a little more compute"
 
-// errDryRun stops a --dry-run after the footprint is printed.
-var errDryRun = errors.New("dry run")
-
-// checkMemory logs the footprint the run will take, prints it alone with --dry-run, and refuses
-// a run that cannot fit, saying which --batch would.
-func (f *trainFlags) checkMemory(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) error {
-	opts := gpt2.FootprintOptions{Training: true, Recompute: f.cfg.Recompute}
-	largest := func(budget int64) int { return gpt2.LargestBatchWith(be, cfg, f.cfg.Seq, f.cfg.Batch, opts, budget) }
-	noFit := "use a shorter --seq or a smaller model"
-	if !f.cfg.Recompute {
-		noFit = "use --recompute, a shorter --seq or a smaller model"
-	}
-	fp, err := gpt2.EstimateFootprintWith(be, cfg, f.cfg.Batch, f.cfg.Seq, opts)
-	if err != nil {
-		return f.unplaceable(be, err, largest, noFit)
-	}
-	host := int64(0)
-	if k := f.cfg.MicroBatches; k > 1 || f.cluster != nil {
-		host = fp.Params * int64(k+1) // micro-batch gradients and their sum, on the host
-	}
-	line := fmt.Sprintf("memory on %s: %v", be.Name(), fp)
-	if host > 0 {
-		line += fmt.Sprintf("; host gradient copies %s", tensor.HumanBytes(host))
-	}
-	return f.checkFootprint(be, line, fp.Total(), largest, noFit, log)
-}
-
-// checkLlamaMemory logs (or with --dry-run prints) the memory a Llama-family run needs against
-// what is available, and refuses a run that cannot fit.
-func (f *trainFlags) checkLlamaMemory(be tensor.Backend, m *llama.Model, log zerolog.Logger) error {
-	opts := llama.FootprintOptions{Training: true, Recompute: f.cfg.Recompute}
-	if c, ok := m.LoRA(); ok {
-		opts.LoRA = &c
-	}
-	largest := func(budget int64) int { return largestLlamaBatch(be, m.Config, f.cfg.Seq, f.cfg.Batch, opts, budget) }
-	noFit := "use a shorter --seq, LoRA or a smaller model"
-	if !f.cfg.Recompute {
-		noFit = "use --recompute, a shorter --seq, LoRA or a smaller model"
-	}
-	fp, err := llama.EstimateFootprintWith(be, m.Config, f.cfg.Batch, f.cfg.Seq, opts)
-	if err != nil {
-		return f.unplaceable(be, err, largest, noFit)
-	}
-	h := tensor.HumanBytes
-	recompute := ""
-	if fp.Recompute {
-		recompute = " (recompute)"
-	}
-	line := fmt.Sprintf("memory on %s: training at B=%d T=%d: parameters %s, gradients %s, AdamW %s, activations %s%s; total %s",
-		be.Name(), fp.B, fp.T, h(fp.Params), h(fp.Grads), h(fp.Optimizer), h(fp.Activations), recompute, h(fp.Total()))
-	return f.checkFootprint(be, line, fp.Total(), largest, noFit, log)
-}
-
-// checkFootprint logs line, a run's footprint of total bytes, with the memory available
-// appended when known; with --dry-run it prints the line instead and stops the run. A total
-// over the budget is refused with the largest batch that fits (largest; 0 for none), or else
-// with noFit's advice.
-func (f *trainFlags) checkFootprint(be tensor.Backend, line string, total int64, largest func(budget int64) int, noFit string, log zerolog.Logger) error {
-	budget, source, known := tensor.Budget(be)
-	if known {
-		line += fmt.Sprintf(" of %s available (%s)", tensor.HumanBytes(int64(budget)), source)
-	}
-	if f.dryRun {
-		fmt.Fprintln(stdout, line)
-		return errDryRun
-	}
-	log.Info().Msg(line)
-	if !known || total <= int64(budget) {
-		return nil
-	}
-	return fmt.Errorf("--batch %d --seq %d needs %s, and %s has %s available (%s): %s", f.cfg.Batch, f.cfg.Seq,
-		tensor.HumanBytes(total), be.Name(), tensor.HumanBytes(int64(budget)), source, batchAdvice(largest(int64(budget)), noFit))
-}
-
-// unplaceable is err, a batch whose tensors cannot be laid out on the device (one larger than
-// its largest allocation), with the largest batch that can and fits the memory available.
-func (f *trainFlags) unplaceable(be tensor.Backend, err error, largest func(budget int64) int, noFit string) error {
-	budget := int64(math.MaxInt64)
-	if b, _, known := tensor.Budget(be); known {
-		budget = int64(b)
-	}
-	return fmt.Errorf("--batch %d --seq %d: %w: %s", f.cfg.Batch, f.cfg.Seq, err, batchAdvice(largest(budget), noFit))
-}
-
-// batchAdvice names the largest batch that fits (fit; 0 for none), or else says noFit.
-func batchAdvice(fit int, noFit string) string {
-	if fit > 0 {
-		return fmt.Sprintf("--batch %d fits (with --micro-batches to keep the batch size)", fit)
-	}
-	return "no batch fits at this --seq: " + noFit
-}
-
-// largestLlamaBatch is the largest batch up to maxB whose training footprint fits budget, 0
-// when none does.
-func largestLlamaBatch(be tensor.Backend, c llama.Config, T, maxB int, opts llama.FootprintOptions, budget int64) int {
-	return sort.Search(maxB, func(n int) bool {
-		fp, err := llama.EstimateFootprintWith(be, c, n+1, T, opts)
-		return err != nil || fp.Total() > budget
-	})
+// memory is the run's memory check, as the flags set it.
+func (f *trainFlags) memory() trainrun.Memory {
+	return trainrun.Memory{Batch: f.cfg.Batch, Seq: f.cfg.Seq, MicroBatches: f.cfg.MicroBatches, Recompute: f.cfg.Recompute,
+		Distributed: f.cluster != nil, DryRun: f.dryRun, Out: stdout}
 }
 
 func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {

@@ -104,7 +104,7 @@ func (f *trainFlags) llamaOf(be tensor.Backend, m *llama.Model, hfDir string, lo
 	if err != nil {
 		return tm, err
 	}
-	return tm, f.checkLlamaMemory(be, m, log)
+	return tm, f.memory().CheckLlama(be, m, log)
 }
 
 // presetModel is a new random model of --preset's shape, of the family that names it.

@@ -1,0 +1,10 @@
+// Package trainrun holds the machinery of vkgrad train that needs no command-line state.
+//
+// The command reads its flags into plain values and calls in here; nothing in this package
+// knows about flags beyond the names its errors use to tell a person which one to change.
+//
+//   - [Memory] checks that a run's footprint fits the device before anything is allocated,
+//     and prints it alone for --dry-run.
+//   - [Loop] takes a trainer from its current step to its last through internal/runloop:
+//     validation, checkpoints, one metrics line per step ([StepLine]) and the progress bar.
+package trainrun
