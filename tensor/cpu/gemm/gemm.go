@@ -396,6 +396,10 @@ func (j *job) plan(nthreads int) {
 // dotMaxRows is the most rows of C computed with the kernel's dot product.
 const dotMaxRows = 16
 
+// DotMaxRows is the most rows of op(A) for which a product with B transposed reads B's rows
+// in place (on kernels with a dot product): up to it, a product's time is reading B.
+const DotMaxRows = dotMaxRows
+
 // planDot splits C by columns, in groups of 4, for dotBlock.
 func (j *job) planDot(nthreads int) {
 	flops := 2 * float64(j.m) * float64(j.n) * float64(j.k)
