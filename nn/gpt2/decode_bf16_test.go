@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/internal/kvrows/decodertest"
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -22,12 +23,16 @@ func TestDecoderBF16WeightCopies(t *testing.T) {
 	if err := m.InitRandom(5); err != nil {
 		t.Fatal(err)
 	}
+	if err := be.SetProductPrecision(tensor.BF16); err != nil { // for ModelCopyBytes
+		t.Fatal(err)
+	}
 	decodertest.HalfWeightsMatch(t, decodertest.HalfModel{
 		Backend: be,
 		NewDecoder: func(B, limit int) (decodertest.ResettableDecoder, error) {
 			return m.NewDecoder(B, limit)
 		},
-		CopyBytes: func(d decodertest.ResettableDecoder) int64 { return d.(*gpt2.Decoder).WeightCopyBytes() },
+		CopyBytes:      func(d decodertest.ResettableDecoder) int64 { return d.(*gpt2.Decoder).WeightCopyBytes() },
+		ModelCopyBytes: m.DecoderCopyBytes(),
 		Perturb: func(t *testing.T) {
 			v, err := m.Params.ToHost()
 			if err != nil {

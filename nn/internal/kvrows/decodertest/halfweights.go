@@ -31,8 +31,10 @@ type HalfModel struct {
 	Backend *HalfCounter
 	// NewDecoder opens a decoder; it must take the backend's product precision as it is.
 	NewDecoder func(B, limit int) (ResettableDecoder, error)
-	// CopyBytes is the memory of the weight copies a decoder holds.
-	CopyBytes func(d ResettableDecoder) int64
+	// CopyBytes is the memory of the weight copies a decoder holds, and ModelCopyBytes what
+	// the model reports them to take.
+	CopyBytes      func(d ResettableDecoder) int64
+	ModelCopyBytes int64
 	// Perturb changes every weight.
 	Perturb func(t *testing.T)
 	// TrunkProducts is the number of products by a weight matrix in one step over its tokens;
@@ -113,8 +115,8 @@ func HalfWeightsMatch(t *testing.T, m HalfModel) {
 		if got := m.CopyBytes(plain); got != 0 {
 			t.Fatalf("a decoder made in fp32 holds %d bytes of weight copies", got)
 		}
-		if got := m.CopyBytes(half); got <= 0 {
-			t.Fatalf("a decoder made in bf16 holds %d bytes of weight copies", got)
+		if got := m.CopyBytes(half); got <= 0 || got != m.ModelCopyBytes {
+			t.Fatalf("a decoder made in bf16 holds %d bytes of weight copies, the model says %d", got, m.ModelCopyBytes)
 		}
 		same("copies against float32 weights", run(half, B, true), run(plain, B, false))
 	}
