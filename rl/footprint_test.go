@@ -78,6 +78,9 @@ func TestFootprintCountsDecoderWeightCopies(t *testing.T) {
 		return f
 	}
 	fp32, bf16 := estimate(tensor.FP32), estimate(tensor.BF16)
+	if _, ok := tensor.HalfWeightsFor(p.Backend()); !ok {
+		t.Skip("this build's CPU kernel reads no bfloat16 weights in place (purego or arm64)")
+	}
 	// 2 layers of 12·64² weights and the lm head's 4096·64.
 	if got, want := bf16.Decoder-fp32.Decoder, int64(2*(2*12*64*64+4096*64)); got != want {
 		t.Fatalf("bf16 decoder %d bytes, fp32 %d: copies of %d bytes, want %d", bf16.Decoder, fp32.Decoder, got, want)

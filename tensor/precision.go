@@ -121,15 +121,17 @@ type HalfWeightMatMuler interface {
 	// and p.Batch at most 1. Operands are bfloat16 whatever the product precision.
 	MatMulHalf(out, a *Tensor, w HalfWeight, bias *Tensor, p MatMulParams)
 	// HalfWeightRows is the most rows of a for which MatMulHalf is faster than MatMul on the
-	// float32 weights: it reads the copy in place for those, and widens it for more.
+	// float32 weights (it reads the copy in place for those, and widens it for more); 0 when
+	// it is never faster.
 	HalfWeightRows() int
 }
 
-// HalfWeightsFor returns b as a HalfWeightMatMuler when it is one and its products compute in
-// BF16, the precision whose bits a bfloat16 copy gives.
+// HalfWeightsFor returns b as a HalfWeightMatMuler when it is one, its products compute in
+// BF16 (the precision whose bits a bfloat16 copy gives) and a copy can make some product
+// faster (HalfWeightRows > 0).
 func HalfWeightsFor(b Backend) (HalfWeightMatMuler, bool) {
 	h, ok := b.(HalfWeightMatMuler)
-	if !ok || h.ProductPrecision() != BF16 {
+	if !ok || h.ProductPrecision() != BF16 || h.HalfWeightRows() == 0 {
 		return nil, false
 	}
 	return h, true

@@ -57,8 +57,9 @@ func shapeOf(t *tensor.Tensor) []int {
 }
 
 // HalfWeightRows implements tensor.HalfWeightMatMuler: the rows package gemm computes as dot
-// products reading B in place.
-func (b *Backend) HalfWeightRows() int { return gemm.DotMaxRows }
+// products reading bfloat16 B in place (gemm.BF16DotRows); 0 where its kernel has none
+// (purego, arm64), so callers keep the float32 weights there.
+func (b *Backend) HalfWeightRows() int { return gemm.BF16DotRows() }
 
 // MatMulHalf implements tensor.HalfWeightMatMuler through gemm.SgemmBF16Threads, with
 // MatMul's bias, Accumulate and GeluOut.

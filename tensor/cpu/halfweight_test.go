@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/tensor"
+	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 )
 
 // TestMatMulHalfMatchesBF16MatMul checks that a product with a bfloat16 copy of the weights
@@ -111,13 +112,18 @@ func TestHalfWeightRefresh(t *testing.T) {
 	}
 }
 
-// TestHalfWeightsFor checks that the CPU backend offers bfloat16 copies in BF16 precision only.
+// TestHalfWeightsFor checks that the CPU backend offers bfloat16 copies in BF16 precision only,
+// and only where its kernel reads them in place.
 func TestHalfWeightsFor(t *testing.T) {
 	b := NewWithThreads(1)
+	inPlace := gemm.BF16DotRows() > 0
+	if got, want := b.HalfWeightRows(), gemm.BF16DotRows(); got != want || (inPlace && got != 16) {
+		t.Fatalf("HalfWeightRows = %d, want %d (16 with a dot kernel)", got, want)
+	}
 	for _, tc := range []struct {
 		p    tensor.Precision
 		want bool
-	}{{tensor.FP32, false}, {tensor.BF16, true}, {tensor.FP16, false}} {
+	}{{tensor.FP32, false}, {tensor.BF16, inPlace}, {tensor.FP16, false}} {
 		if err := b.SetProductPrecision(tc.p); err != nil {
 			t.Fatal(err)
 		}

@@ -167,7 +167,7 @@ func SgemmBiasPrecisionThreads(threads int, prec tensor.Precision, transA, trans
 // stored (n,k) with row stride ldb: a weight matrix kept in half the bytes. op(A) is rounded
 // to bfloat16 as SgemmPrecisionThreads rounds it. The result is the bits of
 // SgemmPrecisionThreads(threads, tensor.BF16, transA, true, ...) on B's float32 values, for
-// any m: up to dotMaxRows rows (decoding steps) the kernels read the halves directly, more
+// any m: up to BF16DotRows rows (decoding steps) the kernels read the halves in place, more
 // rows widen them as B is packed.
 func SgemmBF16Threads(threads int, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
 	if err := ValidateBF16(transA, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
@@ -396,9 +396,15 @@ func (j *job) plan(nthreads int) {
 // dotMaxRows is the most rows of C computed with the kernel's dot product.
 const dotMaxRows = 16
 
-// DotMaxRows is the most rows of op(A) for which a product with B transposed reads B's rows
-// in place (on kernels with a dot product): up to it, a product's time is reading B.
-const DotMaxRows = dotMaxRows
+// BF16DotRows is the most rows of op(A) for which SgemmBF16Threads reads B's bfloat16 rows
+// in place, on this machine's kernel: dotMaxRows (16), or 0 where the kernel has no dot
+// product (the portable and NEON kernels widen B while packing it, whatever the rows).
+func BF16DotRows() int {
+	if active.dotBF16 == nil {
+		return 0
+	}
+	return dotMaxRows
+}
 
 // planDot splits C by columns, in groups of 4, for dotBlock.
 func (j *job) planDot(nthreads int) {

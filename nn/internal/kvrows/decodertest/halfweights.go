@@ -110,6 +110,10 @@ func HalfWeightsMatch(t *testing.T, m HalfModel) {
 			}
 		}
 	}
+	setPrecision(tensor.BF16)
+	if _, ok := tensor.HalfWeightsFor(be); !ok {
+		t.Skip("this build's CPU kernel reads no bfloat16 weights in place (purego or arm64): decoders keep the float32 weights")
+	}
 	for _, B := range []int{1, 3} {
 		plain, half := openIn(tensor.FP32, B), openIn(tensor.BF16, B)
 		if got := m.CopyBytes(plain); got != 0 {
