@@ -33,8 +33,26 @@ func (h *halfWeight) Refresh(w *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	gemm.BF16Bits(h.bits, src)
+	b := h.be
+	defer b.unlock(b.lock("HalfWeightRefresh"))
+	j := &roundJob{dst: h.bits, src: src}
+	b.pool.do(j, ceilDiv(len(src), roundChunk))
 	return nil
+}
+
+// roundChunk is the values a worker rounds at a time when a copy is refreshed.
+const roundChunk = 1 << 16
+
+// roundJob rounds a weight matrix into its bfloat16 copy, a chunk of values at a time.
+type roundJob struct {
+	dst []uint16
+	src []float32
+}
+
+func (j *roundJob) run(_, c int) {
+	lo := c * roundChunk
+	hi := min(lo+roundChunk, len(j.src))
+	gemm.BF16Bits(j.dst[lo:hi], j.src[lo:hi])
 }
 
 // NewHalfWeight implements tensor.HalfWeightMatMuler.

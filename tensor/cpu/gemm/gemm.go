@@ -195,18 +195,16 @@ func BF16Bits(dst []uint16, src []float32) {
 	if len(dst) != len(src) {
 		panic(fmt.Sprintf("gemm: BF16Bits of %d values into %d", len(src), len(dst)))
 	}
-	var buf [1024]float32
-	for len(src) > 0 {
-		n := copy(buf[:], src)
-		roundOperand(buf[:n], tensor.BF16)
-		for i, v := range buf[:n] {
-			b := math.Float32bits(v)
-			if b&0x7fffffff > 0x7f800000 {
-				b |= 0x00400000
-			}
+	for i, v := range src {
+		b := math.Float32bits(v)
+		switch {
+		case b&0x7fffffff < 0x7f800000: // finite: round to nearest even (may carry to infinity)
+			dst[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
+		case b&0x7fffffff == 0x7f800000: // infinity
 			dst[i] = uint16(b >> 16)
+		default: // NaN
+			dst[i] = uint16((b | 0x00400000) >> 16)
 		}
-		src, dst = src[n:], dst[n:]
 	}
 }
 
