@@ -61,6 +61,7 @@ func (b *Backend) NewHalfWeight(w *tensor.Tensor) (tensor.HalfWeight, error) {
 		return nil, fmt.Errorf("cpu: a bfloat16 weight needs a matrix, not a tensor of shape %v", shapeOf(w))
 	}
 	h := &halfWeight{be: b, rows: w.Shape[0], cols: w.Shape[1], bits: make([]uint16, w.Shape[0]*w.Shape[1])}
+	adviseHugePages(h.bits)
 	if err := h.Refresh(w); err != nil {
 		return nil, err
 	}
