@@ -23,7 +23,7 @@ type Footprint struct {
 	// Head is the lm head at the completion positions, policy and reference: a chunk of
 	// logits however many positions there are.
 	Head    int64
-	Decoder int64 // the rollout's key/value cache and one step's activations
+	Decoder int64 // the rollout's key/value cache, one step's activations and bfloat16 weight copies (bf16 on the CPU)
 	// Phased is set when the activations and the head are freed before the rollout, so they
 	// and the decoder take turns with one region of memory.
 	Phased bool
@@ -112,7 +112,7 @@ func gpt2Footprint(m *gpt2.Model, f *Footprint, newTok, limit int, reference boo
 	if reference { // its weights and head; the activations are the policy's
 		f.Reference, f.Head = f.Params, f.Head+m.SelectedHeadBytes(n, false)
 	}
-	f.Decoder = m.Config.DecoderBytes(f.Rows, limit)
+	f.Decoder = m.Config.DecoderBytes(f.Rows, limit) + m.DecoderCopyBytes()
 	f.Phased = true // the trainer releases them before each rollout (gpt2.Model.ReleaseActivations)
 	return nil
 }
@@ -140,7 +140,7 @@ func llamaFootprint(m *llama.Model, f *Footprint, newTok, limit int, reference b
 			f.Reference = 4 * int64(m.Config.NumParams())
 		}
 	}
-	f.Decoder = m.Config.DecoderBytes(f.Rows, limit, rank)
+	f.Decoder = m.Config.DecoderBytes(f.Rows, limit, rank) + m.DecoderCopyBytes()
 	f.Phased = true // the trainer releases them before each rollout (llama.Model.ReleaseActivations)
 	return nil
 }

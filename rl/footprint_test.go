@@ -5,6 +5,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
+	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -57,5 +58,31 @@ func TestAutoMicroBatchBoundsThePass(t *testing.T) {
 	// A small model's whole batch fits the budget: one pass, as MicroBatch 0.
 	if n, err := AutoMicroBatch(p, cfg, 2, 8, true); err != nil || n != 2 {
 		t.Errorf("2 short rows: auto micro-batch %d (%v), want 2", n, err)
+	}
+}
+
+// TestFootprintCountsDecoderWeightCopies checks that in bf16 on the CPU the decoder's share
+// holds its bfloat16 weight copies: two bytes for each weight a decoding step multiplies.
+func TestFootprintCountsDecoderWeightCopies(t *testing.T) {
+	p := longRowsPolicy(t)
+	cfg := DefaultTrainConfig()
+	cfg.Rollout.MaxNewTokens = 24
+	estimate := func(prec tensor.Precision) Footprint {
+		if err := tensor.SetProductPrecision(p.Backend(), prec); err != nil {
+			t.Fatal(err)
+		}
+		f, err := EstimateFootprint(p, cfg, 8, 100, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	fp32, bf16 := estimate(tensor.FP32), estimate(tensor.BF16)
+	if _, ok := tensor.HalfWeightsFor(p.Backend()); !ok {
+		t.Skip("this build's CPU kernel reads no bfloat16 weights in place (purego or arm64)")
+	}
+	// 2 layers of 12·64² weights and the lm head's 4096·64.
+	if got, want := bf16.Decoder-fp32.Decoder, int64(2*(2*12*64*64+4096*64)); got != want {
+		t.Fatalf("bf16 decoder %d bytes, fp32 %d: copies of %d bytes, want %d", bf16.Decoder, fp32.Decoder, got, want)
 	}
 }

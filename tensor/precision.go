@@ -92,3 +92,47 @@ func SetProductPrecision(b Backend, p Precision) error {
 	}
 	return nil
 }
+
+// HalfWeight is a bfloat16 copy of a float32 weight matrix held by a backend
+// (HalfWeightMatMuler.NewHalfWeight): half the bytes for a product to read. It lives until
+// Free.
+type HalfWeight interface {
+	// Shape is the matrix's rows and columns, those of the tensor it was made from.
+	Shape() (rows, cols int)
+	// Bytes is the memory the copy holds.
+	Bytes() int64
+	// Refresh rounds w, a float32 matrix of the copy's shape, into the copy again: after the
+	// weights it copies have changed.
+	Refresh(w *Tensor) error
+	// Free releases the copy; it must not be used afterwards.
+	Free()
+}
+
+// HalfWeightMatMuler is a backend that can multiply by bfloat16 copies of weight matrices,
+// for products bound by reading the weights (a decoding step of a few rows). A product with a
+// copy gives the bits of MatMul in BF16 precision on the float32 weights it copies; callers
+// use it when ProductPrecision is BF16 and fall back to MatMul on backends without it.
+type HalfWeightMatMuler interface {
+	// ProductPrecision is the precision MatMul's operands are rounded to.
+	ProductPrecision() Precision
+	// NewHalfWeight makes a bfloat16 copy of w, a float32 tensor of two dimensions (rows, cols).
+	NewHalfWeight(w *Tensor) (HalfWeight, error)
+	// MatMulHalf is MatMul with b the matrix w copies, stored (N, K): p.TransB must be set
+	// and p.Batch at most 1. Operands are bfloat16 whatever the product precision.
+	MatMulHalf(out, a *Tensor, w HalfWeight, bias *Tensor, p MatMulParams)
+	// HalfWeightRows is the most rows of a for which MatMulHalf is faster than MatMul on the
+	// float32 weights (it reads the copy in place for those, and widens it for more); 0 when
+	// it is never faster.
+	HalfWeightRows() int
+}
+
+// HalfWeightsFor returns b as a HalfWeightMatMuler when it is one, its products compute in
+// BF16 (the precision whose bits a bfloat16 copy gives) and a copy can make some product
+// faster (HalfWeightRows > 0).
+func HalfWeightsFor(b Backend) (HalfWeightMatMuler, bool) {
+	h, ok := b.(HalfWeightMatMuler)
+	if !ok || h.ProductPrecision() != BF16 || h.HalfWeightRows() == 0 {
+		return nil, false
+	}
+	return h, true
+}

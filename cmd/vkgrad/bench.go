@@ -577,7 +577,7 @@ func benchSample(be tensor.Backend, cfg gpt2.Config, batches []int, newTokens, r
 		return nil, err
 	}
 	open := func(B, limit int) (decoder, error) { return m.NewDecoder(B, limit) }
-	return timeDecoding(be, open, cfg.VocabSize, cfg.MaxSeqLen, gpt2Cost(cfg), batches, newTokens, reps)
+	return timeDecoding(be, open, cfg.VocabSize, cfg.MaxSeqLen, gpt2Cost(cfg), m.DecoderCopyBytes(), batches, newTokens, reps)
 }
 
 // decoder is a KV-cache decoder of either model family.
@@ -591,7 +591,10 @@ type decoder interface {
 // prompt, and reads them against both limits of decoding: the weight bytes read per second
 // against the machine's read bandwidth (every weight is read once per step), which bounds a
 // narrow batch, and the work per second against the FMA peak, which bounds a wide one.
-func timeDecoding(be tensor.Backend, open func(B, limit int) (decoder, error), vocab, maxT int, cost modelCost, batches []int, newTokens, reps int) (map[string]any, error) {
+//
+// A decoder holding bfloat16 weight copies (copyBytes of them) reads those instead of the
+// float32 weights in steps of at most the backend's HalfWeightRows rows: copyBytes fewer bytes.
+func timeDecoding(be tensor.Backend, open func(B, limit int) (decoder, error), vocab, maxT int, cost modelCost, copyBytes int64, batches []int, newTokens, reps int) (map[string]any, error) {
 	const prompt = 16
 	if prompt+newTokens > maxT {
 		return nil, fmt.Errorf("--tokens %d: prompt + tokens exceed the context of %d", newTokens, maxT)
@@ -639,13 +642,17 @@ func timeDecoding(be tensor.Backend, open func(B, limit int) (decoder, error), v
 			d.Reset()
 		}
 		d.Close()
+		read := weightBytes
+		if h, ok := tensor.HalfWeightsFor(be); ok && B <= h.HalfWeightRows() {
+			read -= float64(copyBytes)
+		}
 		row := map[string]any{"batch": B, "tokens_per_s": best * float64(B), "steps_per_s": best,
-			"weight_gb_per_s": best * weightBytes / 1e9, "bandwidth_fraction": best * weightBytes / bw,
+			"weight_gb_per_s": best * read / 1e9, "bandwidth_fraction": best * read / bw,
 			"gflops": best * float64(B) * rowFLOPs / 1e9}
 		rows = append(rows, row)
 	}
 	rep := map[string]any{"bench": "sample", "rows": rows, "read_bandwidth_gb_per_s": bw / 1e9,
-		"weight_bytes": weightBytes, "peak_rss_bytes": sysinfo.PeakRSS()}
+		"weight_bytes": weightBytes, "weight_copy_bytes": copyBytes, "peak_rss_bytes": sysinfo.PeakRSS()}
 	// Measured before and after the decoding, the higher kept, as bench train does.
 	if p, th := peak(be); max(p, peakBefore) > 0 {
 		p = max(p, peakBefore)
@@ -740,7 +747,7 @@ func printBench(r map[string]any) {
 	}
 	keys := []string{"ranks", "batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
 		"peak_gflops", "peak_threads", "peak_fraction", "peak_coopmat_gflops", "coopmat_peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
-		"read_bandwidth_gb_per_s", "weight_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "comm_wait_seconds_per_step", "peak_rss_bytes"}
+		"read_bandwidth_gb_per_s", "weight_bytes", "weight_copy_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "comm_wait_seconds_per_step", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {
 			fmt.Fprintf(stdout, "  %-26s %s\n", k, readable(v))

@@ -83,5 +83,5 @@ func benchSampleLlama(be tensor.Backend, cfg llama.Config, loraRank int, batches
 	if maxT <= 0 {
 		return nil, fmt.Errorf("preset has no max_position_embeddings")
 	}
-	return timeDecoding(be, open, cfg.Vocab, maxT, llamaCost(cfg), batches, newTokens, reps)
+	return timeDecoding(be, open, cfg.Vocab, maxT, llamaCost(cfg), m.DecoderCopyBytes(), batches, newTokens, reps)
 }

@@ -174,10 +174,13 @@ func generateText(m *gpt2.Model, path, prompt string, n, count int, opt sample.O
 
 // checkDecoderMemory refuses a batch of samples that cannot fit, saying how many would.
 func checkDecoderMemory(m *gpt2.Model, count, limit int) error {
-	err := tensor.CheckFits(m.Backend, m.Config.DecoderBytes(count, limit), fmt.Sprintf("--count %d", count))
+	copies := m.DecoderCopyBytes()
+	err := tensor.CheckFits(m.Backend, m.Config.DecoderBytes(count, limit)+copies, fmt.Sprintf("--count %d", count))
 	if err == nil {
 		return nil
 	}
-	fit := sort.Search(count, func(n int) bool { return tensor.CheckFits(m.Backend, m.Config.DecoderBytes(n+1, limit), "") != nil })
+	fit := sort.Search(count, func(n int) bool {
+		return tensor.CheckFits(m.Backend, m.Config.DecoderBytes(n+1, limit)+copies, "") != nil
+	})
 	return fmt.Errorf("%w: --count %d fits", err, fit)
 }

@@ -3,6 +3,7 @@ package gpt2
 import (
 	"fmt"
 
+	"github.com/vkgrad/vkgrad/nn/internal/halfweights"
 	"github.com/vkgrad/vkgrad/nn/internal/kvrows"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -12,6 +13,12 @@ import (
 // last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
 // position. It reads the model's parameters but owns its buffers, so sampling never disturbs
 // training activations.
+//
+// On a backend that multiplies by bfloat16 weight copies (tensor.HalfWeightMatMuler), in BF16
+// product precision, NewDecoder copies the weight matrices a step multiplies and steps of at
+// most the backend's HalfWeightRows tokens read the copies: half the bytes, the same bits.
+// The copies are those of the weights at NewDecoder or the last Reset, which rounds them again
+// at the next step: a decoder kept across a weight update must be Reset, as its cache must.
 type Decoder struct {
 	m        *Model
 	B, limit int // rows and the most positions the cache holds
@@ -28,6 +35,7 @@ type Decoder struct {
 	logits         *tensor.Tensor   // (B, Vp)
 	hostLogits     []float32
 	scratch        []*tensor.Tensor
+	halves         *halfweights.Set // bfloat16 weight copies; nil without
 }
 
 // NewDecoder allocates a decoder for B rows of up to limit positions (at most max_seq_len).
@@ -39,7 +47,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if limit <= 0 || limit > cfg.MaxSeqLen {
 		return nil, fmt.Errorf("gpt2: decoder length %d must be in [1, max_seq_len=%d]", limit, cfg.MaxSeqLen)
 	}
-	if err := tensor.CheckFits(m.Backend, cfg.DecoderBytes(B, limit), fmt.Sprintf("gpt2: a decoder of %d rows of %d positions (its key/value cache and activations)", B, limit)); err != nil {
+	if err := tensor.CheckFits(m.Backend, cfg.DecoderBytes(B, limit)+m.DecoderCopyBytes(), fmt.Sprintf("gpt2: a decoder of %d rows of %d positions (its key/value cache, activations and bfloat16 weight copies)", B, limit)); err != nil {
 		return nil, err
 	}
 	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit)}
@@ -67,6 +75,9 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	d.mean, d.rstd = alloc(tensor.Float32, N), alloc(tensor.Float32, N)
 	d.last, d.lastLN = alloc(tensor.Float32, B, C), alloc(tensor.Float32, B, C)
 	d.logits = alloc(tensor.Float32, B, cfg.PaddedVocabSize)
+	if err == nil {
+		d.halves, err = halfweights.New(m.Backend, m.decoderWeights())
+	}
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("gpt2: allocating decoder for B=%d length %d: %w", B, limit, err)
@@ -76,16 +87,53 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	return d, nil
 }
 
-// Close frees the decoder's buffers.
+// decoderWeights lists the weight matrices a decoding step multiplies by, as (N, K) with
+// op(B) = Wᵀ: each layer's four and the lm head (the token embedding).
+func (m *Model) decoderWeights() []halfweights.Matrix {
+	C := m.Config.Channels
+	var ws []halfweights.Matrix
+	for l := range m.layers {
+		lp := &m.layers[l]
+		ws = append(ws, halfweights.Matrix{W: lp.qkvw.Value, N: 3 * C, K: C}, halfweights.Matrix{W: lp.attprojw.Value, N: C, K: C},
+			halfweights.Matrix{W: lp.fcw.Value, N: 4 * C, K: C}, halfweights.Matrix{W: lp.fcprojw.Value, N: C, K: 4 * C})
+	}
+	return append(ws, halfweights.Matrix{W: m.wte.Value, N: m.Config.PaddedVocabSize, K: C})
+}
+
+// DecoderCopyBytes is the memory of the bfloat16 weight copies NewDecoder makes: two bytes per
+// weight a step multiplies on a backend that offers copies in its product precision
+// (tensor.HalfWeightsFor), else 0.
+func (m *Model) DecoderCopyBytes() int64 {
+	if _, ok := tensor.HalfWeightsFor(m.Backend); !ok {
+		return 0
+	}
+	var n int64
+	for _, w := range m.decoderWeights() {
+		n += 2 * int64(w.N) * int64(w.K)
+	}
+	return n
+}
+
+// WeightCopyBytes is the memory of the decoder's bfloat16 weight copies (0 without).
+func (d *Decoder) WeightCopyBytes() int64 { return d.halves.Bytes() }
+
+// Close frees the decoder's buffers and weight copies.
 func (d *Decoder) Close() {
 	for _, t := range d.scratch {
 		d.m.Backend.Free(t.Storage)
 	}
 	d.scratch = nil
+	d.halves.Free()
+	d.halves = nil
 }
 
-// Reset starts every row again at position 0.
-func (d *Decoder) Reset() { d.rows.ResetAll() }
+// Reset starts every row again at position 0 and has the next step copy the weights again
+// (where the decoder keeps bfloat16 copies), so a decoder reused after a weight update reads
+// the new weights.
+func (d *Decoder) Reset() {
+	d.rows.ResetAll()
+	d.halves.MarkStale()
+}
 
 // Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
 // -1 when they differ; RowPos gives each row's.
@@ -167,6 +215,9 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpt2: %w", err)
 	}
+	if err := d.halves.Refresh(); err != nil {
+		return nil, fmt.Errorf("gpt2: %w", err)
+	}
 	be := d.m.Backend
 	N, R := p.Tokens, len(rows)
 	tok := d.tokens.View(0, N)
@@ -185,18 +236,18 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	be.LayerNormForward(ln, mean, rstd, x, first.ln1w.Value, first.ln1b.Value, N, C)
 	for l := range d.m.layers {
 		lp := &d.m.layers[l]
-		be.MatMul(qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
+		d.halves.MatMul(be, qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
 		for _, r := range p.Runs {
 			n, cache := r.Count*r.N, r.Row*d.limit*C
 			kc, vc := d.kcache[l].View(cache, r.Count, d.limit, C), d.vcache[l].View(cache, r.Count, d.limit, C)
 			be.AttentionDecode(atty.View(r.Off*C, n, C), kc, vc, qkv.View(r.Off*3*C, n, 3*C), r.Count, r.N, r.Pos, d.limit, C, NH)
 		}
 		// x += atty @ attprojw^T + b, accumulated in place: first the bias-free product into ln.
-		be.MatMul(ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
+		d.halves.MatMul(be, ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
 		be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, lp.ln2w.Value, lp.ln2b.Value, N, C)
 		// GELU in place: the decoder keeps no pre-activation.
-		be.MatMul(fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
-		be.MatMul(ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
+		d.halves.MatMul(be, fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
+		d.halves.MatMul(be, ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
 		if l+1 < len(d.m.layers) { // with the next layer's ln1, as the training forward does
 			next := &d.m.layers[l+1]
 			be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, next.ln1w.Value, next.ln1b.Value, N, C)
@@ -209,7 +260,7 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
 	be.LayerNormForward(lastLN, mean.View(0, R), rstd.View(0, R), last, d.m.lnfw.Value, d.m.lnfb.Value, R, C)
-	be.MatMul(logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
+	d.halves.MatMul(be, logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
 	host := d.hostLogits[:R*Vp]
 	if err := be.Download(host, logits); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/internal/halfweights"
 	"github.com/vkgrad/vkgrad/nn/internal/kvrows"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -13,6 +14,13 @@ import (
 // last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
 // position. It reads the model's parameters and owns its buffers. The caches hold every query
 // head's keys and values (KV heads repeated), the layout the attention kernel reads.
+//
+// On a backend that multiplies by bfloat16 weight copies (tensor.HalfWeightMatMuler), in BF16
+// product precision, NewDecoder copies the weight matrices a step multiplies (not LoRA
+// adapters, which stay float32) and steps of at most the backend's HalfWeightRows tokens read
+// the copies: half the bytes, the same bits. The copies are those of the weights at NewDecoder
+// or the last Reset, which rounds them again at the next step: a decoder kept across an update
+// of the base weights (a MergeLoRA, a full fine-tune's step) must be Reset, as its cache must.
 type Decoder struct {
 	m        *Model
 	B, limit int
@@ -33,6 +41,7 @@ type Decoder struct {
 	xa, xas        *tensor.Tensor // (B*limit, rank): the LoRA adapters' projection, when there are adapters
 	hostLogits     []float32
 	owned          []*tensor.Tensor
+	halves         *halfweights.Set // bfloat16 weight copies; nil without
 }
 
 // NewDecoder allocates a decoder for B rows of up to limit positions.
@@ -48,7 +57,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if m.lora != nil {
 		rank = m.lora.cfg.Rank
 	}
-	if err := tensor.CheckFits(m.Backend, c.DecoderBytes(B, limit, rank), fmt.Sprintf("llama: a decoder of %d rows of %d positions (its key/value cache and activations)", B, limit)); err != nil {
+	if err := tensor.CheckFits(m.Backend, c.DecoderBytes(B, limit, rank)+m.DecoderCopyBytes(), fmt.Sprintf("llama: a decoder of %d rows of %d positions (its key/value cache, activations and bfloat16 weight copies)", B, limit)); err != nil {
 		return nil, err
 	}
 	if err := m.ensureRope(limit); err != nil {
@@ -83,6 +92,9 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if m.lora != nil {
 		d.xa, d.xas = alloc(tensor.Float32, N, m.lora.cfg.Rank), alloc(tensor.Float32, N, m.lora.cfg.Rank)
 	}
+	if err == nil {
+		d.halves, err = halfweights.New(m.Backend, m.decoderWeights())
+	}
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("llama: allocating a decoder for B=%d length %d: %w", B, limit, err)
@@ -102,12 +114,47 @@ func (c Config) DecoderBytes(B, limit, rank int) int64 {
 	return 4*floats + 4*Bc*int64(c.Vocab)
 }
 
-// Close frees the decoder's buffers.
+// decoderWeights lists the weight matrices a decoding step multiplies by, as (N, K) with
+// op(B) = Wᵀ: each layer's seven projections and the lm head.
+func (m *Model) decoderWeights() []halfweights.Matrix {
+	c := m.Config
+	C, HD, KVD, I := c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.Intermediate
+	var ws []halfweights.Matrix
+	for l := range m.layers {
+		lp := &m.layers[l]
+		ws = append(ws, halfweights.Matrix{W: lp.wq.Value, N: HD, K: C}, halfweights.Matrix{W: lp.wk.Value, N: KVD, K: C},
+			halfweights.Matrix{W: lp.wv.Value, N: KVD, K: C}, halfweights.Matrix{W: lp.wo.Value, N: C, K: HD},
+			halfweights.Matrix{W: lp.wgate.Value, N: I, K: C}, halfweights.Matrix{W: lp.wup.Value, N: I, K: C},
+			halfweights.Matrix{W: lp.wdown.Value, N: C, K: I})
+	}
+	return append(ws, halfweights.Matrix{W: m.head.Value, N: c.Vocab, K: C})
+}
+
+// DecoderCopyBytes is the memory of the bfloat16 weight copies NewDecoder makes: two bytes per
+// weight a step multiplies on a backend that offers copies in its product precision
+// (tensor.HalfWeightsFor), else 0.
+func (m *Model) DecoderCopyBytes() int64 {
+	if _, ok := tensor.HalfWeightsFor(m.Backend); !ok {
+		return 0
+	}
+	var n int64
+	for _, w := range m.decoderWeights() {
+		n += 2 * int64(w.N) * int64(w.K)
+	}
+	return n
+}
+
+// WeightCopyBytes is the memory of the decoder's bfloat16 weight copies (0 without).
+func (d *Decoder) WeightCopyBytes() int64 { return d.halves.Bytes() }
+
+// Close frees the decoder's buffers and weight copies.
 func (d *Decoder) Close() {
 	for _, t := range d.owned {
 		d.m.Backend.Free(t.Storage)
 	}
 	d.owned = nil
+	d.halves.Free()
+	d.halves = nil
 }
 
 // Limit is the number of positions the decoder holds.
@@ -120,8 +167,13 @@ func (d *Decoder) Rows() int { return d.B }
 // vocab_size logits.
 func (d *Decoder) VocabSize() int { return d.m.TokenVocab() }
 
-// Reset starts every row again at position 0.
-func (d *Decoder) Reset() { d.rows.ResetAll() }
+// Reset starts every row again at position 0 and has the next step copy the weights again
+// (where the decoder keeps bfloat16 copies), so a decoder reused after a weight update reads
+// the new weights.
+func (d *Decoder) Reset() {
+	d.rows.ResetAll()
+	d.halves.MarkStale()
+}
 
 // Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
 // -1 when they differ; RowPos gives each row's.
@@ -204,6 +256,9 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
+	if err := d.halves.Refresh(); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
 	be := m.Backend
 	N, R, C, H, KV, D, I := p.Tokens, len(rows), c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
 	HD, KVD := H*D, KV*D
@@ -218,7 +273,7 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	gate, up, act := d.gate.View(0, N, I), d.up.View(0, N, I), d.act.View(0, N, I)
 	var l int
 	linear := func(module string, out, in, w, bias *tensor.Tensor, n, k int) {
-		be.MatMul(out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
+		d.halves.MatMul(be, out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
 		d.addAdapter(l, module, out, in)
 	}
 	be.EmbeddingForward(x, tok, m.embed.Value, N, C)
@@ -262,7 +317,7 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
 	be.RMSNormForward(lastN, d.rstd.View(0, R), last, m.norm.Value, R, C, eps)
-	be.MatMul(logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
+	d.halves.MatMul(be, logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
 	host := d.hostLogits[:R*c.Vocab]
 	if err := be.Download(host, logits); err != nil {
 		return nil, err

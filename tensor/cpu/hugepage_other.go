@@ -3,4 +3,4 @@
 package cpu
 
 // adviseHugePages is a no-op where transparent huge pages cannot be requested.
-func adviseHugePages([]float32) {}
+func adviseHugePages[E float32 | uint16]([]E) {}

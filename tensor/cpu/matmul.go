@@ -49,14 +49,8 @@ func (b *Backend) matMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 		az, bz := A[z*M*K:(z+1)*M*K], B[z*K*N:(z+1)*K*N]
 		switch {
 		case M == 0 || N == 0:
-		case K == 0: // an empty sum: the bias, or zero
-			if bs != nil && !p.Accumulate {
-				for i := 0; i < M; i++ {
-					copy(c[i*N:(i+1)*N], bs)
-				}
-			} else if !p.Accumulate {
-				clear(c)
-			}
+		case K == 0:
+			emptyProduct(c, bs, M, N, p.Accumulate)
 		case p.Accumulate:
 			gemm.SgemmPrecisionThreads(threads, b.precision, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 1, c, N)
 		case bs != nil:
@@ -65,12 +59,31 @@ func (b *Backend) matMul(out, a, bm, bias *tensor.Tensor, p tensor.MatMulParams)
 			gemm.SgemmPrecisionThreads(threads, b.precision, p.TransA, p.TransB, M, N, K, 1, az, lda, bz, ldb, 0, c, N)
 		}
 		if p.Accumulate && bs != nil {
-			for i := 0; i < M; i++ {
-				row := c[i*N : (i+1)*N]
-				for j := range row {
-					row[j] += bs[j]
-				}
-			}
+			addRows(c, bs, M, N)
+		}
+	}
+}
+
+// emptyProduct writes a product over K = 0, an empty sum, into c (M, N): the bias or zero,
+// or nothing when accumulating.
+func emptyProduct(c, bias []float32, M, N int, accumulate bool) {
+	switch {
+	case accumulate:
+	case bias != nil:
+		for i := 0; i < M; i++ {
+			copy(c[i*N:(i+1)*N], bias)
+		}
+	default:
+		clear(c)
+	}
+}
+
+// addRows adds v (N values) to each of c's M rows: the bias of an accumulated product.
+func addRows(c, v []float32, M, N int) {
+	for i := 0; i < M; i++ {
+		row := c[i*N : (i+1)*N]
+		for j := range row {
+			row[j] += v[j]
 		}
 	}
 }

@@ -68,23 +68,18 @@ func Threads() int {
 // leading dimensions at least the stored row length, and slices long enough for the rows
 // they hold. The error names the argument that is wrong.
 func Validate(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) error {
+	return validate(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+}
+
+// ValidateBF16 is Validate for SgemmBF16Threads, whose B is bfloat16 bits stored (n,k).
+func ValidateBF16(transA bool, m, n, k int, a []float32, lda int, b []uint16, ldb int, c []float32, ldc int) error {
+	return validate(transA, true, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+}
+
+// validate is Validate on the operands' lengths.
+func validate(transA, transB bool, m, n, k int, la, lda, lb, ldb, lc, ldc int) error {
 	if m < 0 || n < 0 || k < 0 {
 		return fmt.Errorf("gemm: negative size m=%d n=%d k=%d", m, n, k)
-	}
-	check := func(name string, s []float32, ld, rows, cols int) error {
-		if ld < max(1, cols) {
-			return fmt.Errorf("gemm: ld%s=%d is less than the %d columns of stored %s (%dx%d)", name, ld, cols, name, rows, cols)
-		}
-		if rows == 0 || cols == 0 {
-			return nil
-		}
-		if rows-1 > (math.MaxInt-cols)/ld {
-			return fmt.Errorf("gemm: %s's %dx%d layout with ld%s=%d overflows int", name, rows, cols, name, ld)
-		}
-		if need := (rows-1)*ld + cols; len(s) < need {
-			return fmt.Errorf("gemm: %s has %d elements, its %dx%d layout with ld%s=%d needs %d", name, len(s), rows, cols, name, ld, need)
-		}
-		return nil
 	}
 	ar, ac := m, k
 	if transA {
@@ -94,13 +89,31 @@ func Validate(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 	if transB {
 		br, bc = n, k
 	}
-	if err := check("a", a, lda, ar, ac); err != nil {
+	if err := checkOperand("a", la, lda, ar, ac); err != nil {
 		return err
 	}
-	if err := check("b", b, ldb, br, bc); err != nil {
+	if err := checkOperand("b", lb, ldb, br, bc); err != nil {
 		return err
 	}
-	return check("c", c, ldc, m, n)
+	return checkOperand("c", lc, ldc, m, n)
+}
+
+// checkOperand checks that a stored rows x cols operand with row stride ld fits in length
+// elements.
+func checkOperand(name string, length, ld, rows, cols int) error {
+	if ld < max(1, cols) {
+		return fmt.Errorf("gemm: ld%s=%d is less than the %d columns of stored %s (%dx%d)", name, ld, cols, name, rows, cols)
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	if rows-1 > (math.MaxInt-cols)/ld {
+		return fmt.Errorf("gemm: %s's %dx%d layout with ld%s=%d overflows int", name, rows, cols, name, ld)
+	}
+	if need := (rows-1)*ld + cols; length < need {
+		return fmt.Errorf("gemm: %s has %d elements, its %dx%d layout with ld%s=%d needs %d", name, length, rows, cols, name, ld, need)
+	}
+	return nil
 }
 
 // Sgemm computes C = alpha * op(A) @ op(B) + beta * C, BLAS-style and row-major: op(A) is
@@ -149,14 +162,65 @@ func SgemmBiasPrecisionThreads(threads int, prec tensor.Precision, transA, trans
 	sgemm(threads, prec, transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias[:n], c, ldc)
 }
 
+// SgemmBF16Threads computes C = alpha * op(A) @ Bᵀ + beta * C in bfloat16 precision with B
+// given as bfloat16 bits (the high halves of tensor.RoundBfloat16's results, see BF16Bits),
+// stored (n,k) with row stride ldb: a weight matrix kept in half the bytes. op(A) is rounded
+// to bfloat16 as SgemmPrecisionThreads rounds it. The result is the bits of
+// SgemmPrecisionThreads(threads, tensor.BF16, transA, true, ...) on B's float32 values, for
+// any m: up to BF16DotRows rows (decoding steps) the kernels read the halves in place, more
+// rows widen them as B is packed.
+func SgemmBF16Threads(threads int, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	if err := ValidateBF16(transA, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		panic(err)
+	}
+	run(threads, tensor.BF16, transA, true, m, n, k, alpha, a, lda, nil, b, ldb, beta, nil, c, ldc)
+}
+
+// SgemmBiasBF16Threads is SgemmBF16Threads adding a bias (n values) to every row instead of
+// reading C, as SgemmBiasPrecisionThreads does.
+func SgemmBiasBF16Threads(threads int, transA bool, m, n, k int, alpha float32, a []float32, lda int, b []uint16, ldb int, bias []float32, c []float32, ldc int) {
+	if len(bias) < n {
+		panic(fmt.Sprintf("gemm: bias has %d elements, want n=%d", len(bias), n))
+	}
+	if err := ValidateBF16(transA, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
+		panic(err)
+	}
+	run(threads, tensor.BF16, transA, true, m, n, k, alpha, a, lda, nil, b, ldb, 1, bias[:n], c, ldc)
+}
+
+// BF16Bits writes the bfloat16 nearest each value of src (ties to even: the high half of
+// tensor.RoundBfloat16's result, whose low half is zero) into dst, which has len(src)
+// elements. A NaN, whose payload may lie in the dropped half, becomes a quiet NaN of its sign.
+func BF16Bits(dst []uint16, src []float32) {
+	if len(dst) != len(src) {
+		panic(fmt.Sprintf("gemm: BF16Bits of %d values into %d", len(src), len(dst)))
+	}
+	for i, v := range src {
+		b := math.Float32bits(v)
+		switch {
+		case b&0x7fffffff < 0x7f800000: // finite: round to nearest even (may carry to infinity)
+			dst[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
+		case b&0x7fffffff == 0x7f800000: // infinity
+			dst[i] = uint16(b >> 16)
+		default: // NaN
+			dst[i] = uint16((b | 0x00400000) >> 16)
+		}
+	}
+}
+
 // sgemm is SgemmThreads with an optional bias; with a bias, beta is 1 and C's old values are
 // replaced by the bias as each tile is reached.
 func sgemm(threads int, prec tensor.Precision, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias []float32, c []float32, ldc int) {
-	if threads <= 0 {
-		threads = Threads()
-	}
 	if err := Validate(transA, transB, m, n, k, a, lda, b, ldb, c, ldc); err != nil {
 		panic(err)
+	}
+	run(threads, prec, transA, transB, m, n, k, alpha, a, lda, b, nil, ldb, beta, bias, c, ldc)
+}
+
+// run computes a validated product whose B is float32 (b) or bfloat16 bits (bh, transposed).
+func run(threads int, prec tensor.Precision, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, bh []uint16, ldb int, beta float32, bias []float32, c []float32, ldc int) {
+	if threads <= 0 {
+		threads = Threads()
 	}
 	if prec < tensor.FP32 || prec > tensor.FP16 {
 		panic(fmt.Sprintf("gemm: unknown precision %v", prec))
@@ -178,16 +242,16 @@ func sgemm(threads int, prec tensor.Precision, transA, transB bool, m, n, k int,
 	*j = job{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, prec: prec,
-		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, bias: bias,
+		a: a, lda: lda, b: b, bh: bh, ldb: ldb, c: c, ldc: ldc, bias: bias,
 		kern: active,
 	}
-	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil {
+	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil && (bh == nil || j.kern.dotBF16 != nil) {
 		j.planDot(threads)
 	} else {
 		j.plan(threads)
 	}
 	j.run()
-	j.a, j.b, j.c, j.bias = nil, nil, nil, nil
+	j.a, j.b, j.bh, j.c, j.bias = nil, nil, nil, nil, nil
 	putJob(j)
 }
 
@@ -220,6 +284,7 @@ type job struct {
 	alpha, beta    float32
 	prec           tensor.Precision // operands rounded to bfloat16 or binary16 as they are packed
 	a, b, c        []float32
+	bh             []uint16  // B as bfloat16 bits, transposed, in place of b
 	bias           []float32 // with beta = 1: written into each tile of C before its first use
 	lda, ldb, ldc  int
 	kern           *microKernel
@@ -329,6 +394,16 @@ func (j *job) plan(nthreads int) {
 // dotMaxRows is the most rows of C computed with the kernel's dot product.
 const dotMaxRows = 16
 
+// BF16DotRows is the most rows of op(A) for which SgemmBF16Threads reads B's bfloat16 rows
+// in place, on this machine's kernel: dotMaxRows (16), or 0 where the kernel has no dot
+// product (the portable and NEON kernels widen B while packing it, whatever the rows).
+func BF16DotRows() int {
+	if active.dotBF16 == nil {
+		return 0
+	}
+	return dotMaxRows
+}
+
 // planDot splits C by columns, in groups of 4, for dotBlock.
 func (j *job) planDot(nthreads int) {
 	flops := 2 * float64(j.m) * float64(j.n) * float64(j.k)
@@ -383,14 +458,20 @@ func (j *job) dotBlock(ws *workspace, j0, j1 int) {
 		g := min(4, j1-jc)
 		// B's rows jc..jc+g: in place, or rounded copies k apart.
 		bs, bo, ldb := j.b, jc*j.ldb, j.ldb
-		if j.prec != tensor.FP32 {
+		switch {
+		case j.bh != nil:
+			bs, bo, ldb = j.widenedBRows(ws, jc, g, k16), 0, k
+		case j.prec != tensor.FP32:
 			bs, bo, ldb = j.roundedBRows(ws, jc, g), 0, k
 		}
 		step := j.kern.dotRows
 		for ig := 0; ig < m; ig += step {
 			r := rows[ig : ig+4]
 			mg := min(step, m-ig)
-			if g == 4 {
+			if g == 4 && j.bh != nil {
+				_ = j.bh[(jc+3)*j.ldb+k-1]
+				j.kern.dotBF16(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &j.bh[jc*j.ldb], j.ldb, &out[0])
+			} else if g == 4 {
 				_ = bs[bo+3*ldb+k-1]
 				j.kern.dot(k16, &r[0][0], &r[1][0], &r[2][0], &r[3][0], &bs[bo], ldb, &out[0])
 			} else {
@@ -463,6 +544,34 @@ func (j *job) roundedBRows(ws *workspace, jc, g int) []float32 {
 	return buf
 }
 
+// widenedBRows widens the values of B's bfloat16 rows jc..jc+g that dotBlock's Go loops read
+// into float32 in ws.brows, k values apart, and returns it: whole rows when g < 4, else only
+// columns k16..k (the kernel reads the rest in place).
+func (j *job) widenedBRows(ws *workspace, jc, g, k16 int) []float32 {
+	k := j.k
+	if cap(ws.brows) < 4*k {
+		ws.brows = make([]float32, 4*k)
+	}
+	buf := ws.brows[:4*k]
+	from := k16
+	if g < 4 {
+		from = 0
+	}
+	for x := 0; x < g; x++ {
+		off := (jc + x) * j.ldb
+		widenBF16(buf[x*k+from:x*k+k], j.bh[off+from:off+k])
+	}
+	return buf
+}
+
+// widenBF16 writes the float32 values of the bfloat16 bits src into dst.
+func widenBF16(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = math.Float32frombits(uint32(h) << 16)
+	}
+}
+
 // run executes the job on the calling goroutine and up to workers-1 pool helpers.
 func (j *job) run() {
 	j.next.Store(0)
@@ -521,15 +630,21 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 		nextKB := min(kcBlock, j.k-nextPC)
 		for jr := j0; jr < j1; jr += nr {
 			nrr := min(nr, j1-jr)
-			packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
-			if j.prec != tensor.FP32 {
-				roundOperand(ws.bp[:kb*nr], j.prec)
+			if j.bh != nil {
+				packBHalves(ws.bp[:kb*nr], j.bh, j.ldb, pc, kb, jr, nrr, nr) // already bfloat16
+			} else {
+				packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
+				if j.prec != tensor.FP32 {
+					roundOperand(ws.bp[:kb*nr], j.prec)
+				}
 			}
 			// While the kernel runs down this panel it fetches the next panel of op(B), or the
 			// next kc block's first one. The next kc block's rows of op(A) come in bursts, a
 			// part per panel: the rows of a non-transposed A are far apart, too many streams
 			// for the hardware prefetcher.
-			if next := jr + nr; next < j1 {
+			if j.bh != nil {
+				ws.walk.rows = 0 // the walk reads float32 operands
+			} else if next := jr + nr; next < j1 {
 				ws.walk.start(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next))
 			} else if nextKB > 0 {
 				ws.walk.start(j.b, j.ldb, j.transB, nextPC, nextKB, j0, min(nr, j1-j0))
@@ -597,6 +712,24 @@ func packB(dst, b []float32, ldb int, transB bool, pc, kb, jr, nrr, nr int) {
 		d := dst[jj:]
 		for p, v := range src {
 			d[p*nr] = v
+		}
+	}
+	if nrr < nr {
+		for p := 0; p < kb; p++ {
+			clear(dst[p*nr+nrr : p*nr+nr])
+		}
+	}
+}
+
+// packBHalves is packB for B given as bfloat16 bits, transposed (stored (n,k)), widening
+// each value to float32.
+func packBHalves(dst []float32, b []uint16, ldb, pc, kb, jr, nrr, nr int) {
+	for jj := 0; jj < nrr; jj++ {
+		off := (jr+jj)*ldb + pc
+		src := b[off : off+kb]
+		d := dst[jj:]
+		for p, h := range src {
+			d[p*nr] = math.Float32frombits(uint32(h) << 16)
 		}
 	}
 	if nrr < nr {

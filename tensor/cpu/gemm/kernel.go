@@ -21,7 +21,10 @@ type microKernel struct {
 	// at a time: out[4i+j] = sum over p < k16 of ai[p]*b[j*ldb+p] for i < dotRows, j < 4,
 	// k16 a multiple of 16. Reading B's rows in place avoids transposing all of B for a
 	// handful of rows.
-	dot     func(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
+	dot func(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
+	// dotBF16 is dot reading B as bfloat16 bits, widened exactly to float32: the same bits
+	// as dot on B's values rounded to bfloat16 and stored as float32.
+	dotBF16 func(k16 int, a0, a1, a2, a3 *float32, b *uint16, ldb int, out *float32)
 	dotRows int
 	// peak runs n iterations of a register-only multiply-add loop at the kernel's vector
 	// width and returns the floating-point operations per iteration.

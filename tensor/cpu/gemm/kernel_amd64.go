@@ -23,6 +23,12 @@ func dot4x4avx512(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *fl
 func dot2x4avx2(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
 
 //go:noescape
+func dot4x4avx512bf16(k16 int, a0, a1, a2, a3 *float32, b *uint16, ldb int, out *float32)
+
+//go:noescape
+func dot2x4avx2bf16(k16 int, a0, a1, a2, a3 *float32, b *uint16, ldb int, out *float32)
+
+//go:noescape
 func transpose8(dst *float32, dstStride int, src *float32, srcStride int, nblk int)
 
 //go:noescape
@@ -32,8 +38,8 @@ func fmaLoopAVX512(n int)
 func fmaLoopAVX2(n int)
 
 var (
-	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512, dot: dot4x4avx512, dotRows: 4, peak: peakAVX512}
-	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, fn: kern6x16avx2, dot: dot2x4avx2, dotRows: 2, peak: peakAVX2}
+	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512, dot: dot4x4avx512, dotBF16: dot4x4avx512bf16, dotRows: 4, peak: peakAVX512}
+	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, fn: kern6x16avx2, dot: dot2x4avx2, dotBF16: dot2x4avx2bf16, dotRows: 2, peak: peakAVX2}
 )
 
 // kernels lists the kernels this CPU can run, best first.

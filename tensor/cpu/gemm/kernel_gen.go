@@ -281,12 +281,72 @@ func prefetchRows(f *asmgen.File) {
 	f.Linef("")
 }
 
+// dotB is how a dot-product kernel reads B: float32 rows, or bfloat16 rows (the bits of
+// tensor.RoundBfloat16's results, halved) widened to float32 in registers. The widening is
+// exact, so the two kernels give the same bits for B rounded to bfloat16 beforehand.
+type dotB struct {
+	suffix string // of the kernel's name
+	elem   string // Go type of B's elements
+	shift  int    // log2 of an element's bytes
+	bf16   bool
+	// prefetchNext has every iteration ask for the next four rows of B (the next call's) at
+	// the columns it reads. Widening takes more instructions per byte than a float32 load, so
+	// the out-of-order window covers fewer bytes of B and fewer cache misses overlap:
+	// streaming halves from memory needs the requests made explicitly to outrun float32.
+	prefetchNext bool
+}
+
+var (
+	dotF32  = dotB{elem: "float32", shift: 2}
+	dotBF16 = dotB{suffix: "bf16", elem: "uint16", shift: 1, bf16: true, prefetchNext: true}
+)
+
+// prefetchSetup points R13 at B's row 5 (R12 is row 3) for prefetchB.
+func (d dotB) prefetchSetup(f *asmgen.File) {
+	if d.prefetchNext {
+		f.Instr("LEAQ (R12)(DX*2), R13")
+	}
+}
+
+// prefetchB emits the requests for rows 4-7 of B at the current columns. They are addresses
+// only: past B's end they fault nowhere.
+func (d dotB) prefetchB(f *asmgen.File) {
+	if !d.prefetchNext {
+		return
+	}
+	for _, addr := range []string{"(R12)(DX*1)", "(R13)", "(R13)(DX*1)", "(R13)(DX*2)"} {
+		f.Instr("PREFETCHT0 %s", addr)
+	}
+}
+
+// advance emits the step of B's row pointers by n bytes.
+func (d dotB) advance(f *asmgen.File, n int) {
+	regs := []string{"SI", "R12"}
+	if d.prefetchNext {
+		regs = append(regs, "R13")
+	}
+	for _, reg := range regs {
+		f.Instr("ADDQ $%d, %s", n, reg)
+	}
+}
+
+// load emits the load of one vector of B (lanes values, reg the register's prefix) at addr.
+func (d dotB) load(f *asmgen.File, addr, reg string, r int) {
+	if !d.bf16 {
+		f.Instr("VMOVUPS %s, %s%d", addr, reg, r)
+		return
+	}
+	f.Instr("VPMOVZXWD %s, %s%d", addr, reg, r)
+	f.Instr("VPSLLD $16, %s%d, %s%d", reg, r, reg, r)
+}
+
 // dot4x4 emits the AVX-512 4x4 dot-product kernel: 16 accumulators Z0-Z15, A rows in
 // Z16-Z19, B rows in Z20-Z23, then a horizontal sum of each accumulator.
-func dot4x4(f *asmgen.File) {
-	f.Linef("// func dot4x4avx512(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)")
+func dot4x4(f *asmgen.File, bt dotB) {
+	name := "dot4x4avx512" + bt.suffix
+	f.Linef("// func %s(k16 int, a0, a1, a2, a3 *float32, b *%s, ldb int, out *float32)", name, bt.elem)
 	f.Linef("// out[4i+j] = sum over p < k16 (a multiple of 16) of ai[p] * b[j*ldb + p], i, j < 4.")
-	f.Linef("TEXT ·dot4x4avx512(SB), NOSPLIT, $0-64")
+	f.Linef("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	f.Instr("MOVQ k16+0(FP), CX")
 	f.Instr("MOVQ a0+8(FP), R8")
 	f.Instr("MOVQ a1+16(FP), R9")
@@ -295,9 +355,10 @@ func dot4x4(f *asmgen.File) {
 	f.Instr("MOVQ b+40(FP), SI")
 	f.Instr("MOVQ ldb+48(FP), DX")
 	f.Instr("MOVQ out+56(FP), DI")
-	f.Instr("SHLQ $2, DX")
+	f.Instr("SHLQ $%d, DX", bt.shift)
 	f.Instr("LEAQ (SI)(DX*2), R12")
 	f.Instr("ADDQ DX, R12")
+	bt.prefetchSetup(f)
 	f.Instr("SHRQ $4, CX")
 	for r := 0; r < 16; r++ {
 		f.Instr("VXORPS Z%d, Z%d, Z%d", r, r, r)
@@ -309,16 +370,18 @@ func dot4x4(f *asmgen.File) {
 		f.Instr("VMOVUPS (%s), Z%d", reg, 16+i)
 	}
 	for j, addr := range []string{"(SI)", "(SI)(DX*1)", "(SI)(DX*2)", "(R12)"} {
-		f.Instr("VMOVUPS %s, Z%d", addr, 20+j)
+		bt.load(f, addr, "Z", 20+j)
 	}
+	bt.prefetchB(f)
 	for i := 0; i < 4; i++ {
 		for j := 0; j < 4; j++ {
 			f.Instr("VFMADD231PS Z%d, Z%d, Z%d", 20+j, 16+i, 4*i+j)
 		}
 	}
-	for _, reg := range []string{"R8", "R9", "R10", "R11", "SI", "R12"} {
+	for _, reg := range []string{"R8", "R9", "R10", "R11"} {
 		f.Instr("ADDQ $64, %s", reg)
 	}
+	bt.advance(f, 16<<bt.shift)
 	f.Instr("DECQ CX")
 	f.Instr("JNZ dloop")
 	f.Linef("reduce:")
@@ -343,20 +406,22 @@ func dot4x4(f *asmgen.File) {
 // dot2x4 emits the AVX2 dot-product kernel for two rows of A and four of B: 8 accumulators
 // Y0-Y7, A rows in Y8-Y9, B rows in Y10-Y13 (AVX2's 16 registers hold no 4x4 block), then a
 // horizontal sum of each accumulator.
-func dot2x4(f *asmgen.File) {
-	f.Linef("// func dot2x4avx2(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)")
+func dot2x4(f *asmgen.File, bt dotB) {
+	name := "dot2x4avx2" + bt.suffix
+	f.Linef("// func %s(k16 int, a0, a1, a2, a3 *float32, b *%s, ldb int, out *float32)", name, bt.elem)
 	f.Linef("// out[4i+j] = sum over p < k16 (a multiple of 16) of ai[p] * b[j*ldb + p], i < 2, j < 4;")
 	f.Linef("// a2 and a3 are not read.")
-	f.Linef("TEXT ·dot2x4avx2(SB), NOSPLIT, $0-64")
+	f.Linef("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	f.Instr("MOVQ k16+0(FP), CX")
 	f.Instr("MOVQ a0+8(FP), R8")
 	f.Instr("MOVQ a1+16(FP), R9")
 	f.Instr("MOVQ b+40(FP), SI")
 	f.Instr("MOVQ ldb+48(FP), DX")
 	f.Instr("MOVQ out+56(FP), DI")
-	f.Instr("SHLQ $2, DX")
+	f.Instr("SHLQ $%d, DX", bt.shift)
 	f.Instr("LEAQ (SI)(DX*2), R12")
 	f.Instr("ADDQ DX, R12")
+	bt.prefetchSetup(f)
 	f.Instr("SHRQ $3, CX")
 	for r := 0; r < 8; r++ {
 		f.Instr("VXORPS Y%d, Y%d, Y%d", r, r, r)
@@ -368,16 +433,18 @@ func dot2x4(f *asmgen.File) {
 		f.Instr("VMOVUPS (%s), Y%d", reg, 8+i)
 	}
 	for j, addr := range []string{"(SI)", "(SI)(DX*1)", "(SI)(DX*2)", "(R12)"} {
-		f.Instr("VMOVUPS %s, Y%d", addr, 10+j)
+		bt.load(f, addr, "Y", 10+j)
 	}
+	bt.prefetchB(f)
 	for i := 0; i < 2; i++ {
 		for j := 0; j < 4; j++ {
 			f.Instr("VFMADD231PS Y%d, Y%d, Y%d", 10+j, 8+i, 4*i+j)
 		}
 	}
-	for _, reg := range []string{"R8", "R9", "SI", "R12"} {
+	for _, reg := range []string{"R8", "R9"} {
 		f.Instr("ADDQ $32, %s", reg)
 	}
+	bt.advance(f, 8<<bt.shift)
 	f.Instr("DECQ CX")
 	f.Instr("JNZ dloop2")
 	f.Linef("reduce2:")
@@ -486,8 +553,10 @@ func main() {
 		copyRows(f, "copyRows8", 1, asmgen.AVX2)
 		copyRows(f, "copyRows16", 2, asmgen.AVX2)
 		copyRows(f, "copyRows48", 3, asmgen.AVX512)
-		dot4x4(f)
-		dot2x4(f)
+		dot4x4(f, dotF32)
+		dot2x4(f, dotF32)
+		dot4x4(f, dotBF16)
+		dot2x4(f, dotBF16)
 		prefetchRows(f)
 		roundBF16(f)
 		roundFP16(f)
