@@ -174,3 +174,30 @@ func BenchmarkSgemmFewRows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeProducts times a decoding step's products of GPT-2 124M (few rows of
+// activations against a transposed weight, (n, k)) on the dot-product path and, for
+// comparison in the same run, on the packed GotoBLAS path, which transposes B every call.
+// MB/s counts the weight's bytes, which a batch-1 step is bound by reading.
+func BenchmarkDecodeProducts(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []shape{{1, 2304, 768}, {1, 3072, 768}, {1, 768, 3072}, {1, 50304, 768}, {8, 3072, 768}} {
+		a, w, c := randSlice(r, s.m*s.k), randSlice(r, s.n*s.k), make([]float32, s.m*s.n)
+		for _, path := range []string{"dot", "packed"} {
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", s.m, s.n, s.k, path), func(b *testing.B) {
+				if active.dot == nil {
+					b.Skip("this kernel has no dot-product path")
+				}
+				if path == "packed" {
+					saved := active.dot
+					active.dot = nil
+					defer func() { active.dot = saved }()
+				}
+				b.SetBytes(int64(4 * s.n * s.k))
+				for b.Loop() {
+					Sgemm(false, true, s.m, s.n, s.k, 1, a, s.k, w, s.k, 0, c, s.n)
+				}
+			})
+		}
+	}
+}
