@@ -22,7 +22,7 @@ func (r *rlRun) beforeEvalCache() *rlrun.EvalCache {
 		why = "episodes in an environment are measured afresh"
 	case r.tasks.Data.RewardCmd != "":
 		why = "a reward program (--reward-cmd) may answer differently from run to run"
-	case r.cluster.mpi() != nil:
+	case r.cluster.Comm() != nil:
 		why = "a data-parallel job measures it on every process"
 	}
 	dir, err := rlrun.EvalCacheDir()
@@ -41,7 +41,7 @@ func (r *rlRun) beforeEvalCache() *rlrun.EvalCache {
 // and stored.
 func (r *rlRun) evaluateBefore(m rl.Policy) (*rl.EvalResult, error) {
 	measure := func() (*rl.EvalResult, error) {
-		return r.setup.Evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster.mpi())
+		return r.setup.Evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster.Comm())
 	}
 	c := r.beforeEvalCache()
 	if c == nil || len(r.setup.HeldOut) == 0 {

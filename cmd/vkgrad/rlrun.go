@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
@@ -52,7 +53,7 @@ type rlRun struct {
 	// without --init (sft --preset).
 	presetType func() string
 	// cluster is this process's place in a data-parallel sft job (nil: one process).
-	cluster *cluster
+	cluster *cluster.Member
 	// dryRun prints the footprint of the configuration and stops before training (grpo, ppo).
 	dryRun bool
 	// precision is --precision: fp32 or bf16 (fp16 needs loss scaling, which only train has).
@@ -103,7 +104,7 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	if r.runDir == "" {
 		r.runDir = r.defaultRunDir(command)
 	}
-	if !r.cluster.main() || r.dryRun { // rank 0 writes the run's files; a dry run none
+	if !r.cluster.Main() || r.dryRun { // rank 0 writes the run's files; a dry run none
 		r.metrics = zerolog.Nop()
 		r.closeMetrics = func(bool) { r.setup.Close() }
 		return nil
@@ -322,7 +323,7 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 		return err
 	}
 	opts := r.opts
-	if !r.cluster.main() {
+	if !r.cluster.Main() {
 		return nil
 	}
 	meta := rlrun.RunMeta{Command: command, HFDir: r.family.HFDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
@@ -349,7 +350,7 @@ func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt st
 		}
 	}
 	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, rundir.Metrics))
-	if r.cluster.main() {
+	if r.cluster.Main() {
 		fmt.Fprintf(stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", drawRunCurves(r.runDir), r.runDir, r.runDir)
 	}
 }

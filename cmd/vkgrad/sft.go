@@ -211,8 +211,8 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	tr.Chat = f.family.Turns
 	tr.SetLossScaler(f.lossScaler())
 	if f.cluster != nil {
-		f.log.Info().Msg(f.cluster.describe())
-		if err := tr.SetComm(f.cluster.comm); err != nil {
+		f.log.Info().Msg(f.cluster.Describe())
+		if err := tr.SetComm(f.cluster.Comm()); err != nil {
 			return nil, err
 		}
 	}
@@ -322,7 +322,7 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 		return false, nil
 	}
 	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.Reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
-		Comm: f.cluster.mpi()})
+		Comm: f.cluster.Comm()})
 	if err != nil {
 		return false, err
 	}

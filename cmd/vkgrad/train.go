@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
@@ -45,7 +46,7 @@ type trainFlags struct {
 	loopOpts       trainRun
 	stopAt         int
 	fs             *pflag.FlagSet
-	cluster        *cluster // nil: one process
+	cluster        *cluster.Member // nil: one process
 	dryRun         bool
 	overwrite      bool
 	cacheDir       string
@@ -137,12 +138,12 @@ func (f *trainFlags) run(args []string) (err error) {
 		return err
 	}
 	f.cluster = cl
-	if !cl.main() {
+	if !cl.Main() {
 		f.common.quiet = true // rank 0 speaks for the job
 	}
 	log := f.common.logger()
 	if cl != nil {
-		log.Info().Msg(cl.describe())
+		log.Info().Msg(cl.Describe())
 	}
 	be, err := f.common.backend(log)
 	if err != nil {
@@ -171,7 +172,7 @@ func (f *trainFlags) run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if !cl.main() {
+	if !cl.Main() {
 		return f.loop(tr, log, zerolog.Nop())
 	}
 	metrics, err := f.openRun(m, tr, source, resumed != nil)
@@ -227,25 +228,25 @@ func (f *trainFlags) checkSampling(m trainModel, log zerolog.Logger) error {
 // first) and builds the trainer, joined to the ranks and resumed when asked.
 func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
 	cl := f.cluster
-	if err := cl.checkSpread(fmt.Sprintf("--micro-batches %d", f.cfg.MicroBatches), max(1, f.cfg.MicroBatches)); err != nil {
+	if err := cl.CheckSpread(fmt.Sprintf("--micro-batches %d", f.cfg.MicroBatches), max(1, f.cfg.MicroBatches)); err != nil {
 		return nil, "", err
 	}
 	if f.runDir == "" {
 		f.runDir = rundir.Default(f.preset, time.Now())
 	}
-	if cl.main() {
+	if cl.Main() {
 		if f.held, err = rundir.Claim(f.runDir, resumed != nil, f.overwrite); err != nil {
 			return nil, "", err
 		}
-	} else if err := cl.barrier(); err != nil {
+	} else if err := cl.Barrier(); err != nil {
 		return nil, "", err
 	}
 	tokens, source, err := f.loadData(m.tok, log)
 	if err != nil {
 		return nil, "", err
 	}
-	if cl.main() {
-		if err := cl.barrier(); err != nil {
+	if cl.Main() {
+		if err := cl.Barrier(); err != nil {
 			return nil, "", err
 		}
 	}
@@ -253,7 +254,7 @@ func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Log
 		return nil, "", err
 	}
 	if cl != nil {
-		if err := tr.SetComm(cl.comm); err != nil {
+		if err := tr.SetComm(cl.Comm()); err != nil {
 			return nil, "", err
 		}
 	}
