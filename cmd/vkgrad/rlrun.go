@@ -210,7 +210,7 @@ func (r *rlRun) openRunFiles() (err error) {
 	if r.resumed != nil {
 		resumedStep = r.resumed.State.Step
 	}
-	tensorboard, err := reportTo(r.reportTo)
+	tensorboard, err := rundir.ReportTo(r.reportTo)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (r *rlRun) openRunFiles() (err error) {
 	if r.metricsOut, dropped, err = rundir.OpenMetrics(r.runDir, r.resumed != nil, resumedStep, tensorboard); err != nil {
 		return err
 	}
-	r.metrics = metricsLogger(r.metricsOut)
+	r.metrics = r.metricsOut.Logger()
 	if dropped > 0 {
 		r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
 			Msg("dropped metric lines written after the checkpoint (those steps run again)")

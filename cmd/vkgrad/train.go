@@ -283,14 +283,14 @@ func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, res
 	if err := rundir.WriteConfig(f.runDir, meta); err != nil {
 		return zerolog.Nop(), err
 	}
-	tensorboard, err := reportTo(f.reportTo)
+	tensorboard, err := rundir.ReportTo(f.reportTo)
 	if err != nil {
 		return zerolog.Nop(), err
 	}
 	if f.metricsOut, _, err = rundir.OpenMetrics(f.runDir, resumed, tr.Step, tensorboard); err != nil {
 		return zerolog.Nop(), err
 	}
-	return metricsLogger(f.metricsOut), nil
+	return f.metricsOut.Logger(), nil
 }
 
 // resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
