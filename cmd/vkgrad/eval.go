@@ -215,7 +215,7 @@ type evalModel struct {
 // openEvalModel reads a GPT-2 (any format), a Llama-family Hugging Face directory, or a
 // Llama-family run's checkpoint (tokenised with the directory the run started from).
 func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
-	if ok, err := isHFModelDir(path); err != nil {
+	if ok, err := load.IsLlamaDir(path); err != nil {
 		return nil, err
 	} else if ok {
 		m, err := llama.Load(be, path)
@@ -235,11 +235,11 @@ func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
 		}
 		return &evalModel{model: m, path: l.Path, maxT: m.Config.MaxSeqLen, vocab: m.Config.VocabSize, loaded: l}, nil
 	}
-	m, err := newLlamaOfState(be, l)
+	m, err := load.Llama(be, l)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
-	return llamaEvalModel(m, l.Path, hfDirOfRun(path), l)
+	return llamaEvalModel(m, l.Path, load.HFDirOfRun(path), l)
 }
 
 // llamaEvalModel pairs a Llama-family model with the tokenizer of hfDir (GPT-2's when "").

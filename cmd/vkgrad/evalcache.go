@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -82,7 +83,7 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 // initContentHash fingerprints the initial model at path, a checkpoint or a Hugging Face
 // directory.
 func initContentHash(path string) (string, error) {
-	hf, err := isHFModelDir(path)
+	hf, err := load.IsLlamaDir(path)
 	if err != nil {
 		return "", err
 	}

@@ -249,8 +249,8 @@ func (r *rlRun) hfDir() (string, error) {
 	if r.init == "" {
 		return "", nil
 	}
-	if ok, err := isHFModelDir(r.init); err != nil || !ok {
-		return hfDirOfRun(r.init), err
+	if ok, err := load.IsLlamaDir(r.init); err != nil || !ok {
+		return load.HFDirOfRun(r.init), err
 	}
 	if abs, err := filepath.Abs(r.init); err == nil {
 		return abs, nil

@@ -81,7 +81,7 @@ func (f *sampleFlags) run(args []string) error {
 	if _, err := setPrecision(be, f.precision); err != nil {
 		return err
 	}
-	t, err := hfModelType(f.model)
+	t, err := load.HFModelType(f.model)
 	if err != nil {
 		return err
 	}

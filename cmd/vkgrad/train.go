@@ -396,7 +396,7 @@ func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.
 // parameters with the optimizer state.
 func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
 	if resumed.Llama != nil {
-		m, err := newLlamaOfState(be, resumed)
+		m, err := load.Llama(be, resumed)
 		if err != nil {
 			return trainModel{}, err
 		}

@@ -69,7 +69,7 @@ func llamaTrainModel(m *llama.Model, hfDir string) (trainModel, error) {
 // initModel reads --init: a Llama-family Hugging Face directory, or a checkpoint or run
 // directory, whose state says the family. The run takes its name from it.
 func (f *trainFlags) initModel(be tensor.Backend, log zerolog.Logger) (trainModel, error) {
-	hfDir, err := isHFModelDir(f.init)
+	hfDir, err := load.IsLlamaDir(f.init)
 	if err != nil {
 		return trainModel{}, fmt.Errorf("--init: %w", err)
 	}
@@ -89,13 +89,13 @@ func (f *trainFlags) initModel(be tensor.Backend, log zerolog.Logger) (trainMode
 	if l.Llama == nil {
 		return f.initGPT2(be, l, log)
 	}
-	m, err := newLlamaOfState(be, l)
+	m, err := load.Llama(be, l)
 	if err != nil {
 		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
 	}
 	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
 	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-	return f.llamaOf(be, m, hfDirOfRun(f.init), log)
+	return f.llamaOf(be, m, load.HFDirOfRun(f.init), log)
 }
 
 // llamaOf pairs a Llama-family model with hfDir's tokenizer and checks that the run fits.
@@ -129,19 +129,4 @@ func (f *trainFlags) presetModel(be tensor.Backend, log zerolog.Logger) (trainMo
 		return trainModel{}, err
 	}
 	return f.llamaOf(be, m, "", log)
-}
-
-// newLlamaOfState makes a Llama-family model of a checkpoint's shape and adapters, with its
-// values.
-func newLlamaOfState(be tensor.Backend, l *load.Loaded) (*llama.Model, error) {
-	m, err := llama.New(be, *l.Llama)
-	if err != nil {
-		return nil, err
-	}
-	if l.State != nil && l.State.LoRA != nil {
-		if err := m.EnableLoRA(*l.State.LoRA, 0); err != nil {
-			return nil, err
-		}
-	}
-	return m, nn.Llama(m).SetStateParams(l.Params)
 }
