@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,15 +9,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
+	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn/data"
-	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
-	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -244,28 +240,9 @@ func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
 
 // llamaEvalModel pairs a Llama-family model with the tokenizer of hfDir (GPT-2's when "").
 func llamaEvalModel(m *llama.Model, path, hfDir string, l *load.Loaded) (*evalModel, error) {
-	e := &evalModel{model: m, path: path, maxT: m.Config.MaxPositions, vocab: m.Config.Vocab, loaded: l}
-	if hfDir == "" {
-		return e, nil
-	}
-	tok, err := hftok.Load(hfDir)
+	tok, err := trainrun.CorpusTokenizer(m.Config, hfDir)
 	if err != nil {
 		return nil, err
 	}
-	var sep int32
-	switch c := m.Config; {
-	case len(c.BOS) > 0:
-		sep = int32(c.BOS[0]) // a document starts after the model's BOS
-	case len(c.EOS) > 0:
-		sep = int32(c.EOS[0])
-	default:
-		return nil, fmt.Errorf("%s: no bos_token_id or eos_token_id to separate documents with", hfDir)
-	}
-	raw, err := modelfile.Read(filepath.Join(hfDir, "tokenizer.json"), modelfile.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(raw)
-	e.tok = data.LoadOptions{Tokenizer: rl.HFTokenizer{Tokenizer: tok}, Separator: sep, TokenizerID: "tokenizer.json " + hex.EncodeToString(sum[:8])}
-	return e, nil
+	return &evalModel{model: m, path: path, maxT: m.Config.MaxPositions, vocab: m.Config.Vocab, tok: tok, loaded: l}, nil
 }

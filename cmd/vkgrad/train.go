@@ -22,7 +22,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // dataFlags say where training text comes from; they are saved with the run so --resume
@@ -158,13 +157,14 @@ func (f *trainFlags) run(args []string) (err error) {
 	if _, err := setPrecision(be, f.cfg.Precision); err != nil {
 		return err
 	}
-	m, err := f.model(be, resumed, log)
+	m, name, err := f.modelChoice(log).Choose(be, resumed)
 	if errors.Is(err, trainrun.ErrDryRun) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	f.preset = name
 	if err := f.checkSampling(m, log); err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (f *trainFlags) run(args []string) (err error) {
 			err = fmt.Errorf("metrics: %w", cerr)
 		}
 	}()
-	log.Info().Str("model", m.describe()).Str("params", humanCount(m.numParams())).
+	log.Info().Str("model", m.Describe()).Str("params", humanCount(m.NumParams())).
 		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
 	return f.loop(tr, log, metrics)
 }
@@ -213,20 +213,20 @@ func (f *trainFlags) check(args []string) (err error) {
 
 // checkSampling checks the end-of-run sample's prompt (a GPT-2's; a Llama-family run samples
 // through vkgrad sample instead).
-func (f *trainFlags) checkSampling(m trainModel, log zerolog.Logger) error {
-	if m.gpt2 == nil {
+func (f *trainFlags) checkSampling(m trainrun.Model, log zerolog.Logger) error {
+	if m.GPT2 == nil {
 		if f.loopOpts.SampleTokens > 0 {
 			log.Info().Msg("no sample at the end of a Llama-family run: export it and use vkgrad sample --model")
 			f.loopOpts.SampleTokens = 0
 		}
 		return nil
 	}
-	return checkSamplePrompt(f.loopOpts, m.gpt2.Config)
+	return checkSamplePrompt(f.loopOpts, m.GPT2.Config)
 }
 
 // trainer claims the run directory (rank 0), reads the data (rank 0 tokenising into the cache
 // first) and builds the trainer, joined to the ranks and resumed when asked.
-func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
+func (f *trainFlags) trainer(m trainrun.Model, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
 	cl := f.cluster
 	if err := cl.CheckSpread(fmt.Sprintf("--micro-batches %d", f.cfg.MicroBatches), max(1, f.cfg.MicroBatches)); err != nil {
 		return nil, "", err
@@ -241,7 +241,7 @@ func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Log
 	} else if err := cl.Barrier(); err != nil {
 		return nil, "", err
 	}
-	tokens, source, err := f.loadData(m.tok, log)
+	tokens, source, err := f.loadData(m.Tok, log)
 	if err != nil {
 		return nil, "", err
 	}
@@ -250,7 +250,7 @@ func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Log
 			return nil, "", err
 		}
 	}
-	if tr, err = m.newTrainer(f.cfg, tokens, source); err != nil {
+	if tr, err = m.NewTrainer(f.cfg, tokens, source); err != nil {
 		return nil, "", err
 	}
 	if cl != nil {
@@ -269,12 +269,12 @@ func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Log
 
 // openRun writes the run's config.json and opens its metrics (dropping, on a resume, the lines
 // of steps taken after the checkpoint).
-func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, resumed bool) (zerolog.Logger, error) {
-	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.hfDir}
-	if m.llama != nil {
-		meta.Llama = &m.llama.Config
+func (f *trainFlags) openRun(m trainrun.Model, tr *train.Trainer, source string, resumed bool) (zerolog.Logger, error) {
+	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.HFDir}
+	if m.Llama != nil {
+		meta.Llama = &m.Llama.Config
 	} else {
-		meta.Model = m.gpt2.Config
+		meta.Model = m.GPT2.Config
 	}
 	var err error
 	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
@@ -380,62 +380,9 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 	return nil
 }
 
-// model is the model to train: the resumed run's shape (its parameters come with the trainer's
-// Restore), --init's, or a new one of --preset's shape; each says its family.
-func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	switch {
-	case resumed != nil:
-		return f.resumedModel(be, resumed, log)
-	case f.init != "":
-		return f.initModel(be, log)
-	}
-	return f.presetModel(be, log)
-}
-
-// resumedModel is a model of the resumed run's shape; the trainer's Restore brings its
-// parameters with the optimizer state.
-func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if resumed.Llama != nil {
-		m, err := load.Llama(be, resumed)
-		if err != nil {
-			return trainModel{}, err
-		}
-		return llamaTrainModel(m, f.hfDir)
-	}
-	if err := f.memory().CheckGPT2(be, resumed.Config, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, resumed.Config)
-	return trainModel{gpt2: m}, err
-}
-
-// initGPT2 is the GPT-2 of --init's checkpoint l; the run takes its name from the file.
-func (f *trainFlags) initGPT2(be tensor.Backend, l *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if err := f.memory().CheckGPT2(be, l.Config, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, l.Config)
-	if err != nil {
-		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-	}
-	if err := m.SetParams(l.Params); err != nil {
-		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-	}
-	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
-	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-	return trainModel{gpt2: m}, nil
-}
-
-// newGPT2 is a new random GPT-2 of shape cfg.
-func (f *trainFlags) newGPT2(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) (trainModel, error) {
-	if err := f.memory().CheckGPT2(be, cfg, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, cfg)
-	if err != nil {
-		return trainModel{}, err
-	}
-	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
+// modelChoice is the model the flags choose, checked against the device's memory.
+func (f *trainFlags) modelChoice(log zerolog.Logger) trainrun.ModelChoice {
+	return trainrun.ModelChoice{Init: f.init, Preset: f.preset, HFDir: f.hfDir, Seed: f.cfg.Seed, Memory: f.memory(), Log: log}
 }
 
 // recomputeHelp describes --recompute.

@@ -5,6 +5,8 @@
 //
 //   - [Memory] checks that a run's footprint fits the device before anything is allocated,
 //     and prints it alone for --dry-run.
+//   - [ModelChoice] makes the run's [Model]: the resumed run's shape, --init's model or a new
+//     one of --preset's shape, with the tokenizer its corpus needs ([CorpusTokenizer]).
 //   - [Loop] takes a trainer from its current step to its last through internal/runloop:
 //     validation, checkpoints, one metrics line per step ([StepLine]) and the progress bar.
 package trainrun
