@@ -32,7 +32,7 @@ func evalCommand() command {
 type evalFlags struct {
 	common    *commonFlags
 	model     string
-	df        dataFlags
+	df        trainrun.Data
 	B, T, nb  int
 	cacheDir  string
 	precision string
@@ -53,7 +53,7 @@ func (f *evalFlags) addFlags(fs *pflag.FlagSet) {
 
 // evalData is the text eval measures and how it is split and batched.
 type evalData struct {
-	df          dataFlags
+	df          trainrun.Data
 	valFraction float64
 	cfg         train.Config // Batch, Seq and the split's Seed
 }
@@ -79,11 +79,11 @@ func (f *evalFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := tokenCacheDir(f.cacheDir)
+	dir, err := trainrun.TokenCacheDir(f.cacheDir)
 	if err != nil {
 		return err
 	}
-	tokens, source, err := loadCorpus(d.df, dir, m.tok, log)
+	tokens, source, err := d.df.Load(dir, m.tok, log)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func readEvalRunMeta(path string) (*runMeta, error) {
 
 // checkFingerprint refuses a run's data that changed since the run was trained, since its
 // validation split would differ.
-func checkFingerprint(df dataFlags, source string) error {
+func checkFingerprint(df trainrun.Data, source string) error {
 	if df.Fingerprint == "" {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/runloop"
@@ -145,7 +146,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.Source()).
+	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", logfmt.Count(m.NumParams())).Str("prompts", f.tasks.Source()).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	return f.supervise(m, tr, check)
 }

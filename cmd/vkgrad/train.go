@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/cluster"
-	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn/data"
@@ -24,21 +23,10 @@ import (
 	"github.com/vkgrad/vkgrad/nn/train"
 )
 
-// dataFlags say where training text comes from; they are saved with the run so --resume
-// reloads the same tokens.
-type dataFlags struct {
-	Path     string   `json:"path"`
-	Ext      []string `json:"ext"`
-	MaxBytes int64    `json:"max_bytes"`
-	// Fingerprint identifies the data read (dataFingerprint), so eval can refuse data that
-	// changed since training.
-	Fingerprint string `json:"fingerprint,omitempty"`
-}
-
 type trainFlags struct {
 	common         *commonFlags
 	cfg            train.Config
-	data           dataFlags
+	data           trainrun.Data
 	preset, init   string
 	hfDir          string // a resumed Llama-family run's tokenizer directory
 	runDir, resume string
@@ -122,7 +110,7 @@ type runMeta struct {
 	Llama *llama.Config `json:"llama,omitempty"`
 	HFDir string        `json:"hf_dir,omitempty"`
 	Train train.Config  `json:"train"`
-	Data  dataFlags     `json:"data"`
+	Data  trainrun.Data `json:"data"`
 	Init  string        `json:"init,omitempty"`
 	Run   *trainRun     `json:"run,omitempty"` // absent in runs saved before it was
 }
@@ -184,7 +172,7 @@ func (f *trainFlags) run(args []string) (err error) {
 			err = fmt.Errorf("metrics: %w", cerr)
 		}
 	}()
-	log.Info().Str("model", m.Describe()).Str("params", humanCount(m.NumParams())).
+	log.Info().Str("model", m.Describe()).Str("params", logfmt.Count(m.NumParams())).
 		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
 	return f.loop(tr, log, metrics)
 }
@@ -395,55 +383,11 @@ func (f *trainFlags) memory() trainrun.Memory {
 }
 
 func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
-	dir, err := tokenCacheDir(f.cacheDir)
+	dir, err := trainrun.TokenCacheDir(f.cacheDir)
 	if err != nil {
 		return nil, "", err
 	}
-	return loadCorpus(f.data, dir, tok, log)
-}
-
-// loadCorpus reads the data the flags name (the Go sources by default), tokenising through a
-// cache in cacheDir.
-// loadCorpus tokenises --data (with tok's tokenizer; GPT-2's when it names none), through the
-// token cache in cacheDir.
-func loadCorpus(df dataFlags, cacheDir string, tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
-	var src data.TextSource
-	if df.Path == "" {
-		maxBytes := df.MaxBytes
-		if maxBytes == 0 {
-			maxBytes = data.DefaultGoSourceBytes
-		}
-		s, err := data.GoSourceCorpus(maxBytes)
-		if err != nil {
-			return nil, "", fmt.Errorf("default corpus: %w (pass --data)", err)
-		}
-		src = s
-		log.Info().Str("path", src.Path).Str("max_bytes", humanCount(int(maxBytes))).Msg("corpus: the Go standard library sources")
-	} else {
-		src = data.TextSource{Path: df.Path, Extensions: df.Ext, MaxBytes: df.MaxBytes}
-	}
-	bar := (*progress.Bar)(nil)
-	opt := tok
-	opt.CacheDir = cacheDir
-	opt.Progress = func(done, total int64) {
-		if bar == nil {
-			bar = progress.New(os.Stderr, int(total))
-		}
-		bar.Update(int(done), "tokenising")
-	}
-	corpus, err := data.LoadCorpus(src, opt)
-	if err != nil {
-		return nil, "", fmt.Errorf("--data: %w", err)
-	}
-	ev := log.Info().Str("tokens", humanCount(len(corpus.Tokens))).Int("files", len(corpus.Files))
-	if corpus.FromCache {
-		ev = ev.Str("cache", corpus.CachePath)
-	}
-	ev.Msg("corpus loaded")
-	if n := len(corpus.Skipped); n > 0 {
-		log.Warn().Int("files", n).Strs("first", corpus.Skipped[:min(n, 5)]).Msg("skipped files that are binary or not UTF-8")
-	}
-	return corpus.Tokens, src.Path, nil
+	return f.data.Load(dir, tok, log)
 }
 
 // checkSamplePrompt refuses, before training, a --sample-prompt the end of the run could not use.

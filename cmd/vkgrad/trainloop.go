@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vkgrad/vkgrad/internal/cluster"
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
@@ -58,7 +59,7 @@ func (f *trainFlags) report(tr *train.Trainer, res trainrun.Result, log zerolog.
 	firstVal, finalVal := res.FirstVal, res.FinalVal
 	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
 		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
-		Float64("tok_per_s", rounded(float64(res.Tokens)/wall.Seconds())).Msg("validation loss")
+		Float64("tok_per_s", logfmt.Rounded(float64(res.Tokens)/wall.Seconds())).Msg("validation loss")
 	if tr.Val == nil {
 		fmt.Fprintf(stdout, "trained %d steps in %s (no validation split: --val-fraction 0)\n", tr.Step, wall.Round(time.Second))
 	} else {
