@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/internal/timing"
@@ -114,7 +115,7 @@ func (f *benchFlags) run(args []string) error {
 		report["profile"] = kernelProfile(be)
 	}
 	report["preset"], report["device"], report["precision"] = f.preset, be.Name(), f.precision
-	if !cl.main() {
+	if !cl.Main() {
 		return nil
 	}
 	if f.asJSON {
@@ -173,7 +174,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 }
 
 // benchmark runs the benchmark named kind on shape and returns its report.
-func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster, kind string, s benchShape) (map[string]any, error) {
+func (f *benchFlags) benchmark(be tensor.Backend, cl *cluster.Member, kind string, s benchShape) (map[string]any, error) {
 	switch {
 	case kind == "rl":
 		return f.benchRL(be, s)
@@ -304,7 +305,7 @@ func settle() { runtime.GC() }
 
 // benchCluster joins the MPI job bench train was launched in (nil for one process); the other
 // benchmarks run alone.
-func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
+func benchCluster(common *commonFlags, bench, preset string) (*cluster.Member, error) {
 	if bench != "train" {
 		return nil, nil
 	}
@@ -315,7 +316,7 @@ func benchCluster(common *commonFlags, bench, preset string) (*cluster, error) {
 	if _, isLlama := llamaPreset(preset); isLlama {
 		return nil, fmt.Errorf("bench train under MPI times GPT-2 presets only")
 	}
-	if !cl.main() {
+	if !cl.Main() {
 		common.quiet = true
 	}
 	return cl, nil
@@ -327,7 +328,7 @@ type trainBenchRun struct {
 	recompute bool   // --recompute
 }
 
-func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, run trainBenchRun, B, T, steps, warmup int, profile bool) (map[string]any, error) {
+func benchTrain(be tensor.Backend, cl *cluster.Member, cfg gpt2.Config, run trainBenchRun, B, T, steps, warmup int, profile bool) (map[string]any, error) {
 	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		return nil, err
@@ -342,7 +343,7 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, run trainBenchR
 	}
 	ranks := 1
 	if cl != nil {
-		ranks = cl.comm.Size()
+		ranks = cl.Comm().Size()
 	}
 	tc := train.DefaultConfig()
 	tc.Batch, tc.Seq, tc.Steps, tc.ValFraction, tc.Warmup, tc.MicroBatches, tc.Precision = B, T, 1<<30, 0, 0, ranks, run.precision
@@ -352,7 +353,7 @@ func benchTrain(be tensor.Backend, cl *cluster, cfg gpt2.Config, run trainBenchR
 		return nil, err
 	}
 	if cl != nil {
-		if err := tr.SetComm(cl.comm); err != nil {
+		if err := tr.SetComm(cl.Comm()); err != nil {
 			return nil, err
 		}
 	}

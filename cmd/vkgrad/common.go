@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -83,41 +81,6 @@ func logValidation(src validationSource, log zerolog.Logger) {
 	}
 	log.Info().Msg("Vulkan validation layer on (VKGRAD_VALIDATION=1): its messages follow as warnings")
 	src.OnValidationMessage(func(msg string) { log.Warn().Str("layer", "validation").Msg(msg) })
-}
-
-func humanCount(n int) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.2fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
-
-// tokenCacheDir is where tokenised corpora are cached: dir when given, else vkgrad's folder in
-// the user cache directory (not the working directory, which may be read-only).
-func tokenCacheDir(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no user cache directory (%v): pass --cache-dir", err)
-	}
-	return filepath.Join(base, "vkgrad", "tokens"), nil
-}
-
-// rounded keeps four significant digits of x, for log lines a person reads (metrics files keep
-// every digit).
-func rounded(x float64) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
-	return math.Round(x*scale) / scale
 }
 
 // addOptimizerFlags binds the learning rate, its schedule, weight decay and clipping, the same

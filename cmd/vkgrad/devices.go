@@ -59,7 +59,7 @@ func devicesPerRank() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: --device auto -> %s\n", cl.describe(), c.device)
+	fmt.Fprintf(stdout, "%s: --device auto -> %s\n", cl.Describe(), c.device)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/sysinfo"
+	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/hub"
 	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
@@ -370,7 +371,7 @@ func huggingFaceChecks(timeout time.Duration) []check {
 // compiled Vulkan pipelines.
 func cacheChecks(timeout time.Duration) []check {
 	var out []check
-	if dir, err := tokenCacheDir(""); err != nil {
+	if dir, err := trainrun.TokenCacheDir(""); err != nil {
 		out = append(out, check{Name: "tokens", Status: statusWarning, Detail: err.Error()})
 	} else {
 		out = append(out, cacheDirCheck("tokens", dir, timeout, "created by the first run that tokenises a corpus", nil))

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,15 +9,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
+	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn/data"
-	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
-	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -36,7 +32,7 @@ func evalCommand() command {
 type evalFlags struct {
 	common    *commonFlags
 	model     string
-	df        dataFlags
+	df        trainrun.Data
 	B, T, nb  int
 	cacheDir  string
 	precision string
@@ -57,7 +53,7 @@ func (f *evalFlags) addFlags(fs *pflag.FlagSet) {
 
 // evalData is the text eval measures and how it is split and batched.
 type evalData struct {
-	df          dataFlags
+	df          trainrun.Data
 	valFraction float64
 	cfg         train.Config // Batch, Seq and the split's Seed
 }
@@ -83,11 +79,11 @@ func (f *evalFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := tokenCacheDir(f.cacheDir)
+	dir, err := trainrun.TokenCacheDir(f.cacheDir)
 	if err != nil {
 		return err
 	}
-	tokens, source, err := loadCorpus(d.df, dir, m.tok, log)
+	tokens, source, err := d.df.Load(dir, m.tok, log)
 	if err != nil {
 		return err
 	}
@@ -159,7 +155,7 @@ func readEvalRunMeta(path string) (*runMeta, error) {
 
 // checkFingerprint refuses a run's data that changed since the run was trained, since its
 // validation split would differ.
-func checkFingerprint(df dataFlags, source string) error {
+func checkFingerprint(df trainrun.Data, source string) error {
 	if df.Fingerprint == "" {
 		return nil
 	}
@@ -215,7 +211,7 @@ type evalModel struct {
 // openEvalModel reads a GPT-2 (any format), a Llama-family Hugging Face directory, or a
 // Llama-family run's checkpoint (tokenised with the directory the run started from).
 func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
-	if ok, err := isHFModelDir(path); err != nil {
+	if ok, err := load.IsLlamaDir(path); err != nil {
 		return nil, err
 	} else if ok {
 		m, err := llama.Load(be, path)
@@ -235,37 +231,18 @@ func openEvalModel(path string, be tensor.Backend) (*evalModel, error) {
 		}
 		return &evalModel{model: m, path: l.Path, maxT: m.Config.MaxSeqLen, vocab: m.Config.VocabSize, loaded: l}, nil
 	}
-	m, err := newLlamaOfState(be, l)
+	m, err := load.Llama(be, l)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
-	return llamaEvalModel(m, l.Path, hfDirOfRun(path), l)
+	return llamaEvalModel(m, l.Path, load.HFDirOfRun(path), l)
 }
 
 // llamaEvalModel pairs a Llama-family model with the tokenizer of hfDir (GPT-2's when "").
 func llamaEvalModel(m *llama.Model, path, hfDir string, l *load.Loaded) (*evalModel, error) {
-	e := &evalModel{model: m, path: path, maxT: m.Config.MaxPositions, vocab: m.Config.Vocab, loaded: l}
-	if hfDir == "" {
-		return e, nil
-	}
-	tok, err := hftok.Load(hfDir)
+	tok, err := trainrun.CorpusTokenizer(m.Config, hfDir)
 	if err != nil {
 		return nil, err
 	}
-	var sep int32
-	switch c := m.Config; {
-	case len(c.BOS) > 0:
-		sep = int32(c.BOS[0]) // a document starts after the model's BOS
-	case len(c.EOS) > 0:
-		sep = int32(c.EOS[0])
-	default:
-		return nil, fmt.Errorf("%s: no bos_token_id or eos_token_id to separate documents with", hfDir)
-	}
-	raw, err := modelfile.Read(filepath.Join(hfDir, "tokenizer.json"), modelfile.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(raw)
-	e.tok = data.LoadOptions{Tokenizer: rl.HFTokenizer{Tokenizer: tok}, Separator: sep, TokenizerID: "tokenizer.json " + hex.EncodeToString(sum[:8])}
-	return e, nil
+	return &evalModel{model: m, path: path, maxT: m.Config.MaxPositions, vocab: m.Config.Vocab, tok: tok, loaded: l}, nil
 }

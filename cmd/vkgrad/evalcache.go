@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -22,7 +23,7 @@ func (r *rlRun) beforeEvalCache() *rlrun.EvalCache {
 		why = "episodes in an environment are measured afresh"
 	case r.tasks.Data.RewardCmd != "":
 		why = "a reward program (--reward-cmd) may answer differently from run to run"
-	case r.cluster.mpi() != nil:
+	case r.cluster.Comm() != nil:
 		why = "a data-parallel job measures it on every process"
 	}
 	dir, err := rlrun.EvalCacheDir()
@@ -41,7 +42,7 @@ func (r *rlRun) beforeEvalCache() *rlrun.EvalCache {
 // and stored.
 func (r *rlRun) evaluateBefore(m rl.Policy) (*rl.EvalResult, error) {
 	measure := func() (*rl.EvalResult, error) {
-		return r.setup.Evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster.mpi())
+		return r.setup.Evaluate(m, &r.tasks, r.family, r.evalTemp, r.cluster.Comm())
 	}
 	c := r.beforeEvalCache()
 	if c == nil || len(r.setup.HeldOut) == 0 {
@@ -82,7 +83,7 @@ func (r *rlRun) beforeEvalKey() (string, error) {
 // initContentHash fingerprints the initial model at path, a checkpoint or a Hugging Face
 // directory.
 func initContentHash(path string) (string, error) {
-	hf, err := isHFModelDir(path)
+	hf, err := load.IsLlamaDir(path)
 	if err != nil {
 		return "", err
 	}

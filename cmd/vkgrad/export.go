@@ -54,7 +54,7 @@ func export(model, format, out, dtype string) error {
 	if err := checkExportOut(model, format, out); err != nil {
 		return err
 	}
-	t, err := hfModelType(model)
+	t, err := load.HFModelType(model)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func export(model, format, out, dtype string) error {
 		if format != "hf" {
 			return fmt.Errorf("--format %s: a %s run can only be exported as hf", format, l.Llama.Architecture)
 		}
-		return exportLlamaRun(l, hfDirOfRun(model), out, dtype)
+		return exportLlamaRun(l, load.HFDirOfRun(model), out, dtype)
 	}
 	switch format {
 	case "hf":
@@ -122,13 +122,13 @@ func checkExportOut(model, format, out string) error {
 	if mst, err := os.Stat(model); err == nil && !mst.IsDir() {
 		modelDir = filepath.Dir(model)
 	}
-	if same(out, modelDir) || same(out, hfDirOfRun(model)) {
+	if same(out, modelDir) || same(out, load.HFDirOfRun(model)) {
 		return fmt.Errorf("--out %s is the model's own directory: exporting there would write over its files; choose a new directory", out)
 	}
 	if found := rundir.Existing(out); slices.Contains(found, rundir.Checkpoint) || slices.Contains(found, rundir.Metrics) {
 		return fmt.Errorf("--out %s holds a vkgrad run (%s): exporting there would write over its config.json; choose a new directory", out, strings.Join(found, ", "))
 	}
-	if t, err := hfModelType(out); exists(filepath.Join(out, "config.json")) && (err != nil || t == "") {
+	if t, err := load.HFModelType(out); exists(filepath.Join(out, "config.json")) && (err != nil || t == "") {
 		return fmt.Errorf("--out %s holds a config.json that is not a Hugging Face model's: exporting there would write over it; choose a new directory", out)
 	}
 	return nil
@@ -224,4 +224,10 @@ func writeTokenizer(hfDir, out string) error {
 		}
 	}
 	return nil
+}
+
+// exists reports whether path names anything, a dangling link included.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

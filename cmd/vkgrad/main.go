@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/vkgrad/vkgrad/internal/cluster"
 )
 
 // command is one subcommand: its flags are registered on fs by setup, which returns the action.
@@ -122,20 +124,20 @@ func main() {
 // after an error, once the error is read) and returns the process's exit code.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
-		if err = joined.leave(false); err == nil {
+		if err = joined.Leave(false); err == nil {
 			return 0
 		}
 		err = fmt.Errorf("leaving the MPI job: %w", err)
 	}
 	printError(err, stderr)
-	if errors.As(err, new(agreedStop)) {
-		joined.leave(false)
+	if errors.As(err, new(cluster.AgreedStop)) {
+		joined.Leave(false)
 		return 1
 	}
 	if f, ok := stderr.(*os.File); ok && joined != nil {
 		waitRead(f)
 	}
-	joined.leave(true)
+	joined.Leave(true)
 	return 1
 }
 
@@ -145,5 +147,5 @@ func printError(err error, stderr io.Writer) {
 	if errors.Is(err, errUsage) {
 		msg = strings.TrimPrefix(msg, errUsage.Error()+": ")
 	}
-	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.errorPrefix(), msg)
+	fmt.Fprintf(stderr, "vkgrad: %s%s\n", joined.ErrorPrefix(), msg)
 }

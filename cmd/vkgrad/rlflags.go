@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -121,7 +122,7 @@ func logEval(log, metrics zerolog.Logger, step int, when string, r *rl.EvalResul
 		ev = ev.Float64("accuracy/"+name, e.Accuracy).Float64("sampled_accuracy/"+name, e.SampledAccuracy)
 	}
 	ev.Msg("")
-	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("accuracy_se", rounded(r.AccuracySE)).Float64("sampled_accuracy", r.SampledAccuracy).
+	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("accuracy_se", logfmt.Rounded(r.AccuracySE)).Float64("sampled_accuracy", r.SampledAccuracy).
 		Float64("mean_reward", r.MeanReward).Msg("held-out accuracy " + when)
 }
 

@@ -46,7 +46,7 @@ func (r *rlRun) loop(kind string, tr rlTrainer, steps int) error {
 	}
 	var table bytes.Buffer
 	l.state.Summary.Table(&table)
-	if r.cluster.main() {
+	if r.cluster.Main() {
 		if err := os.WriteFile(filepath.Join(r.runDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
 			return err
 		}

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
@@ -18,24 +15,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
-
-// hfDirOfRun returns the Hugging Face directory a run directory (or its checkpoint) was
-// started from, "" when the run is a GPT-2's.
-func hfDirOfRun(path string) string {
-	p, err := load.Resolve(path)
-	if err != nil {
-		return ""
-	}
-	raw, err := rundir.ReadConfig(filepath.Dir(p))
-	if err != nil {
-		return ""
-	}
-	var meta rlrun.RunMeta
-	if json.Unmarshal(raw, &meta) != nil {
-		return ""
-	}
-	return meta.HFDir
-}
 
 // modelType is the model_type of the Llama-family model a run trains over GPT-2's tokenizer:
 // the resumed run's, --init's checkpoint's, or the new model's preset (presetType); "" for a
@@ -72,7 +51,7 @@ func addLoRAFlags(fs *pflag.FlagSet, l *rlrun.LoRA) {
 // nil), or any checkpoint or run directory (GPT-2 or Llama-family, with its adapters), placed on
 // the run's backend.
 func (r *rlRun) loadPolicy(path string) (p rl.Policy, l *load.Loaded, err error) {
-	if ok, err := isHFModelDir(path); err != nil {
+	if ok, err := load.IsLlamaDir(path); err != nil {
 		return nil, nil, err
 	} else if ok {
 		m, err := llama.Load(r.be, path)
@@ -106,7 +85,7 @@ func dropHostWeights(l *load.Loaded) {
 // policyOf places a checkpoint's model, adapters included, on the run's backend.
 func (r *rlRun) policyOf(l *load.Loaded) (rl.Policy, error) {
 	if l.Llama != nil {
-		m, err := newLlamaOfState(r.be, l)
+		m, err := load.Llama(r.be, l)
 		if err != nil {
 			return nil, err
 		}

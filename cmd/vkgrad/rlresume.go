@@ -140,7 +140,7 @@ func (r *rlRun) save(tr checkpointer, rs *rlrun.RunState) (string, error) {
 	if err := tr.CheckReplicas(); err != nil { // every rank holds the same state; rank 0 writes it
 		return "", err
 	}
-	if !r.cluster.main() {
+	if !r.cluster.Main() {
 		return path, nil
 	}
 	st, err := tr.CheckpointView() // written below, before the next step

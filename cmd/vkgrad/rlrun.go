@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn"
@@ -52,7 +53,7 @@ type rlRun struct {
 	// without --init (sft --preset).
 	presetType func() string
 	// cluster is this process's place in a data-parallel sft job (nil: one process).
-	cluster *cluster
+	cluster *cluster.Member
 	// dryRun prints the footprint of the configuration and stops before training (grpo, ppo).
 	dryRun bool
 	// precision is --precision: fp32 or bf16 (fp16 needs loss scaling, which only train has).
@@ -103,7 +104,7 @@ func (r *rlRun) start(fs *pflag.FlagSet, command string, spec resumeSpec) error 
 	if r.runDir == "" {
 		r.runDir = r.defaultRunDir(command)
 	}
-	if !r.cluster.main() || r.dryRun { // rank 0 writes the run's files; a dry run none
+	if !r.cluster.Main() || r.dryRun { // rank 0 writes the run's files; a dry run none
 		r.metrics = zerolog.Nop()
 		r.closeMetrics = func(bool) { r.setup.Close() }
 		return nil
@@ -209,7 +210,7 @@ func (r *rlRun) openRunFiles() (err error) {
 	if r.resumed != nil {
 		resumedStep = r.resumed.State.Step
 	}
-	tensorboard, err := reportTo(r.reportTo)
+	tensorboard, err := rundir.ReportTo(r.reportTo)
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (r *rlRun) openRunFiles() (err error) {
 	if r.metricsOut, dropped, err = rundir.OpenMetrics(r.runDir, r.resumed != nil, resumedStep, tensorboard); err != nil {
 		return err
 	}
-	r.metrics = metricsLogger(r.metricsOut)
+	r.metrics = r.metricsOut.Logger()
 	if dropped > 0 {
 		r.log.Warn().Int("lines", dropped).Int("step", resumedStep).
 			Msg("dropped metric lines written after the checkpoint (those steps run again)")
@@ -248,8 +249,8 @@ func (r *rlRun) hfDir() (string, error) {
 	if r.init == "" {
 		return "", nil
 	}
-	if ok, err := isHFModelDir(r.init); err != nil || !ok {
-		return hfDirOfRun(r.init), err
+	if ok, err := load.IsLlamaDir(r.init); err != nil || !ok {
+		return load.HFDirOfRun(r.init), err
 	}
 	if abs, err := filepath.Abs(r.init); err == nil {
 		return abs, nil
@@ -322,7 +323,7 @@ func (r *rlRun) writeConfig(command string, m rl.Policy, cfg any) error {
 		return err
 	}
 	opts := r.opts
-	if !r.cluster.main() {
+	if !r.cluster.Main() {
 		return nil
 	}
 	meta := rlrun.RunMeta{Command: command, HFDir: r.family.HFDir, Init: r.init, Tasks: r.tasks, Config: raw, Run: &opts, LoRA: r.lora, Precision: r.precision}
@@ -349,7 +350,7 @@ func (r *rlRun) finish(before, after *rl.EvalResult, wall time.Duration, ckpt st
 		}
 	}
 	fmt.Fprintf(stdout, "checkpoint: %s\nmetrics:    %s\n", ckpt, filepath.Join(r.runDir, rundir.Metrics))
-	if r.cluster.main() {
+	if r.cluster.Main() {
 		fmt.Fprintf(stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", drawRunCurves(r.runDir), r.runDir, r.runDir)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
@@ -81,7 +82,7 @@ func (f *sampleFlags) run(args []string) error {
 	if _, err := setPrecision(be, f.precision); err != nil {
 		return err
 	}
-	t, err := hfModelType(f.model)
+	t, err := load.HFModelType(f.model)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func (f *sampleFlags) run(args []string) error {
 		fmt.Fprintln(stdout, text)
 	}
 	total := res.tokens
-	log.Info().Int("tokens", total).Float64("tok_per_s", rounded(float64(total)/elapsed.Seconds())).Msg("sampled")
+	log.Info().Int("tokens", total).Float64("tok_per_s", logfmt.Rounded(float64(total)/elapsed.Seconds())).Msg("sampled")
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/sample"
@@ -64,7 +65,7 @@ func sampleHF(be tensor.Backend, dir, prompt, chat string, n, count int, opt sam
 	if err != nil {
 		return err
 	}
-	log.Info().Int("tokens", total).Float64("tok_per_s", rounded(float64(total)/time.Since(start).Seconds())).Msg("sampled")
+	log.Info().Int("tokens", total).Float64("tok_per_s", logfmt.Rounded(float64(total)/time.Since(start).Seconds())).Msg("sampled")
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/runloop"
@@ -145,7 +146,7 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", humanCount(m.NumParams())).Str("prompts", f.tasks.Source()).
+	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", logfmt.Count(m.NumParams())).Str("prompts", f.tasks.Source()).
 		Str("run_dir", f.runDir).Msg("supervised training")
 	return f.supervise(m, tr, check)
 }
@@ -211,8 +212,8 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 	tr.Chat = f.family.Turns
 	tr.SetLossScaler(f.lossScaler())
 	if f.cluster != nil {
-		f.log.Info().Msg(f.cluster.describe())
-		if err := tr.SetComm(f.cluster.comm); err != nil {
+		f.log.Info().Msg(f.cluster.Describe())
+		if err := tr.SetComm(f.cluster.Comm()); err != nil {
 			return nil, err
 		}
 	}
@@ -322,7 +323,7 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 		return false, nil
 	}
 	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.Reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
-		Comm: f.cluster.mpi()})
+		Comm: f.cluster.Comm()})
 	if err != nil {
 		return false, err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,7 +11,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/progress"
+	"github.com/vkgrad/vkgrad/internal/cluster"
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn/data"
@@ -21,31 +21,19 @@ import (
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
-	"github.com/vkgrad/vkgrad/tensor"
 )
-
-// dataFlags say where training text comes from; they are saved with the run so --resume
-// reloads the same tokens.
-type dataFlags struct {
-	Path     string   `json:"path"`
-	Ext      []string `json:"ext"`
-	MaxBytes int64    `json:"max_bytes"`
-	// Fingerprint identifies the data read (dataFingerprint), so eval can refuse data that
-	// changed since training.
-	Fingerprint string `json:"fingerprint,omitempty"`
-}
 
 type trainFlags struct {
 	common         *commonFlags
 	cfg            train.Config
-	data           dataFlags
+	data           trainrun.Data
 	preset, init   string
 	hfDir          string // a resumed Llama-family run's tokenizer directory
 	runDir, resume string
 	loopOpts       trainRun
 	stopAt         int
 	fs             *pflag.FlagSet
-	cluster        *cluster // nil: one process
+	cluster        *cluster.Member // nil: one process
 	dryRun         bool
 	overwrite      bool
 	cacheDir       string
@@ -122,7 +110,7 @@ type runMeta struct {
 	Llama *llama.Config `json:"llama,omitempty"`
 	HFDir string        `json:"hf_dir,omitempty"`
 	Train train.Config  `json:"train"`
-	Data  dataFlags     `json:"data"`
+	Data  trainrun.Data `json:"data"`
 	Init  string        `json:"init,omitempty"`
 	Run   *trainRun     `json:"run,omitempty"` // absent in runs saved before it was
 }
@@ -137,12 +125,12 @@ func (f *trainFlags) run(args []string) (err error) {
 		return err
 	}
 	f.cluster = cl
-	if !cl.main() {
+	if !cl.Main() {
 		f.common.quiet = true // rank 0 speaks for the job
 	}
 	log := f.common.logger()
 	if cl != nil {
-		log.Info().Msg(cl.describe())
+		log.Info().Msg(cl.Describe())
 	}
 	be, err := f.common.backend(log)
 	if err != nil {
@@ -157,13 +145,14 @@ func (f *trainFlags) run(args []string) (err error) {
 	if _, err := setPrecision(be, f.cfg.Precision); err != nil {
 		return err
 	}
-	m, err := f.model(be, resumed, log)
+	m, name, err := f.modelChoice(log).Choose(be, resumed)
 	if errors.Is(err, trainrun.ErrDryRun) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	f.preset = name
 	if err := f.checkSampling(m, log); err != nil {
 		return err
 	}
@@ -171,7 +160,7 @@ func (f *trainFlags) run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if !cl.main() {
+	if !cl.Main() {
 		return f.loop(tr, log, zerolog.Nop())
 	}
 	metrics, err := f.openRun(m, tr, source, resumed != nil)
@@ -183,7 +172,7 @@ func (f *trainFlags) run(args []string) (err error) {
 			err = fmt.Errorf("metrics: %w", cerr)
 		}
 	}()
-	log.Info().Str("model", m.describe()).Str("params", humanCount(m.numParams())).
+	log.Info().Str("model", m.Describe()).Str("params", logfmt.Count(m.NumParams())).
 		Int("train_batches_per_epoch", tr.Train.BatchesPerEpoch()).Str("run_dir", f.runDir).Msg("training")
 	return f.loop(tr, log, metrics)
 }
@@ -212,48 +201,48 @@ func (f *trainFlags) check(args []string) (err error) {
 
 // checkSampling checks the end-of-run sample's prompt (a GPT-2's; a Llama-family run samples
 // through vkgrad sample instead).
-func (f *trainFlags) checkSampling(m trainModel, log zerolog.Logger) error {
-	if m.gpt2 == nil {
+func (f *trainFlags) checkSampling(m trainrun.Model, log zerolog.Logger) error {
+	if m.GPT2 == nil {
 		if f.loopOpts.SampleTokens > 0 {
 			log.Info().Msg("no sample at the end of a Llama-family run: export it and use vkgrad sample --model")
 			f.loopOpts.SampleTokens = 0
 		}
 		return nil
 	}
-	return checkSamplePrompt(f.loopOpts, m.gpt2.Config)
+	return checkSamplePrompt(f.loopOpts, m.GPT2.Config)
 }
 
 // trainer claims the run directory (rank 0), reads the data (rank 0 tokenising into the cache
 // first) and builds the trainer, joined to the ranks and resumed when asked.
-func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
+func (f *trainFlags) trainer(m trainrun.Model, resumed *load.Loaded, log zerolog.Logger) (tr *train.Trainer, source string, err error) {
 	cl := f.cluster
-	if err := cl.checkSpread(fmt.Sprintf("--micro-batches %d", f.cfg.MicroBatches), max(1, f.cfg.MicroBatches)); err != nil {
+	if err := cl.CheckSpread(fmt.Sprintf("--micro-batches %d", f.cfg.MicroBatches), max(1, f.cfg.MicroBatches)); err != nil {
 		return nil, "", err
 	}
 	if f.runDir == "" {
 		f.runDir = rundir.Default(f.preset, time.Now())
 	}
-	if cl.main() {
+	if cl.Main() {
 		if f.held, err = rundir.Claim(f.runDir, resumed != nil, f.overwrite); err != nil {
 			return nil, "", err
 		}
-	} else if err := cl.barrier(); err != nil {
+	} else if err := cl.Barrier(); err != nil {
 		return nil, "", err
 	}
-	tokens, source, err := f.loadData(m.tok, log)
+	tokens, source, err := f.loadData(m.Tok, log)
 	if err != nil {
 		return nil, "", err
 	}
-	if cl.main() {
-		if err := cl.barrier(); err != nil {
+	if cl.Main() {
+		if err := cl.Barrier(); err != nil {
 			return nil, "", err
 		}
 	}
-	if tr, err = m.newTrainer(f.cfg, tokens, source); err != nil {
+	if tr, err = m.NewTrainer(f.cfg, tokens, source); err != nil {
 		return nil, "", err
 	}
 	if cl != nil {
-		if err := tr.SetComm(cl.comm); err != nil {
+		if err := tr.SetComm(cl.Comm()); err != nil {
 			return nil, "", err
 		}
 	}
@@ -268,12 +257,12 @@ func (f *trainFlags) trainer(m trainModel, resumed *load.Loaded, log zerolog.Log
 
 // openRun writes the run's config.json and opens its metrics (dropping, on a resume, the lines
 // of steps taken after the checkpoint).
-func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, resumed bool) (zerolog.Logger, error) {
-	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.hfDir}
-	if m.llama != nil {
-		meta.Llama = &m.llama.Config
+func (f *trainFlags) openRun(m trainrun.Model, tr *train.Trainer, source string, resumed bool) (zerolog.Logger, error) {
+	meta := runMeta{Train: f.cfg, Data: f.data, Init: f.init, Run: &f.loopOpts, HFDir: m.HFDir}
+	if m.Llama != nil {
+		meta.Llama = &m.Llama.Config
 	} else {
-		meta.Model = m.gpt2.Config
+		meta.Model = m.GPT2.Config
 	}
 	var err error
 	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
@@ -282,14 +271,14 @@ func (f *trainFlags) openRun(m trainModel, tr *train.Trainer, source string, res
 	if err := rundir.WriteConfig(f.runDir, meta); err != nil {
 		return zerolog.Nop(), err
 	}
-	tensorboard, err := reportTo(f.reportTo)
+	tensorboard, err := rundir.ReportTo(f.reportTo)
 	if err != nil {
 		return zerolog.Nop(), err
 	}
 	if f.metricsOut, _, err = rundir.OpenMetrics(f.runDir, resumed, tr.Step, tensorboard); err != nil {
 		return zerolog.Nop(), err
 	}
-	return metricsLogger(f.metricsOut), nil
+	return f.metricsOut.Logger(), nil
 }
 
 // resumeFixed are the flags that decide a run's numbers: a resumed run keeps its own, and a
@@ -379,62 +368,9 @@ func (f *trainFlags) adoptSaved(saved train.Config, meta runMeta, step int) erro
 	return nil
 }
 
-// model is the model to train: the resumed run's shape (its parameters come with the trainer's
-// Restore), --init's, or a new one of --preset's shape; each says its family.
-func (f *trainFlags) model(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	switch {
-	case resumed != nil:
-		return f.resumedModel(be, resumed, log)
-	case f.init != "":
-		return f.initModel(be, log)
-	}
-	return f.presetModel(be, log)
-}
-
-// resumedModel is a model of the resumed run's shape; the trainer's Restore brings its
-// parameters with the optimizer state.
-func (f *trainFlags) resumedModel(be tensor.Backend, resumed *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if resumed.Llama != nil {
-		m, err := newLlamaOfState(be, resumed)
-		if err != nil {
-			return trainModel{}, err
-		}
-		return llamaTrainModel(m, f.hfDir)
-	}
-	if err := f.memory().CheckGPT2(be, resumed.Config, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, resumed.Config)
-	return trainModel{gpt2: m}, err
-}
-
-// initGPT2 is the GPT-2 of --init's checkpoint l; the run takes its name from the file.
-func (f *trainFlags) initGPT2(be tensor.Backend, l *load.Loaded, log zerolog.Logger) (trainModel, error) {
-	if err := f.memory().CheckGPT2(be, l.Config, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, l.Config)
-	if err != nil {
-		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-	}
-	if err := m.SetParams(l.Params); err != nil {
-		return trainModel{}, fmt.Errorf("--init %s: %w", l.Path, err)
-	}
-	f.preset = strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
-	log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-	return trainModel{gpt2: m}, nil
-}
-
-// newGPT2 is a new random GPT-2 of shape cfg.
-func (f *trainFlags) newGPT2(be tensor.Backend, cfg gpt2.Config, log zerolog.Logger) (trainModel, error) {
-	if err := f.memory().CheckGPT2(be, cfg, log); err != nil {
-		return trainModel{}, err
-	}
-	m, err := gpt2.New(be, cfg)
-	if err != nil {
-		return trainModel{}, err
-	}
-	return trainModel{gpt2: m}, m.InitRandom(f.cfg.Seed)
+// modelChoice is the model the flags choose, checked against the device's memory.
+func (f *trainFlags) modelChoice(log zerolog.Logger) trainrun.ModelChoice {
+	return trainrun.ModelChoice{Init: f.init, Preset: f.preset, HFDir: f.hfDir, Seed: f.cfg.Seed, Memory: f.memory(), Log: log}
 }
 
 // recomputeHelp describes --recompute.
@@ -447,55 +383,11 @@ func (f *trainFlags) memory() trainrun.Memory {
 }
 
 func (f *trainFlags) loadData(tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
-	dir, err := tokenCacheDir(f.cacheDir)
+	dir, err := trainrun.TokenCacheDir(f.cacheDir)
 	if err != nil {
 		return nil, "", err
 	}
-	return loadCorpus(f.data, dir, tok, log)
-}
-
-// loadCorpus reads the data the flags name (the Go sources by default), tokenising through a
-// cache in cacheDir.
-// loadCorpus tokenises --data (with tok's tokenizer; GPT-2's when it names none), through the
-// token cache in cacheDir.
-func loadCorpus(df dataFlags, cacheDir string, tok data.LoadOptions, log zerolog.Logger) ([]int32, string, error) {
-	var src data.TextSource
-	if df.Path == "" {
-		maxBytes := df.MaxBytes
-		if maxBytes == 0 {
-			maxBytes = data.DefaultGoSourceBytes
-		}
-		s, err := data.GoSourceCorpus(maxBytes)
-		if err != nil {
-			return nil, "", fmt.Errorf("default corpus: %w (pass --data)", err)
-		}
-		src = s
-		log.Info().Str("path", src.Path).Str("max_bytes", humanCount(int(maxBytes))).Msg("corpus: the Go standard library sources")
-	} else {
-		src = data.TextSource{Path: df.Path, Extensions: df.Ext, MaxBytes: df.MaxBytes}
-	}
-	bar := (*progress.Bar)(nil)
-	opt := tok
-	opt.CacheDir = cacheDir
-	opt.Progress = func(done, total int64) {
-		if bar == nil {
-			bar = progress.New(os.Stderr, int(total))
-		}
-		bar.Update(int(done), "tokenising")
-	}
-	corpus, err := data.LoadCorpus(src, opt)
-	if err != nil {
-		return nil, "", fmt.Errorf("--data: %w", err)
-	}
-	ev := log.Info().Str("tokens", humanCount(len(corpus.Tokens))).Int("files", len(corpus.Files))
-	if corpus.FromCache {
-		ev = ev.Str("cache", corpus.CachePath)
-	}
-	ev.Msg("corpus loaded")
-	if n := len(corpus.Skipped); n > 0 {
-		log.Warn().Int("files", n).Strs("first", corpus.Skipped[:min(n, 5)]).Msg("skipped files that are binary or not UTF-8")
-	}
-	return corpus.Tokens, src.Path, nil
+	return f.data.Load(dir, tok, log)
 }
 
 // checkSamplePrompt refuses, before training, a --sample-prompt the end of the run could not use.

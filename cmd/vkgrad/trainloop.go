@@ -10,6 +10,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/internal/cluster"
+	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
@@ -25,23 +27,23 @@ func (f *trainFlags) loop(tr *train.Trainer, log zerolog.Logger, metrics zerolog
 	ctx, stop := interruptContext()
 	defer stop()
 	out := io.Writer(os.Stderr)
-	if !f.cluster.main() {
+	if !f.cluster.Main() {
 		out = io.Discard
 	}
-	l := &trainrun.Loop{Trainer: tr, Last: f.cfg.Steps, RunDir: f.runDir, Main: f.cluster.main(), Distributed: f.cluster != nil,
+	l := &trainrun.Loop{Trainer: tr, Last: f.cfg.Steps, RunDir: f.runDir, Main: f.cluster.Main(), Distributed: f.cluster != nil,
 		Log: log, Metrics: metrics, MetricsOut: f.metricsOut, Held: f.held,
 		ValEvery: f.loopOpts.ValEvery, SaveEvery: f.loopOpts.SaveEvery, StopAt: f.stopAt, Progress: out,
-		AnyCancelled: f.cluster.anyStop, OnStep: testStepHook(ctx)}
+		AnyCancelled: f.cluster.AnyStop, OnStep: testStepHook(ctx)}
 	res, err := l.Run(ctx)
 	var in *runloop.Interrupted
 	switch {
 	case errors.As(err, &in) && in.SaveErr != nil:
-		return agreedStop{fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
+		return cluster.AgreedStop{Err: fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
 	case errors.As(err, &in):
-		return agreedStop{fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", in.Step, l.CheckpointPath(), f.runDir)}
+		return cluster.AgreedStop{Err: fmt.Errorf("interrupted at step %d; saved %s; continue with: vkgrad train --resume %s", in.Step, l.CheckpointPath(), f.runDir)}
 	case err != nil:
 		return err
-	case !f.cluster.main():
+	case !f.cluster.Main():
 		return nil
 	case !res.Finished:
 		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad train --resume %s\n", tr.Step, f.cfg.Steps, l.CheckpointPath(), f.runDir)
@@ -57,7 +59,7 @@ func (f *trainFlags) report(tr *train.Trainer, res trainrun.Result, log zerolog.
 	firstVal, finalVal := res.FirstVal, res.FinalVal
 	log.Info().Float32("val_loss_start", firstVal).Float32("val_loss_end", finalVal).
 		Float32("drop", firstVal-finalVal).Str("wall", wall.Round(time.Second).String()).
-		Float64("tok_per_s", rounded(float64(res.Tokens)/wall.Seconds())).Msg("validation loss")
+		Float64("tok_per_s", logfmt.Rounded(float64(res.Tokens)/wall.Seconds())).Msg("validation loss")
 	if tr.Val == nil {
 		fmt.Fprintf(stdout, "trained %d steps in %s (no validation split: --val-fraction 0)\n", tr.Step, wall.Round(time.Second))
 	} else {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rundir"
@@ -73,7 +74,7 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 		logEval(r.log, r.metrics, 0, "before", rs.Before)
 	}
 	out := io.Writer(os.Stderr)
-	if !r.cluster.main() { // rank 0 shows the job's progress
+	if !r.cluster.Main() { // rank 0 shows the job's progress
 		out = io.Discard
 	}
 	return &tuneLoop{rlRun: r, command: command, policy: m, trainer: tr, last: last, state: rs,
@@ -85,16 +86,16 @@ func (r *rlRun) newTuneLoop(command string, m rl.Policy, tr checkpointer, last i
 func (l *tuneLoop) run(ctx context.Context, steps runloop.Trainer) error {
 	err := runloop.Run(ctx, steps, runloop.Options{
 		SaveEvery: l.opts.SaveEvery, StopAt: l.opts.StopAt, EvalEvery: l.opts.EvalEvery, Eval: l.evalDuring,
-		Finish: l.evalAfter, Save: l.saveCheckpoint, AnyCancelled: l.cluster.anyStop,
+		Finish: l.evalAfter, Save: l.saveCheckpoint, AnyCancelled: l.cluster.AnyStop,
 		OnStep: testStepHook(ctx),
 	})
 	l.bar.Clear()
 	var in *runloop.Interrupted
 	switch {
 	case errors.As(err, &in) && in.SaveErr != nil:
-		return agreedStop{fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
+		return cluster.AgreedStop{Err: fmt.Errorf("interrupted, and saving failed: %w", in.SaveErr)}
 	case errors.As(err, &in):
-		return agreedStop{fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", in.Step, l.last, l.checkpointPath(), l.command, l.runDir)}
+		return cluster.AgreedStop{Err: fmt.Errorf("interrupted at step %d of %d; saved %s; continue with: vkgrad %s --resume %s", in.Step, l.last, l.checkpointPath(), l.command, l.runDir)}
 	case err == nil && !l.finished:
 		fmt.Fprintf(stdout, "stopped at step %d of %d; saved %s; continue with: vkgrad %s --resume %s\n", steps.Steps(), l.last, l.checkpointPath(), l.command, l.runDir)
 	}
@@ -105,7 +106,7 @@ func (l *tuneLoop) checkpointPath() string { return filepath.Join(l.runDir, rund
 
 // evalDuring measures the held-out accuracy every --eval-every steps.
 func (l *tuneLoop) evalDuring(step int) error {
-	e, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.mpi())
+	e, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.Comm())
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (l *tuneLoop) evalDuring(step int) error {
 // evalAfter measures the held-out accuracy after the last step, before the final checkpoint.
 func (l *tuneLoop) evalAfter(step int) error {
 	l.bar.Clear()
-	after, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.mpi())
+	after, err := l.setup.Evaluate(l.policy, &l.tasks, l.family, l.evalTemp, l.cluster.Comm())
 	if err != nil {
 		return err
 	}

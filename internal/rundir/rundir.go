@@ -6,7 +6,8 @@
 //
 // The trainers of nn/train and rl reach it through internal/runloop ([OpenSteps]); vkgrad's
 // commands use the rest directly, with their own checkpoint contents, and the errors of
-// [Claim] and [OpenMetrics] name those commands' flags (--run-dir, --resume, --overwrite).
+// [Claim], [OpenMetrics] and [ReportTo] name those commands' flags (--run-dir, --resume,
+// --overwrite, --report-to).
 package rundir
 
 import (

@@ -7,8 +7,10 @@
 //   - an llm.c checkpoint (version 3 float32 or version 5 bfloat16), a GPT-2;
 //   - a Hugging Face GPT-2 model.safetensors.
 //
-// [Model] also places the model on a backend, and takes GPT-2 models only. Hugging Face
-// directories of Llama-family models are read by [llama.Load] instead.
+// [Model] also places the model on a backend, and takes GPT-2 models only; [Llama] places a
+// checkpoint's Llama-family model. Hugging Face directories of Llama-family models are read by
+// [llama.Load] instead: [HFModelType] and [IsLlamaDir] tell them apart from run directories and
+// GPT-2's, and [HFDirOfRun] finds the one a run was started from.
 package load
 
 import (

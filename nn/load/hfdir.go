@@ -1,4 +1,4 @@
-package main
+package load
 
 import (
 	"encoding/json"
@@ -12,12 +12,12 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rundir"
 )
 
-// hfModelType is the model_type of path/config.json when path is a Hugging Face model
+// HFModelType is the model_type of path/config.json when path is a Hugging Face model
 // directory, "" when it is not one: a file, a run directory (it holds checkpoint.safetensors),
 // a directory without config.json, or one whose config.json names no model_type beside no
 // weights. A config.json that cannot be read, is not JSON, or names no model_type beside
 // model.safetensors is an error naming it: such a directory is no GPT-2 either.
-func hfModelType(path string) (string, error) {
+func HFModelType(path string) (string, error) {
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return "", nil
 	}
@@ -47,11 +47,32 @@ func hfModelType(path string) (string, error) {
 	return c.ModelType, nil
 }
 
-// isHFModelDir reports whether path is a Llama-family Hugging Face model directory (a GPT-2's
-// is read by nn/load); errors are hfModelType's.
-func isHFModelDir(path string) (bool, error) {
-	t, err := hfModelType(path)
+// IsLlamaDir reports whether path is a Llama-family Hugging Face model directory, which
+// llama.Load reads (a GPT-2's is read by [Read]); errors are [HFModelType]'s.
+func IsLlamaDir(path string) (bool, error) {
+	t, err := HFModelType(path)
 	return t != "" && t != "gpt2", err
+}
+
+// HFDirOfRun returns the Hugging Face directory a run directory (or its checkpoint) was
+// started from, as the run's config.json records it in "hf_dir"; "" when it records none (a
+// GPT-2's run) or cannot be read.
+func HFDirOfRun(path string) string {
+	p, err := Resolve(path)
+	if err != nil {
+		return ""
+	}
+	raw, err := rundir.ReadConfig(filepath.Dir(p))
+	if err != nil {
+		return ""
+	}
+	var meta struct {
+		HFDir string `json:"hf_dir"`
+	}
+	if json.Unmarshal(raw, &meta) != nil {
+		return ""
+	}
+	return meta.HFDir
 }
 
 // exists reports whether path names anything, a dangling link included.
