@@ -56,7 +56,7 @@ type rlRun struct {
 	cluster *cluster.Member
 	// dryRun prints the footprint of the configuration and stops before training (grpo, ppo).
 	dryRun bool
-	// precision is --precision: fp32 or bf16 (fp16 needs loss scaling, which only train has).
+	// precision is --precision: fp32, bf16 or fp16 (with the loss scaled, lossScaler).
 	precision string
 }
 
