@@ -247,7 +247,7 @@ func (t *SFTTrainer) lossAndGrads(inputs []int32, positions []int, targets []int
 // skips the step (overflow says why) instead of failing.
 func (t *SFTTrainer) applyAdamW(loss float64, lr float32) (gn float32, overflow string, err error) {
 	m := t.Model
-	unscale(m.Grads(), lossScaleOf(t.scaler))
+	train.Unscale(m.Grads(), lossScaleOf(t.scaler))
 	t.Opt.MeasureGrads(m.Grads())
 	if gn, err = t.Opt.GradNorm(); err != nil {
 		return 0, "", err

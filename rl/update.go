@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
@@ -200,14 +201,14 @@ func (c *rolloutTrainer) optimizerStep(spec updateSpec) (gradNorm float64, overf
 	scale := lossScaleOf(c.scaler)
 	var policyNorm, valueNorm float32
 	if spec.policyGrad {
-		unscale(m.Grads(), scale)
+		train.Unscale(m.Grads(), scale)
 		c.opt.MeasureGrads(m.Grads())
 		if policyNorm, err = c.opt.GradNorm(); err != nil {
 			return 0, "", err
 		}
 	}
 	if spec.vh != nil {
-		unscale(spec.vh.Grads, scale)
+		train.Unscale(spec.vh.Grads, scale)
 		if valueNorm, err = spec.vh.measure(); err != nil {
 			return 0, "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/nn"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // Dynamic loss scaling for products with binary16 operands. Binary16's smallest normal value
@@ -62,6 +63,30 @@ func (s *LossScaler) Update(finite bool) {
 	}
 }
 
+// Overflow records a step whose gradient (of norm gradNorm) was not finite: the scale is
+// halved and, when it was above MinLossScale, the step is to be skipped as part of the scaling
+// and the reason is returned. At the least scale it returns "", and the caller's own
+// non-finite guard decides.
+func (s *LossScaler) Overflow(gradNorm float32) string {
+	was := s.Scale
+	s.Update(false)
+	if was <= MinLossScale {
+		return ""
+	}
+	return fmt.Sprintf("gradient norm %v at loss scale %s; the scale is now %s", gradNorm, powerOfTwo(was), powerOfTwo(s.Scale))
+}
+
+// Unscale divides gradients that were scaled by scale by it again (exact for a power of two;
+// nothing to do at 1).
+func Unscale(grads *tensor.Flat, scale float32) {
+	if scale == 1 || grads == nil {
+		return
+	}
+	for _, part := range grads.Parts() {
+		grads.Backend().Scale(part, 1/scale)
+	}
+}
+
 // applyLossScale gives the model the scale of the step about to run and returns it (1
 // without a scaler).
 func (t *Trainer) applyLossScale() (float32, error) {
@@ -94,13 +119,11 @@ func (t *Trainer) lossScaleOverflow(s *StepStats, start time.Time) bool {
 	if sc == nil {
 		return false
 	}
-	was := sc.Scale
-	sc.Update(false)
-	if !finite(s.Loss) || was <= MinLossScale {
+	reason := sc.Overflow(s.GradNorm)
+	if !finite(s.Loss) || reason == "" {
 		return false
 	}
-	s.Skipped, s.Seconds = true, time.Since(start).Seconds()
-	s.Reason = fmt.Sprintf("gradient norm %v at loss scale %s; the scale is now %s", s.GradNorm, powerOfTwo(was), powerOfTwo(sc.Scale))
+	s.Skipped, s.Seconds, s.Reason = true, time.Since(start).Seconds(), reason
 	t.Skipped++
 	return true
 }

@@ -286,11 +286,7 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	if err := m.Backward(t.tape); err != nil {
 		return StepStats{}, err
 	}
-	if scale != 1 {
-		for _, part := range grads.Parts() {
-			m.Backend().Scale(part, 1/scale) // exact: the scale is a power of two
-		}
-	}
+	Unscale(grads, scale)
 	lr := t.schedule.At(t.Step)
 	be := m.Backend()
 	// Loss and gradient norm come back in one transfer, before the update: a non-finite value
