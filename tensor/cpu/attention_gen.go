@@ -266,6 +266,18 @@ func comb(f *asmgen.File, s asmgen.Vec) {
 	combGroups(f, s, "c1", 1, []int{64, 16}, []string{"SI"}, 40)
 }
 
+// loadKeyRows loads n keys into registers 0..n-1 of kind reg ("Z", "Y"): key j at AX + j*R8
+// bytes (R9 = 3*R8), advancing AX four keys at a time.
+func loadKeyRows(f *asmgen.File, reg string, n int) {
+	for j := 0; j < n; j++ {
+		if j%4 == 0 && j > 0 {
+			f.Instrs("LEAQ (AX)(R8*4), AX")
+		}
+		addr := [4]string{"(AX)", "(AX)(R8*1)", "(AX)(R8*2)", "(AX)(R9*1)"}[j%4]
+		f.Instrs(fmt.Sprintf("VMOVUPS %s, %s%d", addr, reg, j))
+	}
+}
+
 // pack writes attnPackBlock: per 16 values of each key, load 16 rows, transpose them with
 // 32-bit and 64-bit unpacks and two rounds of 128-bit lane shuffles, store 16 rows.
 func pack(f *asmgen.File) {
@@ -278,21 +290,7 @@ func pack(f *asmgen.File) {
 	f.Linef("")
 	f.Linef("pk:")
 	f.Instrs("CMPQ CX, $16", "JL   pkdone", "MOVQ SI, AX")
-	for j := 0; j < 16; j++ {
-		if j%4 == 0 && j > 0 {
-			f.Instrs("LEAQ (AX)(R8*4), AX")
-		}
-		switch j % 4 {
-		case 0:
-			f.Instrs(fmt.Sprintf("VMOVUPS (AX), Z%d", j))
-		case 1:
-			f.Instrs(fmt.Sprintf("VMOVUPS (AX)(R8*1), Z%d", j))
-		case 2:
-			f.Instrs(fmt.Sprintf("VMOVUPS (AX)(R8*2), Z%d", j))
-		default:
-			f.Instrs(fmt.Sprintf("VMOVUPS (AX)(R9*1), Z%d", j))
-		}
-	}
+	loadKeyRows(f, "Z", 16)
 	// Rows 2p and 2p+1 interleaved: Z16+2p (low halves of each lane pair), Z17+2p (high).
 	for p := 0; p < 8; p++ {
 		f.Instrs(fmt.Sprintf("VUNPCKLPS Z%d, Z%d, Z%d", 2*p+1, 2*p, 16+2*p), fmt.Sprintf("VUNPCKHPS Z%d, Z%d, Z%d", 2*p+1, 2*p, 17+2*p))
@@ -334,13 +332,7 @@ func packAVX2(f *asmgen.File) {
 	f.Instrs("CMPQ CX, $8", "JL   pk2done")
 	for half, base := range []string{"SI", "R10"} {
 		f.Instrs("MOVQ " + base + ", AX")
-		for r := 0; r < 8; r++ {
-			if r == 4 {
-				f.Instrs("LEAQ (AX)(R8*4), AX")
-			}
-			addr := [4]string{"(AX)", "(AX)(R8*1)", "(AX)(R8*2)", "(AX)(R9*1)"}[r%4]
-			f.Instrs(fmt.Sprintf("VMOVUPS %s, Y%d", addr, r))
-		}
+		loadKeyRows(f, "Y", 8)
 		for p := 0; p < 4; p++ {
 			f.Instrs(fmt.Sprintf("VUNPCKLPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 8+2*p), fmt.Sprintf("VUNPCKHPS Y%d, Y%d, Y%d", 2*p+1, 2*p, 9+2*p))
 		}
