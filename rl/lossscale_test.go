@@ -30,13 +30,7 @@ func scaledGRPO(t *testing.T) scaledTrainer {
 		t.Fatal(err)
 	}
 	return scaledTrainer{
-		step: func() (map[string]float64, []string, error) {
-			rep, err := tr.TrainStep()
-			if err != nil {
-				return nil, nil, err
-			}
-			return rep.Metrics, rep.Warnings, nil
-		},
+		step:      reportStep(tr),
 		params:    func() []float32 { return hostParams(t, tr.policy) },
 		setScaler: tr.SetLossScaler,
 		policy:    tr.policy,
@@ -55,13 +49,7 @@ func scaledPPO(t *testing.T) scaledTrainer {
 		t.Fatal(err)
 	}
 	return scaledTrainer{
-		step: func() (map[string]float64, []string, error) {
-			rep, err := tr.TrainStep()
-			if err != nil {
-				return nil, nil, err
-			}
-			return rep.Metrics, rep.Warnings, nil
-		},
+		step: reportStep(tr),
 		params: func() []float32 {
 			v, err := tr.Value.ParamsToHost()
 			if err != nil {
@@ -96,6 +84,17 @@ func scaledSFT(t *testing.T) scaledTrainer {
 		params:    func() []float32 { return hostParams(t, tr.Model) },
 		setScaler: tr.SetLossScaler,
 		policy:    tr.Model,
+	}
+}
+
+// reportStep is a rollout trainer's step as a scaledTrainer takes it.
+func reportStep(tr interface{ TrainStep() (*StepReport, error) }) func() (map[string]float64, []string, error) {
+	return func() (map[string]float64, []string, error) {
+		rep, err := tr.TrainStep()
+		if err != nil {
+			return nil, nil, err
+		}
+		return rep.Metrics, rep.Warnings, nil
 	}
 }
 
