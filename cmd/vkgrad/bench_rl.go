@@ -98,9 +98,7 @@ func (f *benchFlags) benchRL(be tensor.Backend, s benchShape) (map[string]any, e
 	if err != nil {
 		return nil, err
 	}
-	if f.precision == "fp16" {
-		tr.SetLossScaler(train.NewLossScaler()) // as an fp16 run's steps
-	}
+	tr.SetLossScaler(lossScalerFor(f.precision)) // as a run's steps in this precision
 	for i := 0; i < f.warmup; i++ {
 		if _, err := tr.TrainStep(); err != nil {
 			return nil, err

@@ -29,10 +29,13 @@ func (r *rlRun) applyPrecision() error {
 	return err
 }
 
-// lossScaler is the dynamic loss scale fp16 trains with, so that small gradients do not
+// lossScaler is the dynamic loss scale the RL trainers take in --precision's products.
+func (r *rlRun) lossScaler() *train.LossScaler { return lossScalerFor(r.precision) }
+
+// lossScalerFor is the dynamic loss scale fp16 trains with, so that small gradients do not
 // vanish in binary16 products; nil in fp32 and bf16.
-func (r *rlRun) lossScaler() *train.LossScaler {
-	if r.precision != "fp16" {
+func lossScalerFor(precision string) *train.LossScaler {
+	if precision != "fp16" {
 		return nil
 	}
 	return train.NewLossScaler()
