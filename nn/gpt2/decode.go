@@ -103,16 +103,7 @@ func (m *Model) decoderWeights() []halfweights.Matrix {
 // DecoderCopyBytes is the memory of the bfloat16 weight copies NewDecoder makes: two bytes per
 // weight a step multiplies on a backend that offers copies in its product precision
 // (tensor.HalfWeightsFor), else 0.
-func (m *Model) DecoderCopyBytes() int64 {
-	if _, ok := tensor.HalfWeightsFor(m.Backend); !ok {
-		return 0
-	}
-	var n int64
-	for _, w := range m.decoderWeights() {
-		n += 2 * int64(w.N) * int64(w.K)
-	}
-	return n
-}
+func (m *Model) DecoderCopyBytes() int64 { return halfweights.CopyBytes(m.Backend, m.decoderWeights()) }
 
 // WeightCopyBytes is the memory of the decoder's bfloat16 weight copies (0 without).
 func (d *Decoder) WeightCopyBytes() int64 { return d.halves.Bytes() }

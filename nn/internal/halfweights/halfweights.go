@@ -53,6 +53,23 @@ func New(b tensor.Backend, weights []Matrix) (*Set, error) {
 	return s, nil
 }
 
+// CopyBytes is what New would allocate for weights on b: two bytes a weight, each tensor
+// once, when b offers copies in its current product precision (tensor.HalfWeightsFor), else 0.
+func CopyBytes(b tensor.Backend, weights []Matrix) int64 {
+	if _, ok := tensor.HalfWeightsFor(b); !ok {
+		return 0
+	}
+	seen := make(map[*tensor.Tensor]bool, len(weights))
+	var n int64
+	for _, w := range weights {
+		if !seen[w.W] {
+			seen[w.W] = true
+			n += 2 * int64(w.N) * int64(w.K)
+		}
+	}
+	return n
+}
+
 // Bytes is the copies' memory (0 for nil).
 func (s *Set) Bytes() int64 {
 	if s == nil {
