@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/fingerprint"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
@@ -159,7 +160,7 @@ func checkFingerprint(df trainrun.Data, source string) error {
 	if df.Fingerprint == "" {
 		return nil
 	}
-	now, err := dataFingerprint(source)
+	now, err := fingerprint.Data(source)
 	if err != nil {
 		return err
 	}

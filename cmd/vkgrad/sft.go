@@ -13,6 +13,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -308,7 +309,7 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 		s.metrics.Log().Str("kind", "sft").Int("step", st.Step).Bool("skipped", true).Str("reason", st.Reason).Float32("loss_scale", st.LossScale).Msg("")
 		return st.Step, map[string]float64{runloop.Skipped: 1}, false, nil
 	}
-	stepLine(s.metrics.Log().Str("kind", "sft"), st, s.f.cluster != nil).Msg("")
+	trainrun.StepLine(s.metrics.Log().Str("kind", "sft"), st, s.f.cluster != nil).Msg("")
 	s.bar.Update(st.Step, fmt.Sprintf("loss %.3f", st.Loss))
 	if done, err := s.f.checkAccuracy(s.policy, s.check, st.Step, s.state); err != nil || done {
 		return st.Step, nil, done, err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/cluster"
+	"github.com/vkgrad/vkgrad/internal/fingerprint"
 	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
@@ -265,7 +266,7 @@ func (f *trainFlags) openRun(m trainrun.Model, tr *train.Trainer, source string,
 		meta.Model = m.GPT2.Config
 	}
 	var err error
-	if meta.Data.Fingerprint, err = dataFingerprint(source); err != nil {
+	if meta.Data.Fingerprint, err = fingerprint.Data(source); err != nil {
 		return zerolog.Nop(), fmt.Errorf("--data: %w", err)
 	}
 	if err := rundir.WriteConfig(f.runDir, meta); err != nil {
