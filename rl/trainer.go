@@ -449,7 +449,8 @@ func sampleMismatch(m map[string]float64, ro *Rollout, trainLogp [][]float64) {
 	m["logp_mismatch_mean"], m["logp_mismatch_max"] = LogpMismatch(ro.SampleTrunc, trainLogp, ro.Masks.Response)
 }
 
-// warnings lists the conditions the issue asks to flag in the log.
+// warnings lists the signs of a broken run that the log flags: most tokens clipped, trained tokens
+// that were not the sampled ones, sampling and training log-probs apart.
 func warnings(m map[string]float64) []string {
 	var w []string
 	if v, ok := m["active_fraction"]; ok && m["learnable_tokens"] > 0 && v < 0.5 {
