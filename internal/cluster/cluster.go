@@ -1,5 +1,6 @@
-// Package cluster is a vkgrad process's place in a data-parallel MPI job: one process per
-// device, launched by mpirun, mpiexec or srun.
+// Package cluster is a vkgrad process's place in a data-parallel MPI job.
+//
+// A job has one process per device, launched by mpirun, mpiexec or srun.
 //
 // [Join] makes the process a [Member] of the job when a launcher started it (or when asked);
 // outside a job it returns nil, and every method of a nil *Member answers as a lone process

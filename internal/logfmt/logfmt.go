@@ -1,5 +1,6 @@
-// Package logfmt shapes the numbers of vkgrad's log lines for a person to read; the metrics
-// files keep every digit.
+// Package logfmt shapes the numbers of vkgrad's log lines for a person to read.
+//
+// The metrics files keep every digit; only the log lines are shortened.
 package logfmt
 
 import (

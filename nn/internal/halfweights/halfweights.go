@@ -1,5 +1,4 @@
-// Package halfweights holds a decoder's bfloat16 copies of the weight matrices its steps
-// multiply, for the model packages' decoders.
+// Package halfweights holds a decoder's bfloat16 copies of the weight matrices its steps multiply.
 //
 // A decoding step of a few rows reads every weight once, so its time is the weights' bytes:
 // in BF16 product precision a bfloat16 copy (tensor.HalfWeightMatMuler) halves them and gives
