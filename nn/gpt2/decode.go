@@ -2,6 +2,7 @@ package gpt2
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkgrad/vkgrad/nn/internal/halfweights"
 	"github.com/vkgrad/vkgrad/nn/internal/kvrows"
@@ -20,12 +21,10 @@ import (
 // The copies are those of the weights at NewDecoder or the last Reset, which rounds them again
 // at the next step: a decoder kept across a weight update must be Reset, as its cache must.
 type Decoder struct {
-	m        *Model
-	B, limit int // rows and the most positions the cache holds
-	rows     *kvrows.Rows
+	*kvrows.Decoder
+	m *Model
 
 	kcache, vcache []*tensor.Tensor // per layer (B, limit, C)
-	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
 	tokens         *tensor.Tensor   // int32 (B*limit)
 	x, ln, atty    *tensor.Tensor   // (B*limit, C)
 	qkv            *tensor.Tensor   // (B*limit, 3C)
@@ -33,9 +32,6 @@ type Decoder struct {
 	mean, rstd     *tensor.Tensor   // (B*limit)
 	last, lastLN   *tensor.Tensor   // (B, C)
 	logits         *tensor.Tensor   // (B, Vp)
-	hostLogits     []float32
-	scratch        []*tensor.Tensor
-	halves         *halfweights.Set // bfloat16 weight copies; nil without
 }
 
 // NewDecoder allocates a decoder for B rows of up to limit positions (at most max_seq_len).
@@ -50,40 +46,27 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if err := tensor.CheckFits(m.Backend, cfg.DecoderBytes(B, limit)+m.DecoderCopyBytes(), fmt.Sprintf("gpt2: a decoder of %d rows of %d positions (its key/value cache, activations and bfloat16 weight copies)", B, limit)); err != nil {
 		return nil, err
 	}
-	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit)}
+	d := &Decoder{m: m}
 	C, N := cfg.Channels, B*limit
-	var err error
-	alloc := func(dtype tensor.DType, shape ...int) *tensor.Tensor {
-		if err != nil {
-			return nil
-		}
-		var t *tensor.Tensor
-		t, err = tensor.New(m.Backend, dtype, shape...)
-		if t != nil {
-			d.scratch = append(d.scratch, t)
-		}
-		return t
-	}
+	bufs := kvrows.NewBuffers(m.Backend)
 	for l := 0; l < cfg.NumLayers; l++ {
-		d.kcache = append(d.kcache, alloc(tensor.Float32, B, limit, C))
-		d.vcache = append(d.vcache, alloc(tensor.Float32, B, limit, C))
+		d.kcache = append(d.kcache, bufs.New(tensor.Float32, B, limit, C))
+		d.vcache = append(d.vcache, bufs.New(tensor.Float32, B, limit, C))
 	}
-	d.tokens = alloc(tensor.Int32, N)
-	d.x, d.ln, d.atty = alloc(tensor.Float32, N, C), alloc(tensor.Float32, N, C), alloc(tensor.Float32, N, C)
-	d.qkv = alloc(tensor.Float32, N, 3*C)
-	d.fch = alloc(tensor.Float32, N, 4*C)
-	d.mean, d.rstd = alloc(tensor.Float32, N), alloc(tensor.Float32, N)
-	d.last, d.lastLN = alloc(tensor.Float32, B, C), alloc(tensor.Float32, B, C)
-	d.logits = alloc(tensor.Float32, B, cfg.PaddedVocabSize)
-	if err == nil {
-		d.halves, err = halfweights.New(m.Backend, m.decoderWeights())
-	}
+	d.tokens = bufs.New(tensor.Int32, N)
+	d.x, d.ln, d.atty = bufs.New(tensor.Float32, N, C), bufs.New(tensor.Float32, N, C), bufs.New(tensor.Float32, N, C)
+	d.qkv = bufs.New(tensor.Float32, N, 3*C)
+	d.fch = bufs.New(tensor.Float32, N, 4*C)
+	d.mean, d.rstd = bufs.New(tensor.Float32, N), bufs.New(tensor.Float32, N)
+	d.last, d.lastLN = bufs.New(tensor.Float32, B, C), bufs.New(tensor.Float32, B, C)
+	d.logits = bufs.New(tensor.Float32, B, cfg.PaddedVocabSize)
+	var err error
+	d.Decoder, err = kvrows.NewDecoder(kvrows.DecoderParts{Family: "gpt2", Rows: kvrows.New(B, limit), Width: C,
+		Caches: append(slices.Clone(d.kcache), d.vcache...), Vocab: cfg.VocabSize, Stride: cfg.PaddedVocabSize,
+		Buffers: bufs, Weights: m.decoderWeights(), Forward: d.forward})
 	if err != nil {
-		d.Close()
 		return nil, fmt.Errorf("gpt2: allocating decoder for B=%d length %d: %w", B, limit, err)
 	}
-	d.hostLogits = make([]float32, B*cfg.PaddedVocabSize)
-	d.caches = append(append(d.caches, d.kcache...), d.vcache...)
 	return d, nil
 }
 
@@ -105,112 +88,16 @@ func (m *Model) decoderWeights() []halfweights.Matrix {
 // (tensor.HalfWeightsFor), else 0.
 func (m *Model) DecoderCopyBytes() int64 { return halfweights.CopyBytes(m.Backend, m.decoderWeights()) }
 
-// WeightCopyBytes is the memory of the decoder's bfloat16 weight copies (0 without).
-func (d *Decoder) WeightCopyBytes() int64 { return d.halves.Bytes() }
-
-// Close frees the decoder's buffers and weight copies.
-func (d *Decoder) Close() {
-	for _, t := range d.scratch {
-		d.m.Backend.Free(t.Storage)
-	}
-	d.scratch = nil
-	d.halves.Free()
-	d.halves = nil
-}
-
-// Reset starts every row again at position 0 and has the next step copy the weights again
-// (where the decoder keeps bfloat16 copies), so a decoder reused after a weight update reads
-// the new weights.
-func (d *Decoder) Reset() {
-	d.rows.ResetAll()
-	d.halves.MarkStale()
-}
-
-// Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
-// -1 when they differ; RowPos gives each row's.
-func (d *Decoder) Pos() int {
-	if pos, ok := d.rows.Shared(); ok {
-		return pos
-	}
-	return -1
-}
-
-// RowPos is the number of positions fed to row so far. It panics on a row outside [0, Rows()).
-func (d *Decoder) RowPos(row int) int { return d.rows.Pos(row) }
-
-// ResetRow starts row again at position 0, leaving the others as they are.
-func (d *Decoder) ResetRow(row int) error {
-	if err := d.rows.Reset(row); err != nil {
-		return fmt.Errorf("gpt2: %w", err)
-	}
-	return nil
-}
-
-// Fork copies row src's cache into each dst row and sets them at src's position, so rows that
-// share a prefix (a group's prompt) prefill it once; each then goes on with StepRows.
-func (d *Decoder) Fork(src int, dst []int) error {
-	if err := d.rows.Fork(d.m.Backend, d.caches, d.m.Config.Channels, src, dst); err != nil {
-		return fmt.Errorf("gpt2: %w", err)
-	}
-	return nil
-}
-
-// ForkPrefix copies the first n positions of row src's cache (n at most its position) into
-// each dst row and sets them at n: rows join a group's prompt after the row that prefilled it
-// has gone on decoding.
-func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
-	if err := d.rows.ForkPrefix(d.m.Backend, d.caches, d.m.Config.Channels, src, n, dst); err != nil {
-		return fmt.Errorf("gpt2: %w", err)
-	}
-	return nil
-}
-
-// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all rows
-// must share, and returns the logits of each row's last new position, (B, Vp) on the host; the
-// slice is reused by the next step. Only the first V columns are meaningful.
-func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
-	all, err := d.rows.All(tokens, Tq)
-	if err != nil {
-		return nil, fmt.Errorf("gpt2: %w", err)
-	}
-	return d.StepRows(all, tokens, Tq)
-}
-
-// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
-// each at its own next position, and returns the logits of each listed row's last new
-// position, (len(rows), Vp) on the host, reused by the next step. Rows not listed keep their
-// cache and position.
-func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
-	return d.step(rows, d.rows.Even(len(rows), Tq), tokens)
-}
-
-// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
-// Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
-func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
-	lens, flat, err := d.rows.Ragged(rows, tokens)
-	if err != nil {
-		return nil, fmt.Errorf("gpt2: %w", err)
-	}
-	return d.step(rows, lens, flat)
-}
-
-// step runs the model over the gathered tokens of the listed rows. Everything but the position
+// forward runs the model over the gathered tokens of the planned rows. Everything but the position
 // embedding and the attention works per token, over all rows' tokens at once; those two run
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
 // one forked group), so rows scattered over positions cost an attention dispatch each per
 // layer (a kernel taking a position per row would make it one).
-func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
+func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, w *halfweights.Set) (*tensor.Tensor, error) {
 	cfg := d.m.Config
-	C, NH, Vp := cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize
-	p, err := d.rows.Plan(rows, lens, tokens, cfg.VocabSize)
-	if err != nil {
-		return nil, fmt.Errorf("gpt2: %w", err)
-	}
-	if err := d.halves.Refresh(); err != nil {
-		return nil, fmt.Errorf("gpt2: %w", err)
-	}
+	C, NH, Vp, limit := cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize, d.Limit()
 	be := d.m.Backend
-	N, R := p.Tokens, len(rows)
+	N, R := p.Tokens, len(p.Spans)
 	tok := d.tokens.View(0, N)
 	if err := be.UploadInt32(tok, tokens); err != nil {
 		return nil, err
@@ -227,18 +114,18 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	be.LayerNormForward(ln, mean, rstd, x, first.ln1w.Value, first.ln1b.Value, N, C)
 	for l := range d.m.layers {
 		lp := &d.m.layers[l]
-		d.halves.MatMul(be, qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
+		w.MatMul(be, qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
 		for _, r := range p.Runs {
-			n, cache := r.Count*r.N, r.Row*d.limit*C
-			kc, vc := d.kcache[l].View(cache, r.Count, d.limit, C), d.vcache[l].View(cache, r.Count, d.limit, C)
-			be.AttentionDecode(atty.View(r.Off*C, n, C), kc, vc, qkv.View(r.Off*3*C, n, 3*C), r.Count, r.N, r.Pos, d.limit, C, NH)
+			n, cache := r.Count*r.N, r.Row*limit*C
+			kc, vc := d.kcache[l].View(cache, r.Count, limit, C), d.vcache[l].View(cache, r.Count, limit, C)
+			be.AttentionDecode(atty.View(r.Off*C, n, C), kc, vc, qkv.View(r.Off*3*C, n, 3*C), r.Count, r.N, r.Pos, limit, C, NH)
 		}
 		// x += atty @ attprojw^T + b, accumulated in place: first the bias-free product into ln.
-		d.halves.MatMul(be, ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
+		w.MatMul(be, ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
 		be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, lp.ln2w.Value, lp.ln2b.Value, N, C)
 		// GELU in place: the decoder keeps no pre-activation.
-		d.halves.MatMul(be, fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
-		d.halves.MatMul(be, ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
+		w.MatMul(be, fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
+		w.MatMul(be, ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
 		if l+1 < len(d.m.layers) { // with the next layer's ln1, as the training forward does
 			next := &d.m.layers[l+1]
 			be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, next.ln1w.Value, next.ln1b.Value, N, C)
@@ -251,20 +138,9 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
 	be.LayerNormForward(lastLN, mean.View(0, R), rstd.View(0, R), last, d.m.lnfw.Value, d.m.lnfb.Value, R, C)
-	d.halves.MatMul(be, logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
-	host := d.hostLogits[:R*Vp]
-	if err := be.Download(host, logits); err != nil {
-		return nil, err
-	}
-	d.rows.Advance(p)
-	return host, nil
+	w.MatMul(be, logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
+	return logits, nil
 }
-
-// Limit is the number of positions the decoder holds.
-func (d *Decoder) Limit() int { return d.limit }
-
-// Rows is the decoder's batch size.
-func (d *Decoder) Rows() int { return d.B }
 
 // VocabSize is the number of logits per row that can be sampled (Model.TokenVocab): logits
 // beyond it are padding.

@@ -109,12 +109,7 @@ func TestDecoderBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got int64
-	for _, s := range d.scratch {
-		got += 4 * int64(s.Storage.Len())
-	}
-	got += 4 * int64(len(d.hostLogits))
-	if want := cfg.DecoderBytes(3, 20); got != want {
+	if got, want := d.Bytes(), cfg.DecoderBytes(3, 20); got != want {
 		t.Errorf("decoder allocates %d bytes, DecoderBytes says %d", got, want)
 	}
 }

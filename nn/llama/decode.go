@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/nn/internal/halfweights"
@@ -22,12 +23,10 @@ import (
 // or the last Reset, which rounds them again at the next step: a decoder kept across an update
 // of the base weights (a MergeLoRA, a full fine-tune's step) must be Reset, as its cache must.
 type Decoder struct {
-	m        *Model
-	B, limit int
-	rows     *kvrows.Rows
+	*kvrows.Decoder
+	m *Model
 
 	kcache, vcache []*tensor.Tensor // per layer (B, limit, H·D)
-	caches         []*tensor.Tensor // kcache then vcache, what Fork copies
 	tokens         *tensor.Tensor
 	x, h, o        *tensor.Tensor // (B*limit, C)
 	q, qn, qr      *tensor.Tensor // (B*limit, H·D)
@@ -39,9 +38,6 @@ type Decoder struct {
 	last, lastN    *tensor.Tensor // (B, C)
 	logits         *tensor.Tensor // (B, V)
 	xa, xas        *tensor.Tensor // (B*limit, rank): the LoRA adapters' projection, when there are adapters
-	hostLogits     []float32
-	owned          []*tensor.Tensor
-	halves         *halfweights.Set // bfloat16 weight copies; nil without
 }
 
 // NewDecoder allocates a decoder for B rows of up to limit positions.
@@ -63,44 +59,32 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	if err := m.ensureRope(limit); err != nil {
 		return nil, err
 	}
-	d := &Decoder{m: m, B: B, limit: limit, rows: kvrows.New(B, limit)}
+	d := &Decoder{m: m}
 	N, C, HD, KVD, I := B*limit, c.Hidden, c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.Intermediate
-	var err error
-	alloc := func(dtype tensor.DType, shape ...int) *tensor.Tensor {
-		if err != nil {
-			return nil
-		}
-		var t *tensor.Tensor
-		if t, err = tensor.New(m.Backend, dtype, shape...); t != nil {
-			d.owned = append(d.owned, t)
-		}
-		return t
-	}
+	bufs := kvrows.NewBuffers(m.Backend)
 	for range c.Layers {
-		d.kcache = append(d.kcache, alloc(tensor.Float32, B, limit, HD))
-		d.vcache = append(d.vcache, alloc(tensor.Float32, B, limit, HD))
+		d.kcache = append(d.kcache, bufs.New(tensor.Float32, B, limit, HD))
+		d.vcache = append(d.vcache, bufs.New(tensor.Float32, B, limit, HD))
 	}
-	d.tokens = alloc(tensor.Int32, N)
-	d.x, d.h, d.o = alloc(tensor.Float32, N, C), alloc(tensor.Float32, N, C), alloc(tensor.Float32, N, C)
-	d.q, d.qn, d.qr = alloc(tensor.Float32, N, HD), alloc(tensor.Float32, N, HD), alloc(tensor.Float32, N, HD)
-	d.k, d.kn, d.kr, d.v = alloc(tensor.Float32, N, KVD), alloc(tensor.Float32, N, KVD), alloc(tensor.Float32, N, KVD), alloc(tensor.Float32, N, KVD)
-	d.qkv, d.atty = alloc(tensor.Float32, N, 3*HD), alloc(tensor.Float32, N, HD)
-	d.gate, d.up, d.act = alloc(tensor.Float32, N, I), alloc(tensor.Float32, N, I), alloc(tensor.Float32, N, I)
-	d.rstd = alloc(tensor.Float32, N*c.Heads)
-	d.last, d.lastN = alloc(tensor.Float32, B, C), alloc(tensor.Float32, B, C)
-	d.logits = alloc(tensor.Float32, B, c.Vocab)
+	d.tokens = bufs.New(tensor.Int32, N)
+	d.x, d.h, d.o = bufs.New(tensor.Float32, N, C), bufs.New(tensor.Float32, N, C), bufs.New(tensor.Float32, N, C)
+	d.q, d.qn, d.qr = bufs.New(tensor.Float32, N, HD), bufs.New(tensor.Float32, N, HD), bufs.New(tensor.Float32, N, HD)
+	d.k, d.kn, d.kr, d.v = bufs.New(tensor.Float32, N, KVD), bufs.New(tensor.Float32, N, KVD), bufs.New(tensor.Float32, N, KVD), bufs.New(tensor.Float32, N, KVD)
+	d.qkv, d.atty = bufs.New(tensor.Float32, N, 3*HD), bufs.New(tensor.Float32, N, HD)
+	d.gate, d.up, d.act = bufs.New(tensor.Float32, N, I), bufs.New(tensor.Float32, N, I), bufs.New(tensor.Float32, N, I)
+	d.rstd = bufs.New(tensor.Float32, N*c.Heads)
+	d.last, d.lastN = bufs.New(tensor.Float32, B, C), bufs.New(tensor.Float32, B, C)
+	d.logits = bufs.New(tensor.Float32, B, c.Vocab)
 	if m.lora != nil {
-		d.xa, d.xas = alloc(tensor.Float32, N, m.lora.cfg.Rank), alloc(tensor.Float32, N, m.lora.cfg.Rank)
+		d.xa, d.xas = bufs.New(tensor.Float32, N, m.lora.cfg.Rank), bufs.New(tensor.Float32, N, m.lora.cfg.Rank)
 	}
-	if err == nil {
-		d.halves, err = halfweights.New(m.Backend, m.decoderWeights())
-	}
+	var err error
+	d.Decoder, err = kvrows.NewDecoder(kvrows.DecoderParts{Family: "llama", Rows: kvrows.New(B, limit), Width: HD,
+		Caches: append(slices.Clone(d.kcache), d.vcache...), Vocab: c.Vocab, Stride: c.Vocab,
+		Buffers: bufs, Weights: m.decoderWeights(), Forward: d.forward})
 	if err != nil {
-		d.Close()
 		return nil, fmt.Errorf("llama: allocating a decoder for B=%d length %d: %w", B, limit, err)
 	}
-	d.hostLogits = make([]float32, B*c.Vocab)
-	d.caches = append(append(d.caches, d.kcache...), d.vcache...)
 	return d, nil
 }
 
@@ -135,123 +119,19 @@ func (m *Model) decoderWeights() []halfweights.Matrix {
 // (tensor.HalfWeightsFor), else 0.
 func (m *Model) DecoderCopyBytes() int64 { return halfweights.CopyBytes(m.Backend, m.decoderWeights()) }
 
-// WeightCopyBytes is the memory of the decoder's bfloat16 weight copies (0 without).
-func (d *Decoder) WeightCopyBytes() int64 { return d.halves.Bytes() }
-
-// Close frees the decoder's buffers and weight copies.
-func (d *Decoder) Close() {
-	for _, t := range d.owned {
-		d.m.Backend.Free(t.Storage)
-	}
-	d.owned = nil
-	d.halves.Free()
-	d.halves = nil
-}
-
-// Limit is the number of positions the decoder holds.
-func (d *Decoder) Limit() int { return d.limit }
-
-// Rows is the decoder's batch size.
-func (d *Decoder) Rows() int { return d.B }
-
 // VocabSize is the number of logits per row that can be sampled (Model.TokenVocab); rows hold
 // vocab_size logits.
 func (d *Decoder) VocabSize() int { return d.m.TokenVocab() }
 
-// Reset starts every row again at position 0 and has the next step copy the weights again
-// (where the decoder keeps bfloat16 copies), so a decoder reused after a weight update reads
-// the new weights.
-func (d *Decoder) Reset() {
-	d.rows.ResetAll()
-	d.halves.MarkStale()
-}
-
-// Pos is the number of positions fed so far when all rows share it (as Step keeps them), and
-// -1 when they differ; RowPos gives each row's.
-func (d *Decoder) Pos() int {
-	if pos, ok := d.rows.Shared(); ok {
-		return pos
-	}
-	return -1
-}
-
-// RowPos is the number of positions fed to row so far. It panics on a row outside [0, Rows()).
-func (d *Decoder) RowPos(row int) int { return d.rows.Pos(row) }
-
-// ResetRow starts row again at position 0, leaving the others as they are.
-func (d *Decoder) ResetRow(row int) error {
-	if err := d.rows.Reset(row); err != nil {
-		return fmt.Errorf("llama: %w", err)
-	}
-	return nil
-}
-
-// Fork copies row src's cache into each dst row and sets them at src's position, so rows that
-// share a prefix (a group's prompt) prefill it once; each then goes on with StepRows.
-func (d *Decoder) Fork(src int, dst []int) error {
-	c := d.m.Config
-	if err := d.rows.Fork(d.m.Backend, d.caches, c.Heads*c.HeadDim, src, dst); err != nil {
-		return fmt.Errorf("llama: %w", err)
-	}
-	return nil
-}
-
-// ForkPrefix copies the first n positions of row src's cache (n at most its position) into
-// each dst row and sets them at n: rows join a group's prompt after the row that prefilled it
-// has gone on decoding.
-func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
-	c := d.m.Config
-	if err := d.rows.ForkPrefix(d.m.Backend, d.caches, c.Heads*c.HeadDim, src, n, dst); err != nil {
-		return fmt.Errorf("llama: %w", err)
-	}
-	return nil
-}
-
-// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all
-// rows must share, and returns the logits of each row's last new position, (B, V) on the host,
-// reused by the next step.
-func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
-	all, err := d.rows.All(tokens, Tq)
-	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
-	}
-	return d.StepRows(all, tokens, Tq)
-}
-
-// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
-// each at its own next position, and returns the logits of each listed row's last new
-// position, (len(rows), V) on the host, reused by the next step. Rows not listed keep their
-// cache and position.
-func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
-	return d.step(rows, d.rows.Even(len(rows), Tq), tokens)
-}
-
-// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
-// Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
-func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
-	lens, flat, err := d.rows.Ragged(rows, tokens)
-	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
-	}
-	return d.step(rows, lens, flat)
-}
-
-// step runs the model over the gathered tokens of the listed rows. Everything but the rotary
+// forward runs the model over the gathered tokens of the planned rows. Everything but the rotary
 // embedding and the attention works per token, over all rows' tokens at once; those two run
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
 // one forked group), so rows scattered over positions cost three dispatches each per layer
 // (two rotations and the attention; kernels taking a position per row would make them one).
-func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
-	m, c := d.m, d.m.Config
-	p, err := d.rows.Plan(rows, lens, tokens, c.Vocab)
-	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
-	}
-	if err := d.halves.Refresh(); err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
-	}
+func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, halves *halfweights.Set) (*tensor.Tensor, error) {
+	m, c, limit := d.m, d.m.Config, d.Limit()
 	be := m.Backend
-	N, R, C, H, KV, D, I := p.Tokens, len(rows), c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
+	N, R, C, H, KV, D, I := p.Tokens, len(p.Spans), c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
 	HD, KVD := H*D, KV*D
 	eps := float32(c.RMSNormEps)
 	tok := d.tokens.View(0, N)
@@ -264,7 +144,7 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	gate, up, act := d.gate.View(0, N, I), d.up.View(0, N, I), d.act.View(0, N, I)
 	var l int
 	linear := func(module string, out, in, w, bias *tensor.Tensor, n, k int) {
-		d.halves.MatMul(be, out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
+		halves.MatMul(be, out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
 		d.addAdapter(l, module, out, in)
 	}
 	be.EmbeddingForward(x, tok, m.embed.Value, N, C)
@@ -287,9 +167,9 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 		}
 		be.PackQKV(qkv, qr, kr, v, N, H, KV, D)
 		for _, r := range p.Runs {
-			n, cache := r.Count*r.N, r.Row*d.limit*HD
-			kc, vc := d.kcache[l].View(cache, r.Count, d.limit, HD), d.vcache[l].View(cache, r.Count, d.limit, HD)
-			be.AttentionDecode(atty.View(r.Off*HD, n, HD), kc, vc, qkv.View(r.Off*3*HD, n, 3*HD), r.Count, r.N, r.Pos, d.limit, HD, H)
+			n, cache := r.Count*r.N, r.Row*limit*HD
+			kc, vc := d.kcache[l].View(cache, r.Count, limit, HD), d.vcache[l].View(cache, r.Count, limit, HD)
+			be.AttentionDecode(atty.View(r.Off*HD, n, HD), kc, vc, qkv.View(r.Off*3*HD, n, 3*HD), r.Count, r.N, r.Pos, limit, HD, H)
 		}
 		linear("o_proj", o, atty, lp.wo.Value, nil, C, HD)
 		be.ResidualRMSNormForward(x, h, d.rstd.View(0, N), x, o, lp.mlpNorm.Value, N, C, eps)
@@ -308,13 +188,8 @@ func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
 	be.RMSNormForward(lastN, d.rstd.View(0, R), last, m.norm.Value, R, C, eps)
-	d.halves.MatMul(be, logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
-	host := d.hostLogits[:R*c.Vocab]
-	if err := be.Download(host, logits); err != nil {
-		return nil, err
-	}
-	d.rows.Advance(p)
-	return host, nil
+	halves.MatMul(be, logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
+	return logits, nil
 }
 
 // addAdapter adds a layer's LoRA term to a linear layer's output, out += s·(in·Aᵀ)·Bᵀ, with the
