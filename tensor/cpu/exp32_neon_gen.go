@@ -245,6 +245,33 @@ func backward(f *asmgen.File) {
 	f.Linef("")
 }
 
+// loadExpConstants sets the registers expf32 reads: V11 = 0, table rows 0..10 in V15..V25
+// and the limits in V30, V31.
+func loadExpConstants(f *asmgen.File) {
+	f.Instr("VEOR V11.B16, V11.B16, V11.B16")
+	loadRows(f, vP1+5-vBias)
+	f.Instr("MOVD $ac<>+%d(SB), R5", rowSize*limitsRow)
+	f.Instr("VLD1 (R5), [V%d.S4, V%d.S4]", vMax, vMin)
+}
+
+// expf32 sets V5 = expf32 of the lanes of V(x) (not V1..V8), as fastmath.go's expf32, with
+// the registers loadExpConstants sets. Clobbers V1..V8.
+func expf32(f *asmgen.File, x int) {
+	// Lanes below -104 become 0 (not NaN: the compare is false for it).
+	f.Vec3(asmgen.FCMGT, 1, vMin, x)
+	f.Vec3(asmgen.FMIN, 2, x, vMax)
+	expPoly(f, 2, 3, 4, 5)
+	// P·2^K in two halves, 2^(K>>1) then 2^(K-(K>>1)), as expf32.
+	f.Vec2(asmgen.FCVTZS, 6, 3)
+	f.SSHR(7, 6, 1)
+	f.Instr("VSUB V7.S4, V6.S4, V8.S4")
+	pow2(f, 7, 7)
+	pow2(f, 8, 8)
+	f.Vec3(asmgen.FMUL, 5, 5, 7)
+	f.Vec3(asmgen.FMUL, 5, 5, 8)
+	f.Instr("VBIT V1.B16, V11.B16, V5.B16")
+}
+
 // expShiftSum writes expShiftSumNEON: eight values a step, in two registers, so that the
 // accumulators V12 and V13 hold the eight lanes of acc.
 func expShiftSum(f *asmgen.File) {
@@ -255,28 +282,13 @@ func expShiftSum(f *asmgen.File) {
 	f.Instrs("MOVD dst+0(FP), R0", "MOVD src+8(FP), R1", "MOVD n+16(FP), R3", "MOVD acc+32(FP), R4")
 	f.Instrs("FMOVS shift+24(FP), F14", "VDUP V14.S[0], V14.S4")
 	f.Instr("VLD1 (R4), [V12.S4, V13.S4]")
-	f.Instr("VEOR V11.B16, V11.B16, V11.B16")
-	loadRows(f, vP1+5-vBias)
-	f.Instr("MOVD $ac<>+%d(SB), R5", rowSize*limitsRow)
-	f.Instr("VLD1 (R5), [V%d.S4, V%d.S4]", vMax, vMin)
+	loadExpConstants(f)
 	f.Linef("")
 	loop(f, "es", 8, func() {
 		for acc := 12; acc <= 13; acc++ {
 			f.Instr("VLD1.P 16(R1), [V0.S4]")
 			f.Vec3(asmgen.FSUB, 0, 0, 14)
-			// Lanes below -104 become 0 (not NaN: the compare is false for it).
-			f.Vec3(asmgen.FCMGT, 1, vMin, 0)
-			f.Vec3(asmgen.FMIN, 2, 0, vMax)
-			expPoly(f, 2, 3, 4, 5)
-			// P·2^K in two halves, 2^(K>>1) then 2^(K-(K>>1)), as expf32.
-			f.Vec2(asmgen.FCVTZS, 6, 3)
-			f.SSHR(7, 6, 1)
-			f.Instr("VSUB V7.S4, V6.S4, V8.S4")
-			pow2(f, 7, 7)
-			pow2(f, 8, 8)
-			f.Vec3(asmgen.FMUL, 5, 5, 7)
-			f.Vec3(asmgen.FMUL, 5, 5, 8)
-			f.Instr("VBIT V1.B16, V11.B16, V5.B16")
+			expf32(f, 0)
 			f.Instr("VST1.P [V5.S4], 16(R0)")
 			f.Vec3(asmgen.FADD, acc, acc, 5)
 		}
