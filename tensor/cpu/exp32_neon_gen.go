@@ -1,10 +1,11 @@
 //go:build ignore
 
 // exp32_neon_gen writes exp32_arm64.s: the NEON (four-lane) counterparts of the float32
-// exponential and GELU kernels, expShiftSumNEON, geluFwd4NEON and geluBwd4NEON, which
-// compute the same bits as fastmath.go's expShiftSum and gelu.go's geluForwardGo and
-// geluBackwardGo, operation for operation (no fused multiply-adds), and divNEON, the rest of
-// the softmax's row pass. Run with go generate;
+// exponential, GELU and SwiGLU kernels, expShiftSumNEON, geluFwd4NEON, geluBwd4NEON,
+// swigluFwd4NEON and swigluBwd4NEON, which compute the same bits as fastmath.go's
+// expShiftSum, gelu.go's geluForwardGo and geluBackwardGo and swiglu.go's swigluRangeGo and
+// swigluBackwardRangeGo, operation for operation (no fused multiply-adds), and divNEON, the
+// rest of the softmax's row pass. Run with go generate;
 // TestAssemblyUpToDate fails when exp32_arm64.s differs from its output.
 package main
 
@@ -313,6 +314,66 @@ func div(f *asmgen.File) {
 	f.Linef("")
 }
 
+// sigmoid sets V5 = sigmoidf of the lanes of V0: 1/(1+expf32(-g)). Clobbers V1..V9.
+func sigmoid(f *asmgen.File) {
+	f.Vec2(asmgen.FNEG, 9, 0)
+	expf32(f, 9)
+	f.Vec3(asmgen.FADD, 5, vOne, 5)
+	f.Vec3(asmgen.FDIV, 5, vOne, 5)
+}
+
+func swigluForward(f *asmgen.File) {
+	f.Linef("// func swigluFwd4NEON(out, gate, up *float32, n int)")
+	f.Linef("// out = (g·sigmoid(g))·up for n (a multiple of 4) values, as swigluRangeGo.")
+	f.Linef("TEXT ·swigluFwd4NEON(SB), NOSPLIT, $0-32")
+	f.Instrs("MOVD out+0(FP), R0", "MOVD gate+8(FP), R1", "MOVD up+16(FP), R2", "MOVD n+24(FP), R3")
+	loadExpConstants(f)
+	f.Linef("")
+	loop(f, "sf", 4, func() {
+		f.Instr("VLD1.P 16(R1), [V0.S4]")
+		sigmoid(f)
+		f.Vec3(asmgen.FMUL, 6, 0, 5)
+		f.Instr("VLD1.P 16(R2), [V7.S4]")
+		f.Vec3(asmgen.FMUL, 6, 6, 7)
+		f.Instr("VST1.P [V6.S4], 16(R0)")
+	})
+	f.Instr("RET")
+	f.Linef("")
+}
+
+func swigluBackward(f *asmgen.File) {
+	f.Linef("// func swigluBwd4NEON(dgate, dup, gate, up, dout *float32, n int)")
+	f.Linef("// dup += dout·(g·s) and dgate += (dout·up)·(s·(1 + g·(1−s))), s = sigmoid(g), for n (a multiple")
+	f.Linef("// of 4) values, as swigluBackwardRangeGo.")
+	f.Linef("TEXT ·swigluBwd4NEON(SB), NOSPLIT, $0-48")
+	f.Instrs("MOVD dgate+0(FP), R0", "MOVD dup+8(FP), R4", "MOVD gate+16(FP), R1", "MOVD up+24(FP), R2",
+		"MOVD dout+32(FP), R6", "MOVD n+40(FP), R3")
+	loadExpConstants(f)
+	f.Linef("")
+	loop(f, "sb", 4, func() {
+		f.Instr("VLD1.P 16(R1), [V0.S4]")
+		sigmoid(f)
+		f.Instr("VLD1.P 16(R6), [V12.S4] // dout")
+		f.Vec3(asmgen.FMUL, 6, 0, 5)
+		f.Vec3(asmgen.FMUL, 6, 12, 6)
+		f.Instr("VLD1 (R4), [V13.S4]")
+		f.Vec3(asmgen.FADD, 13, 13, 6)
+		f.Instr("VST1.P [V13.S4], 16(R4)")
+		f.Vec3(asmgen.FSUB, 7, vOne, 5)
+		f.Vec3(asmgen.FMUL, 7, 0, 7)
+		f.Vec3(asmgen.FADD, 7, vOne, 7)
+		f.Vec3(asmgen.FMUL, 7, 5, 7)
+		f.Instr("VLD1.P 16(R2), [V8.S4] // up")
+		f.Vec3(asmgen.FMUL, 8, 12, 8)
+		f.Vec3(asmgen.FMUL, 8, 8, 7)
+		f.Instr("VLD1 (R0), [V14.S4]")
+		f.Vec3(asmgen.FADD, 14, 14, 8)
+		f.Instr("VST1.P [V14.S4], 16(R0)")
+	})
+	f.Instr("RET")
+	f.Linef("")
+}
+
 func main() {
 	asmgen.Main("exp32_neon_gen.go", "exp32_arm64.s", func(f *asmgen.File) {
 		writeTable(f)
@@ -320,5 +381,7 @@ func main() {
 		forward(f)
 		backward(f)
 		div(f)
+		swigluForward(f)
+		swigluBackward(f)
 	})
 }
