@@ -17,8 +17,8 @@ import (
 
 // The constants live in registers for the whole call, one table row of four lanes each:
 // multipliers packed four to a register (read by FMUL by element), the rest repeated over
-// the lanes. Rows 0..16 are V15..V31; the exponential alone puts rows 17 and 18 (its limits)
-// in V30 and V31.
+// the lanes. Rows 0..16 are V15..V31; the kernels of expf32 alone (expShiftSum, SwiGLU) put
+// rows 17 and 18 (its limits) in V30 and V31.
 const (
 	vBias  = 15 // 127, the float32 exponent bias, as int32 lanes
 	vMulE  = 16 // log2e, ln2hi, ln2lo, p0
