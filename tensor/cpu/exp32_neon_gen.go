@@ -1,10 +1,11 @@
 //go:build ignore
 
 // exp32_neon_gen writes exp32_arm64.s: the NEON (four-lane) counterparts of the float32
-// exponential and GELU kernels, expShiftSumNEON, geluFwd4NEON and geluBwd4NEON, which
-// compute the same bits as fastmath.go's expShiftSum and gelu.go's geluForwardGo and
-// geluBackwardGo, operation for operation (no fused multiply-adds), and divNEON, the rest of
-// the softmax's row pass. Run with go generate;
+// exponential, GELU and SwiGLU kernels, expShiftSumNEON, geluFwd4NEON, geluBwd4NEON,
+// swigluFwd4NEON and swigluBwd4NEON, which compute the same bits as fastmath.go's
+// expShiftSum, gelu.go's geluForwardGo and geluBackwardGo and swiglu.go's swigluRangeGo and
+// swigluBackwardRangeGo, operation for operation (no fused multiply-adds), and divNEON, the
+// rest of the softmax's row pass. Run with go generate;
 // TestAssemblyUpToDate fails when exp32_arm64.s differs from its output.
 package main
 
@@ -16,8 +17,8 @@ import (
 
 // The constants live in registers for the whole call, one table row of four lanes each:
 // multipliers packed four to a register (read by FMUL by element), the rest repeated over
-// the lanes. Rows 0..16 are V15..V31; the exponential alone puts rows 17 and 18 (its limits)
-// in V30 and V31.
+// the lanes. Rows 0..16 are V15..V31; the kernels of expf32 alone (expShiftSum, SwiGLU) put
+// rows 17 and 18 (its limits) in V30 and V31.
 const (
 	vBias  = 15 // 127, the float32 exponent bias, as int32 lanes
 	vMulE  = 16 // log2e, ln2hi, ln2lo, p0
@@ -245,6 +246,33 @@ func backward(f *asmgen.File) {
 	f.Linef("")
 }
 
+// loadExpConstants sets the registers expf32 reads: V11 = 0, table rows 0..10 in V15..V25
+// and the limits in V30, V31.
+func loadExpConstants(f *asmgen.File) {
+	f.Instr("VEOR V11.B16, V11.B16, V11.B16")
+	loadRows(f, vP1+5-vBias)
+	f.Instr("MOVD $ac<>+%d(SB), R5", rowSize*limitsRow)
+	f.Instr("VLD1 (R5), [V%d.S4, V%d.S4]", vMax, vMin)
+}
+
+// expf32 sets V5 = expf32 of the lanes of V(x) (not V1..V8), as fastmath.go's expf32, with
+// the registers loadExpConstants sets. Clobbers V1..V8.
+func expf32(f *asmgen.File, x int) {
+	// Lanes below -104 become 0 (not NaN: the compare is false for it).
+	f.Vec3(asmgen.FCMGT, 1, vMin, x)
+	f.Vec3(asmgen.FMIN, 2, x, vMax)
+	expPoly(f, 2, 3, 4, 5)
+	// P·2^K in two halves, 2^(K>>1) then 2^(K-(K>>1)), as expf32.
+	f.Vec2(asmgen.FCVTZS, 6, 3)
+	f.SSHR(7, 6, 1)
+	f.Instr("VSUB V7.S4, V6.S4, V8.S4")
+	pow2(f, 7, 7)
+	pow2(f, 8, 8)
+	f.Vec3(asmgen.FMUL, 5, 5, 7)
+	f.Vec3(asmgen.FMUL, 5, 5, 8)
+	f.Instr("VBIT V1.B16, V11.B16, V5.B16")
+}
+
 // expShiftSum writes expShiftSumNEON: eight values a step, in two registers, so that the
 // accumulators V12 and V13 hold the eight lanes of acc.
 func expShiftSum(f *asmgen.File) {
@@ -255,28 +283,13 @@ func expShiftSum(f *asmgen.File) {
 	f.Instrs("MOVD dst+0(FP), R0", "MOVD src+8(FP), R1", "MOVD n+16(FP), R3", "MOVD acc+32(FP), R4")
 	f.Instrs("FMOVS shift+24(FP), F14", "VDUP V14.S[0], V14.S4")
 	f.Instr("VLD1 (R4), [V12.S4, V13.S4]")
-	f.Instr("VEOR V11.B16, V11.B16, V11.B16")
-	loadRows(f, vP1+5-vBias)
-	f.Instr("MOVD $ac<>+%d(SB), R5", rowSize*limitsRow)
-	f.Instr("VLD1 (R5), [V%d.S4, V%d.S4]", vMax, vMin)
+	loadExpConstants(f)
 	f.Linef("")
 	loop(f, "es", 8, func() {
 		for acc := 12; acc <= 13; acc++ {
 			f.Instr("VLD1.P 16(R1), [V0.S4]")
 			f.Vec3(asmgen.FSUB, 0, 0, 14)
-			// Lanes below -104 become 0 (not NaN: the compare is false for it).
-			f.Vec3(asmgen.FCMGT, 1, vMin, 0)
-			f.Vec3(asmgen.FMIN, 2, 0, vMax)
-			expPoly(f, 2, 3, 4, 5)
-			// P·2^K in two halves, 2^(K>>1) then 2^(K-(K>>1)), as expf32.
-			f.Vec2(asmgen.FCVTZS, 6, 3)
-			f.SSHR(7, 6, 1)
-			f.Instr("VSUB V7.S4, V6.S4, V8.S4")
-			pow2(f, 7, 7)
-			pow2(f, 8, 8)
-			f.Vec3(asmgen.FMUL, 5, 5, 7)
-			f.Vec3(asmgen.FMUL, 5, 5, 8)
-			f.Instr("VBIT V1.B16, V11.B16, V5.B16")
+			expf32(f, 0)
 			f.Instr("VST1.P [V5.S4], 16(R0)")
 			f.Vec3(asmgen.FADD, acc, acc, 5)
 		}
@@ -301,6 +314,66 @@ func div(f *asmgen.File) {
 	f.Linef("")
 }
 
+// sigmoid sets V5 = sigmoidf of the lanes of V0: 1/(1+expf32(-g)). Clobbers V1..V9.
+func sigmoid(f *asmgen.File) {
+	f.Vec2(asmgen.FNEG, 9, 0)
+	expf32(f, 9)
+	f.Vec3(asmgen.FADD, 5, vOne, 5)
+	f.Vec3(asmgen.FDIV, 5, vOne, 5)
+}
+
+func swigluForward(f *asmgen.File) {
+	f.Linef("// func swigluFwd4NEON(out, gate, up *float32, n int)")
+	f.Linef("// out = (g·sigmoid(g))·up for n (a multiple of 4) values, as swigluRangeGo.")
+	f.Linef("TEXT ·swigluFwd4NEON(SB), NOSPLIT, $0-32")
+	f.Instrs("MOVD out+0(FP), R0", "MOVD gate+8(FP), R1", "MOVD up+16(FP), R2", "MOVD n+24(FP), R3")
+	loadExpConstants(f)
+	f.Linef("")
+	loop(f, "sf", 4, func() {
+		f.Instr("VLD1.P 16(R1), [V0.S4]")
+		sigmoid(f)
+		f.Vec3(asmgen.FMUL, 6, 0, 5)
+		f.Instr("VLD1.P 16(R2), [V7.S4]")
+		f.Vec3(asmgen.FMUL, 6, 6, 7)
+		f.Instr("VST1.P [V6.S4], 16(R0)")
+	})
+	f.Instr("RET")
+	f.Linef("")
+}
+
+func swigluBackward(f *asmgen.File) {
+	f.Linef("// func swigluBwd4NEON(dgate, dup, gate, up, dout *float32, n int)")
+	f.Linef("// dup += dout·(g·s) and dgate += (dout·up)·(s·(1 + g·(1−s))), s = sigmoid(g), for n (a multiple")
+	f.Linef("// of 4) values, as swigluBackwardRangeGo.")
+	f.Linef("TEXT ·swigluBwd4NEON(SB), NOSPLIT, $0-48")
+	f.Instrs("MOVD dgate+0(FP), R0", "MOVD dup+8(FP), R4", "MOVD gate+16(FP), R1", "MOVD up+24(FP), R2",
+		"MOVD dout+32(FP), R6", "MOVD n+40(FP), R3")
+	loadExpConstants(f)
+	f.Linef("")
+	loop(f, "sb", 4, func() {
+		f.Instr("VLD1.P 16(R1), [V0.S4]")
+		sigmoid(f)
+		f.Instr("VLD1.P 16(R6), [V12.S4] // dout")
+		f.Vec3(asmgen.FMUL, 6, 0, 5)
+		f.Vec3(asmgen.FMUL, 6, 12, 6)
+		f.Instr("VLD1 (R4), [V13.S4]")
+		f.Vec3(asmgen.FADD, 13, 13, 6)
+		f.Instr("VST1.P [V13.S4], 16(R4)")
+		f.Vec3(asmgen.FSUB, 7, vOne, 5)
+		f.Vec3(asmgen.FMUL, 7, 0, 7)
+		f.Vec3(asmgen.FADD, 7, vOne, 7)
+		f.Vec3(asmgen.FMUL, 7, 5, 7)
+		f.Instr("VLD1.P 16(R2), [V8.S4] // up")
+		f.Vec3(asmgen.FMUL, 8, 12, 8)
+		f.Vec3(asmgen.FMUL, 8, 8, 7)
+		f.Instr("VLD1 (R0), [V14.S4]")
+		f.Vec3(asmgen.FADD, 14, 14, 8)
+		f.Instr("VST1.P [V14.S4], 16(R0)")
+	})
+	f.Instr("RET")
+	f.Linef("")
+}
+
 func main() {
 	asmgen.Main("exp32_neon_gen.go", "exp32_arm64.s", func(f *asmgen.File) {
 		writeTable(f)
@@ -308,5 +381,7 @@ func main() {
 		forward(f)
 		backward(f)
 		div(f)
+		swigluForward(f)
+		swigluBackward(f)
 	})
 }

@@ -6,6 +6,11 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// rope_arm64.s's generator is named here, in a file every architecture builds, so that
+// go generate on any machine rewrites it.
+//
+//go:generate go run rope_neon_gen.go
+
 // ropeRow rotates (or, backward, rotates back and accumulates) the first rotHeads heads of
 // row r at its position and copies (or accumulates) the rest.
 func ropeRow(j *llamaJob, r int) {

@@ -2,10 +2,9 @@
 
 package cpu
 
-// The NEON kernels of the row ops (norm_arm64.s, written by norm_neon_gen.go; RoPE and SwiGLU
-// have none on arm64 and report that they did nothing). Each wrapper runs its kernel on the
-// leading multiple of its width and returns how many elements (columns, for
-// rmsWeightColsVector) it did; the caller finishes the rest with the same arithmetic in Go.
+// The NEON kernels of the row ops (norm_arm64.go, rope_arm64.go, swiglu_arm64.go). Each wrapper
+// runs its kernel on the leading multiple of its width and returns how many elements (columns,
+// for rmsWeightColsVector) it did; the caller finishes the rest with the same arithmetic in Go.
 
 // llamaVector switches the kernels on (tests switch it off to compare); arm64 has no
 // sixteen-lane kernels.

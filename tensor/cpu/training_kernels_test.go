@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // The training step's vector kernels (AVX2 on amd64, NEON on arm64: AdamW, the LayerNorm and
-// RMSNorm rows, the RMSNorm weight columns, attention's scores and combine) against their
-// portable loops, bit for bit (NaN for NaN), on every length 0..17 (each tail of a 4- and an
-// 8-lane kernel, behind zero, one and two whole vectors) and with special values planted.
+// RMSNorm rows, the RMSNorm weight columns, attention's scores and combine, RoPE and SwiGLU,
+// whose AVX-512 kernels run too where the CPU has them) against their portable loops, bit for
+// bit (NaN for NaN), on every length 0..17 (each tail of a 4- and an 8-lane kernel, behind
+// zero, one and two whole vectors) and with special values planted.
 
 // tailLengths are 0..17 and a few longer lengths.
 var tailLengths = func() []int {
@@ -203,4 +205,64 @@ func attnRun(q, kt, w, x, out0 []float32, nr, n, hs, nblk int, kern *attnKernels
 	combine(set, hs, nr, w, n, 1, x, hs, n, hs, false, kern)
 	combine(add, hs, nr, w, n, 1, x, hs, n, hs, true, kern)
 	return [3][]float32{s, set, add}
+}
+
+// plantedEach returns, for each operand in turn, the variants planted makes of it with the
+// other operands as given: specials in every operand, one at a time.
+func plantedEach(ops ...[]float32) [][][]float32 {
+	var sets [][][]float32
+	for k, op := range ops {
+		for _, v := range planted(op) {
+			set := slices.Clone(ops)
+			set[k] = v
+			sets = append(sets, set)
+		}
+	}
+	return sets
+}
+
+// TestRoPEKernelEdgeCases rotates heads of every half width 0..17 (and a few longer) forward
+// and back, with the specials in the input (also the gradient rotated back), the cosines, the
+// sines and the gradient summed into.
+func TestRoPEKernelEdgeCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, half := range tailLengths {
+		x, cos, sin, d0 := randn(r, 2*half, 1), randn(r, half, 1), randn(r, half, 1), randn(r, 2*half, 1)
+		for vi, ops := range plantedEach(x, cos, sin, d0) {
+			x, cos, sin, d0 := ops[0], ops[1], ops[2], ops[3]
+			got := inModes(t, func() [][]float32 {
+				o, oOK := guarded(make([]float32, 2*half))
+				dx, dxOK := guarded(d0)
+				ropeRotate(o, x, cos, sin)
+				ropeRotateBack(dx, x, cos, sin)
+				mustBeIntact(t, fmt.Sprintf("rope half=%d variant %d", half, vi), oOK, dxOK)
+				return [][]float32{o, dx}
+			})
+			sameBitsAsGo(t, fmt.Sprintf("rope half=%d variant %d", half, vi), got)
+		}
+	}
+}
+
+// TestSwiGLUKernelEdgeCases runs SwiGLU forward and backward on every length 0..17 (and a few
+// longer), the gates mixing in the exponential's limits as well as the specials planted in
+// each operand: gate, up, dout and the two gradients summed into.
+func TestSwiGLUKernelEdgeCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, n := range tailLengths {
+		gate, up, dout := swigluInputs(r, n), randn(r, n, 1), randn(r, n, 1)
+		dg0, du0 := randn(r, n, 1), randn(r, n, 1)
+		for vi, ops := range plantedEach(gate, up, dout, dg0, du0) {
+			gate, up, dout, dg0, du0 := ops[0], ops[1], ops[2], ops[3], ops[4]
+			got := inModes(t, func() [][]float32 {
+				out, outOK := guarded(make([]float32, n))
+				dg, dgOK := guarded(dg0)
+				du, duOK := guarded(du0)
+				swigluRange(out, gate, up)
+				swigluBackwardRange(dg, du, gate, up, dout)
+				mustBeIntact(t, fmt.Sprintf("swiglu n=%d variant %d", n, vi), outOK, dgOK, duOK)
+				return [][]float32{out, dg, du}
+			})
+			sameBitsAsGo(t, fmt.Sprintf("swiglu n=%d variant %d", n, vi), got)
+		}
+	}
 }

@@ -55,10 +55,11 @@ type Vec2Op struct {
 	base uint32
 }
 
-// FABS clears the sign bits; FCVTZS converts to int32, rounding toward zero; FSQRT is the
-// correctly rounded square root.
+// FABS clears the sign bits and FNEG flips them (NaN included, as Go's unary minus);
+// FCVTZS converts to int32, rounding toward zero; FSQRT is the correctly rounded square root.
 var (
 	FABS   = Vec2Op{"FABS", 0x4ea0f800}
+	FNEG   = Vec2Op{"FNEG", 0x6ea0f800}
 	FCVTZS = Vec2Op{"FCVTZS", 0x4ea1b800}
 	FSQRT  = Vec2Op{"FSQRT", 0x6ea1f800}
 )

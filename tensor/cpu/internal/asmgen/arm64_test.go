@@ -29,6 +29,8 @@ func TestArm64Encodings(t *testing.T) {
 		{"fmin v7.4s, v8.4s, v29.4s", FMIN.Enc(7, 8, 29), 0x4ebdf507},
 		{"fcmgt v9.4s, v10.4s, v11.4s", FCMGT.Enc(9, 10, 11), 0x6eabe549},
 		{"fabs v12.4s, v13.4s", FABS.Enc(12, 13), 0x4ea0f9ac},
+		{"fneg v0.4s, v1.4s", FNEG.Enc(0, 1), 0x6ea0f820},
+		{"fneg v31.4s, v17.4s", FNEG.Enc(31, 17), 0x6ea0fa3f},
 		{"fcvtzs v14.4s, v15.4s", FCVTZS.Enc(14, 15), 0x4ea1b9ee},
 		{"fsqrt v1.4s, v2.4s", FSQRT.Enc(1, 2), 0x6ea1f841},
 		{"fsqrt v0.4s, v31.4s", FSQRT.Enc(0, 31), 0x6ea1fbe0},
