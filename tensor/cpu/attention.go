@@ -7,9 +7,10 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// attention_arm64.s's generator is named here, in a file every architecture builds, so that
-// go generate on any machine rewrites it.
+// The generators of attention_amd64.s and attention_arm64.s are named here, in a file every
+// architecture builds, so that go generate on any machine rewrites both.
 //
+//go:generate go run attention_gen.go
 //go:generate go run attention_neon_gen.go
 
 // attnScale is llm.c's 1.0 / sqrtf(hs), computed in double and rounded to float.

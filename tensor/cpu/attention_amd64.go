@@ -4,8 +4,6 @@ package cpu
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run attention_gen.go
-
 // The attention kernels (attention_amd64.s, written by attention_gen.go); scores, combine and packKeys
 // say what they compute.
 

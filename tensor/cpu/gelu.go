@@ -6,6 +6,14 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
+// The generators of the exponential and GELU kernels (exp32_amd64.h, gelu_amd64.s and
+// exp32_arm64.s) are named here, in a file every architecture builds, so that go generate on
+// any machine rewrites them all.
+//
+//go:generate go run exp32_gen.go
+//go:generate go run gelu_gen.go
+//go:generate go run exp32_neon_gen.go
+
 // GELU in float32 steps, four to sixteen lanes at a time in the vector kernels. Every product
 // that feeds a sum, even through a variable, is wrapped in float32() so no compiler fuses it
 // into a multiply-add (arm64's does, across statements): the portable code on every

@@ -4,9 +4,6 @@ package cpu
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run exp32_gen.go
-//go:generate go run gelu_gen.go
-
 // The GELU kernels (gelu_amd64.s, written by gelu_gen.go, with the exponential of
 // exp32_amd64.h, written by exp32_gen.go), which compute gelu.go's bits.
 

@@ -2,8 +2,6 @@
 
 package cpu
 
-//go:generate go run exp32_neon_gen.go
-
 // The NEON GELU kernels (exp32_arm64.s, written by exp32_neon_gen.go), which compute
 // gelu.go's bits four lanes at a time.
 

@@ -2,6 +2,11 @@ package cpu
 
 import "github.com/vkgrad/vkgrad/tensor"
 
+// swiglu_amd64.s's generator is named here, in a file every architecture builds (arm64's
+// kernels are exp32_neon_gen.go's, named in gelu.go).
+//
+//go:generate go run swiglu_gen.go
+
 // sigmoidf is 1/(1+e^-x) in float32 steps.
 func sigmoidf(x float32) float32 { return 1 / (1 + expf32(-x)) }
 

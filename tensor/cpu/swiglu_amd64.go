@@ -2,8 +2,6 @@
 
 package cpu
 
-//go:generate go run swiglu_gen.go
-
 // The SwiGLU kernels (swiglu_amd64.s, written by swiglu_gen.go), which run sixteen lanes where
 // llamaAVX512 allows (rowjob_amd64.go).
 

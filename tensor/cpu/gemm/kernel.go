@@ -2,9 +2,10 @@ package gemm
 
 import "unsafe"
 
-// kernel_amd64.go names the amd64 generator; the arm64 one is named here, in a file every
-// architecture builds, so go generate on any machine rewrites both.
+// Both generators are named here, in a file every architecture builds, so that go generate on
+// any machine rewrites both kernel_amd64.s and kernel_arm64.s.
 //
+//go:generate go run kernel_gen.go
 //go:generate go run kernel_neon_gen.go
 
 // microKernel multiplies packed strips of op(A) by a packed panel of op(B) over k steps and

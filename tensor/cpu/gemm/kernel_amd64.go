@@ -8,8 +8,6 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-//go:generate go run kernel_gen.go
-
 //go:noescape
 func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 
