@@ -8,6 +8,15 @@
 // their gradients, a training loss, the final hidden states and a head of log-probs at chosen
 // positions, a sampling decoder, and the values a checkpoint holds. What only one caller needs
 // about one family (an RL memory estimate, a LoRA rule) stays with that caller.
+//
+// # Two families written side by side
+//
+// nn/gpt2 and nn/llama take the same steps under the same names (forward.go, decode.go,
+// selected.go, recompute.go), so that reading one teaches the other. What does not depend on
+// the model is written once in nn/internal: kvrows (a decoder's rows and the entry points that
+// feed it), halfweights (bfloat16 weight copies), tokenloss and tokenids. The short passages
+// that remain alike (handing activations to a reference model, freeing a head's buffers) touch
+// each family's own state and stay with it.
 package nn
 
 import (
