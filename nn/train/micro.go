@@ -113,23 +113,8 @@ func (t *Trainer) trainStepAccumulated() (StepStats, error) {
 	}
 	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: K * B * T,
 		CommBytes: after.BytesSent - before.BytesSent, CommSeconds: after.Seconds - before.Seconds}
-	if t.Scaler != nil {
-		stats.LossScale = scale
-	}
-	if !finite(loss) || !finite(norm) { // every rank sees the same values and decides alike
-		if t.lossScaleOverflow(&stats, start) {
-			return stats, nil
-		}
-		return t.nonFinite(stats, start)
-	}
-	if t.Scaler != nil {
-		t.Scaler.Update(true)
-	}
-	t.Opt.UpdateMeasured(params, grads, lr)
-	t.Step++
-	t.skipsInARow = 0
-	stats.Seconds = time.Since(start).Seconds()
-	return stats, nil
+	// every rank sees the same loss and norm, so all decide alike
+	return t.finishStep(stats, scale, params, grads, lr, start)
 }
 
 // microBatchGradient runs forward and backward on one micro-batch from zeroed gradients and

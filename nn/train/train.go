@@ -300,10 +300,16 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 	loss := tokenloss.Mean(t.hostStats[:BT])
 	norm := float32(math.Sqrt(float64(t.hostStats[BT])))
 	stats := StepStats{Step: t.Step + 1, Loss: loss, LR: lr, GradNorm: norm, Tokens: BT}
+	return t.finishStep(stats, scale, params, grads, lr, start)
+}
+
+// finishStep applies a measured step: a non-finite loss or gradient norm skips it (lowering the
+// loss scale, or counting a non-finite step), else AdamW updates the parameters.
+func (t *Trainer) finishStep(stats StepStats, scale float32, params, grads *tensor.Flat, lr float32, start time.Time) (StepStats, error) {
 	if t.Scaler != nil {
 		stats.LossScale = scale
 	}
-	if !finite(loss) || !finite(norm) {
+	if !finite(stats.Loss) || !finite(stats.GradNorm) {
 		if t.lossScaleOverflow(&stats, start) {
 			return stats, nil
 		}
