@@ -131,6 +131,9 @@ func (f *evalFlags) dataToEvaluate(m *evalModel) (evalData, error) {
 	return d, nil
 }
 
+// runMeta is a train run's config.json.
+type runMeta = trainrun.Meta
+
 // readEvalRunMeta reads the config.json of the run directory holding the checkpoint at path: a
 // train run's, whose data and validation split eval measures by default. An sft, grpo or ppo
 // run learned tasks, not a text corpus, so it has no split to default to.
