@@ -5,8 +5,6 @@ import (
 	"io"
 
 	"github.com/vkgrad/vkgrad/internal/cluster"
-	"github.com/vkgrad/vkgrad/mpi"
-	"github.com/vkgrad/vkgrad/rl"
 )
 
 // joined is the job this process joined, nil outside one; exitCode leaves it when the command
@@ -34,36 +32,17 @@ func (c *commonFlags) joinCluster() (*cluster.Member, error) {
 	return cl, nil
 }
 
-// joinCluster makes a fine-tuning command one rank of an MPI job when launched under one (their
-// micro-batches, and the RL commands' groups, spread over the ranks); rank 0 alone speaks and
-// writes the run's files.
-func (r *rlRun) joinCluster(command string) error {
-	cl, err := r.common.joinCluster()
+// joinRunCluster makes a fine-tuning command one rank of an MPI job when launched under one
+// (their micro-batches, and the RL commands' groups, spread over the ranks); rank 0 alone
+// speaks and writes the run's files.
+func joinRunCluster(c *commonFlags) (*cluster.Member, error) {
+	cl, err := c.joinCluster()
 	if err != nil || cl == nil {
-		return err
+		return nil, err
 	}
-	r.cluster = cl
 	if !cl.Main() {
-		r.common.quiet = true
+		c.quiet = true
 		stdout = io.Discard
 	}
-	return nil
-}
-
-// spreadSteps makes an RL run's steps spreadable over ranks under MPI (rl.TrainConfig.Spread);
-// a spread run stays spread when resumed, on any number of ranks or in one process.
-func (r *rlRun) spreadSteps(cfg *rl.TrainConfig) {
-	if r.cluster != nil && r.resumed != nil && !cfg.Spread {
-		r.log.Warn().Msg("the run was started in one process: from here its steps are spread over the ranks, sampled from other streams than it would have been")
-	}
-	cfg.Spread = cfg.Spread || r.cluster != nil
-}
-
-// joinTrainer spreads an RL trainer over the job's ranks (nothing in one process).
-func (r *rlRun) joinTrainer(tr interface{ SetComm(*mpi.Comm) error }) error {
-	if r.cluster == nil {
-		return nil
-	}
-	r.log.Info().Msg(r.cluster.Describe())
-	return tr.SetComm(r.cluster.Comm())
+	return cl, nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -10,10 +8,6 @@ import (
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/rl/env"
 )
-
-// episodeFlags are the flags that shape episodes, which mean nothing without an environment.
-var episodeFlags = []string{"env-workers", "max-turns", "max-episode-tokens", "max-tool-output-tokens", "tool-output-truncate",
-	"env-timeout", "episode-timeout", "rejoin-steps", "mask-tool-syntax"}
 
 // addEnvFlags registers the environment flags with e's values as defaults.
 func addEnvFlags(fs *pflag.FlagSet, e *rlrun.Env) {
@@ -34,30 +28,5 @@ func addEnvFlags(fs *pflag.FlagSet, e *rlrun.Env) {
 // checkEnvFlags refuses episode flags given without an environment, an unknown environment and bad
 // limits, naming the flag.
 func checkEnvFlags(e *rlrun.Env, fs *pflag.FlagSet) error {
-	if !e.Active() {
-		var given []string
-		fs.Visit(func(f *pflag.Flag) {
-			if slices.Contains(episodeFlags, f.Name) {
-				given = append(given, "--"+f.Name)
-			}
-		})
-		if len(given) > 0 {
-			return fmt.Errorf("%s shape multi-turn episodes: give --env NAME (%s)", strings.Join(given, ", "), strings.Join(env.Names(), ", "))
-		}
-		return nil
-	}
-	switch {
-	case e.Name != "" && e.Cmd != "":
-		return fmt.Errorf("--env %s and --env-cmd: give one environment", e.Name)
-	case e.Workers < 1:
-		return fmt.Errorf("--env-workers %d: want >= 1", e.Workers)
-	case e.Cmd == "":
-		if _, err := env.Lookup(e.Name); err != nil {
-			return fmt.Errorf("--env: %w", err)
-		}
-	}
-	if err := e.Limits.Validate(); err != nil {
-		return flagNamed(fs, err)
-	}
-	return nil
+	return e.Check(givenFlags(fs), definedFlags(fs))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -43,8 +44,8 @@ func grpoCommand() command {
 			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.GRPO.GroupSize },
 			reference: func() bool { return cfg.UsesReference() },
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
-			build: func(r *rlRun, m rl.Policy, _ *load.Loaded) (rlTrainer, any, error) {
-				tr, err := rl.NewGRPOTrainer(m, r.family.Tok, r.setup.Train, r.setup.Reward, cfg)
+			build: func(r *rlrun.Run, m rl.Policy, _ *load.Loaded) (rlrun.Trainer, any, error) {
+				tr, err := rl.NewGRPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
 				if err != nil {
 					return nil, nil, err
 				}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -60,8 +61,8 @@ func ppoCommand() command {
 			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
 			reference: func() bool { return cfg.UsesReference() },
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
-			build: func(r *rlRun, m rl.Policy, l *load.Loaded) (rlTrainer, any, error) {
-				tr, err := rl.NewPPOTrainer(m, r.family.Tok, r.setup.Train, r.setup.Reward, cfg)
+			build: func(r *rlrun.Run, m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error) {
+				tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -69,7 +70,7 @@ func ppoCommand() command {
 					return nil, nil, err
 				}
 				if cfg.CriticWarmup >= cfg.Train.Steps {
-					r.log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
+					r.Log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
 				}
 				return tr, tr.Config, nil
 			}}
@@ -77,7 +78,7 @@ func ppoCommand() command {
 }
 
 // restoreValueHead takes the value head of the checkpoint the policy came from, when it has one.
-func restoreValueHead(r *rlRun, tr *rl.PPOTrainer, l *load.Loaded) error {
+func restoreValueHead(r *rlrun.Run, tr *rl.PPOTrainer, l *load.Loaded) error {
 	if l == nil || l.State == nil {
 		return nil
 	}
@@ -86,7 +87,7 @@ func restoreValueHead(r *rlRun, tr *rl.PPOTrainer, l *load.Loaded) error {
 		return fmt.Errorf("--init %s: %w", l.Path, err)
 	}
 	if ok {
-		r.log.Info().Msg("value head restored from the initial checkpoint")
+		r.Log.Info().Msg("value head restored from the initial checkpoint")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -23,20 +24,6 @@ func setPrecision(be tensor.Backend, name string) (tensor.Precision, error) {
 	return p, nil
 }
 
-// applyPrecision sets the device's products to --precision.
-func (r *rlRun) applyPrecision() error {
-	_, err := setPrecision(r.be, r.precision)
-	return err
-}
-
-// lossScaler is the dynamic loss scale the RL trainers take in --precision's products.
-func (r *rlRun) lossScaler() *train.LossScaler { return lossScalerFor(r.precision) }
-
 // lossScalerFor is the dynamic loss scale fp16 trains with, so that small gradients do not
 // vanish in binary16 products; nil in fp32 and bf16.
-func lossScalerFor(precision string) *train.LossScaler {
-	if precision != "fp16" {
-		return nil
-	}
-	return train.NewLossScaler()
-}
+func lossScalerFor(precision string) *train.LossScaler { return rlrun.LossScaler(precision) }

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"strings"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
@@ -47,83 +43,6 @@ func addTaskFlags(fs *pflag.FlagSet, t *rlrun.Tasks) {
 	fs.IntVar(&t.EvalBatch, "eval-batch", t.EvalBatch, "held-out answers decoded together, a finished answer's slot going to the next (0: all at once; memory grows with it)")
 	fs.BoolVar(&t.NoEvalCache, "no-eval-cache", t.NoEvalCache, "measure the held-out accuracy before training even when an earlier run from the same --init, held-out set and settings cached it")
 	addDatasetFlags(fs, &t.Data)
-}
-
-// inheritTasks replaces the task flags the user did not set with those of the run that made
-// init (--init-task): its built-in tasks, or its dataset and verifiers, but never its reward
-// program, which is a command and runs only when given on this command line.
-func inheritTasks(t *rlrun.Tasks, fs *pflag.FlagSet, initPath string, log zerolog.Logger) error {
-	if initPath == "" {
-		return fmt.Errorf("--init-task takes the task flags of --init's run, but no --init is given")
-	}
-	meta, cfgPath, err := rlrun.ReadInitMeta(initPath)
-	if err != nil {
-		return fmt.Errorf("--init-task: %w", err)
-	}
-	given := map[string]string{}
-	fs.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	_, rewardGiven := given["reward"]
-	_, cmdGiven := given["reward-cmd"]
-	if meta.Tasks.Data.RewardCmd != "" && !rewardGiven && !cmdGiven {
-		return fmt.Errorf("--init-task: %s scores with a reward program (--reward-cmd), which is never taken from another run: give --reward or --reward-cmd", cfgPath)
-	}
-	*t = meta.Tasks
-	t.Data.RewardCmd, t.Data.Fingerprint, t.Data.EvalFingerprint = "", "", ""
-	if t.Data.Path == "" { // the initial run used built-in tasks (or predates datasets)
-		t.Data = rlrun.DefaultDataset()
-	}
-	for name, v := range given {
-		_ = setFlag(t, name, v) // only task flags exist in setFlag's set; others fail harmlessly
-	}
-	log.Info().Str("prompts", t.Source()).Str("from", cfgPath).Msg("task options of the initial run (--init-task)")
-	return nil
-}
-
-// setFlag sets one task flag on t by name.
-func setFlag(t *rlrun.Tasks, name, value string) error {
-	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addTaskFlags(fs, t)
-	return fs.Set(name, value)
-}
-
-func evalLine(r *rl.EvalResult) string {
-	if r == nil {
-		return "n/a"
-	}
-	s := fmt.Sprintf("%.1f%% ± %.1f (%d problems, mean reward %.3f)", 100*r.Accuracy, 100*r.AccuracySE, r.N, r.MeanReward)
-	if len(r.ByTask) > 1 {
-		var parts []string
-		for name, e := range r.ByTask {
-			parts = append(parts, fmt.Sprintf("%s %.1f%%", name, 100*e.Accuracy))
-		}
-		s += " [" + strings.Join(sortedStrings(parts), ", ") + "]"
-	}
-	return s
-}
-
-func sortedStrings(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
-func logEval(log, metrics zerolog.Logger, step int, when string, r *rl.EvalResult) {
-	if r == nil {
-		return
-	}
-	ev := metrics.Log().Str("kind", "eval").Int("step", step).Str("when", when).Float64("accuracy", r.Accuracy).Float64("accuracy_se", r.AccuracySE).
-		Float64("sampled_accuracy", r.SampledAccuracy).Float64("mean_reward", r.MeanReward).Int("n", r.N)
-	for name, e := range r.ByTask {
-		ev = ev.Float64("accuracy/"+name, e.Accuracy).Float64("sampled_accuracy/"+name, e.SampledAccuracy)
-	}
-	ev.Msg("")
-	log.Info().Int("step", step).Float64("accuracy", r.Accuracy).Float64("accuracy_se", logfmt.Rounded(r.AccuracySE)).Float64("sampled_accuracy", r.SampledAccuracy).
-		Float64("mean_reward", r.MeanReward).Msg("held-out accuracy " + when)
 }
 
 // addRLTrainFlags registers the options every RL trainer shares.

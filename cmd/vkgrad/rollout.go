@@ -83,40 +83,40 @@ func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
 	if err := f.check(fs, args); err != nil {
 		return err
 	}
-	r := &rlRun{common: f.common, init: f.model, env: f.env}
-	r.log = r.common.logger()
-	var err error
-	if r.be, err = r.common.backend(r.log); err != nil {
+	log := f.common.logger()
+	be, err := f.common.backend(log)
+	if err != nil {
 		return err
 	}
-	hfDir, err := r.hfDir()
+	hfDir, err := rlrun.HFDirOf(f.model)
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if r.family, err = rlrun.OpenFamily(hfDir, r.modelType()); err != nil {
+	family, err := rlrun.OpenFamily(hfDir, rlrun.ModelTypeOf(f.model))
+	if err != nil {
 		return fmt.Errorf("--model %s: %w", f.model, err)
 	}
-	e, closeEnv, err := f.env.Environment(r.family)
+	e, closeEnv, err := f.env.Environment(family)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err := closeEnv(); err != nil {
-			r.log.Warn().Err(err).Msg("environment")
+			log.Warn().Err(err).Msg("environment")
 		}
 	}()
-	m, _, err := r.loadPolicy(f.model)
+	m, _, err := rlrun.LoadPolicy(be, f.model)
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
-	if err := rlrun.LimitVocab(m, r.family.Tok, r.log); err != nil {
+	if err := rlrun.LimitVocab(m, family.Tok, log); err != nil {
 		return err
 	}
-	rows, err := f.rows(r.family)
+	rows, err := f.rows(family)
 	if err != nil {
 		return err
 	}
-	cfg := episode.Config{Sampling: f.sampling, EndOfTurn: int32(r.family.EOS), MaxNewTokens: f.maxNew, Limits: f.env.Limits}
+	cfg := episode.Config{Sampling: f.sampling, EndOfTurn: int32(family.EOS), MaxNewTokens: f.maxNew, Limits: f.env.Limits}
 	eps, err := rl.RunEpisodes(m, e, cfg, rows, f.seed, f.genBatch)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -23,7 +22,8 @@ import (
 
 // sftFlags configure `vkgrad sft`.
 type sftFlags struct {
-	rlRun
+	rlrun.Run
+	common  *commonFlags
 	cfg     rl.SFTConfig
 	sftOpts sftOptions
 }
@@ -88,23 +88,23 @@ func addSFTFlags(fs *pflag.FlagSet, c *rl.SFTConfig, o *sftOptions) {
 
 // newSFTFlags are sft's defaults.
 func newSFTFlags() *sftFlags {
-	return &sftFlags{cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
+	return &sftFlags{Run: rlrun.Run{Command: "sft"}, cfg: defaultSFTConfig(), sftOpts: sftOptions{Preset: "gpt2-micro", Seed: 1, StopAtAccuracy: 0.6, CheckEvery: 25, CheckSize: 200}}
 }
 
 // sftCommand is `vkgrad sft`.
 func sftCommand() command {
 	return command{name: "sft", summary: "supervised fine-tuning on a built-in task or a --dataset (the start of RL fine-tuning)", setup: func(fs *pflag.FlagSet) func([]string) error {
 		f := newSFTFlags()
-		f.presetType = func() string {
+		f.PresetType = func() string {
 			c, _ := llama.Preset(f.sftOpts.Preset)
 			return c.ModelType
 		}
-		f.evalTemp = 1
-		f.supervised = true
+		f.EvalTemp = 1
+		f.Supervised = true
 		f.common = addCommonFlags(fs)
-		f.tasks = rlrun.DefaultTasks()
-		addTaskFlags(fs, &f.tasks)
-		addRunFlags(fs, &f.rlRun, "start from this model (checkpoint or run directory) instead of a new one")
+		f.Tasks = rlrun.DefaultTasks()
+		addTaskFlags(fs, &f.Tasks)
+		addRunFlags(fs, &f.Run, "start from this model (checkpoint or run directory) instead of a new one")
 		addSFTFlags(fs, &f.cfg, &f.sftOpts)
 		f.common.addDistributedFlag(fs)
 		return func(args []string) error { return f.run(fs, args) }
@@ -119,15 +119,18 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if len(args) > 0 {
 		return fmt.Errorf("sft takes no arguments, got %q", args)
 	}
-	if err := f.start(fs, "sft", f.resumeSpec()); err != nil {
+	if err := prepareRun(&f.Run, f.common, fs, f.resumeSpec()); err != nil {
 		return err
 	}
-	defer func() { f.closeMetrics(err != nil) }()
+	if err := f.Start(); err != nil {
+		return err
+	}
+	defer func() { f.Close(err != nil) }()
 	m, err := f.policy()
 	if err != nil {
 		return err
 	}
-	if err := f.setup.CheckPrompts(m, f.family.Tok, f.supervised); err != nil {
+	if err := f.Setup.CheckPrompts(m, f.Family.Tok, f.Supervised); err != nil {
 		return err
 	}
 	if err := f.checkConversations(m); err != nil {
@@ -141,14 +144,14 @@ func (f *sftFlags) run(fs *pflag.FlagSet, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := f.restore(tr, f.cfg.Steps); err != nil {
+	if err := f.Restore(tr, f.cfg.Steps); err != nil {
 		return err
 	}
-	if err := f.writeConfig("sft", m, f.runConfig()); err != nil {
+	if err := f.WriteConfig(m, f.runConfig()); err != nil {
 		return err
 	}
-	f.log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", logfmt.Count(m.NumParams())).Str("prompts", f.tasks.Source()).
-		Str("run_dir", f.runDir).Msg("supervised training")
+	f.Log.Info().Str("model", rlrun.DescribePolicy(m)).Str("params", logfmt.Count(m.NumParams())).Str("prompts", f.Tasks.Source()).
+		Str("run_dir", f.RunDir).Msg("supervised training")
 	return f.supervise(m, tr, check)
 }
 
@@ -179,44 +182,41 @@ func (f *sftFlags) resumeSpec() resumeSpec {
 // policy is the model to train: --init's or the resumed run's, else a new one of --preset's
 // shape (with --lora-rank's adapters).
 func (f *sftFlags) policy() (rl.Policy, error) {
-	m, _, err := f.model(false)
+	m, _, err := f.Model(false)
 	if err != nil || m != nil {
 		return m, err
 	}
 	if m, err = f.newModel(); err != nil {
 		return nil, err
 	}
-	return m, f.lora.AddAdapters(m)
+	return m, f.LoRA.AddAdapters(m)
 }
 
 // trainer builds the supervised trainer over the task's (or --examples') prompts, spread over
 // the ranks under MPI.
 func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
-	f.cfg.EOS = f.family.EOS
-	src := f.setup.Train
+	f.cfg.EOS = f.Family.EOS
+	src := f.Setup.Train
 	if f.sftOpts.Examples < 0 {
 		return nil, fmt.Errorf("--examples %d: want >= 0", f.sftOpts.Examples)
 	}
 	if f.sftOpts.Examples > 0 {
 		var err error
-		if src, err = fixedSet(src, f.sftOpts.Examples, f.tasks.DataSeed); err != nil {
+		if src, err = fixedSet(src, f.sftOpts.Examples, f.Tasks.DataSeed); err != nil {
 			return nil, fmt.Errorf("--examples: %w", err)
 		}
 	}
 	if err := checkOptimizerFlags(f.cfg.Settings, f.cfg.Steps); err != nil {
 		return nil, err
 	}
-	tr, err := rl.NewSFTTrainer(m, f.family.Tok, src, f.cfg)
+	tr, err := rl.NewSFTTrainer(m, f.Family.Tok, src, f.cfg)
 	if err != nil {
 		return nil, err
 	}
-	tr.Chat = f.family.Turns
-	tr.SetLossScaler(f.lossScaler())
-	if f.cluster != nil {
-		f.log.Info().Msg(f.cluster.Describe())
-		if err := tr.SetComm(f.cluster.Comm()); err != nil {
-			return nil, err
-		}
+	tr.Chat = f.Family.Turns
+	tr.SetLossScaler(rlrun.LossScaler(f.Precision))
+	if err := f.JoinTrainer(tr); err != nil {
+		return nil, err
 	}
 	return tr, nil
 }
@@ -228,7 +228,7 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 	if f.cfg.LastTurnOnly {
 		return nil
 	}
-	for _, p := range f.setup.Prompts {
+	for _, p := range f.Setup.Prompts {
 		if len(p.Conversation) == 0 {
 			continue
 		}
@@ -237,10 +237,10 @@ func (f *sftFlags) checkConversations(m rl.Policy) error {
 			return fmt.Errorf("%s: %w", p.Where, err)
 		}
 		var ids []int32
-		if f.family.Turns == nil {
-			ids, _, err = rl.PlainConversationTokens(f.family.Tok, q.Conversation, int32(f.family.EOS))
+		if f.Family.Turns == nil {
+			ids, _, err = rl.PlainConversationTokens(f.Family.Tok, q.Conversation, int32(f.Family.EOS))
 		} else {
-			ids, _, err = rl.ConversationTokens(f.family.Turns, f.family.Tok, q.Conversation, q.Tools)
+			ids, _, err = rl.ConversationTokens(f.Family.Turns, f.Family.Tok, q.Conversation, q.Tools)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w (--last-turn-only trains the final turn alone)", p.Where, err)
@@ -261,7 +261,7 @@ func (f *sftFlags) checkSet() ([]rl.Prompt, error) {
 	if o.StopAtAccuracy == 0 {
 		return nil, nil
 	}
-	check, err := validationSet(f.setup, o.CheckSize, f.tasks.DataSeed)
+	check, err := validationSet(f.Setup, o.CheckSize, f.Tasks.DataSeed)
 	if err != nil {
 		return nil, fmt.Errorf("--stop-at-accuracy: %w", err)
 	}
@@ -271,32 +271,26 @@ func (f *sftFlags) checkSet() ([]rl.Prompt, error) {
 // supervise evaluates, trains to the last step (or to --stop-at-accuracy), evaluates again, saves
 // and prints the summary.
 func (f *sftFlags) supervise(m rl.Policy, tr *rl.SFTTrainer, check []rl.Prompt) error {
-	ctx, stop := interruptContext()
-	defer stop()
-	start := time.Now()
-	l, err := f.newTuneLoop("sft", m, tr, f.cfg.Steps, nil)
-	if err != nil {
+	l, err := f.Tune(m, tr, f.cfg.Steps, nil, func(l *rlrun.TuneLoop) runloop.Trainer { return &sftSteps{l, f, tr, check} })
+	if err != nil || !l.Finished() {
 		return err
 	}
-	if err := l.run(ctx, &sftSteps{l, f, tr, check}); err != nil || !l.finished {
-		return err
-	}
-	f.finish(l.state.Before, l.after, time.Since(start), l.checkpointPath())
-	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.runDir, f.runDir)
+	l.Finish()
+	fmt.Fprintf(stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", f.RunDir, f.RunDir)
 	return nil
 }
 
 // sftSteps are the steps of an sft run: each goes to the run's metrics and progress bar, and
 // --stop-at-accuracy may end the run.
 type sftSteps struct {
-	*tuneLoop
+	*rlrun.TuneLoop
 	f     *sftFlags
 	tr    *rl.SFTTrainer
 	check []rl.Prompt
 }
 
 func (s *sftSteps) Steps() int { return s.tr.Step }
-func (s *sftSteps) Done() bool { return s.tr.Step >= s.last }
+func (s *sftSteps) Done() bool { return s.tr.Step >= s.Last }
 
 func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 	st, err := s.tr.TrainStep()
@@ -304,17 +298,17 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 		return 0, nil, false, err
 	}
 	if st.Skipped {
-		s.bar.Clear()
-		s.f.log.Warn().Int("step", st.Step).Str("why", st.Reason).Msg("skipped a step whose gradient overflowed; the weights were not updated")
-		s.metrics.Log().Str("kind", "sft").Int("step", st.Step).Bool("skipped", true).Str("reason", st.Reason).Float32("loss_scale", st.LossScale).Msg("")
+		s.Bar.Clear()
+		s.f.Log.Warn().Int("step", st.Step).Str("why", st.Reason).Msg("skipped a step whose gradient overflowed; the weights were not updated")
+		s.Metrics.Log().Str("kind", "sft").Int("step", st.Step).Bool("skipped", true).Str("reason", st.Reason).Float32("loss_scale", st.LossScale).Msg("")
 		return st.Step, map[string]float64{runloop.Skipped: 1}, false, nil
 	}
-	trainrun.StepLine(s.metrics.Log().Str("kind", "sft"), st, s.f.cluster != nil).Msg("")
-	s.bar.Update(st.Step, fmt.Sprintf("loss %.3f", st.Loss))
-	if done, err := s.f.checkAccuracy(s.policy, s.check, st.Step, s.state); err != nil || done {
+	trainrun.StepLine(s.Metrics.Log().Str("kind", "sft"), st, s.f.Cluster != nil).Msg("")
+	s.Bar.Update(st.Step, fmt.Sprintf("loss %.3f", st.Loss))
+	if done, err := s.f.checkAccuracy(s.Policy, s.check, st.Step, s.State); err != nil || done {
 		return st.Step, nil, done, err
 	}
-	return st.Step, nil, false, s.checkMetrics(st.Step)
+	return st.Step, nil, false, s.CheckMetrics(st.Step)
 }
 
 // checkAccuracy measures greedy accuracy on the check set every --check-every steps and says
@@ -323,16 +317,16 @@ func (f *sftFlags) checkAccuracy(m rl.Policy, check []rl.Prompt, step int, rs *r
 	if len(check) == 0 || step%f.sftOpts.CheckEvery != 0 || step >= f.cfg.Steps {
 		return false, nil
 	}
-	r, err := rl.Evaluate(m, f.family.Tok, check, f.setup.Reward, rl.EvalConfig{MaxNewTokens: f.tasks.EvalMax, EOS: f.family.EOS, Success: 1,
-		Comm: f.cluster.Comm()})
+	r, err := rl.Evaluate(m, f.Family.Tok, check, f.Setup.Reward, rl.EvalConfig{MaxNewTokens: f.Tasks.EvalMax, EOS: f.Family.EOS, Success: 1,
+		Comm: f.Cluster.Comm()})
 	if err != nil {
 		return false, err
 	}
-	f.metrics.Log().Str("kind", "sft_check").Int("step", step).Float64("validation_accuracy", r.Accuracy).Msg("")
+	f.Metrics.Log().Str("kind", "sft_check").Int("step", step).Float64("validation_accuracy", r.Accuracy).Msg("")
 	if r.Accuracy < f.sftOpts.StopAtAccuracy {
 		return false, nil
 	}
-	f.log.Info().Int("step", step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
+	f.Log.Info().Int("step", step).Float64("validation_accuracy", r.Accuracy).Float64("stop_at", f.sftOpts.StopAtAccuracy).
 		Msg("validation accuracy reached --stop-at-accuracy; stopping")
 	rs.Stopped = fmt.Sprintf("validation accuracy %.3f reached --stop-at-accuracy %g", r.Accuracy, f.sftOpts.StopAtAccuracy)
 	return true, nil
@@ -394,10 +388,10 @@ func (f *sftFlags) newModel() (rl.Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.VocabSize < f.family.Tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.family.Tok.VocabSize())
+	if cfg.VocabSize < f.Family.Tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than GPT-2's %d (the tasks use GPT-2 tokens)", f.sftOpts.Preset, cfg.VocabSize, f.Family.Tok.VocabSize())
 	}
-	m, err := gpt2.New(f.be, cfg)
+	m, err := gpt2.New(f.Be, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -429,16 +423,16 @@ func (f *sftFlags) newLlama() (rl.Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("model shape: %w", err)
 	}
-	if cfg.Vocab < f.family.Tok.VocabSize() {
-		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.family.Tok.VocabSize())
+	if cfg.Vocab < f.Family.Tok.VocabSize() {
+		return nil, fmt.Errorf("--preset %s: vocabulary of %d is smaller than the tokenizer's %d", f.sftOpts.Preset, cfg.Vocab, f.Family.Tok.VocabSize())
 	}
-	if v := f.family.Tok.VocabSize(); cfg.Vocab > v {
+	if v := f.Family.Tok.VocabSize(); cfg.Vocab > v {
 		// A new model over this tokenizer: rows past its vocabulary could only be sampled
 		// into tokens that have no text.
-		f.log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", v).Msg("the new model's vocabulary and EOS are the tokenizer's")
-		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.family.EOS}
+		f.Log.Info().Int("preset_vocab", cfg.Vocab).Int("vocab", v).Msg("the new model's vocabulary and EOS are the tokenizer's")
+		cfg.Vocab, cfg.BOS, cfg.EOS = v, nil, []int{f.Family.EOS}
 	}
-	m, err := llama.New(f.be, cfg)
+	m, err := llama.New(f.Be, cfg)
 	if err != nil {
 		return nil, err
 	}

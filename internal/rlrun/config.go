@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 
 	"github.com/vkgrad/vkgrad/internal/rundir"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/rl"
 )
 
 // RunMeta is the config.json of an sft, grpo or ppo run.
@@ -85,4 +87,28 @@ func ReadRunMeta(cfgPath, command string) (*RunMeta, error) {
 		return nil, fmt.Errorf("--resume: %s: command %q, want %q", cfgPath, meta.Command, command)
 	}
 	return &meta, nil
+}
+
+// WriteConfig writes the run's config.json (rank 0 alone): its settings, m's shape and cfg,
+// the command's config as its trainer completed it.
+func (r *Run) WriteConfig(m rl.Policy, cfg any) error {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	opts := r.Opts
+	if !r.Cluster.Main() {
+		return nil
+	}
+	meta := RunMeta{Command: r.Command, HFDir: r.Family.HFDir, Init: r.Init, Tasks: r.Tasks, Config: raw, Run: &opts, LoRA: r.LoRA, Precision: r.Precision}
+	if r.Env.Active() {
+		meta.Env = &r.Env
+	}
+	switch p := m.(type) {
+	case *nn.GPT2LM:
+		meta.Model = &p.Model.Config
+	case *nn.LlamaLM:
+		meta.Llama = &p.Model.Config
+	}
+	return rundir.WriteConfig(r.RunDir, meta)
 }

@@ -3,7 +3,10 @@ package rlrun
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/env"
@@ -88,4 +91,39 @@ func episodeRenderer(fam *Family) (episode.Renderer, error) {
 		return nil, errors.New("the model has no chat template (tokenizer_config.json's chat_template) to write its episodes in")
 	}
 	return episode.NewPlainRenderer(rl.EOSText), nil
+}
+
+// EpisodeFlags are the flags that shape episodes, which mean nothing without an environment.
+var EpisodeFlags = []string{"env-workers", "max-turns", "max-episode-tokens", "max-tool-output-tokens", "tool-output-truncate",
+	"env-timeout", "episode-timeout", "rejoin-steps", "mask-tool-syntax"}
+
+// Check refuses episode flags given without an environment, an unknown environment and bad
+// limits, naming the flag (given and defined as in CommandLine).
+func (e *Env) Check(given map[string]string, defined map[string]bool) error {
+	if !e.Active() {
+		var named []string
+		for _, name := range slices.Sorted(maps.Keys(given)) {
+			if slices.Contains(EpisodeFlags, name) {
+				named = append(named, "--"+name)
+			}
+		}
+		if len(named) > 0 {
+			return fmt.Errorf("%s shape multi-turn episodes: give --env NAME (%s)", strings.Join(named, ", "), strings.Join(env.Names(), ", "))
+		}
+		return nil
+	}
+	switch {
+	case e.Name != "" && e.Cmd != "":
+		return fmt.Errorf("--env %s and --env-cmd: give one environment", e.Name)
+	case e.Workers < 1:
+		return fmt.Errorf("--env-workers %d: want >= 1", e.Workers)
+	case e.Cmd == "":
+		if _, err := env.Lookup(e.Name); err != nil {
+			return fmt.Errorf("--env: %w", err)
+		}
+	}
+	if err := e.Limits.Validate(); err != nil {
+		return FlagNamed(err, defined)
+	}
+	return nil
 }

@@ -239,3 +239,85 @@ var ExecutableHash = sync.OnceValues(func() (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 })
+
+// beforeEvalCache is the cache for this run's figure before training, or nil (with the reason
+// logged) when the figure must be measured: --no-eval-cache, no --init (a new model), a
+// reward program (an outside command whose answers may change), several processes (they
+// must all take the same path), or no user cache directory.
+func (r *Run) beforeEvalCache() *EvalCache {
+	why := ""
+	switch {
+	case r.Tasks.NoEvalCache:
+		return nil
+	case r.Init == "":
+		return nil
+	case r.Env.Active():
+		why = "episodes in an environment are measured afresh"
+	case r.Tasks.Data.RewardCmd != "":
+		why = "a reward program (--reward-cmd) may answer differently from run to run"
+	case r.Cluster.Comm() != nil:
+		why = "a data-parallel job measures it on every process"
+	}
+	dir, err := EvalCacheDir()
+	if err != nil && why == "" {
+		why = err.Error()
+	}
+	if why != "" {
+		r.Log.Debug().Str("why", why).Msg("held-out accuracy before training not cached")
+		return nil
+	}
+	return &EvalCache{Dir: dir, Log: r.Log}
+}
+
+// evaluateBefore is the held-out accuracy of m, the initial model, before training: read from
+// the cache when an earlier run measured it with the same model and settings, else measured
+// and stored.
+func (r *Run) evaluateBefore(m rl.Policy) (*rl.EvalResult, error) {
+	measure := func() (*rl.EvalResult, error) {
+		return r.Setup.Evaluate(m, &r.Tasks, r.Family, r.EvalTemp, r.Cluster.Comm())
+	}
+	c := r.beforeEvalCache()
+	if c == nil || len(r.Setup.HeldOut) == 0 {
+		return measure()
+	}
+	key, err := r.beforeEvalKey()
+	if err != nil {
+		r.Log.Warn().Err(err).Msg("held-out accuracy before training not cached")
+		return measure()
+	}
+	return c.Get(key, len(r.Setup.HeldOut), measure)
+}
+
+// beforeEvalKey fingerprints this run's figure before training.
+func (r *Run) beforeEvalKey() (string, error) {
+	model, err := initContentHash(r.Init)
+	if err != nil {
+		return "", fmt.Errorf("fingerprinting --init %s: %w", r.Init, err)
+	}
+	bin, err := ExecutableHash()
+	if err != nil {
+		return "", fmt.Errorf("fingerprinting vkgrad itself: %w", err)
+	}
+	k := EvalKey{Format: EvalKeyFormat, Version: r.Version, Binary: bin, Model: model, LoRA: r.LoRA, Device: r.Be.Name(),
+		EOS: r.Family.EOS, Vocab: r.Family.Tok.VocabSize(), Temperature: r.EvalTemp}
+	tasks := r.Tasks
+	tasks.DataSeed, tasks.Shuffle = 0, false // the training stream's, not the held-out set's
+	k.Tasks = tasks
+	if r.Precision != "fp32" {
+		k.Precision = r.Precision
+	}
+	for _, p := range r.Setup.HeldOut {
+		k.HeldOut = append(k.HeldOut, HeldOutID{Text: p.Text, Tokens: r.Family.Tok.Encode(p.Text), Answer: p.Answer, Meta: p.Meta})
+	}
+	return k.Hash()
+}
+
+// initContentHash fingerprints the initial model at path, a checkpoint or a Hugging Face
+// directory.
+func initContentHash(path string) (string, error) {
+	hf, err := load.IsLlamaDir(path)
+	if err != nil {
+		return "", err
+	}
+	return ModelContentHash(path, hf)
+}

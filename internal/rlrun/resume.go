@@ -3,6 +3,7 @@ package rlrun
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
@@ -113,4 +114,102 @@ func readRunState(st *checkpoint.State, path string) (RunState, error) {
 	}
 	s.Stopped = m[MetaStopped]
 	return s, nil
+}
+
+// Checkpointer is a trainer the sft, grpo and ppo commands save and resume.
+type Checkpointer interface {
+	Checkpoint() (*checkpoint.State, error)
+	CheckpointView() (*checkpoint.State, error)
+	Restore(st *checkpoint.State, path string) error
+	// CheckReplicas fails when the ranks' parameters drifted apart (never in one process).
+	CheckReplicas() error
+}
+
+// loadResume reads the run to continue: its checkpoint and config.json, whose settings replace
+// the task flags, --init and the command's config (through r.Line). A flag given on the command
+// line must agree with the run's setting unless a resume may change it; the error names it.
+func (r *Run) loadResume() (*Resumed, error) {
+	given := r.Line.Given
+	l, err := ReadCheckpoint(r.Opts.Resume, r.Command)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(l.Path)
+	cfgPath := filepath.Join(dir, rundir.Config)
+	meta, err := ReadRunMeta(cfgPath, r.Command)
+	if err != nil {
+		return nil, err
+	}
+	r.Tasks, r.Init, r.LoRA, r.Precision = meta.Tasks, meta.Init, meta.LoRA, meta.Precision
+	if r.Precision == "" {
+		r.Precision = "fp32" // runs saved before products had a precision
+	}
+	r.Env = DefaultEnv()
+	if meta.Env != nil {
+		r.Env = *meta.Env
+	}
+	CarryOver(&r.Opts, meta.Run, given)
+	if err := r.Line.Decode(meta.Config); err != nil {
+		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
+	}
+	if err := CheckGiven(given, r.Line.SettingFlags(r), r.Line.MayChange, dir); err != nil {
+		return nil, err
+	}
+	res, err := NewResumed(l, meta.HFDir)
+	if err != nil {
+		return nil, err
+	}
+	if r.RunDir == "" {
+		r.RunDir = dir
+	}
+	return res, nil
+}
+
+// Restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
+// the run's total, which must leave a step to take.
+func (r *Run) Restore(tr Checkpointer, steps int) error {
+	res := r.Resumed
+	if res == nil {
+		return nil
+	}
+	if res.Stopped != "" {
+		return fmt.Errorf("--resume %s: the run ended at step %d (%s); start a new run from it with --init", res.Path, res.State.Step, res.Stopped)
+	}
+	if steps <= res.State.Step {
+		return fmt.Errorf("--resume %s: the run has taken %d of --steps %d; pass a larger --steps to continue it", res.Path, res.State.Step, steps)
+	}
+	if err := tr.Restore(res.State, res.Path); err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	r.Log.Info().Int("step", res.State.Step).Int("steps", steps).Str("from", res.Path).Msg("resumed")
+	return nil
+}
+
+// CheckpointPath is where the run's checkpoint is written.
+func (r *Run) CheckpointPath() string { return filepath.Join(r.RunDir, rundir.Checkpoint) }
+
+// save writes the run's checkpoint: the trainer's whole state and the command's (rs).
+func (r *Run) save(tr Checkpointer, rs *RunState) (string, error) {
+	path := r.CheckpointPath()
+	if err := tr.CheckReplicas(); err != nil { // every rank holds the same state; rank 0 writes it
+		return "", err
+	}
+	if !r.Cluster.Main() {
+		return path, nil
+	}
+	st, err := tr.CheckpointView() // written below, before the next step
+	if err != nil {
+		return "", err
+	}
+	if err := rs.Put(st); err != nil {
+		return "", err
+	}
+	if err := checkpoint.Save(path, st); err != nil {
+		return path, err
+	}
+	r.held.Saved()
+	if err := r.completions.Sync(); err != nil {
+		return path, err
+	}
+	return path, r.metricsOut.Sync() // the metrics as durable as the checkpoint
 }
