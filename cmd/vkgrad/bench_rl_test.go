@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/vkgrad/vkgrad/nn/gpt2"
-
 	"encoding/json"
 	"math"
 	"slices"
@@ -98,65 +96,6 @@ func TestBenchRLFlags(t *testing.T) {
 		_, err := runCLI(append([]string{"bench", "rl", "--preset", "tiny", "--device", "cpu", "-q"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error naming %q", tc.args, err, tc.want)
-		}
-	}
-}
-
-// stubRows is a decoder whose every row's logits favour token 0 by far.
-type stubRows struct{ rowDecoder }
-
-func (stubRows) StepRagged(rows []int, _ [][]int32) ([]float32, error) {
-	out := make([]float32, 4*len(rows))
-	for k := range rows {
-		out[4*k] = 100
-	}
-	return out, nil
-}
-
-// The bench's decoder takes EOS out of every row's logits, so no completion ends early, and
-// charges a step that prefills some rows and decodes others by its share of tokens.
-func TestBenchDecoderMasksEOS(t *testing.T) {
-	tally := &decodeTally{}
-	d := &benchDecoder{rowDecoder: stubRows{}, eos: 0, cost: modelCost{body: 1, head: 1, layers: 1, qWidth: 1, kvWidth: 1}, t: tally, pos: make([]int, 2)}
-	logits, err := d.StepRagged([]int{0, 1}, [][]int32{{5, 6, 7}, {8}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k := range 2 {
-		if !math.IsInf(float64(logits[4*k]), -1) {
-			t.Errorf("row %d: EOS logit %v, want -Inf", k, logits[4*k])
-		}
-	}
-	if tally.prefillTokens != 3 || tally.decodeTokens != 1 || tally.decodeSteps != 1 || d.pos[0] != 3 || d.pos[1] != 1 {
-		t.Errorf("tally %+v, positions %v: want 3 prompt tokens, 1 decoded in 1 step, positions [3 1]", tally, d.pos)
-	}
-}
-
-// bench sample reads each batch against both limits of decoding: the weight bytes per second
-// against the read bandwidth and the work per second against the FMA peak, measured in the
-// same process; the work is the tokens' (tokens/s times each token's FLOPs at its position).
-func TestBenchSampleFractions(t *testing.T) {
-	out, err := runCLI("bench", "sample", "--preset", "tiny", "--batches", "1,4", "--tokens", "4", "--steps", "1", "--json", "--device", "cpu", "-q")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	var r map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(out[strings.Index(out, "{"):])), &r); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out)
-	}
-	cfg, _ := gpt2.Preset("tiny")
-	c := gpt2Cost(cfg)
-	perToken := (c.tokenFLOPs(17)+c.tokenFLOPs(18)+c.tokenFLOPs(19))/3 + 2*c.head
-	peakG, _ := r["peak_gflops"].(float64)
-	rows, _ := r["rows"].([]any)
-	if peakG <= 0 || len(rows) != 2 {
-		t.Fatalf("peak %v GFLOP/s, rows %v", peakG, r["rows"])
-	}
-	for _, raw := range rows {
-		row := raw.(map[string]any)
-		g, tps := row["gflops"].(float64), row["tokens_per_s"].(float64)
-		if math.Abs(g-tps*perToken/1e9) > 1e-9*g || math.Abs(row["peak_fraction"].(float64)-g/peakG) > 1e-9*g/peakG || !(row["bandwidth_fraction"].(float64) > 0) {
-			t.Errorf("batch %v: %v GFLOP/s at %v tokens/s (want %v), peak fraction %v, bandwidth fraction %v", row["batch"], g, tps, tps*perToken/1e9, row["peak_fraction"], row["bandwidth_fraction"])
 		}
 	}
 }

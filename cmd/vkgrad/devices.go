@@ -8,7 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vkgrad/vkgrad/device"
+	"github.com/vkgrad/vkgrad/internal/doctor"
+	"github.com/vkgrad/vkgrad/internal/sysinfo"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 	"github.com/vkgrad/vkgrad/vk"
@@ -41,7 +42,7 @@ func devicesCommand() command {
 			for _, d := range devs {
 				fmt.Fprintln(stdout, vk.Describe(d))
 			}
-			auto, err := autoDevice()
+			auto, err := doctor.AutoDevice()
 			if err != nil {
 				return err
 			}
@@ -66,22 +67,9 @@ func devicesPerRank() error {
 // cpuSummary is the CPU as `vkgrad devices` and `vkgrad doctor` show it: model, threads,
 // platform, and the matmul kernel its SIMD features select.
 func cpuSummary() string {
-	model := cpuModel()
+	model := sysinfo.CPUModel()
 	if model == "" {
 		model = "unknown model"
 	}
 	return fmt.Sprintf("%s, %d threads (%s/%s), matmul kernel %s", model, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, gemm.KernelName())
-}
-
-// autoDevice opens the backend --device auto picks, closes it again, and says which it is and why.
-func autoDevice() (string, error) {
-	b, reason, err := device.Open("auto", device.Options{})
-	if err != nil {
-		return "", err
-	}
-	name := b.Name()
-	if err := b.Close(); err != nil {
-		return "", fmt.Errorf("closing %s: %w", name, err)
-	}
-	return name + ": " + reason, nil
 }

@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/vkgrad/vkgrad/internal/doctor"
 )
 
 // doctorEnv points every cache doctor walks at empty folders of the test, so it reads nothing of
@@ -23,20 +24,20 @@ func doctorEnv(t *testing.T) string {
 	return hf
 }
 
-func runDoctorJSON(t *testing.T) map[string][]check {
+func runDoctorJSON(t *testing.T) map[string][]doctor.Check {
 	t.Helper()
 	out, err := runCLI("doctor", "--json")
 	if err != nil {
 		t.Fatalf("doctor --json: %v\n%s", err, out)
 	}
-	var r map[string][]check
+	var r map[string][]doctor.Check
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("doctor --json is not one JSON object: %v\n%s", err, out)
 	}
 	return r
 }
 
-func findCheck(t *testing.T, r map[string][]check, section, name string) check {
+func findCheck(t *testing.T, r map[string][]doctor.Check, section, name string) doctor.Check {
 	t.Helper()
 	for _, c := range r[section] {
 		if c.Name == name {
@@ -44,7 +45,7 @@ func findCheck(t *testing.T, r map[string][]check, section, name string) check {
 		}
 	}
 	t.Fatalf("section %q has no check %q: %+v", section, name, r[section])
-	return check{}
+	return doctor.Check{}
 }
 
 func TestDoctorPrintsEverySection(t *testing.T) {
@@ -67,7 +68,7 @@ func TestDoctorPrintsEverySection(t *testing.T) {
 		if l == "" || !strings.HasPrefix(l, "  ") || strings.HasPrefix(strings.TrimSpace(l), "->") {
 			continue
 		}
-		if status := strings.Fields(l[2+14:])[0]; status != statusOK && status != statusMissing && status != statusWarning {
+		if status := strings.Fields(l[2+14:])[0]; status != doctor.StatusOK && status != doctor.StatusMissing && status != doctor.StatusWarning {
 			t.Errorf("line without a status in its column: %q", l)
 		}
 	}
@@ -81,7 +82,7 @@ func TestDoctorJSONHasEverySection(t *testing.T) {
 			t.Errorf("section %q missing or empty", key)
 		}
 		for _, c := range r[key] {
-			if c.Status != statusOK && c.Status != statusMissing && c.Status != statusWarning {
+			if c.Status != doctor.StatusOK && c.Status != doctor.StatusMissing && c.Status != doctor.StatusWarning {
 				t.Errorf("%s/%s: status %q", key, c.Name, c.Status)
 			}
 		}
@@ -118,7 +119,7 @@ func TestDoctorMeasuresTheHuggingFaceCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := findCheck(t, runDoctorJSON(t), "hugging_face", "cache")
-	if c.Status != statusOK || c.Bytes != 1000 || c.Count != 1 || c.Models != 1 || c.Datasets != 1 || c.Path != hf {
+	if c.Status != doctor.StatusOK || c.Bytes != 1000 || c.Count != 1 || c.Models != 1 || c.Datasets != 1 || c.Path != hf {
 		t.Errorf("cache = %+v, want 1000 bytes in 1 file, 1 model, 1 dataset at %s", c, hf)
 	}
 	out, err := runCLI("doctor")
@@ -154,21 +155,5 @@ func TestDoctorFlags(t *testing.T) {
 	}
 	if _, err := runCLI("doctor", "--timeout", "0s"); err == nil || !strings.Contains(err.Error(), "--timeout") {
 		t.Errorf("doctor --timeout 0s: %v", err)
-	}
-}
-
-func TestDoctorProbeBound(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	_, err := bounded(10*time.Millisecond, func() (int, error) { <-release; return 1, nil })
-	if err == nil || err.Error() != "no answer within 10ms" {
-		t.Errorf("hung probe: %v", err)
-	}
-	_, err = bounded(time.Second, func() (int, error) { panic("boom") })
-	if err == nil || err.Error() != "probe failed: boom" {
-		t.Errorf("panicking probe: %v", err)
-	}
-	if v, err := bounded(time.Second, func() (int, error) { return 7, nil }); v != 7 || err != nil {
-		t.Errorf("quick probe: %d, %v", v, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package sysinfo
 
 import (
 	"bufio"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// cpuModel is the processor's name from /proc/cpuinfo, or "" where the system has no such file
+// CPUModel is the processor's name from /proc/cpuinfo, or "" where the system has no such file
 // or it names none (many arm64 kernels).
-func cpuModel() string {
+func CPUModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
 		return ""
@@ -32,8 +32,8 @@ func cpuModel() string {
 	return ""
 }
 
-// simdFeatures lists the SIMD extensions the CPU kernels look for that this CPU has.
-func simdFeatures() []string {
+// SIMDFeatures lists the SIMD extensions the CPU kernels look for that this CPU has.
+func SIMDFeatures() []string {
 	var have []string
 	add := func(name string, ok bool) {
 		if ok {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 )
 
 // TestTimeMatmulBatchesShortProducts: a product of microseconds is timed in batches of calls,
-// as many as lasted matmulBatchTime, at least --steps of them, so that a GPU's submission
+// as many as lasted matmulBatchTime, at least steps of them, so that a GPU's submission
 // latency is not what each sample measures; every sample is a call's share of its batch.
 func TestTimeMatmulBatchesShortProducts(t *testing.T) {
 	s := matmulShape{name: "tiny", p: tensor.MatMulParams{M: 4, N: 8, K: 8, TransB: true}, a: 32, b: 64, o: 32}

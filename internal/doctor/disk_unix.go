@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package main
+package doctor
 
 import "syscall"
 
