@@ -24,9 +24,3 @@ func addEnvFlags(fs *pflag.FlagSet, e *rlrun.Env) {
 	fs.IntVar(&l.RejoinSteps, "rejoin-steps", l.RejoinSteps, "with --env: decoder steps an episode sits out after each environment call while the others decode")
 	fs.BoolVar(&e.MaskToolSyntax, "mask-tool-syntax", e.MaskToolSyntax, "with --env: leave the fixed parts of tool calls (tags, JSON punctuation, keys) off the loss")
 }
-
-// checkEnvFlags refuses episode flags given without an environment, an unknown environment and bad
-// limits, naming the flag.
-func checkEnvFlags(e *rlrun.Env, fs *pflag.FlagSet) error {
-	return e.Check(givenFlags(fs), definedFlags(fs))
-}

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
@@ -23,7 +21,3 @@ func setPrecision(be tensor.Backend, name string) (tensor.Precision, error) {
 	}
 	return p, nil
 }
-
-// lossScalerFor is the dynamic loss scale fp16 trains with, so that small gradients do not
-// vanish in binary16 products; nil in fp32 and bf16.
-func lossScalerFor(precision string) *train.LossScaler { return rlrun.LossScaler(precision) }

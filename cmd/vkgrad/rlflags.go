@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
@@ -62,4 +63,12 @@ func addRLTrainFlags(fs *pflag.FlagSet, c *rl.TrainConfig) {
 	fs.IntVar(&c.MicroBatch, "micro-batch", c.MicroBatch, "most rows per forward pass (0: the whole batch at once; -1: as many as keep a pass's activations within an eighth of the parameters, gradients and AdamW, the batch's longest row deciding)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "sampling seed (with --data-seed, fixes the run on the CPU)")
 	fs.BoolVar(&c.KLMetrics, "kl-metrics", c.KLMetrics, "keep a reference model for the KL diagnostics even when no loss term uses it")
+}
+
+// addLoRAFlags registers the LoRA adapters' flags.
+func addLoRAFlags(fs *pflag.FlagSet, l *rlrun.LoRA) {
+	fs.IntVar(&l.Rank, "lora-rank", l.Rank, "train LoRA adapters of this rank instead of every weight (Llama-family models; 0: full fine-tuning); the reference model is then the frozen base")
+	fs.Float64Var(&l.Alpha, "lora-alpha", l.Alpha, "LoRA scale numerator: adapters add (alpha/rank)·B·A (0: twice the rank)")
+	fs.StringSliceVar(&l.Targets, "lora-targets", l.Targets, "linear layers given adapters, by Hugging Face name (default: all of "+strings.Join(llama.LoRAModules, ", ")+")")
+	fs.Uint64Var(&l.Seed, "lora-seed", l.Seed, "seed of the adapters' random A matrices")
 }

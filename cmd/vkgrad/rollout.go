@@ -76,7 +76,7 @@ func (f *rolloutFlags) check(fs *pflag.FlagSet, args []string) error {
 	if err := f.sampling.Validate(); err != nil {
 		return fmt.Errorf("--temperature, --top-k, --top-p: %w", err)
 	}
-	return checkEnvFlags(&f.env, fs)
+	return f.env.Check(givenFlags(fs), definedFlags(fs))
 }
 
 func (f *rolloutFlags) run(fs *pflag.FlagSet, args []string) error {
