@@ -49,21 +49,3 @@ func plotCommand() command {
 		}
 	}}
 }
-
-// drawRunCurves writes curves.png in a finished run's directory (its default metrics) and
-// returns its path; a picture that cannot be drawn is reported, not fatal: the run is done.
-func drawRunCurves(runDir string) string {
-	r, err := plot.Load(runDir)
-	if err != nil {
-		return fmt.Sprintf("(none: %v)", err)
-	}
-	names, err := plot.Pick([]*plot.Run{r}, nil)
-	if err != nil {
-		return fmt.Sprintf("(none: %v)", err)
-	}
-	path := filepath.Join(runDir, "curves.png")
-	if err := plot.Draw([]*plot.Run{r}, names, path); err != nil {
-		return fmt.Sprintf("(none: %v)", err)
-	}
-	return path
-}

@@ -87,7 +87,7 @@ func (f *trainFlags) run(args []string) error {
 		return err
 	}
 	return trainrun.Run(f.cfg, trainrun.Env{Backend: be, Log: log, Cluster: cl, Out: stdout, SetPrecision: setPrecision,
-		Interrupt: interruptContext, OnStep: testStepHook, Generate: generateSample, Curves: drawRunCurves})
+		OnStep: testStepHook, Generate: generateSample})
 }
 
 // generateSample is one sample of m, as the end of a run shows it.

@@ -203,3 +203,21 @@ func axisRange(vs []float64) (lo, hi float64, off int) {
 	}
 	return lo, hi, off
 }
+
+// DrawRun writes curves.png in a finished run's directory (its default metrics) and
+// returns its path; a picture that cannot be drawn is reported, not fatal: the run is done.
+func DrawRun(runDir string) string {
+	r, err := Load(runDir)
+	if err != nil {
+		return fmt.Sprintf("(none: %v)", err)
+	}
+	names, err := Pick([]*Run{r}, nil)
+	if err != nil {
+		return fmt.Sprintf("(none: %v)", err)
+	}
+	path := filepath.Join(runDir, "curves.png")
+	if err := Draw([]*Run{r}, names, path); err != nil {
+		return fmt.Sprintf("(none: %v)", err)
+	}
+	return path
+}

@@ -58,12 +58,8 @@ type Run struct {
 	Version string
 	// OpenBackend opens the device with its matrix products in precision.
 	OpenBackend func(precision string) (tensor.Backend, error)
-	// Interrupt is the context Ctrl-C cancels, taken when the steps start; OnStep runs after
-	// each step with it.
-	Interrupt func() (context.Context, context.CancelFunc)
-	OnStep    func(ctx context.Context) func(step int, metrics map[string]float64) error
-	// Curves draws a finished run's curves and says where they are.
-	Curves func(runDir string) string
+	// OnStep, when set, runs after each step with the context Ctrl-C cancels.
+	OnStep func(ctx context.Context) func(step int, metrics map[string]float64) error
 
 	// Set up by Start.
 	Be          tensor.Backend

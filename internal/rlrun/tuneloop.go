@@ -14,6 +14,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/logfmt"
+	"github.com/vkgrad/vkgrad/internal/plot"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
@@ -42,7 +43,7 @@ type TuneLoop struct {
 // nil, accumulates the steps of grpo and ppo), from its checkpoint. Finished says whether the
 // run got to its end, for Finish to report.
 func (r *Run) Tune(m rl.Policy, tr Checkpointer, last int, summary *rl.Summary, newSteps func(*TuneLoop) runloop.Trainer) (*TuneLoop, error) {
-	ctx, stop := r.Interrupt()
+	ctx, stop := runloop.InterruptContext()
 	defer stop()
 	start := time.Now()
 	l, err := r.newTuneLoop(m, tr, last, summary)
@@ -152,7 +153,7 @@ func (l *TuneLoop) Finish() {
 	}
 	fmt.Fprintf(l.Stdout, "checkpoint: %s\nmetrics:    %s\n", l.CheckpointPath(), filepath.Join(l.RunDir, rundir.Metrics))
 	if l.Cluster.Main() {
-		fmt.Fprintf(l.Stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", l.Curves(l.RunDir), l.RunDir, l.RunDir)
+		fmt.Fprintf(l.Stdout, "curves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", plot.DrawRun(l.RunDir), l.RunDir, l.RunDir)
 	}
 }
 

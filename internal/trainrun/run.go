@@ -14,6 +14,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/fingerprint"
 	"github.com/vkgrad/vkgrad/internal/logfmt"
+	"github.com/vkgrad/vkgrad/internal/plot"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/nn"
@@ -28,7 +29,7 @@ import (
 
 // Env is what a run takes from the command that starts it: the device, the log, the MPI job
 // and where results go, and the command's helpers that its other commands share
-// (SetPrecision, Generate and Curves must be set).
+// (SetPrecision and Generate must be set).
 type Env struct {
 	Backend tensor.Backend
 	Log     zerolog.Logger
@@ -37,16 +38,11 @@ type Env struct {
 	// SetPrecision sets the device's matrix products to the run's precision (once a resume
 	// has adopted the run's), or says why it cannot.
 	SetPrecision func(be tensor.Backend, name string) (tensor.Precision, error)
-	// Interrupt is the context a signal cancels, made as the steps begin so that one before
-	// still ends the process at once; nil: none.
-	Interrupt func() (context.Context, context.CancelFunc)
 	// OnStep, when set, is the run loop's hook after each step, given the interrupt context.
 	OnStep func(ctx context.Context) func(step int, metrics map[string]float64) error
 	// Generate continues prompt (a new document when "") by n tokens of m with opt and seed,
 	// returning the prompt and its continuation; runDir names the model in errors.
 	Generate func(m *gpt2.Model, runDir, prompt string, n int, opt sample.Options, seed uint64) (string, error)
-	// Curves draws a finished run's curves and says where, or why not.
-	Curves func(runDir string) string
 }
 
 // Run trains the model cfg chooses (resuming cfg.Resume's run when set) to its last step or
@@ -226,10 +222,7 @@ func (r *run) openRun(m Model, tr *train.Trainer, source string, resumed bool) (
 // SaveEvery steps, at StopAt and on an interrupt), then says how a paused or interrupted run
 // continues, or prints the summary (rank 0).
 func (r *run) loop(tr *train.Trainer, metrics zerolog.Logger) error {
-	ctx, stop := context.Background(), context.CancelFunc(func() {})
-	if r.Interrupt != nil {
-		ctx, stop = r.Interrupt()
-	}
+	ctx, stop := runloop.InterruptContext()
 	defer stop()
 	var onStep func(int, map[string]float64) error
 	if r.OnStep != nil {
@@ -285,6 +278,6 @@ func (r *run) report(tr *train.Trainer, res Result) error {
 		}
 		fmt.Fprintf(r.Out, "--- sample ---\n%s\n--------------\n", text)
 	}
-	fmt.Fprintf(r.Out, "checkpoint: %s\nmetrics:    %s\ncurves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", filepath.Join(r.RunDir, rundir.Checkpoint), filepath.Join(r.RunDir, rundir.Metrics), r.Curves(r.RunDir), r.RunDir, r.RunDir)
+	fmt.Fprintf(r.Out, "checkpoint: %s\nmetrics:    %s\ncurves:     %s   (vkgrad plot %s; tensorboard --logdir %s)\n", filepath.Join(r.RunDir, rundir.Checkpoint), filepath.Join(r.RunDir, rundir.Metrics), plot.DrawRun(r.RunDir), r.RunDir, r.RunDir)
 	return nil
 }

@@ -60,7 +60,7 @@ func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resum
 		_, err = setPrecision(be, precision)
 		return be, err
 	}
-	r.Interrupt, r.OnStep, r.Curves = interruptContext, testStepHook, drawRunCurves
+	r.OnStep = testStepHook
 	r.Line = commandLine(fs, spec)
 	return nil
 }

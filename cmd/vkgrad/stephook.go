@@ -1,20 +1,6 @@
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-)
-
-// interruptSignals end a run with a checkpoint: Ctrl-C and SIGTERM (what schedulers and
-// container runtimes send before killing a job).
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
-
-// interruptContext is cancelled by Ctrl-C or SIGTERM.
-func interruptContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), interruptSignals...)
-}
+import "context"
 
 // afterStepHook, when set (by tests), runs after each training step with the run's interrupt
 // context.
