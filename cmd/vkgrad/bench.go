@@ -11,6 +11,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/bench"
 	"github.com/vkgrad/vkgrad/internal/cluster"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -50,7 +51,7 @@ func (f *benchFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.T, "seq", 64, "bench train: tokens per sequence")
 	fs.IntVar(&f.steps, "steps", 5, "measured repetitions (steps, batches of products lasting 2 ms or more, or generations); each matmul shape also runs for at least 0.5 s")
 	fs.IntVar(&f.warmup, "warmup", 1, "unmeasured repetitions first")
-	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp+"; bench train of a GPT-2 and bench rl include the loss scaling")
+	fs.StringVar(&f.precision, "precision", "fp32", precision.Help+"; bench train of a GPT-2 and bench rl include the loss scaling")
 	fs.BoolVar(&f.recompute, "recompute", false, "bench train: "+recomputeHelp)
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object instead of text")
 	fs.IntSliceVar(&f.batches, "batches", []int{1, 8}, "bench sample: batch sizes")
@@ -77,7 +78,7 @@ func (f *benchFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := setPrecision(be, f.precision); err != nil {
+	if _, err := precision.Set(be, f.precision); err != nil {
 		return err
 	}
 	shape, err := f.shape()

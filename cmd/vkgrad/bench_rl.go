@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/bench"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -67,7 +68,7 @@ func (f *benchFlags) benchRL(be tensor.Backend, s bench.Shape) (map[string]any, 
 	}
 	return bench.RL(be, policy, bench.RLOptions{Algo: r.algo, GroupSize: r.groupSize, Prompts: r.prompts, PromptLen: r.promptLen,
 		MaxNewTokens: r.maxNew, MicroBatch: r.microBatch, GenBatch: r.genRows, Steps: f.steps, Warmup: f.warmup,
-		LossScaler: rlrun.LossScaler(f.precision)}) // as a run's steps in this precision
+		LossScaler: precision.LossScaler(f.precision)}) // as a run's steps in this precision
 }
 
 // rlPolicy is the model to time: --init's, or --preset's with random weights.

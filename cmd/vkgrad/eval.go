@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/fingerprint"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
@@ -49,7 +50,7 @@ func (f *evalFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.T, "seq", 0, "tokens per sequence (default: the run's, else 64)")
 	fs.IntVar(&f.nb, "batches", 0, "evaluate at most this many batches (0: all)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
-	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp)
+	fs.StringVar(&f.precision, "precision", "fp32", precision.Help)
 }
 
 // evalData is the text eval measures and how it is split and batched.
@@ -69,7 +70,7 @@ func (f *evalFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := setPrecision(be, f.precision); err != nil {
+	if _, err := precision.Set(be, f.precision); err != nil {
 		return err
 	}
 	m, err := openEvalModel(f.model, be)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -121,16 +122,16 @@ type fp32Device struct{ tensor.Backend }
 func TestSetPrecisionNamesFlagAndDevice(t *testing.T) {
 	be := fp32Device{cpu.NewWithThreads(1)}
 	for _, p := range []string{"bf16", "fp16"} {
-		_, err := setPrecision(be, p)
+		_, err := precision.Set(be, p)
 		if want := "--precision " + p + ": device cpu computes its matrix products in fp32 only, not " + p; err == nil || err.Error() != want {
 			t.Errorf("%s on a float32-only device: %v, want %q", p, err, want)
 		}
 	}
-	if p, err := setPrecision(be, "fp32"); err != nil || p != tensor.FP32 {
+	if p, err := precision.Set(be, "fp32"); err != nil || p != tensor.FP32 {
 		t.Errorf("fp32 on a float32-only device: %v, %v", p, err)
 	}
 	rounding := cpu.NewWithThreads(1)
-	if _, err := setPrecision(rounding, "fp16"); err != nil || rounding.ProductPrecision() != tensor.FP16 {
+	if _, err := precision.Set(rounding, "fp16"); err != nil || rounding.ProductPrecision() != tensor.FP16 {
 		t.Errorf("fp16 on the CPU: %v, precision now %v", err, rounding.ProductPrecision())
 	}
 }

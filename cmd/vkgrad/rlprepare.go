@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -24,7 +25,7 @@ func addRunFlags(fs *pflag.FlagSet, r *rlrun.Run, initHelp string) {
 	fs.StringVar(&r.Opts.Resume, "resume", "", "continue a run from its directory, bit for bit on the CPU (parameters, optimizer, reference, RNG and prompt position); only --steps and the run-loop flags may change")
 	addLoRAFlags(fs, &r.LoRA)
 	fs.IntVar(&r.Opts.LogCompletions, "log-completions", 0, "grpo, ppo: write this many sampled completions a step, with their rewards, to completions.jsonl in the run directory")
-	fs.StringVar(&r.Precision, "precision", "fp32", precisionHelp)
+	fs.StringVar(&r.Precision, "precision", "fp32", precision.Help)
 }
 
 // resumeSpec says how a command restores and checks its own settings on --resume.
@@ -52,14 +53,7 @@ func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resum
 	if !common.quiet {
 		r.Progress = os.Stderr
 	}
-	r.OpenBackend = func(precision string) (tensor.Backend, error) {
-		be, err := common.backend(r.Log)
-		if err != nil {
-			return nil, err
-		}
-		_, err = setPrecision(be, precision)
-		return be, err
-	}
+	r.OpenBackend = func() (tensor.Backend, error) { return common.backend(r.Log) }
 	r.OnStep = testStepHook
 	r.Line = commandLine(fs, spec)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/logfmt"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/tokenizer"
@@ -49,7 +50,7 @@ func (f *sampleFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.opt.TopK, "top-k", f.opt.TopK, "keep only the k most likely tokens (0: all)")
 	fs.Float64Var(&f.opt.TopP, "top-p", f.opt.TopP, "keep the smallest set of tokens whose probability reaches p (1: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
-	fs.StringVar(&f.precision, "precision", "fp32", precisionHelp)
+	fs.StringVar(&f.precision, "precision", "fp32", precision.Help)
 }
 
 // check refuses arguments and out-of-range flags.
@@ -79,7 +80,7 @@ func (f *sampleFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := setPrecision(be, f.precision); err != nil {
+	if _, err := precision.Set(be, f.precision); err != nil {
 		return err
 	}
 	t, err := load.HFModelType(f.model)

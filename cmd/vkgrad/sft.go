@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/logfmt"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/internal/runloop"
@@ -214,7 +215,7 @@ func (f *sftFlags) trainer(m rl.Policy) (*rl.SFTTrainer, error) {
 		return nil, err
 	}
 	tr.Chat = f.Family.Turns
-	tr.SetLossScaler(rlrun.LossScaler(f.Precision))
+	tr.SetLossScaler(precision.LossScaler(f.Precision))
 	if err := f.JoinTrainer(tr); err != nil {
 		return nil, err
 	}

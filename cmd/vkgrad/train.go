@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/trainrun"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
@@ -53,7 +54,7 @@ func newTrainFlags(fs *pflag.FlagSet) *trainFlags {
 	fs.StringVar(&f.cfg.Loop.SamplePrompt, "sample-prompt", f.cfg.Loop.SamplePrompt, "prompt for the final sample (default: the start of a new document)")
 	fs.StringVar(&f.cfg.Train.OnNonFinite, "on-nonfinite", f.cfg.Train.OnNonFinite, "a step whose loss or gradient is NaN or Inf: skip it (weights untouched; the run stops after --max-skips in a row) or stop")
 	fs.IntVar(&f.cfg.Train.MaxSkips, "max-skips", f.cfg.Train.MaxSkips, "with --on-nonfinite skip, stop after this many non-finite steps in a row")
-	fs.StringVar(&f.cfg.Train.Precision, "precision", f.cfg.Train.Precision, precisionHelp)
+	fs.StringVar(&f.cfg.Train.Precision, "precision", f.cfg.Train.Precision, precision.Help)
 	fs.BoolVar(&f.cfg.Train.Recompute, "recompute", f.cfg.Train.Recompute, recomputeHelp+" (--resume keeps the run's choice unless given)")
 	fs.BoolVar(&f.cfg.Overwrite, "overwrite", false, "replace the run already in --run-dir (default: refuse; continue it with --resume)")
 	fs.StringVar(&f.cfg.CacheDir, "cache-dir", "", "where tokenised corpora are cached (default: the user cache directory's vkgrad folder)")
@@ -86,8 +87,7 @@ func (f *trainFlags) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	return trainrun.Run(f.cfg, trainrun.Env{Backend: be, Log: log, Cluster: cl, Out: stdout, SetPrecision: setPrecision,
-		OnStep: testStepHook, Generate: generateSample})
+	return trainrun.Run(f.cfg, trainrun.Env{Backend: be, Log: log, Cluster: cl, Out: stdout, OnStep: testStepHook, Generate: generateSample})
 }
 
 // generateSample is one sample of m, as the end of a run shows it.

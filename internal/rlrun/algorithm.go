@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn/load"
@@ -66,7 +67,7 @@ func (r *Run) RL(a Algorithm) (err error) {
 	if err != nil {
 		return err
 	}
-	tr.SetLossScaler(LossScaler(r.Precision))
+	tr.SetLossScaler(precision.LossScaler(r.Precision))
 	if r.Environment != nil {
 		if err := tr.SetEnvironment(*r.Environment); err != nil {
 			return FlagNamed(err, r.Line.Defined)

@@ -8,7 +8,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -102,13 +101,4 @@ func PolicyOf(be tensor.Backend, l *load.Loaded) (rl.Policy, error) {
 		return nil, err
 	}
 	return nn.GPT2(m), m.SetParams(l.Params)
-}
-
-// LossScaler is the dynamic loss scale fp16 trains with, so that small gradients do not
-// vanish in binary16 products; nil in fp32 and bf16.
-func LossScaler(precision string) *train.LossScaler {
-	if precision != "fp16" {
-		return nil
-	}
-	return train.NewLossScaler()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vkgrad/vkgrad/internal/cluster"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/load"
@@ -35,7 +36,7 @@ type Run struct {
 	ReportTo  []string
 	Overwrite bool
 	LoRA      LoRA
-	// Precision is --precision: fp32, bf16 or fp16 (with the loss scaled, LossScaler).
+	// Precision is --precision: fp32, bf16 or fp16 (with the loss scaled, precision.LossScaler).
 	Precision string
 	// DryRun prints the footprint of the configuration and stops before training (grpo, ppo).
 	DryRun bool
@@ -56,8 +57,8 @@ type Run struct {
 	Stdout, Progress io.Writer
 	// Version is vkgrad's, part of the key of the cached accuracy before training.
 	Version string
-	// OpenBackend opens the device with its matrix products in precision.
-	OpenBackend func(precision string) (tensor.Backend, error)
+	// OpenBackend opens the device (then Start sets its products' precision).
+	OpenBackend func() (tensor.Backend, error)
 	// OnStep, when set, runs after each step with the context Ctrl-C cancels.
 	OnStep func(ctx context.Context) func(step int, metrics map[string]float64) error
 
@@ -121,7 +122,10 @@ func (r *Run) Close(failed bool) { r.closeMetrics(failed) }
 // openInputs opens the backend, the model family's tokenizer and the prompts.
 func (r *Run) openInputs() error {
 	var err error
-	if r.Be, err = r.OpenBackend(r.Precision); err != nil {
+	if r.Be, err = r.OpenBackend(); err != nil {
+		return err
+	}
+	if _, err := precision.Set(r.Be, r.Precision); err != nil {
 		return err
 	}
 	hfDir, err := r.hfDir()

@@ -15,6 +15,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/fingerprint"
 	"github.com/vkgrad/vkgrad/internal/logfmt"
 	"github.com/vkgrad/vkgrad/internal/plot"
+	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/nn"
@@ -28,16 +29,13 @@ import (
 )
 
 // Env is what a run takes from the command that starts it: the device, the log, the MPI job
-// and where results go, and the command's helpers that its other commands share
-// (SetPrecision and Generate must be set).
+// and where results go, and the command's sampler, which vkgrad sample shares (Generate must
+// be set).
 type Env struct {
 	Backend tensor.Backend
 	Log     zerolog.Logger
 	Cluster *cluster.Member // nil: one process
 	Out     io.Writer       // results: the dry run's memory, a paused run's advice, the summary
-	// SetPrecision sets the device's matrix products to the run's precision (once a resume
-	// has adopted the run's), or says why it cannot.
-	SetPrecision func(be tensor.Backend, name string) (tensor.Precision, error)
 	// OnStep, when set, is the run loop's hook after each step, given the interrupt context.
 	OnStep func(ctx context.Context) func(step int, metrics map[string]float64) error
 	// Generate continues prompt (a new document when "") by n tokens of m with opt and seed,
@@ -57,7 +55,7 @@ func Run(cfg Config, env Env) (err error) {
 			return err
 		}
 	}
-	if _, err := r.SetPrecision(r.Backend, r.Train.Precision); err != nil {
+	if _, err := precision.Set(r.Backend, r.Train.Precision); err != nil { // the run's, once a resume has adopted it
 		return err
 	}
 	m, name, err := r.modelChoice().Choose(r.Backend, resumed)

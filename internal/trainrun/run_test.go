@@ -15,7 +15,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/sample"
-	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
@@ -47,13 +46,6 @@ func TestCheck(t *testing.T) {
 // says what it was asked.
 func testEnv(out *bytes.Buffer) Env {
 	return Env{Backend: cpu.New(), Log: zerolog.Nop(), Out: out,
-		SetPrecision: func(be tensor.Backend, name string) (tensor.Precision, error) {
-			p, err := tensor.ParsePrecision(name)
-			if err != nil {
-				return p, err
-			}
-			return p, tensor.SetProductPrecision(be, p)
-		},
 		Generate: func(m *gpt2.Model, runDir, prompt string, n int, opt sample.Options, seed uint64) (string, error) {
 			return fmt.Sprintf("%s + %d tokens at T=%g, seed %d", prompt, n, opt.Temperature, seed), nil
 		},
