@@ -197,6 +197,21 @@ func swigluInputs(r *rand.Rand, n int) []float32 {
 	return g
 }
 
+// swigluInModes runs SwiGLU forward and backward (the gradients added to copies of dg0 and
+// du0) in every kernel mode, each output guarded against writes outside it.
+func swigluInModes(t *testing.T, name string, gate, up, dout, dg0, du0 []float32) map[string][][]float32 {
+	t.Helper()
+	return inModes(t, func() [][]float32 {
+		out, outOK := guarded(make([]float32, len(gate)))
+		dg, dgOK := guarded(dg0)
+		du, duOK := guarded(du0)
+		swigluRange(out, gate, up)
+		swigluBackwardRange(dg, du, gate, up, dout)
+		mustBeIntact(t, name, outOK, dgOK, duOK)
+		return [][]float32{out, dg, du}
+	})
+}
+
 func TestSwiGLUKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(57, 58))
 	for _, n := range append(kernelLengths, 4099) {
@@ -204,15 +219,7 @@ func TestSwiGLUKernels(t *testing.T) {
 		up, _ = guarded(up)
 		dout, _ = guarded(dout)
 		dg0, du0 := randn(r, n, 1), randn(r, n, 1)
-		got := inModes(t, func() [][]float32 {
-			out, outOK := guarded(make([]float32, n))
-			dg, dgOK := guarded(dg0)
-			du, duOK := guarded(du0)
-			swigluRange(out, gate, up)
-			swigluBackwardRange(dg, du, gate, up, dout)
-			mustBeIntact(t, fmt.Sprintf("swiglu n=%d", n), outOK, dgOK, duOK)
-			return [][]float32{out, dg, du}
-		})
+		got := swigluInModes(t, fmt.Sprintf("swiglu n=%d", n), gate, up, dout, dg0, du0)
 		sameBitsAsGo(t, fmt.Sprintf("n=%d", n), got)
 		if n == 1 {
 			t.Logf("modes compared: %v", slices.Sorted(maps.Keys(got)))

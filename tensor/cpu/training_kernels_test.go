@@ -253,15 +253,7 @@ func TestSwiGLUKernelEdgeCases(t *testing.T) {
 		dg0, du0 := randn(r, n, 1), randn(r, n, 1)
 		for vi, ops := range plantedEach(gate, up, dout, dg0, du0) {
 			gate, up, dout, dg0, du0 := ops[0], ops[1], ops[2], ops[3], ops[4]
-			got := inModes(t, func() [][]float32 {
-				out, outOK := guarded(make([]float32, n))
-				dg, dgOK := guarded(dg0)
-				du, duOK := guarded(du0)
-				swigluRange(out, gate, up)
-				swigluBackwardRange(dg, du, gate, up, dout)
-				mustBeIntact(t, fmt.Sprintf("swiglu n=%d variant %d", n, vi), outOK, dgOK, duOK)
-				return [][]float32{out, dg, du}
-			})
+			got := swigluInModes(t, fmt.Sprintf("swiglu n=%d variant %d", n, vi), gate, up, dout, dg0, du0)
 			sameBitsAsGo(t, fmt.Sprintf("swiglu n=%d variant %d", n, vi), got)
 		}
 	}
