@@ -64,7 +64,7 @@ func devicesPerRank() error {
 	return nil
 }
 
-// cpuSummary is the CPU as `vkgrad devices` and `vkgrad doctor` show it: model, threads,
+// cpuSummary is the CPU as `vkgrad devices` shows it: model, threads,
 // platform, and the matmul kernel its SIMD features select.
 func cpuSummary() string {
 	model := sysinfo.CPUModel()
