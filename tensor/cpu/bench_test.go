@@ -144,6 +144,15 @@ func BenchmarkCrossEntropy(b *testing.B) {
 	measure(b, 4*2*bN*bVp, 0, func() { be.CrossEntropyForward(losses, probs, logits, tg, bN, bV, bVp) })
 }
 
+// BenchmarkCrossEntropyFused is the training loss: the softmax turned into its gradient in place.
+func BenchmarkCrossEntropyFused(b *testing.B) {
+	be := New()
+	defer be.Close()
+	logits, dlogits := benchTensor(b, be, bN*bVp, 2), benchTensor(b, be, bN*bVp, 0)
+	tg, losses := benchTokens(b, be, bN, bV), benchTensor(b, be, bN, 0)
+	measure(b, 4*2*bN*bVp, 0, func() { be.CrossEntropyFused(losses, dlogits, logits, tg, bN, bV, bVp, 1.0/bN) })
+}
+
 func BenchmarkCrossEntropyBackward(b *testing.B) {
 	be := New()
 	defer be.Close()

@@ -38,16 +38,16 @@ func (j *xentJob) run(_, c int) {
 		l := j.logits[r*Vp : r*Vp+V]
 		p := probs[:V]
 		sum := expShiftSum(p, l, maxf32(l))
-		divScalar(p, sum)
 		clear(probs[V:])
-		j.losses[r] = -logf(p[ix])
-		if j.fused { // the backward into zeroed dlogits, in place: 0 + g*dl is g*dl
-			t := p[ix]
-			for i := range p {
-				p[i] *= j.dloss
-			}
-			p[ix] = (t - 1) * j.dloss
+		t := p[ix] / sum // the target's probability, as the division below gives it
+		j.losses[r] = -logf(t)
+		if !j.fused {
+			divScalar(p, sum)
+			continue
 		}
+		// The backward into zeroed dlogits, in place: 0 + g*dl is g*dl.
+		divScale(p, sum, j.dloss)
+		p[ix] = (t - 1) * j.dloss
 	}
 }
 
@@ -318,4 +318,11 @@ func (b *Backend) LogSoftmaxGatherBackward(dlogits, logits, targets, cutoff, dlo
 	}
 	b.pool.do(&b.lsg, ceilDiv(N, b.lsg.rows))
 	b.lsg = lsgJob{}
+}
+
+// divScaleLoop sets x[i] = (x[i] / s) * a, the division and the product each rounded.
+func divScaleLoop(x []float32, s, a float32) {
+	for i := range x {
+		x[i] = float32(x[i]/s) * a
+	}
 }

@@ -2,11 +2,19 @@
 
 package cpu
 
+import "math"
+
 // The kernels of crossentropy.go (crossentropy_amd64.s): the softmax's division by its sum
 // and the log-softmax gather's row statistics and gradient.
 
 //go:noescape
 func divAVX2(x *float32, n int, s float32)
+
+//go:noescape
+func divScaleAVX2(x *float32, n int, s, a float32)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
 
 // divScalar sets x[i] /= s.
 func divScalar(x []float32, s float32) {
@@ -20,6 +28,28 @@ func divScalar(x []float32, s float32) {
 	for i := n; i < len(x); i++ {
 		x[i] /= s
 	}
+}
+
+// divScale sets x[i] = (x[i] / s) * a, the division and the product each rounded.
+func divScale(x []float32, s, a float32) {
+	n := 0
+	if haveAVX2FMA {
+		n = len(x) &^ 7
+		if n > 0 {
+			divScaleAVX2(&x[0], n, s, a)
+		}
+	}
+	divScaleLoop(x[n:], s, a)
+}
+
+// maxVector is the largest of the leading multiple of 32 of x (NaN skipped), and how many
+// it read; -Inf and 0 without the kernel.
+func maxVector(x []float32) (float32, int) {
+	n := len(x) &^ 31
+	if !haveAVX2FMA || n == 0 {
+		return float32(math.Inf(-1)), 0
+	}
+	return maxAVX2(&x[0], n), n
 }
 
 //go:noescape

@@ -104,3 +104,70 @@ lgLoop:
 lgDone:
 	VZEROUPPER
 	RET
+
+// func divScaleAVX2(x *float32, n int, s, a float32)
+// x[i] = (x[i] / s) * a for n (a multiple of 8) values, each IEEE operation rounded in turn:
+// the bits of a division pass followed by a scaling pass.
+TEXT ·divScaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+	VBROADCASTSS a+20(FP), Y2
+
+divScaleLoop:
+	CMPQ CX, $8
+	JL   divScaleDone
+	VMOVUPS (DI), Y0
+	VDIVPS Y1, Y0, Y0
+	VMULPS Y2, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  divScaleLoop
+
+divScaleDone:
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+// The largest of n (a multiple of 32) values, skipping NaN: each lane keeps its running
+// maximum m as VMAXPS's second source, which it returns when x is NaN or x <= m, as maxf32's
+// x > m test does.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVL $0xff800000, AX
+	VMOVD AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVAPS Y0, Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+
+maxLoop:
+	CMPQ CX, $32
+	JL   maxDone
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y5, Y1
+	VMAXPS Y2, Y6, Y2
+	VMAXPS Y3, Y7, Y3
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  maxLoop
+
+maxDone:
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VMAXPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VMAXSS X1, X0, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET

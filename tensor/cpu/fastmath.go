@@ -52,10 +52,10 @@ func expf32(x float32) float32 {
 // logit still makes its row NaN through its exponential). Four running maxima: max is exact,
 // so they give the same value as a sequential scan.
 func maxf32(x []float32) float32 {
-	m0 := float32(math.Inf(-1))
-	m1, m2, m3 := m0, m0, m0
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
+	m0, i := maxVector(x)
+	m1 := float32(math.Inf(-1))
+	m2, m3 := m1, m1
+	for ; i+4 <= len(x); i += 4 { // from the kernel's last element
 		if v := x[i]; v > m0 {
 			m0 = v
 		}

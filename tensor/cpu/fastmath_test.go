@@ -224,3 +224,70 @@ func TestDivScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestDivScale checks the fused loss's division and scaling (a vector kernel where there is
+// one) against (x/s)*a element by element, bit for bit, for every edge value as x, s and a.
+func TestDivScale(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{1, 7, 8, 13, 33} {
+		for _, s := range append([]float32{3, 0.1}, edgeValues32...) {
+			for _, a := range []float32{1.0 / 256, -2, 0, float32(math.Inf(1)), float32(math.NaN()), 1e-30} {
+				x := randn(r, n, 2)
+				copy(x, edgeValues32[r.IntN(len(edgeValues32)):])
+				got := clone(x)
+				divScale(got, s, a)
+				for i, v := range x {
+					if want := float32(v/s) * a; !sameFloat32(got[i], want) {
+						t.Fatalf("n=%d: (%v / %v) * %v = %v, want %v", n, v, s, a, got[i], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMaxf32 checks the row maximum (a vector kernel on the leading multiple of 32 where there
+// is one) against a scan with llm.c's v > max test: NaN skipped, -Inf for a row of NaN,
+// every edge value in every lane, and lengths around the kernel's 32.
+func TestMaxf32(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	scan := func(x []float32) float32 {
+		m := float32(math.Inf(-1))
+		for _, v := range x {
+			if v > m {
+				m = v
+			}
+		}
+		return m
+	}
+	nan := float32(math.NaN())
+	for _, n := range []int{0, 1, 5, 31, 32, 33, 64, 95, 100, 257} {
+		for trial := 0; trial < 40; trial++ {
+			x := randn(r, n, 3)
+			for k := 0; k < n/8+1 && n > 0; k++ {
+				x[r.IntN(n)] = edgeValues32[r.IntN(len(edgeValues32))]
+			}
+			if got, want := maxf32(x), scan(x); got != want && !(got == 0 && want == 0) {
+				t.Fatalf("n=%d: maxf32 %v, scan %v (of %v)", n, got, want, x)
+			}
+		}
+		allNaN := make([]float32, n)
+		for i := range allNaN {
+			allNaN[i] = nan
+		}
+		if got := maxf32(allNaN); !math.IsInf(float64(got), -1) {
+			t.Fatalf("n=%d NaN: maxf32 %v, want -Inf", n, got)
+		}
+		for pos := 0; pos < n; pos++ { // the largest, then a NaN, in each position in turn
+			x := randn(r, n, 1)
+			x[pos] = 100
+			if got := maxf32(x); got != 100 {
+				t.Fatalf("n=%d: the maximum at %d: maxf32 %v", n, pos, got)
+			}
+			x[pos] = nan
+			if got, want := maxf32(x), scan(x); got != want {
+				t.Fatalf("n=%d: NaN at %d: maxf32 %v, want %v", n, pos, got, want)
+			}
+		}
+	}
+}
