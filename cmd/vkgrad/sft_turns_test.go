@@ -90,7 +90,7 @@ func TestSFTResumeKeepsLastTurnOnly(t *testing.T) {
 	if !f.cfg.LastTurnOnly {
 		t.Error("a config without last_turn_only resumed training every turn")
 	}
-	raw, err := json.Marshal(newSFTFlags().runConfig())
+	raw, err := json.Marshal(newSFTFlags().cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
