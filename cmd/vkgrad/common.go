@@ -92,11 +92,3 @@ func addOptimizerFlags(fs *pflag.FlagSet, s *optim.Settings) {
 	fs.Float64Var(&s.WeightDecay, "weight-decay", s.WeightDecay, "AdamW weight decay (applied to every parameter, as llm.c does)")
 	fs.Float64Var(&s.MaxGradNorm, "clip", s.MaxGradNorm, "clip the global gradient norm to this (0: off)")
 }
-
-// checkOptimizerFlags refuses bad optimizer settings for a run of steps, naming the flag.
-func checkOptimizerFlags(s optim.Settings, steps int) error {
-	if err := s.Validate(steps); err != nil {
-		return fmt.Errorf("--%w", err)
-	}
-	return nil
-}

@@ -53,9 +53,6 @@ func runRL(r *rlrun.Run, a rlAlgorithm, common *commonFlags, fs *pflag.FlagSet, 
 	}
 	return r.RL(rlrun.Algorithm{Train: a.train, Rows: a.rows, Reference: a.reference,
 		Build: func(m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error) {
-			if err := checkOptimizerFlags(a.train.Settings, a.train.Steps); err != nil {
-				return nil, nil, err
-			}
 			tr, completed, err := a.build(r, m, l)
 			if err != nil {
 				return nil, nil, flagNamed(fs, err)

@@ -63,6 +63,9 @@ func (r *Run) RL(a Algorithm) (err error) {
 	if r.DryRun {
 		return r.printFootprint(a, m)
 	}
+	if err := checkOptimizer(c.Settings, c.Steps); err != nil {
+		return err
+	}
 	tr, completed, err := a.Build(m, l)
 	if err != nil {
 		return err

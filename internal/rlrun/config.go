@@ -10,6 +10,7 @@ import (
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
+	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -111,4 +112,12 @@ func (r *Run) WriteConfig(m rl.Policy, cfg any) error {
 		meta.Llama = &p.Model.Config
 	}
 	return rundir.WriteConfig(r.RunDir, meta)
+}
+
+// checkOptimizer refuses bad optimizer settings for a run of steps, naming the flag.
+func checkOptimizer(s optim.Settings, steps int) error {
+	if err := s.Validate(steps); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	return nil
 }

@@ -139,8 +139,8 @@ func (r *Run) sftTrainer(m rl.Policy, s *SFTSettings) (*rl.SFTTrainer, error) {
 			return nil, fmt.Errorf("--examples: %w", err)
 		}
 	}
-	if err := s.Settings.Validate(s.Steps); err != nil {
-		return nil, fmt.Errorf("--%w", err)
+	if err := checkOptimizer(s.Settings, s.Steps); err != nil {
+		return nil, err
 	}
 	tr, err := rl.NewSFTTrainer(m, r.Family.Tok, src, s.SFTConfig)
 	if err != nil {
