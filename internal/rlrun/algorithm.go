@@ -44,13 +44,13 @@ type Algorithm struct {
 // RL is a grpo or ppo run: its inputs, the model, the trainer spread over the job's ranks when
 // launched so, and the steps from the first (or the resumed run's) to the last.
 func (r *Run) RL(a Algorithm) (err error) {
-	if err := r.Start(); err != nil {
+	if err := r.start(); err != nil {
 		return err
 	}
 	defer func() { r.Close(err != nil) }()
 	c := a.Train
 	r.EvalTemp = c.Rollout.Sampling.Temperature
-	m, l, err := r.Model(true)
+	m, l, err := r.policy(true)
 	if err != nil {
 		return err
 	}
@@ -79,10 +79,10 @@ func (r *Run) RL(a Algorithm) (err error) {
 	if err := r.JoinTrainer(tr); err != nil {
 		return err
 	}
-	if err := r.Restore(tr, c.Steps); err != nil {
+	if err := r.restore(tr, c.Steps); err != nil {
 		return err
 	}
-	if err := r.WriteConfig(m, completed); err != nil {
+	if err := r.writeConfig(m, completed); err != nil {
 		return err
 	}
 	return r.rlLoop(tr, c.Steps)
@@ -167,8 +167,8 @@ func (r *Run) rlLoop(tr Trainer, steps int) error {
 		r.Log.Warn().Msg(n)
 	}
 	r.Log.Info().Str("model", DescribePolicy(m)).Str("prompts", r.promptSource()).Str("run_dir", r.RunDir).Msg(r.Command)
-	l, err := r.Tune(m, tr, steps, rl.NewSummary(), func(l *TuneLoop) runloop.Trainer { return &rlSteps{l, tr} })
-	if err != nil || !l.Finished() {
+	l, err := r.tune(m, tr, steps, rl.NewSummary(), func(l *TuneLoop) runloop.Trainer { return &rlSteps{l, tr} })
+	if err != nil || !l.finishedAll() {
 		return err
 	}
 	var table bytes.Buffer
@@ -179,7 +179,7 @@ func (r *Run) rlLoop(tr Trainer, steps int) error {
 		}
 	}
 	r.Stdout.Write(table.Bytes())
-	l.Finish()
+	l.finish()
 	return nil
 }
 
@@ -213,7 +213,7 @@ func (s *rlSteps) Step() (int, map[string]float64, bool, error) {
 		s.State.Stopped = rep.Reason
 		return rep.Step, nil, true, nil
 	}
-	return rep.Step, nil, false, s.CheckMetrics(rep.Step)
+	return rep.Step, nil, false, s.checkMetrics(rep.Step)
 }
 
 // promptSource names where a run's prompts come from, for the log: the dataset file, the

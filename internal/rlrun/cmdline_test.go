@@ -143,27 +143,27 @@ func (f *fakeTrainer) Restore(st *checkpoint.State, _ string) error {
 	return f.err
 }
 
-// Restore continues a run with steps left, and refuses one that ended or has none to take.
+// restore continues a run with steps left, and refuses one that ended or has none to take.
 func TestRestore(t *testing.T) {
 	var r Run
-	if err := r.Restore(&fakeTrainer{}, 10); err != nil {
+	if err := r.restore(&fakeTrainer{}, 10); err != nil {
 		t.Fatalf("a new run: %v", err)
 	}
 	st := &checkpoint.State{Step: 40}
 	r.Resumed = &Resumed{Loaded: &load.Loaded{Path: "runs/a/checkpoint.bin", State: st}}
-	err := r.Restore(&fakeTrainer{}, 40)
+	err := r.restore(&fakeTrainer{}, 40)
 	if want := "--resume runs/a/checkpoint.bin: the run has taken 40 of --steps 40; pass a larger --steps to continue it"; err == nil || err.Error() != want {
 		t.Errorf("no steps left: %v, want %s", err, want)
 	}
 	tr := &fakeTrainer{}
-	if err := r.Restore(tr, 41); err != nil || tr.restored != st {
+	if err := r.restore(tr, 41); err != nil || tr.restored != st {
 		t.Errorf("restored %v: %v", tr.restored, err)
 	}
-	if err := r.Restore(&fakeTrainer{err: errors.New("shape")}, 41); err == nil || err.Error() != "--resume: shape" {
+	if err := r.restore(&fakeTrainer{err: errors.New("shape")}, 41); err == nil || err.Error() != "--resume: shape" {
 		t.Errorf("a failed restore: %v", err)
 	}
 	r.Resumed.Stopped = "kl above the cap"
-	err = r.Restore(&fakeTrainer{}, 100)
+	err = r.restore(&fakeTrainer{}, 100)
 	if want := "--resume runs/a/checkpoint.bin: the run ended at step 40 (kl above the cap); start a new run from it with --init"; err == nil || err.Error() != want {
 		t.Errorf("an ended run: %v, want %s", err, want)
 	}

@@ -90,9 +90,9 @@ func ReadRunMeta(cfgPath, command string) (*RunMeta, error) {
 	return &meta, nil
 }
 
-// WriteConfig writes the run's config.json (rank 0 alone): its settings, m's shape and cfg,
+// writeConfig writes the run's config.json (rank 0 alone): its settings, m's shape and cfg,
 // the command's config as its trainer completed it.
-func (r *Run) WriteConfig(m rl.Policy, cfg any) error {
+func (r *Run) writeConfig(m rl.Policy, cfg any) error {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return err

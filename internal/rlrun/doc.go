@@ -3,7 +3,7 @@
 // The commands parse their flags in package main into a [Run], whose settings are also what
 // a run's config.json keeps ([RunMeta]), and call it: [Run.RL] for grpo and ppo, [Run.SFT]
 // for sft. The machinery beyond the flags lives here, one idea to a file:
-//   - run.go: a run's settings, and what Start opens for it (device, tokenizer, prompts, files);
+//   - run.go: a run's settings, and what start opens for it (device, tokenizer, prompts, files);
 //   - cmdline.go: what the command line tells a run (the flags given, checked on --resume);
 //   - algorithm.go: a grpo or ppo run from its model to its last step;
 //   - sft.go: an sft run from its model (a new one of a preset's shape) to its last step;

@@ -12,10 +12,10 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Model returns the model to train: with --resume one of the run's shape (its parameters come
+// policy returns the model to train: with --resume one of the run's shape (its parameters come
 // with the trainer's Restore), else --init's (required or not; nil when not given). l is the
 // checkpoint --init came from (nil for a Hugging Face directory).
-func (r *Run) Model(required bool) (m rl.Policy, l *load.Loaded, err error) {
+func (r *Run) policy(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	if r.Resumed == nil {
 		m, l, err = r.loadInit(required)
 	} else {

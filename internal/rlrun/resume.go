@@ -165,9 +165,9 @@ func (r *Run) loadResume() (*Resumed, error) {
 	return res, nil
 }
 
-// Restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
+// restore continues tr from the resumed run's checkpoint (nothing without --resume); steps is
 // the run's total, which must leave a step to take.
-func (r *Run) Restore(tr Checkpointer, steps int) error {
+func (r *Run) restore(tr Checkpointer, steps int) error {
 	res := r.Resumed
 	if res == nil {
 		return nil

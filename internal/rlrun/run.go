@@ -20,7 +20,7 @@ import (
 )
 
 // Run is one sft, grpo or ppo run: its settings (from the command's flags, replaced on
-// --resume by the run's own), what its command brings from outside the flags, and what Start
+// --resume by the run's own), what its command brings from outside the flags, and what start
 // opens for it.
 type Run struct {
 	// Command is sft, grpo or ppo.
@@ -57,12 +57,12 @@ type Run struct {
 	Stdout, Progress io.Writer
 	// Version is vkgrad's, part of the key of the cached accuracy before training.
 	Version string
-	// OpenBackend opens the device (then Start sets its products' precision).
+	// OpenBackend opens the device (then start sets its products' precision).
 	OpenBackend func() (tensor.Backend, error)
 	// OnStep, when set, runs after each step with the context Ctrl-C cancels.
 	OnStep func(ctx context.Context) func(step int, metrics map[string]float64) error
 
-	// Set up by Start.
+	// Set up by start.
 	Be          tensor.Backend
 	Family      *Family
 	Setup       *Setup
@@ -77,10 +77,10 @@ type Run struct {
 	held         *rundir.Held // the run directory, owned for the run's life
 }
 
-// Start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
+// start opens the backend, tokenizer, tasks, run directory and metrics file. With --resume the
 // run's own settings replace the flags first (see loadResume). Once it succeeds, Close ends
 // the run.
-func (r *Run) Start() error {
+func (r *Run) start() error {
 	if o := r.Opts; o.EvalEvery < 0 || o.SaveEvery < 0 || o.StopAt < 0 || o.LogCompletions < 0 {
 		return fmt.Errorf("--eval-every %d, --save-every %d, --stop-at %d, --log-completions %d: want >= 0", o.EvalEvery, o.SaveEvery, o.StopAt, o.LogCompletions)
 	}

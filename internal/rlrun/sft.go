@@ -72,14 +72,14 @@ func (s *SFTSettings) Decode(raw json.RawMessage) error {
 // SFT is an sft run: its inputs, the model (--init's, the resumed run's or a new one of
 // s.Preset's shape), the supervised trainer spread over the job's ranks when launched so, and
 // the steps from the first (or the resumed run's) to the last or to s.StopAtAccuracy. s is
-// read once Start has run, so a resumed run's settings decoded into it apply.
+// read once start has run, so a resumed run's settings decoded into it apply.
 func (r *Run) SFT(s *SFTSettings) (err error) {
 	r.Supervised, r.EvalTemp = true, 1
 	r.PresetType = func() string {
 		c, _ := llama.Preset(s.Preset)
 		return c.ModelType
 	}
-	if err := r.Start(); err != nil {
+	if err := r.start(); err != nil {
 		return err
 	}
 	defer func() { r.Close(err != nil) }()
@@ -101,10 +101,10 @@ func (r *Run) SFT(s *SFTSettings) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := r.Restore(tr, s.Steps); err != nil {
+	if err := r.restore(tr, s.Steps); err != nil {
 		return err
 	}
-	if err := r.WriteConfig(m, *s); err != nil {
+	if err := r.writeConfig(m, *s); err != nil {
 		return err
 	}
 	r.Log.Info().Str("model", DescribePolicy(m)).Str("params", logfmt.Count(m.NumParams())).Str("prompts", r.Tasks.Source()).
@@ -115,7 +115,7 @@ func (r *Run) SFT(s *SFTSettings) (err error) {
 // sftPolicy is the model to train: --init's or the resumed run's, else a new one of the
 // preset's shape (with --lora-rank's adapters).
 func (r *Run) sftPolicy(s *SFTSettings) (rl.Policy, error) {
-	m, _, err := r.Model(false)
+	m, _, err := r.policy(false)
 	if err != nil || m != nil {
 		return m, err
 	}
@@ -203,11 +203,11 @@ func (r *Run) checkSet(o SFTOptions) ([]rl.Prompt, error) {
 // supervise evaluates, trains to the last step (or to --stop-at-accuracy), evaluates again, saves
 // and prints the summary.
 func (r *Run) supervise(m rl.Policy, tr *rl.SFTTrainer, s *SFTSettings, check []rl.Prompt) error {
-	l, err := r.Tune(m, tr, s.Steps, nil, func(l *TuneLoop) runloop.Trainer { return &sftSteps{l, s, tr, check} })
-	if err != nil || !l.Finished() {
+	l, err := r.tune(m, tr, s.Steps, nil, func(l *TuneLoop) runloop.Trainer { return &sftSteps{l, s, tr, check} })
+	if err != nil || !l.finishedAll() {
 		return err
 	}
-	l.Finish()
+	l.finish()
 	fmt.Fprintf(r.Stdout, "next: vkgrad grpo --init %s   (or vkgrad ppo --init %s)\n", r.RunDir, r.RunDir)
 	return nil
 }
@@ -240,7 +240,7 @@ func (s *sftSteps) Step() (int, map[string]float64, bool, error) {
 	if done, err := s.checkAccuracy(st.Step); err != nil || done {
 		return st.Step, nil, done, err
 	}
-	return st.Step, nil, false, s.CheckMetrics(st.Step)
+	return st.Step, nil, false, s.checkMetrics(st.Step)
 }
 
 // checkAccuracy measures greedy accuracy on the check set every --check-every steps and says

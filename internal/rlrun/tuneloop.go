@@ -37,12 +37,12 @@ type TuneLoop struct {
 	start    time.Time
 }
 
-// Tune evaluates m, trains it with the steps newSteps makes of the loop until the last (saving
+// tune evaluates m, trains it with the steps newSteps makes of the loop until the last (saving
 // every --save-every steps, at --stop-at and on an interrupt), and evaluates it again. A
 // resumed run takes the accuracy before training, and the summary so far (summary, when not
-// nil, accumulates the steps of grpo and ppo), from its checkpoint. Finished says whether the
-// run got to its end, for Finish to report.
-func (r *Run) Tune(m rl.Policy, tr Checkpointer, last int, summary *rl.Summary, newSteps func(*TuneLoop) runloop.Trainer) (*TuneLoop, error) {
+// nil, accumulates the steps of grpo and ppo), from its checkpoint. finishedAll says whether the
+// run got to its end, for finish to report.
+func (r *Run) tune(m rl.Policy, tr Checkpointer, last int, summary *rl.Summary, newSteps func(*TuneLoop) runloop.Trainer) (*TuneLoop, error) {
 	ctx, stop := runloop.InterruptContext()
 	defer stop()
 	start := time.Now()
@@ -99,9 +99,9 @@ func (l *TuneLoop) ended(steps runloop.Trainer, err error) error {
 	return err
 }
 
-// Finished says the run got to its last step (or its trainer stopped it) rather than pausing
+// finishedAll says the run got to its last step (or its trainer stopped it) rather than pausing
 // at --stop-at.
-func (l *TuneLoop) Finished() bool { return l.finished }
+func (l *TuneLoop) finishedAll() bool { return l.finished }
 
 // evalDuring measures the held-out accuracy every --eval-every steps.
 func (l *TuneLoop) evalDuring(step int) error {
@@ -131,17 +131,17 @@ func (l *TuneLoop) saveCheckpoint() error {
 	return err
 }
 
-// CheckMetrics stops the run when its metrics could not be written, before a checkpoint
+// checkMetrics stops the run when its metrics could not be written, before a checkpoint
 // would cover steps whose lines are missing.
-func (l *TuneLoop) CheckMetrics(step int) error {
+func (l *TuneLoop) checkMetrics(step int) error {
 	if err := l.metricsOut.Err(); err != nil {
 		return fmt.Errorf("step %d: metrics could not be written (%w); the run stops so that none are lost. Free space, then continue from the last checkpoint with --resume %s", step, err, l.RunDir)
 	}
 	return nil
 }
 
-// Finish prints the accuracies and where the results are.
-func (l *TuneLoop) Finish() {
+// finish prints the accuracies and where the results are.
+func (l *TuneLoop) finish() {
 	before, after, wall := l.State.Before, l.after, time.Since(l.start)
 	if before != nil && after != nil {
 		fmt.Fprintf(l.Stdout, "held-out accuracy (greedy): %s -> %s (%+.1f points) in %s\n", evalLine(before), evalLine(after),
