@@ -4,11 +4,9 @@ package cpu
 
 import "math"
 
-// The kernels of crossentropy.go (crossentropy_amd64.s): the softmax's division by its sum
-// and the log-softmax gather's row statistics and gradient.
-
-//go:noescape
-func divAVX2(x *float32, n int, s float32)
+// The kernels of crossentropy.go (crossentropy_amd64.s): a row's maximum, the softmax's
+// division by its sum (scaled by the loss gradient when fused), and the log-softmax gather's
+// row statistics and gradient.
 
 //go:noescape
 func divScaleAVX2(x *float32, n int, s, a float32)
@@ -16,19 +14,8 @@ func divScaleAVX2(x *float32, n int, s, a float32)
 //go:noescape
 func maxAVX2(x *float32, n int) float32
 
-// divScalar sets x[i] /= s.
-func divScalar(x []float32, s float32) {
-	n := 0
-	if haveAVX2FMA {
-		n = len(x) &^ 7
-		if n > 0 {
-			divAVX2(&x[0], n, s)
-		}
-	}
-	for i := n; i < len(x); i++ {
-		x[i] /= s
-	}
-}
+// divScalar sets x[i] /= s: divScale by 1, a product that is exact for every value.
+func divScalar(x []float32, s float32) { divScale(x, s, 1) }
 
 // divScale sets x[i] = (x[i] / s) * a, the division and the product each rounded.
 func divScale(x []float32, s, a float32) {

@@ -3,27 +3,6 @@
 #include "textflag.h"
 #include "exp64_amd64.h"
 
-// func divAVX2(x *float32, n int, s float32)
-// x[i] /= s for n (a multiple of 8) values; IEEE division, so the same bits as scalar code.
-TEXT ·divAVX2(SB), NOSPLIT, $0-20
-	MOVQ x+0(FP), DI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS s+16(FP), Y1
-
-divLoop:
-	CMPQ CX, $8
-	JL   divDone
-	VMOVUPS (DI), Y0
-	VDIVPS Y1, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  divLoop
-
-divDone:
-	VZEROUPPER
-	RET
-
 // func lsgStatsAVX2(l *float32, e *float64, n int, invT, zmax float64, sums *[8]float64)
 // For n (a multiple of 4) logits: zs = l*invT - zmax, e = exp(zs) (EXP4), and per lane j
 // (elements i = j mod 4, in order) sums[j] += e and sums[4+j] += e*zs, as lsgRow's loop.
