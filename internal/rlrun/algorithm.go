@@ -76,7 +76,7 @@ func (r *Run) RL(a Algorithm) (err error) {
 			return FlagNamed(err, r.Line.Defined)
 		}
 	}
-	if err := r.JoinTrainer(tr); err != nil {
+	if err := r.joinTrainer(tr); err != nil {
 		return err
 	}
 	if err := r.restore(tr, c.Steps); err != nil {
@@ -109,8 +109,8 @@ func (r *Run) spreadSteps(cfg *rl.TrainConfig) {
 	cfg.Spread = cfg.Spread || r.Cluster != nil
 }
 
-// JoinTrainer spreads a trainer over the job's ranks (nothing in one process).
-func (r *Run) JoinTrainer(tr interface{ SetComm(*mpi.Comm) error }) error {
+// joinTrainer spreads a trainer over the job's ranks (nothing in one process).
+func (r *Run) joinTrainer(tr interface{ SetComm(*mpi.Comm) error }) error {
 	if r.Cluster == nil {
 		return nil
 	}

@@ -23,7 +23,7 @@ type CommandLine struct {
 	SettingFlags func(r *Run) Flags
 	// Decode reads config.json's "config" (the command's settings) into the command's config.
 	Decode func(raw json.RawMessage) error
-	// MayChange lists the command's own flags a resume may change beyond ResumeMayChange.
+	// MayChange lists the command's own flags a resume may change beyond resumeMayChange.
 	MayChange []string
 }
 
@@ -35,15 +35,15 @@ type Flags interface {
 	Set(name, value string) error
 }
 
-// ResumeMayChange are the flags of a run's settings a resume may change: the number of steps
+// resumeMayChange are the flags of a run's settings a resume may change: the number of steps
 // (which changes the learning-rate schedule from the resume point on, as `vkgrad train
 // --resume --steps` does). The flags of the machine (--device, --threads), the logs and the run
 // loop (--eval-every, --save-every, --stop-at, --run-dir) are not settings of the run and may
 // always be given.
-var ResumeMayChange = []string{"steps"}
+var resumeMayChange = []string{"steps"}
 
-// CarryOver takes the run loop's cadence from the resumed run's (saved), unless given again.
-func CarryOver(o, saved *RunOptions, given map[string]string) {
+// carryOver takes the run loop's cadence from the resumed run's (saved), unless given again.
+func carryOver(o, saved *RunOptions, given map[string]string) {
 	if saved == nil {
 		return
 	}
@@ -58,11 +58,11 @@ func CarryOver(o, saved *RunOptions, given map[string]string) {
 	}
 }
 
-// CheckGiven compares the flags given on the command line with a resumed run's settings
-// (saved, bound to them): those a resume may change (ResumeMayChange and mayChange) are set,
+// checkGiven compares the flags given on the command line with a resumed run's settings
+// (saved, bound to them): those a resume may change (resumeMayChange and mayChange) are set,
 // the others must agree; the error names the flag and dir, the run to start afresh from.
-func CheckGiven(given map[string]string, saved Flags, mayChange []string, dir string) error {
-	may := append(slices.Clone(ResumeMayChange), mayChange...)
+func checkGiven(given map[string]string, saved Flags, mayChange []string, dir string) error {
+	may := append(slices.Clone(resumeMayChange), mayChange...)
 	for _, name := range slices.Sorted(maps.Keys(given)) {
 		v, ok := saved.Value(name)
 		if !ok {

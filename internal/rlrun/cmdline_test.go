@@ -30,14 +30,14 @@ func (m mapFlags) Set(name, value string) error {
 func TestCarryOver(t *testing.T) {
 	saved := &RunOptions{EvalEvery: 10, SaveEvery: 20, StopAt: 30, LogCompletions: 4}
 	o := RunOptions{EvalEvery: 0, SaveEvery: 5, StopAt: 7, Resume: "runs/a", LogCompletions: 0}
-	CarryOver(&o, saved, map[string]string{"save-every": "5"})
+	carryOver(&o, saved, map[string]string{"save-every": "5"})
 	want := RunOptions{EvalEvery: 10, SaveEvery: 5, StopAt: 7, Resume: "runs/a", LogCompletions: 4}
 	if o != want {
 		t.Errorf("carried over %+v, want %+v", o, want)
 	}
 	// A run saved before the run options were kept changes nothing.
 	o2 := RunOptions{SaveEvery: 100}
-	CarryOver(&o2, nil, nil)
+	carryOver(&o2, nil, nil)
 	if o2 != (RunOptions{SaveEvery: 100}) {
 		t.Errorf("nothing saved: %+v", o2)
 	}
@@ -48,29 +48,29 @@ func TestCarryOver(t *testing.T) {
 // no settings of the run (the machine's, the run loop's) pass.
 func TestCheckGiven(t *testing.T) {
 	saved := mapFlags{"task": "addition", "steps": "100", "check-every": "25", "lr": "0.001"}
-	err := CheckGiven(map[string]string{"lr": "0.002", "device": "cpu"}, saved, nil, "runs/a")
+	err := checkGiven(map[string]string{"lr": "0.002", "device": "cpu"}, saved, nil, "runs/a")
 	want := "--lr 0.002: the run was made with --lr 0.001, which cannot change when resuming (the continued run would no longer match an uninterrupted one); start a new run with --init runs/a instead"
 	if err == nil || err.Error() != want {
 		t.Errorf("changed --lr: %v, want %s", err, want)
 	}
 	given := map[string]string{"task": "addition", "steps": "200", "check-every": "5", "device": "cpu", "save-every": "3"}
-	if err := CheckGiven(given, saved, []string{"check-every"}, "runs/a"); err != nil {
+	if err := checkGiven(given, saved, []string{"check-every"}, "runs/a"); err != nil {
 		t.Fatal(err)
 	}
 	if saved["steps"] != "200" || saved["check-every"] != "5" {
 		t.Errorf("the flags a resume may change were not set: %v", saved)
 	}
 	// Without the command's leave, its flag must agree too.
-	if err := CheckGiven(map[string]string{"check-every": "6"}, saved, nil, "runs/a"); err == nil {
+	if err := checkGiven(map[string]string{"check-every": "6"}, saved, nil, "runs/a"); err == nil {
 		t.Error("--check-every changed without leave")
 	}
 	// A value a may-change flag cannot take names the flag.
-	err = CheckGiven(map[string]string{"steps": "x"}, saved, nil, "runs/a")
+	err = checkGiven(map[string]string{"steps": "x"}, saved, nil, "runs/a")
 	if err == nil || err.Error() != `--steps: invalid argument "x"` {
 		t.Errorf("bad --steps: %v", err)
 	}
 	// The first conflicting flag by name is the one named.
-	err = CheckGiven(map[string]string{"task": "copy", "lr": "1"}, saved, nil, "runs/a")
+	err = checkGiven(map[string]string{"task": "copy", "lr": "1"}, saved, nil, "runs/a")
 	if err == nil || err.Error()[:len("--lr 1:")] != "--lr 1:" {
 		t.Errorf("two conflicts: %v", err)
 	}

@@ -19,7 +19,7 @@ func (r *Run) policy(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	if r.Resumed == nil {
 		m, l, err = r.loadInit(required)
 	} else {
-		m, err = PolicyOf(r.Be, r.Resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
+		m, err = policyOf(r.Be, r.Resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
 	}
 	if err != nil || m == nil {
 		return nil, nil, err
@@ -68,7 +68,7 @@ func LoadPolicy(be tensor.Backend, path string) (p rl.Policy, l *load.Loaded, er
 	if l, err = load.Read(path); err != nil {
 		return nil, nil, err
 	}
-	if p, err = PolicyOf(be, l); err != nil {
+	if p, err = policyOf(be, l); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	dropHostWeights(l)
@@ -87,8 +87,8 @@ func dropHostWeights(l *load.Loaded) {
 	debug.FreeOSMemory()
 }
 
-// PolicyOf places a checkpoint's model, adapters included, on be.
-func PolicyOf(be tensor.Backend, l *load.Loaded) (rl.Policy, error) {
+// policyOf places a checkpoint's model, adapters included, on be.
+func policyOf(be tensor.Backend, l *load.Loaded) (rl.Policy, error) {
 	if l.Llama != nil {
 		m, err := load.Llama(be, l)
 		if err != nil {

@@ -148,11 +148,11 @@ func (r *Run) loadResume() (*Resumed, error) {
 	if meta.Env != nil {
 		r.Env = *meta.Env
 	}
-	CarryOver(&r.Opts, meta.Run, given)
+	carryOver(&r.Opts, meta.Run, given)
 	if err := r.Line.Decode(meta.Config); err != nil {
 		return nil, fmt.Errorf("--resume: %s: config: %w", cfgPath, err)
 	}
-	if err := CheckGiven(given, r.Line.SettingFlags(r), r.Line.MayChange, dir); err != nil {
+	if err := checkGiven(given, r.Line.SettingFlags(r), r.Line.MayChange, dir); err != nil {
 		return nil, err
 	}
 	res, err := NewResumed(l, meta.HFDir)

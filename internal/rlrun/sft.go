@@ -148,7 +148,7 @@ func (r *Run) sftTrainer(m rl.Policy, s *SFTSettings) (*rl.SFTTrainer, error) {
 	}
 	tr.Chat = r.Family.Turns
 	tr.SetLossScaler(precision.LossScaler(r.Precision))
-	if err := r.JoinTrainer(tr); err != nil {
+	if err := r.joinTrainer(tr); err != nil {
 		return nil, err
 	}
 	return tr, nil
