@@ -124,10 +124,14 @@ func setCoopMatPeak(rep map[string]any, cm, achieved float64) {
 
 // setPeak records the peak a report's fractions are read against, and the CPU threads it
 // was measured on (none for a Vulkan device).
-func setPeak(rep map[string]any, gflops float64, threads int) {
+func setPeak(rep map[string]any, be tensor.Backend, gflops float64, threads int) {
 	rep["peak_gflops"] = gflops
 	if threads > 0 {
 		rep["peak_threads"] = threads
+	}
+	if _, ok := be.(*cpu.Backend); ok {
+		// The kernel set decides the peak (AVX-512 doubles AVX2's), and GODEBUG can switch it.
+		rep["peak_kernel"] = gemm.KernelName()
 	}
 }
 

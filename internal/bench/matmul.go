@@ -44,7 +44,7 @@ func Matmul(be tensor.Backend, cfg gpt2.Config, rows, steps, warmup int) (map[st
 	}
 	rep := map[string]any{"bench": "matmul", "rows": out, "peak_rss_bytes": sysinfo.PeakRSS()}
 	if p > 0 {
-		setPeak(rep, p, th)
+		setPeak(rep, be, p, th)
 		for _, row := range out {
 			row["peak_fraction"] = row["gflops"].(float64) / p
 		}

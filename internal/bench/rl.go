@@ -92,7 +92,7 @@ func RL(be tensor.Backend, policy rl.Policy, o RLOptions) (map[string]any, error
 	}
 	p, th := peak(be)
 	p = max(p, peakBefore)
-	return b.report(clock, wrapped.track, stepSeconds, p, th, bw), nil
+	return b.report(be, clock, wrapped.track, stepSeconds, p, th, bw), nil
 }
 
 // rlBench is an RL benchmark's settings and what it learns of the policy.
@@ -307,7 +307,7 @@ func (d *benchDecoder) Reset() {
 
 // report lays out the timed steps' phases (clock and t hold their sums) against the FMA peak
 // p (measured on th threads) and the read bandwidth bw.
-func (b *rlBench) report(clock *phaseClock, t *decodeTally, stepSeconds float64, p float64, th int, bw float64) map[string]any {
+func (b *rlBench) report(be tensor.Backend, clock *phaseClock, t *decodeTally, stepSeconds float64, p float64, th int, bw float64) map[string]any {
 	cost, steps := b.cost, b.Steps
 	n := float64(steps)
 	sec := func(ph rl.Phase) float64 { return clock.seconds[ph] / n }
@@ -343,7 +343,7 @@ func (b *rlBench) report(clock *phaseClock, t *decodeTally, stepSeconds float64,
 		"tokens_per_s": sampled / step, "rollout_tokens_per_s": perSecond(sampled, sec(rl.PhaseRollout)),
 		"read_bandwidth_gb_per_s": bw / 1e9, "weight_bytes": cost.weightBytes, "peak_rss_bytes": sysinfo.PeakRSS()}
 	if p > 0 {
-		setPeak(rep, p, th)
+		setPeak(rep, be, p, th)
 	}
 	return rep
 }

@@ -110,7 +110,7 @@ func timeDecoding(be tensor.Backend, open func(B, limit int) (decoder, error), v
 	// Measured before and after the decoding, the higher kept, as Train does.
 	if p, th := peak(be); max(p, peakBefore) > 0 {
 		p = max(p, peakBefore)
-		setPeak(rep, p, th)
+		setPeak(rep, be, p, th)
 		for _, row := range rows {
 			row["peak_fraction"] = row["gflops"].(float64) / p
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
+	"github.com/vkgrad/vkgrad/tensor/cpu/gemm"
 )
 
 // Sample reads each batch against both limits of decoding: the weight bytes per second
@@ -23,6 +24,9 @@ func TestSampleFractions(t *testing.T) {
 	rows, _ := r["rows"].([]map[string]any)
 	if peakG <= 0 || len(rows) != 2 {
 		t.Fatalf("peak %v GFLOP/s, rows %v", peakG, r["rows"])
+	}
+	if r["peak_kernel"] != gemm.KernelName() {
+		t.Errorf("peak_kernel %v, want the GEMM's kernel set %q", r["peak_kernel"], gemm.KernelName())
 	}
 	for _, row := range rows {
 		g, tps := row["gflops"].(float64), row["tokens_per_s"].(float64)

@@ -31,7 +31,7 @@ func WriteText(w io.Writer, r map[string]any) {
 		}
 	}
 	keys := []string{"ranks", "batch", "seq", "steps", "lora_rank", "trained_params", "ms_per_step", "tokens_per_s", "model_gflop_per_step", "achieved_gflops",
-		"peak_gflops", "peak_threads", "peak_fraction", "peak_coopmat_gflops", "coopmat_peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
+		"peak_gflops", "peak_threads", "peak_kernel", "peak_fraction", "peak_coopmat_gflops", "coopmat_peak_fraction", "dispatches_per_step", "barriers_per_step", "submits_per_step", "descriptor_writes_per_step",
 		"read_bandwidth_gb_per_s", "weight_bytes", "weight_copy_bytes", "comm_bytes_per_step", "comm_seconds_per_step", "comm_wait_seconds_per_step", "peak_rss_bytes"}
 	for _, k := range keys {
 		if v, ok := r[k]; ok {

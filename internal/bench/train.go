@@ -180,7 +180,7 @@ func timeTrainSteps(be tensor.Backend, step func() error, flops float64, o Train
 	// taken while another process held a core does not inflate the fraction.
 	if p, th := peak(be); p > 0 {
 		p = max(p, peakBefore)
-		setPeak(rep, p, th)
+		setPeak(rep, be, p, th)
 		rep["peak_fraction"] = flops / perStep / 1e9 / p
 	}
 	setCoopMatPeak(rep, coopMatPeak(be), flops/perStep/1e9)
