@@ -531,6 +531,9 @@ func Describe(d DeviceInfo) string {
 	if c, err := coopMatKernelFor(d); err == nil {
 		fmt.Fprintf(&b, "  matmul    %s available: %v, tile %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKernel, c.shape, c.tile(), c.local(), mmCoopMatKernel)
 	}
+	if c, err := coopMatKHRKernelFor(d); err == nil {
+		fmt.Fprintf(&b, "  matmul    %s available: %v, tile %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKHRKernel, c.shape, c.tile(), c.local(), mmCoopMatKHRKernel)
+	}
 	fmt.Fprintf(&b, "  attention %s\n", describeFlashRB(d))
 	if d.ComputeUnits > 0 {
 		fmt.Fprintf(&b, "  cores     %d compute units\n", d.ComputeUnits)

@@ -113,18 +113,24 @@ func (b *Backend) fmaRate(least time.Duration) (float64, probeRun, error) {
 
 var kPeakCoopMat = Kernel{Shader: "peak_coopmat", Bindings: 1, Push: 3}
 
+// peakCoopMatKHR is the probe on VK_KHR_cooperative_matrix.
+const peakCoopMatKHR = "peak_coopmat_khr"
+
 // PeakCoopMatGFLOPS is the device's cooperative-matrix rate (float16 operands, float32 sums)
 // in GFLOP/s, what products in fp16 are read against; an error where the device has no
 // cooperative-matrix kernel. 2048 workgroups of 4 subgroups each run 64*size rounds of 8
-// products of the kernel's shape.
+// products of the kernel's shape, on the kernel's extension.
 func (b *Backend) PeakCoopMatGFLOPS() (float64, error) {
-	cm := b.dev.coopMat
+	cm := b.coopMatKernel()
 	if cm == nil {
 		return 0, fmt.Errorf("vk: no cooperative-matrix rate to probe: %w", b.dev.coopMatErr)
 	}
 	const groups, iters, subgroups = 2048, 64, 4
 	s := cm.shape
 	k := kPeakCoopMat
+	if cm.khr {
+		k.Shader = peakCoopMatKHR
+	}
 	k.Local = [3]uint32{subgroups * cm.sg, 1, 1}
 	k.Spec = [maxSpec]uint32{s.M, s.N, s.K}
 	k.SubgroupSize = pinnedSubgroupSize(b.dev.Info, k.Local[0])
