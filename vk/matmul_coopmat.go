@@ -138,8 +138,14 @@ func coopMatKernelFor(info DeviceInfo) (mmCoopMat, error) {
 }
 
 // coopMatKHRKernelFor is the VK_KHR_cooperative_matrix kernel a device can run, or why it
-// cannot (see coopMatKernelOn).
+// cannot (see coopMatKernelOn). Its subgroups are the smallest the device can fix: the
+// extension does not say which size its matrices need, and the smallest is the one they need
+// on the devices that have it (32 on AMD RDNA3, whose default is 64; 8 on Intel Arc A-series,
+// 16 on Xe2; NVIDIA's only one, 32).
 func coopMatKHRKernelFor(info DeviceInfo) (mmCoopMat, error) {
+	if info.MinSubgroupSize > 0 {
+		info.SubgroupSize = info.MinSubgroupSize
+	}
 	return coopMatKernelOn(info, info.CoopMatShapes, true)
 }
 

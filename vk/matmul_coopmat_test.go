@@ -377,14 +377,15 @@ func TestSelectCoopMatKernel(t *testing.T) {
 		info       DeviceInfo
 		def        string // the kernel the device's products take, "" for none
 		shape      CoopMatShape
-		khr, pin   bool // whether it has a KHR kernel, and whether the subgroup size is fixed
+		khr        bool   // whether it has a KHR kernel
+		sg         uint32 // the subgroup size the kernel fixes
 		whyNot     []string
 		vec4, kern string // the kernels' shaders
 	}{
-		{name: "H200", info: coopMatDevice("h200", []CoopMatShape{f16}, []CoopMatShape{f16}), def: mmCoopMatKernel, shape: f16, khr: true, pin: true},
-		{name: "NV only", info: coopMatDevice("nv", nil, []CoopMatShape{f16}), def: mmCoopMatKernel, shape: f16, pin: true},
-		{name: "RDNA3", info: amd, def: mmCoopMatKHRKernel, shape: f16, khr: true, pin: true},
-		{name: "Arc", info: intel, def: mmCoopMatKHRKernel, shape: shape(8, 16, 16), khr: true, pin: true},
+		{name: "H200", info: coopMatDevice("h200", []CoopMatShape{f16}, []CoopMatShape{f16}), def: mmCoopMatKernel, shape: f16, khr: true, sg: 32},
+		{name: "NV only", info: coopMatDevice("nv", nil, []CoopMatShape{f16}), def: mmCoopMatKernel, shape: f16, sg: 32},
+		{name: "RDNA3", info: amd, def: mmCoopMatKHRKernel, shape: f16, khr: true, sg: 32}, // wave32, not the default wave64
+		{name: "Arc", info: intel, def: mmCoopMatKHRKernel, shape: shape(8, 16, 16), khr: true, sg: 8},
 		{name: "KHR int8 only", info: coopMatDevice("i8", []CoopMatShape{s8}, nil),
 			whyNot: []string{"i8 lacks " + coopMatNVExtension, "no subgroup f16*f16+f32->f32"}},
 		{name: "lavapipe", info: DeviceInfo{Name: "llvmpipe", Float16: true, SubgroupSize: 8},
@@ -399,7 +400,7 @@ func TestSelectCoopMatKernel(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || def == nil || def.name() != c.def || def.shape != c.shape || (khr != nil) != c.khr || (def.pin != 0) != c.pin {
+		if err != nil || def == nil || def.name() != c.def || def.shape != c.shape || (khr != nil) != c.khr || def.pin != c.sg || def.sg != c.sg || def.local() != 8*c.sg {
 			t.Errorf("%s: kernel %+v, KHR %+v, error %v; want %s of %v (KHR kernel %v)", c.name, def, khr, err, c.def, c.shape, c.khr)
 			continue
 		}

@@ -133,7 +133,9 @@ func (b *Backend) PeakCoopMatGFLOPS() (float64, error) {
 	}
 	k.Local = [3]uint32{subgroups * cm.sg, 1, 1}
 	k.Spec = [maxSpec]uint32{s.M, s.N, s.K}
-	k.SubgroupSize = pinnedSubgroupSize(b.dev.Info, k.Local[0])
+	info := b.dev.Info // the kernel's subgroup size, which the KHR one picks (coopMatKHRKernelFor)
+	info.SubgroupSize = cm.sg
+	k.SubgroupSize = pinnedSubgroupSize(info, k.Local[0])
 	n := groups * subgroups * 8 * int(s.M*s.N)
 	perRound := float64(groups*subgroups) * 8 * 2 * float64(s.M*s.N*s.K)
 	gflops, _, err := b.arithmeticRate(k, groups, n, iters, perRound, probeTime)
