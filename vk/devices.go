@@ -69,9 +69,8 @@ type DeviceInfo struct {
 	// CoopMatShapes are the cooperative-matrix products compute shaders may use
 	// (VK_KHR_cooperative_matrix with its feature on for the compute stage), nil without.
 	CoopMatShapes []CoopMatShape
-	// CoopMatNVShapes are those of VK_NV_cooperative_matrix (NVIDIA), which the
-	// cooperative-matrix matmul kernel is written for; VulkanMemoryModel is the feature its
-	// SPIR-V declares.
+	// CoopMatNVShapes are those of VK_NV_cooperative_matrix (NVIDIA), whose matmul kernel is
+	// preferred where both run; VulkanMemoryModel is the feature both kernels' SPIR-V declares.
 	CoopMatNVShapes   []CoopMatShape
 	VulkanMemoryModel bool
 	// MinSubgroupSize and MaxSubgroupSize bound the subgroup size a compute pipeline may
