@@ -89,7 +89,7 @@ func tool(name, version string) (string, error) {
 	}
 	path, err := exec.LookPath(path)
 	if err != nil {
-		return "", fmt.Errorf("the *_khr.comp shaders need %s (%s): run .ci/shadertools and set VKGRAD_SHADERTOOLS to the directory it prints: %v", name, version, err)
+		return "", fmt.Errorf("the *_khr*.comp shaders need %s (%s): run .ci/shadertools and set VKGRAD_SHADERTOOLS to the directory it prints: %v", name, version, err)
 	}
 	out, err := exec.Command(path, "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), version) {
