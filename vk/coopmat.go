@@ -11,9 +11,9 @@ import (
 // and of NVIDIA's VK_NV_cooperative_matrix; its matmul kernel has one source for both
 // (shaders/matmul_coopmat.glsl): matmul_coopmat.comp for the NV extension, compiled by Debian
 // bookworm's glslc, and matmul_coopmat_khr.comp for the KHR one, compiled by a newer glslang
-// (shaders/compile.go). The Vulkan headers of bookworm (1.3.239) predate the KHR extension, so its structs live here
-// rather than in structs.go, and TestCoopMatLayoutsMatchHeaders checks them wherever the
-// headers are new enough; the NV structs are in structs.go.
+// (shaders/compile.go). The Vulkan headers of bookworm (1.3.239) predate the KHR extension, so
+// its structs live here rather than in structs.go, and TestCoopMatLayoutsMatchHeaders checks
+// them wherever the headers are new enough; the NV structs are in structs.go.
 
 const (
 	coopMatExtension = "VK_KHR_cooperative_matrix"

@@ -113,9 +113,8 @@ func (c mmCoopMat) kernel(vec4 bool) Kernel {
 // coopMatKernels are the cooperative-matrix kernels a device can run: def, the one its fp16
 // products take, and khr, the VK_KHR_cooperative_matrix one (nil where it cannot run it),
 // or err saying why it can run neither. def is the NV kernel where the device runs both: that
-// is the one measured (on an H200), and NVIDIA's drivers lower both extensions to the same
-// tensor-core instructions; the KHR kernel serves AMD RDNA3 and Intel Arc, which have only
-// the KHR extension.
+// is the one measured (on an H200), and both reach the same tensor cores there; the KHR kernel
+// serves AMD RDNA3 and Intel Arc, which have only the KHR extension.
 func coopMatKernels(info DeviceInfo) (def, khr *mmCoopMat, err error) {
 	nv, nvErr := coopMatKernelFor(info)
 	k, khrErr := coopMatKHRKernelFor(info)
