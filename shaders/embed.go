@@ -1,7 +1,8 @@
 // Package shaders embeds vkgrad's compute shaders, compiled to SPIR-V, for the Vulkan backend.
 //
 // The GLSL sources (*.comp, with shared code in *.glsl) are compiled by glslc into SPIR-V
-// (*.spv) that is committed, so users need no shader compiler. [Lookup] returns one shader's
+// (*.spv) that is committed, so users need no shader compiler. The VK_KHR_cooperative_matrix
+// kernels (*_khr*.comp) are compiled by a pinned, newer glslangValidator (see compile.go). [Lookup] returns one shader's
 // SPIR-V by name and [Names] lists them.
 //
 // # Conventions

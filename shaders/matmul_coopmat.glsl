@@ -1,5 +1,7 @@
 // matmul_coopmat: matmul_tiled's product (same bindings, push constants, flags and split-K,
-// see matmul_tiled.glsl) on the GPU's matrix units through VK_NV_cooperative_matrix: operands
+// see matmul_tiled.glsl) on the GPU's matrix units through VK_NV_cooperative_matrix, or
+// VK_KHR_cooperative_matrix where the including file defines KHR (matmul_coopmat_khr*.comp):
+// operands
 // rounded to float16 as they are staged (the device's conversion, to nearest even on the
 // devices measured; vk's TestProductPrecision checks it bit for bit against
 // tensor.RoundFloat16), products summed in float32.
@@ -19,9 +21,10 @@
 //
 // glslang before 13 has no GL_KHR_cooperative_matrix; the NV extension is what the Vulkan SDK of
 // Debian bookworm compiles and validates. It needs the vulkanMemoryModel and shaderFloat16
-// features (vk/coopmat.go enables them).
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
+// features (vk/coopmat.go enables them). The KHR variants are compiled by a newer glslang
+// (shaders/compile.go) and need shaderFloat16 alone. Both extensions' names come from
+// coopmat_types.glsl.
+#include "coopmat_types.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_shader_subgroup_basic : require
 
@@ -171,10 +174,10 @@ void main() {
     uint sm = (g / SGN) * WM * LM; // the subgroup's rows and columns within the tile
     uint sn = (g % SGN) * WN * LN;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, LM, LN> acc[WM][WN];
+    CM_ACC(LM, LN) acc[WM][WN];
     for (uint i = 0; i < WM; i++) {
         for (uint j = 0; j < WN; j++) {
-            acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>(0.0);
+            acc[i][j] = CM_ACC(LM, LN)(0.0);
         }
     }
     if (kbeg < kend) {
@@ -192,25 +195,25 @@ void main() {
         }
         for (uint ks = 0; ks < KSTEPS; ks++) {
             uint kk = ks * LK;
-            fcoopmatNV<16, gl_ScopeSubgroup, LM, LK> am[WM];
-            fcoopmatNV<16, gl_ScopeSubgroup, LK, LN> bm;
+            CM_A(LM, LK) am[WM];
+            CM_B(LK, LN) bm;
             for (uint i = 0; i < WM; i++) {
                 uint row = sm + i * LM;
                 if (ta) {
-                    coopMatLoadNV(am[i], As, kk * (BM + PAD) + row, BM + PAD, true);
+                    CM_LOAD(am[i], As, kk * (BM + PAD) + row, BM + PAD, CM_COL_MAJOR);
                 } else {
-                    coopMatLoadNV(am[i], As, row * (BK + PAD) + kk, BK + PAD, false);
+                    CM_LOAD(am[i], As, row * (BK + PAD) + kk, BK + PAD, CM_ROW_MAJOR);
                 }
             }
             for (uint j = 0; j < WN; j++) {
                 uint col = sn + j * LN;
                 if (tb) {
-                    coopMatLoadNV(bm, Bs, col * (BK + PAD) + kk, BK + PAD, true);
+                    CM_LOAD(bm, Bs, col * (BK + PAD) + kk, BK + PAD, CM_COL_MAJOR);
                 } else {
-                    coopMatLoadNV(bm, Bs, kk * (BN + PAD) + col, BN + PAD, false);
+                    CM_LOAD(bm, Bs, kk * (BN + PAD) + col, BN + PAD, CM_ROW_MAJOR);
                 }
                 for (uint i = 0; i < WM; i++) {
-                    acc[i][j] = coopMatMulAddNV(am[i], bm, acc[i][j]);
+                    acc[i][j] = CM_MULADD(am[i], bm, acc[i][j]);
                 }
             }
         }
@@ -220,7 +223,7 @@ void main() {
     uint cs = g * LM * LN;
     for (uint i = 0; i < WM; i++) {
         for (uint j = 0; j < WN; j++) {
-            coopMatStoreNV(acc[i][j], Cs, cs, LN, false);
+            CM_STORE(acc[i][j], Cs, cs, LN, CM_ROW_MAJOR);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = gl_SubgroupInvocationID; e < LM * LN; e += gl_SubgroupSize) {

@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// TestSPIRVUpToDate recompiles each .comp and fails when the committed .spv differs, so a
-// shader edited without `go generate ./shaders` cannot go unnoticed.
+// TestSPIRVUpToDate recompiles each .comp but the KHR ones with glslc and fails when the
+// committed .spv differs, so a shader edited without `go generate ./shaders` cannot go
+// unnoticed.
 func TestSPIRVUpToDate(t *testing.T) {
 	glslc, err := exec.LookPath("glslc")
 	if err != nil {
@@ -27,6 +28,9 @@ func TestSPIRVUpToDate(t *testing.T) {
 	tmp := t.TempDir()
 	for _, src := range srcs {
 		name := strings.TrimSuffix(src, ".comp")
+		if isKHR(name) {
+			continue // TestSPIRVUpToDateKHR
+		}
 		out := filepath.Join(tmp, name+".spv")
 		if msg, err := exec.Command(glslc, "--target-env=vulkan1.1", "-O", "-o", out, src).CombinedOutput(); err != nil {
 			t.Errorf("%s does not compile: %v\n%s", src, err, msg)
@@ -70,9 +74,9 @@ func TestSPIRVHeader(t *testing.T) {
 	}
 }
 
-// TestSPIRVValidates runs spirv-val on every embedded blob, for the Vulkan 1.1 environment the
-// shaders are compiled for: kernels that no device in CI can run (matmul_coopmat needs
-// VK_NV_cooperative_matrix) are checked at least this far.
+// TestSPIRVValidates runs spirv-val on every embedded blob but the KHR ones, for the Vulkan 1.1
+// environment the shaders are compiled for: kernels that no device in CI can run
+// (matmul_coopmat needs VK_NV_cooperative_matrix) are checked at least this far.
 func TestSPIRVValidates(t *testing.T) {
 	val, err := exec.LookPath("spirv-val")
 	if err != nil {
@@ -82,6 +86,9 @@ func TestSPIRVValidates(t *testing.T) {
 		t.Skip("spirv-val not found; install spirv-tools to validate the committed SPIR-V")
 	}
 	for _, n := range Names() {
+		if isKHR(n) {
+			continue // TestSPIRVValidatesKHR, with a spirv-val that knows the extension
+		}
 		path := filepath.Join(t.TempDir(), n+".spv")
 		b, _ := Lookup(n)
 		if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -90,5 +97,100 @@ func TestSPIRVValidates(t *testing.T) {
 		if msg, err := exec.Command(val, "--target-env", "vulkan1.1", path).CombinedOutput(); err != nil {
 			t.Errorf("%s.spv fails spirv-val: %v\n%s", n, err, msg)
 		}
+	}
+}
+
+// The VK_KHR_cooperative_matrix kernels (names with "_khr") are compiled by the glslangValidator
+// and spirv-opt of these versions (compile.go pins the same) and validated by that spirv-val:
+// Debian bookworm's glslc and spirv-val predate the extension. .ci/shadertools installs them
+// and prints their directory, which VKGRAD_SHADERTOOLS names.
+const (
+	glslangVersion    = "Glslang Version: 11:15.2.0"
+	spirvToolsVersion = "SPIRV-Tools v2025.1 "
+)
+
+func isKHR(name string) bool { return strings.Contains(name, "_khr") }
+
+// khrTool finds the pinned name (in VKGRAD_SHADERTOOLS, else on PATH), skipping the test where
+// it is missing or of another version, and failing instead under VKGRAD_REQUIRE_GLSLC=1.
+func khrTool(t *testing.T, name, version string) string {
+	t.Helper()
+	path := name
+	if dir := os.Getenv("VKGRAD_SHADERTOOLS"); dir != "" {
+		path = filepath.Join(dir, name)
+	}
+	why := ""
+	if p, err := exec.LookPath(path); err != nil {
+		why = name + " not found"
+	} else if out, err := exec.Command(p, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), version) {
+		why = p + " is not " + version
+	} else {
+		return p
+	}
+	if os.Getenv("VKGRAD_REQUIRE_GLSLC") == "1" {
+		t.Fatalf("%s and VKGRAD_REQUIRE_GLSLC=1 (run .ci/shadertools and set VKGRAD_SHADERTOOLS to the directory it prints)", why)
+	}
+	t.Skipf("%s; run .ci/shadertools and set VKGRAD_SHADERTOOLS to the directory it prints to check the KHR kernels", why)
+	return ""
+}
+
+// khrSources are the KHR kernels' sources; there is at least one.
+func khrSources(t *testing.T) []string {
+	srcs, _ := filepath.Glob("*_khr*.comp")
+	if len(srcs) == 0 {
+		t.Fatal("no *_khr*.comp sources found")
+	}
+	return srcs
+}
+
+// TestSPIRVUpToDateKHR is TestSPIRVUpToDate for the KHR kernels, built as compile.go builds
+// them: glslangValidator without debug names, then spirv-opt -O.
+func TestSPIRVUpToDateKHR(t *testing.T) {
+	glslang := khrTool(t, "glslangValidator", glslangVersion)
+	opt := khrTool(t, "spirv-opt", spirvToolsVersion)
+	tmp := t.TempDir()
+	for _, src := range khrSources(t) {
+		name := strings.TrimSuffix(src, ".comp")
+		raw, out := filepath.Join(tmp, name+".raw.spv"), filepath.Join(tmp, name+".spv")
+		if msg, err := exec.Command(glslang, "-V", "--target-env", "vulkan1.1", "-g0", "-o", raw, src).CombinedOutput(); err != nil {
+			t.Errorf("%s does not compile: %v\n%s", src, err, msg)
+			continue
+		}
+		if msg, err := exec.Command(opt, "-O", "--target-env=vulkan1.1", raw, "-o", out).CombinedOutput(); err != nil {
+			t.Errorf("spirv-opt fails on %s: %v\n%s", src, err, msg)
+			continue
+		}
+		want, _ := os.ReadFile(out)
+		got, err := Lookup(name)
+		if err != nil {
+			t.Errorf("%s has no committed %s.spv (run go generate ./shaders)", src, name)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s.spv is stale: it differs from glslangValidator's output for %s (run go generate ./shaders)", name, src)
+		}
+	}
+}
+
+// TestSPIRVValidatesKHR runs the pinned spirv-val on the KHR kernels' SPIR-V, for Vulkan 1.1.
+func TestSPIRVValidatesKHR(t *testing.T) {
+	val := khrTool(t, "spirv-val", spirvToolsVersion)
+	checked := 0
+	for _, n := range Names() {
+		if !isKHR(n) {
+			continue
+		}
+		path := filepath.Join(t.TempDir(), n+".spv")
+		b, _ := Lookup(n)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := exec.Command(val, "--target-env", "vulkan1.1", path).CombinedOutput(); err != nil {
+			t.Errorf("%s.spv fails spirv-val: %v\n%s", n, err, msg)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no KHR kernel is embedded")
 	}
 }

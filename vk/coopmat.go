@@ -8,11 +8,12 @@ import (
 
 // Cooperative matrices: subgroup-wide matrix products on the GPU's matrix units (NVIDIA
 // tensor cores, AMD RDNA3 WMMA, Intel XMX). vkgrad reports the shapes of VK_KHR_cooperative_matrix
-// and of NVIDIA's VK_NV_cooperative_matrix; its matmul kernel (shaders/matmul_coopmat.comp) is
-// written for the NV extension, the one Debian bookworm's glslang (before 13) can compile. The
-// Vulkan headers of bookworm (1.3.239) predate the KHR extension, so its structs live here
-// rather than in structs.go, and TestCoopMatLayoutsMatchHeaders checks them wherever the
-// headers are new enough; the NV structs are in structs.go.
+// and of NVIDIA's VK_NV_cooperative_matrix; its matmul kernel has one source for both
+// (shaders/matmul_coopmat.glsl): matmul_coopmat.comp for the NV extension, compiled by Debian
+// bookworm's glslc, and matmul_coopmat_khr.comp for the KHR one, compiled by a newer glslang
+// (shaders/compile.go). The Vulkan headers of bookworm (1.3.239) predate the KHR extension, so
+// its structs live here rather than in structs.go, and TestCoopMatLayoutsMatchHeaders checks
+// them wherever the headers are new enough; the NV structs are in structs.go.
 
 const (
 	coopMatExtension = "VK_KHR_cooperative_matrix"
@@ -260,14 +261,17 @@ func describeCoopMat(shapes []CoopMatShape) string {
 	return strings.Join(parts, ", ")
 }
 
-// enableCoopMatKernel adds to a device's creation chain and extensions what
-// shaders/matmul_coopmat.comp declares: VK_NV_cooperative_matrix, the Vulkan memory model and
-// float16 arithmetic, the latter two core from Vulkan 1.2 (v12).
-func enableCoopMatKernel(pNext unsafe.Pointer, exts []string, v12 bool) (unsafe.Pointer, []string) {
-	pNext = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesNV{SType: stPhysicalDeviceCooperativeMatrixFeaturesNV, PNext: pNext, CooperativeMatrix: 1})
+// enableCoopMatKernel adds to a device's creation chain and extensions what the matmul
+// kernels declare: VK_NV_cooperative_matrix where nv (VK_KHR_cooperative_matrix is added by
+// coopMatCreation wherever the device has it), the Vulkan memory model and float16
+// arithmetic, the latter two core from Vulkan 1.2 (v12).
+func enableCoopMatKernel(pNext unsafe.Pointer, exts []string, nv, v12 bool) (unsafe.Pointer, []string) {
+	if nv {
+		pNext = unsafe.Pointer(&physicalDeviceCooperativeMatrixFeaturesNV{SType: stPhysicalDeviceCooperativeMatrixFeaturesNV, PNext: pNext, CooperativeMatrix: 1})
+		exts = append(exts, coopMatNVExtension)
+	}
 	pNext = unsafe.Pointer(&physicalDeviceVulkanMemoryModelFeatures{SType: stPhysicalDeviceVulkanMemoryModelFeatures, PNext: pNext, VulkanMemoryModel: 1})
 	pNext = unsafe.Pointer(&physicalDeviceShaderFloat16Int8Features{SType: stPhysicalDeviceShaderFloat16Int8, PNext: pNext, ShaderFloat16: 1})
-	exts = append(exts, coopMatNVExtension)
 	if !v12 {
 		exts = append(exts, "VK_KHR_vulkan_memory_model", "VK_KHR_shader_float16_int8")
 	}
@@ -276,8 +280,8 @@ func enableCoopMatKernel(pNext unsafe.Pointer, exts []string, v12 bool) (unsafe.
 
 // coopMatCreation extends a device's creation chain and extensions with the cooperative-matrix
 // features the device has: VK_KHR_cooperative_matrix where it reports shapes, and what the
-// matmul kernel needs where it can run it (cm, else nil). ok is false when there is nothing to
-// add.
+// matmul kernels need where it can run one (cm, the one its products take, see coopMatKernels,
+// else nil). ok is false when there is nothing to add.
 func coopMatCreation(info DeviceInfo, pNext unsafe.Pointer, exts []string, instVersion uint32) (next unsafe.Pointer, withExts []string, cm *mmCoopMat, ok bool) {
 	next, withExts = pNext, append([]string(nil), exts...)
 	if len(info.CoopMatShapes) > 0 {
@@ -285,11 +289,11 @@ func coopMatCreation(info DeviceInfo, pNext unsafe.Pointer, exts []string, instV
 		withExts = append(withExts, coopMatExtension)
 		ok = true
 	}
-	k, err := coopMatKernelFor(info)
+	cm, _, err := coopMatKernels(info)
 	if err != nil {
 		return next, withExts, nil, ok
 	}
 	v12 := info.APIVersion >= apiVersion(1, 2, 0) && instVersion >= apiVersion(1, 2, 0)
-	next, withExts = enableCoopMatKernel(next, withExts, v12)
-	return next, withExts, &k, true
+	next, withExts = enableCoopMatKernel(next, withExts, !cm.khr, v12)
+	return next, withExts, cm, true
 }

@@ -90,6 +90,7 @@ func TestDescribeReportsCoopMatShapes(t *testing.T) {
 	for _, want := range []string{
 		"  coopmatNV 16x16x16 f16*f16+f32->f32 subgroup\n",
 		"  matmul    matmul_coopmat available: 16x16x16 f16*f16+f32->f32 subgroup, tile 128x128x32/16x16, workgroup 256 (VKGRAD_MATMUL_KERNEL=matmul_coopmat)\n",
+		"  matmul    matmul_coopmat_khr available: 16x16x16 f16*f16+f32->f32 subgroup, tile 128x128x32/16x16, workgroup 256 (VKGRAD_MATMUL_KERNEL=matmul_coopmat_khr)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Describe lacks %q:\n%s", want, got)

@@ -34,10 +34,12 @@ type Device struct {
 
 	rec recorder
 
-	// coopMat is the cooperative-matrix matmul kernel the device was opened for; where it is
-	// nil, coopMatErr says why (the device cannot run one, or the driver refused its features).
-	coopMat    *mmCoopMat
-	coopMatErr error
+	// coopMat is the cooperative-matrix matmul kernel the device was opened for, and coopMatKHR
+	// its VK_KHR_cooperative_matrix kernel (coopMat itself on a device without the NV one)
+	// where it runs one; where coopMat is nil, coopMatErr says why (the device cannot run one,
+	// or the driver refused its features).
+	coopMat, coopMatKHR *mmCoopMat
+	coopMatErr          error
 }
 
 // OpenDevice opens device index of the instance.
@@ -80,10 +82,11 @@ func (i *Instance) OpenDevice(index int) (*Device, error) {
 	}
 	// The cooperative-matrix features are extras: where the driver refuses them, the device
 	// opens without, and products stay on the float32 kernels.
-	_, d.coopMatErr = coopMatKernelFor(info)
+	var khr *mmCoopMat
+	_, khr, d.coopMatErr = coopMatKernels(info)
 	if coopNext, coopExts, cm, ok := coopMatCreation(info, pNext, exts, i.version); ok {
 		if err := i.createDevice(d, qci, coopNext, coopExts); err == nil {
-			d.coopMat = cm
+			d.coopMat, d.coopMatKHR = cm, khr
 		} else if cm != nil {
 			d.coopMatErr = fmt.Errorf("the driver refused the cooperative-matrix features: %w", err)
 		}

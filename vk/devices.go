@@ -69,9 +69,8 @@ type DeviceInfo struct {
 	// CoopMatShapes are the cooperative-matrix products compute shaders may use
 	// (VK_KHR_cooperative_matrix with its feature on for the compute stage), nil without.
 	CoopMatShapes []CoopMatShape
-	// CoopMatNVShapes are those of VK_NV_cooperative_matrix (NVIDIA), which the
-	// cooperative-matrix matmul kernel is written for; VulkanMemoryModel is the feature its
-	// SPIR-V declares.
+	// CoopMatNVShapes are those of VK_NV_cooperative_matrix (NVIDIA), whose matmul kernel is
+	// preferred where both run; VulkanMemoryModel is the feature both kernels' SPIR-V declares.
 	CoopMatNVShapes   []CoopMatShape
 	VulkanMemoryModel bool
 	// MinSubgroupSize and MaxSubgroupSize bound the subgroup size a compute pipeline may
@@ -530,6 +529,9 @@ func Describe(d DeviceInfo) string {
 	}
 	if c, err := coopMatKernelFor(d); err == nil {
 		fmt.Fprintf(&b, "  matmul    %s available: %v, tile %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKernel, c.shape, c.tile(), c.local(), mmCoopMatKernel)
+	}
+	if c, err := coopMatKHRKernelFor(d); err == nil {
+		fmt.Fprintf(&b, "  matmul    %s available: %v, tile %v, workgroup %d (VKGRAD_MATMUL_KERNEL=%s)\n", mmCoopMatKHRKernel, c.shape, c.tile(), c.local(), mmCoopMatKHRKernel)
 	}
 	fmt.Fprintf(&b, "  attention %s\n", describeFlashRB(d))
 	if d.ComputeUnits > 0 {

@@ -88,10 +88,11 @@ func mmCeilDiv(a, b int) int { return (a + b - 1) / b }
 // VKGRAD_MATMUL_TILE); on a CPU implementation, where barriers are dear, caches
 // already stage and every gathered operand costs many instructions, the broadcast kernel, or
 // operands read directly where the device lacks subgroup shuffles (and where tests force a
-// workgroup shape). VKGRAD_MATMUL_KERNEL=matmul_coopmat|matmul_tiled|matmul|matmul_direct|
-// matmul_broadcast overrides, to compare them (matmul is the earlier fixed-tile staged kernel;
-// matmul_coopmat and matmul_broadcast are taken only where the device can run them). In bf16
-// and fp16 the rounding kernels alone are candidates (mmRoundingShader).
+// workgroup shape). VKGRAD_MATMUL_KERNEL=matmul_coopmat|matmul_coopmat_khr|matmul_tiled|matmul|
+// matmul_direct|matmul_broadcast overrides, to compare them (matmul is the earlier fixed-tile
+// staged kernel; matmul_coopmat is the device's cooperative-matrix kernel, NV or KHR,
+// matmul_coopmat_khr the KHR one; they and matmul_broadcast are taken only where the device
+// can run them). In bf16 and fp16 the rounding kernels alone are candidates (mmRoundingShader).
 func (b *Backend) mmShader() string {
 	if b.precision != tensor.FP32 {
 		return b.mmRoundingShader()
@@ -106,13 +107,13 @@ func (b *Backend) mmShader() string {
 		if mmBroadcastFits(b.dev.Info) {
 			return v
 		}
-	case mmCoopMatKernel:
+	case mmCoopMatKernel, mmCoopMatKHRKernel:
 		if b.dev.coopMat != nil {
-			return v
+			return b.coopMatShader()
 		}
 	}
 	if b.coopMatOn && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
-		return mmCoopMatKernel
+		return b.coopMatShader()
 	}
 
 	if b.dev.Info.Type == DeviceCPU && os.Getenv(mmTileEnv) == "" && mmForceTile == (mmTile{}) {
@@ -130,9 +131,18 @@ func (b *Backend) mmShader() string {
 func (b *Backend) mmRoundingShader() string {
 	tiled := os.Getenv("VKGRAD_MATMUL_KERNEL") == "matmul_tiled" || os.Getenv(mmTileEnv) != "" || mmForceTile != (mmTile{}) || mmForceShader == "matmul_tiled"
 	if b.coopMatOn && !tiled {
-		return mmCoopMatKernel
+		return b.coopMatShader()
 	}
 	return "matmul_tiled"
+}
+
+// coopMatShader is mmShader's name for the cooperative-matrix kernel: mmCoopMatKHRKernel where
+// VKGRAD_MATMUL_KERNEL forces that one and the device runs it, else mmCoopMatKernel.
+func (b *Backend) coopMatShader() string {
+	if os.Getenv("VKGRAD_MATMUL_KERNEL") == mmCoopMatKHRKernel && b.dev.coopMatKHR != nil {
+		return mmCoopMatKHRKernel
+	}
+	return mmCoopMatKernel
 }
 
 // mmSpans are the window lengths, in elements, of one chunk of a product: rows [m0, m0+mc),

@@ -7,14 +7,16 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// mmCoopMat is the cooperative-matrix matmul kernel (shaders/matmul_coopmat.comp) as a device
-// runs it: the LM x LN x LK product its subgroups issue, how many of them each subgroup owns
-// and how the subgroups tile the workgroup.
+// mmCoopMat is the cooperative-matrix matmul kernel (shaders/matmul_coopmat.comp, or
+// matmul_coopmat_khr.comp where khr) as a device runs it: the LM x LN x LK product its
+// subgroups issue, how many of them each subgroup owns and how the subgroups tile the
+// workgroup.
 type mmCoopMat struct {
 	shape CoopMatShape
 	grid  coopMatGrid
 	sg    uint32 // subgroup size
 	pin   uint32 // the subgroup size required at pipeline creation, 0 where it cannot be
+	khr   bool   // VK_KHR_cooperative_matrix, else VK_NV_cooperative_matrix
 }
 
 // coopMatGrid is the kernel's blocking: each subgroup owns WM x WN accumulators, the workgroup
@@ -26,7 +28,11 @@ func (g coopMatGrid) String() string {
 }
 
 const (
-	mmCoopMatKernel = "matmul_coopmat"
+	// mmCoopMatKernel is the device's cooperative-matrix kernel for VKGRAD_MATMUL_KERNEL and
+	// mmShader, whichever extension it runs on, and the name of the NV kernel's shader;
+	// mmCoopMatKHRKernel is the KHR kernel, forced where the device would run the NV one.
+	mmCoopMatKernel    = "matmul_coopmat"
+	mmCoopMatKHRKernel = "matmul_coopmat_khr"
 	// coopMatGridEnv sets the blocking as WMxWN/SGMxSGN/KSTEPS, to compare blockings on a device.
 	coopMatGridEnv = "VKGRAD_COOPMAT_GRID"
 )
@@ -63,6 +69,22 @@ func (c mmCoopMat) tile() mmTile {
 
 func (c mmCoopMat) local() uint32 { return uint32(c.grid.SGM*c.grid.SGN) * c.sg }
 
+// name is c's shader, without the _vec4 of its vector variant: what profiles call it.
+func (c mmCoopMat) name() string {
+	if c.khr {
+		return mmCoopMatKHRKernel
+	}
+	return mmCoopMatKernel
+}
+
+// extension is the Vulkan extension c runs on.
+func (c mmCoopMat) extension() string {
+	if c.khr {
+		return coopMatExtension
+	}
+	return coopMatNVExtension
+}
+
 // coopMatPad is the shader's padding of each staged row, in float16 elements.
 const coopMatPad = 8
 
@@ -79,26 +101,67 @@ func (c mmCoopMat) sharedBytes() int {
 func (c mmCoopMat) kernel(vec4 bool) Kernel {
 	g := c.grid
 	t := c.tile()
-	name := mmCoopMatKernel
+	name := c.name()
 	if nt := int(c.local()); vec4 && (t.BM*t.BK)%(4*nt) == 0 && (t.BK*t.BN)%(4*nt) == 0 {
-		name = mmCoopMatKernel + "_vec4"
+		name += "_vec4"
 	}
-	return Kernel{Shader: name, Op: mmCoopMatKernel, Bindings: 5, Push: 18, Local: [3]uint32{c.local(), 1, 1},
+	return Kernel{Shader: name, Op: c.name(), Bindings: 5, Push: 18, Local: [3]uint32{c.local(), 1, 1},
 		Spec:         [maxSpec]uint32{c.shape.M, c.shape.N, c.shape.K, uint32(g.WM), uint32(g.WN), uint32(g.SGM), uint32(g.SGN), uint32(g.KSteps)},
 		SubgroupSize: c.pin}
 }
 
-// coopMatKernelFor is the cooperative-matrix kernel a device can run, or why it cannot: it
-// needs a subgroup-scope fp16 x fp16 + fp32 shape of VK_NV_cooperative_matrix, the
-// shaderFloat16 and vulkanMemoryModel features, and a subgroup size that does not vary, since
-// the shader's blocking counts its subgroups. The blocking is VKGRAD_COOPMAT_GRID's where set,
-// else the first of coopMatGrids the device has room for.
-func coopMatKernelFor(info DeviceInfo) (mmCoopMat, error) {
-	var c mmCoopMat
-	shape, ok := CoopMatShapeFor(info.CoopMatNVShapes, ComponentFloat16)
+// coopMatKernels are the cooperative-matrix kernels a device can run: def, the one its fp16
+// products take, and khr, the VK_KHR_cooperative_matrix one (nil where it cannot run it),
+// or err saying why it can run neither. def is the NV kernel where the device runs both: that
+// is the one measured (on an H200), and both reach the same tensor cores there; the KHR kernel
+// serves AMD RDNA3 and Intel Arc, which have only the KHR extension.
+func coopMatKernels(info DeviceInfo) (def, khr *mmCoopMat, err error) {
+	nv, nvErr := coopMatKernelFor(info)
+	k, khrErr := coopMatKHRKernelFor(info)
+	if khrErr == nil {
+		khr = &k
+	}
 	switch {
-	case len(info.CoopMatNVShapes) == 0:
-		return c, fmt.Errorf("%s lacks %s", info.Name, coopMatNVExtension)
+	case nvErr == nil:
+		return &nv, khr, nil
+	case khrErr == nil:
+		return khr, khr, nil
+	}
+	return nil, nil, fmt.Errorf("%v; %v", nvErr, khrErr)
+}
+
+// coopMatKernelFor is the VK_NV_cooperative_matrix kernel a device can run, or why it cannot
+// (see coopMatKernelOn).
+func coopMatKernelFor(info DeviceInfo) (mmCoopMat, error) {
+	return coopMatKernelOn(info, info.CoopMatNVShapes, false)
+}
+
+// coopMatKHRKernelFor is the VK_KHR_cooperative_matrix kernel a device can run, or why it
+// cannot (see coopMatKernelOn). Its subgroups are the smallest the device can fix: the
+// extension does not say which size its matrices need, and the smallest is the one they need
+// on the devices that have it (32 on AMD RDNA3, whose default is 64; 8 on Intel Arc A-series,
+// 16 on Xe2; NVIDIA's only one, 32).
+func coopMatKHRKernelFor(info DeviceInfo) (mmCoopMat, error) {
+	if info.MinSubgroupSize > 0 {
+		info.SubgroupSize = info.MinSubgroupSize
+	}
+	return coopMatKernelOn(info, info.CoopMatShapes, true)
+}
+
+// coopMatKernelOn is the cooperative-matrix kernel of one extension (khr, else NV), whose
+// shapes the device enumerates, or why the device cannot run it: it needs a subgroup-scope
+// fp16 x fp16 + fp32 shape, the shaderFloat16 and vulkanMemoryModel features (both kernels'
+// SPIR-V declares the Vulkan memory model), and a subgroup size that does not vary, since the
+// shader's blocking counts its subgroups. The shape's sizes reach the shader as specialization
+// constants, so one SPIR-V serves 16x16x16 (NVIDIA, AMD RDNA3), 8x16x16 or 8x8x16 (Intel) alike.
+// The blocking is VKGRAD_COOPMAT_GRID's where set, else the first of coopMatGrids the device
+// has room for.
+func coopMatKernelOn(info DeviceInfo, shapes []CoopMatShape, khr bool) (mmCoopMat, error) {
+	c := mmCoopMat{khr: khr}
+	shape, ok := CoopMatShapeFor(shapes, ComponentFloat16)
+	switch {
+	case len(shapes) == 0:
+		return c, fmt.Errorf("%s lacks %s", info.Name, c.extension())
 	case !ok:
 		return c, fmt.Errorf("%s enumerates no subgroup f16*f16+f32->f32 cooperative matrix", info.Name)
 	case shape.N%8 != 0 || shape.K%8 != 0 || shape.M%8 != 0:
@@ -120,7 +183,7 @@ func coopMatKernelFor(info DeviceInfo) (mmCoopMat, error) {
 	}
 	var err error
 	for _, g := range grids {
-		c = mmCoopMat{shape: shape, grid: g, sg: info.SubgroupSize}
+		c = mmCoopMat{shape: shape, grid: g, sg: info.SubgroupSize, khr: khr}
 		if err = c.fits(info); err == nil {
 			return c, nil
 		}
@@ -189,11 +252,23 @@ func (b *Backend) mmRoundMode() uint32 {
 }
 
 // CoopMatMul says which cooperative-matrix product the backend's device would run, or why
-// none: "16x16x16 f16*f16+f32->f32 subgroup, workgroup 128".
+// none: "matmul_coopmat_khr: 16x16x16 f16*f16+f32->f32 subgroup, ..., workgroup 128".
 func (b *Backend) CoopMatMul() (string, error) {
-	if b.dev.coopMat == nil {
+	c := b.coopMatKernel()
+	if c == nil {
 		return "", b.dev.coopMatErr
 	}
-	c := b.dev.coopMat
-	return fmt.Sprintf("%v, blocking %v, tile %v, workgroup %d", c.shape, c.grid, c.tile(), c.local()), nil
+	return fmt.Sprintf("%s: %v, blocking %v, tile %v, workgroup %d", c.name(), c.shape, c.grid, c.tile(), c.local()), nil
+}
+
+// coopMatKernel is the cooperative-matrix kernel the backend's products would take (nil where
+// the device has none).
+func (b *Backend) coopMatKernel() *mmCoopMat { return b.coopMatFor(b.coopMatShader()) }
+
+// coopMatFor is the kernel behind mmShader's name for it.
+func (b *Backend) coopMatFor(shader string) *mmCoopMat {
+	if shader == mmCoopMatKHRKernel {
+		return b.dev.coopMatKHR
+	}
+	return b.dev.coopMat
 }

@@ -12,9 +12,10 @@ import (
 	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
-// The cooperative-matrix kernel runs only on devices with VK_NV_cooperative_matrix (lavapipe
-// has none): these tests skip elsewhere, saying why, even with VKGRAD_REQUIRE_VULKAN=1, since
-// such a device lacks the feature rather than Vulkan. On the first GPU that has it they run.
+// The cooperative-matrix kernels run only on devices with VK_NV_cooperative_matrix or
+// VK_KHR_cooperative_matrix (lavapipe has neither): these tests skip elsewhere, saying why,
+// even with VKGRAD_REQUIRE_VULKAN=1, since such a device lacks the feature rather than Vulkan.
+// On the first GPU that has one they run, once per kernel the device runs (eachCoopMat).
 
 // coopMatBackend is a backend on the test device with the cooperative-matrix kernel on.
 func coopMatBackend(t *testing.T) *Backend {
@@ -26,6 +27,28 @@ func coopMatBackend(t *testing.T) *Backend {
 	}
 	t.Cleanup(func() { vb.Close() })
 	return vb
+}
+
+// eachCoopMat runs f on a backend with the cooperative-matrix kernel on, in a subtest named
+// after each kernel the device runs: its own (the NV one where it has that) and, where that is
+// another, the KHR one, forced through VKGRAD_MATMUL_KERNEL.
+func eachCoopMat(t *testing.T, f func(t *testing.T, vb *Backend)) {
+	vb := coopMatBackend(t)
+	t.Run(vb.dev.coopMat.name(), func(t *testing.T) { f(t, vb) })
+	if vb.dev.coopMatKHR == vb.dev.coopMat {
+		return
+	}
+	t.Run(mmCoopMatKHRKernel, func(t *testing.T) {
+		if vb.dev.coopMatKHR == nil {
+			_, err := coopMatKHRKernelFor(vb.dev.Info)
+			t.Skipf("no %s kernel here: %v", coopMatExtension, err)
+		}
+		t.Setenv("VKGRAD_MATMUL_KERNEL", mmCoopMatKHRKernel)
+		if c := vb.coopMatKernel(); c == nil || !c.khr {
+			t.Fatalf("VKGRAD_MATMUL_KERNEL=%s picked %+v", mmCoopMatKHRKernel, c)
+		}
+		f(t, vb)
+	})
 }
 
 // coopMatCases are matmul_tiled's cases (odd shapes at the tile edges, every transpose,
@@ -84,8 +107,9 @@ func coopMatInputs(c mmCase, gen func() float32) (a, b, bias, out []float32) {
 // below 2^12 in magnitude), so the kernel must give the CPU's bits whatever its summation
 // order. A wrong index, a lost edge row or a missing term cannot hide in a tolerance. Split-K
 // and chunking run the same cases.
-func TestCoopMatMulExact(t *testing.T) {
-	vb := coopMatBackend(t)
+func TestCoopMatMulExact(t *testing.T) { eachCoopMat(t, testCoopMatMulExact) }
+
+func testCoopMatMulExact(t *testing.T, vb *Backend) {
 	cb := cpu.New()
 	t.Cleanup(func() { mmForceSplits = 0 })
 	r := rand.New(rand.NewPCG(29, 3))
@@ -96,8 +120,8 @@ func TestCoopMatMulExact(t *testing.T) {
 			a, b, bias, out := coopMatInputs(c, eighths)
 			var got []float32
 			calls := mmRunKernels(t, vb, func() { got = coopMatRun(t, vb, c, a, b, bias, out) })
-			if vb.dev.Info.TimestampBits > 0 && calls[mmCoopMatKernel] == 0 {
-				t.Fatalf("%v: kernels %v, want %s", c, calls, mmCoopMatKernel)
+			if want := vb.coopMatKernel().name(); vb.dev.Info.TimestampBits > 0 && calls[want] == 0 {
+				t.Fatalf("%v: kernels %v, want %s", c, calls, want)
 			}
 			assertExact(t, fmt.Sprintf("%v splits %d", c, splits), got, coopMatRun(t, cb, c, a, b, bias, out))
 		}
@@ -110,8 +134,9 @@ func TestCoopMatMulExact(t *testing.T) {
 // sides add at most (K+2)·2^-24 of S = Σ|a||b| + |bias| + |out| each, doubled for accumulators
 // that truncate rather than round. Hence |got - want| ≤ (2^-10 + 2^-22)·S + 4(K+2)·2^-24·S
 // + K·2^-25·max|x|.
-func TestCoopMatMulParity(t *testing.T) {
-	vb := coopMatBackend(t)
+func TestCoopMatMulParity(t *testing.T) { eachCoopMat(t, testCoopMatMulParity) }
+
+func testCoopMatMulParity(t *testing.T, vb *Backend) {
 	cb := cpu.New()
 	r := rand.New(rand.NewPCG(29, 4))
 	normal := func() float32 { return float32(r.NormFloat64()) }
@@ -143,7 +168,10 @@ func coopMatCheckTolerance(t *testing.T, c mmCase, a, b, bias, out, got, want []
 // TestCoopMatMulGeluAndDeterminism: the fused GELU epilogue gives the separate ops' bits on
 // this kernel too, and a split-K product gives the same bits twice.
 func TestCoopMatMulGeluAndDeterminism(t *testing.T) {
-	vb := coopMatBackend(t)
+	eachCoopMat(t, testCoopMatMulGeluAndDeterminism)
+}
+
+func testCoopMatMulGeluAndDeterminism(t *testing.T, vb *Backend) {
 	t.Cleanup(func() { mmForceSplits = 0 })
 	for i, c := range backendtest.MatMulGeluCases() {
 		mmGeluCheck(t, vb, c, uint64(70+i))
@@ -275,10 +303,16 @@ func TestCoopMatCreation(t *testing.T) {
 	if !ok || cm == nil || strings.Join(exts, " ") != want || len(base) != 1 {
 		t.Errorf("Vulkan 1.1 NVIDIA-like device: ok %v kernel %v extensions %v (base %v), want %s", ok, cm, exts, base, want)
 	}
-	khrOnly := nv
+	khrOnly := nv // the KHR kernel, with what it declares but the NV extension
 	khrOnly.CoopMatNVShapes = nil
-	if _, exts, cm, ok := coopMatCreation(khrOnly, nil, nil, apiVersion(1, 3, 0)); !ok || cm != nil || strings.Join(exts, " ") != coopMatExtension {
-		t.Errorf("KHR-only device: ok %v kernel %v extensions %v", ok, cm, exts)
+	want = "VK_KHR_cooperative_matrix VK_KHR_vulkan_memory_model VK_KHR_shader_float16_int8"
+	if _, exts, cm, ok := coopMatCreation(khrOnly, nil, nil, apiVersion(1, 3, 0)); !ok || cm == nil || !cm.khr || strings.Join(exts, " ") != want {
+		t.Errorf("KHR-only device: ok %v kernel %v extensions %v, want %s", ok, cm, exts, want)
+	}
+	khrInt8 := khrOnly // KHR shapes, none of them fp16: the KHR feature alone
+	khrInt8.CoopMatShapes = []CoopMatShape{{M: 16, N: 16, K: 32, A: ComponentSint8, B: ComponentSint8, C: ComponentSint32, Result: ComponentSint32, Scope: ScopeSubgroup}}
+	if _, exts, cm, ok := coopMatCreation(khrInt8, nil, nil, apiVersion(1, 3, 0)); !ok || cm != nil || strings.Join(exts, " ") != coopMatExtension {
+		t.Errorf("KHR device without fp16 shapes: ok %v kernel %v extensions %v", ok, cm, exts)
 	}
 	if _, exts, cm, ok := coopMatCreation(DeviceInfo{}, nil, base, apiVersion(1, 3, 0)); ok || cm != nil || len(exts) != 1 {
 		t.Errorf("device without cooperative matrices: ok %v kernel %v extensions %v", ok, cm, exts)
@@ -286,10 +320,21 @@ func TestCoopMatCreation(t *testing.T) {
 }
 
 // TestPeakCoopMat: the cooperative-matrix probe runs where the kernel does and reports a rate
-// above the float32 one (the matrix units' reason to exist), and says why not elsewhere.
+// above the float32 one (the matrix units' reason to exist), and says why not elsewhere. Where
+// the device runs both kernels, the KHR probe runs too.
 func TestPeakCoopMat(t *testing.T) {
 	vb := NewBackendOn(device(t))
 	defer vb.Close()
+	testPeakCoopMat(t, vb)
+	if vb.dev.coopMatKHR != nil && vb.dev.coopMatKHR != vb.dev.coopMat {
+		t.Run(mmCoopMatKHRKernel, func(t *testing.T) {
+			t.Setenv("VKGRAD_MATMUL_KERNEL", mmCoopMatKHRKernel)
+			testPeakCoopMat(t, vb)
+		})
+	}
+}
+
+func testPeakCoopMat(t *testing.T, vb *Backend) {
 	g, err := vb.PeakCoopMatGFLOPS()
 	if vb.dev.coopMat == nil {
 		if err == nil {
@@ -302,4 +347,125 @@ func TestPeakCoopMat(t *testing.T) {
 		t.Fatalf("cooperative-matrix rate %g GFLOP/s (%v), float32 %g (%v)", g, err, f32, err2)
 	}
 	t.Logf("cooperative-matrix rate %.0f GFLOP/s, float32 %.0f", g, f32)
+}
+
+// coopMatDevice is a made-up GPU with the subgroup and workgroup limits the kernels need and
+// the given shapes of each extension.
+func coopMatDevice(name string, khr, nv []CoopMatShape) DeviceInfo {
+	return DeviceInfo{Name: name, CoopMatShapes: khr, CoopMatNVShapes: nv, Float16: true, VulkanMemoryModel: true, SubgroupSize: 32,
+		MinSubgroupSize: 32, MaxSubgroupSize: 32, MaxComputeWorkgroupSubgroups: 32, MaxComputeWorkGroupInvocations: 1024,
+		MaxComputeWorkGroupSize: [3]uint32{1024, 1024, 64}, MaxComputeSharedMemorySize: 48 << 10}
+}
+
+// TestSelectCoopMatKernel: which cooperative-matrix kernel made-up devices take. The NV one
+// where the device runs it (it is the one measured), the KHR one on devices with only that
+// extension (AMD RDNA3, Intel Arc), whose shape it is specialised for, and none, saying why
+// for both extensions, elsewhere.
+func TestSelectCoopMatKernel(t *testing.T) {
+	t.Setenv(coopMatGridEnv, "")
+	shape := func(m, n, k uint32) CoopMatShape {
+		return CoopMatShape{M: m, N: n, K: k, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}
+	}
+	s8 := CoopMatShape{M: 16, N: 16, K: 32, A: ComponentSint8, B: ComponentSint8, C: ComponentSint32, Result: ComponentSint32, Scope: ScopeSubgroup}
+	f16 := shape(16, 16, 16)
+	amd := coopMatDevice("rdna3", []CoopMatShape{s8, f16}, nil)
+	amd.SubgroupSize, amd.MaxSubgroupSize = 64, 64 // wave64 by default, wave32 on request
+	intel := coopMatDevice("arc", []CoopMatShape{shape(8, 16, 16)}, nil)
+	intel.SubgroupSize, intel.MinSubgroupSize = 16, 8
+	for _, c := range []struct {
+		name       string
+		info       DeviceInfo
+		def        string // the kernel the device's products take, "" for none
+		shape      CoopMatShape
+		khr        bool   // whether it has a KHR kernel
+		sg         uint32 // the subgroup size the kernel fixes
+		whyNot     []string
+		vec4, kern string // the kernels' shaders
+	}{
+		{name: "H200", info: coopMatDevice("h200", []CoopMatShape{f16}, []CoopMatShape{f16}), def: mmCoopMatKernel, shape: f16, khr: true, sg: 32},
+		{name: "NV only", info: coopMatDevice("nv", nil, []CoopMatShape{f16}), def: mmCoopMatKernel, shape: f16, sg: 32},
+		{name: "RDNA3", info: amd, def: mmCoopMatKHRKernel, shape: f16, khr: true, sg: 32}, // wave32, not the default wave64
+		{name: "Arc", info: intel, def: mmCoopMatKHRKernel, shape: shape(8, 16, 16), khr: true, sg: 8},
+		{name: "KHR int8 only", info: coopMatDevice("i8", []CoopMatShape{s8}, nil),
+			whyNot: []string{"i8 lacks " + coopMatNVExtension, "no subgroup f16*f16+f32->f32"}},
+		{name: "lavapipe", info: DeviceInfo{Name: "llvmpipe", Float16: true, SubgroupSize: 8},
+			whyNot: []string{"llvmpipe lacks " + coopMatNVExtension, "llvmpipe lacks " + coopMatExtension}},
+	} {
+		def, khr, err := coopMatKernels(c.info)
+		if c.def == "" {
+			for _, why := range c.whyNot {
+				if def != nil || khr != nil || err == nil || !strings.Contains(err.Error(), why) {
+					t.Errorf("%s: kernel %+v, KHR %+v, error %v, want none saying %q", c.name, def, khr, err, why)
+				}
+			}
+			continue
+		}
+		if err != nil || def == nil || def.name() != c.def || def.shape != c.shape || (khr != nil) != c.khr || def.pin != c.sg || def.sg != c.sg || def.local() != 8*c.sg {
+			t.Errorf("%s: kernel %+v, KHR %+v, error %v; want %s of %v (KHR kernel %v)", c.name, def, khr, err, c.def, c.shape, c.khr)
+			continue
+		}
+		if khr != nil && (!khr.khr || khr.shape != c.shape) {
+			t.Errorf("%s: KHR kernel %+v", c.name, khr)
+		}
+		k := def.kernel(false)
+		if k.Shader != c.def || k.Op != c.def || k.Spec[0] != c.shape.M || k.Spec[1] != c.shape.N || k.Spec[2] != c.shape.K {
+			t.Errorf("%s: scalar kernel %+v", c.name, k)
+		}
+		if k := def.kernel(true); k.Shader != c.def+"_vec4" || k.Op != c.def {
+			t.Errorf("%s: vec4 kernel %+v", c.name, k)
+		}
+	}
+}
+
+// TestSelectCoopMatShader: the product's kernel on made-up devices, in fp16 and with
+// VKGRAD_MATMUL_KERNEL forcing either cooperative-matrix kernel.
+func TestSelectCoopMatShader(t *testing.T) {
+	f16 := CoopMatShape{M: 16, N: 16, K: 16, A: ComponentFloat16, B: ComponentFloat16, C: ComponentFloat32, Result: ComponentFloat32, Scope: ScopeSubgroup}
+	t.Setenv(mmTileEnv, "")
+	t.Setenv(coopMatGridEnv, "")
+	backend := func(info DeviceInfo) *Backend {
+		d := &Device{Info: info}
+		d.coopMat, d.coopMatKHR, d.coopMatErr = coopMatKernels(info)
+		b := &Backend{dev: d}
+		if err := b.SetProductPrecision(tensor.FP16); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	both := backend(coopMatDevice("h200", []CoopMatShape{f16}, []CoopMatShape{f16}))
+	khrOnly := backend(coopMatDevice("rdna3", []CoopMatShape{f16}, nil))
+	nvOnly := backend(coopMatDevice("nv", nil, []CoopMatShape{f16}))
+	for _, c := range []struct {
+		env      string
+		b        *Backend
+		shader   string
+		khr      bool // the kernel the shader stands for
+		describe string
+	}{
+		{"", both, mmCoopMatKernel, false, "matmul_coopmat: 16x16x16"},
+		{mmCoopMatKernel, both, mmCoopMatKernel, false, "matmul_coopmat: "},
+		{mmCoopMatKHRKernel, both, mmCoopMatKHRKernel, true, "matmul_coopmat_khr: 16x16x16"},
+		{"", khrOnly, mmCoopMatKernel, true, "matmul_coopmat_khr: "},
+		{mmCoopMatKernel, khrOnly, mmCoopMatKernel, true, "matmul_coopmat_khr: "},
+		{mmCoopMatKHRKernel, khrOnly, mmCoopMatKHRKernel, true, "matmul_coopmat_khr: "},
+		{mmCoopMatKHRKernel, nvOnly, mmCoopMatKernel, false, "matmul_coopmat: "}, // no KHR kernel to force
+	} {
+		t.Setenv("VKGRAD_MATMUL_KERNEL", c.env)
+		got := c.b.mmShader()
+		cm := c.b.coopMatFor(got)
+		desc, err := c.b.CoopMatMul()
+		if got != c.shader || cm == nil || cm.khr != c.khr || err != nil || !strings.HasPrefix(desc, c.describe) {
+			t.Errorf("%s with VKGRAD_MATMUL_KERNEL=%q: %s (KHR %v), %q %v; want %s (KHR %v), %q", c.b.dev.Info.Name, c.env, got, cm != nil && cm.khr, desc, err, c.shader, c.khr, c.describe)
+		}
+		if k := (mmKernel{shader: got}); !k.coopMat() || !k.tiled() {
+			t.Errorf("%s is not taken for a cooperative-matrix kernel", got)
+		}
+	}
+	t.Setenv("VKGRAD_MATMUL_KERNEL", mmCoopMatKHRKernel)
+	if err := both.SetProductPrecision(tensor.FP32); err != nil {
+		t.Fatal(err)
+	}
+	if got := both.mmShader(); got != mmCoopMatKHRKernel {
+		t.Errorf("fp32 with VKGRAD_MATMUL_KERNEL=%s: %s", mmCoopMatKHRKernel, got)
+	}
 }

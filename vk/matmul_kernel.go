@@ -8,7 +8,7 @@ type mmKernel struct {
 	shader string
 	tile   mmTile
 	bc     mmBroadcast // matmul_broadcast
-	cm     mmCoopMat   // matmul_coopmat
+	cm     mmCoopMat   // matmul_coopmat and matmul_coopmat_khr
 	fixed  Kernel      // matmul and matmul_direct
 	round  uint32      // matmul_tiled: mmRoundBf16 or mmRoundF16 in bf16 and fp16, else 0
 
@@ -17,8 +17,10 @@ type mmKernel struct {
 }
 
 // tiled says whether k takes matmul_tiled's push constants and split-K, as matmul_coopmat does.
-func (k mmKernel) tiled() bool     { return k.shader == "matmul_tiled" || k.coopMat() }
-func (k mmKernel) coopMat() bool   { return k.shader == mmCoopMatKernel }
+func (k mmKernel) tiled() bool { return k.shader == "matmul_tiled" || k.coopMat() }
+func (k mmKernel) coopMat() bool {
+	return k.shader == mmCoopMatKernel || k.shader == mmCoopMatKHRKernel
+}
 func (k mmKernel) broadcast() bool { return k.shader == "matmul_broadcast" }
 
 // mmKernelFor picks the kernel and tile of a batch of M x N products.
@@ -26,7 +28,7 @@ func (b *Backend) mmKernelFor(M, N, batch int) (mmKernel, error) {
 	k := mmKernel{shader: b.mmShader()}
 	switch {
 	case k.coopMat():
-		k.cm = *b.dev.coopMat
+		k.cm = *b.coopMatFor(k.shader)
 		k.tile = k.cm.tile()
 	case k.tiled():
 		tile, err := b.mmTileFor(M, N, batch)

@@ -113,21 +113,29 @@ func (b *Backend) fmaRate(least time.Duration) (float64, probeRun, error) {
 
 var kPeakCoopMat = Kernel{Shader: "peak_coopmat", Bindings: 1, Push: 3}
 
+// peakCoopMatKHR is the probe on VK_KHR_cooperative_matrix.
+const peakCoopMatKHR = "peak_coopmat_khr"
+
 // PeakCoopMatGFLOPS is the device's cooperative-matrix rate (float16 operands, float32 sums)
 // in GFLOP/s, what products in fp16 are read against; an error where the device has no
 // cooperative-matrix kernel. 2048 workgroups of 4 subgroups each run 64*size rounds of 8
-// products of the kernel's shape.
+// products of the kernel's shape, on the kernel's extension.
 func (b *Backend) PeakCoopMatGFLOPS() (float64, error) {
-	cm := b.dev.coopMat
+	cm := b.coopMatKernel()
 	if cm == nil {
 		return 0, fmt.Errorf("vk: no cooperative-matrix rate to probe: %w", b.dev.coopMatErr)
 	}
 	const groups, iters, subgroups = 2048, 64, 4
 	s := cm.shape
 	k := kPeakCoopMat
+	if cm.khr {
+		k.Shader = peakCoopMatKHR
+	}
 	k.Local = [3]uint32{subgroups * cm.sg, 1, 1}
 	k.Spec = [maxSpec]uint32{s.M, s.N, s.K}
-	k.SubgroupSize = pinnedSubgroupSize(b.dev.Info, k.Local[0])
+	info := b.dev.Info // the kernel's subgroup size, which the KHR one picks (coopMatKHRKernelFor)
+	info.SubgroupSize = cm.sg
+	k.SubgroupSize = pinnedSubgroupSize(info, k.Local[0])
 	n := groups * subgroups * 8 * int(s.M*s.N)
 	perRound := float64(groups*subgroups) * 8 * 2 * float64(s.M*s.N*s.K)
 	gflops, _, err := b.arithmeticRate(k, groups, n, iters, perRound, probeTime)
