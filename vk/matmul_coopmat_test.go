@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,9 +14,20 @@ import (
 )
 
 // The cooperative-matrix kernels run only on devices with VK_NV_cooperative_matrix or
-// VK_KHR_cooperative_matrix (lavapipe has neither): these tests skip elsewhere, saying why,
-// even with VKGRAD_REQUIRE_VULKAN=1, since such a device lacks the feature rather than Vulkan.
-// On the first GPU that has one they run, once per kernel the device runs (eachCoopMat).
+// VK_KHR_cooperative_matrix (Mesa 26's lavapipe has the KHR one, Mesa 25's neither): these tests
+// skip elsewhere, saying why, even with VKGRAD_REQUIRE_VULKAN=1, since such a device lacks the
+// feature rather than Vulkan; VKGRAD_REQUIRE_COOPMAT=1 fails them instead. Where they run, they
+// run once per kernel the device runs (eachCoopMat).
+
+// skipWithoutCoopMat skips a test that needs a cooperative-matrix kernel, or fails it under
+// VKGRAD_REQUIRE_COOPMAT=1, which CI sets where it runs a driver that has one.
+func skipWithoutCoopMat(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("VKGRAD_REQUIRE_COOPMAT") == "1" {
+		t.Fatalf(format+" (VKGRAD_REQUIRE_COOPMAT=1)", args...)
+	}
+	t.Skipf(format, args...)
+}
 
 // coopMatBackend is a backend on the test device with the cooperative-matrix kernel on.
 func coopMatBackend(t *testing.T) *Backend {
@@ -23,7 +35,7 @@ func coopMatBackend(t *testing.T) *Backend {
 	vb := NewBackendOn(device(t))
 	if err := vb.SetCoopMatMul(true); err != nil {
 		vb.Close()
-		t.Skipf("the cooperative-matrix matmul does not run here: %v", err)
+		skipWithoutCoopMat(t, "the cooperative-matrix matmul does not run here: %v", err)
 	}
 	t.Cleanup(func() { vb.Close() })
 	return vb
@@ -35,13 +47,13 @@ func coopMatBackend(t *testing.T) *Backend {
 func eachCoopMat(t *testing.T, f func(t *testing.T, vb *Backend)) {
 	vb := coopMatBackend(t)
 	t.Run(vb.dev.coopMat.name(), func(t *testing.T) { f(t, vb) })
-	if vb.dev.coopMatKHR == vb.dev.coopMat {
+	if vb.dev.coopMat.khr {
 		return
 	}
 	t.Run(mmCoopMatKHRKernel, func(t *testing.T) {
 		if vb.dev.coopMatKHR == nil {
 			_, err := coopMatKHRKernelFor(vb.dev.Info)
-			t.Skipf("no %s kernel here: %v", coopMatExtension, err)
+			skipWithoutCoopMat(t, "no %s kernel here: %v", coopMatExtension, err)
 		}
 		t.Setenv("VKGRAD_MATMUL_KERNEL", mmCoopMatKHRKernel)
 		if c := vb.coopMatKernel(); c == nil || !c.khr {
@@ -340,7 +352,7 @@ func testPeakCoopMat(t *testing.T, vb *Backend) {
 		if err == nil {
 			t.Fatalf("%s has no cooperative-matrix kernel, yet the probe measured %g GFLOP/s", vb.dev.Info.Name, g)
 		}
-		t.Skipf("no cooperative-matrix rate here: %v", err)
+		skipWithoutCoopMat(t, "no cooperative-matrix rate here: %v", err)
 	}
 	f32, err2 := vb.PeakGFLOPS()
 	if err != nil || err2 != nil || !(g > f32) {
