@@ -9,7 +9,6 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // addRunFlags registers the flags of r's run loop, files, resume, model and precision.
@@ -53,7 +52,7 @@ func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resum
 	if !common.quiet {
 		r.Progress = os.Stderr
 	}
-	r.OpenBackend = func() (tensor.Backend, error) { return common.backend(r.Log) }
+	r.Device, r.Threads = common.device, common.threads
 	r.OnStep = testStepHook
 	r.Line = commandLine(fs, spec)
 	return nil
