@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -44,7 +45,7 @@ func grpoCommand() command {
 			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.GRPO.GroupSize },
 			reference: func() bool { return cfg.UsesReference() },
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
-			build: func(r *rlrun.Run, m rl.Policy, _ *load.Loaded) (rlrun.Trainer, any, error) {
+			build: func(r *rlrun.Run, m nn.LM, _ *load.Loaded) (rlrun.Trainer, any, error) {
 				tr, err := rl.NewGRPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
 				if err != nil {
 					return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -61,7 +62,7 @@ func ppoCommand() command {
 			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
 			reference: func() bool { return cfg.UsesReference() },
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
-			build: func(r *rlrun.Run, m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error) {
+			build: func(r *rlrun.Run, m nn.LM, l *load.Loaded) (rlrun.Trainer, any, error) {
 				tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
 				if err != nil {
 					return nil, nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -19,7 +20,7 @@ type rlAlgorithm struct {
 	addFlags        func(*pflag.FlagSet) // the shared and the algorithm's own flags
 	// build makes the trainer for policy m (l: the checkpoint it came from, nil for a Hugging
 	// Face directory) and returns the config as the trainer completed it, for config.json.
-	build func(r *rlrun.Run, m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error)
+	build func(r *rlrun.Run, m nn.LM, l *load.Loaded) (rlrun.Trainer, any, error)
 	// rows is the number of completions a step samples; reference whether the trainer keeps
 	// a reference model (for --dry-run's footprint).
 	rows      func() int
@@ -52,7 +53,7 @@ func runRL(r *rlrun.Run, a rlAlgorithm, common *commonFlags, fs *pflag.FlagSet, 
 		return err
 	}
 	return r.RL(rlrun.Algorithm{Train: a.train, Rows: a.rows, Reference: a.reference,
-		Build: func(m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error) {
+		Build: func(m nn.LM, l *load.Loaded) (rlrun.Trainer, any, error) {
 			tr, completed, err := a.build(r, m, l)
 			if err != nil {
 				return nil, nil, flagNamed(fs, err)

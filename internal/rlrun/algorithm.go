@@ -9,6 +9,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl"
@@ -19,7 +20,7 @@ import (
 type Trainer interface {
 	Checkpointer
 	TrainStep() (*rl.StepReport, error)
-	Policy() rl.Policy
+	Policy() nn.LM
 	Notes() []string
 	Steps() int
 	SetComm(*mpi.Comm) error
@@ -34,7 +35,7 @@ type Algorithm struct {
 	// Build checks the settings and makes the trainer for policy m (l: the checkpoint it came
 	// from, nil for a Hugging Face directory); it returns the config as the trainer completed
 	// it, for config.json.
-	Build func(m rl.Policy, l *load.Loaded) (Trainer, any, error)
+	Build func(m nn.LM, l *load.Loaded) (Trainer, any, error)
 	// Rows is the number of completions a step samples; Reference whether the trainer keeps
 	// a reference model (for --dry-run's footprint).
 	Rows      func() int
@@ -120,7 +121,7 @@ func (r *Run) joinTrainer(tr interface{ SetComm(*mpi.Comm) error }) error {
 
 // printFootprint prints the memory the run's configuration takes on its device, for the longest
 // prompt it may draw, against what is available.
-func (r *Run) printFootprint(a Algorithm, m rl.Policy) error {
+func (r *Run) printFootprint(a Algorithm, m nn.LM) error {
 	cfg, prompt := *a.Train, r.longestPrompt()
 	if cfg.Episodes != nil { // at its longest an episode fills its context: one long completion
 		prompt, cfg.Rollout.MaxNewTokens = 1, min(cfg.Episodes.MaxEpisodeTokens, m.MaxSeqLen())-1
