@@ -58,23 +58,26 @@ func ppoCommand() command {
 	return rlCommand("ppo", "RL fine-tuning with PPO and a value head, the same prompts, rewards and models as grpo", func() rlAlgorithm {
 		cfg := defaultPPOConfig()
 		return rlAlgorithm{name: "ppo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required); a saved value head is restored",
-			config: &cfg, train: &cfg.Train,
-			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
-			reference: func() bool { return cfg.UsesReference() },
-			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
-			build: func(r *rlrun.Run, m nn.LM, l *load.Loaded) (rlrun.Trainer, any, error) {
-				tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
-				if err != nil {
-					return nil, nil, err
-				}
-				if err := restoreValueHead(r, tr, l); err != nil {
-					return nil, nil, err
-				}
-				if cfg.CriticWarmup >= cfg.Train.Steps {
-					r.Log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
-				}
-				return tr, tr.Config, nil
-			}}
+			config:   &cfg,
+			addFlags: func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
+			Algorithm: rlrun.Algorithm{Train: &cfg.Train,
+				Rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
+				Reference: func() bool { return cfg.UsesReference() },
+				Build: func(r *rlrun.Run, m nn.LM, l *load.Loaded) (rlrun.Trainer, any, error) {
+					tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
+					if err != nil {
+						return nil, nil, err
+					}
+					if err := restoreValueHead(r, tr, l); err != nil {
+						return nil, nil, err
+					}
+					if cfg.CriticWarmup >= cfg.Train.Steps {
+						r.Log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
+					}
+					return tr, tr.Config, nil
+				},
+			},
+		}
 	})
 }
 

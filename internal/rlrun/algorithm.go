@@ -32,10 +32,11 @@ type Trainer interface {
 type Algorithm struct {
 	// Train are the options every RL trainer shares, inside the algorithm's config.
 	Train *rl.TrainConfig
-	// Build checks the settings and makes the trainer for policy m (l: the checkpoint it came
-	// from, nil for a Hugging Face directory); it returns the config as the trainer completed
-	// it, for config.json.
-	Build func(m nn.LM, l *load.Loaded) (Trainer, any, error)
+	// Build checks the settings and makes run r's trainer for policy m (l: the checkpoint it
+	// came from, nil for a Hugging Face directory); it returns the config as the trainer
+	// completed it, for config.json. An error that starts with a setting's JSON name comes
+	// back naming its flag (FlagNamed).
+	Build func(r *Run, m nn.LM, l *load.Loaded) (Trainer, any, error)
 	// Rows is the number of completions a step samples; Reference whether the trainer keeps
 	// a reference model (for --dry-run's footprint).
 	Rows      func() int
@@ -67,9 +68,9 @@ func (r *Run) RL(a Algorithm) (err error) {
 	if err := checkOptimizer(c.Settings, c.Steps); err != nil {
 		return err
 	}
-	tr, completed, err := a.Build(m, l)
+	tr, completed, err := a.Build(r, m, l)
 	if err != nil {
-		return err
+		return FlagNamed(err, r.Line.Defined)
 	}
 	tr.SetLossScaler(precision.LossScaler(r.Precision))
 	if r.Environment != nil {
