@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -44,6 +45,24 @@ func runRL(r *rlrun.Run, a rlAlgorithm, common *commonFlags, fs *pflag.FlagSet, 
 		return err
 	}
 	return r.RL(a.Algorithm)
+}
+
+// prepareRun gives r, whose settings the flags in fs set, what it takes from the command: its
+// place in an MPI job (joined first: a rank other than 0 keeps quiet), the log, stdout, the
+// device to open, the command line and the run loop's hooks.
+func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resumeSpec) error {
+	cl, err := joinRunCluster(common)
+	if err != nil {
+		return err
+	}
+	r.Cluster, r.Log, r.Stdout, r.Version = cl, common.logger(), stdout, Version
+	if !common.quiet {
+		r.Progress = os.Stderr
+	}
+	r.Device, r.Threads = common.device, common.threads
+	r.OnStep = testStepHook
+	r.Line = commandLine(fs, spec)
+	return nil
 }
 
 // flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:
