@@ -28,7 +28,7 @@ type Trainer interface {
 	SetLossScaler(*train.LossScaler)
 }
 
-// Algorithm is what the grpo and ppo commands differ in.
+// Algorithm is what grpo and ppo differ in: GRPO and PPO make it from their configs.
 type Algorithm struct {
 	// Train are the options every RL trainer shares, inside the algorithm's config.
 	Train *rl.TrainConfig
@@ -41,6 +41,59 @@ type Algorithm struct {
 	// a reference model (for --dry-run's footprint).
 	Rows      func() int
 	Reference func() bool
+}
+
+// GRPO is grpo's algorithm: its trainer is cfg's, read when the run builds it (a resume
+// restores cfg first).
+func GRPO(cfg *rl.GRPOTrainerConfig) Algorithm {
+	return Algorithm{Train: &cfg.Train,
+		Rows:      func() int { return cfg.Train.PromptsPerStep * cfg.GRPO.GroupSize },
+		Reference: func() bool { return cfg.UsesReference() },
+		Build: func(r *Run, m nn.LM, _ *load.Loaded) (Trainer, any, error) {
+			tr, err := rl.NewGRPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, *cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			return tr, tr.Config, nil
+		},
+	}
+}
+
+// PPO is ppo's algorithm: its trainer is cfg's, read when the run builds it (a resume restores
+// cfg first), with the value head of the checkpoint the policy came from when it has one.
+func PPO(cfg *rl.PPOTrainerConfig) Algorithm {
+	return Algorithm{Train: &cfg.Train,
+		Rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
+		Reference: func() bool { return cfg.UsesReference() },
+		Build: func(r *Run, m nn.LM, l *load.Loaded) (Trainer, any, error) {
+			tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, *cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := r.restoreValueHead(tr, l); err != nil {
+				return nil, nil, err
+			}
+			if cfg.CriticWarmup >= cfg.Train.Steps {
+				r.Log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
+			}
+			return tr, tr.Config, nil
+		},
+	}
+}
+
+// restoreValueHead takes the value head of the checkpoint the policy came from, when it has one.
+func (r *Run) restoreValueHead(tr *rl.PPOTrainer, l *load.Loaded) error {
+	if l == nil || l.State == nil {
+		return nil
+	}
+	ok, err := tr.LoadValueHead(l.State)
+	if err != nil {
+		return fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	if ok {
+		r.Log.Info().Msg("value head restored from the initial checkpoint")
+	}
+	return nil
 }
 
 // RL is a grpo or ppo run: its inputs, the model, the trainer spread over the job's ranks when
