@@ -171,7 +171,7 @@ func (r *run) trainer(m Model, resumed *load.Loaded) (tr *train.Trainer, source 
 			return nil, "", err
 		}
 	}
-	if tr, err = m.NewTrainer(r.Train, tokens, source); err != nil {
+	if tr, err = train.New(m.LM, r.Train, tokens, source); err != nil {
 		return nil, "", err
 	}
 	if cl != nil {
