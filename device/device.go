@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vkgrad/vkgrad/tensor"
 	"github.com/vkgrad/vkgrad/tensor/cpu"
+	"github.com/vkgrad/vkgrad/vk"
 )
 
 // Options tune the backends.
@@ -43,6 +46,25 @@ func Open(spec string, opt Options) (tensor.Backend, string, error) {
 		return b, reason, nil
 	}
 	return nil, "", fmt.Errorf("device %q: want auto, cpu, vulkan or vulkan:N", spec)
+}
+
+// OpenLogged is Open for a command: threads CPU threads (0: every core), the choice logged in
+// one line, and the Vulkan validation layer's messages logged as they arrive when
+// VKGRAD_VALIDATION=1 turned it on. Its errors name the flags that set spec and threads,
+// --device and --threads.
+func OpenLogged(spec string, threads int, log zerolog.Logger) (tensor.Backend, error) {
+	if threads < 0 {
+		return nil, fmt.Errorf("--threads %d must be >= 0", threads)
+	}
+	b, reason, err := Open(spec, Options{Threads: threads})
+	if err != nil {
+		return nil, fmt.Errorf("--device: %w", err)
+	}
+	log.Info().Str("device", b.Name()).Msg(reason)
+	if vb, ok := b.(*vk.Backend); ok {
+		logValidation(vb.Device().Instance(), log)
+	}
+	return b, nil
 }
 
 func newCPU(opt Options) *cpu.Backend {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vkgrad/vkgrad/autograd"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/rl/objective"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -209,11 +210,11 @@ func newSeqOut(n, w int, values bool) *seqOut {
 
 // model is a policy with the head that evaluates only the completion positions.
 type model struct {
-	Policy
-	head SelectedHead
+	nn.LM
+	head nn.SelectedHead
 }
 
-func newModel(m Policy) *model { return &model{Policy: m, head: m.NewSelectedHead()} }
+func newModel(m nn.LM) *model { return &model{LM: m, head: m.NewSelectedHead()} }
 
 // valuePass is how forwardMB runs the value head: none when head is nil; recorded on tape
 // when set; with dropout when train, its masks drawn from seed; detach keeps the values'

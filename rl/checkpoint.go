@@ -161,7 +161,7 @@ func stateFloats(f *tensor.Flat, view bool) ([]float32, error) {
 
 // policyFloats is what the checkpoint saves of m's parameters (StateParams); with view, a
 // GPT-2's, which are its whole parameter vector, as stateFloats gives them.
-func policyFloats(m Policy, view bool) ([]float32, error) {
+func policyFloats(m nn.LM, view bool) ([]float32, error) {
 	if g, ok := unwrap(m).(*nn.GPT2LM); ok && view {
 		return stateFloats(g.Params(), true)
 	}
@@ -172,7 +172,7 @@ func policyFloats(m Policy, view bool) ([]float32, error) {
 // moments, the step, the config and the trainer kind.
 // With view the floats may be the trainer's own memory (stateFloats), to be written out
 // before the next step.
-func newState(kind string, m Policy, opt *optim.AdamW, step int, lr float64, cfg any, view bool) (*checkpoint.State, error) {
+func newState(kind string, m nn.LM, opt *optim.AdamW, step int, lr float64, cfg any, view bool) (*checkpoint.State, error) {
 	p, err := policyFloats(m, view)
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func putState(st *checkpoint.State, s savedState) error {
 
 // checkState validates what every trainer restores (model shape, trainer kind, optimizer
 // state, config) and returns the saved counters. Nothing is changed.
-func checkState(st *checkpoint.State, path, kind string, m Policy, cfg any) (savedState, error) {
+func checkState(st *checkpoint.State, path, kind string, m nn.LM, cfg any) (savedState, error) {
 	var s savedState
 	if st == nil {
 		return s, fmt.Errorf("%s: no checkpoint state", path)

@@ -2,8 +2,9 @@
 //
 // # Trainers
 //
-// [GRPOTrainer], [PPOTrainer] and [SFTTrainer] train a [Policy], the [nn.LM] of a GPT-2
-// ([nn.GPT2]) or a Llama-family model ([nn.Llama]), all of its weights or LoRA adapters only.
+// [GRPOTrainer], [PPOTrainer] and [SFTTrainer] train a policy, the [nn.LM] of a GPT-2
+// ([nn.GPT2]) or a Llama-family model ([nn.Llama]), all of its weights or LoRA adapters only;
+// its parameters are one flat buffer, so the optimizer is one fused pass.
 // The RL trainers sample completions of prompts from a [PromptSource] ([Generate] returns them
 // as a [Rollout]), score them with a [Combined] reward and update the policy, which a KL
 // penalty can keep near a frozen [Reference]; PPO adds a [ValueHead]. Given an [Environment] (SetEnvironment), they

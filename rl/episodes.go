@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
@@ -106,7 +107,7 @@ func episodeTasks(rows []Prompt, per int, seed uint64, step int, greedy bool) []
 // runEpisodes runs the tasks on m: all together on slots decoder rows (0: one per task), or
 // when spread, this rank's groups of per tasks one group at a time (so every rank decodes the
 // same batches whatever the number of ranks), shared by gather (nil: one process).
-func runEpisodes(m Policy, e *Environment, cfg episode.Config, tasks []episode.Task, slots, per int, spread bool, rank, size int, gather func([]byte) ([][]byte, error)) ([]*episode.Episode, episode.Stats, error) {
+func runEpisodes(m nn.LM, e *Environment, cfg episode.Config, tasks []episode.Task, slots, per int, spread bool, rank, size int, gather func([]byte) ([][]byte, error)) ([]*episode.Episode, episode.Stats, error) {
 	if !spread {
 		return runEpisodesOn(m, e, cfg, tasks, slots)
 	}
@@ -173,14 +174,14 @@ func (c *rolloutTrainer) drawEpisodes(rows []Prompt, per int) (*Rollout, *Reward
 // RunEpisodes runs an episode in e for each row on m, without training: each row faces the
 // task its place and seed pick, sampled as cfg says (Temperature 0: greedily), slots rows
 // decoded together (0: all). Episodes are returned in row order.
-func RunEpisodes(m Policy, e *Environment, cfg episode.Config, rows []Prompt, seed uint64, slots int) ([]*episode.Episode, error) {
+func RunEpisodes(m nn.LM, e *Environment, cfg episode.Config, rows []Prompt, seed uint64, slots int) ([]*episode.Episode, error) {
 	greedy := cfg.Sampling.Temperature == 0
 	eps, _, err := runEpisodesOn(m, e, cfg, episodeTasks(rows, 1, seed, 0, greedy), slots)
 	return eps, err
 }
 
 // runEpisodesOn runs the tasks together on a decoder of slots rows (0: one per task).
-func runEpisodesOn(m Policy, e *Environment, cfg episode.Config, tasks []episode.Task, slots int) ([]*episode.Episode, episode.Stats, error) {
+func runEpisodesOn(m nn.LM, e *Environment, cfg episode.Config, tasks []episode.Task, slots int) ([]*episode.Episode, episode.Stats, error) {
 	if slots <= 0 || slots > len(tasks) {
 		slots = len(tasks)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/episode"
 )
@@ -75,7 +76,7 @@ type EvalResult struct {
 // per prompt at cfg.Sampling and reports the share that are correct. Each pass is one
 // continuous-batching generation over all its rows on cfg.GenBatch slots, so the decoder
 // stays at full width until the pass's last rows.
-func Evaluate(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
+func Evaluate(m nn.LM, tok Tokenizer, prompts []Prompt, reward *Combined, cfg EvalConfig) (*EvalResult, error) {
 	rc, err := cfg.rolloutConfig(len(prompts), m.VocabSize())
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func (p *evalProgress) finished(int) {
 
 // answerAndScore generates an answer to every prompt (greedily, or sampled from r) and
 // returns the answers and their total rewards; finished hears of each answer as it ends.
-func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, r *rng.RNG, finished func(int)) ([]string, []float64, error) {
+func (cfg EvalConfig) answerAndScore(m nn.LM, tok Tokenizer, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, r *rng.RNG, finished func(int)) ([]string, []float64, error) {
 	if cfg.Env != nil {
 		return cfg.episodesAndScore(m, prompts, reward, rc, greedy, finished)
 	}
@@ -168,7 +169,7 @@ func (cfg EvalConfig) answerAndScore(m Policy, tok Tokenizer, prompts []Prompt, 
 // episodesAndScore runs an episode for every prompt (greedily, or sampled with streams keyed
 // by cfg.Seed, each prompt's samples a group facing one task) and returns the last turns and
 // the total rewards.
-func (cfg EvalConfig) episodesAndScore(m Policy, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, finished func(int)) ([]string, []float64, error) {
+func (cfg EvalConfig) episodesAndScore(m nn.LM, prompts []Prompt, reward *Combined, rc RolloutConfig, greedy bool, finished func(int)) ([]string, []float64, error) {
 	if cfg.Episodes == nil {
 		return nil, nil, fmt.Errorf("evaluate: an environment needs episode limits")
 	}

@@ -49,7 +49,7 @@ func (f Footprint) String() string {
 // EstimateFootprint is what a trainer of p with cfg takes when each step samples rows
 // completions of prompts of up to promptLen tokens, with a reference model when reference is
 // set (GRPOTrainerConfig.UsesReference, PPOTrainerConfig.UsesReference).
-func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference bool) (Footprint, error) {
+func EstimateFootprint(p nn.LM, cfg TrainConfig, rows, promptLen int, reference bool) (Footprint, error) {
 	newTok := cfg.Rollout.MaxNewTokens
 	if rows <= 0 || promptLen <= 0 || newTok <= 0 {
 		return Footprint{}, fmt.Errorf("footprint of %d rows, prompts of %d tokens and %d new: want each >= 1", rows, promptLen, newTok)
@@ -86,10 +86,10 @@ func EstimateFootprint(p Policy, cfg TrainConfig, rows, promptLen int, reference
 
 // wrapper is a policy that adds behaviour to another (a benchmark's decoder, say) and takes
 // its memory: its footprint and its releases are those of the policy it wraps.
-type wrapper interface{ Unwrap() Policy }
+type wrapper interface{ Unwrap() nn.LM }
 
 // unwrap is the innermost policy p wraps, p itself when it wraps none.
-func unwrap(p Policy) Policy {
+func unwrap(p nn.LM) nn.LM {
 	for {
 		w, ok := p.(wrapper)
 		if !ok {
@@ -155,7 +155,7 @@ const minPassBudget = 64 << 20
 // model always holds, whatever the batch: a whole batch at once is several times the state
 // (GPT-2 124M: 64 rows of 63 positions lay out 3 GB of activations). It returns rows when
 // the whole batch fits.
-func AutoMicroBatch(p Policy, cfg TrainConfig, rows, promptLen int, reference bool) (int, error) {
+func AutoMicroBatch(p nn.LM, cfg TrainConfig, rows, promptLen int, reference bool) (int, error) {
 	cfg.MicroBatch = 0
 	whole, err := EstimateFootprint(p, cfg, rows, promptLen, reference)
 	if err != nil {

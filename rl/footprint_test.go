@@ -11,7 +11,7 @@ import (
 
 // longRowsPolicy is a narrow GPT-2 with long rows: a whole batch of them lays out more
 // activations than minPassBudget, its parameters next to nothing.
-func longRowsPolicy(t *testing.T) Policy {
+func longRowsPolicy(t *testing.T) nn.LM {
 	t.Helper()
 	m, err := gpt2.New(cpu.New(), gpt2.Config{NumLayers: 2, NumHeads: 2, Channels: 64, MaxSeqLen: 1024, VocabSize: 4000, PaddedVocabSize: 4096})
 	if err != nil {

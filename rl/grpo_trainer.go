@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
 
@@ -46,7 +47,7 @@ func (cfg GRPOTrainerConfig) UsesReference() bool {
 // NewGRPOTrainer builds a trainer for policy (gradients are enabled here). Prompts come from
 // prompts, completions are decoded with tok and scored by reward. A frozen reference copy is
 // made when Beta > 0, a KL hard cap is set, or Train.KLMetrics asks for the KL diagnostics.
-func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
+func NewGRPOTrainer(policy nn.LM, tok Tokenizer, prompts PromptSource, reward *Combined, cfg GRPOTrainerConfig) (*GRPOTrainer, error) {
 	cfg.GRPO.MaxCompletionLength = cfg.Train.maxCompletion()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func NewGRPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *
 }
 
 // Policy is the model being trained.
-func (t *GRPOTrainer) Policy() Policy { return t.policy }
+func (t *GRPOTrainer) Policy() nn.LM { return t.policy }
 
 // Reference is the frozen reference model, nil when the config needs none.
 func (t *GRPOTrainer) Reference() *Reference { return t.ref }

@@ -245,7 +245,7 @@ func TestSFTMicroBatchesMatchTheWholeBatch(t *testing.T) {
 		run := func(micro int) ([]float64, []float32) {
 			cfg := DefaultSFTConfig()
 			cfg.Steps, cfg.Batch, cfg.LR, cfg.MinLR, cfg.EOS, cfg.MicroBatch = 5, 8, 1e-2, 1e-2, toyEOS, micro
-			var p Policy = nn.GPT2(toyModel(t, 5))
+			var p nn.LM = nn.GPT2(toyModel(t, 5))
 			if family == "llama" {
 				p = toyLlama(t, cpu.NewWithThreads(1), 5)
 			}

@@ -16,7 +16,7 @@ type scaledTrainer struct {
 	step      func() (map[string]float64, []string, error)
 	params    func() []float32 // the policy's and, for PPO, the value head's
 	setScaler func(*train.LossScaler)
-	policy    Policy
+	policy    nn.LM
 }
 
 func scaledGRPO(t *testing.T) scaledTrainer {
@@ -98,7 +98,7 @@ func reportStep(tr interface{ TrainStep() (*StepReport, error) }) func() (map[st
 	}
 }
 
-func hostParams(t *testing.T, p Policy) []float32 {
+func hostParams(t *testing.T, p nn.LM) []float32 {
 	t.Helper()
 	v, err := paramsToHost(p)
 	if err != nil {

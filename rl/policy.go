@@ -6,21 +6,10 @@ import (
 	"github.com/vkgrad/vkgrad/nn"
 )
 
-// Policy is the causal language model the trainers drive: an nn.LM, made with nn.GPT2 or
-// nn.Llama. Its parameters are one flat buffer, so the optimizer is one fused pass.
-type Policy = nn.LM
-
-// SelectedHead computes log-probs and entropies at chosen positions of a policy's last
-// ForwardTrunk (nn.SelectedHead).
-type SelectedHead = nn.SelectedHead
-
-// Decoder is a policy's sampling decoder (nn.Decoder).
-type Decoder = nn.Decoder
-
 // validate says whether the trainers can drive p as it is set up. LoRA dropout is refused: it
 // would make the training-time log-probs differ from those the tokens were sampled with, and
 // its masks are not part of a checkpoint.
-func validate(p Policy) error {
+func validate(p nn.LM) error {
 	if l, ok := p.(*nn.LlamaLM); ok {
 		if lc, ok := l.Model.LoRA(); ok && lc.Dropout != 0 {
 			return fmt.Errorf("lora dropout %v: the trainers need 0 (dropout makes the trained log-probs differ from the sampled ones)", lc.Dropout)
@@ -32,7 +21,7 @@ func validate(p Policy) error {
 // enableGrads allocates p's gradients. A GPT-2 also lays every forward's activations out with
 // theirs: the trainers evaluate and then train at one shape, so they are allocated once (a
 // Llama-family model keeps activations with gradients for its later forwards by itself).
-func enableGrads(p Policy) error {
+func enableGrads(p nn.LM) error {
 	if g, ok := p.(*nn.GPT2LM); ok {
 		g.Model.ActsWithGrads = true
 	}
@@ -40,10 +29,10 @@ func enableGrads(p Policy) error {
 }
 
 // paramsToHost downloads a policy's trained parameters.
-func paramsToHost(p Policy) ([]float32, error) { return p.Params().ToHost() }
+func paramsToHost(p nn.LM) ([]float32, error) { return p.Params().ToHost() }
 
 // setParams uploads a flat buffer of trained parameters into a policy.
-func setParams(p Policy, v []float32) error {
+func setParams(p nn.LM, v []float32) error {
 	if len(v) != p.NumParams() {
 		return fmt.Errorf("%d parameter values for a model of %d", len(v), p.NumParams())
 	}

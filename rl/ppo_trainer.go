@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/rl/objective"
 )
@@ -84,7 +85,7 @@ func (cfg PPOTrainerConfig) UsesReference() bool {
 
 // NewPPOTrainer builds a trainer for policy with a fresh value head (see SetValueHead to
 // restore a saved one).
-func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg PPOTrainerConfig) (*PPOTrainer, error) {
+func NewPPOTrainer(policy nn.LM, tok Tokenizer, prompts PromptSource, reward *Combined, cfg PPOTrainerConfig) (*PPOTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func NewPPOTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *C
 }
 
 // Policy is the model being trained.
-func (t *PPOTrainer) Policy() Policy { return t.policy }
+func (t *PPOTrainer) Policy() nn.LM { return t.policy }
 
 // Reference is the frozen reference model, nil without a KL penalty or KL diagnostics.
 func (t *PPOTrainer) Reference() *Reference { return t.ref }

@@ -2,13 +2,15 @@ package rl
 
 import (
 	"fmt"
+
+	"github.com/vkgrad/vkgrad/nn"
 )
 
 // Reference is a frozen copy of the policy: a second model with the same parameters and no
 // gradients. Before the first update its log-probs equal the policy's bitwise (same kernels,
 // same inputs), so the KL starts at exactly 0.
 type Reference struct {
-	Model Policy
+	Model nn.LM
 	// Syncs counts how many times the reference has been moved toward the policy.
 	Syncs int
 	// Shared says the reference is the policy's own base model with its LoRA adapters off: it
@@ -18,7 +20,7 @@ type Reference struct {
 
 // NewReference copies policy's parameters into a new model on the same backend, or for a LoRA
 // policy shares its base with the adapters off.
-func NewReference(policy Policy) (*Reference, error) {
+func NewReference(policy nn.LM) (*Reference, error) {
 	m, shared, err := policy.Reference()
 	if err != nil {
 		return nil, fmt.Errorf("reference model: %w", err)
@@ -28,7 +30,7 @@ func NewReference(policy Policy) (*Reference, error) {
 
 // Sync moves the reference toward the policy: ref = alpha*policy + (1-alpha)*ref, blended on
 // the host in float32; alpha 1 copies the policy exactly (TRL's ref_model_mixup_alpha).
-func (r *Reference) Sync(policy Policy, alpha float64) error {
+func (r *Reference) Sync(policy nn.LM, alpha float64) error {
 	if !(alpha > 0 && alpha <= 1) {
 		return fmt.Errorf("ref_mix_alpha %v: want a value in (0, 1]", alpha)
 	}

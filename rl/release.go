@@ -37,7 +37,7 @@ func (c *rolloutTrainer) releaseActivations() {
 		if m == nil {
 			continue
 		}
-		if r, ok := unwrap(m.Policy).(activationReleaser); ok {
+		if r, ok := unwrap(m.LM).(activationReleaser); ok {
 			r.ReleaseActivations()
 		}
 		m.head.Free()

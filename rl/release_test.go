@@ -56,7 +56,7 @@ func TestLlamaGRPOReleasesActivations(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var policy Policy = p
+			var policy nn.LM = p
 			if hide {
 				policy = unreleased{p}
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/vkgrad/vkgrad/internal/rng"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/rl/env"
 	"github.com/vkgrad/vkgrad/rl/episode"
@@ -135,7 +136,7 @@ func (r *Rollout) Width() int {
 // nn/sample) from exactly the distribution objective.SampleToken and
 // objective.ComputeTokenLogProbs describe. Masks are built by position with the prompts'
 // templates.
-func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
+func Generate(m nn.LM, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *rng.RNG) (*Rollout, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func Generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, r *r
 
 // generate is Generate, or greedy decoding (cfg.Sampling unused, r may be nil) when greedy is
 // set; finished, when set, is called with each row's index as it ends.
-func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG, finished func(row int)) (*Rollout, error) {
+func generate(m nn.LM, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, greedy bool, r *rng.RNG, finished func(row int)) (*Rollout, error) {
 	ids, err := encodePrompts(m, tok, prompts)
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func generate(m Policy, tok Tokenizer, prompts []Prompt, cfg RolloutConfig, gree
 }
 
 // encodePrompts tokenises the prompts and checks they fit the model.
-func encodePrompts(m Policy, tok Tokenizer, prompts []Prompt) ([][]int32, error) {
+func encodePrompts(m nn.LM, tok Tokenizer, prompts []Prompt) ([][]int32, error) {
 	if len(prompts) == 0 {
 		return nil, fmt.Errorf("rollout: no prompts")
 	}
@@ -202,7 +203,7 @@ type sampledRow struct {
 // slots (a slot per row when 0) with continuous batching, the rows of a group (groups[i], equal
 // prompts) sharing one prefill, row i drawing from streams[i] (nil when greedy); finished, when
 // set, hears of each row as it ends.
-func decodeRows(m Policy, ids [][]int32, groups []int, streams []*rng.RNG, cfg RolloutConfig, greedy bool, finished func(row int)) ([]sampledRow, error) {
+func decodeRows(m nn.LM, ids [][]int32, groups []int, streams []*rng.RNG, cfg RolloutConfig, greedy bool, finished func(row int)) ([]sampledRow, error) {
 	if cfg.EOS >= m.VocabSize() {
 		return nil, fmt.Errorf("eos %d: outside the model's vocabulary of %d", cfg.EOS, m.VocabSize())
 	}

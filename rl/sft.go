@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/autograd"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/nn/train"
 )
@@ -67,7 +68,7 @@ func (c SFTConfig) schedule() optim.Cosine { return c.Schedule(c.Steps) }
 // unless Config.LastTurnOnly.
 type SFTTrainer struct {
 	Config SFTConfig
-	Model  Policy
+	Model  nn.LM
 	Opt    *optim.AdamW
 	Step   int
 	// Chat renders conversations in the model's chat template; nil lays them out as
@@ -77,7 +78,7 @@ type SFTTrainer struct {
 	tok   Tokenizer
 	src   *countedSource
 	tape  *autograd.Tape
-	head  SelectedHead
+	head  nn.SelectedHead
 	sched optim.Cosine
 	comm  *mpi.Comm // nil: one process
 	acc   *sftAccum // micro-batched or distributed steps
@@ -91,7 +92,7 @@ type SFTTrainer struct {
 func (t *SFTTrainer) SetLossScaler(s *train.LossScaler) { t.scaler = s }
 
 // NewSFTTrainer enables m's gradients and allocates the optimizer.
-func NewSFTTrainer(m Policy, tok Tokenizer, src PromptSource, cfg SFTConfig) (*SFTTrainer, error) {
+func NewSFTTrainer(m nn.LM, tok Tokenizer, src PromptSource, cfg SFTConfig) (*SFTTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

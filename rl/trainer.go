@@ -9,6 +9,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/gradsum"
 	"github.com/vkgrad/vkgrad/internal/rng"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/nn/sample"
 	"github.com/vkgrad/vkgrad/nn/train"
@@ -195,7 +196,7 @@ func (c *rolloutTrainer) completionsOf(ro *Rollout, rb *RewardBatch) []Completio
 // sampling RNG.
 type rolloutTrainer struct {
 	cfg     TrainConfig
-	policy  Policy
+	policy  nn.LM
 	pol     *model // the policy with its selected-position head
 	refm    *model
 	ref     *Reference
@@ -231,7 +232,7 @@ type rolloutTrainer struct {
 // it off. Its scale must be a power of two; a checkpoint keeps its state.
 func (c *rolloutTrainer) SetLossScaler(s *train.LossScaler) { c.scaler = s }
 
-func newRolloutTrainer(policy Policy, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*rolloutTrainer, error) {
+func newRolloutTrainer(policy nn.LM, tok Tokenizer, prompts PromptSource, reward *Combined, cfg TrainConfig, needRef bool) (*rolloutTrainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

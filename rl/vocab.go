@@ -11,7 +11,7 @@ import (
 // never sampled, and the training log-softmax runs over the same n ids, so the log-probs of
 // training are those of sampling (gpt2.Model.LimitVocab, llama.Model.LimitVocab). It returns
 // the number of ids of p's vocabulary before the limit.
-func LimitVocab(p Policy, n int) (int, error) {
+func LimitVocab(p nn.LM, n int) (int, error) {
 	switch m := p.(type) {
 	case *nn.GPT2LM:
 		return m.Model.Config.VocabSize, m.Model.LimitVocab(n)

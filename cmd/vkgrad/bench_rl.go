@@ -8,6 +8,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/bench"
 	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -72,7 +73,7 @@ func (f *benchFlags) benchRL(be tensor.Backend, s bench.Shape) (map[string]any, 
 }
 
 // rlPolicy is the model to time: --init's, or --preset's with random weights.
-func (f *benchFlags) rlPolicy(be tensor.Backend, s bench.Shape) (rl.Policy, error) {
+func (f *benchFlags) rlPolicy(be tensor.Backend, s bench.Shape) (nn.LM, error) {
 	if f.rl.init != "" {
 		p, _, err := rlrun.LoadPolicy(be, f.rl.init)
 		if err != nil {

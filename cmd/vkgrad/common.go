@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/nn/optim"
 	"github.com/vkgrad/vkgrad/tensor"
-	"github.com/vkgrad/vkgrad/vk"
 )
 
 // commonFlags are on every subcommand that computes.
@@ -51,36 +49,9 @@ func (c *commonFlags) logger() zerolog.Logger {
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
 
-// backend opens the device and logs the choice in one line.
+// backend opens the device (device.OpenLogged).
 func (c *commonFlags) backend(log zerolog.Logger) (tensor.Backend, error) {
-	if c.threads < 0 {
-		return nil, fmt.Errorf("--threads %d must be >= 0", c.threads)
-	}
-	b, reason, err := device.Open(c.device, device.Options{Threads: c.threads})
-	if err != nil {
-		return nil, fmt.Errorf("--device: %w", err)
-	}
-	log.Info().Str("device", b.Name()).Msg(reason)
-	if vb, ok := b.(*vk.Backend); ok {
-		logValidation(vb.Device().Instance(), log)
-	}
-	return b, nil
-}
-
-// validationSource is a Vulkan instance's validation layer (vk.Instance).
-type validationSource interface {
-	Validation() bool
-	OnValidationMessage(func(msg string))
-}
-
-// logValidation logs each message of the validation layer, when VKGRAD_VALIDATION=1 turned
-// it on, as a warning as it arrives, so that it shows before whatever it explains.
-func logValidation(src validationSource, log zerolog.Logger) {
-	if !src.Validation() {
-		return
-	}
-	log.Info().Msg("Vulkan validation layer on (VKGRAD_VALIDATION=1): its messages follow as warnings")
-	src.OnValidationMessage(func(msg string) { log.Warn().Str("layer", "validation").Msg(msg) })
+	return device.OpenLogged(c.device, c.threads, log)
 }
 
 // addOptimizerFlags binds the learning rate, its schedule, weight decay and clipping, the same

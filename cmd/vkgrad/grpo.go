@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -40,16 +39,9 @@ func grpoCommand() command {
 	return rlCommand("grpo", "RL fine-tuning with GRPO on a built-in task or a --dataset with rewards (from an sft run or a Llama/Qwen directory)", func() rlAlgorithm {
 		cfg := defaultGRPOConfig()
 		return rlAlgorithm{name: "grpo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required)",
-			config: &cfg, train: &cfg.Train,
-			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.GRPO.GroupSize },
-			reference: func() bool { return cfg.UsesReference() },
+			config:    &cfg,
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addGRPOFlags(fs, &cfg.GRPO) },
-			build: func(r *rlrun.Run, m rl.Policy, _ *load.Loaded) (rlrun.Trainer, any, error) {
-				tr, err := rl.NewGRPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
-				if err != nil {
-					return nil, nil, err
-				}
-				return tr, tr.Config, nil
-			}}
+			Algorithm: rlrun.GRPO(&cfg),
+		}
 	})
 }

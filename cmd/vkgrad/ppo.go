@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -57,37 +54,9 @@ func ppoCommand() command {
 	return rlCommand("ppo", "RL fine-tuning with PPO and a value head, the same prompts, rewards and models as grpo", func() rlAlgorithm {
 		cfg := defaultPPOConfig()
 		return rlAlgorithm{name: "ppo", modelHelp: "model to fine-tune: a vkgrad sft run directory or any checkpoint (required); a saved value head is restored",
-			config: &cfg, train: &cfg.Train,
-			rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
-			reference: func() bool { return cfg.UsesReference() },
+			config:    &cfg,
 			addFlags:  func(fs *pflag.FlagSet) { addRLTrainFlags(fs, &cfg.Train); addPPOFlags(fs, &cfg) },
-			build: func(r *rlrun.Run, m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error) {
-				tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, cfg)
-				if err != nil {
-					return nil, nil, err
-				}
-				if err := restoreValueHead(r, tr, l); err != nil {
-					return nil, nil, err
-				}
-				if cfg.CriticWarmup >= cfg.Train.Steps {
-					r.Log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
-				}
-				return tr, tr.Config, nil
-			}}
+			Algorithm: rlrun.PPO(&cfg),
+		}
 	})
-}
-
-// restoreValueHead takes the value head of the checkpoint the policy came from, when it has one.
-func restoreValueHead(r *rlrun.Run, tr *rl.PPOTrainer, l *load.Loaded) error {
-	if l == nil || l.State == nil {
-		return nil
-	}
-	ok, err := tr.LoadValueHead(l.State)
-	if err != nil {
-		return fmt.Errorf("--init %s: %w", l.Path, err)
-	}
-	if ok {
-		r.Log.Info().Msg("value head restored from the initial checkpoint")
-	}
-	return nil
 }

@@ -3,27 +3,20 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/rl"
 )
 
-// rlAlgorithm is what the grpo and ppo commands differ in; rlCommand is the rest.
+// rlAlgorithm is what the grpo and ppo commands differ in: the rlrun.Algorithm that Run.RL
+// drives, and its flags; rlCommand is the rest.
 type rlAlgorithm struct {
+	rlrun.Algorithm
 	name, modelHelp string
 	config          any                  // the algorithm's whole config, decoded from a resumed run
-	train           *rl.TrainConfig      // the options every RL trainer shares, inside config
 	addFlags        func(*pflag.FlagSet) // the shared and the algorithm's own flags
-	// build makes the trainer for policy m (l: the checkpoint it came from, nil for a Hugging
-	// Face directory) and returns the config as the trainer completed it, for config.json.
-	build func(r *rlrun.Run, m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error)
-	// rows is the number of completions a step samples; reference whether the trainer keeps
-	// a reference model (for --dry-run's footprint).
-	rows      func() int
-	reference func() bool
 }
 
 // rlCommand is `vkgrad <name>`: its flags set an rlrun.Run and the algorithm's config, and
@@ -51,14 +44,25 @@ func runRL(r *rlrun.Run, a rlAlgorithm, common *commonFlags, fs *pflag.FlagSet, 
 	if err := prepareRun(r, common, fs, spec); err != nil {
 		return err
 	}
-	return r.RL(rlrun.Algorithm{Train: a.train, Rows: a.rows, Reference: a.reference,
-		Build: func(m rl.Policy, l *load.Loaded) (rlrun.Trainer, any, error) {
-			tr, completed, err := a.build(r, m, l)
-			if err != nil {
-				return nil, nil, flagNamed(fs, err)
-			}
-			return tr, completed, nil
-		}})
+	return r.RL(a.Algorithm)
+}
+
+// prepareRun gives r, whose settings the flags in fs set, what it takes from the command: its
+// place in an MPI job (joined first: a rank other than 0 keeps quiet), the log, stdout, the
+// device to open, the command line and the run loop's hooks.
+func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resumeSpec) error {
+	cl, err := joinRunCluster(common)
+	if err != nil {
+		return err
+	}
+	r.Cluster, r.Log, r.Stdout, r.Version = cl, common.logger(), stdout, Version
+	if !common.quiet {
+		r.Progress = os.Stderr
+	}
+	r.Device, r.Threads = common.device, common.threads
+	r.OnStep = testStepHook
+	r.Line = commandLine(fs, spec)
+	return nil
 }
 
 // flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:

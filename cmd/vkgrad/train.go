@@ -64,7 +64,7 @@ func newTrainFlags(fs *pflag.FlagSet) *trainFlags {
 	return f
 }
 
-// run checks the flags, joins the MPI job when launched under one, opens the device and runs.
+// run checks the flags, joins the MPI job when launched under one and runs.
 func (f *trainFlags) run(args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("train takes no arguments, got %q", args)
@@ -83,11 +83,7 @@ func (f *trainFlags) run(args []string) error {
 	if cl != nil {
 		log.Info().Msg(cl.Describe())
 	}
-	be, err := f.common.backend(log)
-	if err != nil {
-		return err
-	}
-	return trainrun.Run(f.cfg, trainrun.Env{Backend: be, Log: log, Cluster: cl, Out: stdout, OnStep: testStepHook, Generate: generateSample})
+	return trainrun.Run(f.cfg, trainrun.Env{Device: f.common.device, Threads: f.common.threads, Log: log, Cluster: cl, Out: stdout, OnStep: testStepHook, Generate: generateSample})
 }
 
 // generateSample is one sample of m, as the end of a run shows it.

@@ -4,7 +4,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
-	"github.com/vkgrad/vkgrad/rl"
 )
 
 // modelCost is the work and traffic of a model's tokens that RL and Sample measure against
@@ -35,7 +34,7 @@ func llamaCost(c llama.Config) modelCost {
 	return modelCost{body: body, head: head, layers: c.Layers, qWidth: c.Heads * c.HeadDim, kvWidth: c.KVHeads * c.HeadDim, weightBytes: bytes}
 }
 
-func costOfPolicy(p rl.Policy) modelCost {
+func costOfPolicy(p nn.LM) modelCost {
 	switch m := p.(type) {
 	case *nn.GPT2LM:
 		return gpt2Cost(m.Model.Config)

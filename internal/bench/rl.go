@@ -39,7 +39,7 @@ type timedTrainer interface {
 
 // RandomPolicy is s with random weights as a policy; a Llama-family one is limited to
 // sequences of maxLen, which the rollouts need and no more.
-func RandomPolicy(be tensor.Backend, s Shape, maxLen int) (rl.Policy, error) {
+func RandomPolicy(be tensor.Backend, s Shape, maxLen int) (nn.LM, error) {
 	if s.IsLlama {
 		m, err := newRandomLlama(be, s.Llama, s.LoRARank)
 		if err != nil {
@@ -57,7 +57,7 @@ func RandomPolicy(be tensor.Backend, s Shape, maxLen int) (rl.Policy, error) {
 // RL times o.Steps GRPO or PPO steps of policy on synthetic prompts and reports each phase's
 // time, tokens/s and its fraction of the limit it is bound by. The prompt and the completions
 // must fit the policy's context.
-func RL(be tensor.Backend, policy rl.Policy, o RLOptions) (map[string]any, error) {
+func RL(be tensor.Backend, policy nn.LM, o RLOptions) (map[string]any, error) {
 	b := rlBench{RLOptions: o, cost: costOfPolicy(policy), trainedParams: policy.NumParams(), backwardProducts: 2}
 	if lp, ok := policy.(*nn.LlamaLM); ok {
 		if _, lora := lp.Model.LoRA(); lora {
@@ -65,7 +65,7 @@ func RL(be tensor.Backend, policy rl.Policy, o RLOptions) (map[string]any, error
 		}
 	}
 	eos := rlBenchEOS(policy)
-	wrapped := &benchPolicy{Policy: policy, eos: eos, cost: b.cost}
+	wrapped := &benchPolicy{LM: policy, eos: eos, cost: b.cost}
 	tr, err := b.trainer(wrapped, eos)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ type rlBench struct {
 }
 
 // trainer builds the GRPO or PPO trainer of a step of b's shape on synthetic prompts.
-func (b *rlBench) trainer(p rl.Policy, eos int) (timedTrainer, error) {
+func (b *rlBench) trainer(p nn.LM, eos int) (timedTrainer, error) {
 	tok := benchTokenizer{vocab: p.VocabSize(), eos: eos, promptLen: b.PromptLen}
 	next := 0
 	prompts := rl.PromptFunc(func() (rl.Prompt, error) {
@@ -131,7 +131,7 @@ func (b *rlBench) trainer(p rl.Policy, eos int) (timedTrainer, error) {
 }
 
 // rlBenchEOS is the policy's end-of-sequence token, which the bench never lets it draw.
-func rlBenchEOS(p rl.Policy) int {
+func rlBenchEOS(p nn.LM) int {
 	eos := p.VocabSize() - 1
 	switch m := p.(type) {
 	case *nn.GPT2LM:
@@ -207,17 +207,17 @@ type decodeTally struct {
 // benchPolicy is the policy RL trains: its decoders never draw EOS, so every completion runs
 // to the most new tokens and steps are comparable, and they tally prefill and decoding.
 type benchPolicy struct {
-	rl.Policy
+	nn.LM
 	eos   int
 	cost  modelCost
 	track *decodeTally // nil during the warm-up
 }
 
 // Unwrap is the policy benchPolicy wraps, whose memory it takes.
-func (p *benchPolicy) Unwrap() rl.Policy { return p.Policy }
+func (p *benchPolicy) Unwrap() nn.LM { return p.LM }
 
-func (p *benchPolicy) NewDecoder(B, limit int) (rl.Decoder, error) {
-	d, err := p.Policy.NewDecoder(B, limit)
+func (p *benchPolicy) NewDecoder(B, limit int) (nn.Decoder, error) {
+	d, err := p.LM.NewDecoder(B, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (p *benchPolicy) NewDecoder(B, limit int) (rl.Decoder, error) {
 
 // rowDecoder is a decoder the rollouts can drive row by row.
 type rowDecoder interface {
-	rl.Decoder
+	nn.Decoder
 	sample.RowDecoder
 }
 

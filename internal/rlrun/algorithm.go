@@ -9,6 +9,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl"
@@ -19,7 +20,7 @@ import (
 type Trainer interface {
 	Checkpointer
 	TrainStep() (*rl.StepReport, error)
-	Policy() rl.Policy
+	Policy() nn.LM
 	Notes() []string
 	Steps() int
 	SetComm(*mpi.Comm) error
@@ -27,18 +28,72 @@ type Trainer interface {
 	SetLossScaler(*train.LossScaler)
 }
 
-// Algorithm is what the grpo and ppo commands differ in.
+// Algorithm is what grpo and ppo differ in: GRPO and PPO make it from their configs.
 type Algorithm struct {
 	// Train are the options every RL trainer shares, inside the algorithm's config.
 	Train *rl.TrainConfig
-	// Build checks the settings and makes the trainer for policy m (l: the checkpoint it came
-	// from, nil for a Hugging Face directory); it returns the config as the trainer completed
-	// it, for config.json.
-	Build func(m rl.Policy, l *load.Loaded) (Trainer, any, error)
+	// Build checks the settings and makes run r's trainer for policy m (l: the checkpoint it
+	// came from, nil for a Hugging Face directory); it returns the config as the trainer
+	// completed it, for config.json. An error that starts with a setting's JSON name comes
+	// back naming its flag (FlagNamed).
+	Build func(r *Run, m nn.LM, l *load.Loaded) (Trainer, any, error)
 	// Rows is the number of completions a step samples; Reference whether the trainer keeps
 	// a reference model (for --dry-run's footprint).
 	Rows      func() int
 	Reference func() bool
+}
+
+// GRPO is grpo's algorithm: its trainer is cfg's, read when the run builds it (a resume
+// restores cfg first).
+func GRPO(cfg *rl.GRPOTrainerConfig) Algorithm {
+	return Algorithm{Train: &cfg.Train,
+		Rows:      func() int { return cfg.Train.PromptsPerStep * cfg.GRPO.GroupSize },
+		Reference: func() bool { return cfg.UsesReference() },
+		Build: func(r *Run, m nn.LM, _ *load.Loaded) (Trainer, any, error) {
+			tr, err := rl.NewGRPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, *cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			return tr, tr.Config, nil
+		},
+	}
+}
+
+// PPO is ppo's algorithm: its trainer is cfg's, read when the run builds it (a resume restores
+// cfg first), with the value head of the checkpoint the policy came from when it has one.
+func PPO(cfg *rl.PPOTrainerConfig) Algorithm {
+	return Algorithm{Train: &cfg.Train,
+		Rows:      func() int { return cfg.Train.PromptsPerStep * cfg.SamplesPerPrompt },
+		Reference: func() bool { return cfg.UsesReference() },
+		Build: func(r *Run, m nn.LM, l *load.Loaded) (Trainer, any, error) {
+			tr, err := rl.NewPPOTrainer(m, r.Family.Tok, r.Setup.Train, r.Setup.Reward, *cfg)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := r.restoreValueHead(tr, l); err != nil {
+				return nil, nil, err
+			}
+			if cfg.CriticWarmup >= cfg.Train.Steps {
+				r.Log.Warn().Int("critic_warmup", cfg.CriticWarmup).Int("steps", cfg.Train.Steps).Msg("--critic-warmup covers every step: only the value head will train, the policy never moves")
+			}
+			return tr, tr.Config, nil
+		},
+	}
+}
+
+// restoreValueHead takes the value head of the checkpoint the policy came from, when it has one.
+func (r *Run) restoreValueHead(tr *rl.PPOTrainer, l *load.Loaded) error {
+	if l == nil || l.State == nil {
+		return nil
+	}
+	ok, err := tr.LoadValueHead(l.State)
+	if err != nil {
+		return fmt.Errorf("--init %s: %w", l.Path, err)
+	}
+	if ok {
+		r.Log.Info().Msg("value head restored from the initial checkpoint")
+	}
+	return nil
 }
 
 // RL is a grpo or ppo run: its inputs, the model, the trainer spread over the job's ranks when
@@ -66,9 +121,9 @@ func (r *Run) RL(a Algorithm) (err error) {
 	if err := checkOptimizer(c.Settings, c.Steps); err != nil {
 		return err
 	}
-	tr, completed, err := a.Build(m, l)
+	tr, completed, err := a.Build(r, m, l)
 	if err != nil {
-		return err
+		return FlagNamed(err, r.Line.Defined)
 	}
 	tr.SetLossScaler(precision.LossScaler(r.Precision))
 	if r.Environment != nil {
@@ -120,7 +175,7 @@ func (r *Run) joinTrainer(tr interface{ SetComm(*mpi.Comm) error }) error {
 
 // printFootprint prints the memory the run's configuration takes on its device, for the longest
 // prompt it may draw, against what is available.
-func (r *Run) printFootprint(a Algorithm, m rl.Policy) error {
+func (r *Run) printFootprint(a Algorithm, m nn.LM) error {
 	cfg, prompt := *a.Train, r.longestPrompt()
 	if cfg.Episodes != nil { // at its longest an episode fills its context: one long completion
 		prompt, cfg.Rollout.MaxNewTokens = 1, min(cfg.Episodes.MaxEpisodeTokens, m.MaxSeqLen())-1

@@ -11,7 +11,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/nn/optim"
-	"github.com/vkgrad/vkgrad/rl"
 )
 
 // RunMeta is the config.json of an sft, grpo or ppo run.
@@ -92,7 +91,7 @@ func ReadRunMeta(cfgPath, command string) (*RunMeta, error) {
 
 // writeConfig writes the run's config.json (rank 0 alone): its settings, m's shape and cfg,
 // the command's config as its trainer completed it.
-func (r *Run) writeConfig(m rl.Policy, cfg any) error {
+func (r *Run) writeConfig(m nn.LM, cfg any) error {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@
 // for sft. The machinery beyond the flags lives here, one idea to a file:
 //   - run.go: a run's settings, and what start opens for it (device, tokenizer, prompts, files);
 //   - cmdline.go: what the command line tells a run (the flags given, checked on --resume);
-//   - algorithm.go: a grpo or ppo run from its model to its last step;
+//   - algorithm.go: a grpo or ppo run from its model to its last step, and their trainers;
 //   - sft.go: an sft run from its model (a new one of a preset's shape) to its last step;
 //   - tuneloop.go: the steps of any run, with its evaluations, checkpoints and results;
 //   - policy.go: the model a run trains, from --init or the resumed run;

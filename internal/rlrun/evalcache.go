@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vkgrad/vkgrad/internal/atomicfile"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/rl"
 )
@@ -272,7 +273,7 @@ func (r *Run) beforeEvalCache() *EvalCache {
 // evaluateBefore is the held-out accuracy of m, the initial model, before training: read from
 // the cache when an earlier run measured it with the same model and settings, else measured
 // and stored.
-func (r *Run) evaluateBefore(m rl.Policy) (*rl.EvalResult, error) {
+func (r *Run) evaluateBefore(m nn.LM) (*rl.EvalResult, error) {
 	measure := func() (*rl.EvalResult, error) {
 		return r.Setup.Evaluate(m, &r.Tasks, r.Family, r.EvalTemp, r.Cluster.Comm())
 	}

@@ -37,7 +37,7 @@ func (l LoRA) Config() (cfg llama.LoRAConfig, ok bool, err error) {
 }
 
 // DescribePolicy names a policy's shape for the log.
-func DescribePolicy(p rl.Policy) string {
+func DescribePolicy(p nn.LM) string {
 	switch m := p.(type) {
 	case *nn.GPT2LM:
 		return m.Model.Config.String()
@@ -50,7 +50,7 @@ func DescribePolicy(p rl.Policy) string {
 
 // AddAdapters gives a freshly loaded policy the adapters l asks for (none without a rank). A
 // model whose checkpoint already holds adapters keeps training them, and is refused new ones.
-func (l LoRA) AddAdapters(p rl.Policy) error {
+func (l LoRA) AddAdapters(p nn.LM) error {
 	cfg, ok, err := l.Config()
 	if err != nil || !ok {
 		return err
@@ -68,7 +68,7 @@ func (l LoRA) AddAdapters(p rl.Policy) error {
 // LimitVocab defines the policy over tok's ids when the model's vocabulary is padded past them
 // (Qwen: 151936 rows, 151669 tokens), saying so on log: a padding id sampled could not be
 // decoded, and training must score tokens under the distribution they were drawn from.
-func LimitVocab(m rl.Policy, tok Tokenizer, log zerolog.Logger) error {
+func LimitVocab(m nn.LM, tok Tokenizer, log zerolog.Logger) error {
 	n := tok.VocabSize()
 	if m.VocabSize() <= n {
 		return nil

@@ -8,14 +8,13 @@ import (
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // policy returns the model to train: with --resume one of the run's shape (its parameters come
 // with the trainer's Restore), else --init's (required or not; nil when not given). l is the
 // checkpoint --init came from (nil for a Hugging Face directory).
-func (r *Run) policy(required bool) (m rl.Policy, l *load.Loaded, err error) {
+func (r *Run) policy(required bool) (m nn.LM, l *load.Loaded, err error) {
 	if r.Resumed == nil {
 		m, l, err = r.loadInit(required)
 	} else {
@@ -27,7 +26,7 @@ func (r *Run) policy(required bool) (m rl.Policy, l *load.Loaded, err error) {
 	return m, l, LimitVocab(m, r.Family.Tok, r.Log)
 }
 
-func (r *Run) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
+func (r *Run) loadInit(required bool) (nn.LM, *load.Loaded, error) {
 	if r.Init == "" {
 		if required {
 			return nil, nil, fmt.Errorf("--init is required: the model to fine-tune (a Hugging Face Llama/Qwen directory, a run directory of vkgrad sft, or any checkpoint)")
@@ -55,7 +54,7 @@ func (r *Run) loadInit(required bool) (rl.Policy, *load.Loaded, error) {
 // LoadPolicy reads the model to fine-tune from path: a Llama-family Hugging Face directory (l
 // nil), or any checkpoint or run directory (GPT-2 or Llama-family, with its adapters), placed on
 // be.
-func LoadPolicy(be tensor.Backend, path string) (p rl.Policy, l *load.Loaded, err error) {
+func LoadPolicy(be tensor.Backend, path string) (p nn.LM, l *load.Loaded, err error) {
 	if ok, err := load.IsLlamaDir(path); err != nil {
 		return nil, nil, err
 	} else if ok {
@@ -88,7 +87,7 @@ func dropHostWeights(l *load.Loaded) {
 }
 
 // policyOf places a checkpoint's model, adapters included, on be.
-func policyOf(be tensor.Backend, l *load.Loaded) (rl.Policy, error) {
+func policyOf(be tensor.Backend, l *load.Loaded) (nn.LM, error) {
 	if l.Llama != nil {
 		m, err := load.Llama(be, l)
 		if err != nil {

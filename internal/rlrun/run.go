@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rundir"
@@ -57,8 +58,10 @@ type Run struct {
 	Stdout, Progress io.Writer
 	// Version is vkgrad's, part of the key of the cached accuracy before training.
 	Version string
-	// OpenBackend opens the device (then start sets its products' precision).
-	OpenBackend func() (tensor.Backend, error)
+	// Device and Threads are --device and --threads: the backend start opens
+	// (device.OpenLogged), then sets its products' precision.
+	Device  string
+	Threads int
 	// OnStep, when set, runs after each step with the context Ctrl-C cancels.
 	OnStep func(ctx context.Context) func(step int, metrics map[string]float64) error
 
@@ -122,7 +125,7 @@ func (r *Run) Close(failed bool) { r.closeMetrics(failed) }
 // openInputs opens the backend, the model family's tokenizer and the prompts.
 func (r *Run) openInputs() error {
 	var err error
-	if r.Be, err = r.OpenBackend(); err != nil {
+	if r.Be, err = device.OpenLogged(r.Device, r.Threads, r.Log); err != nil {
 		return err
 	}
 	if _, err := precision.Set(r.Be, r.Precision); err != nil {

@@ -114,7 +114,7 @@ func (r *Run) SFT(s *SFTSettings) (err error) {
 
 // sftPolicy is the model to train: --init's or the resumed run's, else a new one of the
 // preset's shape (with --lora-rank's adapters).
-func (r *Run) sftPolicy(s *SFTSettings) (rl.Policy, error) {
+func (r *Run) sftPolicy(s *SFTSettings) (nn.LM, error) {
 	m, _, err := r.policy(false)
 	if err != nil || m != nil {
 		return m, err
@@ -127,7 +127,7 @@ func (r *Run) sftPolicy(s *SFTSettings) (rl.Policy, error) {
 
 // sftTrainer builds the supervised trainer over the task's (or --examples') prompts, spread
 // over the ranks under MPI.
-func (r *Run) sftTrainer(m rl.Policy, s *SFTSettings) (*rl.SFTTrainer, error) {
+func (r *Run) sftTrainer(m nn.LM, s *SFTSettings) (*rl.SFTTrainer, error) {
 	s.EOS = r.Family.EOS
 	src := r.Setup.Train
 	if s.Examples < 0 {
@@ -157,7 +157,7 @@ func (r *Run) sftTrainer(m rl.Policy, s *SFTSettings) (*rl.SFTTrainer, error) {
 // checkConversations lays out, before the first step, every conversation that is to be trained
 // on all its assistant turns (unless lastTurnOnly), refusing one the template cannot split into
 // turns or m's context cannot hold, naming its file and line.
-func (r *Run) checkConversations(m rl.Policy, lastTurnOnly bool) error {
+func (r *Run) checkConversations(m nn.LM, lastTurnOnly bool) error {
 	if lastTurnOnly {
 		return nil
 	}
@@ -202,7 +202,7 @@ func (r *Run) checkSet(o SFTOptions) ([]rl.Prompt, error) {
 
 // supervise evaluates, trains to the last step (or to --stop-at-accuracy), evaluates again, saves
 // and prints the summary.
-func (r *Run) supervise(m rl.Policy, tr *rl.SFTTrainer, s *SFTSettings, check []rl.Prompt) error {
+func (r *Run) supervise(m nn.LM, tr *rl.SFTTrainer, s *SFTSettings, check []rl.Prompt) error {
 	l, err := r.tune(m, tr, s.Steps, nil, func(l *TuneLoop) runloop.Trainer { return &sftSteps{l, s, tr, check} })
 	if err != nil || !l.finishedAll() {
 		return err
@@ -298,7 +298,7 @@ func validationSet(s *Setup, n int, seed uint64) ([]rl.Prompt, error) {
 }
 
 // newModel makes a random model of o's preset and shape.
-func (r *Run) newModel(o SFTOptions) (rl.Policy, error) {
+func (r *Run) newModel(o SFTOptions) (nn.LM, error) {
 	shape := o.Shape
 	for _, d := range []struct {
 		name string
@@ -334,7 +334,7 @@ func (r *Run) newModel(o SFTOptions) (rl.Policy, error) {
 
 // newLlama makes a random Llama-family model of a preset's shape (--heads sets the key/value
 // heads too, --channels the hidden size with head_dim = channels/heads).
-func (r *Run) newLlama(o SFTOptions) (rl.Policy, error) {
+func (r *Run) newLlama(o SFTOptions) (nn.LM, error) {
 	cfg, err := llama.Preset(o.Preset)
 	if err != nil {
 		return nil, fmt.Errorf("--preset: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/mpi"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/rl/tasks"
 )
@@ -166,7 +167,7 @@ func (t *Tasks) emptyRowsSetup(o SetupOptions) (*Setup, error) {
 // Evaluate reports held-out accuracy, greedy and sampled at temp (nil when there is no
 // held-out set), the answers scored over comm's ranks (nil: one process), with a progress bar
 // on rank 0's stderr.
-func (s *Setup) Evaluate(m rl.Policy, t *Tasks, fam *Family, temp float64, comm *mpi.Comm) (*rl.EvalResult, error) {
+func (s *Setup) Evaluate(m nn.LM, t *Tasks, fam *Family, temp float64, comm *mpi.Comm) (*rl.EvalResult, error) {
 	if len(s.HeldOut) == 0 {
 		return nil, nil
 	}
@@ -201,7 +202,7 @@ func (s *Setup) Evaluate(m rl.Policy, t *Tasks, fam *Family, temp float64, comm 
 // CheckPrompts refuses, before the first step, a dataset prompt that m's context cannot hold
 // (with its answer and EOS when supervised), naming its file and line: drawn later, it would
 // stop the run at whatever step drew it, and every resume there again.
-func (s *Setup) CheckPrompts(m rl.Policy, tok Tokenizer, supervised bool) error {
+func (s *Setup) CheckPrompts(m nn.LM, tok Tokenizer, supervised bool) error {
 	maxT := m.MaxSeqLen()
 	for _, p := range s.Prompts {
 		n := len(tok.Encode(p.Text))

@@ -18,6 +18,7 @@ import (
 	"github.com/vkgrad/vkgrad/internal/progress"
 	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/rl"
 )
 
@@ -25,7 +26,7 @@ import (
 // run loop, and what they record for the end of the run.
 type TuneLoop struct {
 	*Run
-	Policy  rl.Policy
+	Policy  nn.LM
 	trainer Checkpointer
 	Last    int // --steps
 	State   *RunState
@@ -42,7 +43,7 @@ type TuneLoop struct {
 // resumed run takes the accuracy before training, and the summary so far (summary, when not
 // nil, accumulates the steps of grpo and ppo), from its checkpoint. finishedAll says whether the
 // run got to its end, for finish to report.
-func (r *Run) tune(m rl.Policy, tr Checkpointer, last int, summary *rl.Summary, newSteps func(*TuneLoop) runloop.Trainer) (*TuneLoop, error) {
+func (r *Run) tune(m nn.LM, tr Checkpointer, last int, summary *rl.Summary, newSteps func(*TuneLoop) runloop.Trainer) (*TuneLoop, error) {
 	ctx, stop := runloop.InterruptContext()
 	defer stop()
 	start := time.Now()
@@ -62,7 +63,7 @@ func (r *Run) tune(m rl.Policy, tr Checkpointer, last int, summary *rl.Summary, 
 
 // newTuneLoop starts the loop's state: a resumed run's, else the held-out accuracy before
 // training.
-func (r *Run) newTuneLoop(m rl.Policy, tr Checkpointer, last int, summary *rl.Summary) (*TuneLoop, error) {
+func (r *Run) newTuneLoop(m nn.LM, tr Checkpointer, last int, summary *rl.Summary) (*TuneLoop, error) {
 	rs := &RunState{Summary: summary}
 	if r.Resumed != nil {
 		rs.Before = r.Resumed.Before

@@ -1,7 +1,7 @@
 // Package trainrun runs vkgrad train from its settings: resume, model, data, run directory, loop.
 //
-// The command reads its flags into a [Config] and calls [Run] with the device and logger it
-// opened ([Env]); nothing in this package knows about flags beyond the names its errors use to
+// The command reads its flags into a [Config] and calls [Run] with the device to open and the
+// logger ([Env]); nothing in this package knows about flags beyond the names its errors use to
 // tell a person which one to change, and which ones [Config.Given] says were given.
 //
 //   - [Config.LoadResume] continues a run from its directory: its checkpoint, and the settings

@@ -16,7 +16,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/hftok"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
-	"github.com/vkgrad/vkgrad/nn/train"
 	"github.com/vkgrad/vkgrad/rl"
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -26,6 +25,7 @@ import (
 type Model struct {
 	GPT2  *gpt2.Model
 	Llama *llama.Model
+	LM    nn.LM            // the model as nn/train drives it: nn.GPT2(GPT2) or nn.Llama(Llama)
 	HFDir string           // the Llama-family model's Hugging Face directory, "" for GPT-2's tokenizer
 	Tok   data.LoadOptions // the corpus tokenizer: GPT-2's when it names none
 }
@@ -45,19 +45,6 @@ func (m Model) NumParams() int {
 		return m.Llama.Config.NumParams()
 	}
 	return m.GPT2.Config.NumParams()
-}
-
-// LM is the model as nn/train drives it.
-func (m Model) LM() nn.LM {
-	if m.Llama != nil {
-		return nn.Llama(m.Llama)
-	}
-	return nn.GPT2(m.GPT2)
-}
-
-// NewTrainer makes the trainer of the model over tokens, read from source.
-func (m Model) NewTrainer(cfg train.Config, tokens []int32, source string) (*train.Trainer, error) {
-	return train.New(m.LM(), cfg, tokens, source)
 }
 
 // CorpusTokenizer is how a Llama-family model of shape c reads a corpus: with hfDir's
@@ -132,7 +119,10 @@ func (c ModelChoice) resumed(be tensor.Backend, resumed *load.Loaded) (Model, er
 		return Model{}, err
 	}
 	m, err := gpt2.New(be, resumed.Config)
-	return Model{GPT2: m}, err
+	if err != nil {
+		return Model{}, err
+	}
+	return Model{GPT2: m, LM: nn.GPT2(m)}, nil
 }
 
 // initial reads --init; the run takes its name from it.
@@ -181,7 +171,7 @@ func (c ModelChoice) initGPT2(be tensor.Backend, l *load.Loaded) (Model, error) 
 		return Model{}, fmt.Errorf("--init %s: %w", l.Path, err)
 	}
 	c.Log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-	return Model{GPT2: m}, nil
+	return Model{GPT2: m, LM: nn.GPT2(m)}, nil
 }
 
 // preset is a new random model of --preset's shape, of the family that names it.
@@ -217,7 +207,7 @@ func (c ModelChoice) newGPT2(be tensor.Backend, cfg gpt2.Config) (Model, error) 
 	if err != nil {
 		return Model{}, err
 	}
-	return Model{GPT2: m}, m.InitRandom(c.Seed)
+	return Model{GPT2: m, LM: nn.GPT2(m)}, m.InitRandom(c.Seed)
 }
 
 // llamaOf pairs a Llama-family model with hfDir's tokenizer and checks that the run fits.
@@ -232,5 +222,5 @@ func (c ModelChoice) llamaOf(be tensor.Backend, m *llama.Model, hfDir string) (M
 // llamaModel pairs a Llama-family model with its tokenizer (hfDir's, or GPT-2's).
 func llamaModel(m *llama.Model, hfDir string) (Model, error) {
 	tok, err := CorpusTokenizer(m.Config, hfDir)
-	return Model{Llama: m, HFDir: hfDir, Tok: tok}, err
+	return Model{Llama: m, LM: nn.Llama(m), HFDir: hfDir, Tok: tok}, err
 }

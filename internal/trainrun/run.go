@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vkgrad/vkgrad/device"
 	"github.com/vkgrad/vkgrad/internal/cluster"
 	"github.com/vkgrad/vkgrad/internal/fingerprint"
 	"github.com/vkgrad/vkgrad/internal/logfmt"
@@ -28,11 +29,13 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Env is what a run takes from the command that starts it: the device, the log, the MPI job
-// and where results go, and the command's sampler, which vkgrad sample shares (Generate must
-// be set).
+// Env is what a run takes from the command that starts it: the device to open, the log, the
+// MPI job and where results go, and the command's sampler, which vkgrad sample shares
+// (Generate must be set).
 type Env struct {
-	Backend tensor.Backend
+	// Device and Threads are --device and --threads, the backend device.OpenLogged opens.
+	Device  string
+	Threads int
 	Log     zerolog.Logger
 	Cluster *cluster.Member // nil: one process
 	Out     io.Writer       // results: the dry run's memory, a paused run's advice, the summary
@@ -49,6 +52,9 @@ type Env struct {
 func Run(cfg Config, env Env) (err error) {
 	r := &run{Config: cfg, Env: env}
 	defer func() { r.held.Release(err != nil) }()
+	if r.Backend, err = device.OpenLogged(r.Device, r.Threads, r.Log); err != nil {
+		return err
+	}
 	var resumed *load.Loaded
 	if r.Resume != "" {
 		if resumed, r.hfDir, err = r.LoadResume(); err != nil {
@@ -94,6 +100,7 @@ func Run(cfg Config, env Env) (err error) {
 type run struct {
 	Config
 	Env
+	Backend    tensor.Backend
 	hfDir      string                // a resumed Llama-family run's tokenizer directory
 	held       *rundir.Held          // the run directory, owned for the run's life
 	metricsOut *rundir.MetricsWriter // nil on ranks other than 0
@@ -164,7 +171,7 @@ func (r *run) trainer(m Model, resumed *load.Loaded) (tr *train.Trainer, source 
 			return nil, "", err
 		}
 	}
-	if tr, err = m.NewTrainer(r.Train, tokens, source); err != nil {
+	if tr, err = train.New(m.LM, r.Train, tokens, source); err != nil {
 		return nil, "", err
 	}
 	if cl != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/vkgrad/vkgrad/nn/data"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/sample"
-	"github.com/vkgrad/vkgrad/tensor/cpu"
 )
 
 // Check refuses negative cadences and a bad training setting, naming the flag, and makes the
@@ -45,7 +44,7 @@ func TestCheck(t *testing.T) {
 // testEnv is a run's environment on the CPU, its results printed to out; the end-of-run sample
 // says what it was asked.
 func testEnv(out *bytes.Buffer) Env {
-	return Env{Backend: cpu.New(), Log: zerolog.Nop(), Out: out,
+	return Env{Device: "cpu", Log: zerolog.Nop(), Out: out,
 		Generate: func(m *gpt2.Model, runDir, prompt string, n int, opt sample.Options, seed uint64) (string, error) {
 			return fmt.Sprintf("%s + %d tokens at T=%g, seed %d", prompt, n, opt.Temperature, seed), nil
 		},

@@ -3,13 +3,11 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/precision"
 	"github.com/vkgrad/vkgrad/internal/rlrun"
-	"github.com/vkgrad/vkgrad/tensor"
 )
 
 // addRunFlags registers the flags of r's run loop, files, resume, model and precision.
@@ -39,24 +37,6 @@ type resumeSpec struct {
 	mayChange []string
 	// episodes: the command takes the environment flags (rlrun.Env), restored with the run.
 	episodes bool
-}
-
-// prepareRun gives r, whose settings the flags in fs set, what it takes from the command: its
-// place in an MPI job (joined first: a rank other than 0 keeps quiet), the log, stdout, the
-// device, the command line and the run loop's hooks.
-func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resumeSpec) error {
-	cl, err := joinRunCluster(common)
-	if err != nil {
-		return err
-	}
-	r.Cluster, r.Log, r.Stdout, r.Version = cl, common.logger(), stdout, Version
-	if !common.quiet {
-		r.Progress = os.Stderr
-	}
-	r.OpenBackend = func() (tensor.Backend, error) { return common.backend(r.Log) }
-	r.OnStep = testStepHook
-	r.Line = commandLine(fs, spec)
-	return nil
 }
 
 // commandLine is what fs says beyond the settings its flags set, with the flags of a run's
