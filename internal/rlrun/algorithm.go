@@ -3,10 +3,11 @@ package rlrun
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/vkgrad/vkgrad/internal/atomicfile"
 	"github.com/vkgrad/vkgrad/internal/precision"
+	"github.com/vkgrad/vkgrad/internal/rundir"
 	"github.com/vkgrad/vkgrad/internal/runloop"
 	"github.com/vkgrad/vkgrad/mpi"
 	"github.com/vkgrad/vkgrad/nn"
@@ -229,7 +230,7 @@ func (r *Run) rlLoop(tr Trainer, steps int) error {
 	var table bytes.Buffer
 	l.State.Summary.Table(&table)
 	if r.Cluster.Main() {
-		if err := os.WriteFile(filepath.Join(r.RunDir, "summary.txt"), table.Bytes(), 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(r.RunDir, rundir.Summary), table.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}

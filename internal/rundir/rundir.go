@@ -29,6 +29,8 @@ const (
 	Checkpoint = "checkpoint.safetensors"
 	// Completions holds sampled completions with their rewards, one JSON line each, with "step".
 	Completions = "completions.jsonl"
+	// Summary holds an RL run's table of per-step statistics, written when it finishes.
+	Summary = "summary.txt"
 	// Lock keeps a second process out of a directory in use.
 	Lock = ".lock"
 )
