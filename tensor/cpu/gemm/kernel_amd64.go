@@ -30,6 +30,9 @@ func dot2x4avx2bf16(k16 int, a0, a1, a2, a3 *float32, b *uint16, ldb int, out *f
 func transpose8(dst *float32, dstStride int, src *float32, srcStride int, nblk int)
 
 //go:noescape
+func transpose6(dst *float32, src *float32, srcStride int, nblk int)
+
+//go:noescape
 func fmaLoopAVX512(n int)
 
 //go:noescape
@@ -92,6 +95,9 @@ func peakAVX2(n int) float64 {
 func copyRows8(dst *float32, src *float32, srcStride int, n int)
 
 //go:noescape
+func copyRows6(dst *float32, src *float32, srcStride int, n int)
+
+//go:noescape
 func copyRows16(dst *float32, src *float32, srcStride int, n int)
 
 //go:noescape
@@ -119,25 +125,33 @@ func packBRows(dst, b []float32, ldb, pc, kb, jr, nr int) bool {
 	return true
 }
 
-// packAStrip packs a full 8-row strip of op(A) with vector copies (transposed A holds the 8
-// values of each k contiguously) or 8x8 transposes; other strip heights use scalar code.
+// packAStrip packs a full 8- or 6-row strip of op(A) with vector copies (transposed A holds
+// the values of each k contiguously) or 8x8 transposes; other strip heights use scalar code.
 func packAStrip(dst, a []float32, lda int, transA bool, ir, mr, pc, kb int) bool {
-	if mr != 8 || !cpu.X86.HasAVX {
+	if (mr != 8 && mr != 6) || !cpu.X86.HasAVX {
 		return false
 	}
-	_ = dst[8*kb-1]
+	_ = dst[mr*kb-1]
 	if transA {
-		_ = a[(pc+kb-1)*lda+ir+7]
-		copyRows8(&dst[0], &a[pc*lda+ir], lda, kb)
+		_ = a[(pc+kb-1)*lda+ir+mr-1]
+		if mr == 8 {
+			copyRows8(&dst[0], &a[pc*lda+ir], lda, kb)
+		} else {
+			copyRows6(&dst[0], &a[pc*lda+ir], lda, kb)
+		}
 		return true
 	}
-	_ = a[(ir+7)*lda+pc+kb-1]
+	_ = a[(ir+mr-1)*lda+pc+kb-1]
 	nblk := kb / 8
 	if nblk > 0 {
-		transpose8(&dst[0], 8, &a[ir*lda+pc], lda, nblk)
+		if mr == 8 {
+			transpose8(&dst[0], 8, &a[ir*lda+pc], lda, nblk)
+		} else {
+			transpose6(&dst[0], &a[ir*lda+pc], lda, nblk)
+		}
 	}
 	for p := 8 * nblk; p < kb; p++ {
-		g := dst[p*8 : p*8+8]
+		g := dst[p*mr : p*mr+mr]
 		for i := range g {
 			g[i] = a[(ir+i)*lda+pc+p]
 		}

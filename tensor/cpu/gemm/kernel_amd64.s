@@ -570,6 +570,93 @@ done:
 	VZEROUPPER
 	RET
 
+// func transpose6(dst *float32, src *float32, srcStride int, nblk int)
+// Block b reads src rows r=0..5 at src[r*srcStride + 8b : +8] and writes column t of the
+// block to dst[(8b+t)*6 : +6].
+TEXT ·transpose6(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), R8
+	MOVQ srcStride+16(FP), R9
+	MOVQ nblk+24(FP), CX
+	SHLQ $2, R9
+	LEAQ (R8)(R9*2), R10
+	ADDQ R9, R10
+	TESTQ CX, CX
+	JZ done
+t6loop:
+	VMOVUPS (R8), Y0
+	VMOVUPS (R8)(R9*1), Y1
+	VMOVUPS (R8)(R9*2), Y2
+	VMOVUPS (R10), Y3
+	VMOVUPS (R10)(R9*1), Y4
+	VMOVUPS (R10)(R9*2), Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	VMOVUPS Y8, 0(DI)
+	VMOVUPS Y9, 24(DI)
+	VMOVUPS Y10, 48(DI)
+	VMOVUPS Y11, 72(DI)
+	VMOVUPS Y12, 96(DI)
+	VMOVUPS Y13, 120(DI)
+	VMOVUPS Y14, 144(DI)
+	VMOVUPS X15, 168(DI)
+	VEXTRACTF128 $1, Y15, X15
+	VMOVQ X15, 184(DI)
+	ADDQ $192, DI
+	ADDQ $32, R8
+	ADDQ $32, R10
+	DECQ CX
+	JNZ t6loop
+done:
+	VZEROUPPER
+	RET
+
+// func copyRows6(dst *float32, src *float32, srcStride int, n int)
+// Copies n rows of 6 floats from src + i*srcStride to dst + 6i.
+TEXT ·copyRows6(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ srcStride+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHLQ $2, DX
+	TESTQ CX, CX
+	JZ c6done
+c6loop:
+	VMOVUPS (SI), X0
+	MOVQ 16(SI), AX
+	VMOVUPS X0, (DI)
+	MOVQ AX, 16(DI)
+	ADDQ DX, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ c6loop
+c6done:
+	RET
+
 // func fmaLoopAVX512(n int)
 TEXT ·fmaLoopAVX512(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
