@@ -32,8 +32,8 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Block sizes. kcBlock bounds a packed B panel (kcBlock*nr floats, 30 KiB at nr=48) so it
-// stays in L1 beside the A strip and C tile streaming past it: a panel that fills L1 (256
+// Block sizes. kcBlock (a kernel may set its own kc instead) bounds a packed B panel
+// (kcBlock*nr floats, 30 KiB at nr=48) so it stays in L1 beside the A strip and C tile streaming past it: a panel that fills L1 (256
 // rows, 48 KiB) measured 2-4% slower on every GPT-2 shape. maxMC bounds a task's packed rows
 // of A (maxMC*kcBlock floats, 320 KiB) so they stay in L2. minFlopsPerThread keeps small
 // products on the calling goroutine, where waking a worker would cost more than it saves.
@@ -299,7 +299,7 @@ type job struct {
 
 // Free lists of jobs and workspaces. Buffered channels rather than sync.Pool: a sync.Pool
 // item put on one P is invisible to a Get on another until it is moved to the shared list, so
-// calls that hop between threads would allocate (a workspace is about 350 KiB).
+// calls that hop between threads would allocate (a workspace is 350-850 KiB).
 var (
 	freeJobs       = make(chan *job, 64)
 	freeWorkspaces = make(chan *workspace, 64)
@@ -608,8 +608,10 @@ func (j *job) work(ws *workspace) {
 func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 	kern := j.kern
 	mr, nr := kern.mr, kern.nr
-	for pc := 0; pc < j.k; pc += kcBlock {
-		kb := min(kcBlock, j.k-pc)
+	kc := kern.kcBlock()
+	ws.fit(kc)
+	for pc := 0; pc < j.k; pc += kc {
+		kb := min(kc, j.k-pc)
 		beta := j.beta
 		if pc > 0 {
 			beta = 1
@@ -627,7 +629,7 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 		}
 		panels := (j1 - j0 + nr - 1) / nr
 		nextPC := pc + kb
-		nextKB := min(kcBlock, j.k-nextPC)
+		nextKB := min(kc, j.k-nextPC)
 		for jr := j0; jr < j1; jr += nr {
 			nrr := min(nr, j1-jr)
 			if j.bh != nil {
@@ -765,8 +767,8 @@ func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) 
 
 // workspace holds one goroutine's packing buffers, reused across calls.
 type workspace struct {
-	bp   []float32 // packed B panel, kcBlock*maxNR
-	ap   []float32 // packed A rows of one task, kcBlock*maxMC
+	bp   []float32 // packed B panel, kc*maxNR
+	ap   []float32 // packed A rows of one task, kc*maxMC
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	walk prefetchWalk
 	// arows holds op(A)'s rows gathered from a transposed A (or rounded) for dotBlock, and
@@ -778,12 +780,16 @@ type workspace struct {
 	out   [16]float32
 }
 
-func newWorkspace() *workspace {
-	return &workspace{
-		bp:   make([]float32, kcBlock*maxNR),
-		ap:   make([]float32, kcBlock*maxMC),
-		tile: make([]float32, maxMR*maxNR),
+// fit makes the packing buffers hold a task's operands packed kc steps deep.
+func (ws *workspace) fit(kc int) {
+	if len(ws.ap) < kc*maxMC {
+		ws.ap = make([]float32, kc*maxMC)
+		ws.bp = make([]float32, kc*maxNR)
 	}
+}
+
+func newWorkspace() *workspace {
+	return &workspace{tile: make([]float32, maxMR*maxNR)}
 }
 
 // roundOperand rounds packed operand values in place to p's 16-bit format, as
