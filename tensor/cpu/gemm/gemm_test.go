@@ -14,11 +14,12 @@ import (
 type shape struct{ m, n, k int }
 
 // testShapes cover single elements, sizes that are not multiples of any tile, K longer than
-// one kc block, and products big enough to be split across threads.
+// one kc block (and than two, which packs op(A) whole), and products big enough to be split
+// across threads.
 var testShapes = []shape{
 	{1, 1, 1}, {1, 7, 3}, {7, 1, 5}, {7, 33, 1}, {8, 48, 256}, {9, 49, 257},
 	{33, 65, 17}, {257, 33, 7}, {17, 257, 300}, {64, 96, 520}, {3, 100, 513},
-	{100, 3, 40}, {130, 200, 70}, {256, 480, 64},
+	{100, 3, 40}, {130, 200, 70}, {256, 480, 64}, {37, 70, 1100},
 	// Few rows: with B transposed these take the dot-product path where there is one.
 	{1, 100, 50}, {3, 37, 33}, {4, 64, 768}, {2, 9, 16}, {1, 5, 15}, {4, 3, 300}, {13, 21, 100}, {16, 50, 64},
 }
