@@ -728,6 +728,10 @@ func (j *job) panel(ws *workspace, ap []float32, i0, i1, jr, nrr, pc, kb int) {
 		if pc == 0 && j.bias != nil {
 			j.setBias(ir, ir+mrr, jr, jr+nrr)
 		}
+		if nrr == nr && mrr == kern.edgeRows {
+			kern.edge(kb, &ap[(ir-i0)*kb], &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta, 1, &ws.walk)
+			continue
+		}
 		kern.fn(kb, &ap[(ir-i0)*kb], &ws.bp[0], &ws.tile[0], nr, j.alpha, 0, 1, &ws.walk)
 		for i := 0; i < mrr; i++ {
 			src := ws.tile[i*nr : i*nr+nrr]

@@ -16,6 +16,11 @@ import "unsafe"
 type microKernel struct {
 	name   string
 	mr, nr int
+	// edge, where not nil, computes the first edgeRows rows of a strip (packed mr rows deep)
+	// in place, for a last strip with just that many rows, instead of fn computing the whole
+	// tile into scratch for the valid rows to be copied out.
+	edge     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
+	edgeRows int
 	// kc, where not 0, replaces kcBlock as the k steps of a packed panel: a narrow panel
 	// stays in L1 over more of them, and each kc block is one more pass over C.
 	kc int

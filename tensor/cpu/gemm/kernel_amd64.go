@@ -15,6 +15,9 @@ func kern8x48avx512(k int, a *float32, b *float32, c *float32, ldc int, alpha, b
 func kern6x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 
 //go:noescape
+func kern4x16avx2(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
+
+//go:noescape
 func dot4x4avx512(k16 int, a0, a1, a2, a3 *float32, b *float32, ldb int, out *float32)
 
 //go:noescape
@@ -44,7 +47,7 @@ func fmaLoopAVX2(n int)
 // 48-column panel keeps kcBlock (128-256 measured within 1% of each other).
 var (
 	avx512Kernel = &microKernel{name: "avx512", mr: 8, nr: 48, fn: kern8x48avx512, dot: dot4x4avx512, dotBF16: dot4x4avx512bf16, dotRows: 4, peak: peakAVX512}
-	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, kc: 384, fn: kern6x16avx2, dot: dot2x4avx2, dotBF16: dot2x4avx2bf16, dotRows: 2, peak: peakAVX2}
+	avx2Kernel   = &microKernel{name: "avx2", mr: 6, nr: 16, kc: 384, fn: kern6x16avx2, edge: kern4x16avx2, edgeRows: 4, dot: dot2x4avx2, dotBF16: dot2x4avx2bf16, dotRows: 2, peak: peakAVX2}
 )
 
 // kernels lists the kernels this CPU can run, best first.

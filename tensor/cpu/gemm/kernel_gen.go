@@ -25,6 +25,12 @@ func rowAddr(i int) string {
 // requests one cache line of its prefetch walk (see prefetchWalk), so the next operands
 // stream in under the multiply-adds instead of in bursts between kernel calls.
 func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
+	kernelStrided(f, name, mr, mr, nvec, s)
+}
+
+// kernelStrided is kernel for the first mr rows of strips packed astride rows deep: the
+// edge kernel that computes a strip's valid rows in place.
+func kernelStrided(f *asmgen.File, name string, mr, astride, nvec int, s asmgen.Vec) {
 	reg, vw := s.Reg, s.Lanes
 	nr := nvec * vw
 	nacc := mr * nvec
@@ -68,7 +74,7 @@ func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
 		}
 		for i := 0; i < mr; i++ {
 			r := bc[i%2]
-			f.Instr("VBROADCASTSS %d(R8), %s%d", 4*mr*u+4*i, reg, r)
+			f.Instr("VBROADCASTSS %d(R8), %s%d", 4*astride*u+4*i, reg, r)
 			for v := 0; v < nvec; v++ {
 				f.Instr("VFMADD231PS %s%d, %s%d, %s%d", reg, breg(v), reg, r, reg, i*nvec+v)
 			}
@@ -92,14 +98,14 @@ func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
 	f.Linef("pfdone:")
 	step(1)
 	f.Instr("ADDQ $%d, SI", 8*nr)
-	f.Instr("ADDQ $%d, R8", 8*mr)
+	f.Instr("ADDQ $%d, R8", 8*astride)
 	f.Instr("DECQ CX")
 	f.Instr("JNZ loop")
 	f.Linef("tail:")
 	f.Instr("TESTQ $1, AX")
 	f.Instr("JZ scale")
 	step(0)
-	f.Instr("ADDQ $%d, R8", 4*mr)
+	f.Instr("ADDQ $%d, R8", 4*astride)
 	f.Linef("scale:")
 	al, be := nacc+nvec, nacc+nvec+1
 	f.Instr("VBROADCASTSS alpha+40(FP), %s%d", reg, al)
@@ -622,6 +628,8 @@ func main() {
 		kernel(f, "kern8x48avx512", 8, 3, asmgen.AVX512)
 		// AVX2: 6 rows x 2 vectors of 8 = 12 accumulators, 2 B vectors, 2 broadcasts.
 		kernel(f, "kern6x16avx2", 6, 2, asmgen.AVX2)
+		// Its edge: the first 4 rows of a 6-row strip (8 accumulators), for 256-row products.
+		kernelStrided(f, "kern4x16avx2", 4, 6, 2, asmgen.AVX2)
 		transpose8(f)
 		transpose6(f)
 		copyRows6(f)
