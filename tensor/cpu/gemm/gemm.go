@@ -37,7 +37,8 @@ import (
 // Block sizes. kcBlock (a kernel may set its own kc instead) bounds a packed B panel
 // (kcBlock*nr floats, 30 KiB at nr=48) so it stays in L1 beside the A strip and C tile streaming past it: a panel that fills L1 (256
 // rows, 48 KiB) measured 2-4% slower on every GPT-2 shape. maxMC bounds a task's packed rows
-// of A (maxMC*kcBlock floats, 320 KiB) so they stay in L2. minFlopsPerThread keeps small
+// of A (maxMC*kc floats: 320 KiB at kcBlock, 768 KiB at the AVX2 kernel's 384) so they stay
+// in L2. minFlopsPerThread keeps small
 // products on the calling goroutine, where waking a worker would cost more than it saves.
 const (
 	kcBlock           = 160
