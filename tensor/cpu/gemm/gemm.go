@@ -35,10 +35,10 @@ import (
 )
 
 // Block sizes. kcBlock (a kernel may set its own kc instead) bounds a packed B panel
-// (kcBlock*nr floats, 30 KiB at nr=48) so it stays in L1 beside the A strip and C tile streaming past it: a panel that fills L1 (256
-// rows, 48 KiB) measured 2-4% slower on every GPT-2 shape. maxMC bounds a task's packed rows
-// of A (maxMC*kc floats: 320 KiB at kcBlock, 768 KiB at the AVX2 kernel's 384) so they stay
-// in L2. minFlopsPerThread keeps small
+// (kcBlock*nr floats, 30 KiB at nr=48) so it stays in L1 beside the A strip and C tile
+// streaming past it: a panel that fills L1 (256 rows, 48 KiB) measured 2-4% slower on every
+// GPT-2 shape. maxMC bounds a task's packed rows of A (maxMC*kc floats: 320 KiB at kcBlock,
+// 768 KiB at the AVX2 kernel's 384) so they stay in L2. minFlopsPerThread keeps small
 // products on the calling goroutine, where waking a worker would cost more than it saves.
 const (
 	kcBlock           = 160
@@ -617,7 +617,7 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 	nr, kc := kern.nr, kern.kcBlock()
 	pad := (i1 - i0 + kern.mr - 1) / kern.mr * kern.mr
 	if j.k > 2*kc && pad*j.k <= wholeA {
-		ws.fit(wholeA)
+		ws.fit(wholeA, kc)
 		for pc := 0; pc < j.k; pc += kc {
 			j.packABlock(ws.ap[pad*pc:], i0, i1, pc, min(kc, j.k-pc))
 		}
@@ -636,7 +636,7 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 		}
 		return
 	}
-	ws.fit(kc * maxMC)
+	ws.fit(kc*maxMC, kc)
 	for pc := 0; pc < j.k; pc += kc {
 		kb := min(kc, j.k-pc)
 		j.packABlock(ws.ap, i0, i1, pc, kb)
@@ -827,7 +827,7 @@ func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) 
 // workspace holds one goroutine's packing buffers, reused across calls.
 type workspace struct {
 	bp   []float32 // packed B panel, kc*maxNR
-	ap   []float32 // packed A rows of one task, kc*maxMC
+	ap   []float32 // packed A rows of one task, kc*maxMC or wholeA
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	walk prefetchWalk
 	// arows holds op(A)'s rows gathered from a transposed A (or rounded) for dotBlock, and
@@ -839,12 +839,14 @@ type workspace struct {
 	out   [16]float32
 }
 
-// fit makes the packing buffers hold n floats of packed op(A) and a panel of op(B) as deep
-// as n/maxMC k steps (or as the kernel's kc, which n covers).
-func (ws *workspace) fit(n int) {
+// fit makes the packing buffers hold n floats of packed op(A) and a panel of op(B) kc steps
+// deep.
+func (ws *workspace) fit(n, kc int) {
 	if len(ws.ap) < n {
 		ws.ap = make([]float32, n)
-		ws.bp = make([]float32, n/maxMC*maxNR)
+	}
+	if len(ws.bp) < kc*maxNR {
+		ws.bp = make([]float32, kc*maxNR)
 	}
 }
 

@@ -16,6 +16,7 @@ import "unsafe"
 type microKernel struct {
 	name   string
 	mr, nr int
+	fn     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 	// edge, where not nil, computes the first edgeRows rows of a strip (packed mr rows deep)
 	// in place, for a last strip with just that many rows, instead of fn computing the whole
 	// tile into scratch for the valid rows to be copied out.
@@ -24,7 +25,6 @@ type microKernel struct {
 	// kc, where not 0, replaces kcBlock as the k steps of a packed panel: a narrow panel
 	// stays in L1 over more of them, and each kc block is one more pass over C.
 	kc int
-	fn func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
 	// dot, where not nil, serves products of a few rows (dotMaxRows) with B transposed, as
 	// in a decoding step, dotRows rows of A (2 or 4; a2 and a3 unread with 2) and four of B
 	// at a time: out[4i+j] = sum over p < k16 of ai[p]*b[j*ldb+p] for i < dotRows, j < 4,
