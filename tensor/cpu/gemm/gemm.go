@@ -7,8 +7,9 @@
 // The product is computed GotoBLAS-style. A task (a block of C) packs, for each kc block of
 // K, its rows of op(A) into strips of mr rows, then packs op(B) one panel of nr columns at a
 // time (small enough to stay in L1) and runs a register-blocked micro-kernel down the strips.
-// Where its rows of op(A) fit in L2 packed whole and K spans several kc blocks, it packs them
-// all first and takes each panel through all of K, keeping a panel of C in cache.
+// Where its block of C is larger than L2, its rows of op(A) fit in L2 packed whole and K
+// spans several kc blocks, it packs the rows all first and takes each panel through all of
+// K, keeping a panel of C in cache.
 // Vector kernels in assembly (AVX-512 or AVX2+FMA on amd64, NEON on arm64) are chosen at run
 // time ([KernelName]); a portable Go kernel serves other architectures and the purego build
 // tag. Products of a few rows with B transposed (decoding steps) take a dot-product path
@@ -607,16 +608,16 @@ func (j *job) work(ws *workspace) {
 
 // block computes C[i0:i1, j0:j1]. For each kc block of K it packs the rows' strip of op(A)
 // once (so the kernel reads it contiguously whatever A's layout and stride), then for each
-// column panel packs op(B) and runs the kernel down the rows. Where the rows of op(A) fit
-// packed whole (wholeA) and K spans more than two kc blocks, it packs them all first and
-// takes each panel through all of K, so that a panel of C stays in cache across kc blocks
-// instead of the whole block of C (larger than L2 for wide products) being read and written
-// once per kc block.
+// column panel packs op(B) and runs the kernel down the rows. Where the block of C is larger
+// than L2 but the rows of op(A) fit in it packed whole (wholeC, wholeA), and K spans
+// more than two kc blocks, it packs the rows all first and takes each panel through all of
+// K, so that a panel of C stays in cache across kc blocks instead of the whole block of C
+// being read and written once per kc block.
 func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 	kern := j.kern
 	nr, kc := kern.nr, kern.kcBlock()
 	pad := (i1 - i0 + kern.mr - 1) / kern.mr * kern.mr
-	if j.k > 2*kc && pad*j.k <= wholeA {
+	if j.k > 2*kc && pad*j.k <= wholeA && (i1-i0)*(j1-j0) > wholeC {
 		ws.fit(wholeA, kc)
 		for pc := 0; pc < j.k; pc += kc {
 			j.packABlock(ws.ap[pad*pc:], i0, i1, pc, min(kc, j.k-pc))
@@ -671,13 +672,17 @@ func (j *job) walkB(ws *workspace, pc, kb, jc, cols int) {
 	ws.walk.start(j.b, j.ldb, j.transB, pc, kb, jc, cols)
 }
 
-// wholeA is the most floats of op(A)'s rows that block packs whole, for all of K: 768 KiB,
-// three quarters of L2. On 2 threads the AVX-512 kernel's wide products with K = 768 (256
-// rows against 2304, 3072 or 50304 columns, five kc blocks), whose blocks of C do not fit
-// in L2, took 12% less CPU time in total (4-17% per product) taking each panel through all
-// of K; with two kc blocks (the AVX2 kernel's K = 768, AVX-512's K = 256) it made no
-// difference beyond the noise (+0.6%, -1.5%).
+// wholeA is the most floats of op(A)'s rows that block packs whole, for all of K, and
+// wholeC the fewest of a block of C that it takes panel by panel: 768 KiB, three quarters
+// of L2. On 2 threads the AVX-512 kernel's wide products with K = 768 (256 rows against
+// 2304, 3072 or 50304 columns, five kc blocks), whose blocks of C do not fit in L2, took 12%
+// less CPU time in total (4-17% per product) taking each panel through all of K;
+// 256x768x768, whose block of C fits, ran up to 10% slower (the packed rows crowd L2); with
+// two kc blocks (the AVX2 kernel's K = 768, AVX-512's K = 256) it made no difference beyond
+// the noise. wholeC is a variable so that tests can take small products panel by panel.
 const wholeA = 3 << 16
+
+var wholeC = wholeA
 
 // packABlock packs rows i0..i1 of op(A)[:, pc:pc+kb] into dst, strip by strip.
 func (j *job) packABlock(dst []float32, i0, i1, pc, kb int) {
