@@ -117,7 +117,7 @@ func useThreads(t testing.TB, n int) {
 
 // TestWholeAMatchesBlocked checks that taking each panel through all of K, with op(A)
 // packed whole, gives the bits of going kc block by kc block, for every kernel, with beta,
-// a bias and rounded operands, on 1 and 2 threads.
+// a bias, rounded operands and bfloat16 B, on 1 and 2 threads.
 func TestWholeAMatchesBlocked(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	saved := wholeC
@@ -129,7 +129,9 @@ func TestWholeAMatchesBlocked(t *testing.T) {
 				o := newOperands(r, s, tr&1 != 0, tr&2 != 0)
 				bias := randSlice(r, s.n)
 				for _, th := range []int{1, 2} {
-					var got [2][3][]float32
+					var got [2][4][]float32
+					bh := make([]uint16, len(o.b))
+					BF16Bits(bh, o.b)
 					for w, c := range []int{math.MaxInt, 0} {
 						wholeC = c
 						for v := range got[w] {
@@ -138,6 +140,9 @@ func TestWholeAMatchesBlocked(t *testing.T) {
 						SgemmThreads(th, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 0.3, got[w][0], o.ldc)
 						SgemmBiasThreads(th, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, bias, got[w][1], o.ldc)
 						SgemmPrecisionThreads(th, tensor.BF16, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, 0, got[w][2], o.ldc)
+						if o.transB {
+							SgemmBF16Threads(th, o.transA, s.m, s.n, s.k, 1, o.a, o.lda, bh, o.ldb, 0, got[w][3], o.ldc)
+						}
 					}
 					for v := range got[0] {
 						for i := range got[0][v] {
