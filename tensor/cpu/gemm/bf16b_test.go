@@ -45,14 +45,14 @@ func TestBF16BitsMatchesTensor(t *testing.T) {
 // SgemmPrecisionThreads in bfloat16 on B's float32 values, with and without a bias, with beta
 // 0 and 1 and A transposed or not, for every kernel, on 1 and 3 threads: m = 1..16 (the dot
 // kernels, k past and short of a multiple of 16, n not a multiple of 4) and more rows (B
-// widened as it is packed).
+// widened as it is packed, with K in one kc block or more than two).
 func TestSgemmBF16MatchesPrecision(t *testing.T) {
 	type shape struct{ m, n, k int }
 	var shapes []shape
 	for m := 1; m <= 16; m++ {
 		shapes = append(shapes, shape{m, 37, 16*m + 7}, shape{m, 8, 16})
 	}
-	shapes = append(shapes, shape{3, 5, 9}, shape{17, 29, 41}, shape{40, 70, 300}, shape{2, 130, 600})
+	shapes = append(shapes, shape{3, 5, 9}, shape{17, 29, 41}, shape{40, 70, 300}, shape{2, 130, 600}, shape{40, 70, 1100})
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, kern := range kernels {
 		t.Run(kern.name, func(t *testing.T) {

@@ -7,6 +7,9 @@
 // The product is computed GotoBLAS-style. A task (a block of C) packs, for each kc block of
 // K, its rows of op(A) into strips of mr rows, then packs op(B) one panel of nr columns at a
 // time (small enough to stay in L1) and runs a register-blocked micro-kernel down the strips.
+// Where its block of C is larger than L2, its rows of op(A) fit in L2 packed whole and K
+// spans several kc blocks, it packs the rows all first and takes each panel through all of
+// K, keeping a panel of C in cache.
 // Vector kernels in assembly (AVX-512 or AVX2+FMA on amd64, NEON on arm64) are chosen at run
 // time ([KernelName]); a portable Go kernel serves other architectures and the purego build
 // tag. Products of a few rows with B transposed (decoding steps) take a dot-product path
@@ -32,10 +35,11 @@ import (
 	"github.com/vkgrad/vkgrad/tensor"
 )
 
-// Block sizes. kcBlock bounds a packed B panel (kcBlock*nr floats, 30 KiB at nr=48) so it
-// stays in L1 beside the A strip and C tile streaming past it: a panel that fills L1 (256
-// rows, 48 KiB) measured 2-4% slower on every GPT-2 shape. maxMC bounds a task's packed rows
-// of A (maxMC*kcBlock floats, 320 KiB) so they stay in L2. minFlopsPerThread keeps small
+// Block sizes. kcBlock (a kernel may set its own kc instead) bounds a packed B panel
+// (kcBlock*nr floats, 30 KiB at nr=48) so it stays in L1 beside the A strip and C tile
+// streaming past it: a panel that fills L1 (256 rows, 48 KiB) measured 2-4% slower on every
+// GPT-2 shape. maxMC bounds a task's packed rows of A (maxMC*kc floats: 320 KiB at kcBlock,
+// 768 KiB at the AVX2 kernel's 384) so they stay in L2. minFlopsPerThread keeps small
 // products on the calling goroutine, where waking a worker would cost more than it saves.
 const (
 	kcBlock           = 160
@@ -299,7 +303,7 @@ type job struct {
 
 // Free lists of jobs and workspaces. Buffered channels rather than sync.Pool: a sync.Pool
 // item put on one P is invisible to a Get on another until it is moved to the shared list, so
-// calls that hop between threads would allocate (a workspace is about 350 KiB).
+// calls that hop between threads would allocate (a workspace is 350-850 KiB).
 var (
 	freeJobs       = make(chan *job, 64)
 	freeWorkspaces = make(chan *workspace, 64)
@@ -604,88 +608,150 @@ func (j *job) work(ws *workspace) {
 
 // block computes C[i0:i1, j0:j1]. For each kc block of K it packs the rows' strip of op(A)
 // once (so the kernel reads it contiguously whatever A's layout and stride), then for each
-// column panel packs op(B) and runs the kernel down the rows.
+// column panel packs op(B) and runs the kernel down the rows. Where the block of C is larger
+// than L2 but the rows of op(A) fit in it packed whole (wholeC, wholeA), and K spans
+// more than two kc blocks, it packs the rows all first and takes each panel through all of
+// K, so that a panel of C stays in cache across kc blocks instead of the whole block of C
+// being read and written once per kc block.
 func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 	kern := j.kern
-	mr, nr := kern.mr, kern.nr
-	for pc := 0; pc < j.k; pc += kcBlock {
-		kb := min(kcBlock, j.k-pc)
-		beta := j.beta
-		if pc > 0 {
-			beta = 1
+	nr, kc := kern.nr, kern.kcBlock()
+	pad := (i1 - i0 + kern.mr - 1) / kern.mr * kern.mr
+	if j.k > 2*kc && pad*j.k <= wholeA && (i1-i0)*(j1-j0) > wholeC {
+		ws.fit(wholeA, kc)
+		for pc := 0; pc < j.k; pc += kc {
+			j.packABlock(ws.ap[pad*pc:], i0, i1, pc, min(kc, j.k-pc))
 		}
-		for ir := i0; ir < i1; ir += mr {
-			d := ws.ap[(ir-i0)*kb : (ir-i0+mr)*kb]
-			if mrr := min(mr, i1-ir); mrr < mr {
-				packAEdge(d, j.a, j.lda, j.transA, ir, mrr, mr, pc, kb)
-			} else {
-				packA(d, j.a, j.lda, j.transA, ir, mr, pc, kb)
-			}
-			if j.prec != tensor.FP32 {
-				roundOperand(d, j.prec) // while the strip is in L1, rather than in another pass
+		for jr := j0; jr < j1; jr += nr {
+			for pc := 0; pc < j.k; pc += kc {
+				kb := min(kc, j.k-pc)
+				// The kernel fetches the next kc block of this panel's op(B), or the next
+				// panel's first.
+				if next := pc + kb; next < j.k {
+					j.walkB(ws, next, min(kc, j.k-next), jr, min(nr, j1-jr))
+				} else {
+					j.walkB(ws, 0, min(kc, j.k), jr+nr, min(nr, j1-jr-nr))
+				}
+				j.panel(ws, ws.ap[pad*pc:], i0, i1, jr, min(nr, j1-jr), pc, kb)
 			}
 		}
+		return
+	}
+	ws.fit(kc*maxMC, kc)
+	for pc := 0; pc < j.k; pc += kc {
+		kb := min(kc, j.k-pc)
+		j.packABlock(ws.ap, i0, i1, pc, kb)
 		panels := (j1 - j0 + nr - 1) / nr
 		nextPC := pc + kb
-		nextKB := min(kcBlock, j.k-nextPC)
+		nextKB := min(kc, j.k-nextPC)
 		for jr := j0; jr < j1; jr += nr {
-			nrr := min(nr, j1-jr)
-			if j.bh != nil {
-				packBHalves(ws.bp[:kb*nr], j.bh, j.ldb, pc, kb, jr, nrr, nr) // already bfloat16
-			} else {
-				packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
-				if j.prec != tensor.FP32 {
-					roundOperand(ws.bp[:kb*nr], j.prec)
-				}
-			}
 			// While the kernel runs down this panel it fetches the next panel of op(B), or the
 			// next kc block's first one. The next kc block's rows of op(A) come in bursts, a
 			// part per panel: the rows of a non-transposed A are far apart, too many streams
 			// for the hardware prefetcher.
-			if j.bh != nil {
-				ws.walk.rows = 0 // the walk reads float32 operands
-			} else if next := jr + nr; next < j1 {
-				ws.walk.start(j.b, j.ldb, j.transB, pc, kb, next, min(nr, j1-next))
-			} else if nextKB > 0 {
-				ws.walk.start(j.b, j.ldb, j.transB, nextPC, nextKB, j0, min(nr, j1-j0))
+			if next := jr + nr; next < j1 {
+				j.walkB(ws, pc, kb, next, min(nr, j1-next))
 			} else {
-				ws.walk.rows = 0
+				j.walkB(ws, nextPC, nextKB, j0, min(nr, j1-j0))
 			}
 			if nextKB > 0 {
 				prefetchOp(j.a, j.lda, j.transA, i0, i1-i0, nextPC, nextKB, (jr-j0)/nr, panels)
 			}
-			full := 0 // whole tiles, computed in place by one kernel call
-			if nrr == nr {
-				full = (i1 - i0) / mr
-			}
-			if full > 0 {
-				if pc == 0 && j.bias != nil {
-					j.setBias(i0, i0+full*mr, jr, jr+nr)
-				}
-				kern.fn(kb, &ws.ap[0], &ws.bp[0], &j.c[i0*j.ldc+jr], j.ldc, j.alpha, beta, full, &ws.walk)
-			}
-			// Edge tiles: compute the full tile into scratch, then merge the valid part.
-			for ir := i0 + full*mr; ir < i1; ir += mr {
-				mrr := min(mr, i1-ir)
-				if pc == 0 && j.bias != nil {
-					j.setBias(ir, ir+mrr, jr, jr+nrr)
-				}
-				kern.fn(kb, &ws.ap[(ir-i0)*kb], &ws.bp[0], &ws.tile[0], nr, j.alpha, 0, 1, &ws.walk)
-				for i := 0; i < mrr; i++ {
-					src := ws.tile[i*nr : i*nr+nrr]
-					dst := j.c[(ir+i)*j.ldc+jr : (ir+i)*j.ldc+jr+nrr]
-					if beta == 0 {
-						copy(dst, src)
-					} else {
-						for x, v := range src {
-							dst[x] = v + beta*dst[x]
-						}
-					}
-				}
-			}
-			ws.walk.finish()
+			j.panel(ws, ws.ap, i0, i1, jr, min(nr, j1-jr), pc, kb)
 		}
 	}
+}
+
+// walkB points the prefetch walk at op(B)[pc:pc+kb, jc:jc+cols], or ends it where that is
+// empty or B is bfloat16 (the walk reads float32 operands).
+func (j *job) walkB(ws *workspace, pc, kb, jc, cols int) {
+	if j.bh != nil || kb <= 0 || cols <= 0 {
+		ws.walk.rows = 0
+		return
+	}
+	ws.walk.start(j.b, j.ldb, j.transB, pc, kb, jc, cols)
+}
+
+// wholeA is the most floats of op(A)'s rows that block packs whole, for all of K, and
+// wholeC the fewest of a block of C that it takes panel by panel: 768 KiB, three quarters
+// of L2. On 2 threads the AVX-512 kernel's wide products with K = 768 (256 rows against
+// 2304, 3072 or 50304 columns, five kc blocks), whose blocks of C do not fit in L2, took 12%
+// less CPU time in total (4-17% per product) taking each panel through all of K;
+// 256x768x768, whose block of C fits, ran up to 10% slower (the packed rows crowd L2); with
+// two kc blocks (the AVX2 kernel's K = 768, AVX-512's K = 256) it made no difference beyond
+// the noise. wholeC is a variable so that tests can take small products panel by panel.
+const wholeA = 3 << 16
+
+var wholeC = wholeA
+
+// packABlock packs rows i0..i1 of op(A)[:, pc:pc+kb] into dst, strip by strip.
+func (j *job) packABlock(dst []float32, i0, i1, pc, kb int) {
+	mr := j.kern.mr
+	for ir := i0; ir < i1; ir += mr {
+		d := dst[(ir-i0)*kb : (ir-i0+mr)*kb]
+		if mrr := min(mr, i1-ir); mrr < mr {
+			packAEdge(d, j.a, j.lda, j.transA, ir, mrr, mr, pc, kb)
+		} else {
+			packA(d, j.a, j.lda, j.transA, ir, mr, pc, kb)
+		}
+		if j.prec != tensor.FP32 {
+			roundOperand(d, j.prec) // while the strip is in L1, rather than in another pass
+		}
+	}
+}
+
+// panel packs op(B)[pc:pc+kb, jr:jr+nrr] and adds its product with rows i0..i1 of op(A),
+// packed in ap, into C (C = alpha*product + beta*C on the first kc block, + C after). The
+// prefetch walk is set by the caller.
+func (j *job) panel(ws *workspace, ap []float32, i0, i1, jr, nrr, pc, kb int) {
+	kern := j.kern
+	mr, nr := kern.mr, kern.nr
+	beta := j.beta
+	if pc > 0 {
+		beta = 1
+	}
+	if j.bh != nil {
+		packBHalves(ws.bp[:kb*nr], j.bh, j.ldb, pc, kb, jr, nrr, nr) // already bfloat16
+	} else {
+		packB(ws.bp[:kb*nr], j.b, j.ldb, j.transB, pc, kb, jr, nrr, nr)
+		if j.prec != tensor.FP32 {
+			roundOperand(ws.bp[:kb*nr], j.prec)
+		}
+	}
+	full := 0 // whole tiles, computed in place by one kernel call
+	if nrr == nr {
+		full = (i1 - i0) / mr
+	}
+	if full > 0 {
+		if pc == 0 && j.bias != nil {
+			j.setBias(i0, i0+full*mr, jr, jr+nr)
+		}
+		kern.fn(kb, &ap[0], &ws.bp[0], &j.c[i0*j.ldc+jr], j.ldc, j.alpha, beta, full, &ws.walk)
+	}
+	// Edge tiles: compute the full tile into scratch, then merge the valid part.
+	for ir := i0 + full*mr; ir < i1; ir += mr {
+		mrr := min(mr, i1-ir)
+		if pc == 0 && j.bias != nil {
+			j.setBias(ir, ir+mrr, jr, jr+nrr)
+		}
+		if nrr == nr && mrr == kern.edgeRows {
+			kern.edge(kb, &ap[(ir-i0)*kb], &ws.bp[0], &j.c[ir*j.ldc+jr], j.ldc, j.alpha, beta, 1, &ws.walk)
+			continue
+		}
+		kern.fn(kb, &ap[(ir-i0)*kb], &ws.bp[0], &ws.tile[0], nr, j.alpha, 0, 1, &ws.walk)
+		for i := 0; i < mrr; i++ {
+			src := ws.tile[i*nr : i*nr+nrr]
+			dst := j.c[(ir+i)*j.ldc+jr : (ir+i)*j.ldc+jr+nrr]
+			if beta == 0 {
+				copy(dst, src)
+			} else {
+				for x, v := range src {
+					dst[x] = v + beta*dst[x]
+				}
+			}
+		}
+	}
+	ws.walk.finish()
 }
 
 // packB writes op(B)[pc:pc+kb, jr:jr+nrr] into dst as kb rows of nr values, zero-padding
@@ -765,8 +831,8 @@ func packAEdge(dst, a []float32, lda int, transA bool, ir, mrr, mr, pc, kb int) 
 
 // workspace holds one goroutine's packing buffers, reused across calls.
 type workspace struct {
-	bp   []float32 // packed B panel, kcBlock*maxNR
-	ap   []float32 // packed A rows of one task, kcBlock*maxMC
+	bp   []float32 // packed B panel, kc*maxNR
+	ap   []float32 // packed A rows of one task, kc*maxMC or wholeA
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	walk prefetchWalk
 	// arows holds op(A)'s rows gathered from a transposed A (or rounded) for dotBlock, and
@@ -778,12 +844,19 @@ type workspace struct {
 	out   [16]float32
 }
 
-func newWorkspace() *workspace {
-	return &workspace{
-		bp:   make([]float32, kcBlock*maxNR),
-		ap:   make([]float32, kcBlock*maxMC),
-		tile: make([]float32, maxMR*maxNR),
+// fit makes the packing buffers hold n floats of packed op(A) and a panel of op(B) kc steps
+// deep.
+func (ws *workspace) fit(n, kc int) {
+	if len(ws.ap) < n {
+		ws.ap = make([]float32, n)
 	}
+	if len(ws.bp) < kc*maxNR {
+		ws.bp = make([]float32, kc*maxNR)
+	}
+}
+
+func newWorkspace() *workspace {
+	return &workspace{tile: make([]float32, maxMR*maxNR)}
 }
 
 // roundOperand rounds packed operand values in place to p's 16-bit format, as

@@ -9,16 +9,17 @@ import (
 	"testing"
 
 	"github.com/vkgrad/vkgrad/internal/race"
+	"github.com/vkgrad/vkgrad/tensor"
 )
 
 type shape struct{ m, n, k int }
 
 // testShapes cover single elements, sizes that are not multiples of any tile, K longer than
-// one kc block, and products big enough to be split across threads.
+// one kc block (and than two), and products big enough to be split across threads.
 var testShapes = []shape{
 	{1, 1, 1}, {1, 7, 3}, {7, 1, 5}, {7, 33, 1}, {8, 48, 256}, {9, 49, 257},
 	{33, 65, 17}, {257, 33, 7}, {17, 257, 300}, {64, 96, 520}, {3, 100, 513},
-	{100, 3, 40}, {130, 200, 70}, {256, 480, 64},
+	{100, 3, 40}, {130, 200, 70}, {256, 480, 64}, {37, 70, 1100},
 	// Few rows: with B transposed these take the dot-product path where there is one.
 	{1, 100, 50}, {3, 37, 33}, {4, 64, 768}, {2, 9, 16}, {1, 5, 15}, {4, 3, 300}, {13, 21, 100}, {16, 50, 64},
 }
@@ -112,6 +113,49 @@ func useThreads(t testing.TB, n int) {
 	old := int(threads.Load())
 	SetThreads(n)
 	t.Cleanup(func() { SetThreads(old) })
+}
+
+// TestWholeAMatchesBlocked checks that taking each panel through all of K, with op(A)
+// packed whole, gives the bits of going kc block by kc block, for every kernel, with beta,
+// a bias, rounded operands and bfloat16 B, on 1 and 2 threads.
+func TestWholeAMatchesBlocked(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	saved := wholeC
+	t.Cleanup(func() { wholeC = saved })
+	for _, kern := range kernels {
+		useKernel(t, kern)
+		for _, s := range []shape{{37, 70, 1100}, {64, 200, 900}} {
+			for tr := 0; tr < 4; tr++ {
+				o := newOperands(r, s, tr&1 != 0, tr&2 != 0)
+				bias := randSlice(r, s.n)
+				for _, th := range []int{1, 2} {
+					var got [2][4][]float32
+					bh := make([]uint16, len(o.b))
+					BF16Bits(bh, o.b)
+					for w, c := range []int{math.MaxInt, 0} {
+						wholeC = c
+						for v := range got[w] {
+							got[w][v] = append([]float32(nil), o.c...)
+						}
+						SgemmThreads(th, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 0.3, got[w][0], o.ldc)
+						SgemmBiasThreads(th, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, bias, got[w][1], o.ldc)
+						SgemmPrecisionThreads(th, tensor.BF16, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, 0, got[w][2], o.ldc)
+						if o.transB {
+							SgemmBF16Threads(th, o.transA, s.m, s.n, s.k, 1, o.a, o.lda, bh, o.ldb, 0, got[w][3], o.ldc)
+						}
+					}
+					for v := range got[0] {
+						for i := range got[0][v] {
+							if math.Float32bits(got[0][v][i]) != math.Float32bits(got[1][v][i]) {
+								t.Fatalf("%s %+v transA=%v transB=%v threads=%d call %d: c[%d] = %v by kc blocks, %v by whole panels",
+									kern.name, s, o.transA, o.transB, th, v, i, got[0][v][i], got[1][v][i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 func TestSgemmMatchesReference(t *testing.T) {

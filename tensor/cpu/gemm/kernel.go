@@ -17,6 +17,14 @@ type microKernel struct {
 	name   string
 	mr, nr int
 	fn     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
+	// edge, where not nil, computes the first edgeRows rows of a strip (packed mr rows deep)
+	// in place, for a last strip with just that many rows, instead of fn computing the whole
+	// tile into scratch for the valid rows to be copied out.
+	edge     func(k int, a *float32, b *float32, c *float32, ldc int, alpha, beta float32, strips int, pf *prefetchWalk)
+	edgeRows int
+	// kc, where not 0, replaces kcBlock as the k steps of a packed panel: a narrow panel
+	// stays in L1 over more of them, and each kc block is one more pass over C.
+	kc int
 	// dot, where not nil, serves products of a few rows (dotMaxRows) with B transposed, as
 	// in a decoding step, dotRows rows of A (2 or 4; a2 and a3 unread with 2) and four of B
 	// at a time: out[4i+j] = sum over p < k16 of ai[p]*b[j*ldb+p] for i < dotRows, j < 4,
@@ -30,6 +38,14 @@ type microKernel struct {
 	// peak runs n iterations of a register-only multiply-add loop at the kernel's vector
 	// width and returns the floating-point operations per iteration.
 	peak func(n int) float64
+}
+
+// kcBlock returns the k steps of the kernel's packed panels.
+func (kern *microKernel) kcBlock() int {
+	if kern.kc > 0 {
+		return kern.kc
+	}
+	return kcBlock
 }
 
 // goKernel is the portable kernel: a 4x4 tile of scalar accumulators.

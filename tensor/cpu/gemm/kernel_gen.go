@@ -25,6 +25,12 @@ func rowAddr(i int) string {
 // requests one cache line of its prefetch walk (see prefetchWalk), so the next operands
 // stream in under the multiply-adds instead of in bursts between kernel calls.
 func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
+	kernelStrided(f, name, mr, mr, nvec, s)
+}
+
+// kernelStrided is kernel for the first mr rows of strips packed astride rows deep: the
+// edge kernel that computes a strip's valid rows in place.
+func kernelStrided(f *asmgen.File, name string, mr, astride, nvec int, s asmgen.Vec) {
 	reg, vw := s.Reg, s.Lanes
 	nr := nvec * vw
 	nacc := mr * nvec
@@ -68,7 +74,7 @@ func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
 		}
 		for i := 0; i < mr; i++ {
 			r := bc[i%2]
-			f.Instr("VBROADCASTSS %d(R8), %s%d", 4*mr*u+4*i, reg, r)
+			f.Instr("VBROADCASTSS %d(R8), %s%d", 4*astride*u+4*i, reg, r)
 			for v := 0; v < nvec; v++ {
 				f.Instr("VFMADD231PS %s%d, %s%d, %s%d", reg, breg(v), reg, r, reg, i*nvec+v)
 			}
@@ -92,14 +98,14 @@ func kernel(f *asmgen.File, name string, mr, nvec int, s asmgen.Vec) {
 	f.Linef("pfdone:")
 	step(1)
 	f.Instr("ADDQ $%d, SI", 8*nr)
-	f.Instr("ADDQ $%d, R8", 8*mr)
+	f.Instr("ADDQ $%d, R8", 8*astride)
 	f.Instr("DECQ CX")
 	f.Instr("JNZ loop")
 	f.Linef("tail:")
 	f.Instr("TESTQ $1, AX")
 	f.Instr("JZ scale")
 	step(0)
-	f.Instr("ADDQ $%d, R8", 4*mr)
+	f.Instr("ADDQ $%d, R8", 4*astride)
 	f.Linef("scale:")
 	al, be := nacc+nvec, nacc+nvec+1
 	f.Instr("VBROADCASTSS alpha+40(FP), %s%d", reg, al)
@@ -162,6 +168,30 @@ func transpose8(f *asmgen.File) {
 	for i := 0; i < 8; i++ {
 		f.Instr("VMOVUPS %s, Y%d", rowAddr(i), i)
 	}
+	transposeRegs(f)
+	f.Instr("MOVQ DI, BX")
+	for t := 0; t < 8; t++ {
+		if t == 4 {
+			f.Instr("LEAQ (BX)(DX*4), BX")
+		}
+		addr := []string{"(BX)", "(BX)(DX*1)", "(BX)(DX*2)", "(BX)(R13*1)"}[t%4]
+		f.Instr("VMOVUPS Y%d, %s", 8+t, addr)
+	}
+	f.Instr("LEAQ (DI)(DX*8), DI")
+	f.Instr("ADDQ $32, R8")
+	f.Instr("ADDQ $32, R10")
+	f.Instr("ADDQ $32, R11")
+	f.Instr("DECQ CX")
+	f.Instr("JNZ tloop")
+	f.Linef("done:")
+	f.Instr("VZEROUPPER")
+	f.Instr("RET")
+	f.Linef("")
+}
+
+// transposeRegs emits the transpose of the 8x8 block in Y0-Y7 (row r in Yr) into Y8-Y15
+// (column t in Y8+t).
+func transposeRegs(f *asmgen.File) {
 	// Interleave row pairs, then pairs of pairs, then swap 128-bit halves.
 	for p := 0; p < 4; p++ {
 		a, b := 2*p, 2*p+1
@@ -180,22 +210,73 @@ func transpose8(f *asmgen.File) {
 		}
 		f.Instr("VPERM2F128 $0x%02X, Y%d, Y%d, Y%d", imm, t%4+4, t%4, 8+t)
 	}
-	f.Instr("MOVQ DI, BX")
-	for t := 0; t < 8; t++ {
-		if t == 4 {
-			f.Instr("LEAQ (BX)(DX*4), BX")
-		}
-		addr := []string{"(BX)", "(BX)(DX*1)", "(BX)(DX*2)", "(BX)(R13*1)"}[t%4]
-		f.Instr("VMOVUPS Y%d, %s", 8+t, addr)
+}
+
+// transpose6 emits the packing of a 6-row strip of an operand stored by rows (the AVX2
+// kernel's strip of A): 8x8 transposes whose rows 6 and 7 are zeros, each column stored as
+// 8 values 6 apart, so the next column's store overwrites the two zeros; the block's last
+// column stores its 6 values alone, so nothing is written past the strip.
+func transpose6(f *asmgen.File) {
+	f.Linef("// func transpose6(dst *float32, src *float32, srcStride int, nblk int)")
+	f.Linef("// Block b reads src rows r=0..5 at src[r*srcStride + 8b : +8] and writes column t of the")
+	f.Linef("// block to dst[(8b+t)*6 : +6].")
+	f.Linef("TEXT ·transpose6(SB), NOSPLIT, $0-32")
+	f.Instr("MOVQ dst+0(FP), DI")
+	f.Instr("MOVQ src+8(FP), R8")
+	f.Instr("MOVQ srcStride+16(FP), R9")
+	f.Instr("MOVQ nblk+24(FP), CX")
+	f.Instr("SHLQ $2, R9")
+	f.Instr("LEAQ (R8)(R9*2), R10")
+	f.Instr("ADDQ R9, R10")
+	f.Instr("TESTQ CX, CX")
+	f.Instr("JZ done")
+	f.Linef("t6loop:")
+	for i := 0; i < 6; i++ {
+		f.Instr("VMOVUPS %s, Y%d", rowAddr(i), i)
 	}
-	f.Instr("LEAQ (DI)(DX*8), DI")
+	f.Instr("VXORPS Y6, Y6, Y6")
+	f.Instr("VXORPS Y7, Y7, Y7")
+	transposeRegs(f)
+	for t := 0; t < 7; t++ {
+		f.Instr("VMOVUPS Y%d, %d(DI)", 8+t, 24*t)
+	}
+	f.Instr("VMOVUPS X15, 168(DI)")
+	f.Instr("VEXTRACTF128 $1, Y15, X15")
+	f.Instr("VMOVQ X15, 184(DI)")
+	f.Instr("ADDQ $192, DI")
 	f.Instr("ADDQ $32, R8")
 	f.Instr("ADDQ $32, R10")
-	f.Instr("ADDQ $32, R11")
 	f.Instr("DECQ CX")
-	f.Instr("JNZ tloop")
+	f.Instr("JNZ t6loop")
 	f.Linef("done:")
 	f.Instr("VZEROUPPER")
+	f.Instr("RET")
+	f.Linef("")
+}
+
+// copyRows6 emits a copy of n rows of 6 floats from a strided source to a contiguous
+// destination: packing a 6-row strip of a transposed operand.
+func copyRows6(f *asmgen.File) {
+	f.Linef("// func copyRows6(dst *float32, src *float32, srcStride int, n int)")
+	f.Linef("// Copies n rows of 6 floats from src + i*srcStride to dst + 6i.")
+	f.Linef("TEXT ·copyRows6(SB), NOSPLIT, $0-32")
+	f.Instr("MOVQ dst+0(FP), DI")
+	f.Instr("MOVQ src+8(FP), SI")
+	f.Instr("MOVQ srcStride+16(FP), DX")
+	f.Instr("MOVQ n+24(FP), CX")
+	f.Instr("SHLQ $2, DX")
+	f.Instr("TESTQ CX, CX")
+	f.Instr("JZ c6done")
+	f.Linef("c6loop:")
+	f.Instr("VMOVUPS (SI), X0")
+	f.Instr("MOVQ 16(SI), AX")
+	f.Instr("VMOVUPS X0, (DI)")
+	f.Instr("MOVQ AX, 16(DI)")
+	f.Instr("ADDQ DX, SI")
+	f.Instr("ADDQ $24, DI")
+	f.Instr("DECQ CX")
+	f.Instr("JNZ c6loop")
+	f.Linef("c6done:")
 	f.Instr("RET")
 	f.Linef("")
 }
@@ -547,7 +628,11 @@ func main() {
 		kernel(f, "kern8x48avx512", 8, 3, asmgen.AVX512)
 		// AVX2: 6 rows x 2 vectors of 8 = 12 accumulators, 2 B vectors, 2 broadcasts.
 		kernel(f, "kern6x16avx2", 6, 2, asmgen.AVX2)
+		// Its edge: the first 4 rows of a 6-row strip (8 accumulators), for 256-row products.
+		kernelStrided(f, "kern4x16avx2", 4, 6, 2, asmgen.AVX2)
 		transpose8(f)
+		transpose6(f)
+		copyRows6(f)
 		peak(f, "fmaLoopAVX512", asmgen.AVX512)
 		peak(f, "fmaLoopAVX2", asmgen.AVX2)
 		copyRows(f, "copyRows8", 1, asmgen.AVX2)
