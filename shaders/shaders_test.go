@@ -36,15 +36,7 @@ func TestSPIRVUpToDate(t *testing.T) {
 			t.Errorf("%s does not compile: %v\n%s", src, err, msg)
 			continue
 		}
-		want, _ := os.ReadFile(out)
-		got, err := Lookup(name)
-		if err != nil {
-			t.Errorf("%s has no committed %s.spv (run go generate ./shaders)", src, name)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s.spv is stale: it differs from glslc's output for %s (run go generate ./shaders)", name, src)
-		}
+		checkCommitted(t, src, name, out, "glslc")
 	}
 	// Every embedded .spv must have its source.
 	for _, n := range Names() {
@@ -160,15 +152,7 @@ func TestSPIRVUpToDateKHR(t *testing.T) {
 			t.Errorf("spirv-opt fails on %s: %v\n%s", src, err, msg)
 			continue
 		}
-		want, _ := os.ReadFile(out)
-		got, err := Lookup(name)
-		if err != nil {
-			t.Errorf("%s has no committed %s.spv (run go generate ./shaders)", src, name)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s.spv is stale: it differs from glslangValidator's output for %s (run go generate ./shaders)", name, src)
-		}
+		checkCommitted(t, src, name, out, "glslangValidator")
 	}
 }
 
@@ -192,5 +176,19 @@ func TestSPIRVValidatesKHR(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no KHR kernel is embedded")
+	}
+}
+
+// checkCommitted compares the committed SPIR-V of name with out, what compiler made of src.
+func checkCommitted(t *testing.T, src, name, out, compiler string) {
+	t.Helper()
+	want, _ := os.ReadFile(out)
+	got, err := Lookup(name)
+	if err != nil {
+		t.Errorf("%s has no committed %s.spv (run go generate ./shaders)", src, name)
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s.spv is stale: it differs from %s's output for %s (run go generate ./shaders)", name, compiler, src)
 	}
 }
