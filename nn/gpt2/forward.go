@@ -331,6 +331,21 @@ func (m *Model) ZeroGrad() {
 	}
 }
 
+// BackwardFromZero is ZeroGrad followed by Backward without the clearing pass: each parameter's
+// gradient is marked zero (autograd.Var.MarkGradZero), so its first writer overwrites it, and
+// one nobody wrote is filled with zeros when the pass ends. The gradients hold the same bits,
+// except that an element the pass sets to -0 stays -0 (0 + (-0) is +0).
+func (m *Model) BackwardFromZero(tp *autograd.Tape) error {
+	for _, v := range m.params {
+		v.MarkGradZero()
+	}
+	err := m.Backward(tp)
+	for _, v := range m.params {
+		v.SettleGrad()
+	}
+	return err
+}
+
 // Backward back-propagates the mean loss of the last recorded ForwardLoss, accumulating into the
 // parameter gradients.
 func (m *Model) Backward(tp *autograd.Tape) error {
