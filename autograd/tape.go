@@ -70,14 +70,14 @@ func (v *Var) View(offset int, shape ...int) *Var {
 // node is one recorded op: a backward function with no captured state and its operands, so
 // recording allocates nothing once the tape's slice has grown.
 type node struct {
+	backward func(n *node)
+	vars     [6]*Var
+	ts       [3]*tensor.Tensor
+	ints     [6]int
+	f        float32
 	// overwrites is set for ops whose backward honours MarkGradZero itself; the tape settles the
 	// marked gradients of every other op's operands before running its backward.
 	overwrites bool
-	backward   func(n *node)
-	vars       [6]*Var
-	ts         [3]*tensor.Tensor
-	ints       [6]int
-	f          float32
 	mm         tensor.MatMulParams
 	closure    func()
 }
