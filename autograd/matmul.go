@@ -9,7 +9,7 @@ func MatMul(t *Tape, out, a, b, bias *Var, p tensor.MatMulParams) {
 	}
 	backendOf(out).MatMul(out.Value, a.Value, b.Value, value(bias), p)
 	if t.Recording() {
-		t.push(node{backward: matmulBackward, vars: [6]*Var{out, a, b, bias}, mm: p})
+		t.push(node{overwrites: true, backward: matmulBackward, vars: [6]*Var{out, a, b, bias}, mm: p})
 	}
 }
 
@@ -27,7 +27,7 @@ func MatMulGelu(t *Tape, out, gelu, a, b, bias *Var, p tensor.MatMulParams) {
 	mm.GeluOut = gelu.Value
 	backendOf(out).MatMul(out.Value, a.Value, b.Value, value(bias), mm)
 	if t.Recording() {
-		t.push(node{backward: matmulBackward, vars: [6]*Var{out, a, b, bias}, mm: p})
+		t.push(node{overwrites: true, backward: matmulBackward, vars: [6]*Var{out, a, b, bias}, mm: p})
 		t.push(node{backward: geluBackward, vars: [6]*Var{gelu, out}})
 	}
 }
@@ -43,7 +43,7 @@ func MatMulAdd(t *Tape, out, a, b *Var, p tensor.MatMulParams) {
 	backendOf(out).MatMul(out.Value, a.Value, b.Value, nil, p)
 	if t.Recording() {
 		p.Accumulate = false
-		t.push(node{backward: matmulBackward, vars: [6]*Var{out, a, b}, mm: p})
+		t.push(node{overwrites: true, backward: matmulBackward, vars: [6]*Var{out, a, b}, mm: p})
 	}
 }
 
@@ -52,23 +52,28 @@ func matmulBackward(n *node) {
 	if out.Grad == nil {
 		return
 	}
+	out.SettleGrad() // read as dC
 	be := backendOf(out)
 	dC := out.Grad
+	// A gradient marked zero is overwritten by its product (Accumulate false) instead.
 	if a.Grad != nil {
+		acc := !a.TakeGradZero()
 		if !p.TransA { // dA = dC @ op(B)^T
-			be.MatMul(a.Grad, dC, b.Value, nil, tensor.MatMulParams{M: p.M, N: p.K, K: p.N, TransB: !p.TransB, Accumulate: true, Batch: p.Batch})
+			be.MatMul(a.Grad, dC, b.Value, nil, tensor.MatMulParams{M: p.M, N: p.K, K: p.N, TransB: !p.TransB, Accumulate: acc, Batch: p.Batch})
 		} else { // stored A is (K,M): dA = op(B) @ dC^T
-			be.MatMul(a.Grad, b.Value, dC, nil, tensor.MatMulParams{M: p.K, N: p.M, K: p.N, TransA: p.TransB, TransB: true, Accumulate: true, Batch: p.Batch})
+			be.MatMul(a.Grad, b.Value, dC, nil, tensor.MatMulParams{M: p.K, N: p.M, K: p.N, TransA: p.TransB, TransB: true, Accumulate: acc, Batch: p.Batch})
 		}
 	}
 	if b.Grad != nil {
+		acc := !b.TakeGradZero()
 		if !p.TransB { // dB = op(A)^T @ dC
-			be.MatMul(b.Grad, a.Value, dC, nil, tensor.MatMulParams{M: p.K, N: p.N, K: p.M, TransA: !p.TransA, Accumulate: true, Batch: p.Batch})
+			be.MatMul(b.Grad, a.Value, dC, nil, tensor.MatMulParams{M: p.K, N: p.N, K: p.M, TransA: !p.TransA, Accumulate: acc, Batch: p.Batch})
 		} else { // stored B is (N,K): dB = dC^T @ op(A)
-			be.MatMul(b.Grad, dC, a.Value, nil, tensor.MatMulParams{M: p.N, N: p.K, K: p.M, TransA: true, TransB: p.TransA, Accumulate: true, Batch: p.Batch})
+			be.MatMul(b.Grad, dC, a.Value, nil, tensor.MatMulParams{M: p.N, N: p.K, K: p.M, TransA: true, TransB: p.TransA, Accumulate: acc, Batch: p.Batch})
 		}
 	}
 	if bias != nil && bias.Grad != nil {
+		bias.SettleGrad() // BiasBackward only adds
 		be.BiasBackward(bias.Grad, dC, p.M*max(p.Batch, 1), p.N)
 	}
 }

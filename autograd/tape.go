@@ -16,6 +16,31 @@ import "github.com/vkgrad/vkgrad/tensor"
 type Var struct {
 	Value *tensor.Tensor
 	Grad  *tensor.Tensor
+
+	gradZero bool // Grad is zero though its memory is stale (MarkGradZero)
+}
+
+// MarkGradZero declares v's gradient zero without writing it. The first backward op to write it
+// then overwrites it instead of adding to it (an op that can only add fills it with zeros first),
+// which saves the clearing pass and the product's read of its output. Overwriting keeps the sign
+// of a -0 that 0 + (-0) would have made +0; every other bit is the same. Code that reads or writes
+// Grad outside the built-in ops must call SettleGrad or TakeGradZero first.
+func (v *Var) MarkGradZero() { v.gradZero = v.Grad != nil }
+
+// TakeGradZero reports whether v's gradient is marked zero and clears the mark: the caller must
+// then overwrite the whole gradient.
+func (v *Var) TakeGradZero() bool {
+	z := v.gradZero
+	v.gradZero = false
+	return z
+}
+
+// SettleGrad writes the zeros that MarkGradZero deferred, unless an op has written the gradient
+// since.
+func (v *Var) SettleGrad() {
+	if v.TakeGradZero() {
+		backendOf(v).Fill(v.Grad, 0)
+	}
 }
 
 // NewVar allocates a zero-filled float32 value, and a gradient when requiresGrad.
@@ -50,8 +75,11 @@ type node struct {
 	ts       [3]*tensor.Tensor
 	ints     [6]int
 	f        float32
-	mm       tensor.MatMulParams
-	closure  func()
+	// overwrites is set for ops whose backward honours MarkGradZero itself; the tape settles the
+	// marked gradients of every other op's operands before running its backward.
+	overwrites bool
+	mm         tensor.MatMulParams
+	closure    func()
 }
 
 // Tape records backward work during a forward pass.
@@ -74,7 +102,8 @@ func (t *Tape) Len() int {
 	return len(t.nodes)
 }
 
-// Record appends an arbitrary backward closure.
+// Record appends an arbitrary backward closure. The tape settles nothing for it: a closure that
+// writes a gradient that may be marked zero (MarkGradZero) takes or settles the mark itself.
 func (t *Tape) Record(backward func()) {
 	if t.Recording() {
 		t.nodes = append(t.nodes, node{backward: runClosure, closure: backward})
@@ -96,7 +125,11 @@ func (t *Tape) Backward() {
 		return
 	}
 	for i := len(t.nodes) - 1; i >= 0; i-- {
-		t.nodes[i].backward(&t.nodes[i])
+		n := &t.nodes[i]
+		if !n.overwrites {
+			settleVars(n)
+		}
+		n.backward(n)
 	}
 	t.Reset()
 }
@@ -120,6 +153,15 @@ func NoGrad(t *Tape, fn func()) {
 	t.recording = false
 	defer func() { t.recording = prev }()
 	fn()
+}
+
+// settleVars settles n's operands' gradients for a backward that can only add into them.
+func settleVars(n *node) {
+	for _, v := range n.vars {
+		if v != nil && v.gradZero {
+			v.SettleGrad()
+		}
+	}
 }
 
 func backendOf(v *Var) tensor.Backend { return v.Value.Backend() }

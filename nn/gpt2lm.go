@@ -34,6 +34,9 @@ func (g *GPT2LM) Grads() *tensor.Flat  { return g.Model.Grads }
 func (g *GPT2LM) EnableGrads() error   { return g.Model.EnableGrads() }
 func (g *GPT2LM) ZeroGrad()            { g.Model.ZeroGrad() }
 
+// BackwardFromZero implements train's zeroed backward (gpt2.Model.BackwardFromZero).
+func (g *GPT2LM) BackwardFromZero(tp *autograd.Tape) error { return g.Model.BackwardFromZero(tp) }
+
 func (g *GPT2LM) TrainableSpecs() []TensorSpec {
 	var out []TensorSpec
 	for _, s := range g.Model.Config.ParamSpecs() {

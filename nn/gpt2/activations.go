@@ -44,9 +44,9 @@ type activations struct {
 	hostLosses []float32
 	hostTokens []int32
 
-	// clearInner clears the layer-shared gradients (clearInnerGrads), made once per layout so
-	// that recording it for every layer of every step allocates nothing.
-	clearInner func()
+	// clearInner clears each layer's share of the layer-shared gradients (clearInnerGrads),
+	// made once per layout so that recording them every step allocates nothing.
+	clearInner []func()
 	// recomputes are each layer's recompute steps with recompute, made once per layout for
 	// the same reason (recomputeSteps).
 	recomputes   []layerRecompute
@@ -218,23 +218,29 @@ func (acts *activations) layout(cfg Config, l *actLayout) {
 	}
 }
 
-// innerGrads are the layer-shared gradients (layerGradOffsets), through layer 0's Vars.
-func (acts *activations) innerGrads() []*tensor.Tensor {
-	la := &acts.layers[0]
-	return []*tensor.Tensor{la.qkv.Grad, la.atty.Grad, la.attproj.Grad, la.residual2.Grad, la.ln2.Grad, la.fch.Grad, la.fchGelu.Grad, la.fcproj.Grad}
+// innerGrads are layer l's Vars over the layer-shared gradients (layerGradOffsets).
+func (acts *activations) innerGrads(l int) []*autograd.Var {
+	la := &acts.layers[l]
+	return []*autograd.Var{la.qkv, la.atty, la.attproj, la.residual2, la.ln2, la.fch, la.fchGelu, la.fcproj}
 }
 
-// clearInnerGrads is the backward step that zeroes the layer-shared gradients on be.
-func (acts *activations) clearInnerGrads(be tensor.Backend) func() {
+// clearInnerGrads is the backward step that zeroes the layer-shared gradients before layer l's
+// backward. It marks layer l's Vars zero (autograd.Var.MarkGradZero) instead of filling them:
+// no other layer's Var over the same memory is written after that point, and every op that
+// writes them either overwrites or fills first.
+func (acts *activations) clearInnerGrads(l int) func() {
 	if acts.clearInner == nil {
-		grads := acts.innerGrads()
-		acts.clearInner = func() {
-			for _, g := range grads {
-				be.Fill(g, 0)
+		acts.clearInner = make([]func(), len(acts.layers))
+	}
+	if acts.clearInner[l] == nil {
+		vars := acts.innerGrads(l)
+		acts.clearInner[l] = func() {
+			for _, v := range vars {
+				v.MarkGradZero()
 			}
 		}
 	}
-	return acts.clearInner
+	return acts.clearInner[l]
 }
 
 // layoutHead assigns the lm head's activations their regions, as layout does for the trunk.

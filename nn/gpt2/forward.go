@@ -192,7 +192,7 @@ func (m *Model) forwardTrunk(tp *autograd.Tape) {
 		recordRecompute(tp, recompute, rc.gelu)
 		next := m.normBefore(l + 1) // the next layer's ln1, or lnf after the last
 		autograd.ResidualLayerNorm(tp, la.residual3, la.residual2, la.fcproj, next.out, next.mean, next.rstd, next.w, next.b, BT, C)
-		m.recordClearLayerGrads(tp)
+		m.recordClearLayerGrads(tp, l)
 		residual = la.residual3
 	}
 }
@@ -205,14 +205,14 @@ func recordRecompute(tp *autograd.Tape, recompute bool, step func()) {
 	}
 }
 
-// recordClearLayerGrads places, after a layer's last op, the clearing of the gradients every
-// layer shares (layerGradOffsets): the tape runs it before that layer's backward, once the
-// layer after it has consumed them.
-func (m *Model) recordClearLayerGrads(tp *autograd.Tape) {
+// recordClearLayerGrads places, after layer l's last op, the clearing of its share of the
+// gradients every layer shares (layerGradOffsets): the tape runs it before that layer's
+// backward, once the layer after it has consumed them.
+func (m *Model) recordClearLayerGrads(tp *autograd.Tape, l int) {
 	if !tp.Recording() {
 		return
 	}
-	tp.Record(m.acts.clearInnerGrads(m.Backend))
+	tp.Record(m.acts.clearInnerGrads(l))
 }
 
 // norm is one layernorm of the trunk: its output, saved statistics and parameters.
@@ -329,6 +329,21 @@ func (m *Model) ZeroGrad() {
 	if m.Grads != nil {
 		m.Grads.Fill(0)
 	}
+}
+
+// BackwardFromZero is ZeroGrad followed by Backward without the clearing pass: each parameter's
+// gradient is marked zero (autograd.Var.MarkGradZero), so its first writer overwrites it, and
+// one nobody wrote is filled with zeros when the pass ends. The gradients hold the same bits,
+// except that an element the pass sets to -0 stays -0 (0 + (-0) is +0).
+func (m *Model) BackwardFromZero(tp *autograd.Tape) error {
+	for _, v := range m.params {
+		v.MarkGradZero()
+	}
+	err := m.Backward(tp)
+	for _, v := range m.params {
+		v.SettleGrad()
+	}
+	return err
 }
 
 // Backward back-propagates the mean loss of the last recorded ForwardLoss, accumulating into the

@@ -24,7 +24,18 @@ func (m *Model) recordGradsFinal(tp *autograd.Tape, l int) {
 		return
 	}
 	ranges := m.Config.gradsFinalAfterLayer(l)
-	tp.Record(func() { f(ranges) })
+	final := m.layers[l].vars()
+	if l+1 < len(m.layers) {
+		final = append(final, m.layers[l+1].ln1w, m.layers[l+1].ln1b)
+	} else {
+		final = append(final, m.lnfw, m.lnfb)
+	}
+	tp.Record(func() {
+		for _, v := range final { // a gradient still marked zero (BackwardFromZero) is zero
+			v.SettleGrad()
+		}
+		f(ranges)
+	})
 }
 
 // gradsFinalAfterLayer are the ranges (offset, length) of the flat buffer that layer l's

@@ -143,7 +143,11 @@ func (m *Model) forwardChunkedLoss(tp *autograd.Tape) error {
 		dhidden, dwte := h.dhidden.View(0, n, C), h.dwte
 		tp.Record(func() {
 			be.Axpy(a.lnf.Grad, 1, dhidden)
-			be.Axpy(m.wte.Grad, 1, dwte)
+			if m.wte.TakeGradZero() {
+				be.Copy(m.wte.Grad, dwte)
+			} else {
+				be.Axpy(m.wte.Grad, 1, dwte)
+			}
 		})
 	}
 	return nil

@@ -23,6 +23,7 @@ type Model struct {
 
 	wte, wpe, lnfw, lnfb *autograd.Var
 	layers               []layerParams
+	params               []*autograd.Var // the above, each once
 
 	// HeadChunkRows, when positive, is the number of rows SelectedHead computes the lm head
 	// for at a time (default: as many as fit 64 MiB of logits).
@@ -55,6 +56,18 @@ type Model struct {
 
 type layerParams struct {
 	ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb *autograd.Var
+}
+
+func (lp *layerParams) vars() []*autograd.Var {
+	return []*autograd.Var{lp.ln1w, lp.ln1b, lp.qkvw, lp.qkvb, lp.attprojw, lp.attprojb, lp.ln2w, lp.ln2b, lp.fcw, lp.fcb, lp.fcprojw, lp.fcprojb}
+}
+
+// bindParamVars lists the parameter Vars, each once.
+func (m *Model) bindParamVars() {
+	m.params = append(m.params[:0], m.wte, m.wpe, m.lnfw, m.lnfb)
+	for l := range m.layers {
+		m.params = append(m.params, m.layers[l].vars()...)
+	}
 }
 
 // New allocates a model with zeroed parameters on b.
@@ -119,6 +132,7 @@ func (m *Model) bindViews() {
 			fcprojw: view(12, l, C, 4*C), fcprojb: view(13, l, C),
 		}
 	}
+	m.bindParamVars()
 }
 
 // SetParams uploads a flat parameter vector in llm.c order.

@@ -203,7 +203,7 @@ func (h *SelectedHead) backward(hid, logp, entropy *autograd.Var, tgt, cut *tens
 		be.Fill(dlogits, 0)
 		be.LogSoftmaxGatherBackward(dlogits, logits, tgt.View(r0, R), viewOrNil(cut, r0, R), logp.Grad.View(r0, R), entropy.Grad.View(r0, R), R, V, Vp, temperature)
 		be.MatMul(hid.Grad.View(r0*C, R, C), dlogits, m.wte.Value, nil, tensor.MatMulParams{M: R, N: C, K: Vp, Accumulate: true})
-		be.MatMul(m.wte.Grad, dlogits, hid.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: Vp, N: C, K: R, TransA: true, Accumulate: true})
+		be.MatMul(m.wte.Grad, dlogits, hid.Value.View(r0*C, R, C), nil, tensor.MatMulParams{M: Vp, N: C, K: R, TransA: true, Accumulate: !m.wte.TakeGradZero()})
 	}
 }
 

@@ -130,8 +130,7 @@ func (t *Trainer) microBatchGradient(x, y []int32, B, T int, dst []float32, redu
 		t.tape.Reset()
 		return 0, err
 	}
-	m.ZeroGrad()
-	if err := m.Backward(t.tape); err != nil {
+	if err := backwardFromZero(m, t.tape); err != nil {
 		return 0, err
 	}
 	if reduce != nil {

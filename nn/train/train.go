@@ -282,8 +282,7 @@ func (t *Trainer) TrainStep() (StepStats, error) {
 		t.tape.Reset()
 		return StepStats{}, err
 	}
-	m.ZeroGrad()
-	if err := m.Backward(t.tape); err != nil {
+	if err := backwardFromZero(m, t.tape); err != nil {
 		return StepStats{}, err
 	}
 	Unscale(grads, scale)
@@ -469,4 +468,20 @@ func SavedConfig(st *checkpoint.State) (Config, bool, error) {
 		return Config{}, true, fmt.Errorf("train config in checkpoint: %w", err)
 	}
 	return c, true, nil
+}
+
+// zeroBackwarder is a model that can back-propagate into gradients it treats as zero without
+// clearing them first (gpt2.Model.BackwardFromZero).
+type zeroBackwarder interface {
+	BackwardFromZero(tp *autograd.Tape) error
+}
+
+// backwardFromZero clears m's gradients and back-propagates into them, skipping the clearing
+// pass where m can.
+func backwardFromZero(m nn.LM, tp *autograd.Tape) error {
+	if z, ok := m.(zeroBackwarder); ok {
+		return z.BackwardFromZero(tp)
+	}
+	m.ZeroGrad()
+	return m.Backward(tp)
 }
