@@ -3,13 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 
 	"github.com/vkgrad/vkgrad/internal/rlrun"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
@@ -186,20 +183,5 @@ func TestRolloutTooLargeForMemory(t *testing.T) {
 	}
 	if _, serr := os.Stat(run); serr == nil {
 		t.Errorf("the failed run left %s behind", run)
-	}
-}
-
-// A trainer's config error names the command's flag where there is one.
-func TestFlagNamed(t *testing.T) {
-	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	fs.Int("group-size", 8, "")
-	for _, c := range []struct{ in, want string }{
-		{"group_size 0: want >= 1", "--group-size 0: want >= 1"},
-		{"prompts_per_step 0: want >= 1", "prompts_per_step 0: want >= 1"}, // no flag of that name
-		{"rollout: no prompts", "rollout: no prompts"},
-	} {
-		if got := flagNamed(fs, errors.New(c.in)).Error(); got != c.want {
-			t.Errorf("%q: %q, want %q", c.in, got, c.want)
-		}
 	}
 }

@@ -64,7 +64,3 @@ func prepareRun(r *rlrun.Run, common *commonFlags, fs *pflag.FlagSet, spec resum
 	r.Line = commandLine(fs, spec)
 	return nil
 }
-
-// flagNamed rewrites a config error that starts with a setting's JSON name ("group_size 0:
-// want >= 1") to name its flag instead ("--group-size 0: ..."), when the command has one.
-func flagNamed(fs *pflag.FlagSet, err error) error { return rlrun.FlagNamed(err, definedFlags(fs)) }
