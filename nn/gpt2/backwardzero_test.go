@@ -20,16 +20,7 @@ var chunkedLossCfg = gpt2.Config{NumLayers: 2, NumHeads: 3, Channels: 24, MaxSeq
 // be free of NaN.
 func backwardGrads(t *testing.T, be tensor.Backend, cfg gpt2.Config, headRows int, recompute, fromZero bool) [][]float32 {
 	t.Helper()
-	m, err := gpt2.New(be, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.InitRandom(5); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.EnableGrads(); err != nil {
-		t.Fatal(err)
-	}
+	m := gradModel(t, be, cfg, 5)
 	m.HeadChunkRows, m.Recompute = headRows, recompute
 	nan := float32(math.NaN())
 	m.OnGradsFinal(func(ranges [][2]int) {
@@ -57,6 +48,7 @@ func backwardGrads(t *testing.T, be tensor.Backend, cfg gpt2.Config, headRows in
 		if err := m.ForwardCrossEntropy(tp, inputs, targets, B, T); err != nil {
 			t.Fatal(err)
 		}
+		var err error
 		if fromZero {
 			for _, p := range m.Grads.Parts() {
 				be.Fill(p, nan)

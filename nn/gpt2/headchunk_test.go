@@ -21,16 +21,7 @@ type headRun struct{ logp, entropy, grads []float32 }
 // back-propagates seeds into both outputs.
 func runSelected(t *testing.T, be tensor.Backend, rows int) headRun {
 	t.Helper()
-	m, err := gpt2.New(be, tapeCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.InitRandom(5); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.EnableGrads(); err != nil {
-		t.Fatal(err)
-	}
+	m := gradModel(t, be, tapeCfg, 5)
 	V := tapeCfg.VocabSize - 3
 	if err := m.LimitVocab(V); err != nil {
 		t.Fatal(err)

@@ -31,16 +31,7 @@ type lossRun struct {
 func runLoss(t *testing.T, rows int) lossRun {
 	t.Helper()
 	be := &peakBytes{liveBytes: liveBytes{Backend: cpu.New()}}
-	m, err := gpt2.New(be, wideCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.InitRandom(3); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.EnableGrads(); err != nil {
-		t.Fatal(err)
-	}
+	m := gradModel(t, be, wideCfg, 3)
 	m.HeadChunkRows = rows
 	r := rng.New(41)
 	inputs, targets := make([]int32, wideB*wideT), make([]int32, wideB*wideT)
@@ -48,6 +39,7 @@ func runLoss(t *testing.T, rows int) lossRun {
 		inputs[i], targets[i] = int32(r.Intn(wideCfg.VocabSize)), int32(r.Intn(wideCfg.VocabSize))
 	}
 	var out lossRun
+	var err error
 	if out.evalLoss, err = m.ForwardLoss(nil, inputs, targets, wideB, wideT); err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,17 @@ func recomputeBackends(t *testing.T, check func(t *testing.T, be tensor.Backend)
 
 func recomputeModel(t *testing.T, be tensor.Backend) *gpt2.Model {
 	t.Helper()
-	m, err := gpt2.New(be, recomputeCfg)
+	return gradModel(t, be, recomputeCfg, 11)
+}
+
+// gradModel is a GPT-2 of cfg on be with random weights from seed and gradients enabled.
+func gradModel(t *testing.T, be tensor.Backend, cfg gpt2.Config, seed uint64) *gpt2.Model {
+	t.Helper()
+	m, err := gpt2.New(be, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.InitRandom(11); err != nil {
+	if err := m.InitRandom(seed); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.EnableGrads(); err != nil {
