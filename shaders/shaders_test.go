@@ -81,14 +81,7 @@ func TestSPIRVValidates(t *testing.T) {
 		if isKHR(n) {
 			continue // TestSPIRVValidatesKHR, with a spirv-val that knows the extension
 		}
-		path := filepath.Join(t.TempDir(), n+".spv")
-		b, _ := Lookup(n)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if msg, err := exec.Command(val, "--target-env", "vulkan1.1", path).CombinedOutput(); err != nil {
-			t.Errorf("%s.spv fails spirv-val: %v\n%s", n, err, msg)
-		}
+		validate(t, val, n)
 	}
 }
 
@@ -164,14 +157,7 @@ func TestSPIRVValidatesKHR(t *testing.T) {
 		if !isKHR(n) {
 			continue
 		}
-		path := filepath.Join(t.TempDir(), n+".spv")
-		b, _ := Lookup(n)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if msg, err := exec.Command(val, "--target-env", "vulkan1.1", path).CombinedOutput(); err != nil {
-			t.Errorf("%s.spv fails spirv-val: %v\n%s", n, err, msg)
-		}
+		validate(t, val, n)
 		checked++
 	}
 	if checked == 0 {
@@ -190,5 +176,18 @@ func checkCommitted(t *testing.T, src, name, out, compiler string) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s.spv is stale: it differs from %s's output for %s (run go generate ./shaders)", name, compiler, src)
+	}
+}
+
+// validate runs the spirv-val at val on the embedded SPIR-V of name, for Vulkan 1.1.
+func validate(t *testing.T, val, name string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".spv")
+	b, _ := Lookup(name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(val, "--target-env", "vulkan1.1", path).CombinedOutput(); err != nil {
+		t.Errorf("%s.spv fails spirv-val: %v\n%s", name, err, msg)
 	}
 }
