@@ -63,15 +63,7 @@ func trainLosses(t *testing.T, be tensor.Backend, params []float32, cfg Config) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var losses []float32
-	for i := 0; i < cfg.Steps; i++ {
-		s, err := tr.TrainStep()
-		if err != nil {
-			t.Fatal(err)
-		}
-		losses = append(losses, s.Loss)
-	}
-	return losses
+	return trainSteps(t, tr, cfg.Steps)
 }
 
 // TestVulkanStepSteadyState: after a warm-up step, a training step on Vulkan submits to the
