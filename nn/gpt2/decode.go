@@ -114,7 +114,7 @@ func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
 // one forked group), so rows scattered over positions cost an attention dispatch each per
 // layer (a kernel taking a position per row would make it one).
-func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, w *halfweights.Set) (*tensor.Tensor, error) {
+func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, matMul kvrows.MatMul) (*tensor.Tensor, error) {
 	cfg := d.m.Config
 	C, NH, Vp, limit := cfg.Channels, cfg.NumHeads, cfg.PaddedVocabSize, d.Limit()
 	be := d.m.Backend
@@ -135,18 +135,18 @@ func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, w *halfweights.Set) (*
 	be.LayerNormForward(ln, mean, rstd, x, first.ln1w.Value, first.ln1b.Value, N, C)
 	for l := range d.m.layers {
 		lp := &d.m.layers[l]
-		w.MatMul(be, qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
+		matMul(qkv, ln, lp.qkvw.Value, lp.qkvb.Value, tensor.MatMulParams{M: N, N: 3 * C, K: C, TransB: true})
 		for _, r := range p.Runs {
 			n, cache := r.Count*r.N, r.Row*limit*C
 			kc, vc := d.kcache[l].View(cache, r.Count, limit, C), d.vcache[l].View(cache, r.Count, limit, C)
 			be.AttentionDecode(atty.View(r.Off*C, n, C), kc, vc, qkv.View(r.Off*3*C, n, 3*C), r.Count, r.N, r.Pos, limit, C, NH)
 		}
 		// x += atty @ attprojw^T + b, accumulated in place: first the bias-free product into ln.
-		w.MatMul(be, ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
+		matMul(ln, atty, lp.attprojw.Value, lp.attprojb.Value, tensor.MatMulParams{M: N, N: C, K: C, TransB: true})
 		be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, lp.ln2w.Value, lp.ln2b.Value, N, C)
 		// GELU in place: the decoder keeps no pre-activation.
-		w.MatMul(be, fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
-		w.MatMul(be, ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
+		matMul(fch, ln, lp.fcw.Value, lp.fcb.Value, tensor.MatMulParams{M: N, N: 4 * C, K: C, TransB: true, GeluOut: fch})
+		matMul(ln, fch, lp.fcprojw.Value, lp.fcprojb.Value, tensor.MatMulParams{M: N, N: C, K: 4 * C, TransB: true})
 		if l+1 < len(d.m.layers) { // with the next layer's ln1, as the training forward does
 			next := &d.m.layers[l+1]
 			be.ResidualLayerNormForward(x, ln, mean, rstd, x, ln, next.ln1w.Value, next.ln1b.Value, N, C)
@@ -159,7 +159,7 @@ func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, w *halfweights.Set) (*
 		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
 	be.LayerNormForward(lastLN, mean.View(0, R), rstd.View(0, R), last, d.m.lnfw.Value, d.m.lnfb.Value, R, C)
-	w.MatMul(be, logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
+	matMul(logits, lastLN, d.m.wte.Value, nil, tensor.MatMulParams{M: R, N: Vp, K: C, TransB: true})
 	return logits, nil
 }
 

@@ -149,7 +149,7 @@ func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 // once per run of consecutive rows at one position (one call for a Step, or for the rows of
 // one forked group), so rows scattered over positions cost three dispatches each per layer
 // (two rotations and the attention; kernels taking a position per row would make them one).
-func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, halves *halfweights.Set) (*tensor.Tensor, error) {
+func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, matMul kvrows.MatMul) (*tensor.Tensor, error) {
 	m, c, limit := d.m, d.m.Config, d.Limit()
 	be := m.Backend
 	N, R, C, H, KV, D, I := p.Tokens, len(p.Spans), c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Intermediate
@@ -165,7 +165,7 @@ func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, halves *halfweights.Se
 	gate, up, act := d.gate.View(0, N, I), d.up.View(0, N, I), d.act.View(0, N, I)
 	var l int
 	linear := func(module string, out, in, w, bias *tensor.Tensor, n, k int) {
-		halves.MatMul(be, out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
+		matMul(out, in, w, bias, tensor.MatMulParams{M: N, N: n, K: k, TransB: true})
 		d.addAdapter(l, module, out, in)
 	}
 	be.EmbeddingForward(x, tok, m.embed.Value, N, C)
@@ -209,7 +209,7 @@ func (d *Decoder) forward(p *kvrows.Plan, tokens []int32, halves *halfweights.Se
 		be.Copy(last.View(i*C, C), x.View((s.Off+s.N-1)*C, C))
 	}
 	be.RMSNormForward(lastN, d.rstd.View(0, R), last, m.norm.Value, R, C, eps)
-	halves.MatMul(be, logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
+	matMul(logits, lastN, m.head.Value, nil, tensor.MatMulParams{M: R, N: c.Vocab, K: C, TransB: true})
 	return logits, nil
 }
 

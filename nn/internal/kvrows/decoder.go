@@ -23,12 +23,17 @@ type Decoder struct {
 	host    []float32        // the logits on the host, reused by every step
 	buffers *Buffers
 	halves  *halfweights.Set // nil without copies
+	matMul  MatMul           // the product a step multiplies its weights with (productOf)
 }
 
 // Forward runs a model over a planned step, whose p.Tokens tokens are gathered in row order,
-// multiplying by its weight matrices through w, and returns the logits of each planned row's
-// last token, (len(p.Spans), stride), on the device.
-type Forward func(p *Plan, tokens []int32, w *halfweights.Set) (*tensor.Tensor, error)
+// multiplying by its weight matrices through matMul, and returns the logits of each planned
+// row's last token, (len(p.Spans), stride), on the device.
+type Forward func(p *Plan, tokens []int32, matMul MatMul) (*tensor.Tensor, error)
+
+// MatMul computes out = a @ wᵀ (+ bias) for a weight matrix w, as tensor.Backend's MatMul
+// does (p.TransB set).
+type MatMul func(out, a, w, bias *tensor.Tensor, p tensor.MatMulParams)
 
 // DecoderParts are what a model package gives [NewDecoder].
 type DecoderParts struct {
@@ -56,7 +61,7 @@ func NewDecoder(p DecoderParts) (*Decoder, error) {
 	}
 	return &Decoder{family: p.Family, be: p.Buffers.be, rows: p.Rows, width: p.Width, caches: p.Caches,
 		vocab: p.Vocab, stride: p.Stride, host: make([]float32, p.Rows.Len()*p.Stride),
-		buffers: p.Buffers, halves: halves}, nil
+		buffers: p.Buffers, halves: halves, matMul: productOf(p.Buffers.be, halves)}, nil
 }
 
 func (d *Decoder) wrap(err error) error { return fmt.Errorf("%s: %w", d.family, err) }
@@ -173,7 +178,7 @@ func (d *Decoder) step(rows, lens []int, tokens []int32, f Forward) ([]float32, 
 	if err := d.halves.Refresh(); err != nil {
 		return nil, d.wrap(err)
 	}
-	logits, err := f(p, tokens, d.halves)
+	logits, err := f(p, tokens, d.matMul)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +188,15 @@ func (d *Decoder) step(rows, lens []int, tokens []int32, f Forward) ([]float32, 
 	}
 	d.rows.Advance(p)
 	return host, nil
+}
+
+// productOf is how a step multiplies by a weight matrix: the backend's MatMul, or through
+// the bfloat16 copies halves when there are some (halfweights.Set.MatMul).
+func productOf(be tensor.Backend, halves *halfweights.Set) MatMul {
+	if halves == nil {
+		return be.MatMul
+	}
+	return func(out, a, w, bias *tensor.Tensor, p tensor.MatMulParams) { halves.MatMul(be, out, a, w, bias, p) }
 }
 
 // Buffers allocates a decoder's tensors, keeping every one it made and the first error, so a
