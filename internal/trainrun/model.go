@@ -23,28 +23,42 @@ import (
 // Model is the model a train run trains: a GPT-2, or a Llama-family model with the tokenizer
 // its corpus needs (its Hugging Face directory's, or GPT-2's for a preset's shape).
 type Model struct {
-	GPT2  *gpt2.Model
-	Llama *llama.Model
-	LM    nn.LM            // the model as nn/train drives it: nn.GPT2(GPT2) or nn.Llama(Llama)
+	LM    nn.LM            // the model as nn/train drives it: nn.GPT2 or nn.Llama
 	HFDir string           // the Llama-family model's Hugging Face directory, "" for GPT-2's tokenizer
 	Tok   data.LoadOptions // the corpus tokenizer: GPT-2's when it names none
 }
 
+// GPT2 is the model when it is a GPT-2, else nil.
+func (m Model) GPT2() *gpt2.Model {
+	if g, ok := m.LM.(*nn.GPT2LM); ok {
+		return g.Model
+	}
+	return nil
+}
+
+// Llama is the model when it is of the Llama family, else nil.
+func (m Model) Llama() *llama.Model {
+	if l, ok := m.LM.(*nn.LlamaLM); ok {
+		return l.Model
+	}
+	return nil
+}
+
 // Describe is the model's shape for the log.
 func (m Model) Describe() string {
-	if m.Llama != nil {
-		c := m.Llama.Config
+	if l := m.Llama(); l != nil {
+		c := l.Config
 		return fmt.Sprintf("%s L=%d hidden=%d heads=%d/%d V=%d", c.Architecture, c.Layers, c.Hidden, c.Heads, c.KVHeads, c.Vocab)
 	}
-	return m.GPT2.Config.String()
+	return m.GPT2().Config.String()
 }
 
 // NumParams is the number of the model's parameters.
 func (m Model) NumParams() int {
-	if m.Llama != nil {
-		return m.Llama.Config.NumParams()
+	if l := m.Llama(); l != nil {
+		return l.Config.NumParams()
 	}
-	return m.GPT2.Config.NumParams()
+	return m.GPT2().Config.NumParams()
 }
 
 // CorpusTokenizer is how a Llama-family model of shape c reads a corpus: with hfDir's
@@ -122,7 +136,7 @@ func (c ModelChoice) resumed(be tensor.Backend, resumed *load.Loaded) (Model, er
 	if err != nil {
 		return Model{}, err
 	}
-	return Model{GPT2: m, LM: nn.GPT2(m)}, nil
+	return Model{LM: nn.GPT2(m)}, nil
 }
 
 // initial reads --init; the run takes its name from it.
@@ -171,7 +185,7 @@ func (c ModelChoice) initGPT2(be tensor.Backend, l *load.Loaded) (Model, error) 
 		return Model{}, fmt.Errorf("--init %s: %w", l.Path, err)
 	}
 	c.Log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")
-	return Model{GPT2: m, LM: nn.GPT2(m)}, nil
+	return Model{LM: nn.GPT2(m)}, nil
 }
 
 // preset is a new random model of --preset's shape, of the family that names it.
@@ -207,7 +221,7 @@ func (c ModelChoice) newGPT2(be tensor.Backend, cfg gpt2.Config) (Model, error) 
 	if err != nil {
 		return Model{}, err
 	}
-	return Model{GPT2: m, LM: nn.GPT2(m)}, m.InitRandom(c.Seed)
+	return Model{LM: nn.GPT2(m)}, m.InitRandom(c.Seed)
 }
 
 // llamaOf pairs a Llama-family model with hfDir's tokenizer and checks that the run fits.
@@ -222,5 +236,5 @@ func (c ModelChoice) llamaOf(be tensor.Backend, m *llama.Model, hfDir string) (M
 // llamaModel pairs a Llama-family model with its tokenizer (hfDir's, or GPT-2's).
 func llamaModel(m *llama.Model, hfDir string) (Model, error) {
 	tok, err := CorpusTokenizer(m.Config, hfDir)
-	return Model{Llama: m, LM: nn.Llama(m), HFDir: hfDir, Tok: tok}, err
+	return Model{LM: nn.Llama(m), HFDir: hfDir, Tok: tok}, err
 }

@@ -20,7 +20,7 @@ func choice(preset string, out *bytes.Buffer) ModelChoice {
 
 func hostParams(t *testing.T, m Model) []float32 {
 	t.Helper()
-	p, err := m.GPT2.ParamsToHost()
+	p, err := m.GPT2().ParamsToHost()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestChoosePreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := gpt2Mini(t)
-	if name != "gpt2-mini" || m.GPT2 == nil || m.Llama != nil || m.NumParams() != cfg.NumParams() || m.Describe() != cfg.String() {
+	if name != "gpt2-mini" || m.GPT2() == nil || m.Llama() != nil || m.NumParams() != cfg.NumParams() || m.Describe() != cfg.String() {
 		t.Errorf("gpt2-mini: name %q, model %s with %d parameters", name, m.Describe(), m.NumParams())
 	}
 	again, _, err := choice("gpt2-mini", nil).Choose(be, nil)
@@ -55,7 +55,7 @@ func TestChoosePreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name != "llama-tiny" || m.Llama == nil || m.HFDir != "" || m.Tok.Tokenizer != nil {
+	if name != "llama-tiny" || m.Llama() == nil || m.HFDir != "" || m.Tok.Tokenizer != nil {
 		t.Errorf("llama-tiny: name %q, model %s, directory %q", name, m.Describe(), m.HFDir)
 	}
 	if want := "LlamaForCausalLM L=4 hidden=128 heads=4/2 V=50257"; m.Describe() != want {
@@ -87,7 +87,7 @@ func TestChooseInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name != "start" || m.GPT2 == nil || !slices.Equal(hostParams(t, m), hostParams(t, src)) {
+	if name != "start" || m.GPT2() == nil || !slices.Equal(hostParams(t, m), hostParams(t, src)) {
 		t.Errorf("--init %s: name %q, or other values than the file's", path, name)
 	}
 	c.Init = filepath.Join(t.TempDir(), "missing.bin")

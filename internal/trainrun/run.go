@@ -120,14 +120,15 @@ func (r *run) memory() Memory {
 // checkSampling checks the end-of-run sample's prompt (a GPT-2's; a Llama-family run samples
 // through vkgrad sample instead).
 func (r *run) checkSampling(m Model) error {
-	if m.GPT2 == nil {
+	g := m.GPT2()
+	if g == nil {
 		if r.Loop.SampleTokens > 0 {
 			r.Log.Info().Msg("no sample at the end of a Llama-family run: export it and use vkgrad sample --model")
 			r.Loop.SampleTokens = 0
 		}
 		return nil
 	}
-	return checkSamplePrompt(r.Loop, m.GPT2.Config)
+	return checkSamplePrompt(r.Loop, g.Config)
 }
 
 // checkSamplePrompt refuses, before training, a --sample-prompt the end of the run could not use.
@@ -201,10 +202,10 @@ func (r *run) loadData(tok data.LoadOptions) ([]int32, string, error) {
 // of steps taken after the checkpoint).
 func (r *run) openRun(m Model, tr *train.Trainer, source string, resumed bool) (zerolog.Logger, error) {
 	meta := Meta{Train: r.Train, Data: r.Data, Init: r.Init, Run: &r.Loop, HFDir: m.HFDir}
-	if m.Llama != nil {
-		meta.Llama = &m.Llama.Config
+	if l := m.Llama(); l != nil {
+		meta.Llama = &l.Config
 	} else {
-		meta.Model = m.GPT2.Config
+		meta.Model = m.GPT2().Config
 	}
 	var err error
 	if meta.Data.Fingerprint, err = fingerprint.Data(source); err != nil {
