@@ -278,19 +278,9 @@ func newRolloutTrainer(policy nn.LM, tok Tokenizer, prompts PromptSource, reward
 
 // drawRollout samples prompts (each repeated per times), completions and rewards.
 func (c *rolloutTrainer) drawRollout(per int) (*Rollout, *RewardBatch, error) {
-	base := make([]Prompt, c.cfg.PromptsPerStep)
-	for i := range base {
-		p, err := c.prompts.Next()
-		if err != nil {
-			return nil, nil, fmt.Errorf("prompts: %w", err)
-		}
-		base[i] = p
-	}
-	rows := make([]Prompt, 0, len(base)*per)
-	for _, p := range base {
-		for range per {
-			rows = append(rows, p)
-		}
+	rows, err := c.drawPrompts(per)
+	if err != nil {
+		return nil, nil, err
 	}
 	c.releaseActivations()
 	if c.env != nil {
@@ -299,16 +289,7 @@ func (c *rolloutTrainer) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 	if c.cfg.Episodes != nil {
 		return nil, nil, fmt.Errorf("the config asks for episodes, but the trainer has no environment (SetEnvironment)")
 	}
-	var ro *Rollout
-	var err error
-	done := c.timed(PhaseRollout)
-	if c.cfg.Spread {
-		ro, err = c.generateSpread(rows, per)
-	} else {
-		ro, err = Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
-	}
-	done()
-	returnFreed()
+	ro, err := c.sample(rows, per)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rollout: %w", err)
 	}
@@ -324,6 +305,33 @@ func (c *rolloutTrainer) drawRollout(per int) (*Rollout, *RewardBatch, error) {
 		c.numTokens += int64(len(ro.PromptIDs[i]) + ro.GenLens[i])
 	}
 	return ro, rb, nil
+}
+
+// drawPrompts draws the step's PromptsPerStep prompts, each repeated per times: the rows of
+// its groups.
+func (c *rolloutTrainer) drawPrompts(per int) ([]Prompt, error) {
+	rows := make([]Prompt, 0, c.cfg.PromptsPerStep*per)
+	for range c.cfg.PromptsPerStep {
+		p, err := c.prompts.Next()
+		if err != nil {
+			return nil, fmt.Errorf("prompts: %w", err)
+		}
+		for range per {
+			rows = append(rows, p)
+		}
+	}
+	return rows, nil
+}
+
+// sample generates the completions of rows (groups of per), spread over the ranks when the
+// step is, timed as the rollout phase; the decoder's freed memory then goes back to the OS.
+func (c *rolloutTrainer) sample(rows []Prompt, per int) (*Rollout, error) {
+	defer returnFreed()
+	defer c.timed(PhaseRollout)()
+	if c.cfg.Spread {
+		return c.generateSpread(rows, per)
+	}
+	return Generate(c.policy, c.tok, rows, c.cfg.Rollout, c.rng)
 }
 
 // score scores a rollout's texts (groups of per rows) with metas, spread over the ranks when
