@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 
 	"github.com/vkgrad/vkgrad/nn"
-	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/llama"
 	"github.com/vkgrad/vkgrad/nn/load"
 	"github.com/vkgrad/vkgrad/tensor"
@@ -18,7 +17,7 @@ func (r *Run) policy(required bool) (m nn.LM, l *load.Loaded, err error) {
 	if r.Resumed == nil {
 		m, l, err = r.loadInit(required)
 	} else {
-		m, err = policyOf(r.Be, r.Resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
+		m, err = load.LM(r.Be, r.Resumed.Loaded) // the trainer's Restore brings the optimizer and the rest
 	}
 	if err != nil || m == nil {
 		return nil, nil, err
@@ -67,7 +66,7 @@ func LoadPolicy(be tensor.Backend, path string) (p nn.LM, l *load.Loaded, err er
 	if l, err = load.Read(path); err != nil {
 		return nil, nil, err
 	}
-	if p, err = policyOf(be, l); err != nil {
+	if p, err = load.LM(be, l); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
 	dropHostWeights(l)
@@ -84,20 +83,4 @@ func dropHostWeights(l *load.Loaded) {
 		st.Params, st.AdamM, st.AdamV = nil, nil, nil
 	}
 	debug.FreeOSMemory()
-}
-
-// policyOf places a checkpoint's model, adapters included, on be.
-func policyOf(be tensor.Backend, l *load.Loaded) (nn.LM, error) {
-	if l.Llama != nil {
-		m, err := load.Llama(be, l)
-		if err != nil {
-			return nil, err
-		}
-		return nn.Llama(m), nil
-	}
-	m, err := gpt2.New(be, l.Config)
-	if err != nil {
-		return nil, err
-	}
-	return nn.GPT2(m), m.SetParams(l.Params)
 }

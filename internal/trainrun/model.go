@@ -177,11 +177,8 @@ func (c ModelChoice) initGPT2(be tensor.Backend, l *load.Loaded) (Model, error) 
 	if err := c.Memory.CheckGPT2(be, l.Config, c.Log); err != nil {
 		return Model{}, err
 	}
-	m, err := gpt2.New(be, l.Config)
+	m, err := load.GPT2(be, l)
 	if err != nil {
-		return Model{}, fmt.Errorf("--init %s: %w", l.Path, err)
-	}
-	if err := m.SetParams(l.Params); err != nil {
 		return Model{}, fmt.Errorf("--init %s: %w", l.Path, err)
 	}
 	c.Log.Info().Str("format", string(l.Format)).Str("path", l.Path).Msg("initial model")

@@ -7,8 +7,8 @@
 //   - an llm.c checkpoint (version 3 float32 or version 5 bfloat16), a GPT-2;
 //   - a Hugging Face GPT-2 model.safetensors.
 //
-// [Model] also places the model on a backend, and takes GPT-2 models only; [Llama] places a
-// checkpoint's Llama-family model. Hugging Face directories of Llama-family models are read by
+// [Model] also places the model on a backend, and takes GPT-2 models only; [GPT2] and [Llama]
+// place a checkpoint's model of either family, and [LM] either as the trainers drive it. Hugging Face directories of Llama-family models are read by
 // [llama.Load] instead: [HFModelType] and [IsLlamaDir] tell them apart from run directories and
 // GPT-2's, and [HFDirOfRun] finds the one a run was started from.
 package load
@@ -23,6 +23,7 @@ import (
 
 	"github.com/vkgrad/vkgrad/internal/modelfile"
 	"github.com/vkgrad/vkgrad/internal/rundir"
+	"github.com/vkgrad/vkgrad/nn"
 	"github.com/vkgrad/vkgrad/nn/checkpoint"
 	"github.com/vkgrad/vkgrad/nn/gpt2"
 	"github.com/vkgrad/vkgrad/nn/gpt2/hf"
@@ -127,14 +128,40 @@ func Model(path string, b tensor.Backend) (*gpt2.Model, *Loaded, error) {
 	if l.Llama != nil {
 		return nil, nil, fmt.Errorf("%s holds a %s model (a Llama-family run), not a GPT-2", l.Path, l.Llama.Architecture)
 	}
-	m, err := gpt2.New(b, l.Config)
+	m, err := GPT2(b, l)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
 	}
-	if err := m.SetParams(l.Params); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", l.Path, err)
-	}
 	return m, l, nil
+}
+
+// GPT2 places the GPT-2 of checkpoint l on b, holding its values.
+func GPT2(b tensor.Backend, l *Loaded) (*gpt2.Model, error) {
+	if l.Llama != nil {
+		return nil, fmt.Errorf("%s holds a %s model, not a GPT-2", l.Path, l.Llama.Architecture)
+	}
+	m, err := gpt2.New(b, l.Config)
+	if err != nil {
+		return nil, err
+	}
+	return m, m.SetParams(l.Params)
+}
+
+// LM places the model of checkpoint l on b, a GPT-2 or a Llama-family model with its
+// adapters, as the trainers drive it (nn.GPT2, nn.Llama).
+func LM(b tensor.Backend, l *Loaded) (nn.LM, error) {
+	if l.Llama != nil {
+		m, err := Llama(b, l)
+		if err != nil {
+			return nil, err
+		}
+		return nn.Llama(m), nil
+	}
+	m, err := GPT2(b, l)
+	if err != nil {
+		return nil, err
+	}
+	return nn.GPT2(m), nil
 }
 
 func readMagic(path string) (uint32, error) {
