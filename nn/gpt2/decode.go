@@ -14,6 +14,7 @@ import (
 // last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
 // position. It reads the model's parameters but owns its buffers, so sampling never disturbs
 // training activations.
+// These steps are the embedded kvrows.Decoder's, which plans each and runs forward below.
 //
 // On a backend that multiplies by bfloat16 weight copies (tensor.HalfWeightMatMuler), in BF16
 // product precision, NewDecoder copies the weight matrices a step multiplies and steps of at
@@ -63,7 +64,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	var err error
 	d.Decoder, err = kvrows.NewDecoder(kvrows.DecoderParts{Family: "gpt2", Rows: kvrows.New(B, limit), Width: C,
 		Caches: append(slices.Clone(d.kcache), d.vcache...), Vocab: cfg.VocabSize, Stride: cfg.PaddedVocabSize,
-		Buffers: bufs, Weights: m.decoderWeights()})
+		Buffers: bufs, Weights: m.decoderWeights(), Forward: d.forward})
 	if err != nil {
 		return nil, fmt.Errorf("gpt2: allocating decoder for B=%d length %d: %w", B, limit, err)
 	}
@@ -87,27 +88,6 @@ func (m *Model) decoderWeights() []halfweights.Matrix {
 // weight a step multiplies on a backend that offers copies in its product precision
 // (tensor.HalfWeightsFor), else 0.
 func (m *Model) DecoderCopyBytes() int64 { return halfweights.CopyBytes(m.Backend, m.decoderWeights()) }
-
-// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all rows
-// must share, and returns the logits of each row's last new position, (B, Vp) on the host; the
-// slice is reused by the next step. Only the first V columns are meaningful.
-func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
-	return d.Feed(tokens, Tq, d.forward)
-}
-
-// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
-// each at its own next position, and returns the logits of each listed row's last new
-// position, (len(rows), Vp) on the host, reused by the next step. Rows not listed keep their
-// cache and position.
-func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
-	return d.FeedRows(rows, tokens, Tq, d.forward)
-}
-
-// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
-// Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
-func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
-	return d.FeedRagged(rows, tokens, d.forward)
-}
 
 // forward runs the model over the gathered tokens of the planned rows. Everything but the position
 // embedding and the attention works per token, over all rows' tokens at once; those two run

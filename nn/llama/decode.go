@@ -15,6 +15,7 @@ import (
 // last token, Fork copies one row's cache into others, and Step feeds all rows at a shared
 // position. It reads the model's parameters and owns its buffers. The caches hold every query
 // head's keys and values (KV heads repeated), the layout the attention kernel reads.
+// These steps are the embedded kvrows.Decoder's, which plans each and runs forward below.
 //
 // On a backend that multiplies by bfloat16 weight copies (tensor.HalfWeightMatMuler), in BF16
 // product precision, NewDecoder copies the weight matrices a step multiplies (not LoRA
@@ -81,7 +82,7 @@ func (m *Model) NewDecoder(B, limit int) (*Decoder, error) {
 	var err error
 	d.Decoder, err = kvrows.NewDecoder(kvrows.DecoderParts{Family: "llama", Rows: kvrows.New(B, limit), Width: HD,
 		Caches: append(slices.Clone(d.kcache), d.vcache...), Vocab: c.Vocab, Stride: c.Vocab,
-		Buffers: bufs, Weights: m.decoderWeights()})
+		Buffers: bufs, Weights: m.decoderWeights(), Forward: d.forward})
 	if err != nil {
 		return nil, fmt.Errorf("llama: allocating a decoder for B=%d length %d: %w", B, limit, err)
 	}
@@ -122,27 +123,6 @@ func (m *Model) DecoderCopyBytes() int64 { return halfweights.CopyBytes(m.Backen
 // VocabSize is the number of logits per row that can be sampled (Model.TokenVocab); rows hold
 // vocab_size logits.
 func (d *Decoder) VocabSize() int { return d.m.TokenVocab() }
-
-// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all rows
-// must share, and returns the logits of each row's last new position, (B, V) on the host; the
-// slice is reused by the next step.
-func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
-	return d.Feed(tokens, Tq, d.forward)
-}
-
-// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
-// each at its own next position, and returns the logits of each listed row's last new
-// position, (len(rows), V) on the host, reused by the next step. Rows not listed keep their
-// cache and position.
-func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
-	return d.FeedRows(rows, tokens, Tq, d.forward)
-}
-
-// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to rows[i].
-// Rows decoding one sampled token and rows taking a longer turn (a tool's reply) share a step.
-func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
-	return d.FeedRagged(rows, tokens, d.forward)
-}
 
 // forward runs the model over the gathered tokens of the planned rows. Everything but the rotary
 // embedding and the attention works per token, over all rows' tokens at once; those two run

@@ -9,9 +9,9 @@ import (
 
 // Decoder is the part of a key/value-cache decoder that does not depend on the model: its rows
 // and their positions, the buffers it owns, its bfloat16 weight copies, and the three ways to
-// feed tokens ([Decoder.Feed], [Decoder.FeedRows], [Decoder.FeedRagged]), which plan the step,
-// run the model's [Forward] given to them and move the rows on. A model package's decoder
-// embeds it and defines Step, StepRows and StepRagged as those calls with its own forward.
+// feed tokens ([Decoder.Step], [Decoder.StepRows], [Decoder.StepRagged]), which plan the step,
+// run the model's [Forward] and move the rows on. A model package's decoder embeds it, giving
+// [NewDecoder] its forward.
 type Decoder struct {
 	family  string // prefixed to errors: "gpt2", "llama"
 	be      tensor.Backend
@@ -23,7 +23,8 @@ type Decoder struct {
 	host    []float32        // the logits on the host, reused by every step
 	buffers *Buffers
 	halves  *halfweights.Set // nil without copies
-	matMul  MatMul           // the product a step multiplies its weights with (productOf)
+	forward Forward          // the model's
+	matMul  MatMul           // the product forward multiplies its weights with (productOf)
 }
 
 // Forward runs a model over a planned step, whose p.Tokens tokens are gathered in row order,
@@ -44,6 +45,7 @@ type DecoderParts struct {
 	Vocab, Stride int              // token ids are below Vocab; a row has Stride logits
 	Buffers       *Buffers         // everything the decoder allocated
 	Weights       []halfweights.Matrix
+	Forward       Forward // the model's forward over a planned step
 }
 
 // NewDecoder completes a decoder from its parts and makes the bfloat16 copies of p.Weights
@@ -61,7 +63,7 @@ func NewDecoder(p DecoderParts) (*Decoder, error) {
 	}
 	return &Decoder{family: p.Family, be: p.Buffers.be, rows: p.Rows, width: p.Width, caches: p.Caches,
 		vocab: p.Vocab, stride: p.Stride, host: make([]float32, p.Rows.Len()*p.Stride),
-		buffers: p.Buffers, halves: halves, matMul: productOf(p.Buffers.be, halves)}, nil
+		buffers: p.Buffers, halves: halves, forward: p.Forward, matMul: productOf(p.Buffers.be, halves)}, nil
 }
 
 func (d *Decoder) wrap(err error) error { return fmt.Errorf("%s: %w", d.family, err) }
@@ -139,38 +141,39 @@ func (d *Decoder) ForkPrefix(src, n int, dst []int) error {
 	return nil
 }
 
-// Feed is a model's Step through f: it feeds Tq tokens per row (tokens is B*Tq, row-major) at
-// the next positions, which all rows must share, and returns the logits of each row's last new
-// position, (B, stride) on the host; the slice is reused by the next step.
-func (d *Decoder) Feed(tokens []int32, Tq int, f Forward) ([]float32, error) {
+// Step feeds Tq tokens per row (tokens is B*Tq, row-major) at the next positions, which all
+// rows must share, and returns the logits of each row's last new position, (B, stride) on the
+// host; the slice is reused by the next step.
+func (d *Decoder) Step(tokens []int32, Tq int) ([]float32, error) {
 	all, err := d.rows.All(tokens, Tq)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	return d.FeedRows(all, tokens, Tq, f)
+	return d.StepRows(all, tokens, Tq)
 }
 
-// FeedRows is a model's StepRows through f: it feeds Tq tokens to each listed row (tokens is
-// len(rows)*Tq, in the order of rows), each at its own next position, and returns the logits
-// of each listed row's last new position, (len(rows), stride) on the host, reused by the next
-// step. Rows not listed keep their cache and position.
-func (d *Decoder) FeedRows(rows []int, tokens []int32, Tq int, f Forward) ([]float32, error) {
-	return d.step(rows, d.rows.Even(len(rows), Tq), tokens, f)
+// StepRows feeds Tq tokens to each listed row (tokens is len(rows)*Tq, in the order of rows),
+// each at its own next position, and returns the logits of each listed row's last new
+// position, (len(rows), stride) on the host, reused by the next step. Rows not listed keep
+// their cache and position.
+func (d *Decoder) StepRows(rows []int, tokens []int32, Tq int) ([]float32, error) {
+	return d.step(rows, d.rows.Even(len(rows), Tq), tokens)
 }
 
-// FeedRagged is a model's StepRagged through f: FeedRows with a token list of its own length
-// per row, tokens[i] going to rows[i].
-func (d *Decoder) FeedRagged(rows []int, tokens [][]int32, f Forward) ([]float32, error) {
+// StepRagged is StepRows with a token list of its own length per row: tokens[i] goes to
+// rows[i]. Rows decoding one sampled token and rows taking a longer turn (a tool's reply)
+// share a step.
+func (d *Decoder) StepRagged(rows []int, tokens [][]int32) ([]float32, error) {
 	lens, flat, err := d.rows.Ragged(rows, tokens)
 	if err != nil {
 		return nil, d.wrap(err)
 	}
-	return d.step(rows, lens, flat, f)
+	return d.step(rows, lens, flat)
 }
 
-// step plans the step, runs the model's forward f, and moves the rows on once their logits
-// are on the host.
-func (d *Decoder) step(rows, lens []int, tokens []int32, f Forward) ([]float32, error) {
+// step plans the step, runs the model's forward, and moves the rows on once their logits are
+// on the host.
+func (d *Decoder) step(rows, lens []int, tokens []int32) ([]float32, error) {
 	p, err := d.rows.Plan(rows, lens, tokens, d.vocab)
 	if err != nil {
 		return nil, d.wrap(err)
@@ -178,7 +181,7 @@ func (d *Decoder) step(rows, lens []int, tokens []int32, f Forward) ([]float32, 
 	if err := d.halves.Refresh(); err != nil {
 		return nil, d.wrap(err)
 	}
-	logits, err := f(p, tokens, d.matMul)
+	logits, err := d.forward(p, tokens, d.matMul)
 	if err != nil {
 		return nil, err
 	}
