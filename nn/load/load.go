@@ -8,9 +8,10 @@
 //   - a Hugging Face GPT-2 model.safetensors.
 //
 // [Model] also places the model on a backend, and takes GPT-2 models only; [GPT2] and [Llama]
-// place a checkpoint's model of either family, and [LM] either as the trainers drive it. Hugging Face directories of Llama-family models are read by
-// [llama.Load] instead: [HFModelType] and [IsLlamaDir] tell them apart from run directories and
-// GPT-2's, and [HFDirOfRun] finds the one a run was started from.
+// place a checkpoint's model of either family, and [LM] either as the trainers drive it.
+// Hugging Face directories of Llama-family models are read by [llama.Load] instead:
+// [HFModelType] and [IsLlamaDir] tell them apart from run directories and GPT-2's, and
+// [HFDirOfRun] finds the one a run was started from.
 package load
 
 import (
