@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkgrad/vkgrad/tensor"
 )
@@ -36,9 +37,13 @@ func (j *ewJob) run(_, c int) {
 	hi := min(lo+j.chunk, j.n)
 	switch j.kind {
 	case ewFill:
-		if j.n >= fillStreamMin {
+		switch {
+		case j.n >= fillStreamMin:
 			fillStream(j.out[lo:hi], j.alpha)
-		} else {
+		case math.Float32bits(j.alpha) == 0:
+			// +0 is all zero bytes: clear's vector stores beat the scalar loop.
+			clear(j.out[lo:hi])
+		default:
 			fillLoop(j.out[lo:hi], j.alpha)
 		}
 	case ewCopy:

@@ -50,8 +50,79 @@ func TestLargeAllocAdvisesHugePages(t *testing.T) {
 	}
 }
 
+// TestReusedMemoryCollapsesToHugePages checks that advising memory whose pages are already
+// there (as the Go heap hands out reused memory) moves them into huge pages, and that a
+// region with no page yet is not filled in.
+func TestReusedMemoryCollapsesToHugePages(t *testing.T) {
+	mem, err := syscall.Mmap(-1, 0, 4*hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Madvise(mem, syscall.MADV_NOHUGEPAGE); err != nil {
+		t.Skipf("kernel refuses MADV_NOHUGEPAGE (%v); nothing to check", err)
+	}
+	f := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), len(mem)/4)
+	p := uintptr(unsafe.Pointer(&f[0]))
+	start := ((p + hugePage - 1) &^ (hugePage - 1)) - p
+	// Base pages in the first whole region of the interior, none in the last.
+	for i := start; i < start+hugePage; i += 4096 {
+		mem[i] = 1
+	}
+	if !canCollapse() {
+		t.Skip("kernel cannot collapse memory into huge pages here; nothing to check")
+	}
+	adviseHugePages(f)
+	if smapsField(t, p+start, "AnonHugePages:") == 0 {
+		t.Errorf("the touched region of a %d MiB allocation is not on a huge page", len(mem)>>20)
+	}
+	if kb := smapsField(t, p+start, "Rss:"); kb > 2*hugePage>>10 {
+		t.Errorf("advising committed %d KiB; only the touched 2 MiB region should be", kb)
+	}
+	for i := start; i < start+hugePage; i += 4096 {
+		if mem[i] != 1 {
+			t.Fatalf("byte %d changed in the collapse", i)
+		}
+	}
+}
+
+// canCollapse reports whether MADV_COLLAPSE turns a touched 2 MiB region into a huge page.
+func canCollapse() bool {
+	probe, err := syscall.Mmap(-1, 0, 2*hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return false
+	}
+	defer syscall.Munmap(probe)
+	p := uintptr(unsafe.Pointer(&probe[0]))
+	region := probe[((p+hugePage-1)&^(hugePage-1))-p:][:hugePage]
+	region[0] = 1
+	return syscall.Madvise(region, madvCollapse) == nil
+}
+
+// smapsField returns the kB value of field (such as "Rss:") for the mapping holding addr.
+func smapsField(t *testing.T, addr uintptr, field string) int {
+	t.Helper()
+	v, ok := smapsLine(t, addr, field)
+	if !ok {
+		t.Fatalf("no %s line for the mapping holding %#x", field, addr)
+	}
+	kb, err := strconv.Atoi(strings.Fields(v)[1])
+	if err != nil {
+		t.Fatalf("%s line %q: %v", field, v, err)
+	}
+	return kb
+}
+
 // smapsFlag reports whether the mapping holding addr has flag among its VmFlags.
 func smapsFlag(t *testing.T, addr uintptr, flag string) bool {
+	t.Helper()
+	line, _ := smapsLine(t, addr, "VmFlags:")
+	return strings.Contains(line+" ", " "+flag+" ")
+}
+
+// smapsLine returns the line starting with prefix in the smaps entry of the mapping holding
+// addr.
+func smapsLine(t *testing.T, addr uintptr, prefix string) (string, bool) {
 	t.Helper()
 	fh, err := os.Open("/proc/self/smaps")
 	if err != nil {
@@ -70,13 +141,13 @@ func smapsFlag(t *testing.T, addr uintptr, flag string) bool {
 				continue
 			}
 		}
-		if inside && strings.HasPrefix(line, "VmFlags:") {
-			return strings.Contains(line+" ", " "+flag+" ")
+		if inside && strings.HasPrefix(line, prefix) {
+			return line, true
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	t.Fatalf("no mapping in /proc/self/smaps holds %#x", addr)
-	return false
+	return "", false
 }

@@ -201,3 +201,72 @@ func BenchmarkDecodeProducts(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemmCold runs GPT-2 shapes with operands that come from memory rather than cache,
+// as in a training step, where the other products and passes evict them between uses: each
+// iteration takes the next of enough copies of A, B and C that they cannot stay in L3 ("cold";
+// "hot" repeats one set, as BenchmarkSgemm does), on huge pages or on base pages (a tensor
+// whose memory was used before is not on huge pages, whatever it asks for). of_core_peak is
+// GFLOP per CPU second as a fraction of one core's FMA peak.
+func BenchmarkSgemmCold(b *testing.B) {
+	measurePeaks()
+	r := rand.New(rand.NewPCG(1, 3))
+	const rotate = 256 << 20 // bytes of each operand's copies, well over L3
+	for _, s := range gpt2Shapes {
+		ar, ac := s.m, s.k
+		if s.transA {
+			ar, ac = s.k, s.m
+		}
+		br, bc := s.k, s.n
+		if s.transB {
+			br, bc = s.n, s.k
+		}
+		for _, pages := range []string{"huge", "base"} {
+			for _, cold := range []bool{false, true} {
+				name := fmt.Sprintf("%s_%dx%dx%d/%s/hot", s.name, s.m, s.n, s.k, pages)
+				if cold {
+					name = name[:len(name)-3] + "cold"
+				}
+				b.Run(name, func(b *testing.B) {
+					var unmap []func()
+					defer func() {
+						for _, f := range unmap {
+							f()
+						}
+					}()
+					// Every copy is written here, so that no iteration pays for faulting pages in.
+					copies := func(n int) [][]float32 {
+						cs := make([][]float32, 1)
+						if cold {
+							cs = make([][]float32, max(2, rotate/(4*n)))
+						}
+						for i := range cs {
+							x, f := mapFloats(n, pages == "huge")
+							for j := range x {
+								x[j] = float32(r.Float64()*2 - 1)
+							}
+							cs[i] = x
+							unmap = append(unmap, f)
+						}
+						return cs
+					}
+					as, bs, cs := copies(ar*ac), copies(br*bc), copies(s.m*s.n)
+					b.ResetTimer()
+					c0 := cpuTime()
+					it := 0
+					for b.Loop() {
+						a, bm, c := as[it%len(as)], bs[it%len(bs)], cs[it%len(cs)]
+						Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+						it++
+					}
+					cpu := (cpuTime() - c0).Seconds()
+					flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+					if cpu > 0 && peakCore > 0 {
+						b.ReportMetric(flops/cpu/1e9/peakCore, "of_core_peak")
+					}
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9/peakAll, "of_peak")
+				})
+			}
+		}
+	}
+}

@@ -15,8 +15,10 @@
 // tag. Products of a few rows with B transposed (decoding steps) take a dot-product path
 // instead, which reads B in place.
 //
-// Work is split over C only: each element is summed by one goroutine in a fixed order over
-// K, so the result is the same bits for any number of threads and any schedule.
+// Work is split over C only: each element is summed in a fixed order over K, by one goroutine
+// or, where a goroutine that has run out of blocks takes column panels of another's last kc
+// block, by two one after the other, so the result is the same bits for any number of threads
+// and any schedule.
 //
 // [SgemmPrecisionThreads] and [SgemmBiasPrecisionThreads] round both operands to bfloat16 or
 // binary16 (tensor.RoundBfloat16, tensor.RoundFloat16) and multiply and sum in float32: the
@@ -243,11 +245,12 @@ func run(threads int, prec tensor.Precision, transA, transB bool, m, n, k int, a
 		return
 	}
 	j := getJob()
+	tails := j.tails
 	*j = job{
 		transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, prec: prec,
 		a: a, lda: lda, b: b, bh: bh, ldb: ldb, c: c, ldc: ldc, bias: bias,
-		kern: active,
+		kern: active, tails: tails,
 	}
 	if j.transB && m <= dotMaxRows && k >= 16 && j.kern.dot != nil && (bh == nil || j.kern.dotBF16 != nil) {
 		j.planDot(threads)
@@ -299,7 +302,27 @@ type job struct {
 	ntasks  int
 	workers int
 	next    atomic.Int64
+	seq     uint64      // this call's number, telling workspaces' packed rows of A apart
+	tails   []panelTail // per task: the panels of its last kc block, for any worker to take
 }
+
+// panelTail is the column panels of a task's last kc block. Its owner opens it once every
+// earlier kc block of the task is done and the last one's rows of op(A) are packed; from
+// then on the owner and any worker that has run out of tasks take panels from next, so the
+// job's workers finish together instead of waiting on the slowest task. Each panel of the
+// last kc block is still computed once, after the earlier ones, so every C element's sum
+// keeps its order.
+type panelTail struct {
+	open atomic.Bool
+	next atomic.Int64
+}
+
+// jobSeq numbers the calls (see job.seq).
+var jobSeq atomic.Uint64
+
+// tailOpened, where not nil, is called by the owner of task t as it opens the task's tail,
+// so that tests can take its panels from another workspace.
+var tailOpened func(j *job, t int)
 
 // Free lists of jobs and workspaces. Buffered channels rather than sync.Pool: a sync.Pool
 // item put on one P is invisible to a Get on another until it is moved to the shared list, so
@@ -579,6 +602,19 @@ func widenBF16(dst []float32, src []uint16) {
 // run executes the job on the calling goroutine and up to workers-1 pool helpers.
 func (j *job) run() {
 	j.next.Store(0)
+	j.seq = jobSeq.Add(1)
+	if j.workers > 1 && !j.dot {
+		if cap(j.tails) < j.ntasks {
+			j.tails = make([]panelTail, j.ntasks)
+		}
+		j.tails = j.tails[:j.ntasks]
+		for t := range j.tails {
+			j.tails[t].open.Store(false)
+			j.tails[t].next.Store(0)
+		}
+	} else {
+		j.tails = j.tails[:0]
+	}
 	workpool.Run(j, j.workers-1)
 }
 
@@ -594,15 +630,63 @@ func (j *job) work(ws *workspace) {
 	for {
 		t := int(j.next.Add(1) - 1)
 		if t >= j.ntasks {
-			return
+			break
 		}
-		ti, tj := t/j.tn, t%j.tn
-		i0, j0 := ti*j.mc, tj*j.nc
+		i0, i1, j0, j1 := j.taskBlock(t)
 		if j.dot {
-			j.dotBlock(ws, j0, min(j.n, j0+j.nc))
+			j.dotBlock(ws, j0, j1)
 			continue
 		}
-		j.block(ws, i0, min(j.m, i0+j.mc), j0, min(j.n, j0+j.nc))
+		j.block(ws, t, i0, i1, j0, j1)
+	}
+	j.shareTails(ws)
+}
+
+// taskBlock returns task t's block of C, C[i0:i1, j0:j1].
+func (j *job) taskBlock(t int) (i0, i1, j0, j1 int) {
+	i0, j0 = t/j.tn*j.mc, t%j.tn*j.nc
+	return i0, min(j.m, i0+j.mc), j0, min(j.n, j0+j.nc)
+}
+
+// shareTails computes panels left in the open tails of other tasks, packing their rows of
+// op(A) where the workspace does not hold them already.
+func (j *job) shareTails(ws *workspace) {
+	for t := range j.tails {
+		tail := &j.tails[t]
+		i0, i1, j0, j1 := j.taskBlock(t)
+		if !tail.open.Load() || int(tail.next.Load()) >= j.panels(j0, j1) {
+			continue
+		}
+		kc := j.kern.kcBlock()
+		pc := (j.k - 1) / kc * kc
+		if ws.packed != (packedRows{j.seq, i0, i1, pc}) {
+			ws.fit(kc*maxMC, kc)
+			j.packABlock(ws.ap, i0, i1, pc, j.k-pc)
+			ws.packed = packedRows{j.seq, i0, i1, pc}
+		}
+		j.takePanels(ws, tail, i0, i1, j0, j1, pc, j.k-pc)
+	}
+}
+
+// panels is the number of column panels in columns j0..j1.
+func (j *job) panels(j0, j1 int) int { return (j1 - j0 + j.kern.nr - 1) / j.kern.nr }
+
+// takePanels computes panels of the last kc block (pc, kb) of the task with block
+// C[i0:i1, j0:j1] from its tail until none are left; ws.ap holds the rows of op(A).
+func (j *job) takePanels(ws *workspace, tail *panelTail, i0, i1, j0, j1, pc, kb int) {
+	nr := j.kern.nr
+	for {
+		jr := j0 + int(tail.next.Add(1)-1)*nr
+		if jr >= j1 {
+			return
+		}
+		// The kernel fetches the panel after this one, most likely this worker's next.
+		if next := jr + nr; next < j1 {
+			j.walkB(ws, pc, kb, next, min(nr, j1-next))
+		} else {
+			ws.walk.rows = 0
+		}
+		j.panel(ws, ws.ap, i0, i1, jr, min(nr, j1-jr), pc, kb)
 	}
 }
 
@@ -612,13 +696,15 @@ func (j *job) work(ws *workspace) {
 // than L2 but the rows of op(A) fit in it packed whole (wholeC, wholeA), and K spans
 // more than two kc blocks, it packs the rows all first and takes each panel through all of
 // K, so that a panel of C stays in cache across kc blocks instead of the whole block of C
-// being read and written once per kc block.
-func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
+// being read and written once per kc block. Otherwise the panels of the last kc block are
+// taken from the task's tail (panelTail), shared with workers that have run out of tasks.
+func (j *job) block(ws *workspace, t, i0, i1, j0, j1 int) {
 	kern := j.kern
 	nr, kc := kern.nr, kern.kcBlock()
 	pad := (i1 - i0 + kern.mr - 1) / kern.mr * kern.mr
 	if j.k > 2*kc && pad*j.k <= wholeA && (i1-i0)*(j1-j0) > wholeC {
 		ws.fit(wholeA, kc)
+		ws.packed = packedRows{}
 		for pc := 0; pc < j.k; pc += kc {
 			j.packABlock(ws.ap[pad*pc:], i0, i1, pc, min(kc, j.k-pc))
 		}
@@ -641,6 +727,15 @@ func (j *job) block(ws *workspace, i0, i1, j0, j1 int) {
 	for pc := 0; pc < j.k; pc += kc {
 		kb := min(kc, j.k-pc)
 		j.packABlock(ws.ap, i0, i1, pc, kb)
+		ws.packed = packedRows{j.seq, i0, i1, pc}
+		if pc+kb == j.k && len(j.tails) > 0 {
+			j.tails[t].open.Store(true)
+			if tailOpened != nil {
+				tailOpened(j, t)
+			}
+			j.takePanels(ws, &j.tails[t], i0, i1, j0, j1, pc, kb)
+			return
+		}
 		panels := (j1 - j0 + nr - 1) / nr
 		nextPC := pc + kb
 		nextKB := min(kc, j.k-nextPC)
@@ -835,6 +930,8 @@ type workspace struct {
 	ap   []float32 // packed A rows of one task, kc*maxMC or wholeA
 	tile []float32 // edge tile scratch, maxMR*maxNR
 	walk prefetchWalk
+	// packed names the rows of op(A) in ap, for a worker taking another task's panels.
+	packed packedRows
 	// arows holds op(A)'s rows gathered from a transposed A (or rounded) for dotBlock, and
 	// brows four rounded rows of B, grown on demand; rows and out are dotBlock's row slices
 	// and kernel output.
@@ -842,6 +939,13 @@ type workspace struct {
 	brows []float32
 	rows  [dotMaxRows + 3][]float32
 	out   [16]float32
+}
+
+// packedRows is the last kc block's rows of op(A) packed in a workspace: job.seq, rows
+// i0..i1, from column pc; seq 0 is none.
+type packedRows struct {
+	seq        uint64
+	i0, i1, pc int
 }
 
 // fit makes the packing buffers hold n floats of packed op(A) and a panel of op(B) kc steps

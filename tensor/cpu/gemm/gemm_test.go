@@ -520,3 +520,60 @@ func TestBiasMatchesPresetC(t *testing.T) {
 	}()
 	SgemmBiasThreads(1, false, false, 1, 3, 1, 1, []float32{1}, 1, []float32{1, 2, 3}, 3, []float32{1, 2}, []float32{0, 0, 0}, 3)
 }
+
+// TestSharedTailsMatchOneThread checks that panels of a task's last kc block computed by
+// another worker, from a workspace of its own (one panel, or all that are left), give the
+// bits of one thread computing everything, with beta, a bias, rounded operands and bfloat16 B.
+func TestSharedTailsMatchOneThread(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	t.Cleanup(func() { tailOpened = nil })
+	steal := func(j *job, task int) {
+		ws := newWorkspace()
+		i0, i1, j0, j1 := j.taskBlock(task)
+		kc := j.kern.kcBlock()
+		pc := (j.k - 1) / kc * kc
+		ws.fit(kc*maxMC, kc)
+		j.packABlock(ws.ap, i0, i1, pc, j.k-pc)
+		if jr := j0 + int(j.tails[task].next.Add(1)-1)*j.kern.nr; jr < j1 {
+			j.panel(ws, ws.ap, i0, i1, jr, min(j.kern.nr, j1-jr), pc, j.k-pc)
+		}
+		if task%2 == 1 {
+			j.shareTails(ws)
+		}
+	}
+	for _, kern := range kernels {
+		useKernel(t, kern)
+		for _, s := range []shape{{37, 70, 1100}, {64, 200, 300}, {130, 90, 100}} {
+			for tr := 0; tr < 4; tr++ {
+				o := newOperands(r, s, tr&1 != 0, tr&2 != 0)
+				bias := randSlice(r, s.n)
+				bh := make([]uint16, len(o.b))
+				BF16Bits(bh, o.b)
+				var got [2][4][]float32
+				for w, th := range []int{1, 2} {
+					tailOpened = nil
+					if th > 1 {
+						tailOpened = steal
+					}
+					for v := range got[w] {
+						got[w][v] = append([]float32(nil), o.c...)
+					}
+					SgemmThreads(th, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 0.3, got[w][0], o.ldc)
+					SgemmBiasThreads(th, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, bias, got[w][1], o.ldc)
+					SgemmPrecisionThreads(th, tensor.BF16, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, 0, got[w][2], o.ldc)
+					if o.transB {
+						SgemmBF16Threads(th, o.transA, s.m, s.n, s.k, 1, o.a, o.lda, bh, o.ldb, 0, got[w][3], o.ldc)
+					}
+				}
+				for v := range got[0] {
+					for i := range got[0][v] {
+						if math.Float32bits(got[0][v][i]) != math.Float32bits(got[1][v][i]) {
+							t.Fatalf("%s %+v transA=%v transB=%v call %d: c[%d] = %v on one thread, %v with shared tails",
+								kern.name, s, o.transA, o.transB, v, i, got[0][v][i], got[1][v][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
