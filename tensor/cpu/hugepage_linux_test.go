@@ -54,11 +54,10 @@ func TestLargeAllocAdvisesHugePages(t *testing.T) {
 // there (as the Go heap hands out reused memory) moves them into huge pages, and that a
 // region with no page yet is not filled in.
 func TestReusedMemoryCollapsesToHugePages(t *testing.T) {
-	mem, err := syscall.Mmap(-1, 0, 4*hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		t.Fatal(err)
+	if !canCollapse(t) {
+		t.Skip("the kernel (or an emulator) does not collapse memory into huge pages here; nothing to check")
 	}
-	defer syscall.Munmap(mem)
+	mem := isolatedMapping(t, 4*hugePage)
 	if err := syscall.Madvise(mem, syscall.MADV_NOHUGEPAGE); err != nil {
 		t.Skipf("kernel refuses MADV_NOHUGEPAGE (%v); nothing to check", err)
 	}
@@ -69,8 +68,8 @@ func TestReusedMemoryCollapsesToHugePages(t *testing.T) {
 	for i := start; i < start+hugePage; i += 4096 {
 		mem[i] = 1
 	}
-	if !canCollapse(t) {
-		t.Skip("the kernel (or an emulator) does not collapse memory into huge pages here; nothing to check")
+	if kb := smapsField(t, p+start, "AnonHugePages:"); kb != 0 {
+		t.Fatalf("the region is on huge pages (%d KiB) before the advice; nothing to check", kb)
 	}
 	adviseHugePages(f)
 	if smapsField(t, p+start, "AnonHugePages:") == 0 {
@@ -86,15 +85,30 @@ func TestReusedMemoryCollapsesToHugePages(t *testing.T) {
 	}
 }
 
+// isolatedMapping returns n bytes of fresh anonymous memory between two inaccessible pages,
+// so that no mapping around it merges with it and lends smaps its huge pages.
+func isolatedMapping(t *testing.T, n int) []byte {
+	t.Helper()
+	const guard = 4096
+	mem, err := syscall.Mmap(-1, 0, n+2*guard, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[:guard], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mprotect(mem[guard+n:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	return mem[guard : guard+n]
+}
+
 // canCollapse reports whether MADV_COLLAPSE turns a touched 2 MiB region into a huge page,
 // as smaps shows it: an emulator (qemu-user, running the arm64 tests) accepts the advice
 // without passing it on.
 func canCollapse(t *testing.T) bool {
-	probe, err := syscall.Mmap(-1, 0, 2*hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		return false
-	}
-	defer syscall.Munmap(probe)
+	probe := isolatedMapping(t, 2*hugePage)
 	p := uintptr(unsafe.Pointer(&probe[0]))
 	region := probe[((p+hugePage-1)&^(hugePage-1))-p:][:hugePage]
 	region[0] = 1
