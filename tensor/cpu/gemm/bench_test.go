@@ -11,11 +11,7 @@ import (
 
 // gpt2Shapes are the matmuls of one GPT-2 124M training step at B=4, T=64 (256 rows): the
 // forward products with the (out, in) weight transposed, then dX = dY·W and dW = dYᵀ·X.
-var gpt2Shapes = []struct {
-	name           string
-	transA, transB bool
-	m, n, k        int
-}{
+var gpt2Shapes = []gpt2Shape{
 	{"fwd_qkv", false, true, 256, 2304, 768},
 	{"fwd_fc", false, true, 256, 3072, 768},
 	{"fwd_fcproj", false, true, 256, 768, 3072},
@@ -29,6 +25,25 @@ var gpt2Shapes = []struct {
 	{"dw_fc", true, false, 3072, 768, 256},
 	{"dw_fcproj", true, false, 768, 3072, 256},
 	{"dw_lmhead", true, false, 50304, 768, 256},
+}
+
+// gpt2Shape is one product C(m, n) = op(A)·op(B) over k.
+type gpt2Shape struct {
+	name           string
+	transA, transB bool
+	m, n, k        int
+}
+
+// stored is how A and B are laid out in memory: (ar, ac) and (br, bc), rows by columns.
+func (s gpt2Shape) stored() (ar, ac, br, bc int) {
+	ar, ac, br, bc = s.m, s.k, s.k, s.n
+	if s.transA {
+		ar, ac = s.k, s.m
+	}
+	if s.transB {
+		br, bc = s.n, s.k
+	}
+	return ar, ac, br, bc
 }
 
 var (
@@ -73,14 +88,7 @@ func benchShapes(b *testing.B, skipBig bool) {
 			continue
 		}
 		b.Run(fmt.Sprintf("%s_%dx%dx%d", s.name, s.m, s.n, s.k), func(b *testing.B) {
-			ar, ac := s.m, s.k
-			if s.transA {
-				ar, ac = s.k, s.m
-			}
-			br, bc := s.k, s.n
-			if s.transB {
-				br, bc = s.n, s.k
-			}
+			ar, ac, br, bc := s.stored()
 			a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
 			Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
 			b.ResetTimer()
@@ -213,14 +221,7 @@ func BenchmarkSgemmCold(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 3))
 	const rotate = 256 << 20 // bytes of each operand's copies, well over L3
 	for _, s := range gpt2Shapes {
-		ar, ac := s.m, s.k
-		if s.transA {
-			ar, ac = s.k, s.m
-		}
-		br, bc := s.k, s.n
-		if s.transB {
-			br, bc = s.n, s.k
-		}
+		ar, ac, br, bc := s.stored()
 		for _, pages := range []string{"huge", "base"} {
 			for _, cold := range []bool{false, true} {
 				name := fmt.Sprintf("%s_%dx%dx%d/%s/hot", s.name, s.m, s.n, s.k, pages)

@@ -134,15 +134,7 @@ func TestWholeAMatchesBlocked(t *testing.T) {
 					BF16Bits(bh, o.b)
 					for w, c := range []int{math.MaxInt, 0} {
 						wholeC = c
-						for v := range got[w] {
-							got[w][v] = append([]float32(nil), o.c...)
-						}
-						SgemmThreads(th, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 0.3, got[w][0], o.ldc)
-						SgemmBiasThreads(th, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, bias, got[w][1], o.ldc)
-						SgemmPrecisionThreads(th, tensor.BF16, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, 0, got[w][2], o.ldc)
-						if o.transB {
-							SgemmBF16Threads(th, o.transA, s.m, s.n, s.k, 1, o.a, o.lda, bh, o.ldb, 0, got[w][3], o.ldc)
-						}
+						got[w] = fourProducts(th, s, o, bias, bh)
 					}
 					for v := range got[0] {
 						for i := range got[0][v] {
@@ -555,15 +547,7 @@ func TestSharedTailsMatchOneThread(t *testing.T) {
 					if th > 1 {
 						tailOpened = steal
 					}
-					for v := range got[w] {
-						got[w][v] = append([]float32(nil), o.c...)
-					}
-					SgemmThreads(th, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 0.3, got[w][0], o.ldc)
-					SgemmBiasThreads(th, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, bias, got[w][1], o.ldc)
-					SgemmPrecisionThreads(th, tensor.BF16, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, 0, got[w][2], o.ldc)
-					if o.transB {
-						SgemmBF16Threads(th, o.transA, s.m, s.n, s.k, 1, o.a, o.lda, bh, o.ldb, 0, got[w][3], o.ldc)
-					}
+					got[w] = fourProducts(th, s, o, bias, bh)
 				}
 				for v := range got[0] {
 					for i := range got[0][v] {
@@ -576,4 +560,21 @@ func TestSharedTailsMatchOneThread(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fourProducts runs the four kinds of product on o from copies of C with th threads: plain
+// (alpha 0.5, beta 0.3), with bias, with bfloat16-rounded operands and, where B is transposed,
+// with bfloat16 B (bh), else C as it was.
+func fourProducts(th int, s shape, o *operands, bias []float32, bh []uint16) [4][]float32 {
+	var got [4][]float32
+	for v := range got {
+		got[v] = append([]float32(nil), o.c...)
+	}
+	SgemmThreads(th, o.transA, o.transB, s.m, s.n, s.k, 0.5, o.a, o.lda, o.b, o.ldb, 0.3, got[0], o.ldc)
+	SgemmBiasThreads(th, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, bias, got[1], o.ldc)
+	SgemmPrecisionThreads(th, tensor.BF16, o.transA, o.transB, s.m, s.n, s.k, 1, o.a, o.lda, o.b, o.ldb, 0, got[2], o.ldc)
+	if o.transB {
+		SgemmBF16Threads(th, o.transA, s.m, s.n, s.k, 1, o.a, o.lda, bh, o.ldb, 0, got[3], o.ldc)
+	}
+	return got
 }

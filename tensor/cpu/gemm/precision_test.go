@@ -151,14 +151,7 @@ func BenchmarkSgemmPrecision(b *testing.B) {
 		if s.m*s.n > 1<<22 {
 			continue
 		}
-		ar, ac := s.m, s.k
-		if s.transA {
-			ar, ac = s.k, s.m
-		}
-		br, bc := s.k, s.n
-		if s.transB {
-			br, bc = s.n, s.k
-		}
+		ar, ac, br, bc := s.stored()
 		a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
 		for _, prec := range []tensor.Precision{tensor.FP32, tensor.BF16, tensor.FP16} {
 			b.Run(fmt.Sprintf("%s_%s", s.name, prec), func(b *testing.B) {
