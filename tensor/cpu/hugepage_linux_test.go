@@ -115,23 +115,29 @@ func canCollapse(t *testing.T) bool {
 	if syscall.Madvise(region, madvCollapse) != nil {
 		return false
 	}
-	line, ok := smapsLine(t, uintptr(unsafe.Pointer(&region[0])), "AnonHugePages:")
-	fields := strings.Fields(line)
-	return ok && len(fields) > 1 && fields[1] != "0"
+	kb, ok := smapsKB(t, uintptr(unsafe.Pointer(&region[0])), "AnonHugePages:")
+	return ok && kb > 0
 }
 
 // smapsField returns the kB value of field (such as "Rss:") for the mapping holding addr.
 func smapsField(t *testing.T, addr uintptr, field string) int {
 	t.Helper()
-	v, ok := smapsLine(t, addr, field)
+	kb, ok := smapsKB(t, addr, field)
 	if !ok {
-		t.Fatalf("no %s line for the mapping holding %#x", field, addr)
-	}
-	kb, err := strconv.Atoi(strings.Fields(v)[1])
-	if err != nil {
-		t.Fatalf("%s line %q: %v", field, v, err)
+		t.Fatalf("no readable %s line for the mapping holding %#x", field, addr)
 	}
 	return kb
+}
+
+// smapsKB is smapsField reporting, instead of failing, a mapping or line it cannot read.
+func smapsKB(t *testing.T, addr uintptr, field string) (int, bool) {
+	t.Helper()
+	v, ok := smapsLine(t, addr, field)
+	if !ok {
+		return 0, false
+	}
+	kb, err := strconv.Atoi(strings.Fields(v)[1])
+	return kb, err == nil
 }
 
 // smapsFlag reports whether the mapping holding addr has flag among its VmFlags.
